@@ -1,0 +1,2 @@
+// Placeholder until the web issue fills in the Leptos app.
+fn main() {}
