@@ -1,7 +1,26 @@
 //! meshplan-core: the pure sizing engine behind meshplan.
 //!
-//! No web, DOM or I/O dependencies; deterministic; never panics on any input.
+//! No web, DOM or I/O dependencies; deterministic; never panics on any input. A plan (model, cluster,
+//! training, parallelism) goes in; a [`Report`] comes out: derived sizes, diagnostics, memory per
+//! pipeline stage, and the rank groups Megatron-Core builds.
 
 pub mod diag;
+pub mod fields;
+pub mod hf;
+pub mod layout;
+pub mod memory;
+pub mod model;
+pub mod pipeline;
+pub mod plan;
+pub mod presets;
+pub mod report;
+pub mod rules;
 
 pub use diag::{Diagnostic, FieldValue, Severity};
+pub use plan::{InputError, Plan, parse_plan, parse_plan_str};
+pub use report::{Derived, Report, plan_resolved, plan_str, plan_value};
+
+/// Plans from plan-file text: the function behind `meshplan plan` and the JS API.
+pub fn plan_json(input: &str) -> Result<Report, InputError> {
+    plan_str(input)
+}

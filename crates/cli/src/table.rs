@@ -1,0 +1,129 @@
+//! Readable text for the terminal: the same report as the JSON, laid out as tables.
+
+use meshplan_core::presets::Catalog;
+use meshplan_core::{Report, Severity};
+use std::fmt::Write;
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2}", bytes as f64 / (1u64 << 30) as f64)
+}
+
+fn billions(n: u64) -> String {
+    format!("{:.2}B", n as f64 / 1e9)
+}
+
+pub fn report(r: &Report) -> String {
+    let mut s = String::new();
+    let p = &r.plan;
+    let par = &p.parallelism;
+    let d = &r.derived;
+    let _ = writeln!(
+        s,
+        "{} on {} × {} ({} GPUs, NVLink domain {})",
+        p.model_name, p.cluster.num_nodes, p.gpu.name, d.world_size, p.cluster.nvlink_domain_size
+    );
+    let _ = writeln!(
+        s,
+        "TP {} · PP {}{} · CP {} · EP {} · ETP {} · SP {} · order {}",
+        par.tp(),
+        par.pp(),
+        par.virtual_pipeline_model_parallel_size.map(|v| format!(" (VPP {v})")).unwrap_or_default(),
+        par.cp(),
+        par.ep(),
+        par.etp(),
+        if par.sequence_parallel { "on" } else { "off" },
+        par.order
+    );
+    let _ = writeln!(s, "\n{}", if r.valid { "VALID" } else { "INVALID" });
+    for diag in &r.diagnostics {
+        let tag = match diag.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        let _ = writeln!(s, "  {tag}[{}]: {}\n      fix: {}", diag.code, diag.message, diag.fix);
+    }
+    let _ = writeln!(s, "\nDerived");
+    let rows: Vec<(&str, String)> = vec![
+        ("world size", d.world_size.to_string()),
+        ("data parallel (dense)", d.data_parallel_size.to_string()),
+        ("expert data parallel", d.expert_data_parallel_size.to_string()),
+        ("min GPUs", format!("{} ({} nodes)", d.min_gpus, d.nodes_needed)),
+        ("microbatches", d.num_microbatches.to_string()),
+        ("pipeline bubble", format!("{:.1}%", 100.0 * d.pipeline_bubble_fraction)),
+        ("padded vocab", d.padded_vocab_size.to_string()),
+        ("parameters", format!("{} total, {} active", billions(d.total_parameters), billions(d.active_parameters))),
+        ("layers per stage", format!("{:?}", d.layers_per_stage)),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(s, "  {k:<24}{v}");
+    }
+    let m = &r.memory;
+    let _ = writeln!(s, "\nMemory per GPU (GiB)");
+    let _ = writeln!(s, "  {:>5} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "stage", "layers", "params", "grads", "optim", "activ", "overhead", "total");
+    for st in &m.stages {
+        let _ = writeln!(
+            s,
+            "  {:>5} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            st.pipeline_rank,
+            st.num_layers,
+            gib(st.parameters_bytes),
+            gib(st.gradients_bytes),
+            gib(st.optimizer_bytes),
+            gib(st.activations_bytes),
+            gib(st.overhead_bytes),
+            gib(st.total_bytes)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  peak {} of {} GiB: {}",
+        gib(m.peak_bytes),
+        gib(m.gpu_memory_bytes),
+        if m.fits { "fits" } else { "DOES NOT FIT" }
+    );
+    if let Some(l) = &r.layout {
+        let _ = writeln!(s, "\nRank groups (order {})", l.order);
+        for (name, groups) in [
+            ("tp", &l.groups.tp),
+            ("cp", &l.groups.cp),
+            ("dp", &l.groups.dp),
+            ("pp", &l.groups.pp),
+            ("ep", &l.groups.ep),
+            ("etp", &l.groups.etp),
+            ("edp", &l.groups.edp),
+        ] {
+            let shown: Vec<String> = groups.iter().take(4).map(|g| format!("{g:?}")).collect();
+            let more = if groups.len() > 4 { format!(" … ({} groups)", groups.len()) } else { String::new() };
+            let _ = writeln!(s, "  {name:<4}{}{more}", shown.join(" "));
+        }
+        for c in &l.crossings {
+            let _ = writeln!(s, "  {} groups crossing NVLink domains: {} of {}", c.kind, c.groups_crossing, c.total_groups);
+        }
+    }
+    s
+}
+
+pub fn presets(c: &Catalog) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Models");
+    let _ = writeln!(s, "  {:<20} {:<26} {:>10} {:>10}  {}", "key", "name", "total", "active", "hf_id");
+    for m in &c.models {
+        let _ = writeln!(s, "  {:<20} {:<26} {:>10} {:>10}  {}", m.key, m.name, billions(m.total_parameters), billions(m.active_parameters), m.hf_id);
+    }
+    let _ = writeln!(s, "\nGPUs");
+    let _ = writeln!(s, "  {:<16} {:<44} {:>6} {:>8} {:>8} {:>7}", "key", "name", "GB", "BF16 TF", "FP8 TF", "NVLink");
+    for g in &c.gpus {
+        let _ = writeln!(
+            s,
+            "  {:<16} {:<44} {:>6} {:>8} {:>8} {:>7}",
+            g.key,
+            g.name,
+            g.memory_gb,
+            g.dense_bf16_tflops,
+            g.dense_fp8_tflops.map(|v| v.to_string()).unwrap_or("-".into()),
+            g.nvlink_domain_size
+        );
+    }
+    s
+}

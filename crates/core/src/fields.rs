@@ -1,0 +1,217 @@
+//! Reading a JSON object field by field: wrong types, out-of-range values and unknown keys become
+//! diagnostics (and a fallback value), never a panic.
+
+use crate::Diagnostic;
+use serde_json::{Map, Value};
+
+/// The largest integer any field accepts; keeps every product of a few fields inside u128 and f64.
+pub const MAX_FIELD: u64 = 1 << 40;
+
+pub struct Fields<'a> {
+    map: Option<&'a Map<String, Value>>,
+    section: String,
+    seen: Vec<&'static str>,
+    pub diags: &'a mut Vec<Diagnostic>,
+}
+
+impl<'a> Fields<'a> {
+    /// Reads `value` as an object; anything else is an error diagnostic and an empty object.
+    pub fn new(value: Option<&'a Value>, section: &str, diags: &'a mut Vec<Diagnostic>) -> Self {
+        let map = match value {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(other) => {
+                diags.push(Diagnostic::error(
+                    "invalid-section",
+                    format!("`{section}` must be a JSON object, found {}", kind_of(other)),
+                    format!("write `{section}` as {{ \"field\": value, ... }}"),
+                ));
+                None
+            }
+        };
+        Fields { map, section: section.to_string(), seen: Vec::new(), diags }
+    }
+
+    pub fn is_present(&self) -> bool {
+        self.map.is_some()
+    }
+
+    fn path(&self, key: &str) -> String {
+        if self.section.is_empty() { key.to_string() } else { format!("{}.{key}", self.section) }
+    }
+
+    /// The raw value of `key`, treating JSON null as absent.
+    pub fn raw(&mut self, key: &'static str) -> Option<&'a Value> {
+        self.seen.push(key);
+        self.map.and_then(|m| m.get(key)).filter(|v| !v.is_null())
+    }
+
+    fn bad(&mut self, key: &str, what: &str, found: &Value, fallback: String) {
+        let path = self.path(key);
+        self.diags.push(Diagnostic::error(
+            "invalid-value",
+            format!("`{path}` must be {what}, found {}", short(found)),
+            format!("set `{path}` to {what} (using {fallback} meanwhile)"),
+        ));
+    }
+
+    /// An optional integer in [min, max].
+    pub fn opt_uint(&mut self, key: &'static str, min: u64, max: u64) -> Option<u64> {
+        let v = self.raw(key)?;
+        let what = if max >= MAX_FIELD { format!("an integer ≥ {min}") } else { format!("an integer in {min}..={max}") };
+        match as_uint(v) {
+            Some(n) if n >= min && n <= max => Some(n),
+            _ => {
+                self.bad(key, &what, v, "the default".into());
+                None
+            }
+        }
+    }
+
+    /// An integer in [min, max] with a default.
+    pub fn uint(&mut self, key: &'static str, default: u64, min: u64, max: u64) -> u64 {
+        self.opt_uint(key, min, max).unwrap_or(default)
+    }
+
+    pub fn boolean(&mut self, key: &'static str, default: bool) -> bool {
+        match self.raw(key) {
+            None => default,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                self.bad(key, "true or false", v, default.to_string());
+                default
+            }
+        }
+    }
+
+    pub fn opt_bool(&mut self, key: &'static str) -> Option<bool> {
+        match self.raw(key) {
+            None => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(v) => {
+                self.bad(key, "true or false", v, "the default".into());
+                None
+            }
+        }
+    }
+
+    /// A string that must be one of `choices` (compared case-insensitively); returns the canonical spelling.
+    pub fn choice(&mut self, key: &'static str, choices: &[&'static str], default: &'static str) -> &'static str {
+        match self.raw(key) {
+            None => default,
+            Some(Value::String(s)) => match choices.iter().find(|c| c.eq_ignore_ascii_case(s.trim())) {
+                Some(c) => c,
+                None => {
+                    let path = self.path(key);
+                    self.diags.push(Diagnostic::error(
+                        "invalid-value",
+                        format!("`{path}` is {:?}, which is not one of {}", clip(s), choices.join(", ")),
+                        format!("set `{path}` to one of {} (using {default:?} meanwhile)", choices.join(", ")),
+                    ));
+                    default
+                }
+            },
+            Some(v) => {
+                self.bad(key, &format!("one of {}", choices.join(", ")), v, format!("{default:?}"));
+                default
+            }
+        }
+    }
+
+    pub fn string(&mut self, key: &'static str) -> Option<String> {
+        match self.raw(key) {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(v) => {
+                self.bad(key, "a string", v, "the default".into());
+                None
+            }
+        }
+    }
+
+    /// Marks keys as known without reading them (read elsewhere, or accepted and ignored).
+    pub fn accept(&mut self, keys: &[&'static str]) {
+        self.seen.extend_from_slice(keys);
+    }
+
+    /// Warns about every key that was never read, suggesting the nearest known one.
+    pub fn finish(self) {
+        let Some(map) = self.map else { return };
+        for key in map.keys() {
+            if self.seen.iter().any(|s| s == key) {
+                continue;
+            }
+            let path = self.path(key);
+            let fix = match nearest(key, &self.seen) {
+                Some(n) => format!("did you mean `{}`? Remove or rename `{path}`", self.path(n)),
+                None => format!("remove `{path}`; known fields are {}", self.seen.join(", ")),
+            };
+            self.diags.push(Diagnostic::warning("unknown-field", format!("`{path}` is not a field meshplan knows; it was ignored"), fix));
+        }
+    }
+}
+
+/// A non-negative integer, accepting integral floats such as 4.0.
+pub fn as_uint(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            let f = n.as_f64()?;
+            (f >= 0.0 && f.fract() == 0.0 && f <= MAX_FIELD as f64).then_some(f as u64)
+        }),
+        _ => None,
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn clip(s: &str) -> String {
+    let mut out: String = s.chars().take(40).collect();
+    if s.chars().count() > 40 {
+        out.push('…');
+    }
+    out
+}
+
+fn short(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{:?}", clip(s)),
+        Value::Number(n) => n.to_string(),
+        other => kind_of(other).to_string(),
+    }
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(64).collect();
+    let b: Vec<char> = b.chars().take(64).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate within a third of the word's length, if any.
+pub fn nearest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let lower = word.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), *c))
+        .filter(|(d, c)| *d <= (c.len() / 3).max(2))
+        .min()
+        .map(|(_, c)| c)
+}

@@ -1,0 +1,147 @@
+//! Hugging Face `config.json` → Megatron TransformerConfig, for the Llama, Qwen2/Qwen3, Qwen3-MoE,
+//! Mixtral, OLMoE, DeepSeek-V2/V3, Kimi-K2 and GLM-4.5 families.
+// Field mapping follows Megatron Bridge's model bridges (src/megatron/bridge/models/*/ *_bridge.py: provider_bridge).
+
+use crate::fields::as_uint;
+use crate::model::{ModelConfig, MoeLayerFreq};
+use crate::plan::InputError;
+use crate::{Diagnostic, plan::model_from_fields};
+use serde_json::{Map, Value, json};
+
+/// The `model_type` values mapped, with the family they belong to.
+pub const FAMILIES: &[(&str, &str)] = &[
+    ("llama", "Llama"),
+    ("mistral", "Llama"),
+    ("qwen2", "Qwen2"),
+    ("qwen3", "Qwen3"),
+    ("qwen2_moe", "Qwen2-MoE"),
+    ("qwen3_moe", "Qwen3-MoE"),
+    ("mixtral", "Mixtral"),
+    ("olmoe", "OLMoE"),
+    ("deepseek_v2", "DeepSeek-V2"),
+    ("deepseek_v3", "DeepSeek-V3"),
+    ("kimi_k2", "Kimi-K2"),
+    ("glm4_moe", "GLM-4.5"),
+];
+
+/// A readable name from `_name_or_path` or the architecture.
+pub fn hf_model_name(hf: &Value) -> Option<String> {
+    let s = hf.get("_name_or_path").and_then(Value::as_str).or_else(|| hf.get("architectures")?.get(0)?.as_str())?;
+    Some(s.chars().filter(|c| !c.is_control() && *c != '<' && *c != '>').take(80).collect())
+}
+
+pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelConfig, InputError> {
+    let Value::Object(c) = hf else {
+        return Err(InputError::new("hf-config-unmappable", "`model.hf_config` must be a config.json object", "paste the whole config.json"));
+    };
+    let model_type = c.get("model_type").and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
+    let family = FAMILIES.iter().find(|(t, _)| *t == model_type).map(|(_, f)| *f);
+    let required = ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"];
+    let missing: Vec<&str> = required.iter().copied().filter(|k| c.get(*k).and_then(as_uint).is_none()).collect();
+    if !missing.is_empty() {
+        return Err(InputError::new(
+            "hf-config-unmappable",
+            format!(
+                "the Hugging Face config (model_type {:?}) lacks {} needed to size a transformer",
+                model_type.chars().take(40).collect::<String>(),
+                missing.join(", ")
+            ),
+            "paste a decoder-only transformer's config.json (Llama, Qwen, Mixtral, OLMoE, DeepSeek, Kimi-K2, GLM-4.5), or give Megatron fields directly",
+        ));
+    }
+    if family.is_none() {
+        diags.push(Diagnostic::warning(
+            "hf-config-family-unknown",
+            format!("model_type {:?} is not a family meshplan maps; it was read as a Llama-style decoder", model_type.chars().take(40).collect::<String>()),
+            format!("check the derived fields; mapped families: {}", FAMILIES.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ")),
+        ));
+    }
+    let g = |k: &str| c.get(k).and_then(as_uint);
+    let flag = |k: &str| c.get(k).and_then(Value::as_bool);
+    let layers = g("num_hidden_layers").unwrap_or(1);
+    let mut m = Map::new();
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
+    put("num_layers", json!(layers));
+    put("hidden_size", json!(g("hidden_size")));
+    put("num_attention_heads", json!(g("num_attention_heads")));
+    put("vocab_size", json!(g("vocab_size")));
+    put("num_query_groups", json!(g("num_key_value_heads").or(g("num_attention_heads"))));
+    if let Some(hd) = g("head_dim") {
+        put("kv_channels", json!(hd));
+    }
+    if let Some(ffn) = g("intermediate_size") {
+        put("ffn_hidden_size", json!(ffn));
+    }
+    if let Some(p) = g("max_position_embeddings") {
+        put("max_position_embeddings", json!(p));
+    }
+    put("position_embedding_type", json!("rope"));
+    put("gated_linear_unit", json!(true));
+    put("activation_func", json!("silu"));
+    put("normalization", json!("RMSNorm"));
+    put("add_bias_linear", json!(flag("mlp_bias").unwrap_or(false)));
+    let qkv_bias = match model_type.as_str() {
+        "qwen2" | "qwen2_moe" => true,
+        _ => flag("attention_bias").unwrap_or(false),
+    };
+    put("add_qkv_bias", json!(qkv_bias));
+    let qk_norm = matches!(model_type.as_str(), "qwen3" | "qwen3_moe" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
+    put("qk_layernorm", json!(qk_norm));
+    put("share_embeddings_and_output_weights", json!(flag("tie_word_embeddings").unwrap_or(false)));
+
+    // Routed experts: the key differs by family.
+    let experts = g("n_routed_experts").or(g("num_experts")).or(g("num_local_experts")).filter(|&e| e > 0);
+    if let Some(e) = experts {
+        put("num_moe_experts", json!(e));
+        put("moe_router_topk", json!(g("num_experts_per_tok").unwrap_or(2)));
+        // Mixtral and OLMoE have no separate MoE width: their intermediate_size is the expert's.
+        let moe_ffn = g("moe_intermediate_size").or(g("intermediate_size"));
+        put("moe_ffn_hidden_size", json!(moe_ffn));
+        let shared = match (g("n_shared_experts"), g("shared_expert_intermediate_size"), moe_ffn) {
+            (Some(n), _, Some(f)) if n > 0 => Some(n * f),
+            (_, Some(s), _) if s > 0 => Some(s),
+            _ => None,
+        };
+        if let Some(s) = shared {
+            put("moe_shared_expert_intermediate_size", json!(s));
+        }
+        let first_dense = g("first_k_dense_replace").unwrap_or(0);
+        let step = g("decoder_sparse_step").or(g("moe_layer_freq")).unwrap_or(1).max(1);
+        let dense_only: Vec<u64> = match c.get("mlp_only_layers") {
+            Some(Value::Array(a)) => a.iter().filter_map(as_uint).collect(),
+            _ => Vec::new(),
+        };
+        if first_dense > 0 || step > 1 || !dense_only.is_empty() {
+            // DeepSeek: layer i is MoE iff i >= first_k_dense_replace and i % moe_layer_freq == 0;
+            // Qwen-MoE: iff i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
+            let qwen = model_type.starts_with("qwen");
+            let pattern: Vec<u8> = (0..layers.min(crate::plan::MAX_LAYERS))
+                .map(|i| {
+                    let sparse = if qwen { (i + 1) % step == 0 } else { i % step == 0 };
+                    u8::from(i >= first_dense && sparse && !dense_only.contains(&i))
+                })
+                .collect();
+            put("moe_layer_freq", json!(pattern));
+        }
+    }
+    // Multi-latent attention (DeepSeek-V2/V3, Kimi-K2).
+    if g("kv_lora_rank").is_some() {
+        put("multi_latent_attention", json!(true));
+        put("q_lora_rank", json!(g("q_lora_rank")));
+        put("kv_lora_rank", json!(g("kv_lora_rank")));
+        put("qk_head_dim", json!(g("qk_nope_head_dim").unwrap_or(128)));
+        put("qk_pos_emb_head_dim", json!(g("qk_rope_head_dim").unwrap_or(64)));
+        put("v_head_dim", json!(g("v_head_dim").unwrap_or(128)));
+    }
+    if let Some(n) = g("num_nextn_predict_layers").filter(|&n| n > 0) {
+        put("mtp_num_layers", json!(n));
+    }
+    let megatron = Value::Object(m);
+    let mut config = model_from_fields(Some(&megatron), None, "model.hf_config", diags);
+    if config.moe_layer_freq == MoeLayerFreq::Every(0) {
+        config.moe_layer_freq = MoeLayerFreq::Every(1);
+    }
+    Ok(config)
+}

@@ -1,0 +1,181 @@
+//! Which layers each pipeline stage (and each virtual chunk) builds, and the pipeline schedule's numbers.
+
+use serde::{Deserialize, Serialize};
+
+/// Layers of one model chunk: `start..start + count` in model order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub virtual_rank: u64,
+    pub start: u64,
+    pub count: u64,
+}
+
+/// Layer assignment of every pipeline stage, one entry per pipeline rank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageSplit {
+    pub stages: Vec<Vec<Chunk>>,
+}
+
+impl StageSplit {
+    pub fn layers_per_stage(&self) -> Vec<u64> {
+        self.stages.iter().map(|s| s.iter().map(|c| c.count).sum()).collect()
+    }
+    /// Every layer index of `stage`, in model order.
+    pub fn layer_indices(&self, stage: usize) -> impl Iterator<Item = u64> + '_ {
+        self.stages.get(stage).into_iter().flatten().flat_map(|c| c.start..c.start + c.count)
+    }
+}
+
+/// Why a layer split fails; the rules module turns these into diagnostics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SplitError {
+    /// num_layers (or the middle part) does not divide over the stages; `layers`, `stages`.
+    Uneven { layers: u64, stages: u64 },
+    /// A stage's layers do not divide into `vpp` chunks.
+    VirtualUneven { layers: u64, vpp: u64 },
+    /// First + last stage layers exceed the model.
+    TooManyEdgeLayers { first: u64, last: u64, layers: u64 },
+    /// Uneven first/last stages need PP > 1 (or PP > 2 with both and a middle).
+    EdgeNeedsPipeline,
+}
+
+/// Splits `num_layers` over `pp` stages × `vpp` chunks, with optional uneven first/last stages.
+// Source: megatron/core/transformer/transformer_block.py `get_num_layers_to_build` and
+// transformer_layer.py `get_transformer_layer_offset`: chunks are laid out virtual-rank-major
+// (chunk v of stage p holds model chunk v·PP + p), first/last stage counts are split evenly over their
+// virtual chunks, the middle layers evenly over the middle stages.
+pub fn split_layers(num_layers: u64, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>) -> Result<StageSplit, SplitError> {
+    let pp = pp.max(1);
+    let vpp = vpp.max(1);
+    let (f, l) = (first.unwrap_or(0), last.unwrap_or(0));
+    if (first.is_some() || last.is_some()) && pp == 1 {
+        return Err(SplitError::EdgeNeedsPipeline);
+    }
+    if f.saturating_add(l) > num_layers {
+        return Err(SplitError::TooManyEdgeLayers { first: f, last: l, layers: num_layers });
+    }
+    let middle_stages = pp - u64::from(first.is_some()) - u64::from(last.is_some());
+    let middle_layers = num_layers - f - l;
+    let per_middle = if middle_stages == 0 {
+        if middle_layers != 0 {
+            return Err(SplitError::Uneven { layers: middle_layers, stages: 0 });
+        }
+        0
+    } else {
+        if middle_layers % middle_stages != 0 {
+            return Err(SplitError::Uneven { layers: middle_layers, stages: middle_stages });
+        }
+        middle_layers / middle_stages
+    };
+    let stage_layers = |p: u64| -> u64 {
+        if p == 0 && first.is_some() {
+            f
+        } else if p == pp - 1 && last.is_some() {
+            l
+        } else {
+            per_middle
+        }
+    };
+    for p in 0..pp {
+        let n = stage_layers(p);
+        if n % vpp != 0 {
+            return Err(SplitError::VirtualUneven { layers: n, vpp });
+        }
+    }
+    let mut stages: Vec<Vec<Chunk>> = vec![Vec::with_capacity(vpp as usize); pp as usize];
+    let mut next = 0u64;
+    for v in 0..vpp {
+        for (p, stage) in stages.iter_mut().enumerate() {
+            let count = stage_layers(p as u64) / vpp;
+            stage.push(Chunk { virtual_rank: v, start: next, count });
+            next += count;
+        }
+    }
+    Ok(StageSplit { stages })
+}
+
+/// Fraction of the step the pipeline idles: (PP − 1) / (VPP · m).
+// Source: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters", §2.2 (eq. for the
+// interleaved schedule's bubble, (p − 1)/(v·m)).
+pub fn bubble_fraction(pp: u64, vpp: u64, microbatches: u64) -> f64 {
+    if microbatches == 0 {
+        return 0.0;
+    }
+    (pp.saturating_sub(1)) as f64 / (vpp.max(1) as f64 * microbatches as f64)
+}
+
+/// Microbatches whose activations stage `rank` holds at its peak.
+// 1F1B: stage p keeps PP − p microbatches in flight (Narayanan 2021 §2.2.1). Interleaved: the warm-up of
+// megatron/core/pipeline_parallel/schedules.py `forward_backward_pipelining_with_interleaving` runs
+// (PP − p − 1)·2 + (VPP − 1)·PP chunk forwards before the first backward, plus the one in steady state; each chunk is
+// 1/VPP of the stage's layers, so in units of whole-stage microbatches that is that count / VPP.
+pub fn microbatches_in_flight(pp: u64, vpp: u64, rank: u64, microbatches: u64) -> f64 {
+    let pp = pp.max(1);
+    let vpp = vpp.max(1);
+    let rank = rank.min(pp - 1);
+    if pp == 1 {
+        return 1.0;
+    }
+    if vpp == 1 {
+        return (pp - rank).min(microbatches.max(1)) as f64;
+    }
+    let total_chunks = microbatches.max(1) * vpp;
+    let warmup = ((pp - rank - 1) * 2 + (vpp - 1) * pp).min(total_chunks);
+    (warmup + 1).min(total_chunks) as f64 / vpp as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_split_without_vpp() {
+        // 32 layers over PP=4: 8 per stage, stage 1 starts at layer 8.
+        let s = split_layers(32, 4, 1, None, None).unwrap();
+        assert_eq!(s.layers_per_stage(), vec![8, 8, 8, 8]);
+        assert_eq!(s.stages[1][0], Chunk { virtual_rank: 0, start: 8, count: 8 });
+    }
+
+    #[test]
+    fn interleaved_chunks_are_virtual_rank_major() {
+        // 16 layers, PP=2, VPP=2: 4 layers per chunk; stage 0 holds layers 0–3 and 8–11, stage 1 4–7 and 12–15.
+        let s = split_layers(16, 2, 2, None, None).unwrap();
+        assert_eq!(s.stages[0], vec![Chunk { virtual_rank: 0, start: 0, count: 4 }, Chunk { virtual_rank: 1, start: 8, count: 4 }]);
+        assert_eq!(s.stages[1], vec![Chunk { virtual_rank: 0, start: 4, count: 4 }, Chunk { virtual_rank: 1, start: 12, count: 4 }]);
+    }
+
+    #[test]
+    fn deepseek_v3_uneven_stages() {
+        // 61 layers, PP=16 with a 1-layer first stage: the other 60 split 4 per stage over 15 stages.
+        let s = split_layers(61, 16, 1, Some(1), None).unwrap();
+        assert_eq!(s.layers_per_stage()[0], 1);
+        assert!(s.layers_per_stage()[1..].iter().all(|&n| n == 4));
+        assert_eq!(s.layers_per_stage().iter().sum::<u64>(), 61);
+        // 61 does not divide over 16 stages evenly.
+        assert_eq!(split_layers(61, 16, 1, None, None), Err(SplitError::Uneven { layers: 61, stages: 16 }));
+    }
+
+    #[test]
+    fn bubble_matches_narayanan() {
+        // p = 8, m = 32: (8 − 1)/32 = 0.21875; interleaved v = 4: 7/128.
+        assert!((bubble_fraction(8, 1, 32) - 0.21875).abs() < 1e-12);
+        assert!((bubble_fraction(8, 4, 32) - 7.0 / 128.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn in_flight_1f1b() {
+        // PP=4 with 1F1B: stage 0 holds 4 microbatches, stage 3 one.
+        assert_eq!(microbatches_in_flight(4, 1, 0, 16), 4.0);
+        assert_eq!(microbatches_in_flight(4, 1, 3, 16), 1.0);
+        // Fewer microbatches than stages caps it.
+        assert_eq!(microbatches_in_flight(4, 1, 0, 2), 2.0);
+    }
+
+    #[test]
+    fn in_flight_interleaved() {
+        // PP=4, VPP=2, stage 0: warm-up (4−0−1)·2 + (2−1)·4 = 10 chunk forwards, +1 = 11 chunks = 5.5 stage-microbatches.
+        assert_eq!(microbatches_in_flight(4, 2, 0, 16), 5.5);
+        // last stage: (0)·2 + 4 = 4, +1 = 5 chunks = 2.5.
+        assert_eq!(microbatches_in_flight(4, 2, 3, 16), 2.5);
+    }
+}

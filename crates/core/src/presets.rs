@@ -1,0 +1,136 @@
+//! The model presets and the GPU catalogue: data files embedded at build time, each entry with its source.
+
+use crate::model::ModelConfig;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// A model preset as stored in `data/models.json`: Megatron TransformerConfig fields plus provenance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelPreset {
+    pub key: String,
+    pub name: String,
+    pub hf_id: String,
+    pub source: String,
+    #[serde(default)]
+    pub notes: String,
+    /// TransformerConfig fields; missing ones take Megatron's defaults.
+    pub config: Value,
+}
+
+impl ModelPreset {
+    /// The preset's resolved TransformerConfig.
+    pub fn model_config(&self) -> ModelConfig {
+        let mut ignored = Vec::new();
+        crate::plan::model_from_fields(Some(&self.config), None, "model", &mut ignored)
+    }
+}
+
+/// One accelerator from `data/gpus.json`. Bandwidths: HBM in TB/s, scale-up in GB/s per GPU per direction,
+/// scale-out in Gb/s per GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuSpec {
+    pub key: String,
+    pub name: String,
+    pub memory_gb: f64,
+    pub memory_type: String,
+    pub hbm_bandwidth_tbps: f64,
+    pub dense_bf16_tflops: f64,
+    pub dense_fp8_tflops: Option<f64>,
+    pub dense_fp4_tflops: Option<f64>,
+    pub scale_up: String,
+    pub scale_up_bw_gbps: Option<f64>,
+    pub nvlink_domain_size: u64,
+    pub gpus_per_node: u64,
+    pub scale_out_gbit_per_gpu: Option<f64>,
+    pub measured_bf16_matmul_tflops: Option<f64>,
+    pub measured_fp8_matmul_tflops: Option<f64>,
+    #[serde(default)]
+    pub sources: Value,
+    #[serde(default)]
+    pub notes: String,
+}
+
+impl GpuSpec {
+    /// Device memory in bytes. Capacities are sold in GiB-sized HBM stacks (an 80 GB H100 reports 81,559 MiB).
+    pub fn memory_bytes(&self) -> u64 {
+        (self.memory_gb * (1u64 << 30) as f64) as u64
+    }
+}
+
+static MODELS: OnceLock<Vec<ModelPreset>> = OnceLock::new();
+static GPUS: OnceLock<Vec<GpuSpec>> = OnceLock::new();
+
+pub fn models() -> &'static [ModelPreset] {
+    // The data files are checked by tests; a broken file yields an empty catalogue, never a panic.
+    MODELS.get_or_init(|| serde_json::from_str(include_str!("../data/models.json")).unwrap_or_default())
+}
+
+pub fn gpus() -> &'static [GpuSpec] {
+    GPUS.get_or_init(|| serde_json::from_str(include_str!("../data/gpus.json")).unwrap_or_default())
+}
+
+fn normalise(key: &str) -> String {
+    key.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase()
+}
+
+/// A model preset by key (case and punctuation ignored) or by Hugging Face id.
+pub fn model(key: &str) -> Option<&'static ModelPreset> {
+    let k = normalise(key);
+    models().iter().find(|m| normalise(&m.key) == k || normalise(&m.hf_id) == k)
+}
+
+/// A GPU by key, case and punctuation ignored ("H100-SXM-80GB" = "h100_sxm_80gb").
+pub fn gpu(key: &str) -> Option<&'static GpuSpec> {
+    let k = normalise(key);
+    gpus().iter().find(|g| normalise(&g.key) == k)
+}
+
+/// What `meshplan presets` lists: every model with its parameter counts, and every GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Catalog {
+    pub models: Vec<ModelSummary>,
+    pub gpus: Vec<GpuSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelSummary {
+    pub key: String,
+    pub name: String,
+    pub hf_id: String,
+    pub source: String,
+    pub moe: bool,
+    pub total_parameters: u64,
+    pub active_parameters: u64,
+    pub num_layers: u64,
+    pub hidden_size: u64,
+    pub num_moe_experts: Option<u64>,
+    pub moe_router_topk: Option<u64>,
+    /// The preset's TransformerConfig, with Megatron's defaults filled in.
+    pub config: ModelConfig,
+}
+
+pub fn catalog() -> Catalog {
+    let models = models()
+        .iter()
+        .map(|p| {
+            let c = p.model_config();
+            let counts = c.param_counts();
+            ModelSummary {
+                key: p.key.clone(),
+                name: p.name.clone(),
+                hf_id: p.hf_id.clone(),
+                source: p.source.clone(),
+                moe: c.is_moe(),
+                total_parameters: u64::try_from(counts.total).unwrap_or(u64::MAX),
+                active_parameters: u64::try_from(counts.active).unwrap_or(u64::MAX),
+                num_layers: c.num_layers,
+                hidden_size: c.hidden_size,
+                num_moe_experts: c.num_moe_experts,
+                moe_router_topk: c.is_moe().then_some(c.moe_router_topk),
+                config: c,
+            }
+        })
+        .collect();
+    Catalog { models, gpus: gpus().to_vec() }
+}

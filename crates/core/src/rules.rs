@@ -1,0 +1,731 @@
+//! Every rule of the source guide, Megatron-Core / Megatron-LM and Megatron Bridge, as diagnostics.
+//! The table [`RULES`] lists each code once, with its severity, what it means and where it comes from;
+//! `meshplan explain CODE` prints that entry.
+
+use crate::layout::{GroupKind, Layout};
+use crate::memory::MemoryReport;
+use crate::pipeline::SplitError;
+use crate::plan::{Plan, Precision, Recompute};
+use crate::report::Derived;
+use crate::{Diagnostic, Severity};
+
+/// One rule: its stable code, severity, a one-line summary, and the source it enforces.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    pub source: &'static str,
+}
+
+const E: Severity = Severity::Error;
+const W: Severity = Severity::Warning;
+const I: Severity = Severity::Info;
+
+macro_rules! rules {
+    ($($code:literal $sev:ident $summary:literal $source:literal;)*) => {
+        pub const RULES: &[Rule] = &[$(Rule { code: $code, severity: $sev, summary: $summary, source: $source }),*];
+    };
+}
+
+rules! {
+    "invalid-json" E "The plan file is not valid JSON (exit status 2)." "meshplan input";
+    "invalid-plan" E "The plan is not a JSON object (exit status 2)." "meshplan input";
+    "invalid-section" E "A plan section is not a JSON object." "meshplan input";
+    "invalid-value" E "A field has the wrong type or is out of range; the default was used instead." "meshplan input";
+    "unknown-field" W "A field meshplan does not know; it was ignored (check for a typo)." "meshplan input";
+    "missing-model" E "The plan has no model (exit status 2)." "meshplan input";
+    "invalid-model" E "The model is neither a preset key nor an object (exit status 2)." "meshplan input";
+    "unknown-model-preset" E "No model preset has this key (exit status 2)." "meshplan input";
+    "missing-cluster" E "The plan has no cluster (exit status 2)." "meshplan input";
+    "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
+    "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";
+    "hf-config-family-unknown" W "The Hugging Face model_type is not a mapped family; it was read as a Llama-style decoder." "meshplan input";
+    "moe-layer-freq-length" E "moe_layer_freq as a list must have one 0/1 entry per layer." "megatron/core/transformer/transformer_config.py (moe_layer_freq)";
+    "world-not-divisible-dense" E "The world size must be a multiple of TP·PP·CP (dense data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
+    "world-not-divisible-expert" E "The world size must be a multiple of ETP·EP·PP (expert data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
+    "world-too-large-to-lay-out" E "The world is too large to list every rank group." "meshplan limit";
+    "order-invalid" E "The rank order string is not one Megatron accepts." "megatron/core/parallel_state.py RankGenerator";
+    "heads-not-divisible-by-tp" E "num_attention_heads must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_attention_heads, world_size))";
+    "query-groups-not-divisible-by-tp" E "num_query_groups must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_query_groups, world_size))";
+    "heads-not-divisible-by-query-groups" E "num_attention_heads must be a multiple of num_query_groups." "megatron/core/transformer/attention.py";
+    "ffn-not-divisible-by-tp" E "ffn_hidden_size (and the shared-expert width) must be divisible by TP." "megatron/core/tensor_parallel/layers.py ColumnParallelLinear (divide)";
+    "moe-ffn-not-divisible-by-etp" E "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size." "megatron/core/transformer/moe/experts.py (divide)";
+    "vocab-not-divisible-by-tp" E "The padded vocabulary must be divisible by TP." "megatron/core/tensor_parallel/layers.py VocabParallelEmbedding";
+    "sp-requires-tp" E "sequence_parallel needs tensor_model_parallel_size > 1." "seed Pitfall 3; megatron/core/model_parallel_config.py __post_init__";
+    "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel." "megatron/core/transformer/moe/moe_layer.py (raises at the first forward)";
+    "cp-seq-not-divisible" E "seq_length must be divisible by 2·context_parallel_size." "seed Pitfall 4; megatron/training/arguments.py validate_args";
+    "sp-seq-not-divisible" E "Each CP rank's share of the sequence must be divisible by TP when sequence_parallel is on." "megatron/core/tensor_parallel/mappings.py (scatter along the sequence)";
+    "ep-requires-moe" E "expert_model_parallel_size > 1 needs an MoE model (num_moe_experts)." "seed Pitfall 5; megatron/core/transformer/transformer_config.py";
+    "etp-without-moe" I "expert_tensor_parallel_size has no effect on a dense model." "megatron/core/parallel_state.py";
+    "experts-not-divisible-by-ep" E "num_moe_experts must be divisible by expert_model_parallel_size." "megatron/core/transformer/moe/moe_layer.py (num_local_experts)";
+    "topk-exceeds-experts" E "moe_router_topk cannot exceed num_moe_experts." "Megatron does not check; the router's topk fails at the first step";
+    "topk-one-needs-pre-softmax" E "moe_router_topk = 1 with softmax scoring needs moe_router_pre_softmax." "megatron/core/transformer/transformer_config.py __post_init__";
+    "moe-bias-needs-etp1" E "An MoE model with linear biases needs expert_tensor_parallel_size = 1." "megatron/core/transformer/transformer_config.py __post_init__";
+    "etp-default" I "expert_tensor_parallel_size was not given: megatron-core defaults it to TP, Megatron Bridge to 1 when EP > 1." "megatron/core/model_parallel_config.py; Megatron Bridge model provider";
+    "vpp-requires-pp" E "virtual_pipeline_model_parallel_size needs pipeline_model_parallel_size > 1." "megatron/training/arguments.py validate_args";
+    "layers-not-divisible-by-pp" E "num_layers (or the layers between uneven first/last stages) must divide evenly over the pipeline stages." "megatron/training/arguments.py validate_args; transformer_block.py get_num_layers_to_build";
+    "layers-not-divisible-by-vpp" E "Each stage's layers must divide evenly into its virtual pipeline chunks." "megatron/training/arguments.py validate_args";
+    "uneven-stages-too-many-layers" E "num_layers_in_first/last_pipeline_stage add up to more than num_layers." "megatron/training/arguments.py validate_args";
+    "uneven-stages-need-pp" E "Uneven first/last pipeline stages need pipeline_model_parallel_size > 1." "megatron/training/arguments.py validate_args";
+    "interleaved-microbatches" E "With virtual pipeline stages the number of microbatches must be a multiple of microbatch_group_size_per_vp_stage (default PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving";
+    "gbs-not-divisible" E "global_batch_size must be divisible by micro_batch_size × data_parallel_size." "megatron/core/num_microbatches_calculator.py";
+    "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
+    "full-recompute-needs-method" E "Full recompute needs recompute_method (uniform or block) and recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
+    "selective-recompute-forbids-method" E "Selective recompute takes neither recompute_method nor recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
+    "recompute-num-layers-range" E "recompute_num_layers must fit the layers of one pipeline chunk." "megatron/core/transformer/transformer_block.py _checkpointed_forward";
+    "precision-unsupported" E "The GPU has no tensor cores for this precision." "GPU catalogue";
+    "fp8-dims-not-divisible" E "FP8 GEMMs need the token count per rank and hidden sizes divisible by 16." "Transformer Engine fp8 GEMM alignment";
+    "out-of-memory" E "Peak memory of some pipeline stage exceeds the GPU's memory." "meshplan memory model";
+    "low-memory-headroom" W "The plan fits but leaves under 10% of the GPU's memory free." "meshplan memory model";
+    "tp-crosses-nvlink" W "A tensor-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology, Pitfall 1";
+    "ep-crosses-nvlink" W "An expert-parallel (EP·ETP) group spans more than one NVLink domain." "seed: Decision by Hardware Topology";
+    "cp-crosses-nvlink" I "A context-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology";
+    "world-exceeds-need" I "The cluster is larger than the layout needs at DP = 1; the extra GPUs become data parallelism." "seed: Scaling above the minimum";
+    "min-gpus" I "The minimum GPU count is PP·max(TP·CP, EP·ETP), not the full product PP·TP·CP·EP·ETP." "seed: Minimum GPU Count";
+    "min-gpus-lcm" W "PP·max(TP·CP, EP·ETP) is not a valid world size here: Megatron needs a multiple of PP·lcm(TP·CP, EP·ETP)." "shared/seed/NOTES.md; megatron/core/parallel_state.py";
+    "seq-length-advice" I "The source guide's sequence-length table: SP from 2K, CP = 2 from 8K, CP 4–8 from 32K." "seed: Decision by Sequence Length";
+    "model-size-advice" I "The source guide's model-size tables: a starting point for this model's size." "seed: Decision by Model Size";
+    "pp-without-vpp" I "PP > 1 without interleaving has a large pipeline bubble." "seed Pitfall 2";
+    "few-microbatches" W "Fewer microbatches than pipeline stages: the pipeline never fills." "Narayanan 2021 §2.2";
+    "cuda-device-max-connections" I "TP/SP communication overlap needs CUDA_DEVICE_MAX_CONNECTIONS=1." "seed Pitfall 7";
+}
+
+/// The rule entry for `code`.
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code == code)
+}
+
+fn d(code: &str, message: String, fix: String) -> Diagnostic {
+    let severity = rule(code).map_or(Severity::Error, |r| r.severity);
+    Diagnostic::new(severity, code, message, fix)
+}
+
+/// Divisors of `n` (n ≥ 1), ascending; n is at most 2^40 here, so trial division to √n is cheap.
+fn divisors(n: u64) -> Vec<u64> {
+    let mut small = Vec::new();
+    let mut large = Vec::new();
+    let mut i = 1u64;
+    while i.saturating_mul(i) <= n && i <= (1 << 21) {
+        if n % i == 0 {
+            small.push(i);
+            if i != n / i {
+                large.push(n / i);
+            }
+        }
+        i += 1;
+    }
+    small.extend(large.into_iter().rev());
+    small
+}
+
+/// The divisor of `n` nearest to `x` (ties go to the smaller one), for "nearest valid value" fixes.
+pub fn nearest_divisor(n: u64, x: u64) -> u64 {
+    divisors(n.max(1)).into_iter().min_by_key(|&v| (v.abs_diff(x), v)).unwrap_or(1)
+}
+
+/// The smallest multiple of `m` that is ≥ x.
+fn round_up(x: u64, m: u64) -> u64 {
+    x.div_ceil(m.max(1)).saturating_mul(m.max(1))
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+const TP: &str = "parallelism.tensor_model_parallel_size";
+const VPP: &str = "parallelism.virtual_pipeline_model_parallel_size";
+const EP: &str = "parallelism.expert_model_parallel_size";
+const ETP: &str = "parallelism.expert_tensor_parallel_size";
+const SP: &str = "parallelism.sequence_parallel";
+const GBS: &str = "training.global_batch_size";
+const SEQ: &str = "training.seq_length";
+
+/// The diagnostic for a layer split that fails.
+pub fn split_diagnostic(e: &SplitError) -> Diagnostic {
+    match *e {
+        SplitError::Uneven { layers, stages } => d(
+            "layers-not-divisible-by-pp",
+            format!("{layers} layers do not divide evenly over {stages} pipeline stages"),
+            format!(
+                "use a pipeline size that divides {layers} (e.g. {}), or set num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage so the rest divides",
+                nearest_divisor(layers, stages.max(1))
+            ),
+        ),
+        SplitError::VirtualUneven { layers, vpp } => d(
+            "layers-not-divisible-by-vpp",
+            format!("a pipeline stage of {layers} layers does not split into {vpp} virtual chunks"),
+            format!("set virtual_pipeline_model_parallel_size to a divisor of {layers} (e.g. {})", nearest_divisor(layers.max(1), vpp)),
+        )
+        .with_apply(VPP, nearest_divisor(layers.max(1), vpp)),
+        SplitError::TooManyEdgeLayers { first, last, layers } => d(
+            "uneven-stages-too-many-layers",
+            format!("num_layers_in_first_pipeline_stage ({first}) + num_layers_in_last_pipeline_stage ({last}) exceed num_layers = {layers}"),
+            "lower the first/last stage layer counts".into(),
+        ),
+        SplitError::EdgeNeedsPipeline => d(
+            "uneven-stages-need-pp",
+            "num_layers_in_first/last_pipeline_stage is set but pipeline_model_parallel_size = 1".into(),
+            "remove the first/last stage layer counts or use pipeline_model_parallel_size > 1".into(),
+        ),
+    }
+}
+
+/// Sizing, divisibility and configuration rules.
+pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut Vec<Diagnostic>) {
+    let par = &p.parallelism;
+    let m = &p.model;
+    let t = &p.training;
+    let (tp, pp, cp, ep, etp) = (par.tp(), par.pp(), par.cp(), par.ep(), par.etp());
+    let w = dv.world_size;
+    let moe = m.is_moe();
+
+    // World size against both meshes.
+    let dense = tp.saturating_mul(pp).saturating_mul(cp);
+    if dense == 0 || w % dense != 0 {
+        let per = w / pp.saturating_mul(cp).max(1);
+        let good_tp = nearest_divisor(per.max(1), tp);
+        out.push(
+            d(
+                "world-not-divisible-dense",
+                format!("world size {w} is not a multiple of TP·PP·CP = {tp}·{pp}·{cp} = {dense}, so the dense data-parallel size {w}/{dense} is not whole"),
+                format!(
+                    "use {} GPUs (the nearest multiple of {dense} at or above {w}), or set tensor_model_parallel_size to {good_tp}",
+                    round_up(w, dense)
+                ),
+            )
+            .with_apply(TP, good_tp),
+        );
+    }
+    let expert = etp.saturating_mul(ep).saturating_mul(pp);
+    if expert == 0 || w % expert != 0 {
+        let per = w / pp.saturating_mul(etp).max(1);
+        let good_ep = nearest_divisor(per.max(1), ep);
+        out.push(
+            d(
+                "world-not-divisible-expert",
+                format!("world size {w} is not a multiple of ETP·EP·PP = {etp}·{ep}·{pp} = {expert}, so the expert data-parallel size is not whole"),
+                format!("use {} GPUs, or set expert_model_parallel_size to {good_ep}", round_up(w, expert)),
+            )
+            .with_apply(EP, good_ep),
+        );
+    }
+
+    // Tensor parallelism against the model's widths.
+    if m.num_attention_heads % tp != 0 {
+        let good = nearest_divisor(m.num_attention_heads, tp);
+        out.push(
+            d(
+                "heads-not-divisible-by-tp",
+                format!("num_attention_heads = {} is not divisible by tensor_model_parallel_size = {tp}", m.num_attention_heads),
+                format!("set tensor_model_parallel_size to {good} (a divisor of {})", m.num_attention_heads),
+            )
+            .with_apply(TP, good),
+        );
+    }
+    if !m.multi_latent_attention {
+        if m.num_query_groups % tp != 0 {
+            let good = nearest_divisor(m.num_query_groups, tp);
+            out.push(
+                d(
+                    "query-groups-not-divisible-by-tp",
+                    format!("num_query_groups = {} is not divisible by tensor_model_parallel_size = {tp}: each TP rank needs whole KV heads", m.num_query_groups),
+                    format!("set tensor_model_parallel_size to {good} (a divisor of {})", m.num_query_groups),
+                )
+                .with_apply(TP, good),
+            );
+        }
+        if m.num_attention_heads % m.num_query_groups.max(1) != 0 {
+            out.push(d(
+                "heads-not-divisible-by-query-groups",
+                format!("num_attention_heads = {} is not a multiple of num_query_groups = {}", m.num_attention_heads, m.num_query_groups),
+                format!("set num_query_groups to a divisor of {} (e.g. {})", m.num_attention_heads, nearest_divisor(m.num_attention_heads, m.num_query_groups)),
+            ));
+        }
+    }
+    let dense_layers = m.num_layers > m.num_moe_layers();
+    if dense_layers && m.ffn_hidden_size % tp != 0 {
+        out.push(d(
+            "ffn-not-divisible-by-tp",
+            format!("ffn_hidden_size = {} is not divisible by tensor_model_parallel_size = {tp}", m.ffn_hidden_size),
+            format!("set tensor_model_parallel_size to {}", nearest_divisor(m.ffn_hidden_size, tp)),
+        ));
+    }
+    if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0 && s % tp != 0) {
+        out.push(d(
+            "ffn-not-divisible-by-tp",
+            format!("moe_shared_expert_intermediate_size = {s} is not divisible by tensor_model_parallel_size = {tp}"),
+            format!("set tensor_model_parallel_size to {}", nearest_divisor(s, tp)),
+        ));
+    }
+    if moe && m.moe_ffn() % etp != 0 {
+        let good = nearest_divisor(m.moe_ffn(), etp);
+        out.push(
+            d(
+                "moe-ffn-not-divisible-by-etp",
+                format!("moe_ffn_hidden_size = {} is not divisible by expert_tensor_parallel_size = {etp}", m.moe_ffn()),
+                format!("set expert_tensor_parallel_size to {good}"),
+            )
+            .with_apply(ETP, good),
+        );
+    }
+
+    // Sequence parallelism.
+    if par.sequence_parallel && tp == 1 {
+        out.push(
+            d(
+                "sp-requires-tp",
+                "sequence_parallel = true with tensor_model_parallel_size = 1: SP splits activations across the TP group, which has one rank".into(),
+                "set sequence_parallel = false, or tensor_model_parallel_size > 1 (megatron-core raises; Megatron-LM and Bridge silently turn SP off)".into(),
+            )
+            .with_apply(SP, false),
+        );
+    }
+    if moe && tp > 1 && !par.sequence_parallel {
+        out.push(
+            d(
+                "moe-tp-requires-sp",
+                format!("MoE model with tensor_model_parallel_size = {tp} and sequence_parallel = false: MoELayer raises at the first forward"),
+                "set sequence_parallel = true".into(),
+            )
+            .with_apply(SP, true),
+        );
+    }
+
+    // Context parallelism and the sequence.
+    let seq = t.seq_length;
+    if cp > 1 && seq % (2 * cp) != 0 {
+        let good = round_up(seq, 2 * cp);
+        out.push(
+            d(
+                "cp-seq-not-divisible",
+                format!("seq_length = {seq} is not divisible by 2·context_parallel_size = {}: CP splits the sequence into 2·CP chunks for load balance", 2 * cp),
+                format!("set seq_length to {good} (next multiple of {}), or change context_parallel_size", 2 * cp),
+            )
+            .with_apply(SEQ, good),
+        );
+    }
+    if par.sequence_parallel && tp > 1 && (seq % cp != 0 || (seq / cp) % tp != 0) {
+        let good = round_up(seq, cp * tp);
+        out.push(
+            d(
+                "sp-seq-not-divisible",
+                format!("with sequence_parallel each of the {cp} CP ranks holds {seq}/{cp} tokens, which do not split evenly over tensor_model_parallel_size = {tp}"),
+                format!("set seq_length to a multiple of CP·TP = {} (e.g. {good})", cp * tp),
+            )
+            .with_apply(SEQ, good),
+        );
+    }
+    if let Some(max_pos) = m.max_position_embeddings.filter(|&mp| seq > mp) {
+        if m.position_embedding_type == "learned_absolute" {
+            out.push(d(
+                "seq-exceeds-max-position",
+                format!("seq_length = {seq} exceeds max_position_embeddings = {max_pos}"),
+                format!("set seq_length ≤ {max_pos} or raise max_position_embeddings"),
+            ));
+        }
+    }
+
+    // Experts.
+    if !moe {
+        if ep > 1 {
+            out.push(
+                d(
+                    "ep-requires-moe",
+                    format!("expert_model_parallel_size = {ep} on a dense model: it has no experts to distribute"),
+                    "set expert_model_parallel_size = 1, or use an MoE model (num_moe_experts)".into(),
+                )
+                .with_apply(EP, 1),
+            );
+        }
+        if !par.expert_tensor_parallel_size_defaulted && etp != tp && etp > 1 {
+            out.push(d(
+                "etp-without-moe",
+                format!("expert_tensor_parallel_size = {etp} has no effect on a dense model"),
+                "remove expert_tensor_parallel_size".into(),
+            ));
+        }
+    } else {
+        let experts = m.num_experts();
+        if experts % ep != 0 {
+            let good = nearest_divisor(experts, ep);
+            out.push(
+                d(
+                    "experts-not-divisible-by-ep",
+                    format!("num_moe_experts = {experts} is not divisible by expert_model_parallel_size = {ep}: each EP rank must hold the same number of experts"),
+                    format!("set expert_model_parallel_size to {good} (a divisor of {experts})"),
+                )
+                .with_apply(EP, good),
+            );
+        }
+        if m.moe_router_topk > experts {
+            out.push(d(
+                "topk-exceeds-experts",
+                format!("moe_router_topk = {} exceeds num_moe_experts = {experts}", m.moe_router_topk),
+                format!("set moe_router_topk ≤ {experts}"),
+            ));
+        }
+        if m.moe_router_topk == 1 && !m.moe_router_pre_softmax {
+            out.push(d(
+                "topk-one-needs-pre-softmax",
+                "moe_router_topk = 1 with softmax scoring and moe_router_pre_softmax = false: the single routing weight would always be 1".into(),
+                "set moe_router_pre_softmax = true, or moe_router_topk ≥ 2".into(),
+            ));
+        }
+        if m.add_bias_linear && etp > 1 {
+            out.push(
+                d(
+                    "moe-bias-needs-etp1",
+                    format!("add_bias_linear = true with expert_tensor_parallel_size = {etp}: Megatron's grouped experts do not support biases with ETP > 1"),
+                    "set expert_tensor_parallel_size = 1 or add_bias_linear = false".into(),
+                )
+                .with_apply(ETP, 1),
+            );
+        }
+        if par.expert_tensor_parallel_size_defaulted && ep > 1 && tp > 1 {
+            out.push(
+                d(
+                    "etp-default",
+                    format!(
+                        "expert_tensor_parallel_size was not given, so this plan uses megatron-core's default ETP = TP = {tp}; Megatron Bridge would use ETP = 1 because EP = {ep} > 1"
+                    ),
+                    "set expert_tensor_parallel_size explicitly so both launchers build the same expert mesh".into(),
+                )
+                .with_apply(ETP, 1),
+            );
+        }
+    }
+
+    // Pipeline: virtual stages, the layer split and microbatches.
+    let vpp = par.vpp();
+    if par.virtual_pipeline_model_parallel_size.is_some_and(|v| v > 1) && pp == 1 {
+        out.push(
+            d(
+                "vpp-requires-pp",
+                format!("virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 1: interleaving needs several pipeline stages"),
+                "unset virtual_pipeline_model_parallel_size, or use pipeline_model_parallel_size > 1".into(),
+            )
+            .with_apply(VPP, serde_json::Value::Null),
+        );
+    }
+    if let Some(e) = split_error {
+        out.push(split_diagnostic(e));
+    }
+    let dp = dv.data_parallel_size;
+    let mbs = t.micro_batch_size;
+    let gbs = dv.global_batch_size;
+    if dp > 0 {
+        let unit = mbs.saturating_mul(dp);
+        if gbs % unit != 0 || gbs < unit {
+            let good = round_up(gbs.max(1), unit);
+            out.push(
+                d(
+                    "gbs-not-divisible",
+                    format!("global_batch_size = {gbs} is not divisible by micro_batch_size × data_parallel_size = {mbs} × {dp} = {unit}"),
+                    format!("set global_batch_size to {good} (or {}), a multiple of {unit}", good.saturating_sub(unit).max(unit)),
+                )
+                .with_apply(GBS, good),
+            );
+        } else if vpp > 1 && pp > 1 {
+            let group = par.microbatch_group_size_per_vp_stage.unwrap_or(pp);
+            let mb = dv.num_microbatches;
+            if mb % group != 0 || mb < group {
+                let good_mb = round_up(mb.max(1), group);
+                let good_gbs = good_mb.saturating_mul(unit);
+                out.push(
+                    d(
+                        "interleaved-microbatches",
+                        format!("the interleaved schedule needs the {mb} microbatches to be a multiple of microbatch_group_size_per_vp_stage = {group}"),
+                        format!("set global_batch_size to {good_gbs} ({good_mb} microbatches), or drop virtual pipeline stages"),
+                    )
+                    .with_apply(GBS, good_gbs),
+                );
+            }
+        }
+        if pp > 1 && dv.num_microbatches > 0 && dv.num_microbatches < pp {
+            out.push(d(
+                "few-microbatches",
+                format!("{} microbatches over {pp} pipeline stages: the pipeline never fills (bubble {:.0}%)", dv.num_microbatches, 100.0 * dv.pipeline_bubble_fraction.min(9.99)),
+                format!("raise global_batch_size to at least {} for {pp} microbatches per step", unit.saturating_mul(pp)),
+            ));
+        }
+    }
+    if pp > 1 && vpp == 1 && split_error.is_none() {
+        let per_stage = m.num_layers / pp;
+        if per_stage >= 2 {
+            out.push(d(
+                "pp-without-vpp",
+                format!("PP = {pp} without interleaving: bubble = (PP−1)/m = {:.1}% of the step", 100.0 * dv.pipeline_bubble_fraction),
+                format!("set virtual_pipeline_model_parallel_size to a divisor of {per_stage} layers per stage (e.g. {})", nearest_divisor(per_stage, 2)),
+            ));
+        }
+    }
+
+    // Recompute.
+    match t.recompute_granularity {
+        Recompute::Full if t.recompute_method.is_none() || t.recompute_num_layers.is_none() => {
+            out.push(
+                d(
+                    "full-recompute-needs-method",
+                    "recompute_granularity = full needs recompute_method (uniform or block) and recompute_num_layers".into(),
+                    "set recompute_method = \"uniform\" and recompute_num_layers = 1 (recompute every layer)".into(),
+                )
+                .with_apply("training.recompute_method", "uniform")
+                .with_apply("training.recompute_num_layers", 1),
+            );
+        }
+        Recompute::Selective if t.recompute_method.is_some() || t.recompute_num_layers.is_some() => {
+            out.push(d(
+                "selective-recompute-forbids-method",
+                "recompute_granularity = selective takes neither recompute_method nor recompute_num_layers".into(),
+                "remove recompute_method and recompute_num_layers".into(),
+            ));
+        }
+        Recompute::Full => {
+            let per_chunk = m.num_layers / pp.saturating_mul(vpp).max(1);
+            if let Some(n) = t.recompute_num_layers.filter(|&n| n == 0 || n > per_chunk.max(1)) {
+                out.push(d(
+                    "recompute-num-layers-range",
+                    format!("recompute_num_layers = {n} but a pipeline chunk holds {per_chunk} layers"),
+                    format!("set recompute_num_layers between 1 and {}", per_chunk.max(1)),
+                ));
+            }
+        }
+        _ => {}
+    }
+
+    // Precision against the GPU.
+    let unsupported = match t.precision {
+        Precision::Fp8 => p.gpu.dense_fp8_tflops.is_none(),
+        Precision::Fp4 => p.gpu.dense_fp4_tflops.is_none(),
+        _ => false,
+    };
+    if unsupported {
+        out.push(
+            d(
+                "precision-unsupported",
+                format!("{} has no {} tensor cores", p.gpu.name, t.precision.key()),
+                "use precision = \"bf16\", or a GPU that supports it".into(),
+            )
+            .with_apply("training.precision", "bf16"),
+        );
+    }
+    if matches!(t.precision, Precision::Fp8 | Precision::Fp4) {
+        let tokens = (seq / cp.max(1)).saturating_mul(mbs) / if par.sequence_parallel { tp } else { 1 };
+        if tokens % 16 != 0 || m.hidden_size % 16 != 0 {
+            out.push(d(
+                "fp8-dims-not-divisible",
+                format!("FP8 GEMMs need dimensions divisible by 16: tokens per rank = {tokens}, hidden_size = {}", m.hidden_size),
+                "use a seq_length / micro_batch_size whose per-rank token count is a multiple of 16".into(),
+            ));
+        }
+    }
+
+    advice(p, dv, out);
+}
+
+/// The source guide's tables and notes: infos, never errors.
+fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
+    let par = &p.parallelism;
+    let (tp, pp, cp, ep, etp) = (par.tp(), par.pp(), par.cp(), par.ep(), par.etp());
+    let moe = p.model.is_moe();
+    let w = dv.world_size;
+    if moe && (ep > 1 || etp > 1) {
+        let full = pp.saturating_mul(tp).saturating_mul(cp).saturating_mul(ep).saturating_mul(etp);
+        out.push(d(
+            "min-gpus",
+            format!(
+                "min_gpus = PP·max(TP·CP, EP·ETP) = {pp}·max({}, {}) = {}; the full product PP·TP·CP·EP·ETP = {full} would over-allocate",
+                tp * cp,
+                ep * etp,
+                dv.min_gpus
+            ),
+            format!("size the job in multiples of {} GPUs ({} nodes of {})", dv.min_gpus_lcm, dv.min_gpus_lcm.div_ceil(p.cluster.gpus_per_node.max(1)), p.cluster.gpus_per_node),
+        ));
+        if dv.min_gpus_lcm != dv.min_gpus {
+            out.push(d(
+                "min-gpus-lcm",
+                format!(
+                    "PP·max(TP·CP, EP·ETP) = {} is not a multiple of both meshes; Megatron needs the world size to be a multiple of PP·lcm(TP·CP, EP·ETP) = {}",
+                    dv.min_gpus, dv.min_gpus_lcm
+                ),
+                format!("use a multiple of {} GPUs", dv.min_gpus_lcm),
+            ));
+        }
+    }
+    if dv.data_parallel_size > 1 && dv.min_gpus > 0 && w > dv.min_gpus && w % dv.min_gpus == 0 {
+        out.push(d(
+            "world-exceeds-need",
+            format!(
+                "{w} GPUs = {}× the minimum {}: dense DP = {}, expert DP = {}",
+                w / dv.min_gpus,
+                dv.min_gpus,
+                dv.data_parallel_size,
+                dv.expert_data_parallel_size
+            ),
+            "nothing to fix: the extra GPUs scale data parallelism (and the global batch per step)".into(),
+        ));
+    }
+    // Source: seed "Decision by Sequence Length".
+    let seq = p.training.seq_length;
+    let seq_hint = if seq >= 32 * 1024 && cp < 4 {
+        Some(format!("seq_length = {seq} ≥ 32K: the guide suggests context_parallel_size 4–8 (consider cp_comm_type a2a+p2p for large CP)"))
+    } else if (8 * 1024..32 * 1024).contains(&seq) && cp < 2 {
+        Some(format!("seq_length = {seq} is in 8K–32K: the guide suggests adding context_parallel_size = 2"))
+    } else if (2 * 1024..8 * 1024).contains(&seq) && tp > 1 && !par.sequence_parallel {
+        Some(format!("seq_length = {seq} is in 2K–8K: the guide suggests sequence_parallel = true"))
+    } else {
+        None
+    };
+    if let Some(msg) = seq_hint {
+        out.push(d("seq-length-advice", msg, "a starting point, not a rule: profile the first iterations".into()));
+    }
+    // Source: seed "Decision by Model Size" (dense table, by total parameters; MoE table by model).
+    let params = dv.total_parameters as f64;
+    let hint = if moe {
+        moe_table_row(&p.model_key)
+    } else {
+        let b = params / 1e9;
+        Some(
+            match b {
+                x if x < 1.0 => "< 1B dense: DP only (1–8 GPUs)",
+                x if x < 10.0 => "1–10B dense: TP = 2–4 + DP (8–16 GPUs)",
+                x if x < 70.0 => "10–70B dense: TP = 4–8 + PP = 2–4 + DP (16–64 GPUs)",
+                x if x < 175.0 => "70–175B dense: TP = 8 + PP = 4–8 + DP (64–256 GPUs)",
+                _ => "175–500B dense: TP = 8 + PP = 8–16 + CP = 2 + DP (256–1024 GPUs)",
+            }
+            .to_string(),
+        )
+    };
+    if let Some(h) = hint {
+        out.push(d(
+            "model-size-advice",
+            format!("{:.1}B parameters; the guide's starting point: {h}", params / 1e9),
+            "a starting point, not a rule: profile the first iteration".into(),
+        ));
+    }
+    if tp > 1 || cp > 1 {
+        out.push(d(
+            "cuda-device-max-connections",
+            "TP/CP communication overlap relies on kernel ordering: launch with CUDA_DEVICE_MAX_CONNECTIONS=1".into(),
+            "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch environment (see the TP/DP comm-overlap guide)".into(),
+        ));
+    }
+}
+
+/// The guide's MoE table row for a preset, if it has one.
+fn moe_table_row(key: &str) -> Option<String> {
+    let row = match key {
+        "olmoe-1b-7b" => "OLMoE 7B/1B: TP 1, PP 1, EP 8 (EP only, fits a single node)",
+        "moonlight-16b-a3b" => "Moonlight 16B/3B: TP 2, PP 1, EP 8 (small TP for shared layers)",
+        "deepseek-v2" => "DeepSeek-V2 236B/21B: TP 1, PP 4, EP 32 (no TP at all)",
+        "glm-4.5-air" => "GLM-4.5 Air 106B/12B: TP 1, PP 4, EP 8 (no TP at all)",
+        "qwen3-30b-a3b" => "Qwen3 30B-A3B: TP 4, PP 2, EP 4",
+        "glm-4.5" => "GLM-4.5 355B/32B: TP 2, PP 8, EP 16",
+        "qwen3-235b-a22b" => "Qwen3 235B-A22B: TP 4, PP 16, EP 8 (CP = 2 for pretraining)",
+        "deepseek-v3" => "DeepSeek-V3 671B/37B: TP 2, PP 16, EP 64 (needs PP·EP·ETP = 1,024 GPUs; 61 layers need uneven first/last stages at PP = 16)",
+        "kimi-k2" => "Kimi-K2 1T: TP 2, PP 16, EP 32",
+        _ => return Some("MoE: size TP by active parameters (often 1–2), scale with EP, use PP for depth".into()),
+    };
+    Some(row.to_string())
+}
+
+/// Topology rules: which groups leave the NVLink domain.
+pub fn check_topology(p: &Plan, layout: &Layout, out: &mut Vec<Diagnostic>) {
+    let domain = p.cluster.nvlink_domain_size;
+    for c in &layout.crossings {
+        let (code, what, fix) = match c.kind.as_str() {
+            "tp" => (
+                "tp-crosses-nvlink",
+                "tensor-parallel",
+                format!("keep tensor_model_parallel_size ≤ {domain} (the NVLink domain) and scale across domains with PP or DP"),
+            ),
+            "ep" if p.model.is_moe() => (
+                "ep-crosses-nvlink",
+                "expert-parallel",
+                format!("keep EP·ETP ≤ {domain} if the all-to-all is the bottleneck, or accept scale-out all-to-all"),
+            ),
+            "cp" => ("cp-crosses-nvlink", "context-parallel", "keep CP inside a domain where possible, or use a2a+p2p".to_string()),
+            _ => continue,
+        };
+        let mut diag = d(
+            code,
+            format!(
+                "{} of {} {what} groups span more than one NVLink domain of {domain} GPUs (up to {} domains)",
+                c.groups_crossing, c.total_groups, c.max_domains_spanned
+            ),
+            fix,
+        );
+        if code == "tp-crosses-nvlink" {
+            diag = diag.with_apply(TP, nearest_divisor(domain, p.parallelism.tp().min(domain)));
+        }
+        out.push(diag);
+    }
+    let _ = GroupKind::all();
+}
+
+/// Memory rules: out of memory is an error, under 10% headroom a warning.
+pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut Vec<Diagnostic>) {
+    let cap = mem.gpu_memory_bytes;
+    let Some(worst) = mem.stages.iter().max_by_key(|s| s.total_bytes) else { return };
+    if !mem.fits {
+        out.push(d(
+            "out-of-memory",
+            format!(
+                "pipeline stage {} needs {} per GPU but {} has {}",
+                worst.pipeline_rank,
+                gib(worst.total_bytes),
+                p.gpu.name,
+                gib(cap)
+            ),
+            suggest_memory_fix(p),
+        ));
+    } else if (cap - mem.peak_bytes) as f64 <= 0.10 * cap as f64 {
+        out.push(d(
+            "low-memory-headroom",
+            format!("peak {} of {} leaves {:.1}% free", gib(mem.peak_bytes), gib(cap), 100.0 * (cap - mem.peak_bytes) as f64 / cap as f64),
+            "leave ≥ 10% for fragmentation and spikes: ".to_string() + &suggest_memory_fix(p),
+        ));
+    }
+}
+
+fn suggest_memory_fix(p: &Plan) -> String {
+    let mut s = Vec::new();
+    if !p.training.use_distributed_optimizer {
+        s.push("use_distributed_optimizer = true".to_string());
+    }
+    if p.training.recompute_granularity == Recompute::None {
+        s.push("recompute_granularity = \"selective\"".to_string());
+    }
+    s.push(format!("raise pipeline_model_parallel_size above {}", p.parallelism.pp()));
+    if p.parallelism.tp() < p.cluster.nvlink_domain_size {
+        s.push(format!("raise tensor_model_parallel_size above {} (inside the NVLink domain)", p.parallelism.tp()));
+    }
+    if p.model.is_moe() {
+        s.push(format!("raise expert_model_parallel_size above {}", p.parallelism.ep()));
+    }
+    s.push("or lower micro_batch_size / seq_length".into());
+    format!("try {}", s.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_kebab() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert!(r.code.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{}", r.code);
+            assert!(RULES[i + 1..].iter().all(|o| o.code != r.code), "duplicate {}", r.code);
+        }
+    }
+
+    #[test]
+    fn nearest_divisor_picks_closest() {
+        // Divisors of 8 are 1, 2, 4, 8: 3 is equally far from 2 and 4, ties go low.
+        assert_eq!(nearest_divisor(8, 3), 2);
+        assert_eq!(nearest_divisor(64, 6), 4);
+        assert_eq!(nearest_divisor(61, 16), 1);
+        assert_eq!(nearest_divisor(96, 10), 8);
+    }
+}
