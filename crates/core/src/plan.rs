@@ -274,7 +274,17 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let activation_func = if f_absent(value, "activation_func") { b.map_or(activation_func, |b| b.activation_func.clone()) } else { activation_func };
     let normalization = f.choice("normalization", &["LayerNorm", "RMSNorm"], "LayerNorm").to_string();
     let normalization = if f_absent(value, "normalization") { b.map_or(normalization, |b| b.normalization.clone()) } else { normalization };
-    let add_bias_linear = f.boolean("add_bias_linear", b.is_none_or(|b| b.add_bias_linear));
+    // Megatron defaults add_bias_linear to True, but SwiGLU-era models (Llama, Qwen, Mixtral, DeepSeek) have no linear
+    // biases; a gated model that leaves it out is read without biases, and the plan says so.
+    let bias_absent = f_absent(value, "add_bias_linear");
+    let add_bias_linear = f.boolean("add_bias_linear", b.map_or(!gated_linear_unit, |b| b.add_bias_linear));
+    if bias_absent && b.is_none() && gated_linear_unit && !section.ends_with("hf_config") {
+        f.diags.push(Diagnostic::info(
+            "add-bias-linear-default",
+            "add_bias_linear was not given: a gated (SwiGLU) model is read without linear biases, although Megatron's own default is True",
+            "set add_bias_linear explicitly; exports pass it to Megatron (--disable-bias-linear / cfg.model.add_bias_linear = False)",
+        ));
+    }
     let add_qkv_bias = f.boolean("add_qkv_bias", b.is_some_and(|b| b.add_qkv_bias));
     let qk_layernorm = f.boolean("qk_layernorm", b.is_some_and(|b| b.qk_layernorm));
     let share_embeddings_and_output_weights =

@@ -41,6 +41,7 @@ rules! {
     "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
     "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";
     "hf-config-family-unknown" W "The Hugging Face model_type is not a mapped family; it was read as a Llama-style decoder." "meshplan input";
+    "add-bias-linear-default" I "add_bias_linear was not given for a gated (SwiGLU) model: read as False, while Megatron defaults to True." "megatron/core/transformer/transformer_config.py (add_bias_linear = True)";
     "moe-layer-freq-length" E "moe_layer_freq as a list must have one 0/1 entry per layer." "megatron/core/transformer/transformer_config.py (moe_layer_freq)";
     "world-not-divisible-dense" E "The world size must be a multiple of TP·PP·CP (dense data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
     "world-not-divisible-expert" E "The world size must be a multiple of ETP·EP·PP (expert data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";

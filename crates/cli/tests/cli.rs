@@ -1,0 +1,114 @@
+//! The CLI as a user drives it: exit statuses, JSON contract, table output.
+
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn meshplan(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_meshplan"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn meshplan");
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn plan_json(plan: &Value) -> (i32, Value) {
+    let out = meshplan(&["plan", "-", "--format", "json"], Some(&plan.to_string()));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    (out.status.code().unwrap(), v)
+}
+
+fn llama70b(tp: u64) -> Value {
+    json!({"model": "llama-3.1-70b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8},
+           "training": {"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 512,
+                        "recompute_granularity": "selective", "use_distributed_optimizer": true},
+           "parallelism": {"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": 4, "sequence_parallel": true}})
+}
+
+#[test]
+fn valid_plan_exits_0_with_the_contract_shape() {
+    let (code, r) = plan_json(&llama70b(4));
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["valid"], true);
+    for key in ["world_size", "data_parallel_size", "expert_data_parallel_size", "min_gpus", "num_microbatches",
+                "pipeline_bubble_fraction", "padded_vocab_size", "total_parameters", "active_parameters", "layers_per_stage"] {
+        assert!(!r["derived"][key].is_null(), "derived.{key}");
+    }
+    let stage = &r["memory"]["stages"][0];
+    for key in ["pipeline_rank", "num_layers", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                "overhead_bytes", "total_bytes"] {
+        assert!(stage[key].is_u64(), "memory.stages[0].{key}");
+    }
+    for key in ["peak_bytes", "gpu_memory_bytes", "fits"] {
+        assert!(!r["memory"][key].is_null(), "memory.{key}");
+    }
+    for key in ["tp", "cp", "dp", "dp_cp", "pp", "tp_pp", "ep", "etp", "edp"] {
+        assert!(r["layout"]["groups"][key].is_array(), "layout.groups.{key}");
+    }
+    assert!(r["layout"]["crossings"].is_array());
+    // 64 GPUs / (TP 4 · PP 4) = DP 4; 512 / (1 · 4) = 128 microbatches.
+    assert_eq!(r["derived"]["data_parallel_size"], 4);
+    assert_eq!(r["derived"]["num_microbatches"], 128);
+    assert_eq!(r["layout"]["groups"]["tp"][1], json!([4, 5, 6, 7]));
+}
+
+#[test]
+fn invalid_plan_exits_1_and_still_prints_the_report() {
+    let (code, r) = plan_json(&llama70b(3));
+    assert_eq!(code, 1);
+    assert_eq!(r["valid"], false);
+    let codes: Vec<&str> = r["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"world-not-divisible-dense"), "{codes:?}");
+    assert!(codes.contains(&"heads-not-divisible-by-tp"), "{codes:?}");
+}
+
+#[test]
+fn unreadable_input_exits_2_with_a_message() {
+    for text in ["{", "not json", "[]"] {
+        let out = meshplan(&["plan", "-", "--format", "json"], Some(text));
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(!out.stderr.is_empty());
+        assert!(out.stdout.is_empty());
+    }
+    let out = meshplan(&["plan", "/nonexistent/plan.json"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let out = meshplan(&["plan", "-"], Some(r#"{"model": "llama-9000", "cluster": {"gpu": "h100-sxm-80gb"}}"#));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown-model-preset"));
+}
+
+#[test]
+fn table_output_is_readable() {
+    let out = meshplan(&["plan", "-"], Some(&llama70b(4).to_string()));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("VALID") && text.contains("Memory per GPU") && text.contains("Rank groups"), "{text}");
+}
+
+#[test]
+fn presets_json_lists_models_and_gpus() {
+    let out = meshplan(&["presets", "--format", "json"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models.len(), 18);
+    assert!(models.iter().all(|m| m["key"].is_string() && m["name"].is_string() && m["hf_id"].is_string()));
+    let gpus = v["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 13);
+    assert!(gpus.iter().any(|g| g["key"] == "h100-sxm-80gb"));
+}
+
+#[test]
+fn explain_known_and_unknown_codes() {
+    let out = meshplan(&["explain", "sp-requires-tp"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sequence_parallel"));
+    let out = meshplan(&["explain", "sp-require-tp"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sp-requires-tp"));
+}

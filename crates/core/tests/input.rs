@@ -1,0 +1,164 @@
+//! Bad input never panics: it becomes a diagnostic, or an InputError (exit status 2).
+
+mod common;
+use common::*;
+use meshplan_core::{plan_str, plan_value};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+#[test]
+fn wrong_types_zero_negative_fractional_become_diagnostics() {
+    for bad in [json!("four"), json!(0), json!(-2), json!(2.5), json!(1e300), json!([4]), json!({"x": 1}), json!(true)] {
+        let mut v = P::new(small_dense(), 8).json();
+        v["parallelism"]["tensor_model_parallel_size"] = bad.clone();
+        let r = plan_value(&v).unwrap();
+        let d = r.diagnostics.iter().find(|d| d.code == "invalid-value").unwrap_or_else(|| panic!("{bad}: {:?}", codes(&r)));
+        assert!(d.message.contains("tensor_model_parallel_size"), "{}", d.message);
+        assert!(!r.valid);
+        // The default (1) was used meanwhile, so the rest of the report is still computed.
+        assert_eq!(r.plan.parallelism.tensor_model_parallel_size, 1);
+    }
+}
+
+#[test]
+fn integral_floats_are_accepted() {
+    let mut v = P::new(small_dense(), 8).json();
+    v["parallelism"]["tensor_model_parallel_size"] = json!(2.0);
+    let r = plan_value(&v).unwrap();
+    assert_eq!(r.plan.parallelism.tensor_model_parallel_size, 2);
+    assert!(!codes(&r).contains(&"invalid-value"));
+}
+
+#[test]
+fn unknown_fields_are_named_with_a_suggestion() {
+    let mut v = P::new(small_dense(), 8).json();
+    v["parallelism"]["tensor_model_paralel_size"] = json!(2);
+    v["model"]["num_query_group"] = json!(8);
+    let r = plan_value(&v).unwrap();
+    let unknown: Vec<_> = r.diagnostics.iter().filter(|d| d.code == "unknown-field").collect();
+    assert_eq!(unknown.len(), 2, "{:?}", codes(&r));
+    assert!(unknown.iter().any(|d| d.fix.contains("parallelism.tensor_model_parallel_size")));
+    assert!(unknown.iter().any(|d| d.fix.contains("model.num_query_groups")));
+}
+
+#[test]
+fn unreadable_input_is_an_input_error() {
+    for text in ["", "{", "{\"model\": ", "[1,2]", "42", "null", "{\"cluster\": {}}"] {
+        assert!(plan_str(text).is_err(), "{text:?}");
+    }
+    let e = plan_str(r#"{"model": "llama-3.1-8c", "cluster": {"gpu": "h100-sxm-80gb"}}"#).unwrap_err();
+    assert_eq!(e.code, "unknown-model-preset");
+    assert!(e.fix.contains("llama-3.1-8b"), "{}", e.fix);
+    let e = plan_str(r#"{"model": "llama-3.1-8b", "cluster": {"gpu": "h1000"}}"#).unwrap_err();
+    assert_eq!(e.code, "unknown-gpu");
+}
+
+#[test]
+fn astronomically_large_models_and_clusters_do_not_overflow() {
+    // ~10^13 parameters: 1,000 layers of hidden 65,536 (each layer ≈ 12·h² ≈ 5.2·10^10).
+    let model = json!({"num_layers": 1000, "hidden_size": 65536, "num_attention_heads": 512, "ffn_hidden_size": 262144,
+                       "vocab_size": 256000, "gated_linear_unit": false, "position_embedding_type": "rope"});
+    let mut p = P::new(model, 1 << 20);
+    (p.tp, p.pp) = (8, 100);
+    p.gbs = 1 << 24;
+    let r = plan_value(&p.json()).unwrap();
+    assert!(r.derived.total_parameters > 10_u64.pow(13) / 2, "{}", r.derived.total_parameters);
+    assert_eq!(r.derived.world_size, 1 << 20);
+    // Fields beyond every limit are rejected, not wrapped.
+    let mut v = P::new(small_dense(), 8).json();
+    v["model"]["hidden_size"] = json!(u64::MAX);
+    v["cluster"]["num_nodes"] = json!(1e18);
+    let r = plan_value(&v).unwrap();
+    assert!(errors(&r).iter().filter(|c| **c == "invalid-value").count() >= 2);
+}
+
+#[test]
+fn a_million_gpus_plan() {
+    // 10^6 GPUs = 125,000 nodes of 8; TP 8 · PP 4 · CP 1 = 32 → DP 10^6 / 32 = 31,250.
+    let mut p = P::new(small_dense(), 1_000_000);
+    (p.tp, p.pp) = (8, 4);
+    p.gbs = 1_000_000;
+    let r = p.run();
+    assert_eq!(r.derived.world_size, 1_000_000);
+    assert_eq!(r.derived.data_parallel_size, 31_250);
+}
+
+/// Any JSON value at any plan field.
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+        (0u64..70).prop_map(|n| json!(n)),
+        "[a-z0-9<>\"'-]{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array), inner.prop_map(|v| json!({"k": v}))]
+    })
+}
+
+const PATHS: &[(&str, &str)] = &[
+    ("model", "num_layers"),
+    ("model", "hidden_size"),
+    ("model", "num_attention_heads"),
+    ("model", "num_query_groups"),
+    ("model", "num_moe_experts"),
+    ("model", "moe_router_topk"),
+    ("model", "moe_layer_freq"),
+    ("model", "multi_latent_attention"),
+    ("model", "q_lora_rank"),
+    ("cluster", "gpus_per_node"),
+    ("cluster", "num_nodes"),
+    ("cluster", "nvlink_domain_size"),
+    ("training", "seq_length"),
+    ("training", "micro_batch_size"),
+    ("training", "global_batch_size"),
+    ("training", "recompute_granularity"),
+    ("training", "recompute_num_layers"),
+    ("training", "precision"),
+    ("parallelism", "tensor_model_parallel_size"),
+    ("parallelism", "pipeline_model_parallel_size"),
+    ("parallelism", "virtual_pipeline_model_parallel_size"),
+    ("parallelism", "context_parallel_size"),
+    ("parallelism", "expert_model_parallel_size"),
+    ("parallelism", "expert_tensor_parallel_size"),
+    ("parallelism", "order"),
+    ("parallelism", "num_layers_in_first_pipeline_stage"),
+    ("parallelism", "num_layers_in_last_pipeline_stage"),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn any_value_anywhere_never_panics(edits in prop::collection::vec((0..PATHS.len(), arb_json()), 1..5)) {
+        let mut v = P { tp: 2, ep: 8, ..P::new(small_moe(), 16) }.json();
+        for (i, val) in edits {
+            let (section, key) = PATHS[i];
+            v[section][key] = val;
+        }
+        let _ = plan_value(&v);
+    }
+
+    #[test]
+    fn truncated_json_never_panics(cut in 0usize..400) {
+        let text = serde_json::to_string(&P::new(small_moe(), 8).json()).unwrap();
+        let cut = cut.min(text.len());
+        let _ = plan_str(&text[..cut]);
+    }
+
+    #[test]
+    fn dp_times_model_parallel_is_world(tp_e in 0u32..4, pp_e in 0u32..3, cp_e in 0u32..2, nodes in 1u64..9) {
+        let (tp, pp, cp) = (1u64 << tp_e, 1u64 << pp_e, 1u64 << cp_e);
+        let mut p = P::new(small_dense(), 8 * nodes);
+        (p.tp, p.pp, p.cp) = (tp, pp, cp);
+        let r = p.run();
+        let w = r.derived.world_size;
+        if w % (tp * pp * cp) == 0 {
+            prop_assert_eq!(r.derived.data_parallel_size * tp * pp * cp, w);
+        } else {
+            prop_assert!(codes(&r).contains(&"world-not-divisible-dense"));
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Parameter counts of the presets against their published totals.
+
+use meshplan_core::presets;
+
+/// (total, active, active without the embedding and output layer).
+fn counts(key: &str) -> (f64, f64, f64) {
+    let c = presets::model(key).unwrap_or_else(|| panic!("preset {key}")).model_config().param_counts();
+    (c.total as f64, c.active as f64, (c.active - c.embedding - c.output_layer) as f64)
+}
+
+#[test]
+fn llama_3_1_8b_is_exact() {
+    // 8,030,261,248 (HF safetensors metadata). By hand: embedding + output 2·128256·4096 = 1,050,673,152;
+    // per layer q,o 2·4096² + k,v 2·4096·1024 + MLP 3·4096·14336 + 2 norms·4096 = 218,112,000; ×32 = 6,979,584,000;
+    // final norm 4096 → 8,030,261,248.
+    let c = presets::model("llama-3.1-8b").unwrap().model_config().param_counts();
+    assert_eq!(c.total, 8_030_261_248);
+    assert_eq!(c.active, c.total);
+}
+
+#[test]
+fn presets_match_published_totals() {
+    // (key, published total, published active, relative tolerance): tolerances reflect how the figure was rounded.
+    let published: &[(&str, f64, f64, f64)] = &[
+        ("llama-3.1-70b", 70.6e9, 70.6e9, 0.005),
+        ("llama-3.1-405b", 405e9, 405e9, 0.01),
+        ("qwen3-8b", 8.2e9, 8.2e9, 0.01),
+        ("qwen3-32b", 32.8e9, 32.8e9, 0.01),
+        ("qwen3-30b-a3b", 30.5e9, 3.3e9, 0.02),
+        ("qwen3-235b-a22b", 235e9, 22e9, 0.01),
+        ("mixtral-8x7b", 46.7e9, 12.9e9, 0.01),
+        ("mixtral-8x22b", 141e9, 39e9, 0.01),
+        ("deepseek-v2", 236e9, 21e9, 0.02),
+        ("deepseek-v3", 671e9, 37e9, 0.015),
+        ("olmoe-1b-7b", 6.9e9, 1.3e9, 0.02),
+        // Zhipu's "32B / 12B active" leave out the embedding and output layer (2·151552·h): compared without them below.
+        ("glm-4.5", 355e9, 32e9, 0.01),
+        ("glm-4.5-air", 106e9, 12e9, 0.02),
+        ("kimi-k2", 1.04e12, 32e9, 0.03),
+        ("moonlight-16b-a3b", 16e9, 3e9, 0.03),
+        ("nemotron-4-340b", 340e9, 340e9, 0.01),
+        ("gpt3-175b", 175e9, 175e9, 0.01),
+    ];
+    for &(key, total, active, tol) in published {
+        let (t, a, a_no_embed) = counts(key);
+        let a = if key.starts_with("glm") { a_no_embed } else { a };
+        assert!((t / total - 1.0).abs() <= tol, "{key}: total {t:.4e} vs published {total:.4e}");
+        assert!((a / active - 1.0).abs() <= tol.max(0.02), "{key}: active {a:.4e} vs published {active:.4e}");
+    }
+}
+
+#[test]
+fn every_reference_model_and_gpu_is_a_preset() {
+    assert_eq!(presets::models().len(), 18);
+    assert_eq!(presets::gpus().len(), 13);
+    for m in presets::models() {
+        assert!(!m.hf_id.is_empty() && !m.source.is_empty(), "{}", m.key);
+    }
+    let gb200 = presets::gpu("GB200").unwrap();
+    assert_eq!(gb200.nvlink_domain_size, 72);
+}
+
+#[test]
+fn deepseek_v3_mtp_is_reported_apart() {
+    // One MTP module ≈ one MoE layer (11.5B) + eh_proj 2·7168² (0.1B): DeepSeek reports 671B main + ~14B MTP incl. its
+    // own embedding/head copies (shared here).
+    let c = presets::model("deepseek-v3").unwrap().model_config().param_counts();
+    assert!((11.0e9..12.5e9).contains(&(c.mtp as f64)), "{}", c.mtp);
+}

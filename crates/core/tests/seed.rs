@@ -1,0 +1,123 @@
+//! The source guide's worked examples and rules (../shared/seed/parallelism-strategies.md), as tests.
+
+mod common;
+use common::*;
+
+/// The guide's "Minimum GPU Count" table: (PP, TP, CP, EP, ETP) → PP·max(TP·CP, EP·ETP).
+#[test]
+fn min_gpus_table_rows() {
+    // Each row worked by hand: e.g. PP=2, TP=2, CP=1, EP=8, ETP=1 → 2·max(2·1, 8·1) = 16.
+    let rows = [(1, 2, 1, 8, 1, 8), (1, 4, 1, 8, 1, 8), (1, 2, 2, 8, 1, 8), (1, 2, 4, 8, 1, 8), (2, 2, 1, 8, 1, 16), (1, 2, 1, 4, 2, 8)];
+    for (pp, tp, cp, ep, etp, want) in rows {
+        let mut p = P::new(small_moe(), want);
+        (p.pp, p.tp, p.cp, p.ep, p.etp) = (pp, tp, cp, ep, Some(etp));
+        let r = p.run();
+        assert_eq!(r.derived.min_gpus, want, "row {:?}", (pp, tp, cp, ep, etp));
+        assert!(r.valid, "row {:?} errors {:?}", (pp, tp, cp, ep, etp), errors(&r));
+        assert_eq!(r.derived.data_parallel_size, want / (tp * pp * cp));
+        assert_eq!(r.derived.expert_data_parallel_size, want / (pp * ep * etp));
+        // The guide's "wrong" column is the full product; min_gpus must not be it unless they coincide.
+        assert!(r.derived.min_gpus <= pp * tp * cp * ep * etp);
+    }
+}
+
+/// "Scaling above the minimum": TP=2, EP=8 at 8/16/32 GPUs → dense DP 4/8/16, expert DP 1/2/4.
+#[test]
+fn scaling_above_minimum() {
+    for (gpus, dp, edp) in [(8, 4, 1), (16, 8, 2), (32, 16, 4)] {
+        let mut p = P::new(small_moe(), gpus);
+        (p.tp, p.ep) = (2, 8);
+        let r = p.run();
+        assert!(r.valid, "{gpus}: {:?}", errors(&r));
+        assert_eq!((r.derived.world_size, r.derived.data_parallel_size, r.derived.expert_data_parallel_size), (gpus, dp, edp));
+    }
+}
+
+#[test]
+fn seed_pitfalls_are_errors() {
+    let dense = small_dense;
+    let cases: Vec<(&str, P)> = vec![
+        ("sp-requires-tp", P { sp: Some(true), ..P::new(dense(), 8) }),
+        ("cp-seq-not-divisible", P { cp: 2, seq: 4097, ..P::new(dense(), 8) }),
+        ("ep-requires-moe", P { ep: 2, ..P::new(dense(), 8) }),
+        ("experts-not-divisible-by-ep", P { ep: 3, ..P::new(small_moe(), 24) }),
+        ("vpp-requires-pp", P { vpp: Some(2), ..P::new(dense(), 8) }),
+        ("world-not-divisible-dense", P { tp: 3, ..P::new(dense(), 8) }),
+        ("query-groups-not-divisible-by-tp", P { tp: 16, per_node: 16, domain: Some(16), ..P::new(dense(), 16) }),
+        ("gbs-not-divisible", P { gbs: 1001, ..P::new(dense(), 8) }),
+        ("world-not-divisible-expert", P { ep: 16, ..P::new(small_moe(), 8) }),
+    ];
+    for (code, p) in cases {
+        let r = p.run();
+        assert!(!r.valid, "{code} should make the plan invalid");
+        let d = r.diagnostics.iter().find(|d| d.code == code).unwrap_or_else(|| panic!("{code} missing: {:?}", codes(&r)));
+        assert!(d.is_error() && !d.message.is_empty() && !d.fix.is_empty(), "{code}");
+    }
+}
+
+#[test]
+fn fixes_name_the_nearest_valid_value() {
+    // TP=3 on 8 GPUs: valid TPs divide 8 (1, 2, 4, 8); 2 and 4 are equally near, the fix takes 2.
+    let r = P { tp: 3, ..P::new(small_dense(), 8) }.run();
+    let d = r.diagnostics.iter().find(|d| d.code == "world-not-divisible-dense").unwrap();
+    assert_eq!(d.apply[0].value, serde_json::json!(2));
+    // GBS 1001 with DP 8, MBS 1: the next multiple of 8 is 1008.
+    let r = P { gbs: 1001, ..P::new(small_dense(), 8) }.run();
+    let d = r.diagnostics.iter().find(|d| d.code == "gbs-not-divisible").unwrap();
+    assert!(d.fix.contains("1008"), "{}", d.fix);
+    // seq 4097 with CP=2: next multiple of 4 is 4100.
+    let r = P { cp: 2, seq: 4097, ..P::new(small_dense(), 8) }.run();
+    let d = r.diagnostics.iter().find(|d| d.code == "cp-seq-not-divisible").unwrap();
+    assert_eq!(d.apply[0].value, serde_json::json!(4100));
+}
+
+#[test]
+fn tp_across_nvlink_is_a_warning() {
+    let r = P { tp: 8, per_node: 4, domain: Some(4), ..P::new(small_dense(), 16) }.run();
+    let d = r.diagnostics.iter().find(|d| d.code == "tp-crosses-nvlink").expect("warning");
+    assert_eq!(d.severity, meshplan_core::Severity::Warning);
+    // 16 GPUs, TP=8, domains of 4: both TP groups [0..8) and [8..16) span 2 domains.
+    assert!(d.message.starts_with("2 of 2"), "{}", d.message);
+}
+
+#[test]
+fn moe_with_tp_needs_sp() {
+    let r = P { tp: 2, ep: 8, sp: Some(false), ..P::new(small_moe(), 8) }.run();
+    assert!(errors(&r).contains(&"moe-tp-requires-sp"));
+}
+
+#[test]
+fn interleaved_schedule_needs_microbatch_multiple_of_pp() {
+    // 16 layers, PP=4, VPP=2 on 8 GPUs: DP=2; GBS 6 → 3 microbatches, not a multiple of PP=4.
+    let r = P { pp: 4, vpp: Some(2), gbs: 6, ..P::new(small_dense(), 8) }.run();
+    assert!(errors(&r).contains(&"interleaved-microbatches"), "{:?}", codes(&r));
+    // GBS 8 → 4 microbatches: fine.
+    let r = P { pp: 4, vpp: Some(2), gbs: 8, ..P::new(small_dense(), 8) }.run();
+    assert!(!codes(&r).contains(&"interleaved-microbatches"));
+}
+
+#[test]
+fn microbatches_and_bubble() {
+    // 64 GPUs, TP=4, PP=4: DP=4; GBS 512, MBS 1 → m = 128; bubble (4−1)/128.
+    let p = P { tp: 4, pp: 4, gbs: 512, ..P::new(small_dense(), 64) };
+    let r = p.run();
+    assert_eq!(r.derived.num_microbatches, 128);
+    assert!((r.derived.pipeline_bubble_fraction - 3.0 / 128.0).abs() < 1e-12);
+    // VPP=2 halves it: 3/256.
+    let r = P { vpp: Some(2), ..p }.run();
+    assert!((r.derived.pipeline_bubble_fraction - 3.0 / 256.0).abs() < 1e-12);
+}
+
+#[test]
+fn deepseek_v3_guide_example_needs_1024_gpus() {
+    // NOTES.md: TP=2, PP=16, EP=64 needs PP·EP·ETP = 16·64·1 = 1,024 GPUs, not 256; 61 layers need uneven stages.
+    let plan = serde_json::json!({"model": "deepseek-v3", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 32},
+        "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 1024, "use_distributed_optimizer": true},
+        "parallelism": {"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 16, "expert_model_parallel_size": 64,
+                        "expert_tensor_parallel_size": 1, "sequence_parallel": true}});
+    let r = meshplan_core::plan_value(&plan).unwrap();
+    let e = errors(&r);
+    assert!(e.contains(&"world-not-divisible-expert"), "{e:?}");
+    assert!(e.contains(&"layers-not-divisible-by-pp"), "{e:?}");
+    assert_eq!(r.derived.min_gpus, 1024);
+}
