@@ -3,5 +3,6 @@
 //! No web, DOM or I/O dependencies; deterministic; never panics on any input.
 
 pub mod diag;
+pub mod layout;
 
 pub use diag::{Diagnostic, FieldValue, Severity};
