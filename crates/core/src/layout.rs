@@ -120,6 +120,11 @@ impl GroupKind {
         [Tp, Cp, Dp, DpCp, Pp, TpPp, Ep, Etp, Edp]
     }
 
+    /// Upstream: none (position in [`GroupKind::all`], used by the per-rank index).
+    fn slot(self) -> usize {
+        self as usize
+    }
+
     /// Upstream: none (the JSON key of this kind in [`Groups`]).
     pub fn key(&self) -> &'static str {
         match self {
@@ -267,8 +272,8 @@ impl RankIndex {
         // Every kind partitions the world, so the tp groups' total length is the world.
         let world = groups.tp.iter().map(Vec::len).sum::<usize>();
         let mut slots = vec![u32::MAX; world.saturating_mul(GroupKind::all().len())];
-        for (k, kind) in GroupKind::all().into_iter().enumerate() {
-            let base = k.saturating_mul(world);
+        for kind in GroupKind::all() {
+            let base = kind.slot().saturating_mul(world);
             for (g, group) in groups.of(kind).iter().enumerate() {
                 let g = u32::try_from(g).unwrap_or(u32::MAX);
                 for &rank in group {
@@ -290,8 +295,7 @@ impl RankIndex {
         if rank >= self.world {
             return None;
         }
-        let k = GroupKind::all().iter().position(|&x| x == kind)?;
-        let slot = *self.slots.get(k.saturating_mul(self.world).saturating_add(rank))?;
+        let slot = *self.slots.get(kind.slot().saturating_mul(self.world).saturating_add(rank))?;
         (slot != u32::MAX).then_some(slot as usize)
     }
 }
@@ -405,6 +409,12 @@ impl Iterator for MixedRadix {
             self.digit[i] = 0;
         }
         Some(out)
+    }
+
+    /// Upstream: none (exact length, so `collect` allocates once).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::try_from(self.left).unwrap_or(usize::MAX);
+        (left, Some(left))
     }
 }
 
@@ -774,4 +784,567 @@ pub fn coordinates(rank: u64, world: u64, sizes: &MeshSizes, order: &str) -> Res
         ep: r.expert.coordinate(rank, Dim::Ep),
         edp: r.expert.coordinate(rank, Dim::Dp),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+    use std::collections::BTreeSet;
+
+    fn sizes(tp: u64, pp: u64, cp: u64, ep: u64, etp: u64) -> MeshSizes {
+        MeshSizes { tp, pp, cp, ep, etp }
+    }
+
+    fn lay(world: u64, s: MeshSizes, order: &str) -> Layout {
+        build_layout(world, &s, order, 8).unwrap_or_else(|d| panic!("{world} {s:?} {order}: {d:?}"))
+    }
+
+    fn code(r: Result<impl std::fmt::Debug, Diagnostic>) -> String {
+        match r {
+            Ok(v) => panic!("expected an error, got {v:?}"),
+            Err(d) => {
+                assert!(d.is_error());
+                d.code
+            }
+        }
+    }
+
+    fn singletons(world: u32) -> Vec<Vec<u32>> {
+        (0..world).map(|r| vec![r]).collect()
+    }
+
+    // The docstring of initialize_model_parallel: 16 GPUs, tp = 2, pp = 4, default order.
+    #[test]
+    fn megatron_docstring_tp2_pp4() {
+        // dp = 16 / (2·4) = 2; with cp = ep = 1 the order tp-cp-ep-dp-pp gives
+        // rank = tp + 2·dp + 4·pp.
+        let l = lay(16, sizes(2, 4, 1, 1, 2), DEFAULT_ORDER);
+        assert_eq!(l.order, "tp-cp-ep-dp-pp");
+        // Docstring: "8 tensor model-parallel groups: [g0, g1], [g2, g3], ..., [g14, g15]".
+        let tp: Vec<Vec<u32>> = (0..8).map(|i| vec![2 * i, 2 * i + 1]).collect();
+        assert_eq!(l.groups.tp, tp);
+        // Docstring: "8 data_parallel groups: [g0, g2], [g1, g3], [g4, g6], [g5, g7], ...".
+        let dp = vec![
+            vec![0, 2], vec![1, 3], vec![4, 6], vec![5, 7],
+            vec![8, 10], vec![9, 11], vec![12, 14], vec![13, 15],
+        ];
+        assert_eq!(l.groups.dp, dp);
+        // Docstring: "4 pipeline model-parallel groups: [g0, g4, g8, g12], [g1, g5, g9, g13], ...".
+        let pp = vec![vec![0, 4, 8, 12], vec![1, 5, 9, 13], vec![2, 6, 10, 14], vec![3, 7, 11, 15]];
+        assert_eq!(l.groups.pp, pp);
+        // tp-pp: members tp + 4·pp = {0,1,4,5,8,9,12,13}, one group per dp (bases 0 and 2).
+        assert_eq!(l.groups.tp_pp, vec![vec![0, 1, 4, 5, 8, 9, 12, 13], vec![2, 3, 6, 7, 10, 11, 14, 15]]);
+        assert_eq!(l.groups.cp, singletons(16));
+        assert_eq!(l.groups.dp_cp, dp);
+        // Expert mesh with etp = tp = 2, ep = 1: expert dp = 16 / (2·1·4) = 2, same layout.
+        assert_eq!(l.groups.etp, tp);
+        assert_eq!(l.groups.ep, singletons(16));
+        assert_eq!(l.groups.edp, dp);
+        // NVLink domains of 8: only pp and tp-pp groups (ranks 0..15 step 4) leave a domain.
+        assert_eq!(
+            l.crossings,
+            vec![
+                Crossing { kind: "pp".into(), groups_crossing: 4, total_groups: 4, max_domains_spanned: 2 },
+                Crossing { kind: "tp_pp".into(), groups_crossing: 2, total_groups: 2, max_domains_spanned: 2 },
+            ]
+        );
+        // Rank 13 = 1 + 2·0 + 4·3.
+        assert_eq!(l.group_index(GroupKind::Tp, 13), Some(6));
+        assert_eq!(l.group_index(GroupKind::Pp, 13), Some(1));
+        assert_eq!(l.group_index(GroupKind::Dp, 13), Some(7));
+        assert_eq!(l.group_index(GroupKind::Tp, 16), None);
+        let c = coordinates(13, 16, &sizes(2, 4, 1, 1, 2), DEFAULT_ORDER).unwrap();
+        assert_eq!(c, Coordinates { tp: 1, cp: 0, dp: 0, pp: 3, etp: 1, ep: 0, edp: 0 });
+    }
+
+    // The context_parallel_size docstring: 8 GPUs, tp = 4, cp = 2.
+    #[test]
+    fn megatron_docstring_tp4_cp2() {
+        // dp = 8 / (4·2) = 1; rank = tp + 4·cp.
+        let l = lay(8, sizes(4, 1, 2, 1, 4), DEFAULT_ORDER);
+        // Docstring: "[GPU0, GPU4], [GPU1, GPU5], [GPU2, GPU6], and [GPU3, GPU7]".
+        assert_eq!(l.groups.cp, vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
+        // Docstring: "One chunk is processed by GPU0-3, the other chunk is processed by GPU4-7".
+        assert_eq!(l.groups.tp, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        assert_eq!(l.groups.dp, singletons(8));
+        assert_eq!(l.groups.dp_cp, l.groups.cp);
+    }
+
+    #[test]
+    fn context_parallel_with_expert_parallel() {
+        // world 16, tp = cp = pp = 2 → dp = 16 / 8 = 2.
+        // Dense strides in tp-cp-ep-dp-pp: tp 1, cp 2, ep (size 1) 4, dp 4, pp 8.
+        let s = sizes(2, 2, 2, 2, 2);
+        let l = lay(16, s, DEFAULT_ORDER);
+        // cp: r and r + 2, bases tp + 4·dp + 8·pp = 0, 1, 4, 5, 8, 9, 12, 13.
+        let cp = vec![
+            vec![0, 2], vec![1, 3], vec![4, 6], vec![5, 7],
+            vec![8, 10], vec![9, 11], vec![12, 14], vec![13, 15],
+        ];
+        assert_eq!(l.groups.cp, cp);
+        // dp: r and r + 4, bases tp + 2·cp + 8·pp = 0, 1, 2, 3, 8, 9, 10, 11.
+        let dp = vec![
+            vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7],
+            vec![8, 12], vec![9, 13], vec![10, 14], vec![11, 15],
+        ];
+        assert_eq!(l.groups.dp, dp);
+        // dp-cp: offsets 2·cp + 4·dp = 0, 2, 4, 6; bases tp + 8·pp = 0, 1, 8, 9.
+        assert_eq!(l.groups.dp_cp, vec![vec![0, 2, 4, 6], vec![1, 3, 5, 7], vec![8, 10, 12, 14], vec![9, 11, 13, 15]]);
+        // pp: r and r + 8.
+        assert_eq!(l.groups.pp, (0..8).map(|r| vec![r, r + 8]).collect::<Vec<_>>());
+        // tp-pp: offsets tp + 8·pp = 0, 1, 8, 9; bases 2·cp + 4·dp = 0, 2, 4, 6.
+        assert_eq!(l.groups.tp_pp, vec![vec![0, 1, 8, 9], vec![2, 3, 10, 11], vec![4, 5, 12, 13], vec![6, 7, 14, 15]]);
+        // Expert mesh: etp 2, cp 1, ep 2, expert dp = 16 / (2·2·2) = 2, pp 2.
+        // Strides: etp 1, ep 2, dp 4, pp 8 — ep lands where dense cp was.
+        assert_eq!(l.groups.ep, cp);
+        assert_eq!(l.groups.edp, dp);
+        // Rank 13 = 1 + 2·0 + 4·1 + 8·1 in both meshes.
+        let c = coordinates(13, 16, &s, DEFAULT_ORDER).unwrap();
+        assert_eq!(c, Coordinates { tp: 1, cp: 0, dp: 1, pp: 1, etp: 1, ep: 0, edp: 1 });
+    }
+
+    #[test]
+    fn moe_world8_tp2_ep8_etp1() {
+        // Dense: dp = 8 / 2 = 4; rank = tp + 2·dp.
+        let l = build_layout(8, &sizes(2, 1, 1, 8, 1), DEFAULT_ORDER, 4).unwrap();
+        assert_eq!(l.groups.tp, vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]);
+        assert_eq!(l.groups.dp, vec![vec![0, 2, 4, 6], vec![1, 3, 5, 7]]);
+        // Expert: expert dp = 8 / (1·8·1) = 1; ep stride = etp·cp = 1, so one group of all 8.
+        assert_eq!(l.groups.ep, vec![(0..8).collect::<Vec<u32>>()]);
+        assert_eq!(l.groups.etp, singletons(8));
+        assert_eq!(l.groups.edp, singletons(8));
+        // Domains of 4 ranks: dp groups {0,2,4,6} and the ep group span domains 0 and 1.
+        let kinds: Vec<&str> = l.crossings.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(kinds, ["dp", "dp_cp", "ep"]);
+        assert_eq!(l.crossings[2], Crossing { kind: "ep".into(), groups_crossing: 1, total_groups: 1, max_domains_spanned: 2 });
+        let c = coordinates(5, 8, &sizes(2, 1, 1, 8, 1), DEFAULT_ORDER).unwrap();
+        // 5 = 1 + 2·2 densely; 5 = ep 5 in the expert mesh.
+        assert_eq!(c, Coordinates { tp: 1, cp: 0, dp: 2, pp: 0, etp: 0, ep: 5, edp: 0 });
+    }
+
+    #[test]
+    fn tp_pp_dp_mapping_order() {
+        // --use-tp-pp-dp-mapping: world 16, tp = 2, pp = 2 → dp = 4.
+        // Strides in tp-cp-ep-pp-dp: tp 1, cp 2, ep 2, pp 2, dp 4.
+        let l = lay(16, sizes(2, 2, 1, 1, 2), TP_PP_DP_ORDER);
+        assert_eq!(l.order, "tp-cp-ep-pp-dp");
+        // pp: r and r + 2, bases tp + 4·dp = 0, 1, 4, 5, 8, 9, 12, 13.
+        let pp = vec![
+            vec![0, 2], vec![1, 3], vec![4, 6], vec![5, 7],
+            vec![8, 10], vec![9, 11], vec![12, 14], vec![13, 15],
+        ];
+        assert_eq!(l.groups.pp, pp);
+        // dp: r + 4·k, bases tp + 2·pp = 0, 1, 2, 3.
+        let dp = vec![vec![0, 4, 8, 12], vec![1, 5, 9, 13], vec![2, 6, 10, 14], vec![3, 7, 11, 15]];
+        assert_eq!(l.groups.dp, dp);
+        // tp-pp: offsets 0, 1, 2, 3 — model-parallel groups are contiguous blocks of 4.
+        assert_eq!(l.groups.tp_pp, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9, 10, 11], vec![12, 13, 14, 15]]);
+
+        // MoE on this order: etp = 1, ep = 2 → expert dp = 16 / (1·2·2) = 4 = dp, as required when
+        // pp is not last. Expert strides: ep 1, pp 2, dp 4, so the pp groups agree.
+        let l = lay(16, sizes(2, 2, 1, 2, 1), TP_PP_DP_ORDER);
+        assert_eq!(l.groups.pp, pp);
+        assert_eq!(l.groups.ep, (0..8).map(|i| vec![2 * i, 2 * i + 1]).collect::<Vec<_>>());
+        assert_eq!(l.groups.edp, dp);
+    }
+
+    #[test]
+    fn order_normalisation() {
+        let s = sizes(2, 2, 1, 1, 2);
+        assert_eq!(normalize_order("tp-cp-ep-dp-pp", &s).unwrap(), "tp-cp-ep-dp-pp");
+        // Lowercased; missing size-1 tokens appended in name_to_size order (tp, pp, dp, ep, cp).
+        assert_eq!(normalize_order("TP-DP-PP", &s).unwrap(), "tp-dp-pp-ep-cp");
+        assert_eq!(normalize_order("pp-tp", &s).unwrap(), "pp-tp-dp-ep-cp");
+        assert_eq!(lay(8, s, "Tp-Pp-Dp").order, "tp-pp-dp-ep-cp");
+        // tp may be left out only when both tp and etp are 1.
+        assert_eq!(normalize_order("cp-ep-dp-pp", &sizes(1, 1, 1, 1, 1)).unwrap(), "cp-ep-dp-pp-tp");
+        assert_eq!(code(normalize_order("cp-ep-dp-pp", &sizes(1, 1, 1, 1, 2))), "order-missing-dimension");
+        // dp is unknown to normalize_order, but build_layout refuses it missing when dp > 1.
+        assert_eq!(normalize_order("tp-pp", &s).unwrap(), "tp-pp-dp-ep-cp");
+        assert_eq!(code(build_layout(8, &s, "tp-pp", 8)), "order-missing-dimension");
+        assert_eq!(lay(4, s, "tp-pp").order, "tp-pp-dp-ep-cp");
+    }
+
+    #[test]
+    fn order_errors_name_the_token() {
+        let s = sizes(1, 1, 1, 8, 1);
+        let d = build_layout(8, &s, "tp-cp-dp-pp", 8).unwrap_err();
+        assert_eq!(d.code, "order-missing-dimension");
+        assert!(d.message.contains("\"ep\"") && d.message.contains("ep = 8"), "{}", d.message);
+        assert!(d.fix.contains("tp-cp-ep-dp-pp"), "{}", d.fix);
+
+        let d = normalize_order("tp-xp-dp-pp", &s).unwrap_err();
+        assert_eq!(d.code, "order-invalid");
+        assert!(d.message.contains("\"xp\""), "{}", d.message);
+        let d = normalize_order("tp-etp-ep-dp-pp", &s).unwrap_err();
+        assert!(d.message.contains("\"etp\"") && d.fix.contains("expert tp"), "{d:?}");
+        let d = normalize_order("", &s).unwrap_err();
+        assert!(d.code == "order-invalid" && d.message.contains("empty"), "{d:?}");
+        let d = normalize_order("tp--pp", &s).unwrap_err();
+        assert!(d.message.contains("position 2"), "{}", d.message);
+        let d = normalize_order("tp-dp-TP", &s).unwrap_err();
+        assert!(d.message.contains("more than once"), "{}", d.message);
+        // Megatron does not strip whitespace: " tp" is an unknown token.
+        assert_eq!(code(normalize_order(" tp-dp-pp", &s)), "order-invalid");
+        // Long garbage is cut in the message.
+        let d = normalize_order(&"x".repeat(10_000), &s).unwrap_err();
+        assert!(d.message.len() < 300, "{}", d.message.len());
+    }
+
+    #[test]
+    fn pipeline_agreement_rules() {
+        // world 16, tp 2, pp 2, ep 4, etp 1: dp = 16 / 4 = 4, expert dp = 16 / (1·4·2) = 2.
+        let s = sizes(2, 2, 1, 4, 1);
+        assert_eq!(lay(16, s, DEFAULT_ORDER).groups.edp.len(), 8);
+        // pp not last and dp ≠ expert dp: initialize_model_parallel's first assertion.
+        assert_eq!(code(build_layout(16, &s, TP_PP_DP_ORDER, 8)), "order-pp-not-last");
+        // The assertion reads the order as written: uppercase "PP" does not end with "pp".
+        let d = build_layout(16, &s, "TP-CP-EP-DP-PP", 8).unwrap_err();
+        assert_eq!(d.code, "order-pp-not-last");
+        assert!(d.message.contains("case-sensitively"), "{}", d.message);
+        // ... which does not matter with pp = 1 (world 8: dp 4, expert dp 2).
+        assert_eq!(lay(8, sizes(2, 1, 1, 4, 1), "TP-CP-EP-DP-PP").order, DEFAULT_ORDER);
+
+        // tp-pp-cp-ep-dp, tp 2, etp 1, pp 2, ep 2: dp = 16/4 = 4 = expert dp = 16/(1·2·2), so the first
+        // assertion passes, but pp has stride tp = 2 densely and etp = 1 for experts.
+        let s = sizes(2, 2, 1, 2, 1);
+        let d = build_layout(16, &s, "tp-pp-cp-ep-dp", 8).unwrap_err();
+        assert_eq!(d.code, "order-pp-groups-differ");
+        let r = resolve_meshes(16, &s, "tp-pp-cp-ep-dp").unwrap();
+        assert_ne!(r.dense.groups(mask_of("pp")), r.expert.groups(mask_of("pp")));
+        // Same sizes, tp = etp: strides agree.
+        assert_eq!(lay(16, sizes(2, 2, 1, 1, 2), "tp-pp-cp-ep-dp").groups.pp.len(), 8);
+    }
+
+    #[test]
+    fn size_and_world_errors() {
+        assert_eq!(code(build_layout(12, &sizes(8, 1, 1, 1, 8), DEFAULT_ORDER, 8)), "world-not-divisible-dense");
+        // Expert: etp·ep·pp = 1·16·2 = 32 does not divide 16.
+        let d = build_layout(16, &sizes(2, 2, 1, 16, 1), DEFAULT_ORDER, 8).unwrap_err();
+        assert_eq!(d.code, "world-not-divisible-expert");
+        assert!(d.message.contains("32"), "{}", d.message);
+        assert_eq!(code(build_layout(0, &sizes(1, 1, 1, 1, 1), DEFAULT_ORDER, 8)), "mesh-size-zero");
+        let d = build_layout(8, &sizes(1, 1, 1, 0, 1), DEFAULT_ORDER, 8).unwrap_err();
+        assert!(d.code == "mesh-size-zero" && d.message.starts_with("ep"), "{d:?}");
+        assert_eq!(code(normalize_order(DEFAULT_ORDER, &sizes(0, 1, 1, 1, 1))), "mesh-size-zero");
+        assert_eq!(
+            code(build_layout(MAX_LAYOUT_WORLD + 1, &sizes(1, 1, 1, 1, 1), DEFAULT_ORDER, 8)),
+            "world-too-large-to-lay-out"
+        );
+        // Sizes of 2^24 with a world of 2^21: products up to 2^72, no overflow.
+        let big = 1u64 << 24;
+        assert_eq!(code(build_layout(1 << 21, &sizes(big, big, big, big, big), DEFAULT_ORDER, 8)), "world-not-divisible-dense");
+        assert_eq!(code(build_layout(1 << 21, &sizes(u64::MAX, u64::MAX, u64::MAX, 1, 1), DEFAULT_ORDER, 8)), "world-not-divisible-dense");
+        assert_eq!(code(coordinates(8, 8, &sizes(2, 1, 1, 1, 2), DEFAULT_ORDER)), "rank-out-of-range");
+        // coordinates has no world limit.
+        let c = coordinates(u64::MAX - 1, u64::MAX, &sizes(1, 1, 1, 1, 1), DEFAULT_ORDER).unwrap();
+        assert_eq!(c.dp, u64::MAX - 1);
+    }
+
+    #[test]
+    fn nvlink_domain_zero_is_one_and_singletons_never_cross() {
+        let s = sizes(2, 1, 1, 1, 2);
+        let zero = build_layout(4, &s, DEFAULT_ORDER, 0).unwrap();
+        let one = build_layout(4, &s, DEFAULT_ORDER, 1).unwrap();
+        assert_eq!(zero.crossings, one.crossings);
+        // Groups of size > 1 are tp, dp, dp_cp, tp_pp, etp, edp; cp, pp, ep are singletons.
+        let kinds: Vec<&str> = one.crossings.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(kinds, ["tp", "dp", "dp_cp", "tp_pp", "etp", "edp"]);
+        assert!(build_layout(4, &s, DEFAULT_ORDER, 4).unwrap().crossings.is_empty());
+    }
+
+    #[test]
+    fn json_shape_and_round_trip() {
+        let l = lay(16, sizes(2, 2, 2, 2, 2), DEFAULT_ORDER);
+        let v = serde_json::to_value(&l).unwrap();
+        let top: BTreeSet<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(top, BTreeSet::from(["order", "groups", "crossings"]));
+        let keys: BTreeSet<&str> = v["groups"].as_object().unwrap().keys().map(String::as_str).collect();
+        let expected: BTreeSet<&str> = GroupKind::all().iter().map(|k| k.key()).collect();
+        assert_eq!(keys, expected);
+        let back: Layout = serde_json::from_value(v).unwrap();
+        assert_eq!(back, l);
+        for kind in GroupKind::all() {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.key());
+            for r in 0..16 {
+                assert_eq!(back.group_index(kind, r), l.group_index(kind, r));
+            }
+        }
+        assert_eq!(back.world(), 16);
+        // Garbage groups deserialise without panicking; out-of-range ranks are simply not indexed.
+        let junk = r#"{"order":"x","crossings":[],"groups":{"tp":[[4000000000],[0]],"cp":[],"dp":[[1,1,1]],
+            "dp_cp":[],"pp":[],"tp_pp":[],"ep":[],"etp":[],"edp":[]}}"#;
+        let j: Layout = serde_json::from_str(junk).unwrap();
+        assert_eq!(j.group_index(GroupKind::Tp, 0), Some(1));
+        assert_eq!(j.group_index(GroupKind::Tp, 1), None);
+        assert_eq!(j.group_index(GroupKind::Dp, 1), Some(0));
+        assert_eq!(j.group_index(GroupKind::Dp, 0), None);
+    }
+
+    #[test]
+    fn group_kind_metadata() {
+        let expert: Vec<GroupKind> = GroupKind::all().into_iter().filter(GroupKind::is_expert).collect();
+        assert_eq!(expert, [GroupKind::Ep, GroupKind::Etp, GroupKind::Edp]);
+        for (i, kind) in GroupKind::all().into_iter().enumerate() {
+            assert_eq!(kind.slot(), i, "the per-rank index relies on declaration order = all() order");
+        }
+        for kind in GroupKind::all() {
+            assert!(!kind.label().is_empty());
+            assert!(kind.megatron_token().split('-').all(|t| Dim::from_token(t).is_some()));
+        }
+    }
+
+    #[test]
+    fn sixteen_k_ranks_are_consistent() {
+        // 16,384 ranks: tp 8, cp 2, pp 4 → dp 256; etp 1, ep 8 → expert dp 512.
+        let s = sizes(8, 4, 2, 8, 1);
+        let l = build_layout(16_384, &s, DEFAULT_ORDER, 8).unwrap();
+        check_layout(&l, 16_384, &s, DEFAULT_ORDER).unwrap();
+    }
+
+    /// Run with `cargo test -p meshplan-core --profile bench layout_timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn layout_timing() {
+        let s = sizes(8, 4, 2, 8, 1);
+        let runs = 50u32;
+        let start = std::time::Instant::now();
+        for _ in 0..runs {
+            std::hint::black_box(build_layout(16_384, &s, DEFAULT_ORDER, 8).unwrap());
+        }
+        let per = start.elapsed() / runs;
+        let l = build_layout(16_384, &s, DEFAULT_ORDER, 8).unwrap();
+        let start = std::time::Instant::now();
+        let mut sum = 0usize;
+        for kind in GroupKind::all() {
+            for r in 0..16_384 {
+                sum += l.group_index(kind, r).unwrap_or(0);
+            }
+        }
+        let lookups = start.elapsed();
+        println!("build_layout(16384 ranks): {per:?} per layout; 9 × 16384 group_index: {lookups:?} ({sum})");
+    }
+
+    fn divisors(n: u64) -> Vec<u64> {
+        (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
+    }
+
+    /// A valid mesh: world = tp·cp·pp·dp ≤ 4096 and etp·ep dividing world / pp.
+    fn mesh_case() -> impl Strategy<Value = (u64, MeshSizes)> {
+        let dim = prop::sample::select(vec![1u64, 1, 2, 3, 4, 8]);
+        (dim.clone(), dim.clone(), dim.clone(), dim, any::<prop::sample::Index>(), any::<prop::sample::Index>()).prop_map(
+            |(tp, cp, pp, dp, i, j)| {
+                let world = tp * cp * pp * dp;
+                let d1 = divisors(world / pp);
+                let etp = d1[i.index(d1.len())];
+                let d2 = divisors(world / pp / etp);
+                let ep = d2[j.index(d2.len())];
+                (world, sizes(tp, pp, cp, ep, etp))
+            },
+        )
+    }
+
+    fn permutation() -> impl Strategy<Value = Vec<&'static str>> {
+        Just(vec!["tp", "cp", "ep", "dp", "pp"]).prop_shuffle()
+    }
+
+    fn order_case() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(DEFAULT_ORDER.to_string()),
+            Just(TP_PP_DP_ORDER.to_string()),
+            permutation().prop_map(|v| v.join("-")),
+        ]
+    }
+
+    /// Every invariant a Megatron layout must satisfy.
+    fn check_layout(l: &Layout, world: u64, s: &MeshSizes, order: &str) -> Result<(), TestCaseError> {
+        let dp = world / (s.tp * s.pp * s.cp);
+        let edp = world / (s.etp * s.ep * s.pp);
+        prop_assert_eq!(dp * s.tp * s.pp * s.cp, world);
+        prop_assert_eq!(edp * s.etp * s.ep * s.pp, world);
+        prop_assert_eq!(l.world(), world);
+        let n = world as usize;
+        for kind in GroupKind::all() {
+            let size = match kind {
+                GroupKind::Tp => s.tp,
+                GroupKind::Cp => s.cp,
+                GroupKind::Dp => dp,
+                GroupKind::DpCp => dp * s.cp,
+                GroupKind::Pp => s.pp,
+                GroupKind::TpPp => s.tp * s.pp,
+                GroupKind::Ep => s.ep,
+                GroupKind::Etp => s.etp,
+                GroupKind::Edp => edp,
+            };
+            let groups = l.groups_of(kind);
+            prop_assert_eq!(groups.len() as u64 * size, world, "{:?}", kind);
+            let mut seen = vec![0u8; n];
+            for (g, group) in groups.iter().enumerate() {
+                prop_assert_eq!(group.len() as u64, size, "{:?}", kind);
+                prop_assert!(group.windows(2).all(|w| w[0] < w[1]), "{:?} not ascending", kind);
+                for &r in group {
+                    seen[r as usize] += 1;
+                    prop_assert_eq!(l.group_index(kind, r), Some(g));
+                }
+            }
+            prop_assert!(seen.iter().all(|&c| c == 1), "{:?}: not a partition", kind);
+            prop_assert_eq!(l.group_index(kind, world as u32), None);
+        }
+        // Combined groups contain the groups of their parts.
+        let within = |part: GroupKind, whole: GroupKind| {
+            l.groups_of(part).iter().all(|g| g.iter().all(|&r| l.group_index(whole, r) == l.group_index(whole, g[0])))
+        };
+        prop_assert!(within(GroupKind::Tp, GroupKind::TpPp) && within(GroupKind::Pp, GroupKind::TpPp));
+        prop_assert!(within(GroupKind::Cp, GroupKind::DpCp) && within(GroupKind::Dp, GroupKind::DpCp));
+
+        // Coordinates: the mixed-radix digits of the rank, and positions within groups.
+        let coords: Vec<Coordinates> = (0..world).map(|r| coordinates(r, world, s, order).unwrap()).collect();
+        let dims: Vec<&str> = l.order.split('-').collect();
+        let (mut sd, mut se) = (1u64, 1u64);
+        let mut dense = vec![0u64; n];
+        let mut expert = vec![0u64; n];
+        for t in dims {
+            for (r, c) in coords.iter().enumerate() {
+                let (d, e, dn, en) = match t {
+                    "tp" => (c.tp, c.etp, s.tp, s.etp),
+                    "cp" => (c.cp, 0, s.cp, 1),
+                    "ep" => (0, c.ep, 1, s.ep),
+                    "dp" => (c.dp, c.edp, dp, edp),
+                    _ => (c.pp, c.pp, s.pp, s.pp),
+                };
+                prop_assert!(d < dn && e < en);
+                dense[r] += d * sd;
+                expert[r] += e * se;
+            }
+            let (dn, en) = match t {
+                "tp" => (s.tp, s.etp),
+                "cp" => (s.cp, 1),
+                "ep" => (1, s.ep),
+                "dp" => (dp, edp),
+                _ => (s.pp, s.pp),
+            };
+            sd *= dn;
+            se *= en;
+        }
+        prop_assert!(dense.iter().enumerate().all(|(r, &v)| v == r as u64));
+        prop_assert!(expert.iter().enumerate().all(|(r, &v)| v == r as u64));
+        for kind in GroupKind::all() {
+            let Some(_) = coords[0].in_group(kind) else { continue };
+            for group in l.groups_of(kind) {
+                for (i, &r) in group.iter().enumerate() {
+                    prop_assert_eq!(coords[r as usize].in_group(kind), Some(i as u64), "{:?}", kind);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Naive crossings: distinct domains per group via a set.
+    fn naive_crossings(l: &Layout, domain: u64) -> Vec<Crossing> {
+        GroupKind::all()
+            .into_iter()
+            .filter_map(|kind| {
+                let spans: Vec<u64> = l
+                    .groups_of(kind)
+                    .iter()
+                    .map(|g| g.iter().map(|&r| u64::from(r) / domain).collect::<BTreeSet<_>>().len() as u64)
+                    .collect();
+                let crossing = spans.iter().filter(|&&s| s > 1).count() as u64;
+                (crossing > 0).then(|| Crossing {
+                    kind: kind.key().into(),
+                    groups_crossing: crossing,
+                    total_groups: spans.len() as u64,
+                    max_domains_spanned: spans.iter().copied().max().unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn layouts_match_megatron_invariants((world, s) in mesh_case(), order in order_case(), domain in 1u64..=16) {
+            let r = resolve_meshes(world, &s, &order).expect("a full order always resolves");
+            let pp_groups_agree = r.dense.groups(mask_of("pp")) == r.expert.groups(mask_of("pp"));
+            let pp_last_rule = order.ends_with("pp") || s.pp == 1 || r.dense.size(Dim::Dp) == r.expert.size(Dim::Dp);
+            match build_layout(world, &s, &order, domain) {
+                Ok(l) => {
+                    prop_assert!(pp_groups_agree && pp_last_rule);
+                    check_layout(&l, world, &s, &order)?;
+                    prop_assert_eq!(&l.crossings, &naive_crossings(&l, domain));
+                    prop_assert_eq!(&l.order, &order);
+                }
+                Err(d) => {
+                    prop_assert!(!order.ends_with("pp"), "pp-last orders always lay out: {:?}", d);
+                    prop_assert!(!(pp_groups_agree && pp_last_rule), "{:?}", d);
+                    let expected = if pp_last_rule { "order-pp-groups-differ" } else { "order-pp-not-last" };
+                    prop_assert_eq!(d.code.as_str(), expected);
+                }
+            }
+        }
+
+        #[test]
+        fn missing_tokens_follow_megatron(
+            (world, s) in mesh_case(),
+            perm in permutation(),
+            drop in prop::collection::vec(any::<bool>(), 5),
+            upper in prop::collection::vec(any::<bool>(), 5),
+        ) {
+            let kept: Vec<String> = perm.iter().zip(&drop).zip(&upper)
+                .filter(|((_, d), _)| !**d)
+                .map(|((t, _), u)| if *u { t.to_uppercase() } else { t.to_string() })
+                .collect();
+            let order = kept.join("-");
+            let dp = world / (s.tp * s.pp * s.cp);
+            let edp = world / (s.etp * s.ep * s.pp);
+            let need = |t: &str| match t {
+                "tp" => s.tp.max(s.etp), "pp" => s.pp, "dp" => dp.max(edp), "ep" => s.ep, _ => s.cp,
+            };
+            let dropped: Vec<&str> = perm.iter().zip(&drop).filter(|(_, d)| **d).map(|(t, _)| *t).collect();
+            let result = resolve_meshes(world, &s, &order);
+            if kept.is_empty() {
+                prop_assert_eq!(code(result.map(|r| r.order)), "order-invalid");
+            } else if dropped.iter().any(|t| need(t) != 1) {
+                prop_assert_eq!(code(result.map(|r| r.order)), "order-missing-dimension");
+            } else {
+                let mut expected: Vec<&str> = perm.iter().zip(&drop).filter(|(_, d)| !**d).map(|(t, _)| *t).collect();
+                expected.extend(["tp", "pp", "dp", "ep", "cp"].into_iter().filter(|t| dropped.contains(t)));
+                let r = result.map_err(|d| TestCaseError::fail(format!("{d:?}")))?;
+                prop_assert_eq!(r.order, expected.join("-"));
+            }
+            // normalize_order ignores dp: it agrees whenever dp is not the reason.
+            let n = normalize_order(&order, &s);
+            if !kept.is_empty() && !dropped.iter().any(|t| *t != "dp" && need(t) != 1) {
+                prop_assert!(n.is_ok(), "{:?}", n);
+            } else {
+                prop_assert!(n.is_err());
+            }
+        }
+
+        #[test]
+        fn bad_input_never_panics(
+            world in prop_oneof![0u64..=4096, (MAX_LAYOUT_WORLD + 1)..=u64::MAX, Just(u64::MAX)],
+            any_world in any::<u64>(),
+            rank in any::<u64>(),
+            sz in prop::collection::vec(prop_oneof![0u64..=9, Just(1u64 << 24), Just(u64::MAX), any::<u64>()], 5),
+            order in prop_oneof![
+                "\\PC{0,30}",
+                prop::collection::vec(
+                    prop::sample::select(vec!["tp", "TP", "cp", "ep", "dp", "pp", "Pp", "", "x", " tp", "etp", "gtp_remat", "-", "ß"]),
+                    0..8,
+                ).prop_map(|v| v.join("-")),
+            ],
+            domain in any::<u64>(),
+        ) {
+            let s = sizes(sz[0], sz[1], sz[2], sz[3], sz[4]);
+            if let Ok(l) = build_layout(world, &s, &order, domain) {
+                check_layout(&l, world, &s, &order)?;
+            }
+            let _ = normalize_order(&order, &s);
+            if let Ok(c) = coordinates(rank, any_world, &s, &order) {
+                prop_assert!(rank < any_world && c.tp < s.tp && c.pp < s.pp && c.ep < s.ep);
+            }
+        }
+    }
 }

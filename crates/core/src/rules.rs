@@ -47,6 +47,11 @@ rules! {
     "world-not-divisible-expert" E "The world size must be a multiple of ETP·EP·PP (expert data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
     "world-too-large-to-lay-out" E "The world is too large to list every rank group." "meshplan limit";
     "order-invalid" E "The rank order string is not one Megatron accepts." "megatron/core/parallel_state.py RankGenerator";
+    "order-missing-dimension" E "The order string leaves out a dimension whose size is above 1." "megatron/core/parallel_state.py RankGenerator.__init__";
+    "order-pp-not-last" E "An order not ending in pp needs dense DP to equal expert DP." "megatron/core/parallel_state.py initialize_model_parallel (expert decoder order)";
+    "order-pp-groups-differ" E "With this order the dense and expert rank generators build different PP groups." "megatron/core/parallel_state.py initialize_model_parallel (assert on PP groups)";
+    "mesh-size-zero" E "A parallel size is zero." "megatron/core/parallel_state.py initialize_model_parallel";
+    "rank-out-of-range" E "A rank outside the world was asked for." "meshplan layout";
     "heads-not-divisible-by-tp" E "num_attention_heads must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_attention_heads, world_size))";
     "query-groups-not-divisible-by-tp" E "num_query_groups must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_query_groups, world_size))";
     "heads-not-divisible-by-query-groups" E "num_attention_heads must be a multiple of num_query_groups." "megatron/core/transformer/attention.py";
