@@ -1,5 +1,9 @@
 //! meshplan-web: the Leptos single-page planner over meshplan-core.
 
+pub mod charts;
+pub mod grid;
+pub mod plan_doc;
+
 use leptos::prelude::*;
 
 #[component]
