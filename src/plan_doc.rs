@@ -286,3 +286,36 @@ mod tests {
         }
     }
 }
+
+/// The plan the page opens: a shared link's plan if the hash carries one (or the default with
+/// a notice saying why not), else the last plan kept in localStorage, else the default.
+pub fn initial_plan(hash: &str, stored: Option<&str>) -> (Value, Option<String>) {
+    if let Some(param) = hash_param(hash, "plan") {
+        return match decode_shared(param) {
+            Ok(v) => (v, None),
+            Err(Rejected(why)) => (default_plan(), Some(format!("The shared link was not opened: {why}. Showing the default plan instead."))),
+        };
+    }
+    let kept = stored
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .filter(|v| check_safe(v).is_ok() && meshplan_core::plan_value(v).is_ok_and(|r| r.derived.world_size <= MAX_LINK_GPUS));
+    (kept.unwrap_or_else(default_plan), None)
+}
+
+#[cfg(test)]
+mod initial_tests {
+    use super::*;
+
+    #[test]
+    fn a_link_wins_then_storage_then_the_default() {
+        let mut p = default_plan();
+        set(&mut p, "parallelism.tensor_model_parallel_size", json!(8));
+        let hash = encode_hash(&p, &[]);
+        assert_eq!(initial_plan(&hash, None), (p.clone(), None));
+        assert_eq!(initial_plan("", Some(&p.to_string())), (p.clone(), None));
+        assert_eq!(initial_plan("", Some("{broken")), (default_plan(), None));
+        let (plan, notice) = initial_plan("#plan=!!!", Some(&p.to_string()));
+        assert_eq!(plan, default_plan());
+        assert!(notice.unwrap().contains("not opened"));
+    }
+}
