@@ -877,19 +877,33 @@ fn MemoryPanel() -> impl IntoView {
         })
     };
     let sweep_field = RwSignal::new(0usize);
-    let points = Memo::new(move |_| {
+    // The sweep re-plans the whole plan once per point, so it runs in the task after the edit:
+    // the rest of the page re-renders first, and a stale sweep (typing went on) is dropped.
+    let points = RwSignal::new(Vec::<charts::SweepPoint>::new());
+    let generation = StoredValue::new(0u64);
+    Effect::new(move |_| {
         let (path, _, values) = SWEEPS[sweep_field.get().min(SWEEPS.len() - 1)];
-        s.plan.with(|p| {
-            values
-                .iter()
-                .map(|&v| {
-                    let mut q = p.clone();
-                    plan_doc::set(&mut q, path, Value::from(v));
-                    let r = meshplan_core::plan_value(&q).ok();
-                    charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
-                })
-                .collect::<Vec<_>>()
-        })
+        let plan = s.plan.get();
+        let ticket = generation.get_value() + 1;
+        generation.set_value(ticket);
+        set_timeout(
+            move || {
+                if generation.try_get_value() != Some(ticket) {
+                    return;
+                }
+                let pts = values
+                    .iter()
+                    .map(|&v| {
+                        let mut q = plan.clone();
+                        plan_doc::set(&mut q, path, Value::from(v));
+                        let r = meshplan_core::plan_value(&q).ok();
+                        charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
+                    })
+                    .collect::<Vec<_>>();
+                points.try_set(pts);
+            },
+            std::time::Duration::ZERO,
+        );
     });
     let sweep_svg = move || {
         let (path, _, _) = SWEEPS[sweep_field.get().min(SWEEPS.len() - 1)];
