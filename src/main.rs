@@ -1,2 +1,5 @@
-// Placeholder until the web issue fills in the Leptos app.
-fn main() {}
+//! The browser entry point: install the panic panel, then mount the planner on <body>.
+
+fn main() {
+    meshplan_web::start();
+}

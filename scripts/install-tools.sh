@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs what the web planner needs to build and test, skipping whatever is already there:
+#   the wasm32 target, trunk 0.21.14, wasm-bindgen-cli 0.2.130, npm's binaryen 132 and
+#   playwright-core (npm ci), and, unless --build-only, Debian's chromium and chromium-driver.
+# Versions and why they are pinned: ../shared/toolchain.md. Quiet: one line per install;
+# a failing step prints the end of its log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD_ONLY=0
+[[ "${1:-}" == "--build-only" ]] && BUILD_ONLY=1
+
+TRUNK_VERSION=0.21.14
+WASM_BINDGEN_VERSION=0.2.130
+LOG=$(mktemp -t meshplan-install.XXXXXX)
+trap 'rm -f "$LOG"' EXIT
+
+step() { # step "what" command...
+  local what=$1; shift
+  echo "install-tools: $what" >&2
+  if ! "$@" >"$LOG" 2>&1; then
+    echo "install-tools: FAILED: $what" >&2
+    tail -n 40 "$LOG" >&2
+    exit 1
+  fi
+}
+
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  step "rustup target add wasm32-unknown-unknown" rustup target add wasm32-unknown-unknown
+fi
+
+# wasm-bindgen-cli without --locked: its lockfile pins a webpki-roots the registry no longer has.
+if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]]; then
+  step "cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 2.5 min)" \
+    cargo install --quiet wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+
+# trunk 0.22 needs a newer rustc than 1.95.
+if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
+  step "cargo install trunk $TRUNK_VERSION (about 11 min)" \
+    cargo install --quiet trunk --version "$TRUNK_VERSION" --locked --force
+fi
+
+apt_install() {
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+if ! command -v npm >/dev/null; then
+  step "apt-get install nodejs npm" apt_install nodejs npm
+fi
+
+if [[ $BUILD_ONLY -eq 0 ]] && ! { [[ -x /usr/bin/chromium ]] && command -v chromedriver >/dev/null; }; then
+  step "apt-get install chromium chromium-driver (about 70 s)" apt_install chromium chromium-driver
+fi
+
+# npm ci again whenever package-lock.json is newer than the installed tree.
+if [[ ! -x node_modules/.bin/wasm-opt || ! -d node_modules/playwright-core \
+      || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  step "npm ci (binaryen 132, playwright-core)" npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# Debian's binaryen 108 breaks wasm-bindgen 0.2.130's output; make sure npm's is the one used.
+if [[ "$("$ROOT/node_modules/.bin/wasm-opt" --version)" != *version_132* ]]; then
+  echo "install-tools: node_modules/.bin/wasm-opt is not binaryen 132" >&2
+  exit 1
+fi

@@ -1,0 +1,78 @@
+// Measures the release build in headless chromium and prints the figures (never asserts):
+// the .wasm size gzipped, time to first render, and input change → re-rendered page for
+// 1,024- and 16,384-GPU plans, plus a grid hover redraw at 16,384 GPUs.
+//   node scripts/measure-web.mjs        (after scripts/build-web.sh)
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { startServer, launch, openApp } from "../tests/e2e/harness.mjs";
+
+const wasm = readFileSync("dist/meshplan-web_bg.wasm");
+const js = readFileSync("dist/meshplan-web.js");
+const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+console.log(`release wasm: ${kb(wasm.length)} raw, ${kb(gzipSync(wasm, { level: 9 }).length)} gzipped; JS glue ${kb(gzipSync(js, { level: 9 }).length)} gzipped`);
+
+const server = await startServer();
+const browser = await launch();
+const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+const plan = (nodes, tp, pp) => ({
+  model: "llama-3.1-70b",
+  cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: nodes },
+  training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 2048, recompute_granularity: "selective", use_distributed_optimizer: true },
+  parallelism: { tensor_model_parallel_size: tp, pipeline_model_parallel_size: pp, sequence_parallel: true },
+});
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
+
+{
+  const runs = [];
+  for (let i = 0; i < 5; i++) {
+    const { page, context } = await openApp(browser, server.url);
+    runs.push(await page.evaluate(() => ({
+      mounted: performance.getEntriesByName("meshplan-mounted")[0]?.startTime,
+      fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime,
+    })));
+    await context.close();
+  }
+  console.log(`time to first render (default plan, 16 GPUs): mounted at ${median(runs.map((r) => r.mounted)).toFixed(0)} ms after navigation start (median of 5), first contentful paint ${median(runs.map((r) => r.fcp ?? NaN)).toFixed(0)} ms`);
+}
+
+for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
+  const { page, context } = await openApp(browser, `${server.url}#plan=${encode(plan(nodes, 8, 4))}`);
+  // One edit = set the value, fire `input`, let Leptos' effects run (they are microtasks),
+  // then force style and layout; the canvas and charts are redrawn inside that window.
+  const times = await page.evaluate(async () => {
+    const input = document.querySelector("#f-training-micro-batch-size");
+    const out = [];
+    for (let i = 0; i < 30; i++) {
+      const t0 = performance.now();
+      input.value = String(1 + (i % 2));
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+      await new Promise((r) => setTimeout(r, 0));
+      void document.body.offsetHeight;
+      out.push(performance.now() - t0);
+      await new Promise((r) => requestAnimationFrame(() => r()));
+    }
+    return out;
+  });
+  const world = await page.locator("#d-world-size").innerText();
+  console.log(`input change → re-rendered page, ${label} GPUs (world ${world}; micro-batch edits incl. the sweep's re-plans): median ${median(times).toFixed(1)} ms, p90 ${p90(times).toFixed(1)} ms over ${times.length} edits`);
+  if (nodes === 2048) {
+    const hover = await page.evaluate(async () => {
+      const c = document.querySelector("#grid-dense");
+      const r = c.getBoundingClientRect();
+      const out = [];
+      for (let i = 0; i < 20; i++) {
+        const t0 = performance.now();
+        c.dispatchEvent(new MouseEvent("mousemove", { clientX: r.left + 3 + (i * 37) % (r.width - 6), clientY: r.top + 3 + (i * 13) % (r.height - 6), bubbles: true }));
+        await new Promise((res) => setTimeout(res, 0));
+        out.push(performance.now() - t0);
+      }
+      return out;
+    });
+    console.log(`grid hover redraw, 16,384 GPUs: median ${median(hover).toFixed(1)} ms, p90 ${p90(hover).toFixed(1)} ms`);
+  }
+  await context.close();
+}
+await browser.close();
+server.stop();

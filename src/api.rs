@@ -1,0 +1,41 @@
+//! The JS API for docs sites: the core's plan function, JSON in and JSON out.
+//!
+//! ```js
+//! import init, { plan, presets } from "./meshplan-web.js";
+//! await init();
+//! const report = JSON.parse(plan(JSON.stringify({ model: "llama-3.1-8b", ... })));
+//! ```
+
+use wasm_bindgen::prelude::*;
+
+/// Plans a plan file (JSON text) and returns the report as JSON text — the same report as
+/// `meshplan plan FILE --format json`. Unreadable input returns `{"error": {code, message, fix}}`.
+#[wasm_bindgen(js_name = plan)]
+pub fn plan_js(input: &str) -> String {
+    plan_text(input)
+}
+
+/// The model presets and the GPU catalogue, as `meshplan presets --format json` prints them.
+#[wasm_bindgen(js_name = presets)]
+pub fn presets_js() -> String {
+    serde_json::to_string(&meshplan_core::presets::catalog()).unwrap_or_default()
+}
+
+pub fn plan_text(input: &str) -> String {
+    match meshplan_core::plan_json(input) {
+        Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+        Err(e) => serde_json::json!({ "error": e }).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plan_text_reports_or_explains() {
+        let ok = super::plan_text(r#"{"model":"llama-3.1-8b","cluster":{"gpu":"h100-sxm-80gb","gpus_per_node":8,"num_nodes":1}}"#);
+        let v: serde_json::Value = serde_json::from_str(&ok).unwrap();
+        assert_eq!(v["derived"]["world_size"], 8);
+        let bad: serde_json::Value = serde_json::from_str(&super::plan_text("{nope")).unwrap();
+        assert_eq!(bad["error"]["code"], "invalid-json");
+    }
+}

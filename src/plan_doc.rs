@@ -1,0 +1,321 @@
+//! The plan document: the app's one source of truth, the plan file's JSON exactly as
+//! `meshplan plan` reads it, edited by dotted path and carried in the URL hash.
+//!
+//! Plain Rust (no DOM), so all of it is tested natively.
+
+use serde_json::{Map, Value, json};
+
+/// Largest world size a shared link may ask for: beyond it a link is treated as hostile
+/// (the planner itself still plans whatever is typed in).
+pub const MAX_LINK_GPUS: u64 = 65_536;
+/// Largest encoded plan a link may carry.
+pub const MAX_LINK_CHARS: usize = 64 * 1024;
+
+/// The plan the page opens with.
+pub fn default_plan() -> Value {
+    json!({
+        "model": "llama-3.1-8b",
+        "cluster": { "gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2 },
+        "training": {
+            "seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 128,
+            "recompute_granularity": "selective", "use_distributed_optimizer": true, "precision": "bf16"
+        },
+        "parallelism": {
+            "tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 2,
+            "context_parallel_size": 1, "expert_model_parallel_size": 1,
+            "sequence_parallel": true, "order": "tp-cp-ep-dp-pp"
+        }
+    })
+}
+
+/// The value at a dotted path (`parallelism.tensor_model_parallel_size`), if any.
+pub fn get<'a>(plan: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(plan, |v, key| v.get(key))
+}
+
+/// Sets the value at a dotted path, creating objects on the way. Setting a model field while
+/// `model` is a preset key turns it into `{"preset": key, field: value}`, which the core reads
+/// as that preset with an override. `Value::Null` removes the field (Megatron's default applies).
+pub fn set(plan: &mut Value, path: &str, value: Value) {
+    let keys: Vec<&str> = path.split('.').collect();
+    if keys.len() > 1 && keys[0] == "model" {
+        if let Some(Value::String(key)) = plan.get("model") {
+            let preset = json!({ "preset": key });
+            plan["model"] = preset;
+        }
+    }
+    let mut node = plan;
+    for key in &keys[..keys.len() - 1] {
+        if !node.is_object() {
+            *node = Value::Object(Map::new());
+        }
+        node = node.as_object_mut().expect("made an object").entry(*key).or_insert_with(|| Value::Object(Map::new()));
+    }
+    if !node.is_object() {
+        *node = Value::Object(Map::new());
+    }
+    let map = node.as_object_mut().expect("made an object");
+    let last = keys[keys.len() - 1];
+    if value.is_null() {
+        map.remove(last);
+    } else {
+        map.insert(last.to_string(), value);
+    }
+}
+
+/// What an edited text box means: an integer or a number if it reads as one, `true`/`false`,
+/// nothing (remove the field) when empty, otherwise the text itself — so any value can be
+/// typed and the core flags what is wrong instead of the form blocking it.
+pub fn typed_value(text: &str) -> Value {
+    let t = text.trim();
+    if t.is_empty() {
+        return Value::Null;
+    }
+    if let Ok(n) = t.parse::<u64>() {
+        return Value::from(n);
+    }
+    if let Ok(n) = t.parse::<i64>() {
+        return Value::from(n);
+    }
+    if let Ok(x) = t.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(x)
+    {
+        return Value::Number(n);
+    }
+    match t {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => Value::String(t.to_string()),
+    }
+}
+
+/// How a plan value shows in a text box.
+pub fn display_value(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+// ---- URL hash: `#plan=<base64url of the compact JSON>` plus flags such as `embed=1` ----
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+pub fn base64url_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
+        for i in 0..chunk.len() + 1 {
+            out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| B64.iter().position(|&d| d == c).map(|i| i as u32);
+    let text = text.trim_end_matches('=').as_bytes();
+    if text.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for chunk in text.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= digit(c)? << (18 - 6 * i);
+        }
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// The URL hash for a plan and the page's flags.
+pub fn encode_hash(plan: &Value, flags: &[(&str, &str)]) -> String {
+    let mut parts: Vec<String> = flags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    parts.push(format!("plan={}", base64url_encode(plan.to_string().as_bytes())));
+    format!("#{}", parts.join("&"))
+}
+
+/// One `key=value` parameter of a hash or query string (`#a=1&b=2`, `?a=1`).
+pub fn hash_param<'a>(hash: &'a str, key: &str) -> Option<&'a str> {
+    hash.trim_start_matches(['#', '?'])
+        .split('&')
+        .find_map(|kv| match kv.split_once('=') {
+            Some((k, v)) if k == key => Some(v),
+            None if kv == key => Some(""),
+            _ => None,
+        })
+}
+
+/// Why a shared link was not opened: shown to the user in the fallback notice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rejected(pub String);
+
+/// Reads the plan of a shared link's `plan=` parameter. Anything malformed or hostile —
+/// not base64url, not UTF-8 JSON, not an object, markup or control characters in any text,
+/// absurd numbers, more than [`MAX_LINK_GPUS`] GPUs, or a plan the core cannot read — is
+/// rejected with a reason, and the page falls back to the default plan.
+pub fn decode_shared(param: &str) -> Result<Value, Rejected> {
+    let bad = |why: &str| Rejected(why.to_string());
+    if param.len() > MAX_LINK_CHARS {
+        return Err(bad("the link's plan is too long"));
+    }
+    let bytes = base64url_decode(param).ok_or_else(|| bad("the link's plan is not valid base64url"))?;
+    let text = String::from_utf8(bytes).map_err(|_| bad("the link's plan is not UTF-8 text"))?;
+    let value: Value = serde_json::from_str(&text).map_err(|_| bad("the link's plan is not valid JSON"))?;
+    check_safe(&value)?;
+    let report = meshplan_core::plan_value(&value).map_err(|e| Rejected(format!("the link's plan cannot be read: {}", e.message)))?;
+    if report.derived.world_size > MAX_LINK_GPUS {
+        return Err(Rejected(format!(
+            "the link asks for {} GPUs, more than the {} a shared link may open",
+            report.derived.world_size, MAX_LINK_GPUS
+        )));
+    }
+    Ok(value)
+}
+
+/// Rejects what no honest plan contains: not an object, markup or control characters in any
+/// key or string, over-long strings, numbers beyond 2^53, or nesting deeper than 8.
+pub fn check_safe(value: &Value) -> Result<(), Rejected> {
+    if !value.is_object() {
+        return Err(Rejected("the link's plan is not a JSON object".into()));
+    }
+    fn text_ok(s: &str) -> bool {
+        s.len() <= 200 && !s.chars().any(|c| matches!(c, '<' | '>' | '"' | '`') || c.is_control())
+    }
+    fn walk(v: &Value, depth: usize) -> Result<(), Rejected> {
+        if depth > 8 {
+            return Err(Rejected("the link's plan is nested too deeply".into()));
+        }
+        match v {
+            Value::String(s) if !text_ok(s) => Err(Rejected("the link's plan has markup or control characters in a name".into())),
+            Value::Number(n) if n.as_f64().is_none_or(|x| x.abs() > 9.007_199_254_740_992e15) => {
+                Err(Rejected("the link's plan has an absurd number".into()))
+            }
+            Value::Array(items) => items.iter().try_for_each(|x| walk(x, depth + 1)),
+            Value::Object(map) => map.iter().try_for_each(|(k, x)| {
+                if text_ok(k) { walk(x, depth + 1) } else { Err(Rejected("the link's plan has markup or control characters in a name".into())) }
+            }),
+            _ => Ok(()),
+        }
+    }
+    walk(value, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_and_get_by_path() {
+        let mut p = default_plan();
+        set(&mut p, "parallelism.tensor_model_parallel_size", json!(4));
+        assert_eq!(get(&p, "parallelism.tensor_model_parallel_size"), Some(&json!(4)));
+        set(&mut p, "parallelism.virtual_pipeline_model_parallel_size", json!(2));
+        set(&mut p, "parallelism.virtual_pipeline_model_parallel_size", Value::Null);
+        assert_eq!(get(&p, "parallelism.virtual_pipeline_model_parallel_size"), None);
+        set(&mut p, "new.section.field", json!("x"));
+        assert_eq!(get(&p, "new.section.field"), Some(&json!("x")));
+    }
+
+    #[test]
+    fn editing_a_model_field_keeps_the_preset_as_base() {
+        let mut p = default_plan();
+        set(&mut p, "model.num_layers", json!(40));
+        assert_eq!(p["model"], json!({"preset": "llama-3.1-8b", "num_layers": 40}));
+        let report = meshplan_core::plan_value(&p).unwrap();
+        assert_eq!(report.plan.model.num_layers, 40);
+        assert_eq!(report.plan.model.hidden_size, 4096);
+    }
+
+    #[test]
+    fn typed_values() {
+        assert_eq!(typed_value(" 8 "), json!(8));
+        assert_eq!(typed_value("-2"), json!(-2));
+        assert_eq!(typed_value("2.5"), json!(2.5));
+        assert_eq!(typed_value(""), Value::Null);
+        assert_eq!(typed_value("true"), json!(true));
+        assert_eq!(typed_value("four"), json!("four"));
+        assert_eq!(display_value(Some(&json!(8))), "8");
+        assert_eq!(display_value(Some(&json!("tp-cp-ep-dp-pp"))), "tp-cp-ep-dp-pp");
+    }
+
+    #[test]
+    fn base64url_round_trips() {
+        for text in ["", "a", "ab", "abc", "abcd", "{\"model\":\"x\"}", "ü→✓"] {
+            let enc = base64url_encode(text.as_bytes());
+            assert!(enc.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+            assert_eq!(base64url_decode(&enc).unwrap(), text.as_bytes());
+        }
+        assert_eq!(base64url_encode(b"Man"), "TWFu");
+        assert_eq!(base64url_encode(b"\xfb\xff"), "-_8");
+        assert_eq!(base64url_decode("a"), None);
+        assert_eq!(base64url_decode("ab$d"), None);
+    }
+
+    #[test]
+    fn share_link_round_trip() {
+        let mut p = default_plan();
+        set(&mut p, "parallelism.tensor_model_parallel_size", json!(4));
+        let hash = encode_hash(&p, &[("embed", "1")]);
+        assert_eq!(hash_param(&hash, "embed"), Some("1"));
+        assert_eq!(decode_shared(hash_param(&hash, "plan").unwrap()).unwrap(), p);
+        assert_eq!(hash_param("?embed", "embed"), Some(""));
+        assert_eq!(hash_param("#plan=x", "embed"), None);
+    }
+
+    #[test]
+    fn hostile_links_are_rejected() {
+        let enc = |s: &str| base64url_encode(s.as_bytes());
+        let cases = [
+            "%%%".to_string(),
+            enc("{not json"),
+            enc("[1,2]"),
+            enc(r#"{"model":"<img src=x onerror=alert(1)>","cluster":{},"training":{},"parallelism":{}}"#),
+            enc(r#"{"model":{"preset":"llama-3.1-8b","name":"<script>x</script>"},"cluster":{"gpus_per_node":8,"num_nodes":1}}"#),
+            enc(r#"{"model":"llama-3.1-8b","cluster":{"gpus_per_node":8,"num_nodes":1e300}}"#),
+            enc(r#"{"model":"llama-3.1-8b","cluster":{"gpus_per_node":8,"num_nodes":100000}}"#),
+            enc(r#"{"model":"no-such-model","cluster":{"gpus_per_node":8,"num_nodes":1}}"#),
+            "A".repeat(MAX_LINK_CHARS + 4),
+        ];
+        for c in cases {
+            assert!(decode_shared(&c).is_err(), "accepted {c:.80}");
+        }
+    }
+}
+
+/// The plan the page opens: a shared link's plan if the hash carries one (or the default with
+/// a notice saying why not), else the last plan kept in localStorage, else the default.
+pub fn initial_plan(hash: &str, stored: Option<&str>) -> (Value, Option<String>) {
+    if let Some(param) = hash_param(hash, "plan") {
+        return match decode_shared(param) {
+            Ok(v) => (v, None),
+            Err(Rejected(why)) => (default_plan(), Some(format!("The shared link was not opened: {why}. Showing the default plan instead."))),
+        };
+    }
+    let kept = stored
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .filter(|v| check_safe(v).is_ok() && meshplan_core::plan_value(v).is_ok_and(|r| r.derived.world_size <= MAX_LINK_GPUS));
+    (kept.unwrap_or_else(default_plan), None)
+}
+
+#[cfg(test)]
+mod initial_tests {
+    use super::*;
+
+    #[test]
+    fn a_link_wins_then_storage_then_the_default() {
+        let mut p = default_plan();
+        set(&mut p, "parallelism.tensor_model_parallel_size", json!(8));
+        let hash = encode_hash(&p, &[]);
+        assert_eq!(initial_plan(&hash, None), (p.clone(), None));
+        assert_eq!(initial_plan("", Some(&p.to_string())), (p.clone(), None));
+        assert_eq!(initial_plan("", Some("{broken")), (default_plan(), None));
+        let (plan, notice) = initial_plan("#plan=!!!", Some(&p.to_string()));
+        assert_eq!(plan, default_plan());
+        assert!(notice.unwrap().contains("not opened"));
+    }
+}

@@ -1,0 +1,90 @@
+//! Component tests: the app mounted in headless Chromium (wasm-bindgen-test).
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+/// A fresh host element, with no plan left in the URL or localStorage by another test.
+fn host() -> web_sys::HtmlElement {
+    let w = web_sys::window().unwrap();
+    w.local_storage().unwrap().unwrap().clear().unwrap();
+    w.history().unwrap().replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("#")).unwrap();
+    let host = document().create_element("div").unwrap();
+    document().body().unwrap().append_child(&host).unwrap();
+    host.unchecked_into()
+}
+
+fn find(host: &web_sys::HtmlElement, selector: &str) -> web_sys::Element {
+    host.query_selector(selector).unwrap().unwrap_or_else(|| panic!("no {selector}"))
+}
+
+fn text(host: &web_sys::HtmlElement, selector: &str) -> String {
+    find(host, selector).text_content().unwrap_or_default()
+}
+
+async fn type_into(host: &web_sys::HtmlElement, selector: &str, value: &str) {
+    let input: web_sys::HtmlInputElement = find(host, selector).unchecked_into();
+    input.set_value(value);
+    input.dispatch_event(&web_sys::Event::new("input").unwrap()).unwrap();
+    leptos::task::tick().await;
+}
+
+#[wasm_bindgen_test]
+async fn the_default_plan_renders_its_report() {
+    let host = host();
+    let _app = leptos::mount::mount_to(host.clone(), meshplan_web::App);
+    leptos::task::tick().await;
+    assert_eq!(text(&host, "#d-world-size"), "16");
+    assert_eq!(text(&host, "#d-dp"), "4");
+    let grid = find(&host, "#grid-dense");
+    assert_eq!(grid.get_attribute("data-cells").as_deref(), Some("16"));
+    assert_eq!(grid.get_attribute("data-groups").as_deref(), Some("8"));
+    assert!(find(&host, "#stage-chart").inner_html().starts_with("<svg"));
+    assert!(text(&host, "#export-bridge").contains("cfg.model.tensor_model_parallel_size = 2"));
+    assert!(text(&host, "#status").contains("valid"));
+}
+
+#[wasm_bindgen_test]
+async fn editing_a_field_rerenders_and_writes_the_share_link() {
+    let host = host();
+    let _app = leptos::mount::mount_to(host.clone(), meshplan_web::App);
+    leptos::task::tick().await;
+    type_into(&host, "#f-parallelism-tensor-model-parallel-size", "4").await;
+    assert_eq!(text(&host, "#d-dp"), "2");
+    assert_eq!(find(&host, "#grid-dense").get_attribute("data-groups").as_deref(), Some("4"));
+    let hash = web_sys::window().unwrap().location().hash().unwrap();
+    let plan = meshplan_web::plan_doc::decode_shared(meshplan_web::plan_doc::hash_param(&hash, "plan").unwrap()).unwrap();
+    assert_eq!(plan["parallelism"]["tensor_model_parallel_size"], 4);
+    let kept = web_sys::window().unwrap().local_storage().unwrap().unwrap().get_item("meshplan.plan").unwrap().unwrap();
+    assert!(kept.contains("\"tensor_model_parallel_size\":4"));
+}
+
+#[wasm_bindgen_test]
+async fn invalid_values_are_flagged_with_fixes() {
+    let host = host();
+    let _app = leptos::mount::mount_to(host.clone(), meshplan_web::App);
+    leptos::task::tick().await;
+    type_into(&host, "#f-parallelism-tensor-model-parallel-size", "3").await;
+    assert!(text(&host, "#status").contains("error"));
+    let diag = find(&host, r#"li[data-code="heads-not-divisible-by-tp"]"#);
+    let button: web_sys::HtmlElement = diag.query_selector("button.apply").unwrap().unwrap().unchecked_into();
+    button.click();
+    leptos::task::tick().await;
+    assert_eq!(text(&host, "#d-dp"), "4");
+}
+
+#[wasm_bindgen_test]
+fn the_error_panel_shows_text_never_markup() {
+    meshplan_web::browser::show_error_panel("boom <img src=x>");
+    let panel = document().get_element_by_id("panic-panel").unwrap();
+    assert!(panel.text_content().unwrap().contains("boom <img src=x>"));
+    assert!(panel.query_selector("img").unwrap().is_none());
+    assert_eq!(panel.get_attribute("role").as_deref(), Some("alert"));
+    panel.remove();
+}

@@ -1,0 +1,48 @@
+// Shared set-up for the end-to-end tests: a static server for dist/ on 127.0.0.1 and
+// headless Debian chromium through playwright-core (no browser download).
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { chromium } from "playwright-core";
+
+export const CHROMIUM_ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+/** Starts scripts/static-server.mjs on a free port; resolves to { url, stop }. */
+export async function startServer(dir = "dist") {
+  if (process.env.MESHPLAN_URL) return { url: process.env.MESHPLAN_URL, stop() {} };
+  const child = spawn(process.execPath, ["scripts/static-server.mjs", dir, "0"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const [line] = await once(createInterface({ input: child.stdout }), "line");
+  return { url: line.trim(), stop: () => child.kill() };
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: CHROMIUM_ARGS,
+  });
+}
+
+/**
+ * A page that records console errors, page errors and every request outside `origin`.
+ * Resolves once the app has mounted (#app[data-ready]).
+ */
+export async function openApp(browser, url, { viewport = { width: 1280, height: 800 } } = {}) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const problems = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+  const origin = new URL(url).origin;
+  page.on("console", (m) => { if (m.type() === "error") problems.consoleErrors.push(m.text()); });
+  page.on("pageerror", (e) => problems.pageErrors.push(String(e)));
+  page.on("request", (r) => {
+    const u = r.url();
+    if (!u.startsWith(origin) && !u.startsWith("data:") && !u.startsWith("blob:")) problems.foreignRequests.push(u);
+  });
+  await page.goto(url);
+  await page.waitForSelector("#app[data-ready]", { timeout: 30_000 });
+  return { page, context, problems };
+}

@@ -1,0 +1,178 @@
+// End-to-end tests of the release build in headless chromium: editing, the grid, charts,
+// exports, share links, hostile links, history, embed mode, the keyboard and the JS API.
+// Every test also checks that the page logged no error and asked no other origin for anything.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launch, openApp } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+const TP = "#f-parallelism-tensor-model-parallel-size";
+const NODES = "#f-cluster-num-nodes";
+const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+
+/** base64url of a plan, as the app writes it into `#plan=`. */
+const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+
+async function text(page, selector) {
+  return (await page.locator(selector).innerText()).trim();
+}
+
+test("pick a preset and change TP: diagnostics, DP, grid cells and groups, chart and exports follow", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.selectOption("#model-preset", "llama-3.1-70b");
+  await page.fill(NODES, "4");
+  await page.fill(TP, "8");
+  assert.equal(await text(page, "#d-world-size"), "32");
+  assert.equal(await text(page, "#d-dp"), "2"); // 32 / (TP 8 · PP 2 · CP 1)
+  assert.match(await text(page, "#model-panel .summary"), /Llama 3\.1 70B/);
+
+  const grid = page.locator("#grid-dense");
+  assert.equal(await grid.getAttribute("data-cells"), "32");
+  assert.equal(await grid.getAttribute("data-kind"), "tp");
+  assert.equal(await grid.getAttribute("data-groups"), "4"); // 32 / 8 TP groups
+  // Hover the first GPU: its groups and coordinates are listed.
+  const cell = Number(await grid.getAttribute("data-cell"));
+  await grid.hover({ position: { x: cell / 2, y: cell / 2 } });
+  assert.match(await text(page, "#grid-info-head"), /GPU rank 0 · node 0 · local GPU 0/);
+  assert.match(await text(page, "#grid-info"), /TP \(tp\)\s+group 0 · coordinate 0 of 8 · ranks 0–7/);
+  assert.match(await text(page, "#grid-info"), /PP stage \(pp\)\s+group 0 · coordinate 0 of 2 · rank/);
+
+  // Colour by PP stage: two stages in the legend.
+  await page.selectOption("#color-dense", "pp");
+  assert.equal(await grid.getAttribute("data-kind"), "pp");
+  assert.match(await text(page, "#grid-panel .legend"), /2 pipeline stages/);
+
+  // The stacked-bar chart has two stages of five terms, plus the capacity line.
+  const bars = await page.locator("#stage-chart svg rect").count();
+  assert.ok(bars >= 10, `stage chart rects: ${bars}`);
+  assert.match(await text(page, "#export-bridge"), /cfg\.model\.tensor_model_parallel_size = 8/);
+  assert.match(await text(page, "#export-megatron"), /--tensor-model-parallel-size 8/);
+  assert.match(await text(page, "#export-slurm"), /#SBATCH --nodes=4/);
+  assert.match(await text(page, "#export-plan"), /"tensor_model_parallel_size": 8/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("an invalid TP is flagged, not blocked, and its one-click fix applies", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.fill(TP, "3");
+  assert.match(await text(page, "#status"), /error/);
+  const heads = page.locator('#diagnostics li[data-code="heads-not-divisible-by-tp"]');
+  assert.match(await heads.innerText(), /ERROR/i);
+  assert.equal(await page.locator(TP).inputValue(), "3", "the typed value stays");
+  assert.equal(await page.locator(TP).getAttribute("aria-invalid"), "true");
+  await heads.locator("button.apply").click();
+  assert.equal(await page.locator(TP).inputValue(), "2");
+  assert.match(await text(page, "#status"), /valid/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("a share link reopens exactly the plan, and back/forward walk the edits", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.fill(TP, "4");
+  await page.waitForTimeout(1100); // edits within a second share one history entry
+  await page.fill(NODES, "8");
+  await page.waitForTimeout(1100);
+  const link = page.url();
+  assert.match(link, /#plan=[A-Za-z0-9_-]+$/);
+
+  const other = await openApp(browser, link);
+  assert.equal(await other.page.locator(TP).inputValue(), "4");
+  assert.equal(await other.page.locator(NODES).inputValue(), "8");
+  assert.equal(await text(other.page, "#d-world-size"), "64");
+  assert.equal(await other.page.locator("#notice").count(), 0);
+  assert.deepEqual(other.problems, clean);
+  await other.context.close();
+
+  await page.goBack();
+  await page.waitForFunction(() => document.querySelector("#f-cluster-num-nodes").value === "2");
+  assert.equal(await page.locator(TP).inputValue(), "4");
+  await page.goForward();
+  await page.waitForFunction(() => document.querySelector("#f-cluster-num-nodes").value === "8");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("hostile links fall back to the default plan with a notice and never inject markup", async () => {
+  const hostile = [
+    "#plan=%%%not-base64",
+    `#plan=${Buffer.from("{not json").toString("base64url")}`,
+    `#plan=${encode({ model: { preset: "llama-3.1-8b", name: "<img src=x onerror=window.__pwned=1>" }, cluster: { gpus_per_node: 8, num_nodes: 1 } })}`,
+    `#plan=${encode({ model: "llama-3.1-8b", cluster: { gpus_per_node: 8, num_nodes: 1e300 } })}`,
+    `#plan=${encode({ model: "llama-3.1-8b", cluster: { gpus_per_node: 8, num_nodes: 1000000 } })}`,
+    `#plan=${encode({ model: "<script>window.__pwned=1</script>", cluster: {} })}`,
+  ];
+  for (const hash of hostile) {
+    const { page, context, problems } = await openApp(browser, server.url + hash);
+    assert.match(await text(page, "#notice"), /not opened/, hash);
+    assert.equal(await page.locator(TP).inputValue(), "2", "the default plan");
+    assert.equal(await page.locator("#app img, #app script").count(), 0);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.deepEqual(problems, clean, hash);
+    await context.close();
+  }
+});
+
+test("embed mode shows the compact planner with a link to the full one", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#embed=1&plan=${encode({
+    model: "qwen3-30b-a3b",
+    cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 2 },
+    training: { seq_length: 4096, micro_batch_size: 1, global_batch_size: 64 },
+    parallelism: { tensor_model_parallel_size: 4, pipeline_model_parallel_size: 2, expert_model_parallel_size: 4, expert_tensor_parallel_size: 1, sequence_parallel: true },
+  })}`, { viewport: { width: 800, height: 900 } });
+  assert.equal(await page.locator("#app.embed").count(), 1);
+  assert.equal(await page.locator("#model-panel").count(), 0);
+  assert.equal(await page.locator("#parallelism-panel").count(), 1);
+  const open = page.locator("a", { hasText: "Open the full planner" });
+  assert.doesNotMatch(await open.getAttribute("href"), /embed/);
+  // The expert mesh of the same GPUs.
+  await page.check('input[name="mesh"][value="both"]');
+  const expert = page.locator("#grid-expert");
+  assert.equal(await expert.getAttribute("data-kind"), "ep");
+  assert.equal(await expert.getAttribute("data-groups"), "4"); // 16 GPUs / EP 4
+  assert.equal(await page.locator("#grid-dense").getAttribute("data-cells"), "16");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("the grid is keyboard usable and every control is labelled", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.focus("#grid-dense");
+  assert.match(await text(page, "#grid-info-head"), /GPU rank 0/);
+  await page.keyboard.press("ArrowRight");
+  assert.match(await text(page, "#grid-info-head"), /GPU rank 1 /);
+  await page.keyboard.press("End");
+  assert.match(await text(page, "#grid-info-head"), /GPU rank 15 /);
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll("input, select, textarea")]
+      .filter((el) => !(el.labels?.length || el.getAttribute("aria-label") || el.closest("label")))
+      .map((el) => el.id || el.outerHTML.slice(0, 60)));
+  assert.deepEqual(unlabelled, []);
+  const tooltip = await page.locator(TP).getAttribute("title");
+  assert.match(tooltip, /^Megatron: tensor_model_parallel_size — /);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("the JS API plans JSON in and out", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  const report = await page.evaluate(async () => {
+    const api = await import("./meshplan-web.js");
+    return JSON.parse(api.plan(JSON.stringify({
+      model: "llama-3.1-8b",
+      cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
+      parallelism: { tensor_model_parallel_size: 2 },
+    })));
+  });
+  assert.equal(report.derived.world_size, 8);
+  assert.equal(report.derived.data_parallel_size, 4);
+  assert.equal(report.layout.groups.tp.length, 4);
+  const error = await page.evaluate(async () => JSON.parse((await import("./meshplan-web.js")).plan("{oops")));
+  assert.equal(error.error.code, "invalid-json");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
