@@ -7,7 +7,7 @@ use crate::{browser, charts, grid};
 use leptos::prelude::*;
 use meshplan_core::layout::{GroupKind, Layout};
 use meshplan_core::presets::{self, Catalog};
-use meshplan_core::{InputError, Report, Severity, export};
+use meshplan_core::{ExportKind, InputError, Report, Severity, export};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -980,17 +980,27 @@ fn swatch_line(colour: &str) -> String {
 #[component]
 fn ExportPanel() -> impl IntoView {
     let s = store();
+    // Element ids are the e2e tests' handles; the texts are the core's exports.
+    const IDS: [(&str, ExportKind); 5] = [
+        ("export-bridge", ExportKind::Bridge),
+        ("export-launch", ExportKind::BridgeCli),
+        ("export-megatron", ExportKind::MegatronLm),
+        ("export-slurm", ExportKind::Slurm),
+        ("export-plan", ExportKind::Plan),
+    ];
     let texts = move || {
-        let plan_text = s.plan.with(export::plan_file);
         s.outcome.with(|o| {
-            let r = o.as_ref().ok();
-            vec![
-                ("export-bridge", "Megatron Bridge overrides (Python)", r.map(|r| export::bridge_overrides(&r.plan)).unwrap_or_default()),
-                ("export-launch", "Megatron Bridge launch command", r.map(|r| export::bridge_launch_command(&r.plan)).unwrap_or_default()),
-                ("export-megatron", "Megatron-LM flags", r.map(|r| export::megatron_lm_flags(&r.plan)).unwrap_or_default()),
-                ("export-slurm", "slurm sizing", r.map(export::slurm_sizing).unwrap_or_default()),
-                ("export-plan", "Plan file for meshplan plan", plan_text),
-            ]
+            IDS.iter()
+                .map(|&(id, kind)| {
+                    let text = match o.as_ref() {
+                        Ok(r) => export::export(kind, &r.plan, r),
+                        // An unreadable plan still exports as the document being edited.
+                        Err(_) if kind == ExportKind::Plan => s.plan.with(|v| serde_json::to_string_pretty(v).unwrap_or_default()),
+                        Err(_) => String::new(),
+                    };
+                    (id, kind.label(), text)
+                })
+                .collect::<Vec<_>>()
         })
     };
     view! {

@@ -2,7 +2,7 @@
 //!
 //! Exit status: 0 = valid plan, 1 = the plan has errors (the report is still printed), 2 = unreadable input.
 
-use meshplan_core::{Report, Severity, presets, rules};
+use meshplan_core::{ExportKind, Report, Severity, presets, rules};
 use std::process::ExitCode;
 
 mod table;
@@ -14,6 +14,8 @@ USAGE:
     meshplan plan FILE [--format table|json]     validate a plan and estimate memory per pipeline stage
     meshplan presets [--format table|json]       list the model presets and the GPU catalogue
     meshplan explain CODE                        explain a diagnostic code
+    meshplan export FILE [--kind KIND]           print a launcher export of the plan; KIND is
+                                                 bridge, bridge-cli, megatron-lm, slurm, plan or all (default)
     meshplan --help | --version
 
 FILE may be - for standard input. Exit status: 0 valid, 1 the plan has errors, 2 unreadable input.";
@@ -28,6 +30,7 @@ struct Args {
     command: String,
     positional: Vec<String>,
     format: Format,
+    kind: Option<String>,
 }
 
 fn parse_args(raw: Vec<String>) -> Result<Args, String> {
@@ -35,6 +38,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let command = it.next().ok_or_else(|| USAGE.to_string())?;
     let mut positional = Vec::new();
     let mut format = Format::Table;
+    let mut kind = None;
     while let Some(a) = it.next() {
         match a.as_str() {
             "--format" | "-f" => {
@@ -52,11 +56,13 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                     other => return Err(format!("unknown format {other:?}: use table or json")),
                 }
             }
+            "--kind" | "-k" => kind = Some(it.next().ok_or("--kind needs a value: bridge, bridge-cli, megatron-lm, slurm, plan or all")?),
+            s if s.starts_with("--kind=") => kind = Some(s["--kind=".len()..].to_string()),
             s if s.starts_with("--") => return Err(format!("unknown option {s}\n\n{USAGE}")),
             _ => positional.push(a),
         }
     }
-    Ok(Args { command, positional, format })
+    Ok(Args { command, positional, format, kind })
 }
 
 fn read_input(path: &str) -> Result<String, String> {
@@ -77,29 +83,63 @@ fn print_json<T: serde::Serialize>(value: &T) {
 }
 
 fn cmd_plan(args: &Args) -> ExitCode {
-    let [path] = args.positional.as_slice() else {
-        eprintln!("meshplan plan: expected one FILE\n\n{USAGE}");
-        return ExitCode::from(2);
-    };
-    let text = match read_input(path) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("meshplan: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let report: Report = match meshplan_core::plan_json(&text) {
+    let report = match read_report("plan", args) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("meshplan: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     match args.format {
         Format::Json => print_json(&report),
         Format::Table => print!("{}", table::report(&report)),
     }
     if report.valid { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// Reads and plans the one FILE argument; exit status 2 (with a message) when it cannot.
+fn read_report(command: &str, args: &Args) -> Result<Report, ExitCode> {
+    let [path] = args.positional.as_slice() else {
+        eprintln!("meshplan {command}: expected one FILE\n\n{USAGE}");
+        return Err(ExitCode::from(2));
+    };
+    let text = read_input(path).map_err(|e| {
+        eprintln!("meshplan: {e}");
+        ExitCode::from(2)
+    })?;
+    meshplan_core::plan_json(&text).map_err(|e| {
+        eprintln!("meshplan: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn cmd_export(args: &Args) -> ExitCode {
+    let kinds: Vec<ExportKind> = match args.kind.as_deref() {
+        None | Some("all") => ExportKind::ALL.to_vec(),
+        Some(k) => match ExportKind::from_key(k) {
+            Some(kind) => vec![kind],
+            None => {
+                eprintln!("meshplan export: unknown kind {k:?}: use bridge, bridge-cli, megatron-lm, slurm, plan or all");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let report = match read_report("export", args) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    for (i, kind) in kinds.iter().enumerate() {
+        if kinds.len() > 1 {
+            if i > 0 {
+                println!();
+            }
+            println!("==> {} ({}) <==", kind.key(), kind.label());
+        }
+        print!("{}", meshplan_core::export(*kind, &report.plan, &report));
+    }
+    if report.valid {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("meshplan: the plan has errors (run `meshplan plan` to see them); the export was printed anyway");
+        ExitCode::from(1)
+    }
 }
 
 fn cmd_presets(args: &Args) -> ExitCode {
@@ -159,6 +199,7 @@ fn main() -> ExitCode {
         "plan" => cmd_plan(&args),
         "presets" => cmd_presets(&args),
         "explain" => cmd_explain(&args),
+        "export" => cmd_export(&args),
         other => {
             eprintln!("meshplan: unknown command {other:?}\n\n{USAGE}");
             ExitCode::from(2)

@@ -1,239 +1,1040 @@
-//! Exports of a planned layout: Megatron Bridge Python overrides, a Bridge launch command in
-//! the form of the source guide's Verification section, Megatron-LM flags, slurm sizing, and
-//! the plan file itself. Pure functions of the resolved plan, so the CLI and the web app print
-//! the same text.
+//! Exports: the resolved plan as text a user pastes into a launcher — Megatron Bridge Python overrides,
+//! a Megatron Bridge launch command, Megatron-LM arguments, a Slurm header, and the plan file itself.
+//!
+//! Every function is pure and total. Nothing typed by a user is interpolated into code: model names and
+//! rank orders appear only in comments, after [`comment_text`] has removed anything that could end the
+//! comment line (control characters, Unicode line separators, bidirectional overrides); numbers and
+//! the fixed spellings below are the only things written as code.
+//!
+//! Upstream names were checked against NVIDIA-NeMo/Megatron-Bridge @ 067f987df03b and NVIDIA/Megatron-LM
+//! @ d98e8a64ddf3; each group of names cites the file it comes from.
 
-use crate::plan::{Plan, Precision, Recompute};
+use crate::layout::{DEFAULT_ORDER, TP_PP_DP_ORDER};
+use crate::model::{ModelConfig, MoeLayerFreq};
+use crate::plan::{Cluster, Plan, Precision, Recompute, RecomputeMethod};
 use crate::report::Report;
+use serde::{Deserialize, Serialize};
 
-/// A Python literal for a value.
-fn py_bool(b: bool) -> &'static str {
-    if b { "True" } else { "False" }
+/// The exports, each with a copy button in the web app and a `--kind` in `meshplan export`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExportKind {
+    /// `cfg.model.tensor_model_parallel_size = 4` … for a Megatron Bridge `ConfigContainer`.
+    Bridge,
+    /// A `torch.distributed.run … scripts/training/run_recipe.py --recipe … key=value` command.
+    BridgeCli,
+    /// `pretrain_gpt.py` arguments as a bash array.
+    MegatronLm,
+    /// `#SBATCH` sizing with the mesh arithmetic and an `srun` line.
+    Slurm,
+    /// The plan file `meshplan plan` reads, every field explicit.
+    Plan,
 }
 
-/// `(Bridge config path, value as Python)` for every parallelism, batch and memory setting.
-// Names: Megatron Bridge ConfigContainer (`cfg.model` is the model provider, a TransformerConfig;
-// `cfg.train` holds the batch sizes), as in ../shared/seed/parallelism-strategies.md.
-fn bridge_settings(p: &Plan) -> Vec<(&'static str, String)> {
-    let par = &p.parallelism;
-    let tr = &p.training;
-    let mut out = vec![
-        ("model.tensor_model_parallel_size", par.tp().to_string()),
-        ("model.pipeline_model_parallel_size", par.pp().to_string()),
-    ];
-    if let Some(v) = par.virtual_pipeline_model_parallel_size {
-        out.push(("model.virtual_pipeline_model_parallel_size", v.to_string()));
-    }
-    out.push(("model.context_parallel_size", par.cp().to_string()));
-    if p.model.is_moe() || par.ep() > 1 {
-        out.push(("model.expert_model_parallel_size", par.ep().to_string()));
-        out.push(("model.expert_tensor_parallel_size", par.etp().to_string()));
-    }
-    out.push(("model.sequence_parallel", py_bool(par.sequence_parallel).to_string()));
-    if let Some(n) = par.num_layers_in_first_pipeline_stage {
-        out.push(("model.num_layers_in_first_pipeline_stage", n.to_string()));
-    }
-    if let Some(n) = par.num_layers_in_last_pipeline_stage {
-        out.push(("model.num_layers_in_last_pipeline_stage", n.to_string()));
-    }
-    out.push(("model.seq_length", tr.seq_length.to_string()));
-    match tr.recompute_granularity {
-        Recompute::None => {}
-        Recompute::Selective => out.push(("model.recompute_granularity", "\"selective\"".into())),
-        Recompute::Full => {
-            out.push(("model.recompute_granularity", "\"full\"".into()));
-            out.push(("model.recompute_method", "\"uniform\"".into()));
-            out.push(("model.recompute_num_layers", tr.recompute_num_layers.unwrap_or(1).to_string()));
+impl ExportKind {
+    pub const ALL: [ExportKind; 5] = [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Slurm, ExportKind::Plan];
+
+    /// The `--kind` spelling.
+    pub fn key(self) -> &'static str {
+        match self {
+            ExportKind::Bridge => "bridge",
+            ExportKind::BridgeCli => "bridge-cli",
+            ExportKind::MegatronLm => "megatron-lm",
+            ExportKind::Slurm => "slurm",
+            ExportKind::Plan => "plan",
         }
     }
-    out.push(("train.micro_batch_size", tr.micro_batch_size.to_string()));
-    if let Some(g) = tr.global_batch_size {
-        out.push(("train.global_batch_size", g.to_string()));
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ExportKind::Bridge => "Megatron Bridge (Python overrides)",
+            ExportKind::BridgeCli => "Megatron Bridge (launch command)",
+            ExportKind::MegatronLm => "Megatron-LM arguments",
+            ExportKind::Slurm => "Slurm sizing",
+            ExportKind::Plan => "Plan file (JSON)",
+        }
     }
-    out.push(("ddp.use_distributed_optimizer", py_bool(tr.use_distributed_optimizer).to_string()));
-    out.push(("optimizer.use_distributed_optimizer", py_bool(tr.use_distributed_optimizer).to_string()));
-    out
+
+    /// The language of the text, for syntax highlighting and file names.
+    pub fn language(self) -> &'static str {
+        match self {
+            ExportKind::Bridge => "python",
+            ExportKind::BridgeCli | ExportKind::MegatronLm | ExportKind::Slurm => "bash",
+            ExportKind::Plan => "json",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<ExportKind> {
+        ExportKind::ALL.into_iter().find(|k| k.key() == key)
+    }
 }
 
-/// Megatron Bridge Python overrides: `cfg.model.tensor_model_parallel_size = 4` …
-pub fn bridge_overrides(p: &Plan) -> String {
-    let mut s = format!("# {} on {} × {} — meshplan\n", p.model_name, p.world_size(), p.gpu.name);
-    for (path, value) in bridge_settings(p) {
-        s.push_str(&format!("cfg.{path} = {value}\n"));
+/// One export of a planned run. `plan` is the resolved plan and `report` what [`crate::plan_resolved`] made of it.
+pub fn export(kind: ExportKind, plan: &Plan, report: &Report) -> String {
+    match kind {
+        ExportKind::Bridge => bridge_python(plan, report),
+        ExportKind::BridgeCli => bridge_launch(plan, report),
+        ExportKind::MegatronLm => megatron_lm(plan, report),
+        ExportKind::Slurm => slurm(plan, report),
+        ExportKind::Plan => plan_json(plan),
     }
-    s
 }
 
-/// A launch command in the form of the source guide's Verification section: torchrun over
-/// `scripts/training/run_recipe.py` with the Bridge dotted overrides. `RECIPE` is left for the
-/// user: meshplan does not know which recipe their model uses.
-pub fn bridge_launch_command(p: &Plan) -> String {
-    let nodes = p.cluster.num_nodes;
-    let mut lines = vec![format!(
-        "# {}: pick the Megatron Bridge recipe for this model (e.g. llama32_1b_pretrain_config)",
-        p.model_name
-    )];
-    lines.push(format!(
-        "RECIPE=${{RECIPE:?set RECIPE}} CUDA_DEVICE_MAX_CONNECTIONS=1 uv run python -m torch.distributed.run --nproc_per_node={}",
-        p.cluster.gpus_per_node
-    ));
-    if nodes > 1 {
-        lines.push(format!(
-            "  --nnodes={nodes} --node_rank=${{NODE_RANK:?}} --master_addr=${{MASTER_ADDR:?}} --master_port=${{MASTER_PORT:-29500}}"
-        ));
+// ---------------------------------------------------------------------------------------------------
+// Safe text
+// ---------------------------------------------------------------------------------------------------
+
+/// `s` made safe for a `#` comment in Python or shell: every character that could end the line or
+/// reorder what is shown (controls, U+2028/U+2029, bidirectional embeddings/overrides/isolates, BOM)
+/// becomes a space; the result is trimmed and clipped to 80 characters.
+pub fn comment_text(s: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .map(|c| {
+            let unsafe_char = c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{FEFF}')
+                || ('\u{202A}'..='\u{202E}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c);
+            if unsafe_char { ' ' } else { c }
+        })
+        .collect();
+    let trimmed = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = trimmed.chars().take(80).collect();
+    if trimmed.chars().count() > 80 {
+        out.push('…');
     }
-    lines.push("  scripts/training/run_recipe.py".into());
-    lines.push("  --recipe \"$RECIPE\"".into());
-    for (path, value) in bridge_settings(p) {
-        // Dotted overrides take Python literals; strings lose their quotes on the command line.
-        lines.push(format!("  {path}={}", value.trim_matches('"')));
-    }
-    lines.join(" \\\n") + "\n"
+    if out.is_empty() { "(unnamed)".into() } else { out }
 }
 
-/// Megatron-LM `pretrain_gpt.py` flags: `--tensor-model-parallel-size 4` …
-// Flag names: megatron/training/arguments.py.
-pub fn megatron_lm_flags(p: &Plan) -> String {
+/// A lowercase `[a-z0-9-]` slug of at most 40 characters, for job names.
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+        if out.len() >= 40 {
+            break;
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() { "custom".into() } else { out }
+}
+
+/// A shell word: bare when it is made only of characters no shell treats specially, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.,/:=+@%".contains(c));
+    if plain { s.to_string() } else { format!("'{}'", s.replace('\'', "'\\''")) }
+}
+
+/// The plan's string field, if it is one of the spellings meshplan knows (a `Plan` deserialized from
+/// elsewhere could hold anything; only these are ever written as code).
+fn known(value: &str, choices: &[&'static str]) -> Option<&'static str> {
+    choices.iter().copied().find(|c| *c == value)
+}
+
+const ACTIVATIONS: &[&str] = &["silu", "gelu", "squared_relu", "relu"];
+const NORMALIZATIONS: &[&str] = &["LayerNorm", "RMSNorm"];
+const POSITION_EMBEDDINGS: &[&str] = &["learned_absolute", "rope", "yarn", "mrope", "none"];
+
+/// The rank order, lowercased, if it is Megatron's default or its `--use-tp-pp-dp-mapping` order.
+#[derive(Clone, Copy, PartialEq)]
+enum Order {
+    Default,
+    TpPpDp,
+    Other,
+}
+
+fn order_of(p: &Plan) -> Order {
+    let o = p.parallelism.order.trim().to_ascii_lowercase();
+    if o.is_empty() || o == DEFAULT_ORDER {
+        Order::Default
+    } else if o == TP_PP_DP_ORDER {
+        Order::TpPpDp
+    } else {
+        Order::Other
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Shared facts
+// ---------------------------------------------------------------------------------------------------
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or("none".into(), |v| v.to_string())
+}
+
+/// `Llama 3.1 70B — TP=4 PP=4 VPP=none CP=1 EP=1 ETP=4 SP=on, 64 GPUs (8 nodes × 8 h100-sxm-80gb)`.
+fn summary(p: &Plan) -> String {
     let par = &p.parallelism;
-    let tr = &p.training;
-    let mut f = vec![
-        format!("--tensor-model-parallel-size {}", par.tp()),
-        format!("--pipeline-model-parallel-size {}", par.pp()),
-    ];
-    if let Some(v) = par.virtual_pipeline_model_parallel_size {
-        f.push(format!("--num-virtual-stages-per-pipeline-rank {v}"));
-    }
-    if let Some(n) = par.num_layers_in_first_pipeline_stage {
-        f.push(format!("--decoder-first-pipeline-num-layers {n}"));
-    }
-    if let Some(n) = par.num_layers_in_last_pipeline_stage {
-        f.push(format!("--decoder-last-pipeline-num-layers {n}"));
-    }
-    f.push(format!("--context-parallel-size {}", par.cp()));
-    if p.model.is_moe() || par.ep() > 1 {
-        f.push(format!("--expert-model-parallel-size {}", par.ep()));
-        f.push(format!("--expert-tensor-parallel-size {}", par.etp()));
-    }
-    if par.sequence_parallel {
-        f.push("--sequence-parallel".into());
-    }
-    f.push(format!("--seq-length {}", tr.seq_length));
-    f.push(format!("--micro-batch-size {}", tr.micro_batch_size));
-    if let Some(g) = tr.global_batch_size {
-        f.push(format!("--global-batch-size {g}"));
-    }
-    match tr.recompute_granularity {
-        Recompute::None => {}
-        Recompute::Selective => f.push("--recompute-granularity selective".into()),
-        Recompute::Full => f.push(format!(
-            "--recompute-granularity full --recompute-method uniform --recompute-num-layers {}",
-            tr.recompute_num_layers.unwrap_or(1)
-        )),
-    }
-    if tr.use_distributed_optimizer {
-        f.push("--use-distributed-optimizer".into());
-    }
-    match tr.precision {
-        Precision::Bf16 => f.push("--bf16".into()),
-        Precision::Fp16 => f.push("--fp16".into()),
-        Precision::Fp8 => f.push("--bf16 --fp8-format hybrid".into()),
-        Precision::Fp4 => f.push("--bf16 --fp4-format e2m1".into()),
-        Precision::Fp32 => {}
-    }
-    f.join(" \\\n") + "\n"
-}
-
-/// slurm sizing: nodes, tasks (one per GPU) and GPUs per node, with the minimum in a comment.
-pub fn slurm_sizing(r: &Report) -> String {
-    let p = &r.plan;
-    let d = &r.derived;
     format!(
-        "#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n#SBATCH --gpus-per-node={}\n\
-         # world size {} = {} nodes × {} GPUs; min_gpus = PP·max(TP·CP, EP·ETP) = {} ({} node{})\n",
+        "{} — TP={} PP={} VPP={} CP={} EP={} ETP={} SP={}, {} GPUs ({} nodes × {} {})",
+        comment_text(&p.model_name),
+        par.tp(),
+        par.pp(),
+        opt(par.virtual_pipeline_model_parallel_size),
+        par.cp(),
+        par.ep(),
+        par.etp(),
+        if par.sequence_parallel { "on" } else { "off" },
+        p.world_size(),
         p.cluster.num_nodes,
         p.cluster.gpus_per_node,
-        p.cluster.gpus_per_node,
-        d.world_size,
-        p.cluster.num_nodes,
-        p.cluster.gpus_per_node,
-        d.min_gpus,
-        d.nodes_needed,
-        if d.nodes_needed == 1 { "" } else { "s" },
+        comment_text(&p.cluster.gpu),
     )
 }
 
-/// The plan file `meshplan plan` reads, pretty-printed.
-pub fn plan_file(plan: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(plan).unwrap_or_default() + "\n"
+/// Comment lines shared by the code exports: what the plan is, whether it is valid, the data-parallel sizes.
+fn header(p: &Plan, r: &Report, what: &str) -> Vec<String> {
+    let d = &r.derived;
+    let par = &p.parallelism;
+    let mut lines = vec![format!("# {what} — meshplan plan for {}", summary(p))];
+    let errors: Vec<String> = r.diagnostics.iter().filter(|x| x.is_error()).map(|x| slug(&x.code)).collect();
+    if !errors.is_empty() {
+        let mut shown = errors.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
+        if errors.len() > 6 {
+            shown.push_str(", …");
+        }
+        lines.push(format!(
+            "# WARNING: meshplan finds {} error(s) in this plan ({shown}); Megatron will reject or fail it. Run `meshplan plan` and fix them first.",
+            errors.len()
+        ));
+    }
+    lines.push(format!(
+        "# dense DP = W/(TP·PP·CP) = {}/({}·{}·{}) = {}; expert DP = W/(PP·EP·ETP) = {}/({}·{}·{}) = {}; {} microbatches of {} per step (global batch {})",
+        d.world_size,
+        par.tp(),
+        par.pp(),
+        par.cp(),
+        dp_text(d.data_parallel_size),
+        d.world_size,
+        par.pp(),
+        par.ep(),
+        par.etp(),
+        dp_text(d.expert_data_parallel_size),
+        d.num_microbatches,
+        p.training.micro_batch_size,
+        d.global_batch_size,
+    ));
+    lines
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
+fn dp_text(dp: u64) -> String {
+    if dp == 0 { "not whole".into() } else { dp.to_string() }
+}
 
-    fn report(parallelism: serde_json::Value) -> Report {
-        let plan = json!({
-            "model": "llama-3.1-8b",
-            "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
-            "training": {"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 128,
-                         "recompute_granularity": "selective", "use_distributed_optimizer": true},
-            "parallelism": parallelism,
-        });
-        crate::plan_value(&plan).unwrap()
-    }
+/// `CUDA_DEVICE_MAX_CONNECTIONS=1` is needed for TP/CP communication overlap (seed Pitfall 7).
+fn needs_max_connections(p: &Plan) -> bool {
+    p.parallelism.tp() > 1 || p.parallelism.cp() > 1
+}
 
-    #[test]
-    fn bridge_overrides_name_every_parallel_size() {
-        let r = report(json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 2, "sequence_parallel": true}));
-        let s = bridge_overrides(&r.plan);
-        assert!(s.contains("cfg.model.tensor_model_parallel_size = 4\n"));
-        assert!(s.contains("cfg.model.pipeline_model_parallel_size = 2\n"));
-        assert!(s.contains("cfg.model.context_parallel_size = 1\n"));
-        assert!(s.contains("cfg.model.sequence_parallel = True\n"));
-        assert!(s.contains("cfg.train.global_batch_size = 128\n"));
-        assert!(!s.contains("expert_model_parallel_size"), "a dense model has no EP override");
-    }
+fn is_blackwell(cluster: &Cluster) -> bool {
+    matches!(cluster.gpu.as_str(), "b200" | "b300" | "gb200" | "gb300")
+}
 
-    #[test]
-    fn launch_command_has_the_guides_shape() {
-        let r = report(json!({"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 2, "sequence_parallel": true}));
-        let s = bridge_launch_command(&r.plan);
-        assert!(s.contains("python -m torch.distributed.run --nproc_per_node=8 \\\n"));
-        assert!(s.contains("--nnodes=2"));
-        assert!(s.contains("scripts/training/run_recipe.py \\\n"));
-        assert!(s.contains("  model.tensor_model_parallel_size=2 \\\n"));
-        assert!(s.contains("  model.sequence_parallel=True \\\n"));
-        assert!(s.contains("  model.recompute_granularity=selective \\\n"));
-        assert!(s.trim_end().ends_with("optimizer.use_distributed_optimizer=True"));
-    }
+/// A Megatron Bridge library recipe for the preset, or None.
+// Source: Megatron-Bridge src/megatron/bridge/recipes/__init__.py re-exports each family's legacy aliases
+// (llama/llama3.py, qwen/qwen3.py, qwen/qwen3_moe.py, deepseek/deepseek_v2.py, deepseek/deepseek_v3.py,
+// olmoe/olmoe_7b.py, glm/glm45.py, kimi/kimi_k2.py, moonlight/moonlight_16b.py), which
+// scripts/training/recipe_runner.py `find_library_recipe` resolves. gpt/gpt3_175b.py's alias is not
+// re-exported by gpt/__init__.py, so GPT-3 uses the H100 name from gpt/h100/__init__.py.
+// No Bridge recipe exists for Mixtral or Nemotron-4 340B.
+pub fn bridge_recipe(model_key: &str) -> Option<&'static str> {
+    Some(match model_key {
+        "llama-3.1-8b" => "llama31_8b_pretrain_config",
+        "llama-3.1-70b" => "llama31_70b_pretrain_config",
+        "llama-3.1-405b" => "llama31_405b_pretrain_config",
+        "qwen3-8b" => "qwen3_8b_pretrain_config",
+        "qwen3-32b" => "qwen3_32b_pretrain_config",
+        "qwen3-30b-a3b" => "qwen3_30b_a3b_pretrain_config",
+        "qwen3-235b-a22b" => "qwen3_235b_a22b_pretrain_config",
+        "deepseek-v2" => "deepseek_v2_pretrain_config",
+        "deepseek-v3" => "deepseek_v3_pretrain_config",
+        "olmoe-1b-7b" => "olmoe_7b_pretrain_config",
+        "glm-4.5" => "glm45_355b_pretrain_config",
+        "glm-4.5-air" => "glm45_air_106b_pretrain_config",
+        "kimi-k2" => "kimi_k2_pretrain_config",
+        "moonlight-16b-a3b" => "moonlight_16b_pretrain_config",
+        "gpt3-175b" => "gpt3_175b_pretrain_32gpu_h100_bf16_config",
+        _ => return None,
+    })
+}
 
-    #[test]
-    fn megatron_lm_flags_and_slurm() {
-        let r = report(json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 2,
-                              "virtual_pipeline_model_parallel_size": 2, "sequence_parallel": true}));
-        let f = megatron_lm_flags(&r.plan);
-        for flag in ["--tensor-model-parallel-size 4", "--pipeline-model-parallel-size 2",
-                     "--num-virtual-stages-per-pipeline-rank 2", "--sequence-parallel",
-                     "--global-batch-size 128", "--use-distributed-optimizer", "--bf16"] {
-            assert!(f.contains(flag), "{flag} in {f}");
+/// What to launch with for each precision.
+struct PrecisionChoice {
+    /// Megatron Bridge mixed-precision recipe name; None for fp32 (Bridge has no fp32 recipe).
+    bridge: Option<&'static str>,
+    /// Whether the recipe all-gathers FP8/FP4 parameters (needs the distributed optimizer).
+    param_gather: Option<&'static str>,
+    mlm: Vec<(&'static str, Option<&'static str>)>,
+    note: Option<&'static str>,
+}
+
+// Sources: Megatron-Bridge src/megatron/bridge/training/mixed_precision.py (`@register` recipes bf16_mixed,
+// fp16_mixed, bf16_with_fp8_current_scaling_mixed [fp8="hybrid", fp8_recipe="tensorwise", first/last layer in
+// bf16, fp8_param_gather], bf16_with_mxfp8_mixed [fp8="e4m3", fp8_recipe="mxfp8", fp8_param_gather,
+// reuse_grad_buf_for_mxfp8_param_ag], bf16_with_nvfp4_mixed [fp4="e2m1", fp4_recipe="nvfp4", fp4_param_gather]).
+// Megatron-LM: megatron/core/model_parallel_config.py / transformer_config.py fields bf16, fp16, fp8 (argparse
+// name --fp8-format), fp8_recipe, first_last_layers_bf16, fp4 (--fp4-format), fp4_recipe, built into flags by
+// megatron/training/argument_utils.py; --fp8-param-gather, --fp4-param-gather, --reuse-grad-buf-for-mxfp8-param-ag
+// in megatron/training/arguments.py, where validate_args allows --fp8-param-gather only with the distributed optimizer.
+fn precision_choice(p: &Plan) -> PrecisionChoice {
+    let dist = p.training.use_distributed_optimizer;
+    let gather = |flag: &'static str| if dist { vec![(flag, None)] } else { Vec::new() };
+    match p.training.precision {
+        Precision::Fp32 => PrecisionChoice {
+            bridge: None,
+            param_gather: None,
+            mlm: Vec::new(),
+            note: Some("fp32: Megatron-LM's default (neither the bf16 nor the fp16 flag); Bridge has no fp32 recipe, so check the recipe's params_dtype/pipeline_dtype"),
+        },
+        Precision::Fp16 => PrecisionChoice { bridge: Some("fp16_mixed"), param_gather: None, mlm: vec![("--fp16", None)], note: None },
+        Precision::Bf16 => PrecisionChoice { bridge: Some("bf16_mixed"), param_gather: None, mlm: vec![("--bf16", None)], note: None },
+        Precision::Fp8 if is_blackwell(&p.cluster) => {
+            let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("e4m3")), ("--fp8-recipe", Some("mxfp8"))];
+            mlm.extend(gather("--fp8-param-gather"));
+            mlm.extend(gather("--reuse-grad-buf-for-mxfp8-param-ag"));
+            PrecisionChoice {
+                bridge: Some("bf16_with_mxfp8_mixed"),
+                param_gather: Some("fp8_param_gather"),
+                mlm,
+                note: Some("fp8 on Blackwell: MXFP8 block scaling"),
+            }
         }
-        let s = slurm_sizing(&r);
-        assert!(s.starts_with("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"));
-        assert!(s.contains("min_gpus = PP·max(TP·CP, EP·ETP) = 8 (1 node)"));
+        Precision::Fp8 => {
+            let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("hybrid")), ("--fp8-recipe", Some("tensorwise")), ("--first-last-layers-bf16", None)];
+            mlm.extend(gather("--fp8-param-gather"));
+            PrecisionChoice {
+                bridge: Some("bf16_with_fp8_current_scaling_mixed"),
+                param_gather: Some("fp8_param_gather"),
+                mlm,
+                note: Some("fp8: per-tensor current scaling (E4M3 forward, E5M2 gradients), first and last layer in BF16"),
+            }
+        }
+        Precision::Fp4 => {
+            let mut mlm = vec![("--bf16", None), ("--fp4-format", Some("e2m1")), ("--fp4-recipe", Some("nvfp4"))];
+            mlm.extend(gather("--fp4-param-gather"));
+            PrecisionChoice { bridge: Some("bf16_with_nvfp4_mixed"), param_gather: Some("fp4_param_gather"), mlm, note: Some("fp4: NVFP4") }
+        }
     }
+}
 
-    #[test]
-    fn moe_exports_carry_the_expert_mesh() {
-        let plan = json!({
-            "model": "olmoe-1b-7b",
-            "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
-            "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 64},
-            "parallelism": {"expert_model_parallel_size": 8},
-        });
-        let r = crate::plan_value(&plan).unwrap();
-        assert!(bridge_overrides(&r.plan).contains("cfg.model.expert_model_parallel_size = 8\n"));
-        assert!(megatron_lm_flags(&r.plan).contains("--expert-model-parallel-size 8"));
-        assert!(plan_file(&plan).contains("\"expert_model_parallel_size\": 8"));
+fn recompute_granularity(p: &Plan) -> Option<&'static str> {
+    match p.training.recompute_granularity {
+        Recompute::None => None,
+        Recompute::Selective => Some("selective"),
+        Recompute::Full => Some("full"),
     }
+}
+
+fn recompute_method(p: &Plan) -> Option<&'static str> {
+    p.training.recompute_method.map(|m| match m {
+        RecomputeMethod::Uniform => "uniform",
+        RecomputeMethod::Block => "block",
+    })
+}
+
+/// `moe_layer_freq` as run lengths: `[(0, 3), (1, 58)]`.
+fn runs(pattern: &[u8]) -> Vec<(u8, usize)> {
+    let mut out: Vec<(u8, usize)> = Vec::new();
+    for &b in pattern {
+        let b = u8::from(b != 0);
+        match out.last_mut() {
+            Some((v, n)) if *v == b => *n += 1,
+            _ => out.push((b, 1)),
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Megatron Bridge: one list of settings, rendered as Python or as Hydra overrides
+// ---------------------------------------------------------------------------------------------------
+
+/// A value as Python and as a Hydra override (`run_recipe.py` parses overrides with Hydra's grammar:
+/// `null`, `True`/`False`, bare identifiers, `[0,1]` lists).
+#[derive(Clone)]
+enum Val {
+    Int(u64),
+    OptInt(Option<u64>),
+    Bool(bool),
+    Str(&'static str),
+    OptStr(Option<&'static str>),
+    /// `moe_layer_freq` pattern.
+    Pattern(Vec<u8>),
+}
+
+impl Val {
+    fn py(&self) -> String {
+        match self {
+            Val::Int(n) | Val::OptInt(Some(n)) => n.to_string(),
+            Val::OptInt(None) | Val::OptStr(None) => "None".into(),
+            Val::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Val::Str(s) | Val::OptStr(Some(s)) => format!("\"{s}\""),
+            Val::Pattern(p) => runs(p).iter().map(|(v, n)| format!("[{v}] * {n}")).collect::<Vec<_>>().join(" + "),
+        }
+    }
+    fn hydra(&self) -> String {
+        match self {
+            Val::Int(n) | Val::OptInt(Some(n)) => n.to_string(),
+            Val::OptInt(None) | Val::OptStr(None) => "null".into(),
+            Val::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Val::Str(s) | Val::OptStr(Some(s)) => (*s).to_string(),
+            Val::Pattern(p) => format!("[{}]", p.iter().map(|b| u8::from(*b != 0).to_string()).collect::<Vec<_>>().join(",")),
+        }
+    }
+}
+
+struct Setting {
+    /// Dotted ConfigContainer path, e.g. `model.tensor_model_parallel_size`.
+    path: &'static str,
+    value: Val,
+    note: Option<String>,
+}
+
+fn set(path: &'static str, value: Val) -> Setting {
+    Setting { path, value, note: None }
+}
+
+fn set_note(path: &'static str, value: Val, note: impl Into<String>) -> Setting {
+    Setting { path, value, note: Some(note.into()) }
+}
+
+struct Section {
+    title: &'static str,
+    settings: Vec<Setting>,
+    /// Python-only lines after the settings (a Hydra override cannot express them); when present they
+    /// replace the Python line of the setting at `python_replaces`.
+    python_after: Vec<String>,
+    python_replaces: Option<&'static str>,
+    /// Comment lines for both forms.
+    notes: Vec<String>,
+}
+
+fn section(title: &'static str, settings: Vec<Setting>) -> Section {
+    Section { title, settings, python_after: Vec::new(), python_replaces: None, notes: Vec::new() }
+}
+
+/// Every Megatron Bridge setting the plan decides.
+// Field names: megatron/core/model_parallel_config.py (tensor/pipeline/virtual_pipeline/context/expert/
+// expert_tensor_parallel_size, sequence_parallel, microbatch_group_size_per_vp_stage) and
+// transformer_config.py (pipeline_model_parallel_layout, num_layers_in_first/last_pipeline_stage,
+// recompute_granularity/method/num_layers), which Megatron Bridge's GPTModelProvider
+// (src/megatron/bridge/models/gpt_provider.py, `seq_length`) inherits; TrainingConfig micro/global_batch_size
+// (megatron/training/config/training_config.py, Bridge training/config.py TrainingConfig); GPTDatasetConfig
+// seq_length and ConfigContainer fields optimizer, ddp, dist, mixed_precision (Bridge training/config.py).
+fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
+    let par = &p.parallelism;
+    let t = &p.training;
+    let mut out = Vec::new();
+
+    let mut parallel = vec![
+        set("model.tensor_model_parallel_size", Val::Int(par.tp())),
+        set("model.pipeline_model_parallel_size", Val::Int(par.pp())),
+        set("model.virtual_pipeline_model_parallel_size", Val::OptInt(par.virtual_pipeline_model_parallel_size)),
+        set("model.context_parallel_size", Val::Int(par.cp())),
+        set("model.expert_model_parallel_size", Val::Int(par.ep())),
+        if par.expert_tensor_parallel_size_defaulted && par.ep() > 1 {
+            set_note(
+                "model.expert_tensor_parallel_size",
+                Val::Int(par.etp()),
+                "the plan left ETP unset: megatron-core's default (= TP) is written out; Bridge alone would use 1 with EP > 1",
+            )
+        } else {
+            set("model.expert_tensor_parallel_size", Val::Int(par.etp()))
+        },
+        set("model.sequence_parallel", Val::Bool(par.sequence_parallel)),
+        // A recipe's pipeline_model_parallel_layout would override the split meshplan planned.
+        set_note("model.pipeline_model_parallel_layout", Val::OptInt(None), "meshplan plans the split from the first/last stage sizes below"),
+        set("model.num_layers_in_first_pipeline_stage", Val::OptInt(par.num_layers_in_first_pipeline_stage)),
+        set("model.num_layers_in_last_pipeline_stage", Val::OptInt(par.num_layers_in_last_pipeline_stage)),
+    ];
+    if let Some(g) = par.microbatch_group_size_per_vp_stage {
+        parallel.push(set("model.microbatch_group_size_per_vp_stage", Val::Int(g)));
+    }
+    let mut par_section = section("Parallelism", parallel);
+    // Source: megatron/training/config/common_config.py DistributedInitConfig.use_tp_pp_dp_mapping; Bridge
+    // training/initialize.py passes order "tp-cp-ep-dp-pp" or, with it, "tp-cp-ep-pp-dp".
+    match order_of(p) {
+        Order::Default => {}
+        Order::TpPpDp => par_section.settings.push(set_note("dist.use_tp_pp_dp_mapping", Val::Bool(true), "rank order tp-cp-ep-pp-dp")),
+        Order::Other => par_section.notes.push(format!(
+            "rank order {}: Bridge builds only tp-cp-ep-dp-pp or (dist.use_tp_pp_dp_mapping) tp-cp-ep-pp-dp",
+            comment_text(&par.order)
+        )),
+    }
+    out.push(par_section);
+
+    out.push(section(
+        "Batch and sequence",
+        vec![
+            set("train.global_batch_size", Val::Int(r.derived.global_batch_size)),
+            set("train.micro_batch_size", Val::Int(t.micro_batch_size)),
+            // ConfigContainer.validate asserts model.seq_length == dataset.seq_length.
+            set("model.seq_length", Val::Int(t.seq_length)),
+            set("dataset.seq_length", Val::Int(t.seq_length)),
+        ],
+    ));
+
+    out.push(section(
+        "Activation recompute",
+        vec![
+            set("model.recompute_granularity", Val::OptStr(recompute_granularity(p))),
+            set("model.recompute_method", Val::OptStr(recompute_method(p))),
+            set("model.recompute_num_layers", Val::OptInt(t.recompute_num_layers)),
+        ],
+    ));
+
+    // Bridge's _validate_and_sync_distributed_optimizer_settings turns both on if either is on, so both are set.
+    out.push(section(
+        "Optimizer",
+        vec![
+            set("optimizer.use_distributed_optimizer", Val::Bool(t.use_distributed_optimizer)),
+            set("ddp.use_distributed_optimizer", Val::Bool(t.use_distributed_optimizer)),
+        ],
+    ));
+
+    let pc = precision_choice(p);
+    let mut prec = section("Precision", vec![set("mixed_precision", Val::OptStr(pc.bridge))]);
+    if let Some(n) = pc.note {
+        prec.notes.push(n.to_string());
+    }
+    if let (Some(recipe), Some(field), false) = (pc.bridge, pc.param_gather, t.use_distributed_optimizer) {
+        prec.python_after = vec![
+            "from megatron.bridge.training.mixed_precision import get_mixed_precision_config".into(),
+            format!("cfg.mixed_precision = get_mixed_precision_config(\"{recipe}\")"),
+            format!("cfg.mixed_precision.{field} = False  # parameter all-gather in FP8/FP4 needs the distributed optimizer"),
+        ];
+        prec.python_replaces = Some("mixed_precision");
+        prec.notes.push(format!(
+            "{recipe} sets {field}=True, which Megatron supports only with the distributed optimizer: turn it off (the Python export does) or enable the distributed optimizer"
+        ));
+    }
+    if p.training.precision == Precision::Fp32 {
+        prec.settings.push(set("model.bf16", Val::Bool(false)));
+        prec.settings.push(set("model.fp16", Val::Bool(false)));
+    }
+    out.push(prec);
+
+    if bridge_recipe(&p.model_key).is_none() {
+        out.push(bridge_model_section(&p.model));
+    }
+    out
+}
+
+/// The architecture, for models without a Bridge recipe (TransformerConfig / GPTModelProvider names).
+// Source: megatron/core/transformer/transformer_config.py (num_layers … mtp_num_layers, num_moe_experts,
+// moe_*, multi_latent_attention), MLATransformerConfig (q_lora_rank, kv_lora_rank, qk_head_dim,
+// qk_pos_emb_head_dim, v_head_dim); Bridge models/gpt_provider.py (vocab_size, make_vocab_size_divisible_by,
+// share_embeddings_and_output_weights, position_embedding_type) and models/transformer_config.py
+// `_resolve_string_fields` (activation_func given as a name such as "silu").
+fn bridge_model_section(m: &ModelConfig) -> Section {
+    let mut s = vec![
+        set("model.num_layers", Val::Int(m.num_layers)),
+        set("model.hidden_size", Val::Int(m.hidden_size)),
+        set("model.ffn_hidden_size", Val::Int(m.ffn_hidden_size)),
+        set("model.num_attention_heads", Val::Int(m.num_attention_heads)),
+    ];
+    if !m.multi_latent_attention {
+        s.push(set("model.num_query_groups", Val::Int(m.num_query_groups)));
+        s.push(set("model.kv_channels", Val::Int(m.kv_channels)));
+    }
+    s.push(set("model.vocab_size", Val::Int(m.vocab_size)));
+    s.push(set("model.make_vocab_size_divisible_by", Val::Int(m.make_vocab_size_divisible_by)));
+    let mut notes = vec!["no Megatron Bridge recipe for this model: start from one whose model provider matches, then set the architecture".to_string()];
+    if let Some(v) = known(&m.position_embedding_type, POSITION_EMBEDDINGS) {
+        s.push(set("model.position_embedding_type", Val::Str(v)));
+    }
+    if let Some(v) = known(&m.normalization, NORMALIZATIONS) {
+        s.push(set("model.normalization", Val::Str(v)));
+    }
+    s.push(set("model.gated_linear_unit", Val::Bool(m.gated_linear_unit)));
+    match known(&m.activation_func, ACTIVATIONS) {
+        Some(v) => s.push(set("model.activation_func", Val::Str(v))),
+        None => notes.push("the activation function is not one meshplan knows and was left out".into()),
+    }
+    s.push(set("model.add_bias_linear", Val::Bool(m.add_bias_linear)));
+    s.push(set("model.add_qkv_bias", Val::Bool(m.add_qkv_bias)));
+    s.push(set("model.qk_layernorm", Val::Bool(m.qk_layernorm)));
+    s.push(set("model.share_embeddings_and_output_weights", Val::Bool(m.share_embeddings_and_output_weights)));
+    if m.is_moe() {
+        s.push(set("model.num_moe_experts", Val::Int(m.num_experts())));
+        s.push(set("model.moe_router_topk", Val::Int(m.moe_router_topk)));
+        s.push(set("model.moe_ffn_hidden_size", Val::Int(m.moe_ffn())));
+        s.push(set("model.moe_shared_expert_intermediate_size", Val::OptInt(m.moe_shared_expert_intermediate_size.filter(|&x| x > 0))));
+        s.push(match &m.moe_layer_freq {
+            MoeLayerFreq::Every(n) => set("model.moe_layer_freq", Val::Int(*n)),
+            MoeLayerFreq::Pattern(pat) => set("model.moe_layer_freq", Val::Pattern(pat.clone())),
+        });
+        s.push(set("model.moe_router_pre_softmax", Val::Bool(m.moe_router_pre_softmax)));
+    } else {
+        s.push(set("model.num_moe_experts", Val::OptInt(None)));
+    }
+    if m.multi_latent_attention {
+        notes.push("multi-latent attention needs an MLA model provider (Bridge's MLAModelProvider); GPTModelProvider has no q_lora_rank".into());
+        s.push(set("model.multi_latent_attention", Val::Bool(true)));
+        s.push(set("model.q_lora_rank", Val::OptInt(m.q_lora_rank)));
+        s.push(set("model.kv_lora_rank", Val::Int(m.kv_lora_rank)));
+        s.push(set("model.qk_head_dim", Val::Int(m.qk_head_dim)));
+        s.push(set("model.qk_pos_emb_head_dim", Val::Int(m.qk_pos_emb_head_dim)));
+        s.push(set("model.v_head_dim", Val::Int(m.v_head_dim)));
+    }
+    s.push(set("model.mtp_num_layers", Val::OptInt(Some(m.mtp_num_layers).filter(|&n| n > 0))));
+    if m.position_embedding_type == "learned_absolute" {
+        notes.push("Bridge sizes learned position embeddings by model.seq_length (it has no max_position_embeddings)".into());
+    }
+    Section { title: "Model architecture", settings: s, python_after: Vec::new(), python_replaces: None, notes }
+}
+
+/// Megatron Bridge Python overrides for the recipe's `ConfigContainer` `cfg`.
+pub fn bridge_python(p: &Plan, r: &Report) -> String {
+    let mut lines = header(p, r, "Megatron Bridge overrides");
+    match bridge_recipe(&p.model_key) {
+        Some(recipe) => {
+            lines.push("# Apply to the ConfigContainer of the recipe; its model architecture is kept:".into());
+            lines.push(format!("#   from megatron.bridge.recipes import {recipe}"));
+            lines.push(format!("#   cfg = {recipe}()"));
+        }
+        None => {
+            lines.push("# Apply to the ConfigContainer `cfg` of a Megatron Bridge recipe (none ships for this model; see the architecture below):".into());
+            lines.push("#   cfg = <recipe for this model>()".into());
+        }
+    }
+    if needs_max_connections(p) {
+        lines.push("# Launch with CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (TP/CP communication overlap).".into());
+    }
+    for s in bridge_sections(p, r) {
+        lines.push(String::new());
+        lines.push(format!("# {}", s.title));
+        for n in &s.notes {
+            lines.push(format!("# {n}"));
+        }
+        for st in s.settings.iter().filter(|st| s.python_after.is_empty() || s.python_replaces != Some(st.path)) {
+            let code = format!("cfg.{} = {}", st.path, st.value.py());
+            match &st.note {
+                Some(n) => lines.push(format!("{code}  # {n}")),
+                None => lines.push(code),
+            }
+        }
+        lines.extend(s.python_after.iter().cloned());
+    }
+    lines.join("\n") + "\n"
+}
+
+/// The Hydra overrides of the Bridge launch command, one shell word each.
+fn bridge_overrides(p: &Plan, r: &Report) -> Vec<String> {
+    bridge_sections(p, r)
+        .iter()
+        .flat_map(|s| s.settings.iter().map(|st| shell_word(&format!("{}={}", st.path, st.value.hydra()))))
+        .collect()
+}
+
+/// The `--recipe` argument: the preset's recipe, or a placeholder the shell refuses to run without.
+fn recipe_arg(p: &Plan) -> String {
+    match bridge_recipe(&p.model_key) {
+        Some(r) => r.to_string(),
+        None => "\"${RECIPE:?set RECIPE to a Megatron Bridge recipe for this model}\"".into(),
+    }
+}
+
+/// The guide's Verification smoke test: three iterations, no evaluation, no checkpoints.
+const SMOKE_TEST: &[&str] = &[
+    "train.train_iters=3",
+    "scheduler.lr_warmup_iters=0",
+    "validation.eval_iters=0 validation.eval_interval=0",
+    "checkpoint.save_interval=0",
+    "logger.log_interval=1",
+];
+
+/// Comment lines both launch exports share.
+fn launch_notes(p: &Plan, r: &Report, lines: &mut Vec<String>) {
+    for s in bridge_sections(p, r) {
+        for n in s.notes {
+            lines.push(format!("# {}: {n}", s.title));
+        }
+    }
+    if bridge_recipe(&p.model_key).is_none() {
+        lines.push("# RECIPE is a placeholder: no Megatron Bridge recipe ships for this model (a dense GPT-style model can start from vanilla_gpt_pretrain_config).".into());
+    }
+}
+
+/// A complete Megatron Bridge launch command, in the form of the guide's Verification section.
+// Source: Megatron-Bridge scripts/training/run_recipe.py (`--recipe`, trailing KEY=VALUE ConfigContainer
+// overrides, mode inferred from "_pretrain_" in the name) and the guide's Verification section.
+pub fn bridge_launch(p: &Plan, r: &Report) -> String {
+    let nodes = p.cluster.num_nodes;
+    let gpn = p.cluster.gpus_per_node;
+    let mut lines = header(p, r, "Megatron Bridge launch");
+    launch_notes(p, r, &mut lines);
+    if nodes > 1 {
+        lines.push(format!(
+            "# Run on each of the {nodes} nodes with NODE_RANK = 0..{} and MASTER_ADDR = the address of node 0.",
+            nodes - 1
+        ));
+    }
+    lines.push("# The last overrides are the guide's smoke test (3 iterations, no evaluation, no checkpoints); drop them for a real run.".into());
+    let env = if needs_max_connections(p) { "CUDA_DEVICE_MAX_CONNECTIONS=1 " } else { "" };
+    let mut cmd = vec![format!("{env}uv run python -m torch.distributed.run --nproc_per_node={gpn} --nnodes={nodes}")];
+    if nodes > 1 {
+        cmd.push(format!(
+            "--node_rank=\"${{NODE_RANK:?set NODE_RANK to this node's index, 0..{}}}\" --master_addr=\"${{MASTER_ADDR:?set MASTER_ADDR to node 0's address}}\" --master_port=\"${{MASTER_PORT:-29500}}\"",
+            nodes - 1
+        ));
+    }
+    cmd.push("scripts/training/run_recipe.py".into());
+    cmd.push(format!("--recipe {}", recipe_arg(p)));
+    cmd.extend(bridge_overrides(p, r));
+    cmd.extend(SMOKE_TEST.iter().map(|s| s.to_string()));
+    lines.push(continued(&cmd));
+    lines.join("\n") + "\n"
+}
+
+/// Shell lines joined with ` \` continuations, all but the first indented.
+fn continued(parts: &[String]) -> String {
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" \\\n  ");
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Megatron-LM
+// ---------------------------------------------------------------------------------------------------
+
+/// `pretrain_gpt.py` arguments as a bash array, grouped with comments.
+// Flag names, checked against Megatron-LM @ d98e8a64ddf3 by rebuilding the parser's names the way
+// megatron/training/argument_utils.py ArgumentGroupFactory does (`--` + field name with `-`; `--no-`/`--disable-`
+// for True defaults; `argparse_meta` arg_names win) over megatron/core/model_parallel_config.py,
+// transformer_config.py, megatron/training/config/training_config.py and common_config.py, minus the
+// `exclude` list of `_add_network_size_args`, plus the literal add_argument names of megatron/training/arguments.py:
+//   generated: --tensor-model-parallel-size --pipeline-model-parallel-size --context-parallel-size
+//     --expert-model-parallel-size --expert-tensor-parallel-size --sequence-parallel --micro-batch-size
+//     --global-batch-size --recompute-granularity --recompute-method --recompute-num-layers --bf16 --fp16
+//     --fp8-format --fp8-recipe --first-last-layers-bf16 --fp4-format --fp4-recipe --num-layers --hidden-size
+//     --ffn-hidden-size --num-attention-heads --num-query-groups --kv-channels --moe-router-topk
+//     --moe-ffn-hidden-size --moe-shared-expert-intermediate-size --moe-router-pre-softmax --multi-latent-attention
+//     --mtp-num-layers --normalization --disable-bias-linear (argparse_meta) --add-qkv-bias --qk-layernorm
+//     --microbatch-group-size-per-virtual-pipeline-stage --use-tp-pp-dp-mapping --vocab-size --tokenizer-type
+//   literal: --num-virtual-stages-per-pipeline-rank --num-layers-per-virtual-pipeline-stage
+//     --decoder-first-pipeline-num-layers --decoder-last-pipeline-num-layers --use-distributed-optimizer
+//     --seq-length --group-query-attention --num-experts --moe-layer-freq --q-lora-rank --kv-lora-rank
+//     --qk-head-dim --qk-pos-emb-head-dim --v-head-dim --swiglu --squared-relu
+//     --untie-embeddings-and-output-weights --position-embedding-type --max-position-embeddings
+//     --make-vocab-size-divisible-by --fp8-param-gather --fp4-param-gather --reuse-grad-buf-for-mxfp8-param-ag
+//   absent: --virtual-pipeline-model-parallel-size (virtual_pipeline_model_parallel_size is excluded; validate_args
+//     derives it from --num-virtual-stages-per-pipeline-rank, which, unlike --num-layers-per-virtual-pipeline-stage,
+//     also works with uneven first/last stages).
+pub fn megatron_lm(p: &Plan, r: &Report) -> String {
+    let par = &p.parallelism;
+    let t = &p.training;
+    let m = &p.model;
+    let mut lines = header(p, r, "Megatron-LM arguments");
+    lines.push("# Use: torchrun --nproc_per_node=… --nnodes=… pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" plus data, tokenizer, optimizer and checkpoint arguments.".into());
+    if needs_max_connections(p) {
+        lines.push("export CUDA_DEVICE_MAX_CONNECTIONS=1".into());
+    }
+    let mut groups: Vec<(&str, Vec<String>, Vec<String>)> = Vec::new();
+    let flag = |f: &str, v: Option<String>| match v {
+        Some(v) => format!("{f} {}", shell_word(&v)),
+        None => f.to_string(),
+    };
+
+    let mut g = vec![
+        flag("--tensor-model-parallel-size", Some(par.tp().to_string())),
+        flag("--pipeline-model-parallel-size", Some(par.pp().to_string())),
+    ];
+    if let Some(v) = par.virtual_pipeline_model_parallel_size {
+        g.push(flag("--num-virtual-stages-per-pipeline-rank", Some(v.to_string())));
+    }
+    g.push(flag("--context-parallel-size", Some(par.cp().to_string())));
+    g.push(flag("--expert-model-parallel-size", Some(par.ep().to_string())));
+    g.push(flag("--expert-tensor-parallel-size", Some(par.etp().to_string())));
+    if par.sequence_parallel {
+        g.push(flag("--sequence-parallel", None));
+    }
+    if let Some(n) = par.num_layers_in_first_pipeline_stage {
+        g.push(flag("--decoder-first-pipeline-num-layers", Some(n.to_string())));
+    }
+    if let Some(n) = par.num_layers_in_last_pipeline_stage {
+        g.push(flag("--decoder-last-pipeline-num-layers", Some(n.to_string())));
+    }
+    if let Some(n) = par.microbatch_group_size_per_vp_stage {
+        g.push(flag("--microbatch-group-size-per-virtual-pipeline-stage", Some(n.to_string())));
+    }
+    let mut notes = Vec::new();
+    match order_of(p) {
+        Order::Default => {}
+        Order::TpPpDp => g.push(flag("--use-tp-pp-dp-mapping", None)),
+        Order::Other => notes.push(format!(
+            "rank order {}: Megatron-LM builds only tp-cp-ep-dp-pp or (--use-tp-pp-dp-mapping) tp-cp-ep-pp-dp",
+            comment_text(&par.order)
+        )),
+    }
+    groups.push(("parallelism", g, notes));
+
+    let mut g = vec![
+        flag("--micro-batch-size", Some(t.micro_batch_size.to_string())),
+        flag("--global-batch-size", Some(r.derived.global_batch_size.to_string())),
+        flag("--seq-length", Some(t.seq_length.to_string())),
+    ];
+    if let Some(gran) = recompute_granularity(p) {
+        g.push(flag("--recompute-granularity", Some(gran.into())));
+    }
+    if let Some(method) = recompute_method(p) {
+        g.push(flag("--recompute-method", Some(method.into())));
+    }
+    if let Some(n) = t.recompute_num_layers {
+        g.push(flag("--recompute-num-layers", Some(n.to_string())));
+    }
+    if t.use_distributed_optimizer {
+        g.push(flag("--use-distributed-optimizer", None));
+    }
+    let pc = precision_choice(p);
+    g.extend(pc.mlm.iter().map(|(f, v)| flag(f, v.map(str::to_string))));
+    let mut notes: Vec<String> = pc.note.iter().map(|n| n.to_string()).collect();
+    if pc.param_gather.is_some() && !t.use_distributed_optimizer {
+        notes.push("without the distributed optimizer, parameters are not gathered in FP8/FP4 (validate_args requires it)".into());
+    }
+    groups.push(("training", g, notes));
+
+    let (g, notes) = megatron_lm_model(m, t.seq_length);
+    groups.push(("model", g, notes));
+
+    lines.push("MEGATRON_ARGS=(".into());
+    for (title, flags, notes) in groups {
+        lines.push(format!("  # {title}"));
+        for n in notes {
+            lines.push(format!("  # {n}"));
+        }
+        for f in flags {
+            lines.push(format!("  {f}"));
+        }
+    }
+    lines.push(")".into());
+    lines.join("\n") + "\n"
+}
+
+fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<String>) {
+    let n = |f: &str, v: u64| format!("{f} {v}");
+    let mut g = vec![
+        n("--num-layers", m.num_layers),
+        n("--hidden-size", m.hidden_size),
+        n("--ffn-hidden-size", m.ffn_hidden_size),
+        n("--num-attention-heads", m.num_attention_heads),
+    ];
+    let mut notes = Vec::new();
+    if !m.multi_latent_attention {
+        // core_transformer_config_from_args passes num_query_groups only with --group-query-attention.
+        if m.num_query_groups != m.num_attention_heads {
+            g.push("--group-query-attention".into());
+            g.push(n("--num-query-groups", m.num_query_groups));
+        }
+        g.push(n("--kv-channels", m.kv_channels));
+    }
+    // validate_args requires --max-position-embeddings and that it is at least --seq-length.
+    match m.max_position_embeddings {
+        Some(v) => g.push(n("--max-position-embeddings", v)),
+        None => {
+            g.push(n("--max-position-embeddings", seq_length));
+            notes.push("max_position_embeddings is not set in the plan; the sequence length is used".into());
+        }
+    }
+    if let Some(v) = known(&m.position_embedding_type, POSITION_EMBEDDINGS) {
+        g.push(format!("--position-embedding-type {v}"));
+    }
+    if let Some(v) = known(&m.normalization, NORMALIZATIONS) {
+        g.push(format!("--normalization {v}"));
+    }
+    match (m.gated_linear_unit, known(&m.activation_func, ACTIVATIONS)) {
+        (true, Some("silu")) => g.push("--swiglu".into()),
+        (false, Some("gelu")) => {}
+        (false, Some("squared_relu")) => g.push("--squared-relu".into()),
+        (gated, act) => notes.push(format!(
+            "{}{} activation: Megatron-LM has no flag for it; set it in a custom model provider",
+            if gated { "gated " } else { "" },
+            act.unwrap_or("an unknown")
+        )),
+    }
+    if !m.add_bias_linear {
+        g.push("--disable-bias-linear".into());
+    }
+    if m.add_qkv_bias {
+        g.push("--add-qkv-bias".into());
+    }
+    if m.qk_layernorm {
+        g.push("--qk-layernorm".into());
+    }
+    if !m.share_embeddings_and_output_weights {
+        g.push("--untie-embeddings-and-output-weights".into());
+    }
+    g.push(n("--make-vocab-size-divisible-by", m.make_vocab_size_divisible_by));
+    notes.push(format!(
+        "vocabulary {}: the tokenizer sets it (with --tokenizer-type NullTokenizer pass --vocab-size {})",
+        m.vocab_size, m.vocab_size
+    ));
+    if m.is_moe() {
+        g.push(n("--num-experts", m.num_experts()));
+        g.push(n("--moe-router-topk", m.moe_router_topk));
+        g.push(n("--moe-ffn-hidden-size", m.moe_ffn()));
+        if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| s > 0) {
+            g.push(n("--moe-shared-expert-intermediate-size", s));
+        }
+        match &m.moe_layer_freq {
+            MoeLayerFreq::Every(k) => g.push(n("--moe-layer-freq", *k)),
+            // moe_freq_type evaluates a list expression of digits, [ ] ( ) + * and commas (no spaces).
+            MoeLayerFreq::Pattern(p) => {
+                let expr = runs(p).iter().map(|(v, k)| format!("[{v}]*{k}")).collect::<Vec<_>>().join("+");
+                g.push(format!("--moe-layer-freq {}", shell_word(&format!("({expr})"))));
+            }
+        }
+        if m.moe_router_pre_softmax {
+            g.push("--moe-router-pre-softmax".into());
+        }
+    }
+    if m.multi_latent_attention {
+        g.push("--multi-latent-attention".into());
+        if let Some(q) = m.q_lora_rank {
+            g.push(n("--q-lora-rank", q));
+        }
+        g.push(n("--kv-lora-rank", m.kv_lora_rank));
+        g.push(n("--qk-head-dim", m.qk_head_dim));
+        g.push(n("--qk-pos-emb-head-dim", m.qk_pos_emb_head_dim));
+        g.push(n("--v-head-dim", m.v_head_dim));
+    }
+    if m.mtp_num_layers > 0 {
+        g.push(n("--mtp-num-layers", m.mtp_num_layers));
+    }
+    (g, notes)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Slurm
+// ---------------------------------------------------------------------------------------------------
+
+/// `#SBATCH` sizing, the mesh arithmetic as comments, and an `srun` line launching the Bridge recipe.
+pub fn slurm(p: &Plan, r: &Report) -> String {
+    let par = &p.parallelism;
+    let d = &r.derived;
+    let nodes = p.cluster.num_nodes;
+    let gpn = p.cluster.gpus_per_node;
+    let (tp, pp, cp, ep, etp) = (par.tp(), par.pp(), par.cp(), par.ep(), par.etp());
+    let job = slug(if p.model_key == "custom" { "custom" } else { &p.model_key });
+    let mut lines = vec![
+        "#!/bin/bash".to_string(),
+        format!("#SBATCH --job-name=meshplan-{job}"),
+        format!("#SBATCH --nodes={nodes}"),
+        format!("#SBATCH --ntasks-per-node={gpn}"),
+        format!("#SBATCH --gpus-per-node={gpn}"),
+        "#SBATCH --exclusive".to_string(),
+        "#".to_string(),
+    ];
+    lines.extend(header(p, r, "Slurm sizing"));
+    launch_notes(p, r, &mut lines);
+    lines.push(format!("# world size W = {nodes} nodes × {gpn} GPUs = {}", d.world_size));
+    let full = (pp as u128) * (tp as u128) * (cp as u128) * (ep as u128) * (etp as u128);
+    let over = if full > d.min_gpus as u128 {
+        format!("the full product PP·TP·CP·EP·ETP = {full} would over-allocate")
+    } else {
+        format!("here it equals the full product PP·TP·CP·EP·ETP = {full}")
+    };
+    lines.push(format!(
+        "# min_gpus = PP·max(TP·CP, EP·ETP) = {pp}·max({tp}·{cp}, {ep}·{etp}) = {} ({} node(s) of {gpn}); {over}",
+        d.min_gpus, d.nodes_needed
+    ));
+    if d.min_gpus_lcm != d.min_gpus {
+        lines.push(format!(
+            "# Megatron needs W to be a multiple of PP·lcm(TP·CP, EP·ETP) = {}, so {} GPUs is the smallest world that works",
+            d.min_gpus_lcm, d.min_gpus_lcm
+        ));
+    }
+    let step = d.min_gpus_lcm.max(1);
+    if d.world_size % step == 0 {
+        lines.push(format!("# W = {} = {} × {step}: the extra multiples become data parallelism (DP and expert DP grow together)", d.world_size, d.world_size / step));
+    } else {
+        lines.push(format!("# WARNING: W = {} is not a multiple of {step}; use a node count whose GPU total is", d.world_size));
+    }
+    lines.push(String::new());
+    lines.push("export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"".into());
+    lines.push("export MASTER_PORT=29500".into());
+    if needs_max_connections(p) {
+        lines.push("export CUDA_DEVICE_MAX_CONNECTIONS=1".into());
+    }
+    lines.push("# One task per GPU; each task maps Slurm's ids to the variables torch.distributed reads.".into());
+    let mut cmd = vec![
+        format!("srun --nodes={nodes} --ntasks-per-node={gpn} --gpus-per-node={gpn} --kill-on-bad-exit=1"),
+        "bash -c 'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS; exec uv run python scripts/training/run_recipe.py \"$@\"' run_recipe".into(),
+        format!("--recipe {}", recipe_arg(p)),
+    ];
+    cmd.extend(bridge_overrides(p, r));
+    lines.push(continued(&cmd));
+    lines.join("\n") + "\n"
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Plan file
+// ---------------------------------------------------------------------------------------------------
+
+#[derive(Serialize)]
+struct PlanFile<'a> {
+    model: ModelOut<'a>,
+    cluster: &'a Cluster,
+    training: &'a crate::plan::Training,
+    parallelism: ParallelismOut<'a>,
+}
+
+#[derive(Serialize)]
+struct ModelOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preset: Option<&'a str>,
+    name: &'a str,
+    #[serde(flatten)]
+    config: &'a ModelConfig,
+}
+
+#[derive(Serialize)]
+struct ParallelismOut<'a> {
+    tensor_model_parallel_size: u64,
+    pipeline_model_parallel_size: u64,
+    virtual_pipeline_model_parallel_size: Option<u64>,
+    context_parallel_size: u64,
+    expert_model_parallel_size: u64,
+    /// null: megatron-core's default (= TP), as the plan had it.
+    expert_tensor_parallel_size: Option<u64>,
+    sequence_parallel: bool,
+    order: &'a str,
+    num_layers_in_first_pipeline_stage: Option<u64>,
+    num_layers_in_last_pipeline_stage: Option<u64>,
+    microbatch_group_size_per_vp_stage: Option<u64>,
+}
+
+/// The plan file `meshplan plan` reads: every field written out (null where the plan takes a default it
+/// computes, such as the global batch size), so parsing it gives back the same resolved plan.
+pub fn plan_json(p: &Plan) -> String {
+    let par = &p.parallelism;
+    let file = PlanFile {
+        model: ModelOut { preset: (p.model_key != "custom").then_some(p.model_key.as_str()), name: &p.model_name, config: &p.model },
+        cluster: &p.cluster,
+        training: &p.training,
+        parallelism: ParallelismOut {
+            tensor_model_parallel_size: par.tensor_model_parallel_size,
+            pipeline_model_parallel_size: par.pipeline_model_parallel_size,
+            virtual_pipeline_model_parallel_size: par.virtual_pipeline_model_parallel_size,
+            context_parallel_size: par.context_parallel_size,
+            expert_model_parallel_size: par.expert_model_parallel_size,
+            expert_tensor_parallel_size: (!par.expert_tensor_parallel_size_defaulted).then_some(par.expert_tensor_parallel_size),
+            sequence_parallel: par.sequence_parallel,
+            order: &par.order,
+            num_layers_in_first_pipeline_stage: par.num_layers_in_first_pipeline_stage,
+            num_layers_in_last_pipeline_stage: par.num_layers_in_last_pipeline_stage,
+            microbatch_group_size_per_vp_stage: par.microbatch_group_size_per_vp_stage,
+        },
+    };
+    // Serializing these plain structs cannot fail; an empty object is the never-reached fallback.
+    serde_json::to_string_pretty(&file).unwrap_or_else(|_| "{}".into()) + "\n"
 }

@@ -18,6 +18,7 @@ pub mod report;
 pub mod rules;
 
 pub use diag::{Diagnostic, FieldValue, Severity};
+pub use export::{ExportKind, export};
 pub use plan::{InputError, Plan, parse_plan, parse_plan_str};
 pub use report::{Derived, Report, plan_resolved, plan_str, plan_value};
 

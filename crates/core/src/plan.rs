@@ -218,9 +218,10 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
             });
             let config = model_from_fields(value, base_config.as_ref(), "model", diags);
             let name = map.get("name").and_then(Value::as_str).map(str::to_string);
-            let overrides = map.keys().filter(|k| *k != "preset" && *k != "name").count();
+            // Fields that only restate the preset's own values (as the plan export writes them) keep the preset.
+            let unchanged = base_config.as_ref() == Some(&config);
             let (key, default_name) = match base {
-                Some(p) if overrides == 0 => (p.key.clone(), p.name.clone()),
+                Some(p) if unchanged => (p.key.clone(), p.name.clone()),
                 Some(p) => ("custom".into(), format!("{} (modified)", p.name)),
                 None => ("custom".into(), "custom model".into()),
             };

@@ -1,7 +1,7 @@
 //! Every diagnostic code the engine can emit is listed once in `rules::RULES`, so `meshplan explain`
 //! knows it: scans the engine's source for kebab-case string literals outside the table and the tests.
 
-use meshplan_core::presets;
+use meshplan_core::{ExportKind, presets};
 use meshplan_core::rules::{RULES, rule};
 use std::collections::BTreeSet;
 
@@ -15,7 +15,9 @@ fn is_not_a_code(s: &str) -> bool {
     let prose = ["context-parallel", "expert-parallel", "tensor-parallel", "world-not-divisible"].contains(&s);
     let preset = presets::model(s).is_some() || presets::gpu(s).is_some();
     let hf_family = ["deepseek-v2", "deepseek-v3", "kimi-k2"].contains(&s);
-    order_like || prose || preset || hf_family
+    let export_kind = ExportKind::from_key(s).is_some();
+    let serde_attr = s == "kebab-case";
+    order_like || prose || preset || hf_family || export_kind || serde_attr
 }
 
 fn literals_outside_table_and_tests() -> BTreeSet<String> {
