@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every test of meshplan, on a fresh machine or this one: installs what is missing
+# (scripts/install-tools.sh), then the core's and the CLI's tests, the contract checks in
+# ../shared/checks when they are beside the checkout, the benchmarks' build, and the web tests
+# (native, wasm component tests in headless chromium, end-to-end against the release build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+SECONDS=0
+stage() { echo "test-all: [$((SECONDS / 60))m$((SECONDS % 60))s] $*" >&2; }
+
+stage "installing what is missing"
+scripts/install-tools.sh
+
+stage "core and CLI tests (cargo test -p meshplan-core -p meshplan-cli)"
+cargo test --quiet -p meshplan-core -p meshplan-cli
+
+stage "the core builds for wasm32 on its own"
+cargo build --quiet -p meshplan-core --target wasm32-unknown-unknown
+
+stage "benchmarks build (cargo bench --no-run; figures come from cargo bench)"
+cargo bench --quiet -p meshplan-core --no-run
+
+CHECKS=${MESHPLAN_CHECKS:-../shared/checks}
+if [[ -d "$CHECKS" ]]; then
+  stage "contract checks in $CHECKS against target/debug/meshplan"
+  cargo build --quiet -p meshplan-cli
+  for check in "$CHECKS"/*.py; do
+    python3 "$check" target/debug/meshplan
+  done
+else
+  stage "no contract checks at $CHECKS (set MESHPLAN_CHECKS to run them)"
+fi
+
+stage "web tests"
+scripts/test-web.sh
+stage "all tests passed"
