@@ -22,11 +22,12 @@ fn command_lines(text: &str) -> Vec<String> {
     text.lines().filter(|l| l.starts_with("  ")).map(|l| l.trim().trim_end_matches(" \\").to_string()).collect()
 }
 
-/// Llama 3.1 70B, TP=4 PP=4 with SP on 64 H100s (8 nodes × 8), 8K tokens, GBS 512, selective recompute.
+/// Llama 3.1 70B, TP=4 PP=4 with SP on 64 H200s (8 nodes × 8), 8K tokens, GBS 512, selective recompute
+/// (H200: at TP 4 without CP the first stage needs more than an H100's 80 GB).
 fn llama70b() -> Value {
     json!({
         "model": "llama-3.1-70b",
-        "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8},
+        "cluster": {"gpu": "h200-sxm-141gb", "gpus_per_node": 8, "num_nodes": 8},
         "training": {"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 512,
                      "recompute_granularity": "selective", "use_distributed_optimizer": true, "precision": "bf16"},
         "parallelism": {"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 4, "sequence_parallel": true}

@@ -1,0 +1,176 @@
+//! Memory per stage against values worked out by hand (arithmetic in each comment) and Korthikanti et al. 2022.
+
+use meshplan_core::{Report, plan_value};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn report(v: &Value) -> Report {
+    plan_value(v).expect("plannable")
+}
+
+fn plan(model: Value, gpus: u64, training: Value, parallelism: Value) -> Value {
+    json!({"model": model, "cluster": {"gpu": "h200-sxm-141gb", "gpus_per_node": 8, "num_nodes": gpus.div_ceil(8)},
+           "training": training, "parallelism": parallelism})
+}
+
+/// Llama-3.1-8B on 8 GPUs, TP 2 with SP, PP 1, seq 4096, mbs 1, no recompute.
+fn llama8b(recompute: &str) -> Value {
+    let mut training = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 32,
+                              "recompute_granularity": recompute});
+    if recompute == "full" {
+        training["recompute_method"] = json!("uniform");
+        training["recompute_num_layers"] = json!(1);
+    }
+    plan(json!("llama-3.1-8b"), 8, training, json!({"tensor_model_parallel_size": 2, "sequence_parallel": true}))
+}
+
+#[test]
+fn dense_gqa_llama8b_by_hand() {
+    // h 4096, 32 heads, 8 query groups, head dim 128, ffn 14336 (SwiGLU), 32 layers, vocab 128256
+    // (already a multiple of 128·TP = 256). t = 4096 tokens, TP = SP = 2, bf16 (2 B).
+    // Attention: norm input + QKV input 2·t·h/2 = 16,777,216; Q,K,V t·(32·128 + 2·8·128)/2 = 12,582,912;
+    //   O t·4096/2 = 8,388,608 → 37,748,736 elements = 75,497,472 B; fp32 LSE t·32/2·4 = 262,144 B.
+    // MLP: norm input + fc1 input 2·t·h/2·2 = 33,554,432 B; fc1 output 2·14336 and SwiGLU output 14336:
+    //   t·43008/2·2 = 176,160,768 B. Layer: 75,759,616 + 33,554,432 + 176,160,768 = 285,474,816 B.
+    // 32 layers: 9,135,194,112. Output: final norm in/out 2·t·h/2·2 = 33,554,432; logits bf16 + fp32 softmax
+    //   t·128256/2·(2+4) = 1,576,009,728. Sum: 10,744,758,272 B; PP = 1 holds one microbatch.
+    let r = report(&llama8b("none"));
+    let s = &r.memory.stages[0];
+    assert_eq!(s.activations_per_microbatch_bytes, 10_744_758_272);
+    assert_eq!(s.microbatches_in_flight, 1.0);
+    assert_eq!(s.activations_bytes, 10_744_758_272);
+    // Overhead: 1 GiB context, NCCL for TP and DP (DP 4) = 2 · 128 MiB, allocator 10% of activations.
+    assert_eq!(s.overhead.cuda_context_bytes, 1 << 30);
+    assert_eq!(s.overhead.nccl_bytes, 2 * (128 << 20));
+    assert_eq!(s.overhead.allocator_bytes, 1_074_475_827);
+    assert_eq!(s.total_bytes, s.parameters_bytes + s.gradients_bytes + s.optimizer_bytes + s.activations_bytes + s.overhead_bytes);
+}
+
+#[test]
+fn recompute_full_keeps_layer_inputs_only() {
+    // Full, uniform, 1 layer per group: each layer keeps its input t·h/SP·2 = 4096·4096/2·2 = 16,777,216 B;
+    // 32 layers = 536,870,912, plus the output side 1,609,564,160 (as above) = 2,146,435,072 B.
+    // Backward re-runs one layer at a time: the working set is one layer's full activations, 285,474,816 B.
+    let full = report(&llama8b("full"));
+    let s = &full.memory.stages[0];
+    assert_eq!(s.activations_bytes, 2_146_435_072);
+    assert_eq!(s.overhead.recompute_transient_bytes, 285_474_816);
+    // Selective recompute of core_attn drops only flash attention's LSE: 32 · 262,144 B less than none.
+    let selective = report(&llama8b("selective")).memory.stages[0].activations_bytes;
+    let none = report(&llama8b("none")).memory.stages[0].activations_bytes;
+    assert_eq!(none - selective, 32 * 262_144);
+    assert!(full.memory.peak_bytes < report(&llama8b("selective")).memory.peak_bytes);
+}
+
+#[test]
+fn gpt_style_layer_matches_korthikanti() {
+    // Korthikanti et al. 2022 eq. 2 (TP, no SP): s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes per layer. With flash
+    // attention the 5as/h score terms are gone, and with dropout 0 the two 1-byte masks (2sbh) too:
+    // s·b·h·(8 + 24/t). eq. 4 (TP + SP): s·b·h·34/t, minus masks: 32·s·b·h/t. Selective drops the LSE here.
+    let model = json!({"num_layers": 4, "hidden_size": 1024, "ffn_hidden_size": 4096, "num_attention_heads": 16,
+                       "num_query_groups": 16, "vocab_size": 32000, "gated_linear_unit": false,
+                       "normalization": "LayerNorm", "add_bias_linear": true, "position_embedding_type": "rope"});
+    let training = json!({"seq_length": 2048, "micro_batch_size": 2, "global_batch_size": 64, "recompute_granularity": "selective"});
+    let sbh = 2048.0 * 2.0 * 1024.0;
+    for (t, sp, expected) in [(1u64, false, 32.0 * sbh), (4, false, sbh * (8.0 + 24.0 / 4.0)), (4, true, 32.0 * sbh / 4.0)] {
+        let v = plan(model.clone(), 8, training.clone(),
+                     json!({"tensor_model_parallel_size": t, "pipeline_model_parallel_size": 2, "sequence_parallel": sp}));
+        // Stage 0 holds layers 0 and 1 and no output layer.
+        let got = report(&v).memory.stages[0].activations_per_microbatch_bytes as f64;
+        assert_eq!(got, 2.0 * expected, "t={t} sp={sp}");
+    }
+}
+
+#[test]
+fn moe_layer_by_hand() {
+    // 2 MoE layers, h 1024, 8 heads = 8 groups × 128, 8 experts top-2 of width 512 (SwiGLU), EP 4, TP 1, PP 2.
+    // t = 2048 tokens, no recompute. Attention: 2·t·h = 4,194,304; QKV t·(1024 + 2·1024) = 6,291,456;
+    //   O t·1024 = 2,097,152 → 12,582,912 el = 25,165,824 B; LSE t·8·4 = 65,536 B.
+    // MLP norm in/out: 2·t·h·2 = 8,388,608 B. Router logits + probs fp32: 2·t·8·4 = 131,072 B.
+    // Routed tokens t·2 = 4096: permuted input 1024 + fc1 out 1024 + act 512 = 2560 → 10,485,760 el;
+    //   expert outputs kept for unpermute t·2·h = 4,194,304 el → 29,360,128 B.
+    // Layer: 25,165,824 + 65,536 + 8,388,608 + 131,072 + 29,360,128 = 63,111,168 B.
+    let model = json!({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 4096, "num_attention_heads": 8,
+                       "num_query_groups": 8, "kv_channels": 128, "vocab_size": 32000, "gated_linear_unit": true,
+                       "num_moe_experts": 8, "moe_router_topk": 2, "moe_ffn_hidden_size": 512});
+    let v = plan(model, 8, json!({"seq_length": 2048, "micro_batch_size": 1, "global_batch_size": 16}),
+                 json!({"pipeline_model_parallel_size": 2, "expert_model_parallel_size": 4, "expert_tensor_parallel_size": 1}));
+    let r = report(&v);
+    assert!(r.valid, "{:?}", r.diagnostics);
+    let s = &r.memory.stages[0];
+    assert_eq!(s.activations_per_microbatch_bytes, 63_111_168);
+    // 1F1B, PP 2, 4 microbatches: stage 0 holds 2.
+    assert_eq!(s.microbatches_in_flight, 2.0);
+    assert_eq!(s.activations_bytes, 2 * 63_111_168);
+}
+
+#[test]
+fn context_parallel_halves_and_micro_batch_doubles_activations() {
+    let base = llama8b("none");
+    let a = report(&base).memory.stages[0].activations_per_microbatch_bytes;
+    let mut cp = base.clone();
+    cp["cluster"]["num_nodes"] = json!(2);
+    cp["parallelism"]["context_parallel_size"] = json!(2);
+    assert_eq!(report(&cp).memory.stages[0].activations_per_microbatch_bytes * 2, a);
+    let mut mbs = base;
+    mbs["training"]["micro_batch_size"] = json!(2);
+    assert_eq!(report(&mbs).memory.stages[0].activations_per_microbatch_bytes, 2 * a);
+}
+
+#[test]
+fn tied_embeddings_get_a_copy_on_the_last_stage_only_with_pipelining() {
+    // 2 layers, h 512, vocab 32000 (already a multiple of 128 · TP 1); tied embeddings.
+    let model = json!({"num_layers": 2, "hidden_size": 512, "ffn_hidden_size": 1024, "num_attention_heads": 8,
+                       "vocab_size": 32000, "share_embeddings_and_output_weights": true});
+    let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8});
+    let one = report(&plan(model.clone(), 8, training.clone(), json!({})));
+    let two = report(&plan(model, 8, training, json!({"pipeline_model_parallel_size": 2})));
+    let emb = 32000 * 512;
+    let layer = (one.memory.stages[0].dense_parameters - emb) / 2;
+    // PP 1: one copy of the embedding; PP 2: the embedding on stage 0 and its tied copy on stage 1.
+    assert_eq!(two.memory.stages[0].dense_parameters, emb + layer);
+    assert_eq!(two.memory.stages[1].dense_parameters, emb + layer);
+}
+
+#[test]
+fn one_f_one_b_and_interleaved_microbatches_in_flight() {
+    // Llama-3.1-70B, TP 8, PP 4, 256 microbatches. 1F1B: stage p holds PP − p (Narayanan 2021 §2.2.1).
+    // Interleaved, VPP 5: stage 0 holds PP + (PP − 1)/VPP = 4.6 (Korthikanti 2022 §4.2.3).
+    let mut v = plan(json!("llama-3.1-70b"), 64,
+                     json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 512, "recompute_granularity": "selective"}),
+                     json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4, "sequence_parallel": true}));
+    let r = report(&v);
+    let flight: Vec<f64> = r.memory.stages.iter().map(|s| s.microbatches_in_flight).collect();
+    assert_eq!(flight, [4.0, 3.0, 2.0, 1.0]);
+    v["parallelism"]["virtual_pipeline_model_parallel_size"] = json!(5);
+    let r = report(&v);
+    assert!((r.memory.stages[0].microbatches_in_flight - 4.6).abs() < 1e-9);
+}
+
+fn peak(model: &str, tp: u64, pp: u64) -> Option<u64> {
+    let v = plan(json!(model), 64,
+                 json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 256,
+                        "recompute_granularity": "selective", "use_distributed_optimizer": true}),
+                 json!({"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": pp, "sequence_parallel": tp > 1}));
+    let r = plan_value(&v).ok()?;
+    // Only layouts Megatron accepts, apart from memory itself.
+    let blocking = r.diagnostics.iter().any(|d| d.severity == meshplan_core::Severity::Error && d.code != "out-of-memory" && d.code != "low-memory-headroom");
+    (!blocking).then_some(r.memory.peak_bytes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn memory_never_rises_when_tp_or_pp_doubles(
+        model in prop::sample::select(vec!["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b"]),
+        tp_e in 0u32..3, pp_e in 0u32..3,
+    ) {
+        let (tp, pp) = (1u64 << tp_e, 1u64 << pp_e);
+        if let (Some(a), Some(b)) = (peak(model, tp, pp), peak(model, tp * 2, pp)) {
+            prop_assert!(b <= a, "{model}: TP {tp}→{}: {a} → {b}", tp * 2);
+        }
+        if let (Some(a), Some(b)) = (peak(model, tp, pp), peak(model, tp, pp * 2)) {
+            prop_assert!(b <= a, "{model}: PP {pp}→{}: {a} → {b}", pp * 2);
+        }
+    }
+}
