@@ -113,3 +113,18 @@ fn explain_known_and_unknown_codes() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("sp-requires-tp"));
 }
+
+#[test]
+fn readme_example_output_is_what_the_cli_prints() {
+    // README.md shows `meshplan plan examples/llama-3.1-70b.json` and its output; keep them in step.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let shown = readme
+        .split("`meshplan plan examples/llama-3.1-70b.json` prints:\n\n```\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("README shows the example's output");
+    let out = meshplan(&["plan", &format!("{root}/examples/llama-3.1-70b.json")], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end(), shown);
+}
