@@ -174,3 +174,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn report_json_round_trips() {
+    // The report as JSON reads back into an equal report (the web app and the JS API ship it as JSON).
+    for v in [llama8b("full"), plan(json!("deepseek-v3"), 256, json!({"seq_length": 4096, "global_batch_size": 256}),
+                                   json!({"pipeline_model_parallel_size": 8, "expert_model_parallel_size": 32,
+                                          "expert_tensor_parallel_size": 1}))] {
+        let r = report(&v);
+        let text = serde_json::to_string(&r).unwrap();
+        let back: Report = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+}
