@@ -26,6 +26,23 @@ impl StageSplit {
     }
 }
 
+/// The nearest split to an invalid one, so memory can still be shown: layers dealt as evenly as possible
+/// over `pp` stages (the first `num_layers % pp` stages take one more), one chunk each.
+pub fn balanced_split(num_layers: u64, pp: u64) -> StageSplit {
+    let pp = pp.clamp(1, num_layers.max(1));
+    let (base, extra) = (num_layers / pp, num_layers % pp);
+    let mut start = 0;
+    let stages = (0..pp)
+        .map(|rank| {
+            let count = base + u64::from(rank < extra);
+            let chunk = Chunk { virtual_rank: 0, start, count };
+            start += count;
+            vec![chunk]
+        })
+        .collect();
+    StageSplit { stages }
+}
+
 /// Why a layer split fails; the rules module turns these into diagnostics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SplitError {

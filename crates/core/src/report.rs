@@ -138,8 +138,16 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
             None
         }
     };
-    let fallback = StageSplit { stages: Vec::new() };
-    let memory = memory::estimate(p, &derived, split.as_ref().unwrap_or(&fallback));
+    // An invalid split still gets a memory estimate, over the nearest even split (its error is reported).
+    let fallback;
+    let stages = match &split {
+        Ok(s) => s,
+        Err(_) => {
+            fallback = pipeline::balanced_split(p.model.num_layers, par.pp());
+            &fallback
+        }
+    };
+    let memory = memory::estimate(p, &derived, stages);
     rules::check_memory(p, &memory, &mut diags);
     diags.sort_by_key(|d| d.severity);
     let valid = !diags.iter().any(|d| d.severity == Severity::Error);

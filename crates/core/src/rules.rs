@@ -541,10 +541,15 @@ fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
         out.push(d(
             "min-gpus",
             format!(
-                "min_gpus = PP·max(TP·CP, EP·ETP) = {pp}·max({}, {}) = {}; the full product PP·TP·CP·EP·ETP = {full} would over-allocate",
+                "min_gpus = PP·max(TP·CP, EP·ETP) = {pp}·max({}, {}) = {}{}",
                 tp * cp,
                 ep * etp,
-                dv.min_gpus
+                dv.min_gpus,
+                if full > dv.min_gpus {
+                    format!("; the full product PP·TP·CP·EP·ETP = {full} would over-allocate")
+                } else {
+                    String::new()
+                }
             ),
             format!("size the job in multiples of {} GPUs ({} nodes of {})", dv.min_gpus_lcm, dv.min_gpus_lcm.div_ceil(p.cluster.gpus_per_node.max(1)), p.cluster.gpus_per_node),
         ));
