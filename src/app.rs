@@ -67,10 +67,13 @@ pub fn App() -> impl IntoView {
         outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
     });
     let theme = RwSignal::new(browser::load(THEME_KEY).unwrap_or_else(|| "system".into()));
+    // The system scheme is outside state: a signal the media query's change event keeps in step.
+    let system_dark = RwSignal::new(browser::prefers_dark());
+    browser::on_prefers_dark_change(move |d| system_dark.set(d));
     let dark = Memo::new(move |_| match theme.get().as_str() {
         "dark" => true,
         "light" => false,
-        _ => browser::prefers_dark(),
+        _ => system_dark.get(),
     });
     let store = Store { plan, outcome, resolved, notice: RwSignal::new(notice), theme, dark, hover: RwSignal::new(None), embed };
     provide_context(store);
@@ -637,11 +640,13 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
     let s = store();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let width = RwSignal::new(880u32);
-    let _ = window_event_listener(leptos::ev::resize, move |_| {
-        if let Some(c) = canvas.get_untracked().and_then(|c| c.parent_element()) {
-            width.set((c.client_width() as u32).clamp(200, 1600));
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        if let Some(c) = canvas.try_get_untracked().flatten().and_then(|c| c.parent_element()) {
+            width.try_set((c.client_width() as u32).clamp(200, 1600));
         }
     });
+    // The listener outlives nothing: switching meshes unmounts this canvas and disposes `width`.
+    on_cleanup(move || resize.remove());
     Effect::new(move |_| {
         if let Some(c) = canvas.get().and_then(|c| c.parent_element()) {
             let w = c.client_width() as u32;
