@@ -61,7 +61,7 @@ rules! {
     "sp-requires-tp" E "sequence_parallel needs tensor_model_parallel_size > 1." "seed Pitfall 3; megatron/core/model_parallel_config.py __post_init__";
     "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel." "megatron/core/transformer/moe/moe_layer.py (raises at the first forward)";
     "cp-seq-not-divisible" E "seq_length must be divisible by 2·context_parallel_size." "seed Pitfall 4; megatron/training/arguments.py validate_args";
-    "sp-seq-not-divisible" E "Each CP rank's share of the sequence must be divisible by TP when sequence_parallel is on." "megatron/core/tensor_parallel/mappings.py (scatter along the sequence)";
+    "sp-seq-not-divisible" E "With sequence_parallel, seq_length must be a multiple of CP·TP (each CP rank's share splits over TP); with CP > 1 as well, of CP·lcm(2, TP)." "megatron/core/tensor_parallel/mappings.py _split_along_first_dim (asserts at the first forward; Megatron-LM has no config check, Bridge checks only SFT datasets: config.py lcm(2·CP, CP·TP))";
     "ep-requires-moe" E "expert_model_parallel_size > 1 needs an MoE model (num_moe_experts)." "seed Pitfall 5; megatron/core/transformer/transformer_config.py";
     "etp-without-moe" I "expert_tensor_parallel_size has no effect on a dense model." "megatron/core/parallel_state.py";
     "experts-not-divisible-by-ep" E "num_moe_experts must be divisible by expert_model_parallel_size." "megatron/core/transformer/moe/moe_layer.py (num_local_experts)";
@@ -133,6 +133,24 @@ pub fn nearest_divisor(n: u64, x: u64) -> u64 {
 /// The smallest multiple of `m` that is ≥ x.
 fn round_up(x: u64, m: u64) -> u64 {
     x.div_ceil(m.max(1)).saturating_mul(m.max(1))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Least common multiple, saturating; lcm(0, x) is taken as x so a zero never reaches a modulus.
+pub fn lcm(a: u64, b: u64) -> u64 {
+    let (a, b) = (a.max(1), b.max(1));
+    (a / gcd(a, b)).saturating_mul(b)
+}
+
+/// The multiple seq_length must be: 2·CP when CP > 1 (the load-balanced CP split), CP·TP with sequence parallelism
+/// (the CP-local sequence scattered over TP); both together give CP·lcm(2, TP).
+pub fn seq_multiple(cp: u64, tp: u64, sequence_parallel: bool) -> u64 {
+    let cp_part = if cp > 1 { 2 * cp } else { 1 };
+    let sp_part = if sequence_parallel && tp > 1 { cp.saturating_mul(tp) } else { 1 };
+    lcm(cp_part, sp_part)
 }
 
 fn gib(bytes: u64) -> String {
@@ -299,25 +317,43 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     }
 
     // Context parallelism and the sequence.
+    // Megatron-LM validate_args and Bridge ConfigContainer.validate assert seq % (2·CP) == 0 when CP > 1; with
+    // SP the CP-local sequence seq/CP is scattered over TP (mappings._split_along_first_dim asserts at the first
+    // forward), so seq % (CP·TP) == 0. Together: seq % lcm(2·CP, CP·TP) = seq % (CP·lcm(2, TP)). Both fixes round
+    // up to that combined multiple, so applying either one clears both rules.
     let seq = t.seq_length;
+    let seq_multiple = seq_multiple(cp, tp, par.sequence_parallel);
     if cp > 1 && seq % (2 * cp) != 0 {
-        let good = round_up(seq, 2 * cp);
+        let good = round_up(seq, seq_multiple);
         out.push(
             d(
                 "cp-seq-not-divisible",
-                format!("seq_length = {seq} is not divisible by 2·context_parallel_size = {}: CP splits the sequence into 2·CP chunks for load balance", 2 * cp),
-                format!("set seq_length to {good} (next multiple of {}), or change context_parallel_size", 2 * cp),
+                format!(
+                    "seq_length = {seq} is not divisible by 2·context_parallel_size = 2·{cp} = {}: CP splits the sequence into 2·CP chunks for load balance ({seq} mod {} = {})",
+                    2 * cp,
+                    2 * cp,
+                    seq % (2 * cp)
+                ),
+                if seq_multiple != 2 * cp {
+                    format!("set seq_length to {good}, the next multiple of lcm(2·CP, CP·TP) = {seq_multiple} (2·CP for the CP split, CP·TP for sequence parallelism), or change context_parallel_size")
+                } else {
+                    format!("set seq_length to {good} (next multiple of {}), or change context_parallel_size", 2 * cp)
+                },
             )
             .with_apply(SEQ, good),
         );
     }
-    if par.sequence_parallel && tp > 1 && (seq % cp != 0 || (seq / cp) % tp != 0) {
-        let good = round_up(seq, cp * tp);
+    if par.sequence_parallel && tp > 1 && seq % cp.saturating_mul(tp) != 0 {
+        let good = round_up(seq, seq_multiple);
+        let share = if seq % cp == 0 { format!("{}", seq / cp) } else { format!("{seq}/{cp} (not whole)") };
         out.push(
             d(
                 "sp-seq-not-divisible",
-                format!("with sequence_parallel each of the {cp} CP ranks holds {seq}/{cp} tokens, which do not split evenly over tensor_model_parallel_size = {tp}"),
-                format!("set seq_length to a multiple of CP·TP = {} (e.g. {good})", cp * tp),
+                format!(
+                    "with sequence_parallel each of the {cp} CP ranks holds seq_length/CP = {share} tokens, which do not split evenly over tensor_model_parallel_size = {tp}: seq_length = {seq} is not a multiple of CP·TP = {}",
+                    cp * tp
+                ),
+                format!("set seq_length to {good}, the next multiple of {seq_multiple} (CP·TP = {}{})", cp * tp, if cp > 1 { format!(", with 2·CP = {}", 2 * cp) } else { String::new() }),
             )
             .with_apply(SEQ, good),
         );
