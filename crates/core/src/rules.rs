@@ -74,7 +74,9 @@ rules! {
     "layers-not-divisible-by-vpp" E "Each stage's layers must divide evenly into its virtual pipeline chunks." "megatron/training/arguments.py validate_args";
     "uneven-stages-too-many-layers" E "num_layers_in_first/last_pipeline_stage add up to more than num_layers." "megatron/training/arguments.py validate_args";
     "uneven-stages-need-pp" E "Uneven first/last pipeline stages need pipeline_model_parallel_size > 1." "megatron/training/arguments.py validate_args";
-    "interleaved-microbatches" E "With virtual pipeline stages the number of microbatches must be a multiple of microbatch_group_size_per_vp_stage (default PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving";
+    "interleaved-microbatches" E "With virtual pipeline stages the microbatch count M must be at least N = microbatch_group_size_per_vp_stage (default PP), and M mod N must be 0 or at least PP (with N = PP: M a multiple of PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError / RuntimeError at the first step)";
+    "vpp-microbatch-group-below-pp" E "microbatch_group_size_per_vp_stage must be at least pipeline_model_parallel_size." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError: range [PP, M])";
+    "vpp-pp2-needs-overlap-p2p" W "Interleaving with PP = 2 fails under Megatron-LM without --overlap-p2p-communication; Megatron Bridge enables it itself." "megatron/training/arguments.py validate_args (PP > 2 unless overlap_p2p_comm); Megatron Bridge training/comm_overlap.py (overlap_p2p_comm = True when PP > 1 and VPP > 1)";
     "gbs-not-divisible" E "global_batch_size must be divisible by micro_batch_size × data_parallel_size." "megatron/core/num_microbatches_calculator.py";
     "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
     "full-recompute-needs-method" E "Full recompute needs recompute_method (uniform or block) and recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
@@ -151,6 +153,21 @@ pub fn seq_multiple(cp: u64, tp: u64, sequence_parallel: bool) -> u64 {
     let cp_part = if cp > 1 { 2 * cp } else { 1 };
     let sp_part = if sequence_parallel && tp > 1 { cp.saturating_mul(tp) } else { 1 };
     lcm(cp_part, sp_part)
+}
+
+/// The smallest microbatch count M' ≥ `mb` the interleaved schedule accepts with group size `group` ≥ `pp`:
+/// M' ≥ group and M' mod group ∈ {0} ∪ [pp, group).
+pub fn interleaved_microbatches_at_least(mb: u64, group: u64, pp: u64) -> u64 {
+    let group = group.max(1);
+    let m = mb.max(group);
+    let r = m % group;
+    if r == 0 || r >= pp {
+        m
+    } else if pp < group {
+        m + (pp - r)
+    } else {
+        m + (group - r)
+    }
 }
 
 fn gib(bytes: u64) -> String {
@@ -469,20 +486,50 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 .with_apply(GBS, good),
             );
         } else if vpp > 1 && pp > 1 {
+            // megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving: with
+            // N = microbatch_group_size_per_vp_stage (default PP), ValueError unless PP ≤ N ≤ M, RuntimeError if
+            // 0 < M mod N < PP. With the default N = PP that is M ≥ PP and M mod PP = 0.
             let group = par.microbatch_group_size_per_vp_stage.unwrap_or(pp);
             let mb = dv.num_microbatches;
-            if mb % group != 0 || mb < group {
-                let good_mb = round_up(mb.max(1), group);
-                let good_gbs = good_mb.saturating_mul(unit);
+            if group < pp {
                 out.push(
                     d(
-                        "interleaved-microbatches",
-                        format!("the interleaved schedule needs the {mb} microbatches to be a multiple of microbatch_group_size_per_vp_stage = {group}"),
-                        format!("set global_batch_size to {good_gbs} ({good_mb} microbatches), or drop virtual pipeline stages"),
+                        "vpp-microbatch-group-below-pp",
+                        format!("microbatch_group_size_per_vp_stage = {group} is below pipeline_model_parallel_size = {pp}: the interleaved schedule needs it in [PP, M] = [{pp}, {mb}]"),
+                        format!("set microbatch_group_size_per_vp_stage to {pp} (megatron-core's default, PP), or unset it"),
                     )
-                    .with_apply(GBS, good_gbs),
+                    .with_apply("parallelism.microbatch_group_size_per_vp_stage", pp),
+                );
+            } else if group > mb || (mb % group != 0 && mb % group < pp) {
+                let good_mb = interleaved_microbatches_at_least(mb, group, pp);
+                let good_gbs = good_mb.saturating_mul(unit);
+                let why = if group > mb {
+                    format!("{mb} microbatches are fewer than microbatch_group_size_per_vp_stage = {group} (it must lie in [PP, M] = [{pp}, {mb}])")
+                } else {
+                    format!(
+                        "{mb} microbatches leave a last group of {mb} mod {group} = {} (microbatch_group_size_per_vp_stage = {group}); it must be 0 or at least PP = {pp}",
+                        mb % group
+                    )
+                };
+                let alt = if mb >= pp { format!(", or set microbatch_group_size_per_vp_stage = {mb}") } else { String::new() };
+                out.push(
+                    d("interleaved-microbatches", format!("the interleaved schedule rejects this step: {why}"), format!("set global_batch_size to {good_gbs} ({good_mb} microbatches){alt}, or drop virtual pipeline stages"))
+                        .with_apply(GBS, good_gbs),
                 );
             }
+        }
+        if vpp > 1 && pp == 2 && par.overlap_p2p_comm != Some(true) {
+            out.push(
+                d(
+                    "vpp-pp2-needs-overlap-p2p",
+                    format!(
+                        "virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 2 and overlap_p2p_comm {}: Megatron-LM (pretrain_gpt.py validate_args) asserts PP > 2 for the interleaved schedule unless --overlap-p2p-communication; Megatron Bridge turns overlap_p2p_comm on itself when PP > 1 and VPP > 1, so a Bridge launch is fine",
+                        if par.overlap_p2p_comm == Some(false) { "= false" } else { "not set" }
+                    ),
+                    "set overlap_p2p_comm = true (Megatron-LM: --overlap-p2p-communication), or use pipeline_model_parallel_size ≥ 3".into(),
+                )
+                .with_apply("parallelism.overlap_p2p_comm", true),
+            );
         }
         if pp > 1 && dv.num_microbatches > 0 && dv.num_microbatches < pp {
             out.push(d(

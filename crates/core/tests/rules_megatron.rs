@@ -62,3 +62,51 @@ fn sp_without_cp_needs_seq_multiple_of_tp() {
     let r = P { tp: 4, seq: 4100, ..P::new(small_dense(), 8) }.run();
     assert!(find(&r, "sp-seq-not-divisible").is_none());
 }
+
+fn run_with(p: &P, section: &str, key: &str, v: Value) -> Report {
+    let mut j = p.json();
+    j[section][key] = v;
+    meshplan_core::plan_value(&j).expect("plan parses")
+}
+
+#[test]
+fn interleaved_microbatch_rule_follows_the_schedule() {
+    // PP=4, VPP=2 on 8 GPUs: DP = 8/4 = 2, MBS 1. Default N = PP = 4.
+    // GBS 6 → M = 3 < N = 4: ValueError. Smallest valid M ≥ 4 is 4 → GBS 8.
+    let base = P { pp: 4, vpp: Some(2), ..P::new(small_dense(), 8) };
+    let r = P { gbs: 6, ..base.clone() }.run();
+    let d = find(&r, "interleaved-microbatches").expect("fires");
+    assert_eq!(applied(d, "training.global_batch_size"), Some(json!(8)));
+    // GBS 8 → M = 4 = N: fine.
+    assert!(find(&P { gbs: 8, ..base.clone() }.run(), "interleaved-microbatches").is_none());
+    // N = 8, GBS 24 → M = 12: 12 mod 8 = 4 ≥ PP = 4, which megatron-core accepts (not a multiple of N).
+    let r = run_with(&P { gbs: 24, ..base.clone() }, "parallelism", "microbatch_group_size_per_vp_stage", json!(8));
+    assert!(find(&r, "interleaved-microbatches").is_none(), "{:?}", codes(&r));
+    // N = 8, GBS 20 → M = 10: 10 mod 8 = 2 < 4 → RuntimeError. Next valid M: 12 (remainder 4) → GBS 24.
+    let r = run_with(&P { gbs: 20, ..base.clone() }, "parallelism", "microbatch_group_size_per_vp_stage", json!(8));
+    let d = find(&r, "interleaved-microbatches").expect("fires");
+    assert!(d.message.contains("10 mod 8 = 2"), "{}", d.message);
+    assert_eq!(applied(d, "training.global_batch_size"), Some(json!(24)));
+    // N = 2 < PP = 4: out of [PP, M].
+    let r = run_with(&P { gbs: 8, ..base.clone() }, "parallelism", "microbatch_group_size_per_vp_stage", json!(2));
+    let d = find(&r, "vpp-microbatch-group-below-pp").expect("fires");
+    assert!(d.is_error());
+    assert_eq!(applied(d, "parallelism.microbatch_group_size_per_vp_stage"), Some(json!(4)));
+}
+
+#[test]
+fn interleaving_at_pp2_warns_for_megatron_lm() {
+    // PP=2, VPP=2 on 8 GPUs: 16 layers → 8 per stage → 4 per chunk; DP 4, GBS 1024 → M = 256 (a multiple of 2).
+    let p = P { pp: 2, vpp: Some(2), ..P::new(small_dense(), 8) };
+    let r = p.run();
+    let d = find(&r, "vpp-pp2-needs-overlap-p2p").expect("warns");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(d.message.contains("Megatron-LM") && d.message.contains("Bridge"), "{}", d.message);
+    assert_eq!(applied(d, "parallelism.overlap_p2p_comm"), Some(json!(true)));
+    assert!(r.valid, "{:?}", errors(&r));
+    let r = run_with(&p, "parallelism", "overlap_p2p_comm", json!(true));
+    assert!(find(&r, "vpp-pp2-needs-overlap-p2p").is_none());
+    // PP = 4 (> 2): Megatron-LM accepts it without the overlap.
+    let r = P { pp: 4, vpp: Some(2), ..P::new(small_dense(), 8) }.run();
+    assert!(find(&r, "vpp-pp2-needs-overlap-p2p").is_none());
+}
