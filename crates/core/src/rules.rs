@@ -59,7 +59,7 @@ rules! {
     "moe-ffn-not-divisible-by-etp" E "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size." "megatron/core/transformer/moe/experts.py (divide)";
     "vocab-not-divisible-by-tp" E "The padded vocabulary must be divisible by TP." "megatron/core/tensor_parallel/layers.py VocabParallelEmbedding";
     "sp-requires-tp" E "sequence_parallel needs tensor_model_parallel_size > 1." "seed Pitfall 3; megatron/core/model_parallel_config.py __post_init__";
-    "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel." "megatron/core/transformer/moe/moe_layer.py (raises at the first forward)";
+    "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel, whatever EP is." "megatron/core/transformer/moe/moe_layer.py MoELayer.forward (ValueError in training; model_parallel_config.py only warns, for EP > 1)";
     "cp-seq-not-divisible" E "seq_length must be divisible by 2·context_parallel_size." "seed Pitfall 4; megatron/training/arguments.py validate_args";
     "sp-seq-not-divisible" E "With sequence_parallel, seq_length must be a multiple of CP·TP (each CP rank's share splits over TP); with CP > 1 as well, of CP·lcm(2, TP)." "megatron/core/tensor_parallel/mappings.py _split_along_first_dim (asserts at the first forward; Megatron-LM has no config check, Bridge checks only SFT datasets: config.py lcm(2·CP, CP·TP))";
     "ep-requires-moe" E "expert_model_parallel_size > 1 needs an MoE model (num_moe_experts)." "seed Pitfall 5; megatron/core/transformer/transformer_config.py";
@@ -81,9 +81,11 @@ rules! {
     "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
     "full-recompute-needs-method" E "Full recompute needs recompute_method (uniform or block) and recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
     "selective-recompute-forbids-method" E "Selective recompute takes neither recompute_method nor recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
-    "recompute-num-layers-range" E "recompute_num_layers must fit the layers of one pipeline chunk." "megatron/core/transformer/transformer_block.py _checkpointed_forward";
+    "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
+    "recompute-num-layers-clipped" I "recompute_num_layers above a chunk's layer count (or 0 with block) is accepted: uniform clips, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py (min() clip; block: layer_idx < recompute_num_layers); TransformerConfig checks only that it is set";
+    "mtp-recompute-uniform-needs-one" E "Multi-token prediction with full uniform recompute needs recompute_num_layers = 1." "megatron/core/transformer/multi_token_prediction.py _checkpointed_forward (assert)";
     "precision-unsupported" E "The GPU has no tensor cores for this precision." "GPU catalogue";
-    "fp8-dims-not-divisible" E "FP8 GEMMs need the token count per rank and hidden sizes divisible by 16." "Transformer Engine fp8 GEMM alignment";
+    "fp8-dims-not-divisible" E "FP8 GEMMs need the rank-local token count divisible by 8 and each weight's local input width by 16 (output width by 8)." "transformer_engine/pytorch/utils.py assert_dim_for_fp8_exec (ValueError at the first forward)";
     "out-of-memory" E "Peak memory of some pipeline stage exceeds the GPU's memory." "meshplan memory model";
     "low-memory-headroom" W "The plan fits but leaves under 10% of the GPU's memory free." "meshplan memory model";
     "tp-crosses-nvlink" W "A tensor-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology, Pitfall 1";
@@ -168,6 +170,34 @@ pub fn interleaved_microbatches_at_least(mb: u64, group: u64, pp: u64) -> u64 {
     } else {
         m + (group - r)
     }
+}
+
+/// Rank-local GEMM dims that break TE's FP8 alignment at this TP: (what, value, modulus). Only TP-divisible
+/// widths are checked (the divisibility rules report the rest); MLA attention and grouped experts are not modelled.
+fn fp8_width_failures(m: &crate::model::ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
+    let tp = tp.max(1);
+    let mut bad = Vec::new();
+    let mut need = |name: String, total: u64, k: u64| {
+        if total % tp == 0 && (total / tp) % k != 0 {
+            bad.push((name, total / tp, k));
+        }
+    };
+    need("hidden_size".into(), m.hidden_size.saturating_mul(tp), 16);
+    if !m.multi_latent_attention {
+        let q = m.num_attention_heads.saturating_mul(m.kv_channels);
+        let qkv = m.num_attention_heads.saturating_add(2 * m.num_query_groups).saturating_mul(m.kv_channels);
+        need(format!("linear_qkv out/TP = {qkv}/{tp}"), qkv, 8);
+        need(format!("linear_proj in/TP = {q}/{tp}"), q, 16);
+    }
+    if m.num_layers > m.num_moe_layers() {
+        let glu = if m.gated_linear_unit { 2 } else { 1 };
+        need(format!("linear_fc1 out/TP = {}/{tp}", glu * m.ffn_hidden_size), glu * m.ffn_hidden_size, 8);
+        need(format!("linear_fc2 in/TP = {}/{tp}", m.ffn_hidden_size), m.ffn_hidden_size, 16);
+    }
+    if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0) {
+        need(format!("shared expert fc2 in/TP = {s}/{tp}"), s, 16);
+    }
+    bad
 }
 
 fn gib(bytes: u64) -> String {
@@ -326,7 +356,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         out.push(
             d(
                 "moe-tp-requires-sp",
-                format!("MoE model with tensor_model_parallel_size = {tp} and sequence_parallel = false: MoELayer raises at the first forward"),
+                format!(
+                    "MoE model with tensor_model_parallel_size = {tp} and sequence_parallel = false (expert_model_parallel_size = {ep}): MoELayer.forward raises ValueError at the first training step whatever EP is; megatron-core's config check only warns, and only when EP > 1"
+                ),
                 "set sequence_parallel = true".into(),
             )
             .with_apply(SP, true),
@@ -571,13 +603,51 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             ));
         }
         Recompute::Full => {
-            let per_chunk = m.num_layers / pp.saturating_mul(vpp).max(1);
-            if let Some(n) = t.recompute_num_layers.filter(|&n| n == 0 || n > per_chunk.max(1)) {
-                out.push(d(
-                    "recompute-num-layers-range",
-                    format!("recompute_num_layers = {n} but a pipeline chunk holds {per_chunk} layers"),
-                    format!("set recompute_num_layers between 1 and {}", per_chunk.max(1)),
-                ));
+            // megatron/core/recompute.py: uniform steps layer_idx += recompute_num_layers (0 never advances) and
+            // clips the last unit with min(); block recomputes the first recompute_num_layers layers of the chunk,
+            // so a larger value recomputes them all. TransformerConfig checks only that the value is set.
+            let n = t.recompute_num_layers.unwrap_or(1);
+            let uniform = t.recompute_method == Some(crate::plan::RecomputeMethod::Uniform);
+            let per_chunk = crate::pipeline::split_layers(
+                m.num_layers,
+                pp,
+                vpp,
+                par.num_layers_in_first_pipeline_stage,
+                par.num_layers_in_last_pipeline_stage,
+            )
+            .ok()
+            .and_then(|s| s.stages.iter().flatten().map(|c| c.count).max());
+            if n == 0 && uniform {
+                out.push(
+                    d(
+                        "recompute-num-layers-range",
+                        "recompute_num_layers = 0 with recompute_method = uniform: megatron-core's uniform loop advances by recompute_num_layers per unit, so the first forward never ends".into(),
+                        "set recompute_num_layers = 1 (recompute every layer, one checkpoint per layer)".into(),
+                    )
+                    .with_apply("training.recompute_num_layers", 1),
+                );
+            } else if let Some(chunk) = per_chunk.filter(|&c| n > c || n == 0) {
+                let what = if n == 0 {
+                    "block recompute of 0 layers recomputes nothing".to_string()
+                } else if uniform {
+                    format!("Megatron accepts it: uniform clips the unit to the chunk's {chunk} layers (one checkpoint per chunk)")
+                } else {
+                    format!("Megatron accepts it: block recomputes all {chunk} layers of each chunk")
+                };
+                out.push(
+                    d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} but a model chunk holds at most {chunk} layers: {what}"), format!("set recompute_num_layers to {} to say what runs", chunk.max(1)))
+                        .with_apply("training.recompute_num_layers", chunk.max(1)),
+                );
+            }
+            if m.mtp_num_layers > 0 && uniform && n != 1 && n != 0 {
+                out.push(
+                    d(
+                        "mtp-recompute-uniform-needs-one",
+                        format!("mtp_num_layers = {} with full uniform recompute and recompute_num_layers = {n}: the MTP block asserts recompute_num_layers == 1", m.mtp_num_layers),
+                        "set recompute_num_layers = 1, or recompute_method = \"block\"".into(),
+                    )
+                    .with_apply("training.recompute_num_layers", 1),
+                );
             }
         }
         _ => {}
@@ -600,13 +670,51 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         );
     }
     if matches!(t.precision, Precision::Fp8 | Precision::Fp4) {
-        let tokens = (seq / cp.max(1)).saturating_mul(mbs) / if par.sequence_parallel { tp } else { 1 };
-        if tokens % 16 != 0 || m.hidden_size % 16 != 0 {
-            out.push(d(
+        // Transformer Engine utils.assert_dim_for_fp8_exec (called by Linear, LayerNormLinear, LayerNormMLP): the
+        // product of all dims but the last must be divisible by 8 and the last by 16, for the input and for the
+        // weight [out_per_partition, in_per_partition]. The column-parallel input is checked before the SP
+        // all-gather, so the token count is seq/CP/(TP with SP)·MBS.
+        let t_sp = if par.sequence_parallel && tp > 1 { tp } else { 1 };
+        let local = cp.saturating_mul(t_sp);
+        if seq % local == 0 {
+            let tokens = (seq / local).saturating_mul(mbs);
+            if tokens % 8 != 0 {
+                let unit = local.saturating_mul(8 / gcd(8, mbs.max(1)));
+                let good = round_up(seq, lcm(seq_multiple, unit));
+                out.push(
+                    d(
+                        "fp8-dims-not-divisible",
+                        format!(
+                            "{} GEMMs need the rank-local token count divisible by 8: seq_length/(CP{})·micro_batch_size = {seq}/{local}·{mbs} = {tokens}, and {tokens} mod 8 = {}",
+                            t.precision.key(),
+                            if t_sp > 1 { "·TP" } else { "" },
+                            tokens % 8
+                        ),
+                        format!("set seq_length to {good} (local tokens {}), or a micro_batch_size that makes the count a multiple of 8", (good / local).saturating_mul(mbs)),
+                    )
+                    .with_apply(SEQ, good),
+                );
+            }
+        }
+        let bad = fp8_width_failures(m, tp);
+        if !bad.is_empty() {
+            let good_tp = divisors(m.num_attention_heads)
+                .into_iter()
+                .filter(|&c| fp8_width_failures(m, c).is_empty() && m.num_attention_heads % c == 0)
+                .min_by_key(|&c| (c.abs_diff(tp), c));
+            let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
+            let mut diag = d(
                 "fp8-dims-not-divisible",
-                format!("FP8 GEMMs need dimensions divisible by 16: tokens per rank = {tokens}, hidden_size = {}", m.hidden_size),
-                "use a seq_length / micro_batch_size whose per-rank token count is a multiple of 16".into(),
-            ));
+                format!("{} GEMM weights need rank-local dims divisible by 16 (input side) and 8 (output side) at TP = {tp}: {}", t.precision.key(), list.join(", ")),
+                match good_tp {
+                    Some(g) => format!("set tensor_model_parallel_size to {g}, the nearest TP whose local widths all align"),
+                    None => "no TP that divides num_attention_heads aligns every width: pad the model widths to multiples of 16·TP".into(),
+                },
+            );
+            if let Some(g) = good_tp {
+                diag = diag.with_apply(TP, g);
+            }
+            out.push(diag);
         }
     }
 

@@ -110,3 +110,98 @@ fn interleaving_at_pp2_warns_for_megatron_lm() {
     let r = P { pp: 4, vpp: Some(2), ..P::new(small_dense(), 8) }.run();
     assert!(find(&r, "vpp-pp2-needs-overlap-p2p").is_none());
 }
+
+#[test]
+fn moe_tp_needs_sp_even_without_ep() {
+    // TP=2, EP=1 on 8 GPUs: MoELayer.forward raises in training whenever TP > 1 without SP, not only for EP > 1.
+    let r = P { tp: 2, ep: 1, sp: Some(false), ..P::new(small_moe(), 8) }.run();
+    let d = find(&r, "moe-tp-requires-sp").expect("fires at EP = 1");
+    assert!(d.is_error() && d.message.contains("expert_model_parallel_size = 1"), "{}", d.message);
+    assert_eq!(applied(d, "parallelism.sequence_parallel"), Some(json!(true)));
+    let r = P { tp: 2, ep: 1, sp: Some(true), ..P::new(small_moe(), 8) }.run();
+    assert!(find(&r, "moe-tp-requires-sp").is_none());
+    // TP = 1: no SP needed.
+    assert!(find(&P { tp: 1, ep: 8, ..P::new(small_moe(), 8) }.run(), "moe-tp-requires-sp").is_none());
+}
+
+fn full_recompute(p: &P, method: &str, n: u64, model_extra: Option<(&str, Value)>) -> Report {
+    let mut j = P { recompute: "full", ..p.clone() }.json();
+    j["training"]["recompute_method"] = json!(method);
+    j["training"]["recompute_num_layers"] = json!(n);
+    if let Some((k, v)) = model_extra {
+        j["model"][k] = v;
+    }
+    meshplan_core::plan_value(&j).expect("plan parses")
+}
+
+#[test]
+fn recompute_num_layers_follows_recompute_py() {
+    // 16 layers, PP=2, VPP=2 on 8 GPUs: 16/(2·2) = 4 layers per chunk.
+    let p = P { pp: 2, vpp: Some(2), ..P::new(small_dense(), 8) };
+    // 6 > 4: Megatron clips (uniform) or recomputes all (block): info, not an error; the fix names 4.
+    for method in ["uniform", "block"] {
+        let r = full_recompute(&p, method, 6, None);
+        assert!(find(&r, "recompute-num-layers-range").is_none(), "{method}");
+        let d = find(&r, "recompute-num-layers-clipped").unwrap_or_else(|| panic!("{method}: {:?}", codes(&r)));
+        assert_eq!(d.severity, Severity::Info);
+        assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(4)));
+    }
+    // 4 = the chunk: nothing.
+    let r = full_recompute(&p, "uniform", 4, None);
+    assert!(find(&r, "recompute-num-layers-clipped").is_none() && find(&r, "recompute-num-layers-range").is_none());
+    // 0 with uniform: layer_idx += 0 never ends → error, fix 1.
+    let r = full_recompute(&p, "uniform", 0, None);
+    let d = find(&r, "recompute-num-layers-range").expect("uniform 0 is an error");
+    assert!(d.is_error());
+    assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
+    // 0 with block: recomputes nothing, accepted.
+    let r = full_recompute(&p, "block", 0, None);
+    assert!(find(&r, "recompute-num-layers-range").is_none() && find(&r, "recompute-num-layers-clipped").is_some());
+}
+
+#[test]
+fn mtp_with_uniform_recompute_needs_one_layer() {
+    let p = P::new(small_dense(), 8);
+    let r = full_recompute(&p, "uniform", 2, Some(("mtp_num_layers", json!(1))));
+    let d = find(&r, "mtp-recompute-uniform-needs-one").expect("fires");
+    assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
+    assert!(find(&full_recompute(&p, "uniform", 1, Some(("mtp_num_layers", json!(1)))), "mtp-recompute-uniform-needs-one").is_none());
+    assert!(find(&full_recompute(&p, "block", 2, Some(("mtp_num_layers", json!(1)))), "mtp-recompute-uniform-needs-one").is_none());
+    assert!(find(&full_recompute(&p, "uniform", 2, None), "mtp-recompute-uniform-needs-one").is_none());
+}
+
+fn fp8(p: &P) -> Report {
+    let mut j = p.json();
+    j["training"]["precision"] = json!("fp8");
+    meshplan_core::plan_value(&j).expect("plan parses")
+}
+
+#[test]
+fn fp8_tokens_need_multiple_of_8_not_16() {
+    // TP=4 with SP, CP=1, MBS 1: seq 4128 → 4128/4 = 1032 local tokens = 8·129 (not a multiple of 16): TE accepts it.
+    let r = fp8(&P { tp: 4, seq: 4128, ..P::new(small_dense(), 8) });
+    assert!(find(&r, "fp8-dims-not-divisible").is_none(), "{:?}", codes(&r));
+    // seq 4100 → 1025 local tokens, 1025 mod 8 = 1: fires. seq must be a multiple of TP·8 = 32: 4128.
+    let r = fp8(&P { tp: 4, seq: 4100, ..P::new(small_dense(), 8) });
+    let d = find(&r, "fp8-dims-not-divisible").expect("fires");
+    assert!(d.message.contains("1025"), "{}", d.message);
+    assert_eq!(applied(d, SEQ), Some(json!(4128)));
+    // MBS 8 makes any whole local count a multiple of 8: 1025·8 = 8200.
+    let r = fp8(&P { tp: 4, seq: 4100, mbs: 8, gbs: 1024, ..P::new(small_dense(), 8) });
+    assert!(find(&r, "fp8-dims-not-divisible").is_none(), "{:?}", codes(&r));
+}
+
+#[test]
+fn fp8_local_widths_align() {
+    // ffn 5696 = 64·89: at TP=8, fc2's local input 5696/8 = 712, 712 mod 16 = 8 → fires; at TP=4 it is 1424 = 16·89
+    // and fc1's local output 2·5696/4 = 2848 = 8·356: aligned. TP=16: 356 mod 16 = 4. So the nearest is 4.
+    let mut model = small_dense();
+    model["ffn_hidden_size"] = json!(5696);
+    let r = fp8(&P { tp: 8, ..P::new(model.clone(), 8) });
+    let d = find(&r, "fp8-dims-not-divisible").expect("fires");
+    assert!(d.message.contains("712"), "{}", d.message);
+    assert_eq!(applied(d, "parallelism.tensor_model_parallel_size"), Some(json!(4)));
+    assert!(find(&fp8(&P { tp: 4, ..P::new(model.clone(), 8) }), "fp8-dims-not-divisible").is_none());
+    // bf16: no FP8 rule at all.
+    assert!(find(&P { tp: 8, ..P::new(model, 8) }.run(), "fp8-dims-not-divisible").is_none());
+}
