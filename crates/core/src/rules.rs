@@ -73,12 +73,15 @@ rules! {
     "layers-not-divisible-by-pp" E "num_layers (or the layers between uneven first/last stages) must divide evenly over the pipeline stages." "megatron/training/arguments.py validate_args; transformer_block.py get_num_layers_to_build";
     "layers-not-divisible-by-vpp" E "Each stage's layers must divide evenly into its virtual pipeline chunks." "megatron/training/arguments.py validate_args";
     "uneven-stages-too-many-layers" E "num_layers_in_first/last_pipeline_stage add up to more than num_layers." "megatron/training/arguments.py validate_args";
+    "uneven-stage-zero-layers" E "num_layers_in_first/last_pipeline_stage must be larger than 0." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError)";
+    "uneven-stages-empty-middle" E "Uneven first/last stages leave no layers for the middle pipeline stages." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: Mismatch … middle layers … middle PP stages)";
     "uneven-stages-need-pp" E "Uneven first/last pipeline stages need pipeline_model_parallel_size > 1." "megatron/training/arguments.py validate_args";
     "interleaved-microbatches" E "With virtual pipeline stages the microbatch count M must be at least N = microbatch_group_size_per_vp_stage (default PP), and M mod N must be 0 or at least PP (with N = PP: M a multiple of PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError / RuntimeError at the first step)";
     "vpp-microbatch-group-below-pp" E "microbatch_group_size_per_vp_stage must be at least pipeline_model_parallel_size." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError: range [PP, M])";
     "vpp-pp2-needs-overlap-p2p" W "Interleaving with PP = 2 fails under Megatron-LM without --overlap-p2p-communication; Megatron Bridge enables it itself." "megatron/training/arguments.py validate_args (PP > 2 unless overlap_p2p_comm); Megatron Bridge training/comm_overlap.py (overlap_p2p_comm = True when PP > 1 and VPP > 1)";
     "gbs-not-divisible" E "global_batch_size must be divisible by micro_batch_size × data_parallel_size." "megatron/core/num_microbatches_calculator.py";
     "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
+    "seq-exceeds-max-position-mlm" W "seq_length exceeds max_position_embeddings with RoPE: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (max_position_embeddings required and ≥ seq_length); Bridge GPTModelProvider has no such field";
     "full-recompute-needs-method" E "Full recompute needs recompute_method (uniform or block) and recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
     "selective-recompute-forbids-method" E "Selective recompute takes neither recompute_method nor recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
     "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
@@ -414,6 +417,17 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 format!("seq_length = {seq} exceeds max_position_embeddings = {max_pos}"),
                 format!("set seq_length ≤ {max_pos} or raise max_position_embeddings"),
             ));
+        } else {
+            // Megatron-LM validate_args asserts max_position_embeddings ≥ seq_length whatever the position
+            // embedding; Bridge's GPTModelProvider has no such field and sizes RoPE from seq_length.
+            out.push(d(
+                "seq-exceeds-max-position-mlm",
+                format!(
+                    "seq_length = {seq} exceeds max_position_embeddings = {max_pos} with position_embedding_type = {}: Megatron-LM (pretrain_gpt.py validate_args) asserts max_position_embeddings ≥ seq_length even for RoPE; Megatron Bridge does not check it",
+                    m.position_embedding_type
+                ),
+                format!("for a Megatron-LM launch pass --max-position-embeddings {seq} (or more), or set seq_length ≤ {max_pos}"),
+            ));
         }
     }
 
@@ -498,6 +512,36 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             )
             .with_apply(VPP, serde_json::Value::Null),
         );
+    }
+    // TransformerConfig.__post_init__ (uneven pipeline): first/last must be > 0, and the middle stages get layers
+    // exactly when there are middle stages ("Mismatch: … middle layers remaining but … middle PP stages").
+    let (first, last) = (par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage);
+    if pp > 1 && (first.is_some() || last.is_some()) {
+        for (name, v) in [("num_layers_in_first_pipeline_stage", first), ("num_layers_in_last_pipeline_stage", last)] {
+            if v == Some(0) {
+                out.push(
+                    d(
+                        "uneven-stage-zero-layers",
+                        format!("{name} = 0: megatron-core requires it to be larger than 0"),
+                        format!("unset {name}, or set it to at least {}", vpp),
+                    )
+                    .with_apply(&format!("parallelism.{name}"), serde_json::Value::Null),
+                );
+            }
+        }
+        let (f, l) = (first.unwrap_or(0), last.unwrap_or(0));
+        let mid_stages = pp - u64::from(first.is_some()) - u64::from(last.is_some());
+        let mid_layers = m.num_layers.saturating_sub(f.saturating_add(l));
+        if f.saturating_add(l) <= m.num_layers && mid_stages > 0 && mid_layers == 0 {
+            out.push(d(
+                "uneven-stages-empty-middle",
+                format!(
+                    "num_layers_in_first/last_pipeline_stage = {f} + {l} take all {} layers, leaving 0 layers for the {mid_stages} middle pipeline stage(s)",
+                    m.num_layers
+                ),
+                format!("lower the first/last counts so that the {mid_stages} middle stage(s) get a whole multiple of {vpp} layers each, or lower pipeline_model_parallel_size"),
+            ));
+        }
     }
     if let Some(e) = split_error {
         out.push(split_diagnostic(e));

@@ -205,3 +205,53 @@ fn fp8_local_widths_align() {
     // bf16: no FP8 rule at all.
     assert!(find(&P { tp: 8, ..P::new(model, 8) }.run(), "fp8-dims-not-divisible").is_none());
 }
+
+fn with_par(p: &P, kv: &[(&str, Value)]) -> Report {
+    let mut j = p.json();
+    for (k, v) in kv {
+        j["parallelism"][*k] = v.clone();
+    }
+    meshplan_core::plan_value(&j).expect("plan parses")
+}
+
+#[test]
+fn uneven_stages_follow_transformer_config() {
+    // 16 layers, PP=3 on 6 GPUs (DP 2): first 8 + last 8 = 16 leaves 0 layers for the 1 middle stage → Mismatch.
+    let p = P { pp: 3, ..P::new(small_dense(), 6) };
+    let r = with_par(&p, &[("num_layers_in_first_pipeline_stage", json!(8)), ("num_layers_in_last_pipeline_stage", json!(8))]);
+    let d = find(&r, "uneven-stages-empty-middle").unwrap_or_else(|| panic!("{:?}", codes(&r)));
+    assert!(d.is_error() && d.message.contains("8 + 8"), "{}", d.message);
+    // first 4 + last 4: 8 middle layers on 1 middle stage.
+    let r = with_par(&p, &[("num_layers_in_first_pipeline_stage", json!(4)), ("num_layers_in_last_pipeline_stage", json!(4))]);
+    assert!(find(&r, "uneven-stages-empty-middle").is_none() && r.valid, "{:?}", errors(&r));
+    // PP=2 with first = 0: megatron-core rejects a zero count even though the rest (16 on 1 stage) divides.
+    let r = with_par(&P { pp: 2, ..P::new(small_dense(), 8) }, &[("num_layers_in_first_pipeline_stage", json!(0))]);
+    let d = find(&r, "uneven-stage-zero-layers").expect("fires");
+    assert_eq!(applied(d, "parallelism.num_layers_in_first_pipeline_stage"), Some(Value::Null));
+    let r = with_par(&P { pp: 2, ..P::new(small_dense(), 8) }, &[("num_layers_in_first_pipeline_stage", json!(6))]);
+    assert!(find(&r, "uneven-stage-zero-layers").is_none());
+    // Uneven + VPP: first 6 with VPP 2 → 3 per chunk; the last stage's 10 → 5 per chunk: fine. First 5: 5 mod 2 ≠ 0.
+    let pv = P { pp: 2, vpp: Some(2), ..P::new(small_dense(), 8) };
+    let r = with_par(&pv, &[("num_layers_in_first_pipeline_stage", json!(6)), ("overlap_p2p_comm", json!(true))]);
+    assert!(r.valid, "{:?}", errors(&r));
+    let r = with_par(&pv, &[("num_layers_in_first_pipeline_stage", json!(5)), ("overlap_p2p_comm", json!(true))]);
+    assert!(errors(&r).contains(&"layers-not-divisible-by-vpp"), "{:?}", codes(&r));
+}
+
+#[test]
+fn max_position_with_rope_is_a_megatron_lm_warning() {
+    // RoPE, max_position_embeddings 2048 < seq 4096: Megatron-LM asserts, Bridge does not look: a warning.
+    let mut model = small_dense();
+    model["position_embedding_type"] = json!("rope");
+    model["max_position_embeddings"] = json!(2048);
+    let r = P::new(model.clone(), 8).run();
+    let d = find(&r, "seq-exceeds-max-position-mlm").expect("warns");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(d.fix.contains("4096"), "{}", d.fix);
+    assert!(find(&r, "seq-exceeds-max-position").is_none());
+    // seq 2048 = max: fine.
+    assert!(find(&P { seq: 2048, ..P::new(model.clone(), 8) }.run(), "seq-exceeds-max-position-mlm").is_none());
+    // Learned absolute positions: the error, as before.
+    model["position_embedding_type"] = json!("learned_absolute");
+    assert!(errors(&P::new(model, 8).run()).contains(&"seq-exceeds-max-position"));
+}
