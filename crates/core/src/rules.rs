@@ -53,7 +53,8 @@ rules! {
     "mesh-size-zero" E "A parallel size is zero." "megatron/core/parallel_state.py initialize_model_parallel";
     "rank-out-of-range" E "A rank outside the world was asked for." "meshplan layout";
     "heads-not-divisible-by-tp" E "num_attention_heads must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_attention_heads, world_size))";
-    "query-groups-not-divisible-by-tp" E "num_query_groups must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_query_groups, world_size))";
+    "query-groups-not-divisible-by-tp" E "num_query_groups must be a multiple or a divisor of tensor_model_parallel_size." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: must be a multiple or divisor)";
+    "query-groups-replicated" I "Fewer query groups than TP ranks: each KV head is replicated TP/num_query_groups times." "megatron/core/transformer/attention.py (num_query_groups < world_size: one KV group per rank)";
     "heads-not-divisible-by-query-groups" E "num_attention_heads must be a multiple of num_query_groups." "megatron/core/transformer/attention.py";
     "ffn-not-divisible-by-tp" E "ffn_hidden_size (and the shared-expert width) must be divisible by TP." "megatron/core/tensor_parallel/layers.py ColumnParallelLinear (divide)";
     "moe-ffn-not-divisible-by-etp" E "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size." "megatron/core/transformer/moe/experts.py (divide)";
@@ -298,16 +299,42 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         );
     }
     if !m.multi_latent_attention {
-        if m.num_query_groups % tp != 0 {
-            let good = nearest_divisor(m.num_query_groups, tp);
+        // megatron/core/transformer/transformer_config.py __post_init__: num_query_groups must be a multiple OR a
+        // divisor of TP. With fewer groups than TP, attention.py gives each rank one KV group (replicated
+        // TP/num_query_groups times) and all-gathers then slices the QKV output.
+        let g = m.num_query_groups.max(1);
+        if g % tp != 0 && tp % g != 0 {
+            let ok = |c: u64| g % c == 0 || c % g == 0;
+            let per = w / pp.saturating_mul(cp).max(1);
+            let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| ok(c)).collect();
+            let pick = |fits_world: bool| {
+                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
+            };
+            let good = pick(true).or_else(|| pick(false)).unwrap_or(1);
             out.push(
                 d(
                     "query-groups-not-divisible-by-tp",
-                    format!("num_query_groups = {} is not divisible by tensor_model_parallel_size = {tp}: each TP rank needs whole KV heads", m.num_query_groups),
-                    format!("set tensor_model_parallel_size to {good} (a divisor of {})", m.num_query_groups),
+                    format!(
+                        "num_query_groups = {g} is neither a multiple nor a divisor of tensor_model_parallel_size = {tp} ({g} mod {tp} = {}, {tp} mod {g} = {})",
+                        g % tp,
+                        tp % g
+                    ),
+                    format!(
+                        "set tensor_model_parallel_size to {good}, the nearest TP that divides num_attention_heads = {} and is a multiple or divisor of {g}",
+                        m.num_attention_heads
+                    ),
                 )
                 .with_apply(TP, good),
             );
+        } else if g < tp && m.num_attention_heads % tp == 0 {
+            out.push(d(
+                "query-groups-replicated",
+                format!(
+                    "num_query_groups = {g} < tensor_model_parallel_size = {tp}: megatron-core gives each TP rank one KV head, so every KV head is replicated on {tp}/{g} = {} ranks (QKV is all-gathered, then sliced)",
+                    tp / g
+                ),
+                format!("nothing to fix; KV-projection compute and the KV cache are duplicated {}×, and cp_comm_type a2a cannot split one KV head per rank over CP > 1", tp / g),
+            ));
         }
         if m.num_attention_heads % m.num_query_groups.max(1) != 0 {
             out.push(d(
