@@ -176,6 +176,17 @@ pub fn interleaved_microbatches_at_least(mb: u64, group: u64, pp: u64) -> u64 {
     }
 }
 
+/// Whether TP = `c` passes the width rules: heads, query groups (multiple or divisor), dense and shared FFN.
+fn tp_widths_divide(m: &crate::model::ModelConfig, c: u64) -> bool {
+    let c = c.max(1);
+    let g = m.num_query_groups.max(1);
+    let dense = m.num_layers > m.num_moe_layers();
+    m.num_attention_heads % c == 0
+        && (m.multi_latent_attention || g % c == 0 || c % g == 0)
+        && (!dense || m.ffn_hidden_size % c == 0)
+        && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
+}
+
 /// Rank-local GEMM dims that break TE's FP8 alignment at this TP: (what, value, modulus). Only TP-divisible
 /// widths are checked (the divisibility rules report the rest); MLA attention and grouped experts are not modelled.
 fn fp8_width_failures(m: &crate::model::ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
@@ -769,10 +780,15 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         }
         let bad = fp8_width_failures(m, tp);
         if !bad.is_empty() {
-            let good_tp = divisors(m.num_attention_heads)
-                .into_iter()
-                .filter(|&c| fp8_width_failures(m, c).is_empty() && m.num_attention_heads % c == 0)
-                .min_by_key(|&c| (c.abs_diff(tp), c));
+            // Nearest TP that every TP width rule accepts and whose local widths align, preferring one that also
+            // divides world/(PP·CP) so the dense grid stays whole.
+            let per = w / pp.saturating_mul(cp).max(1);
+            let candidates: Vec<u64> =
+                divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && fp8_width_failures(m, c).is_empty()).collect();
+            let pick = |fits_world: bool| {
+                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
+            };
+            let good_tp = pick(true).or_else(|| pick(false));
             let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
             let mut diag = d(
                 "fp8-dims-not-divisible",

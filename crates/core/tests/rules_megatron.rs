@@ -255,3 +255,17 @@ fn max_position_with_rope_is_a_megatron_lm_warning() {
     model["position_embedding_type"] = json!("learned_absolute");
     assert!(errors(&P::new(model, 8).run()).contains(&"seq-exceeds-max-position"));
 }
+
+#[test]
+fn fp8_tp_fix_respects_the_other_tp_rules() {
+    // glm-4.5-air (first layer dense, ffn 10944; 96 heads, 8 query groups) at TP=8 on 64 GPUs, PP=2:
+    // fc2's local input 10944/8 = 1368, 1368 mod 16 = 8 → fires. Divisors of 96 near 8: 6 gives 1824 = 16·114 but
+    // 8 groups is neither a multiple nor a divisor of 6, and 6 does not divide 64/2 = 32; 4 gives 2736 = 16·171: the fix.
+    let plan = json!({"model": "glm-4.5-air", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8},
+        "training": {"seq_length": 8192, "precision": "fp8", "global_batch_size": 512},
+        "parallelism": {"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 2, "sequence_parallel": true}});
+    let r = meshplan_core::plan_value(&plan).unwrap();
+    let d = find(&r, "fp8-dims-not-divisible").expect("fires");
+    assert!(d.message.contains("1368"), "{}", d.message);
+    assert_eq!(applied(d, "parallelism.tensor_model_parallel_size"), Some(json!(4)));
+}
