@@ -170,9 +170,9 @@ pub fn interleaved_microbatches_at_least(mb: u64, group: u64, pp: u64) -> u64 {
     if r == 0 || r >= pp {
         m
     } else if pp < group {
-        m + (pp - r)
+        m.saturating_add(pp - r)
     } else {
-        m + (group - r)
+        m.saturating_add(group - r)
     }
 }
 
