@@ -84,7 +84,8 @@ rules! {
     "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
     "seq-exceeds-max-position-mlm" W "seq_length exceeds max_position_embeddings with RoPE: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (max_position_embeddings required and ≥ seq_length); Bridge GPTModelProvider has no such field";
     "full-recompute-needs-method" E "Full recompute needs recompute_method (uniform or block) and recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
-    "selective-recompute-forbids-method" E "Selective recompute takes neither recompute_method nor recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
+    "selective-recompute-forbids-method" E "Selective recompute takes no recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: recompute_num_layers must be None)";
+    "selective-recompute-method-mlm" W "Selective recompute with recompute_method: Megatron-LM asserts, megatron-core and Bridge ignore it." "megatron/training/arguments.py validate_args (recompute method is not yet supported for selective recomputing granularity)";
     "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
     "recompute-num-layers-clipped" I "recompute_num_layers above a chunk's layer count (or 0 with block) is accepted: uniform clips, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py (min() clip; block: layer_idx < recompute_num_layers); TransformerConfig checks only that it is set";
     "mtp-recompute-uniform-needs-one" E "Multi-token prediction with full uniform recompute needs recompute_num_layers = 1." "megatron/core/transformer/multi_token_prediction.py _checkpointed_forward (assert)";
@@ -677,12 +678,31 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 .with_apply("training.recompute_num_layers", 1),
             );
         }
-        Recompute::Selective if t.recompute_method.is_some() || t.recompute_num_layers.is_some() => {
-            out.push(d(
-                "selective-recompute-forbids-method",
-                "recompute_granularity = selective takes neither recompute_method nor recompute_num_layers".into(),
-                "remove recompute_method and recompute_num_layers".into(),
-            ));
+        // MCore TransformerConfig raises for recompute_num_layers with selective; only Megatron-LM's validate_args
+        // asserts on recompute_method with selective (MCore, and so Bridge, ignore it).
+        Recompute::Selective if t.recompute_num_layers.is_some() => {
+            out.push(
+                d(
+                    "selective-recompute-forbids-method",
+                    format!(
+                        "recompute_granularity = selective with recompute_num_layers = {}: megatron-core requires recompute_num_layers = None{}",
+                        t.recompute_num_layers.unwrap_or(0),
+                        if t.recompute_method.is_some() { " (and Megatron-LM also rejects recompute_method)" } else { "" }
+                    ),
+                    "remove recompute_num_layers (and recompute_method)".into(),
+                )
+                .with_apply("training.recompute_num_layers", serde_json::Value::Null),
+            );
+        }
+        Recompute::Selective if t.recompute_method.is_some() => {
+            out.push(
+                d(
+                    "selective-recompute-method-mlm",
+                    "recompute_granularity = selective with recompute_method set: Megatron-LM (validate_args) asserts recompute_method is None for selective; megatron-core and Megatron Bridge ignore it".into(),
+                    "remove recompute_method".into(),
+                )
+                .with_apply("training.recompute_method", serde_json::Value::Null),
+            );
         }
         Recompute::Full => {
             // megatron/core/recompute.py: uniform steps layer_idx += recompute_num_layers (0 never advances) and

@@ -269,3 +269,29 @@ fn fp8_tp_fix_respects_the_other_tp_rules() {
     assert!(d.message.contains("1368"), "{}", d.message);
     assert_eq!(applied(d, "parallelism.tensor_model_parallel_size"), Some(json!(4)));
 }
+
+#[test]
+fn selective_recompute_extras_split_by_launcher() {
+    let with = |method: Option<&str>, n: Option<u64>| {
+        let mut j = P::new(small_dense(), 8).json();
+        if let Some(m) = method {
+            j["training"]["recompute_method"] = json!(m);
+        }
+        if let Some(n) = n {
+            j["training"]["recompute_num_layers"] = json!(n);
+        }
+        meshplan_core::plan_value(&j).unwrap()
+    };
+    // recompute_num_layers with selective: megatron-core ValueError.
+    let r = with(None, Some(2));
+    let d = find(&r, "selective-recompute-forbids-method").expect("error");
+    assert!(d.is_error());
+    assert_eq!(applied(d, "training.recompute_num_layers"), Some(Value::Null));
+    // recompute_method alone: only Megatron-LM asserts → warning, plan stays valid.
+    let r = with(Some("uniform"), None);
+    assert!(find(&r, "selective-recompute-forbids-method").is_none());
+    assert_eq!(find(&r, "selective-recompute-method-mlm").expect("warns").severity, Severity::Warning);
+    assert!(r.valid, "{:?}", errors(&r));
+    let r = with(None, None);
+    assert!(find(&r, "selective-recompute-method-mlm").is_none() && find(&r, "selective-recompute-forbids-method").is_none());
+}
