@@ -119,6 +119,8 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     let recompute = match r.get("recompute").and_then(Value::as_str) {
         Some(s) if s.contains("full") => "full",
         Some(s) if s.contains("selective") || s.contains("recomputed") => "selective",
+        // A row without the field may still state it in its notes ("full activation recompute was used").
+        _ if r["notes"].as_str().unwrap_or("").to_ascii_lowercase().contains("full activation recompute") => "full",
         _ => "none",
     };
     let mut par = json!({"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": u(r, "pp").unwrap_or(1),
