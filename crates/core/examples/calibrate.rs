@@ -13,7 +13,8 @@ use meshplan_core::perf::{self, Constants};
 use meshplan_core::{Derived, Plan, plan_value};
 use serde_json::{Value, json};
 
-pub const DEFAULT_RUNS: &str = "/work/shared/reference/calibration_runs.json";
+/// The published runs, kept in the repository (a copy of the shared reference file, sources per row).
+pub const DEFAULT_RUNS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../reference/calibration_runs.json");
 
 pub struct Run {
     pub id: String,
@@ -270,7 +271,7 @@ fn main() {
     println!("runs used {} / skipped {}; median |MFU error| {:.2} pts, p90 {:.2} pts", runs.len(), skipped.len(), 100.0 * med, 100.0 * p90);
     if !check {
         let file = json!({
-            "comment": "Fitted by `cargo run --release -p meshplan-core --example calibrate` on /work/shared/reference/calibration_runs.json (see docs/calibration.md). Do not edit by hand.",
+            "comment": "Fitted by `cargo run --release -p meshplan-core --example calibrate` on reference/calibration_runs.json (see docs/calibration.md). Do not edit by hand.",
             "runs_used": runs.len(), "runs_skipped": skipped.len(),
             "median_abs_mfu_error": (med * 1e4).round() / 1e4, "p90_abs_mfu_error": (p90 * 1e4).round() / 1e4,
             "constants": c,
