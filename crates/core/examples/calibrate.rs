@@ -169,7 +169,10 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     Ok(Run { id, label, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak })
 }
 
-pub fn load(path: &str) -> Result<(Vec<Run>, Vec<(String, String)>), String> {
+/// Runs mapped, and (id, reason) of those skipped.
+pub type Loaded = (Vec<Run>, Vec<(String, String)>);
+
+pub fn load(path: &str) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let rows: Vec<Value> = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     let (mut runs, mut skipped) = (Vec::new(), Vec::new());

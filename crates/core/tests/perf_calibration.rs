@@ -1,7 +1,6 @@
 //! Recomputes the calibration error with the embedded constants on the published runs.
 
 #[path = "../examples/calibrate.rs"]
-#[allow(dead_code, unused_imports)]
 mod calibrate;
 
 use meshplan_core::perf;
