@@ -666,7 +666,7 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     num("CP", a.cp, b.cp);
     num("EP", a.ep, b.ep);
     num("ETP", a.etp, b.etp);
-    num("micro-batch", a.mbs, b.mbs);
+    num("micro batch", a.mbs, b.mbs);
     if a.recompute != b.recompute {
         let r = |c: u8| match c {
             0 => "none",
