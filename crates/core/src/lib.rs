@@ -11,6 +11,7 @@ pub mod hf;
 pub mod layout;
 pub mod memory;
 pub mod model;
+pub mod perf;
 pub mod pipeline;
 pub mod plan;
 pub mod presets;
@@ -20,6 +21,7 @@ pub mod search;
 
 pub use diag::{Diagnostic, FieldValue, Severity};
 pub use export::{ExportKind, export};
+pub use perf::{Breakdown, Performance};
 pub use plan::{InputError, Plan, parse_plan, parse_plan_str};
 pub use report::{Derived, Report, plan_resolved, plan_str, plan_value};
 
