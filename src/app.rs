@@ -67,20 +67,26 @@ pub fn App() -> impl IntoView {
         outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
     });
     let theme = RwSignal::new(browser::load(THEME_KEY).unwrap_or_else(|| "system".into()));
+    // The system scheme is outside state: a signal the media query's change event keeps in step.
+    let system_dark = RwSignal::new(browser::prefers_dark());
+    browser::on_prefers_dark_change(move |d| system_dark.set(d));
     let dark = Memo::new(move |_| match theme.get().as_str() {
         "dark" => true,
         "light" => false,
-        _ => browser::prefers_dark(),
+        _ => system_dark.get(),
     });
     let store = Store { plan, outcome, resolved, notice: RwSignal::new(notice), theme, dark, hover: RwSignal::new(None), embed };
     provide_context(store);
 
     // The plan → the URL hash (edits within a second share one history entry) and localStorage.
+    // The write waits for 150 ms without edits: history.replaceState costs milliseconds per call, too much
+    // to pay on every keystroke (it was half of an edit's time at 1,024 GPUs).
     let last_push = StoredValue::new(f64::NEG_INFINITY);
     let first = StoredValue::new(true);
-    Effect::new(move |_| {
-        let text = plan.with(|p| p.to_string());
-        let hash = plan.with(|p| plan_doc::encode_hash(p, &store.flags()));
+    let ticket = StoredValue::new(0u64);
+    let sync_url = move || {
+        let text = plan.with_untracked(|p| p.to_string());
+        let hash = plan.with_untracked(|p| plan_doc::encode_hash(p, &store.flags()));
         if hash != browser::hash() {
             let now = browser::now_ms();
             let push = !first.get_value() && now - last_push.get_value() > 1000.0;
@@ -91,6 +97,23 @@ pub fn App() -> impl IntoView {
         }
         first.set_value(false);
         browser::save(STORAGE_KEY, &text);
+    };
+    Effect::new(move |_| {
+        plan.track();
+        let mine = ticket.get_value() + 1;
+        ticket.set_value(mine);
+        if first.get_value() {
+            sync_url();
+            return;
+        }
+        set_timeout(
+            move || {
+                if ticket.try_get_value() == Some(mine) {
+                    sync_url();
+                }
+            },
+            std::time::Duration::from_millis(150),
+        );
     });
     // Back/forward and edited links → the plan.
     let follow = move || {
@@ -637,11 +660,13 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
     let s = store();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let width = RwSignal::new(880u32);
-    let _ = window_event_listener(leptos::ev::resize, move |_| {
-        if let Some(c) = canvas.get_untracked().and_then(|c| c.parent_element()) {
-            width.set((c.client_width() as u32).clamp(200, 1600));
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        if let Some(c) = canvas.try_get_untracked().flatten().and_then(|c| c.parent_element()) {
+            width.try_set((c.client_width() as u32).clamp(200, 1600));
         }
     });
+    // The listener outlives nothing: switching meshes unmounts this canvas and disposes `width`.
+    on_cleanup(move || resize.remove());
     Effect::new(move |_| {
         if let Some(c) = canvas.get().and_then(|c| c.parent_element()) {
             let w = c.client_width() as u32;
@@ -660,6 +685,17 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
             })
         })
     });
+    // What the picture depends on: the mesh sizes, the order and the NVLink domain fix every rank group, so
+    // edits elsewhere (batch, recompute, model fields) do not redraw the grid.
+    let mesh_key = Memo::new(move |_| {
+        s.outcome.with(|o| {
+            o.as_ref().ok().map(|r| {
+                let par = &r.plan.parallelism;
+                let sizes = [r.derived.world_size, r.plan.cluster.gpus_per_node, r.plan.cluster.nvlink_domain_size, par.tp(), par.pp(), par.cp(), par.ep(), par.etp()];
+                (sizes, r.layout.as_ref().map(|l| l.order.clone()))
+            })
+        })
+    });
     // Draw: one putImageData of the whole grid, then labels when cells are large.
     Effect::new(move |_| {
         let Some(el) = canvas.get() else { return };
@@ -667,7 +703,8 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
         let k = kind.get();
         let hover = s.hover.get();
         let dark = s.dark.get();
-        s.outcome.with(|o| {
+        mesh_key.track();
+        s.outcome.with_untracked(|o| {
             let Ok(r) = o else { return };
             draw_grid(&el, &g, r, k, hover, dark);
         });

@@ -62,6 +62,16 @@ pub fn prefers_dark() -> bool {
         .is_some_and(|m| m.matches())
 }
 
+/// Calls `f` with the new value whenever the system colour scheme changes (the page stays open for good).
+pub fn on_prefers_dark_change(f: impl Fn(bool) + 'static) {
+    let Some(mql) = window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()) else { return };
+    let watched = mql.clone();
+    let callback = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || f(watched.matches()));
+    mql.set_onchange(Some(wasm_bindgen::JsCast::unchecked_ref(callback.as_ref())));
+    // The listener lives as long as the page.
+    callback.forget();
+}
+
 pub fn set_theme_attr(theme: &str) {
     if let Some(el) = window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
         let _ = el.set_attribute("data-theme", theme);

@@ -176,3 +176,40 @@ test("the JS API plans JSON in and out", async () => {
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("switching to the expert mesh and resizing the window keeps the page alive", async () => {
+  // The dense canvas unmounts when only the expert mesh is shown; its resize listener must go with it.
+  const moe = {
+    model: "qwen3-30b-a3b", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 2 },
+    training: { seq_length: 4096, micro_batch_size: 1, global_batch_size: 256 },
+    parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 2, expert_model_parallel_size: 8, expert_tensor_parallel_size: 1 },
+  };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(moe)}`);
+  await page.check("input[name=mesh][value=expert]");
+  assert.equal(await page.locator("#grid-dense").count(), 0);
+  const grid = page.locator("#grid-expert");
+  assert.equal(await grid.getAttribute("data-cells"), "16");
+  assert.equal(await grid.getAttribute("data-groups"), "2"); // 16 / 8 EP groups
+  await page.setViewportSize({ width: 1000, height: 700 });
+  await page.waitForTimeout(100);
+  await page.check("input[name=mesh][value=both]");
+  assert.equal(await page.locator("#grid-dense").count(), 1);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("charts follow the system colour scheme when it changes with the page open", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  const ink = () => page.locator("#stage-chart svg text").first().getAttribute("fill");
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.waitForTimeout(100);
+  const light = (await ink()).toLowerCase();
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.waitForTimeout(100);
+  const dark = (await ink()).toLowerCase();
+  // charts.rs ink: #222222 on light, #e8e8e8 on dark.
+  assert.equal(light, "#222222");
+  assert.equal(dark, "#e8e8e8");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});

@@ -454,6 +454,10 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
     if let Some(g) = par.microbatch_group_size_per_vp_stage {
         parallel.push(set("model.microbatch_group_size_per_vp_stage", Val::Int(g)));
     }
+    // Source: megatron/bridge/training/comm_overlap.py CommOverlapConfig.overlap_p2p_comm.
+    if let Some(on) = par.overlap_p2p_comm {
+        parallel.push(set("comm_overlap.overlap_p2p_comm", Val::Bool(on)));
+    }
     let mut par_section = section("Parallelism", parallel);
     // Source: megatron/training/config/common_config.py DistributedInitConfig.use_tp_pp_dp_mapping; Bridge
     // training/initialize.py passes order "tp-cp-ep-dp-pp" or, with it, "tp-cp-ep-pp-dp".
@@ -767,6 +771,10 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     if let Some(n) = par.microbatch_group_size_per_vp_stage {
         g.push(flag("--microbatch-group-size-per-virtual-pipeline-stage", Some(n.to_string())));
     }
+    // Source: megatron/training/arguments.py --overlap-p2p-communication (a store_true flag).
+    if par.overlap_p2p_comm == Some(true) {
+        g.push(flag("--overlap-p2p-communication", None));
+    }
     let mut notes = Vec::new();
     match order_of(p) {
         Order::Default => {}
@@ -1011,6 +1019,8 @@ struct ParallelismOut<'a> {
     num_layers_in_first_pipeline_stage: Option<u64>,
     num_layers_in_last_pipeline_stage: Option<u64>,
     microbatch_group_size_per_vp_stage: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    overlap_p2p_comm: Option<bool>,
 }
 
 /// The plan file `meshplan plan` reads: every field written out (null where the plan takes a default it
@@ -1033,6 +1043,7 @@ pub fn plan_json(p: &Plan) -> String {
             num_layers_in_first_pipeline_stage: par.num_layers_in_first_pipeline_stage,
             num_layers_in_last_pipeline_stage: par.num_layers_in_last_pipeline_stage,
             microbatch_group_size_per_vp_stage: par.microbatch_group_size_per_vp_stage,
+            overlap_p2p_comm: par.overlap_p2p_comm,
         },
     };
     // Serializing these plain structs cannot fail; an empty object is the never-reached fallback.

@@ -120,8 +120,10 @@ fn attention_activations(m: &ModelConfig, sh: &Shape) -> f64 {
     } else {
         (m.kv_channels as f64, m.kv_channels as f64, m.num_query_groups.max(1) as f64)
     };
-    // Q, K, V saved by flash attention for its backward, split over TP by heads.
-    elems += t * (heads * qk_dim + kv_heads * (qk_dim + v_dim)) / sh.tp;
+    // Q, K, V saved by flash attention for its backward, split over TP by heads; with fewer KV heads than TP
+    // ranks each rank keeps one (attention.py: num_query_groups_per_partition = 1 when groups < TP).
+    let kv_per_rank = (kv_heads / sh.tp).max(1.0);
+    elems += t * (heads * qk_dim / sh.tp + kv_per_rank * (qk_dim + v_dim));
     // Attention output O: saved by flash attention and as the output projection's input.
     elems += t * heads * v_dim / sh.tp;
     let mut bytes = elems * sh.elem;

@@ -146,6 +146,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn balanced_split_deals_layers_evenly() {
+        // DeepSeek-V3's 61 layers over 16 stages: 61 = 16·3 + 13, so 13 stages of 4 and 3 of 3.
+        let s = balanced_split(61, 16);
+        let per = s.layers_per_stage();
+        assert_eq!(per[..13], [4; 13]);
+        assert_eq!(per[13..], [3; 3]);
+        assert_eq!(s.layer_indices(15).collect::<Vec<_>>(), [58, 59, 60]);
+        // More stages than layers: one layer each, never an empty stage.
+        assert_eq!(balanced_split(2, 8).layers_per_stage(), [1, 1]);
+    }
+
+    #[test]
     fn even_split_without_vpp() {
         // 32 layers over PP=4: 8 per stage, stage 1 starts at layer 8.
         let s = split_layers(32, 4, 1, None, None).unwrap();

@@ -86,6 +86,10 @@ pub struct Parallelism {
     pub num_layers_in_first_pipeline_stage: Option<u64>,
     pub num_layers_in_last_pipeline_stage: Option<u64>,
     pub microbatch_group_size_per_vp_stage: Option<u64>,
+    /// Megatron-LM `--overlap-p2p-communication`; None: not given (Megatron-LM off, Megatron Bridge turns it on
+    /// when PP > 1 and VPP > 1).
+    #[serde(default)]
+    pub overlap_p2p_comm: Option<bool>,
 }
 
 impl Parallelism {
@@ -467,6 +471,7 @@ fn parse_parallelism(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Para
     let first = f.opt_uint("num_layers_in_first_pipeline_stage", 0, MAX_LAYERS);
     let last = f.opt_uint("num_layers_in_last_pipeline_stage", 0, MAX_LAYERS);
     let group = f.opt_uint("microbatch_group_size_per_vp_stage", 1, MAX_PARALLEL);
+    let overlap_p2p_comm = f.opt_bool("overlap_p2p_comm");
     f.finish();
     Parallelism {
         tensor_model_parallel_size: tp,
@@ -482,5 +487,6 @@ fn parse_parallelism(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Para
         num_layers_in_first_pipeline_stage: first,
         num_layers_in_last_pipeline_stage: last,
         microbatch_group_size_per_vp_stage: group,
+        overlap_p2p_comm,
     }
 }

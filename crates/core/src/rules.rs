@@ -53,15 +53,16 @@ rules! {
     "mesh-size-zero" E "A parallel size is zero." "megatron/core/parallel_state.py initialize_model_parallel";
     "rank-out-of-range" E "A rank outside the world was asked for." "meshplan layout";
     "heads-not-divisible-by-tp" E "num_attention_heads must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_attention_heads, world_size))";
-    "query-groups-not-divisible-by-tp" E "num_query_groups must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_query_groups, world_size))";
+    "query-groups-not-divisible-by-tp" E "num_query_groups must be a multiple or a divisor of tensor_model_parallel_size." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: must be a multiple or divisor)";
+    "query-groups-replicated" I "Fewer query groups than TP ranks: each KV head is replicated TP/num_query_groups times." "megatron/core/transformer/attention.py (num_query_groups < world_size: one KV group per rank)";
     "heads-not-divisible-by-query-groups" E "num_attention_heads must be a multiple of num_query_groups." "megatron/core/transformer/attention.py";
     "ffn-not-divisible-by-tp" E "ffn_hidden_size (and the shared-expert width) must be divisible by TP." "megatron/core/tensor_parallel/layers.py ColumnParallelLinear (divide)";
     "moe-ffn-not-divisible-by-etp" E "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size." "megatron/core/transformer/moe/experts.py (divide)";
     "vocab-not-divisible-by-tp" E "The padded vocabulary must be divisible by TP." "megatron/core/tensor_parallel/layers.py VocabParallelEmbedding";
     "sp-requires-tp" E "sequence_parallel needs tensor_model_parallel_size > 1." "seed Pitfall 3; megatron/core/model_parallel_config.py __post_init__";
-    "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel." "megatron/core/transformer/moe/moe_layer.py (raises at the first forward)";
+    "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel, whatever EP is." "megatron/core/transformer/moe/moe_layer.py MoELayer.forward (ValueError in training; model_parallel_config.py only warns, for EP > 1)";
     "cp-seq-not-divisible" E "seq_length must be divisible by 2·context_parallel_size." "seed Pitfall 4; megatron/training/arguments.py validate_args";
-    "sp-seq-not-divisible" E "Each CP rank's share of the sequence must be divisible by TP when sequence_parallel is on." "megatron/core/tensor_parallel/mappings.py (scatter along the sequence)";
+    "sp-seq-not-divisible" E "With sequence_parallel, seq_length must be a multiple of CP·TP (each CP rank's share splits over TP); with CP > 1 as well, of CP·lcm(2, TP)." "megatron/core/tensor_parallel/mappings.py _split_along_first_dim (asserts at the first forward; Megatron-LM has no config check, Bridge checks only SFT datasets: config.py lcm(2·CP, CP·TP))";
     "ep-requires-moe" E "expert_model_parallel_size > 1 needs an MoE model (num_moe_experts)." "seed Pitfall 5; megatron/core/transformer/transformer_config.py";
     "etp-without-moe" I "expert_tensor_parallel_size has no effect on a dense model." "megatron/core/parallel_state.py";
     "experts-not-divisible-by-ep" E "num_moe_experts must be divisible by expert_model_parallel_size." "megatron/core/transformer/moe/moe_layer.py (num_local_experts)";
@@ -73,15 +74,23 @@ rules! {
     "layers-not-divisible-by-pp" E "num_layers (or the layers between uneven first/last stages) must divide evenly over the pipeline stages." "megatron/training/arguments.py validate_args; transformer_block.py get_num_layers_to_build";
     "layers-not-divisible-by-vpp" E "Each stage's layers must divide evenly into its virtual pipeline chunks." "megatron/training/arguments.py validate_args";
     "uneven-stages-too-many-layers" E "num_layers_in_first/last_pipeline_stage add up to more than num_layers." "megatron/training/arguments.py validate_args";
+    "uneven-stage-zero-layers" E "num_layers_in_first/last_pipeline_stage must be larger than 0." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError)";
+    "uneven-stages-empty-middle" E "Uneven first/last stages leave no layers for the middle pipeline stages." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: Mismatch … middle layers … middle PP stages)";
     "uneven-stages-need-pp" E "Uneven first/last pipeline stages need pipeline_model_parallel_size > 1." "megatron/training/arguments.py validate_args";
-    "interleaved-microbatches" E "With virtual pipeline stages the number of microbatches must be a multiple of microbatch_group_size_per_vp_stage (default PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving";
+    "interleaved-microbatches" E "With virtual pipeline stages the microbatch count M must be at least N = microbatch_group_size_per_vp_stage (default PP), and M mod N must be 0 or at least PP (with N = PP: M a multiple of PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError / RuntimeError at the first step)";
+    "vpp-microbatch-group-below-pp" E "microbatch_group_size_per_vp_stage must be at least pipeline_model_parallel_size." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError: range [PP, M])";
+    "vpp-pp2-needs-overlap-p2p" W "Interleaving with PP = 2 fails under Megatron-LM without --overlap-p2p-communication; Megatron Bridge enables it itself." "megatron/training/arguments.py validate_args (PP > 2 unless overlap_p2p_comm); Megatron Bridge training/comm_overlap.py (overlap_p2p_comm = True when PP > 1 and VPP > 1)";
     "gbs-not-divisible" E "global_batch_size must be divisible by micro_batch_size × data_parallel_size." "megatron/core/num_microbatches_calculator.py";
     "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
+    "seq-exceeds-max-position-mlm" W "seq_length exceeds max_position_embeddings with RoPE: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (max_position_embeddings required and ≥ seq_length); Bridge GPTModelProvider has no such field";
     "full-recompute-needs-method" E "Full recompute needs recompute_method (uniform or block) and recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
-    "selective-recompute-forbids-method" E "Selective recompute takes neither recompute_method nor recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
-    "recompute-num-layers-range" E "recompute_num_layers must fit the layers of one pipeline chunk." "megatron/core/transformer/transformer_block.py _checkpointed_forward";
+    "selective-recompute-forbids-method" E "Selective recompute takes no recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: recompute_num_layers must be None)";
+    "selective-recompute-method-mlm" W "Selective recompute with recompute_method: Megatron-LM asserts, megatron-core and Bridge ignore it." "megatron/training/arguments.py validate_args (recompute method is not yet supported for selective recomputing granularity)";
+    "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
+    "recompute-num-layers-clipped" I "recompute_num_layers above a chunk's layer count (or 0 with block) is accepted: uniform clips, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py (min() clip; block: layer_idx < recompute_num_layers); TransformerConfig checks only that it is set";
+    "mtp-recompute-uniform-needs-one" E "Multi-token prediction with full uniform recompute needs recompute_num_layers = 1." "megatron/core/transformer/multi_token_prediction.py _checkpointed_forward (assert)";
     "precision-unsupported" E "The GPU has no tensor cores for this precision." "GPU catalogue";
-    "fp8-dims-not-divisible" E "FP8 GEMMs need the token count per rank and hidden sizes divisible by 16." "Transformer Engine fp8 GEMM alignment";
+    "fp8-dims-not-divisible" E "FP8 GEMMs need the rank-local token count divisible by 8 and each weight's local input width by 16 (output width by 8)." "transformer_engine/pytorch/utils.py assert_dim_for_fp8_exec (ValueError at the first forward)";
     "out-of-memory" E "Peak memory of some pipeline stage exceeds the GPU's memory." "meshplan memory model";
     "low-memory-headroom" W "The plan fits but leaves under 10% of the GPU's memory free." "meshplan memory model";
     "tp-crosses-nvlink" W "A tensor-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology, Pitfall 1";
@@ -133,6 +142,78 @@ pub fn nearest_divisor(n: u64, x: u64) -> u64 {
 /// The smallest multiple of `m` that is ≥ x.
 fn round_up(x: u64, m: u64) -> u64 {
     x.div_ceil(m.max(1)).saturating_mul(m.max(1))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Least common multiple, saturating; lcm(0, x) is taken as x so a zero never reaches a modulus.
+pub fn lcm(a: u64, b: u64) -> u64 {
+    let (a, b) = (a.max(1), b.max(1));
+    (a / gcd(a, b)).saturating_mul(b)
+}
+
+/// The multiple seq_length must be: 2·CP when CP > 1 (the load-balanced CP split), CP·TP with sequence parallelism
+/// (the CP-local sequence scattered over TP); both together give CP·lcm(2, TP).
+pub fn seq_multiple(cp: u64, tp: u64, sequence_parallel: bool) -> u64 {
+    let cp_part = if cp > 1 { 2 * cp } else { 1 };
+    let sp_part = if sequence_parallel && tp > 1 { cp.saturating_mul(tp) } else { 1 };
+    lcm(cp_part, sp_part)
+}
+
+/// The smallest microbatch count M' ≥ `mb` the interleaved schedule accepts with group size `group` ≥ `pp`:
+/// M' ≥ group and M' mod group ∈ {0} ∪ [pp, group).
+pub fn interleaved_microbatches_at_least(mb: u64, group: u64, pp: u64) -> u64 {
+    let group = group.max(1);
+    let m = mb.max(group);
+    let r = m % group;
+    if r == 0 || r >= pp {
+        m
+    } else if pp < group {
+        m.saturating_add(pp - r)
+    } else {
+        m.saturating_add(group - r)
+    }
+}
+
+/// Whether TP = `c` passes the width rules: heads, query groups (multiple or divisor), dense and shared FFN.
+fn tp_widths_divide(m: &crate::model::ModelConfig, c: u64) -> bool {
+    let c = c.max(1);
+    let g = m.num_query_groups.max(1);
+    let dense = m.num_layers > m.num_moe_layers();
+    m.num_attention_heads % c == 0
+        && (m.multi_latent_attention || g % c == 0 || c % g == 0)
+        && (!dense || m.ffn_hidden_size % c == 0)
+        && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
+}
+
+/// Rank-local GEMM dims that break TE's FP8 alignment at this TP: (what, value, modulus). Only TP-divisible
+/// widths are checked (the divisibility rules report the rest); MLA attention and grouped experts are not modelled.
+fn fp8_width_failures(m: &crate::model::ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
+    let tp = tp.max(1);
+    let mut bad = Vec::new();
+    let mut need = |name: String, total: u64, k: u64| {
+        if total % tp == 0 && (total / tp) % k != 0 {
+            bad.push((name, total / tp, k));
+        }
+    };
+    need("hidden_size".into(), m.hidden_size.saturating_mul(tp), 16);
+    if !m.multi_latent_attention {
+        let q = m.num_attention_heads.saturating_mul(m.kv_channels);
+        let qkv = m.num_attention_heads.saturating_add(2 * m.num_query_groups).saturating_mul(m.kv_channels);
+        need(format!("linear_qkv out/TP = {qkv}/{tp}"), qkv, 8);
+        need(format!("linear_proj in/TP = {q}/{tp}"), q, 16);
+    }
+    if m.num_layers > m.num_moe_layers() {
+        let glu = if m.gated_linear_unit { 2 } else { 1 };
+        need(format!("linear_fc1 out/TP = {}/{tp}", glu * m.ffn_hidden_size), glu * m.ffn_hidden_size, 8);
+        need(format!("linear_fc2 in/TP = {}/{tp}", m.ffn_hidden_size), m.ffn_hidden_size, 16);
+    }
+    if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0) {
+        need(format!("shared expert fc2 in/TP = {s}/{tp}"), s, 16);
+    }
+    bad
 }
 
 fn gib(bytes: u64) -> String {
@@ -230,16 +311,42 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         );
     }
     if !m.multi_latent_attention {
-        if m.num_query_groups % tp != 0 {
-            let good = nearest_divisor(m.num_query_groups, tp);
+        // megatron/core/transformer/transformer_config.py __post_init__: num_query_groups must be a multiple OR a
+        // divisor of TP. With fewer groups than TP, attention.py gives each rank one KV group (replicated
+        // TP/num_query_groups times) and all-gathers then slices the QKV output.
+        let g = m.num_query_groups.max(1);
+        if g % tp != 0 && tp % g != 0 {
+            let ok = |c: u64| g % c == 0 || c % g == 0;
+            let per = w / pp.saturating_mul(cp).max(1);
+            let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| ok(c)).collect();
+            let pick = |fits_world: bool| {
+                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
+            };
+            let good = pick(true).or_else(|| pick(false)).unwrap_or(1);
             out.push(
                 d(
                     "query-groups-not-divisible-by-tp",
-                    format!("num_query_groups = {} is not divisible by tensor_model_parallel_size = {tp}: each TP rank needs whole KV heads", m.num_query_groups),
-                    format!("set tensor_model_parallel_size to {good} (a divisor of {})", m.num_query_groups),
+                    format!(
+                        "num_query_groups = {g} is neither a multiple nor a divisor of tensor_model_parallel_size = {tp} ({g} mod {tp} = {}, {tp} mod {g} = {})",
+                        g % tp,
+                        tp % g
+                    ),
+                    format!(
+                        "set tensor_model_parallel_size to {good}, the nearest TP that divides num_attention_heads = {} and is a multiple or divisor of {g}",
+                        m.num_attention_heads
+                    ),
                 )
                 .with_apply(TP, good),
             );
+        } else if g < tp && m.num_attention_heads % tp == 0 {
+            out.push(d(
+                "query-groups-replicated",
+                format!(
+                    "num_query_groups = {g} < tensor_model_parallel_size = {tp}: megatron-core gives each TP rank one KV head, so every KV head is replicated on {tp}/{g} = {} ranks (QKV is all-gathered, then sliced)",
+                    tp / g
+                ),
+                format!("nothing to fix; KV-projection compute and the KV cache are duplicated {}×, and cp_comm_type a2a cannot split one KV head per rank over CP > 1", tp / g),
+            ));
         }
         if m.num_attention_heads % m.num_query_groups.max(1) != 0 {
             out.push(d(
@@ -291,7 +398,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         out.push(
             d(
                 "moe-tp-requires-sp",
-                format!("MoE model with tensor_model_parallel_size = {tp} and sequence_parallel = false: MoELayer raises at the first forward"),
+                format!(
+                    "MoE model with tensor_model_parallel_size = {tp} and sequence_parallel = false (expert_model_parallel_size = {ep}): MoELayer.forward raises ValueError at the first training step whatever EP is; megatron-core's config check only warns, and only when EP > 1"
+                ),
                 "set sequence_parallel = true".into(),
             )
             .with_apply(SP, true),
@@ -299,25 +408,43 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     }
 
     // Context parallelism and the sequence.
+    // Megatron-LM validate_args and Bridge ConfigContainer.validate assert seq % (2·CP) == 0 when CP > 1; with
+    // SP the CP-local sequence seq/CP is scattered over TP (mappings._split_along_first_dim asserts at the first
+    // forward), so seq % (CP·TP) == 0. Together: seq % lcm(2·CP, CP·TP) = seq % (CP·lcm(2, TP)). Both fixes round
+    // up to that combined multiple, so applying either one clears both rules.
     let seq = t.seq_length;
+    let seq_multiple = seq_multiple(cp, tp, par.sequence_parallel);
     if cp > 1 && seq % (2 * cp) != 0 {
-        let good = round_up(seq, 2 * cp);
+        let good = round_up(seq, seq_multiple);
         out.push(
             d(
                 "cp-seq-not-divisible",
-                format!("seq_length = {seq} is not divisible by 2·context_parallel_size = {}: CP splits the sequence into 2·CP chunks for load balance", 2 * cp),
-                format!("set seq_length to {good} (next multiple of {}), or change context_parallel_size", 2 * cp),
+                format!(
+                    "seq_length = {seq} is not divisible by 2·context_parallel_size = 2·{cp} = {}: CP splits the sequence into 2·CP chunks for load balance ({seq} mod {} = {})",
+                    2 * cp,
+                    2 * cp,
+                    seq % (2 * cp)
+                ),
+                if seq_multiple != 2 * cp {
+                    format!("set seq_length to {good}, the next multiple of lcm(2·CP, CP·TP) = {seq_multiple} (2·CP for the CP split, CP·TP for sequence parallelism), or change context_parallel_size")
+                } else {
+                    format!("set seq_length to {good} (next multiple of {}), or change context_parallel_size", 2 * cp)
+                },
             )
             .with_apply(SEQ, good),
         );
     }
-    if par.sequence_parallel && tp > 1 && (seq % cp != 0 || (seq / cp) % tp != 0) {
-        let good = round_up(seq, cp * tp);
+    if par.sequence_parallel && tp > 1 && seq % cp.saturating_mul(tp) != 0 {
+        let good = round_up(seq, seq_multiple);
+        let share = if seq % cp == 0 { format!("{}", seq / cp) } else { format!("{seq}/{cp} (not whole)") };
         out.push(
             d(
                 "sp-seq-not-divisible",
-                format!("with sequence_parallel each of the {cp} CP ranks holds {seq}/{cp} tokens, which do not split evenly over tensor_model_parallel_size = {tp}"),
-                format!("set seq_length to a multiple of CP·TP = {} (e.g. {good})", cp * tp),
+                format!(
+                    "with sequence_parallel each of the {cp} CP ranks holds seq_length/CP = {share} tokens, which do not split evenly over tensor_model_parallel_size = {tp}: seq_length = {seq} is not a multiple of CP·TP = {}",
+                    cp * tp
+                ),
+                format!("set seq_length to {good}, the next multiple of {seq_multiple} (CP·TP = {}{})", cp * tp, if cp > 1 { format!(", with 2·CP = {}", 2 * cp) } else { String::new() }),
             )
             .with_apply(SEQ, good),
         );
@@ -328,6 +455,17 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 "seq-exceeds-max-position",
                 format!("seq_length = {seq} exceeds max_position_embeddings = {max_pos}"),
                 format!("set seq_length ≤ {max_pos} or raise max_position_embeddings"),
+            ));
+        } else {
+            // Megatron-LM validate_args asserts max_position_embeddings ≥ seq_length whatever the position
+            // embedding; Bridge's GPTModelProvider has no such field and sizes RoPE from seq_length.
+            out.push(d(
+                "seq-exceeds-max-position-mlm",
+                format!(
+                    "seq_length = {seq} exceeds max_position_embeddings = {max_pos} with position_embedding_type = {}: Megatron-LM (pretrain_gpt.py validate_args) asserts max_position_embeddings ≥ seq_length even for RoPE; Megatron Bridge does not check it",
+                    m.position_embedding_type
+                ),
+                format!("for a Megatron-LM launch pass --max-position-embeddings {seq} (or more), or set seq_length ≤ {max_pos}"),
             ));
         }
     }
@@ -414,6 +552,36 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             .with_apply(VPP, serde_json::Value::Null),
         );
     }
+    // TransformerConfig.__post_init__ (uneven pipeline): first/last must be > 0, and the middle stages get layers
+    // exactly when there are middle stages ("Mismatch: … middle layers remaining but … middle PP stages").
+    let (first, last) = (par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage);
+    if pp > 1 && (first.is_some() || last.is_some()) {
+        for (name, v) in [("num_layers_in_first_pipeline_stage", first), ("num_layers_in_last_pipeline_stage", last)] {
+            if v == Some(0) {
+                out.push(
+                    d(
+                        "uneven-stage-zero-layers",
+                        format!("{name} = 0: megatron-core requires it to be larger than 0"),
+                        format!("unset {name}, or set it to at least {}", vpp),
+                    )
+                    .with_apply(&format!("parallelism.{name}"), serde_json::Value::Null),
+                );
+            }
+        }
+        let (f, l) = (first.unwrap_or(0), last.unwrap_or(0));
+        let mid_stages = pp - u64::from(first.is_some()) - u64::from(last.is_some());
+        let mid_layers = m.num_layers.saturating_sub(f.saturating_add(l));
+        if f.saturating_add(l) <= m.num_layers && mid_stages > 0 && mid_layers == 0 {
+            out.push(d(
+                "uneven-stages-empty-middle",
+                format!(
+                    "num_layers_in_first/last_pipeline_stage = {f} + {l} take all {} layers, leaving 0 layers for the {mid_stages} middle pipeline stage(s)",
+                    m.num_layers
+                ),
+                format!("lower the first/last counts so that the {mid_stages} middle stage(s) get a whole multiple of {vpp} layers each, or lower pipeline_model_parallel_size"),
+            ));
+        }
+    }
     if let Some(e) = split_error {
         out.push(split_diagnostic(e));
     }
@@ -433,20 +601,50 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 .with_apply(GBS, good),
             );
         } else if vpp > 1 && pp > 1 {
+            // megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving: with
+            // N = microbatch_group_size_per_vp_stage (default PP), ValueError unless PP ≤ N ≤ M, RuntimeError if
+            // 0 < M mod N < PP. With the default N = PP that is M ≥ PP and M mod PP = 0.
             let group = par.microbatch_group_size_per_vp_stage.unwrap_or(pp);
             let mb = dv.num_microbatches;
-            if mb % group != 0 || mb < group {
-                let good_mb = round_up(mb.max(1), group);
-                let good_gbs = good_mb.saturating_mul(unit);
+            if group < pp {
                 out.push(
                     d(
-                        "interleaved-microbatches",
-                        format!("the interleaved schedule needs the {mb} microbatches to be a multiple of microbatch_group_size_per_vp_stage = {group}"),
-                        format!("set global_batch_size to {good_gbs} ({good_mb} microbatches), or drop virtual pipeline stages"),
+                        "vpp-microbatch-group-below-pp",
+                        format!("microbatch_group_size_per_vp_stage = {group} is below pipeline_model_parallel_size = {pp}: the interleaved schedule needs it in [PP, M] = [{pp}, {mb}]"),
+                        format!("set microbatch_group_size_per_vp_stage to {pp} (megatron-core's default, PP), or unset it"),
                     )
-                    .with_apply(GBS, good_gbs),
+                    .with_apply("parallelism.microbatch_group_size_per_vp_stage", pp),
+                );
+            } else if group > mb || (mb % group != 0 && mb % group < pp) {
+                let good_mb = interleaved_microbatches_at_least(mb, group, pp);
+                let good_gbs = good_mb.saturating_mul(unit);
+                let why = if group > mb {
+                    format!("{mb} microbatches are fewer than microbatch_group_size_per_vp_stage = {group} (it must lie in [PP, M] = [{pp}, {mb}])")
+                } else {
+                    format!(
+                        "{mb} microbatches leave a last group of {mb} mod {group} = {} (microbatch_group_size_per_vp_stage = {group}); it must be 0 or at least PP = {pp}",
+                        mb % group
+                    )
+                };
+                let alt = if mb >= pp { format!(", or set microbatch_group_size_per_vp_stage = {mb}") } else { String::new() };
+                out.push(
+                    d("interleaved-microbatches", format!("the interleaved schedule rejects this step: {why}"), format!("set global_batch_size to {good_gbs} ({good_mb} microbatches){alt}, or drop virtual pipeline stages"))
+                        .with_apply(GBS, good_gbs),
                 );
             }
+        }
+        if vpp > 1 && pp == 2 && par.overlap_p2p_comm != Some(true) {
+            out.push(
+                d(
+                    "vpp-pp2-needs-overlap-p2p",
+                    format!(
+                        "virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 2 and overlap_p2p_comm {}: Megatron-LM (pretrain_gpt.py validate_args) asserts PP > 2 for the interleaved schedule unless --overlap-p2p-communication; Megatron Bridge turns overlap_p2p_comm on itself when PP > 1 and VPP > 1, so a Bridge launch is fine",
+                        if par.overlap_p2p_comm == Some(false) { "= false" } else { "not set" }
+                    ),
+                    "set overlap_p2p_comm = true (Megatron-LM: --overlap-p2p-communication), or use pipeline_model_parallel_size ≥ 3".into(),
+                )
+                .with_apply("parallelism.overlap_p2p_comm", true),
+            );
         }
         if pp > 1 && dv.num_microbatches > 0 && dv.num_microbatches < pp {
             out.push(d(
@@ -480,21 +678,78 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 .with_apply("training.recompute_num_layers", 1),
             );
         }
-        Recompute::Selective if t.recompute_method.is_some() || t.recompute_num_layers.is_some() => {
-            out.push(d(
-                "selective-recompute-forbids-method",
-                "recompute_granularity = selective takes neither recompute_method nor recompute_num_layers".into(),
-                "remove recompute_method and recompute_num_layers".into(),
-            ));
+        // MCore TransformerConfig raises for recompute_num_layers with selective; only Megatron-LM's validate_args
+        // asserts on recompute_method with selective (MCore, and so Bridge, ignore it).
+        Recompute::Selective if t.recompute_num_layers.is_some() => {
+            out.push(
+                d(
+                    "selective-recompute-forbids-method",
+                    format!(
+                        "recompute_granularity = selective with recompute_num_layers = {}: megatron-core requires recompute_num_layers = None{}",
+                        t.recompute_num_layers.unwrap_or(0),
+                        if t.recompute_method.is_some() { " (and Megatron-LM also rejects recompute_method)" } else { "" }
+                    ),
+                    "remove recompute_num_layers (and recompute_method)".into(),
+                )
+                .with_apply("training.recompute_num_layers", serde_json::Value::Null),
+            );
+        }
+        Recompute::Selective if t.recompute_method.is_some() => {
+            out.push(
+                d(
+                    "selective-recompute-method-mlm",
+                    "recompute_granularity = selective with recompute_method set: Megatron-LM (validate_args) asserts recompute_method is None for selective; megatron-core and Megatron Bridge ignore it".into(),
+                    "remove recompute_method".into(),
+                )
+                .with_apply("training.recompute_method", serde_json::Value::Null),
+            );
         }
         Recompute::Full => {
-            let per_chunk = m.num_layers / pp.saturating_mul(vpp).max(1);
-            if let Some(n) = t.recompute_num_layers.filter(|&n| n == 0 || n > per_chunk.max(1)) {
-                out.push(d(
-                    "recompute-num-layers-range",
-                    format!("recompute_num_layers = {n} but a pipeline chunk holds {per_chunk} layers"),
-                    format!("set recompute_num_layers between 1 and {}", per_chunk.max(1)),
-                ));
+            // megatron/core/recompute.py: uniform steps layer_idx += recompute_num_layers (0 never advances) and
+            // clips the last unit with min(); block recomputes the first recompute_num_layers layers of the chunk,
+            // so a larger value recomputes them all. TransformerConfig checks only that the value is set.
+            let n = t.recompute_num_layers.unwrap_or(1);
+            let uniform = t.recompute_method == Some(crate::plan::RecomputeMethod::Uniform);
+            let per_chunk = crate::pipeline::split_layers(
+                m.num_layers,
+                pp,
+                vpp,
+                par.num_layers_in_first_pipeline_stage,
+                par.num_layers_in_last_pipeline_stage,
+            )
+            .ok()
+            .and_then(|s| s.stages.iter().flatten().map(|c| c.count).max());
+            if n == 0 && uniform {
+                out.push(
+                    d(
+                        "recompute-num-layers-range",
+                        "recompute_num_layers = 0 with recompute_method = uniform: megatron-core's uniform loop advances by recompute_num_layers per unit, so the first forward never ends".into(),
+                        "set recompute_num_layers = 1 (recompute every layer, one checkpoint per layer)".into(),
+                    )
+                    .with_apply("training.recompute_num_layers", 1),
+                );
+            } else if let Some(chunk) = per_chunk.filter(|&c| n > c || n == 0) {
+                let what = if n == 0 {
+                    "block recompute of 0 layers recomputes nothing".to_string()
+                } else if uniform {
+                    format!("Megatron accepts it: uniform clips the unit to the chunk's {chunk} layers (one checkpoint per chunk)")
+                } else {
+                    format!("Megatron accepts it: block recomputes all {chunk} layers of each chunk")
+                };
+                out.push(
+                    d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} but a model chunk holds at most {chunk} layers: {what}"), format!("set recompute_num_layers to {} to say what runs", chunk.max(1)))
+                        .with_apply("training.recompute_num_layers", chunk.max(1)),
+                );
+            }
+            if m.mtp_num_layers > 0 && uniform && n != 1 && n != 0 {
+                out.push(
+                    d(
+                        "mtp-recompute-uniform-needs-one",
+                        format!("mtp_num_layers = {} with full uniform recompute and recompute_num_layers = {n}: the MTP block asserts recompute_num_layers == 1", m.mtp_num_layers),
+                        "set recompute_num_layers = 1, or recompute_method = \"block\"".into(),
+                    )
+                    .with_apply("training.recompute_num_layers", 1),
+                );
             }
         }
         _ => {}
@@ -517,13 +772,56 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         );
     }
     if matches!(t.precision, Precision::Fp8 | Precision::Fp4) {
-        let tokens = (seq / cp.max(1)).saturating_mul(mbs) / if par.sequence_parallel { tp } else { 1 };
-        if tokens % 16 != 0 || m.hidden_size % 16 != 0 {
-            out.push(d(
+        // Transformer Engine utils.assert_dim_for_fp8_exec (called by Linear, LayerNormLinear, LayerNormMLP): the
+        // product of all dims but the last must be divisible by 8 and the last by 16, for the input and for the
+        // weight [out_per_partition, in_per_partition]. The column-parallel input is checked before the SP
+        // all-gather, so the token count is seq/CP/(TP with SP)·MBS.
+        let t_sp = if par.sequence_parallel && tp > 1 { tp } else { 1 };
+        let local = cp.saturating_mul(t_sp);
+        if seq % local == 0 {
+            let tokens = (seq / local).saturating_mul(mbs);
+            if tokens % 8 != 0 {
+                let unit = local.saturating_mul(8 / gcd(8, mbs.max(1)));
+                let good = round_up(seq, lcm(seq_multiple, unit));
+                out.push(
+                    d(
+                        "fp8-dims-not-divisible",
+                        format!(
+                            "{} GEMMs need the rank-local token count divisible by 8: seq_length/(CP{})·micro_batch_size = {seq}/{local}·{mbs} = {tokens}, and {tokens} mod 8 = {}",
+                            t.precision.key(),
+                            if t_sp > 1 { "·TP" } else { "" },
+                            tokens % 8
+                        ),
+                        format!("set seq_length to {good} (local tokens {}), or a micro_batch_size that makes the count a multiple of 8", (good / local).saturating_mul(mbs)),
+                    )
+                    .with_apply(SEQ, good),
+                );
+            }
+        }
+        let bad = fp8_width_failures(m, tp);
+        if !bad.is_empty() {
+            // Nearest TP that every TP width rule accepts and whose local widths align, preferring one that also
+            // divides world/(PP·CP) so the dense grid stays whole.
+            let per = w / pp.saturating_mul(cp).max(1);
+            let candidates: Vec<u64> =
+                divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && fp8_width_failures(m, c).is_empty()).collect();
+            let pick = |fits_world: bool| {
+                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
+            };
+            let good_tp = pick(true).or_else(|| pick(false));
+            let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
+            let mut diag = d(
                 "fp8-dims-not-divisible",
-                format!("FP8 GEMMs need dimensions divisible by 16: tokens per rank = {tokens}, hidden_size = {}", m.hidden_size),
-                "use a seq_length / micro_batch_size whose per-rank token count is a multiple of 16".into(),
-            ));
+                format!("{} GEMM weights need rank-local dims divisible by 16 (input side) and 8 (output side) at TP = {tp}: {}", t.precision.key(), list.join(", ")),
+                match good_tp {
+                    Some(g) => format!("set tensor_model_parallel_size to {g}, the nearest TP whose local widths all align"),
+                    None => "no TP that divides num_attention_heads aligns every width: pad the model widths to multiples of 16·TP".into(),
+                },
+            );
+            if let Some(g) = good_tp {
+                diag = diag.with_apply(TP, g);
+            }
+            out.push(diag);
         }
     }
 

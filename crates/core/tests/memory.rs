@@ -187,3 +187,16 @@ fn report_json_round_trips() {
         assert_eq!(back, r);
     }
 }
+
+#[test]
+fn kv_heads_are_not_split_below_one_per_rank() {
+    // Llama-3.1-8B has 8 KV heads. From TP 8 to TP 16 (SP on) every saved tensor halves except K and V:
+    // one KV head per rank at both sizes (attention.py, groups < TP). K+V per layer: t·(128 + 128)·2 B,
+    // of which halving would have dropped half: A16 = A8/2 + 32 layers · t·256·2 B / 2 = A8/2 + t·256·32.
+    let per_mb = |tp: u64| {
+        let v = plan(json!("llama-3.1-8b"), 16, json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 16}),
+                     json!({"tensor_model_parallel_size": tp, "sequence_parallel": true}));
+        report(&v).memory.stages[0].activations_per_microbatch_bytes
+    };
+    assert_eq!(per_mb(16), per_mb(8) / 2 + 4096 * 256 * 32);
+}

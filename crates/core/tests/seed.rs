@@ -43,7 +43,8 @@ fn seed_pitfalls_are_errors() {
         ("experts-not-divisible-by-ep", P { ep: 3, ..P::new(small_moe(), 24) }),
         ("vpp-requires-pp", P { vpp: Some(2), ..P::new(dense(), 8) }),
         ("world-not-divisible-dense", P { tp: 3, ..P::new(dense(), 8) }),
-        ("query-groups-not-divisible-by-tp", P { tp: 16, per_node: 16, domain: Some(16), ..P::new(dense(), 16) }),
+        // 24 heads, 6 query groups, TP = 4: 6 mod 4 = 2 and 4 mod 6 = 4, neither divides (Megatron's exact rule).
+        ("query-groups-not-divisible-by-tp", P { tp: 4, ..P::new(gqa_24_6(), 8) }),
         ("gbs-not-divisible", P { gbs: 1001, ..P::new(dense(), 8) }),
         ("world-not-divisible-expert", P { ep: 16, ..P::new(small_moe(), 8) }),
     ];
@@ -120,4 +121,31 @@ fn deepseek_v3_guide_example_needs_1024_gpus() {
     assert!(e.contains(&"world-not-divisible-expert"), "{e:?}");
     assert!(e.contains(&"layers-not-divisible-by-pp"), "{e:?}");
     assert_eq!(r.derived.min_gpus, 1024);
+}
+
+/// 24 heads, 6 query groups; hidden 1536 and ffn 4608 divide by 2, 3, 4, 6, 8, 12.
+fn gqa_24_6() -> serde_json::Value {
+    serde_json::json!({"num_layers": 16, "hidden_size": 1536, "ffn_hidden_size": 4608, "num_attention_heads": 24,
+           "num_query_groups": 6, "kv_channels": 64, "vocab_size": 32000, "gated_linear_unit": true})
+}
+
+#[test]
+fn query_groups_may_be_a_divisor_of_tp() {
+    // megatron-core: num_query_groups must be a multiple OR a divisor of TP. 8 groups at TP = 16: 16 mod 8 = 0, so
+    // each KV head is replicated on 16/8 = 2 ranks; valid, with an info.
+    let r = P { tp: 16, per_node: 16, domain: Some(16), ..P::new(small_dense(), 16) }.run();
+    assert!(!codes(&r).contains(&"query-groups-not-divisible-by-tp"), "{:?}", codes(&r));
+    let d = r.diagnostics.iter().find(|d| d.code == "query-groups-replicated").expect("info");
+    assert_eq!(d.severity, meshplan_core::Severity::Info);
+    assert!(d.message.contains("16/8 = 2"), "{}", d.message);
+    assert!(r.valid, "{:?}", errors(&r));
+    // 6 groups at TP = 4 on 8 GPUs: neither divides. TPs dividing 24 heads and 8 GPUs (TP·PP·CP must divide 8):
+    // 1, 2, 4, 8; of those a multiple or divisor of 6: 1, 2. Nearest to 4 is 2.
+    let r = P { tp: 4, ..P::new(gqa_24_6(), 8) }.run();
+    let d = r.diagnostics.iter().find(|d| d.code == "query-groups-not-divisible-by-tp").expect("error");
+    assert!(d.message.contains("6 mod 4 = 2"), "{}", d.message);
+    assert_eq!(d.apply[0].value, serde_json::json!(2));
+    // TP = 12 on 12 GPUs: 12 mod 6 = 0 → replicated twice, valid.
+    let r = P { tp: 12, per_node: 12, domain: Some(12), ..P::new(gqa_24_6(), 12) }.run();
+    assert!(!codes(&r).contains(&"query-groups-not-divisible-by-tp") && codes(&r).contains(&"query-groups-replicated"), "{:?}", codes(&r));
 }

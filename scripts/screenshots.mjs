@@ -1,0 +1,49 @@
+// Screenshots of the release build in headless chromium, for looking at what ships:
+// docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark}.png at 1280×800 (embed at 800).
+//   node scripts/screenshots.mjs        (after scripts/build-web.sh)
+import { mkdirSync } from "node:fs";
+import { startServer, launch, openApp } from "../tests/e2e/harness.mjs";
+
+const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+const moe = {
+  model: "qwen3-30b-a3b",
+  cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 4 },
+  training: { seq_length: 4096, micro_batch_size: 1, global_batch_size: 512, recompute_granularity: "selective",
+              use_distributed_optimizer: true },
+  parallelism: { tensor_model_parallel_size: 2, pipeline_model_parallel_size: 2, expert_model_parallel_size: 8,
+                 expert_tensor_parallel_size: 1, sequence_parallel: true },
+};
+const big = {
+  model: "llama-3.1-405b",
+  cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 512 },
+  training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 2048, recompute_granularity: "full",
+              recompute_method: "uniform", recompute_num_layers: 1, use_distributed_optimizer: true },
+  parallelism: { tensor_model_parallel_size: 8, pipeline_model_parallel_size: 8, virtual_pipeline_model_parallel_size: 2,
+                 context_parallel_size: 2, sequence_parallel: true,
+                 num_layers_in_first_pipeline_stage: 16, num_layers_in_last_pipeline_stage: 14 },
+};
+
+mkdirSync("docs/screenshots", { recursive: true });
+const server = await startServer();
+const browser = await launch();
+const shots = [
+  ["default", "", {}],
+  ["moe-expert-mesh", `#plan=${encode(moe)}`, { mesh: "expert" }],
+  ["gpus-4096", `#plan=${encode(big)}`, {}],
+  ["embed", `#plan=${encode(moe)}&embed=1`, { viewport: { width: 800, height: 900 } }],
+  ["dark", "", { dark: true }],
+];
+for (const [name, hash, opts] of shots) {
+  const { page, context, problems } = await openApp(browser, server.url + hash, opts.viewport ? { viewport: opts.viewport } : {});
+  if (opts.dark) await page.emulateMedia({ colorScheme: "dark" });
+  if (opts.mesh) {
+    await page.check(`input[name=mesh][value=${opts.mesh}]`);
+  }
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+  const bad = [...problems.consoleErrors, ...problems.pageErrors, ...problems.foreignRequests];
+  console.log(`${name}: docs/screenshots/${name}.png${bad.length ? ` problems: ${bad.join("; ")}` : ""}`);
+  await context.close();
+}
+await browser.close();
+server.stop();
