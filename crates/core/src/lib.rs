@@ -17,6 +17,7 @@ pub mod plan;
 pub mod presets;
 pub mod report;
 pub mod rules;
+pub mod search;
 
 pub use diag::{Diagnostic, FieldValue, Severity};
 pub use export::{ExportKind, export};
