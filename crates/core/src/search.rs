@@ -13,7 +13,7 @@
 use crate::diag::{Diagnostic, Severity};
 use crate::memory;
 use crate::perf::{self, Performance};
-use crate::pipeline;
+use crate::pipeline::{self, StageSplit};
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
 use crate::report::{self, Derived};
 use crate::rules;
@@ -119,6 +119,10 @@ pub struct SearchResult {
     pub pruned_by_memory: u64,
     /// How many evaluated candidates each error code rejected (first error per candidate).
     pub rejected_by: BTreeMap<String, u64>,
+    /// Valid layouts without the distributed optimizer that are not ranked: the same layout with it holds less
+    /// optimizer state and is no slower (Megatron's reduce-scatter + all-gather moves no more than the all-reduce),
+    /// so it is never worse on either axis. Counted in `valid`.
+    pub dominated: u64,
 }
 
 /// The layout key of a candidate: everything the search varies.
@@ -180,8 +184,13 @@ fn apply(p: &mut Plan, k: &Key) {
     par.num_layers_in_first_pipeline_stage = k.first;
     par.num_layers_in_last_pipeline_stage = k.last;
     par.microbatch_group_size_per_vp_stage = None;
+    p.training.micro_batch_size = k.mbs;
+    apply_training(p, k);
+}
+
+/// Writes the recompute and optimizer choice of `k` into `p`.
+fn apply_training(p: &mut Plan, k: &Key) {
     let t = &mut p.training;
-    t.micro_batch_size = k.mbs;
     t.recompute_granularity = recompute_of(k.recompute);
     let full = k.recompute == 2;
     t.recompute_method = full.then_some(RecomputeMethod::Uniform);
@@ -328,54 +337,69 @@ pub fn default_order_crossings(p: &Plan, d: &Derived) -> Vec<(&'static str, u64,
     out
 }
 
+/// One structural layout at one micro-batch size, with what every recompute / optimizer variant of it shares.
+struct Cell<'a> {
+    split: &'a StageSplit,
+    derived: Derived,
+    /// The first rule error of this cell, once [`rules::check`] has run (at most once per cell).
+    rules: Option<Option<&'static str>>,
+}
+
 /// Buffers reused by every candidate.
 struct Scratch {
     diags: Vec<Diagnostic>,
 }
 
 enum Outcome {
-    /// A rule error (code) before memory.
-    Rejected,
-    /// Passed the rules, did not fit.
-    OutOfMemory,
-    Valid(Rec, Performance),
+    /// A rule error or out of memory (already counted in `rejected_by`).
+    Rejected { out_of_memory: bool },
+    Valid(Rec),
+    /// Valid, not ranked (see [`SearchResult::dominated`]).
+    Dominated,
 }
 
-/// Evaluates the plan in `p` on the fast path.
-fn evaluate(p: &Plan, key: &Key, s: &mut Scratch, result: &mut SearchResult) -> Outcome {
-    let par = &p.parallelism;
+/// The rule code for `code` as a static string (every code [`rules::check`] emits is in [`rules::RULES`]).
+fn static_code(code: &str) -> &'static str {
+    rules::rule(code).map_or("invalid-plan", |r| r.code)
+}
+
+/// Evaluates the plan in `p` (the cell's layout with one recompute / optimizer variant) on the fast path:
+/// memory first (an out-of-memory layout is invalid whatever the rules say), then the rules once per cell, then
+/// the memory rules and the performance estimate.
+fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
     result.evaluated += 1;
-    s.diags.clear();
-    let split = pipeline::split_layers(
-        p.model.num_layers,
-        par.pp(),
-        par.vpp(),
-        par.num_layers_in_first_pipeline_stage,
-        par.num_layers_in_last_pipeline_stage,
-    );
-    let derived = report::derive(p, split.as_ref().ok());
-    rules::check(p, &derived, split.as_ref().err(), &mut s.diags);
-    if let Some(e) = s.diags.iter().find(|d| d.severity == Severity::Error) {
-        reject(result, &e.code);
-        return Outcome::Rejected;
-    }
-    let Ok(split) = split else {
-        reject(result, "layers-not-divisible-by-pp");
-        return Outcome::Rejected;
-    };
-    let mem = memory::estimate(p, &derived, &split);
-    let before = s.diags.len();
-    rules::check_memory(p, &mem, &mut s.diags);
+    let mem = memory::estimate(p, &cell.derived, cell.split);
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
-    if let Some(e) = s.diags[before..].iter().find(|d| d.severity == Severity::Error) {
-        reject(result, &e.code);
-        return Outcome::OutOfMemory;
+    if !mem.fits {
+        // rules::check_memory's out-of-memory error is exactly `!fits`.
+        reject(result, "out-of-memory");
+        return Outcome::Rejected { out_of_memory: true };
+    }
+    let first_error = *cell.rules.get_or_insert_with(|| {
+        s.diags.clear();
+        rules::check(p, &cell.derived, None, &mut s.diags);
+        s.diags.iter().find(|d| d.severity == Severity::Error).map(|d| static_code(&d.code))
+    });
+    if let Some(code) = first_error {
+        reject(result, code);
+        return Outcome::Rejected { out_of_memory: false };
+    }
+    s.diags.clear();
+    rules::check_memory(p, &mem, &mut s.diags);
+    if let Some(e) = s.diags.iter().find(|d| d.severity == Severity::Error) {
+        let code = static_code(&e.code);
+        reject(result, code);
+        return Outcome::Rejected { out_of_memory: code == "out-of-memory" };
     }
     result.valid += 1;
-    let tight = s.diags[before..].iter().any(|d| d.code == "low-memory-headroom");
-    let perf = perf::estimate(p, &derived);
-    let rec = Rec {
+    if !rank {
+        result.dominated += 1;
+        return Outcome::Dominated;
+    }
+    let tight = s.diags.iter().any(|d| d.code == "low-memory-headroom");
+    let perf = perf::estimate(p, &cell.derived);
+    Outcome::Valid(Rec {
         key: *key,
         step_time_s: perf.step_time_s,
         tokens_per_s_per_gpu: perf.tokens_per_s_per_gpu,
@@ -383,8 +407,7 @@ fn evaluate(p: &Plan, key: &Key, s: &mut Scratch, result: &mut SearchResult) -> 
         mfu: perf.mfu,
         peak_bytes: peak,
         tight,
-    };
-    Outcome::Valid(rec, perf)
+    })
 }
 
 fn reject(result: &mut SearchResult, code: &str) {
@@ -418,6 +441,13 @@ struct Shape {
     sp: bool,
     first: Option<u64>,
     last: Option<u64>,
+}
+
+impl Shape {
+    fn key(&self, mbs: u64, (recompute, distopt): (u8, bool)) -> Key {
+        let s = *self;
+        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, mbs, recompute, distopt }
+    }
 }
 
 /// Every structural layout the search tries, in a fixed order.
@@ -495,6 +525,7 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
 }
 
 /// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored).
+/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored).
 pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     let mut result = SearchResult {
         evaluated: 0,
@@ -506,6 +537,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
         smallest_peak_bytes: None,
         pruned_by_memory: 0,
         rejected_by: BTreeMap::new(),
+        dominated: 0,
     };
     if base.world_size() == 0 || base.world_size() > plan::MAX_PARALLEL {
         return result;
@@ -516,57 +548,83 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();
     mbs_list.dedup();
-    // Least memory first: full recompute with the distributed optimizer; if neither it nor selective recompute
-    // fits, no variant with more memory does (the memory model is monotone in these), so they are skipped.
-    const ORDER: [(u8, bool); 6] = [(2, true), (1, true), (0, true), (2, false), (1, false), (0, false)];
+    let variants = ORDER.len() as u64;
+    let mut split_of: Option<(Shape, StageSplit)> = None;
     for sh in shapes(base, opts) {
-        for &mbs in &mbs_list {
-            // Out of memory for the two smallest variants: then the rest (more memory) are skipped.
-            let mut oom = [false; 2];
-            for (i, &(recompute, distopt)) in ORDER.iter().enumerate() {
+        // One layer split per pipeline shape (consecutive shapes share it).
+        let same = split_of.as_ref().is_some_and(|(s, _)| (s.pp, s.vpp, s.first, s.last) == (sh.pp, sh.vpp, sh.first, sh.last));
+        if !same {
+            match pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last) {
+                Ok(split) => split_of = Some((sh, split)),
+                Err(e) => {
+                    // Not produced by `shapes`; counted as the rules would report it.
+                    let d = rules::split_diagnostic(&e);
+                    result.evaluated += variants * mbs_list.len() as u64;
+                    for _ in 0..variants * mbs_list.len() as u64 {
+                        reject(&mut result, static_code(&d.code));
+                    }
+                    split_of = None;
+                    continue;
+                }
+            }
+        }
+        let Some((_, split)) = split_of.as_ref() else { continue };
+        for (mi, &mbs) in mbs_list.iter().enumerate() {
+            let mut key = sh.key(mbs, ORDER[0]);
+            apply(&mut p, &key);
+            let mut cell = Cell { split, derived: report::derive(&p, Some(split)), rules: None };
+            // Least memory first: if neither full nor selective recompute with the distributed optimizer fits, no
+            // variant of this cell does, nor any larger micro-batch (the memory model is monotone in these).
+            // Without the distributed optimizer a layout needs more memory than with it: skipped when that one does
+            // not fit, and never ranked (it is dominated) when it does.
+            let mut oom = [false; ORDER.len()];
+            let mut exhausted = false;
+            for (i, &variant) in ORDER.iter().enumerate() {
                 if i == 2 && oom[0] && oom[1] {
-                    result.pruned_by_memory += (ORDER.len() - i) as u64;
+                    exhausted = true;
+                    result.pruned_by_memory += variants - 2;
                     break;
                 }
-                let key = Key {
-                    tp: sh.tp,
-                    pp: sh.pp,
-                    vpp: sh.vpp,
-                    cp: sh.cp,
-                    ep: sh.ep,
-                    etp: sh.etp,
-                    sp: sh.sp,
-                    first: sh.first,
-                    last: sh.last,
-                    mbs,
-                    recompute,
-                    distopt,
-                };
-                apply(&mut p, &key);
-                match evaluate(&p, &key, &mut scratch, &mut result) {
-                    Outcome::Valid(rec, _) => recs.push(rec),
-                    Outcome::OutOfMemory => {
-                        if let Some(o) = oom.get_mut(i) {
-                            *o = true;
-                        }
-                    }
-                    Outcome::Rejected => {}
+                let distributed = i.checked_sub(3).map(|j| ORDER[j]);
+                if distributed.is_some_and(|_| oom[i - 3]) {
+                    oom[i] = true;
+                    result.pruned_by_memory += 1;
+                    continue;
                 }
+                key = sh.key(mbs, variant);
+                apply_training(&mut p, &key);
+                match evaluate(&p, &key, &mut cell, &mut scratch, &mut result, distributed.is_none()) {
+                    Outcome::Valid(rec) => recs.push(rec),
+                    Outcome::Dominated => {}
+                    Outcome::Rejected { out_of_memory } => oom[i] = out_of_memory,
+                }
+            }
+            if exhausted {
+                result.pruned_by_memory += variants * (mbs_list.len() - mi - 1) as u64;
+                break;
             }
         }
     }
     recs.sort_by(better);
     result.pareto = pareto(&recs);
-    let top = opts.top.min(recs.len());
-    for rank in 0..top {
-        let rec = recs[rank];
+    // The best `top`, leaving out layouts that differ from a better pick only in which edge stage is lighter.
+    let mut picked: Vec<Rec> = Vec::with_capacity(opts.top.min(recs.len()));
+    for rec in &recs {
+        if picked.len() >= opts.top {
+            break;
+        }
+        if picked.iter().any(|q| Key { first: None, last: None, ..q.key } == Key { first: None, last: None, ..rec.key }) {
+            continue;
+        }
+        picked.push(*rec);
+    }
+    for rank in 0..picked.len() {
+        let rec = picked[rank];
         apply(&mut p, &rec.key);
-        let mut dummy = SearchResult { evaluated: 0, valid: 0, ..result.clone_empty() };
-        let perf = match evaluate(&p, &rec.key, &mut scratch, &mut dummy) {
-            Outcome::Valid(_, perf) => Some(perf),
-            _ => None,
-        };
-        let why = explain(&p, &rec, &recs, rank, perf.as_ref());
+        let split = pipeline::split_layers(p.model.num_layers, rec.key.pp, rec.key.vpp, rec.key.first, rec.key.last);
+        let derived = report::derive(&p, split.as_ref().ok());
+        let perf = perf::estimate(&p, &derived);
+        let why = explain(&p, &rec, &picked, rank, &derived, &perf);
         result.candidates.push(Candidate {
             parallelism: parallelism_of(&rec.key),
             training: training_of(&rec.key),
@@ -575,42 +633,17 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
             model_tflops_per_gpu: rec.model_tflops_per_gpu,
             mfu: rec.mfu,
             peak_bytes: rec.peak_bytes,
-            pipeline_bubble_fraction: 0.0,
+            pipeline_bubble_fraction: derived.pipeline_bubble_fraction,
             low_memory_headroom: rec.tight,
             why,
             plan: Some(p.clone()),
         });
     }
-    for c in &mut result.candidates {
-        if let Some(cp) = &c.plan {
-            let split = pipeline::split_layers(
-                cp.model.num_layers,
-                cp.parallelism.pp(),
-                cp.parallelism.vpp(),
-                cp.parallelism.num_layers_in_first_pipeline_stage,
-                cp.parallelism.num_layers_in_last_pipeline_stage,
-            );
-            c.pipeline_bubble_fraction = report::derive(cp, split.as_ref().ok()).pipeline_bubble_fraction;
-        }
-    }
     result
 }
 
-impl SearchResult {
-    fn clone_empty(&self) -> SearchResult {
-        SearchResult {
-            evaluated: 0,
-            valid: 0,
-            candidates: Vec::new(),
-            pareto: Vec::new(),
-            world_size: self.world_size,
-            gpu_memory_bytes: self.gpu_memory_bytes,
-            smallest_peak_bytes: None,
-            pruned_by_memory: 0,
-            rejected_by: BTreeMap::new(),
-        }
-    }
-}
+/// Recompute / distributed-optimizer variants, least memory first (0 none, 1 selective, 2 full).
+const ORDER: [(u8, bool); 6] = [(2, true), (1, true), (0, true), (2, false), (1, false), (0, false)];
 
 /// The Pareto front of sorted records: ascending peak memory, each point faster than every point below it.
 fn pareto(recs: &[Rec]) -> Vec<ParetoPoint> {
@@ -696,7 +729,7 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     d
 }
 
-fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, perf: Option<&Performance>) -> Vec<String> {
+fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, d: &Derived, perf: &Performance) -> Vec<String> {
     let mut why = Vec::new();
     let cap = p.gpu.memory_bytes();
     let free = cap.saturating_sub(rec.peak_bytes);
@@ -711,8 +744,6 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, perf: Option<&Perform
         why.push("low-memory-headroom: under 10% free, so ranked after every layout with more room".into());
     }
     let par = &p.parallelism;
-    let split = pipeline::split_layers(p.model.num_layers, par.pp(), par.vpp(), par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage);
-    let d = report::derive(p, split.as_ref().ok());
     if par.pp() > 1 {
         why.push(format!(
             "bubble: (PP−1)/(VPP·m) = {}/({}·{}) = {:.1}% of the step",
@@ -724,7 +755,7 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, perf: Option<&Perform
     } else {
         why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
     }
-    let crossings = default_order_crossings(p, &d);
+    let crossings = default_order_crossings(p, d);
     let crosses = |k: &str| crossings.iter().any(|c| c.0 == k);
     let dom = p.cluster.nvlink_domain_size;
     let mut inside = Vec::new();
@@ -752,7 +783,7 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, perf: Option<&Perform
         nv += &format!("; {} across domains", outside.join(", "));
     }
     why.push(nv);
-    if let Some(line) = perf.and_then(breakdown_line) {
+    if let Some(line) = breakdown_line(perf) {
         why.push(line);
     }
     if rank == 0 {

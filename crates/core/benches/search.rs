@@ -1,0 +1,42 @@
+//! Search and plan throughput: `cargo bench -p meshplan-core --bench search`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use meshplan_core::search::{self, SearchOptions};
+use meshplan_core::{parse_plan, plan_str};
+use serde_json::json;
+use std::hint::black_box;
+use std::time::Duration;
+
+fn plan(model: &str, gpus: u64, seq: u64, gbs: u64) -> serde_json::Value {
+    json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": gpus / 8},
+           "training": {"seq_length": seq, "global_batch_size": gbs}})
+}
+
+fn benches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("search");
+    g.sample_size(10).measurement_time(Duration::from_secs(15)).warm_up_time(Duration::from_secs(2));
+    for (name, model, gpus, gbs) in [
+        ("deepseek-v3/2048", "deepseek-v3", 2048u64, 4096u64),
+        ("deepseek-v3/16384", "deepseek-v3", 16384, 16384),
+        ("llama-3.1-405b/16384", "llama-3.1-405b", 16384, 16384),
+    ] {
+        let (p, _) = parse_plan(&plan(model, gpus, 4096, gbs)).expect("plan");
+        let opts = SearchOptions::default();
+        let r = search::search(&p, &opts);
+        eprintln!("{name}: evaluated {} valid {} skipped by memory {}", r.evaluated, r.valid, r.pruned_by_memory);
+        g.bench_function(name, |b| b.iter(|| black_box(search::search(black_box(&p), &opts))));
+    }
+    g.finish();
+    let mut g = c.benchmark_group("plan_str");
+    g.sample_size(20);
+    let text = json!({"model": "llama-3.1-405b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2048},
+        "training": {"seq_length": 8192, "global_batch_size": 2048, "micro_batch_size": 1, "recompute_granularity": "selective", "use_distributed_optimizer": true},
+        "parallelism": {"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 16, "virtual_pipeline_model_parallel_size": 2,
+                        "context_parallel_size": 2, "sequence_parallel": true}})
+    .to_string();
+    g.bench_function("llama-3.1-405b/16384", |b| b.iter(|| black_box(plan_str(black_box(&text)).expect("plan"))));
+    g.finish();
+}
+
+criterion_group!(search_benches, benches);
+criterion_main!(search_benches);
