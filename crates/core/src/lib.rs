@@ -11,14 +11,17 @@ pub mod hf;
 pub mod layout;
 pub mod memory;
 pub mod model;
+pub mod perf;
 pub mod pipeline;
 pub mod plan;
 pub mod presets;
 pub mod report;
 pub mod rules;
+pub mod search;
 
 pub use diag::{Diagnostic, FieldValue, Severity};
 pub use export::{ExportKind, export};
+pub use perf::{Breakdown, Performance};
 pub use plan::{InputError, Plan, parse_plan, parse_plan_str};
 pub use report::{Derived, Report, plan_resolved, plan_str, plan_value};
 

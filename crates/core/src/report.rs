@@ -2,6 +2,7 @@
 
 use crate::layout::{self, Layout, MeshSizes};
 use crate::memory::{self, MemoryReport};
+use crate::perf::{self, Performance};
 use crate::pipeline::{self, SplitError, StageSplit};
 use crate::plan::{self, InputError, Plan};
 use crate::{Diagnostic, Severity, rules};
@@ -41,6 +42,9 @@ pub struct Report {
     pub memory: MemoryReport,
     /// Rank groups; null when the mesh sizes do not divide the world size.
     pub layout: Option<Layout>,
+    /// Step time, throughput and MFU; null when the mesh sizes do not divide the world size.
+    #[serde(default)]
+    pub performance: Option<Performance>,
     /// The plan as resolved, with every default filled in.
     pub plan: Plan,
 }
@@ -149,9 +153,11 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
     };
     let memory = memory::estimate(p, &derived, stages);
     rules::check_memory(p, &memory, &mut diags);
+    let performance = (derived.data_parallel_size > 0 && derived.expert_data_parallel_size > 0 && derived.num_microbatches > 0)
+        .then(|| perf::estimate(p, &derived));
     diags.sort_by_key(|d| d.severity);
     let valid = !diags.iter().any(|d| d.severity == Severity::Error);
-    Report { valid, diagnostics: diags, derived, memory, layout, plan: p.clone() }
+    Report { valid, diagnostics: diags, derived, memory, layout, performance, plan: p.clone() }
 }
 
 impl From<&SplitError> for Diagnostic {

@@ -1,0 +1,813 @@
+//! Layout search: enumerate parallel layouts for a model, cluster and batch, prune them by the rules and by
+//! per-stage memory, rank the rest by predicted throughput, and explain the winners.
+//!
+//! The hot loop is a fast path of [`report::plan_resolved`]: the layer split, [`report::derive`],
+//! [`rules::check`], [`memory::estimate`], [`rules::check_memory`] and the performance estimate, without building
+//! rank groups. Rule logic is never restated here: a candidate is valid exactly when those functions report no
+//! error, as in [`report::plan_resolved`] (whose only extra errors come from the layout builder, which cannot fail
+//! for the default order once the world-size rules pass). NVLink crossings for the default order
+//! `tp-cp-ep-dp-pp` are computed arithmetically from the group strides.
+//!
+//! Deterministic: the enumeration order is fixed, ties are broken by peak memory and then by the layout key.
+
+use crate::diag::{Diagnostic, Severity};
+use crate::memory;
+use self::perf::Performance;
+use crate::pipeline;
+use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
+use crate::report::{self, Derived};
+use crate::rules;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// Search settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchOptions {
+    /// How many ranked candidates to return.
+    pub top: usize,
+    /// Largest tensor-parallel size tried (further capped by the NVLink domain).
+    pub max_tp: u64,
+    /// Largest context-parallel size tried.
+    pub max_cp: u64,
+    /// Micro-batch sizes tried.
+    pub micro_batch_sizes: Vec<u64>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { top: 5, max_tp: 16, max_cp: 16, micro_batch_sizes: vec![1, 2, 4, 8] }
+    }
+}
+
+/// Parallel sizes of one candidate, with Megatron's names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CandidateParallelism {
+    pub tensor_model_parallel_size: u64,
+    pub pipeline_model_parallel_size: u64,
+    pub virtual_pipeline_model_parallel_size: Option<u64>,
+    pub context_parallel_size: u64,
+    pub expert_model_parallel_size: u64,
+    pub expert_tensor_parallel_size: u64,
+    pub sequence_parallel: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_layers_in_first_pipeline_stage: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_layers_in_last_pipeline_stage: Option<u64>,
+}
+
+/// Training settings of one candidate, with Megatron's names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CandidateTraining {
+    pub micro_batch_size: u64,
+    pub recompute_granularity: Recompute,
+    pub use_distributed_optimizer: bool,
+    /// Set with full recompute (uniform, one layer per group), which Megatron requires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute_method: Option<RecomputeMethod>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute_num_layers: Option<u64>,
+}
+
+/// One ranked layout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub parallelism: CandidateParallelism,
+    pub training: CandidateTraining,
+    pub step_time_s: f64,
+    pub tokens_per_s_per_gpu: f64,
+    pub model_tflops_per_gpu: f64,
+    pub mfu: f64,
+    pub peak_bytes: u64,
+    pub pipeline_bubble_fraction: f64,
+    /// Why this layout: memory headroom, pipeline bubble, which groups stay inside NVLink, how it compares.
+    pub why: Vec<String>,
+    /// The resolved plan of this candidate (run it through [`report::plan_resolved`] for the full report).
+    #[serde(skip)]
+    pub plan: Option<Plan>,
+}
+
+/// One point of the Pareto front: no other valid layout has both lower peak memory and higher throughput.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParetoPoint {
+    pub parallelism: CandidateParallelism,
+    pub training: CandidateTraining,
+    pub peak_bytes: u64,
+    pub tokens_per_s_per_gpu: f64,
+    pub step_time_s: f64,
+}
+
+/// What the search did and found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// Candidates run through the rules.
+    pub evaluated: u64,
+    /// Candidates without any error (rules and memory).
+    pub valid: u64,
+    /// The best `top` valid candidates, best first.
+    pub candidates: Vec<Candidate>,
+    /// Peak memory against throughput, ascending peak memory.
+    pub pareto: Vec<ParetoPoint>,
+    pub world_size: u64,
+    pub gpu_memory_bytes: u64,
+    /// Smallest peak memory of any candidate that passed the rules (fitting or not).
+    pub smallest_peak_bytes: Option<u64>,
+    /// Layouts skipped without evaluation because a smaller-memory variant of the same layout did not fit.
+    pub pruned_by_memory: u64,
+    /// How many evaluated candidates each error code rejected (first error per candidate).
+    pub rejected_by: BTreeMap<String, u64>,
+}
+
+/// The layout key of a candidate: everything the search varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Key {
+    tp: u64,
+    pp: u64,
+    vpp: u64,
+    cp: u64,
+    ep: u64,
+    etp: u64,
+    sp: bool,
+    first: Option<u64>,
+    last: Option<u64>,
+    mbs: u64,
+    /// 0 none, 1 selective, 2 full.
+    recompute: u8,
+    distopt: bool,
+}
+
+/// A valid candidate as kept during the search: no heap data.
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    key: Key,
+    step_time_s: f64,
+    tokens_per_s_per_gpu: f64,
+    model_tflops_per_gpu: f64,
+    mfu: f64,
+    peak_bytes: u64,
+}
+
+fn recompute_of(code: u8) -> Recompute {
+    match code {
+        0 => Recompute::None,
+        1 => Recompute::Selective,
+        _ => Recompute::Full,
+    }
+}
+
+/// Writes `k` into `p` (the rest of the plan is left as given).
+fn apply(p: &mut Plan, k: &Key) {
+    let moe = p.model.is_moe();
+    let par = &mut p.parallelism;
+    par.tensor_model_parallel_size = k.tp;
+    par.pipeline_model_parallel_size = k.pp;
+    par.virtual_pipeline_model_parallel_size = (k.vpp > 1).then_some(k.vpp);
+    par.context_parallel_size = k.cp;
+    par.expert_model_parallel_size = k.ep;
+    par.expert_tensor_parallel_size = k.etp;
+    // Dense models keep megatron-core's default ETP = TP; MoE candidates state ETP explicitly.
+    par.expert_tensor_parallel_size_defaulted = !moe;
+    par.sequence_parallel = k.sp;
+    if par.order != DEFAULT_ORDER {
+        par.order.clear();
+        par.order.push_str(DEFAULT_ORDER);
+    }
+    par.num_layers_in_first_pipeline_stage = k.first;
+    par.num_layers_in_last_pipeline_stage = k.last;
+    par.microbatch_group_size_per_vp_stage = None;
+    let t = &mut p.training;
+    t.micro_batch_size = k.mbs;
+    t.recompute_granularity = recompute_of(k.recompute);
+    let full = k.recompute == 2;
+    t.recompute_method = full.then_some(RecomputeMethod::Uniform);
+    t.recompute_num_layers = full.then_some(1);
+    t.use_distributed_optimizer = k.distopt;
+}
+
+fn parallelism_of(k: &Key) -> CandidateParallelism {
+    CandidateParallelism {
+        tensor_model_parallel_size: k.tp,
+        pipeline_model_parallel_size: k.pp,
+        virtual_pipeline_model_parallel_size: (k.vpp > 1).then_some(k.vpp),
+        context_parallel_size: k.cp,
+        expert_model_parallel_size: k.ep,
+        expert_tensor_parallel_size: k.etp,
+        sequence_parallel: k.sp,
+        num_layers_in_first_pipeline_stage: k.first,
+        num_layers_in_last_pipeline_stage: k.last,
+    }
+}
+
+fn training_of(k: &Key) -> CandidateTraining {
+    let full = k.recompute == 2;
+    CandidateTraining {
+        micro_batch_size: k.mbs,
+        recompute_granularity: recompute_of(k.recompute),
+        use_distributed_optimizer: k.distopt,
+        recompute_method: full.then_some(RecomputeMethod::Uniform),
+        recompute_num_layers: full.then_some(1),
+    }
+}
+
+/// Divisors of `n` (ascending) that are at most `cap`.
+fn divisors_upto(n: u64, cap: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut i = 1u64;
+    while i <= cap && i <= n && i <= (1 << 24) {
+        if n % i == 0 {
+            out.push(i);
+        }
+        i += 1;
+    }
+    out
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The layer splits tried for `pp` stages: even when `pp` divides the layers, otherwise one lighter first or last
+/// stage (`num_layers_in_first/last_pipeline_stage`) so the other stages divide evenly.
+fn splits(layers: u64, pp: u64) -> Vec<(Option<u64>, Option<u64>)> {
+    if pp <= 1 || layers % pp == 0 {
+        return vec![(None, None)];
+    }
+    let per = layers.div_ceil(pp);
+    let edge = layers.saturating_sub((pp - 1).saturating_mul(per));
+    if edge == 0 || edge > per {
+        return Vec::new();
+    }
+    vec![(Some(edge), None), (None, Some(edge))]
+}
+
+/// Layers of each stage for a split, for the VPP divisors: gcd of the stage sizes.
+fn stage_gcd(layers: u64, pp: u64, first: Option<u64>, last: Option<u64>) -> u64 {
+    let edges = u64::from(first.is_some()) + u64::from(last.is_some());
+    let middle_stages = pp.saturating_sub(edges);
+    let middle = layers.saturating_sub(first.unwrap_or(0) + last.unwrap_or(0));
+    let per = if middle_stages > 0 { middle / middle_stages } else { 0 };
+    let mut g = per;
+    for e in [first, last].into_iter().flatten() {
+        g = gcd(g, e);
+    }
+    g
+}
+
+/// How many of the strided groups `{b + k·stride : k < size}` (the mesh dimension with this stride and size,
+/// in a world of `world` ranks) span more than one NVLink domain, and the most domains one spans.
+/// Returns (crossing, total, widest). Aligned cases are O(1); others are counted exactly in O(world).
+pub fn strided_crossings(world: u64, domain: u64, stride: u64, size: u64) -> (u64, u64, u64) {
+    let domain = domain.max(1);
+    let (stride, size) = (stride.max(1), size.max(1));
+    let block = stride.saturating_mul(size);
+    if block == 0 || world % block != 0 {
+        return (0, 0, 0);
+    }
+    let total = world / block * stride;
+    if size == 1 || world <= domain || domain % block == 0 {
+        return (0, total, u64::from(total > 0));
+    }
+    if stride % domain == 0 {
+        // Every rank of a group in its own domain.
+        return (total, total, size);
+    }
+    if domain % stride == 0 && block % domain == 0 {
+        // Each group spreads evenly over block / domain domains.
+        return (total, total, block / domain);
+    }
+    let (mut crossing, mut widest) = (0u64, 0u64);
+    for outer in 0..world / block {
+        for inner in 0..stride {
+            let base = outer * block + inner;
+            let mut spans = 1u64;
+            for k in 1..size {
+                if (base + (k - 1) * stride) / domain != (base + k * stride) / domain {
+                    spans += 1;
+                }
+            }
+            crossing += u64::from(spans > 1);
+            widest = widest.max(spans);
+        }
+    }
+    (crossing, total, widest)
+}
+
+/// NVLink crossings of the default order `tp-cp-ep-dp-pp`, by [`crate::layout::GroupKind::key`]:
+/// dense mesh tp (stride 1), cp (TP), dp (TP·CP), dp_cp (TP), pp (TP·CP·DP); expert mesh etp (1), ep (ETP),
+/// edp (ETP·EP), in [`crate::layout::GroupKind::all`] order; kinds with no crossing group are left out.
+pub fn default_order_crossings(p: &Plan, d: &Derived) -> Vec<(&'static str, u64, u64, u64)> {
+    let par = &p.parallelism;
+    let (w, dom) = (d.world_size, p.cluster.nvlink_domain_size);
+    let (tp, cp, pp, ep, etp) = (par.tp(), par.cp(), par.pp(), par.ep(), par.etp());
+    let (dp, edp) = (d.data_parallel_size, d.expert_data_parallel_size);
+    let mut out = Vec::new();
+    if dp == 0 || edp == 0 {
+        return out;
+    }
+    let kinds: [(&'static str, u64, u64); 8] = [
+        ("tp", 1, tp),
+        ("cp", tp, cp),
+        ("dp", tp * cp, dp),
+        ("dp_cp", tp, cp * dp),
+        ("pp", tp * cp * dp, pp),
+        ("ep", etp, ep),
+        ("etp", 1, etp),
+        ("edp", etp * ep, edp),
+    ];
+    for (kind, stride, size) in kinds {
+        let (c, t, widest) = strided_crossings(w, dom, stride, size);
+        if c > 0 {
+            out.push((kind, c, t, widest));
+        }
+    }
+    out
+}
+
+/// Buffers reused by every candidate.
+struct Scratch {
+    diags: Vec<Diagnostic>,
+}
+
+enum Outcome {
+    /// A rule error (code) before memory.
+    Rejected,
+    /// Passed the rules, did not fit.
+    OutOfMemory,
+    Valid(Rec, Performance),
+}
+
+/// Evaluates the plan in `p` on the fast path.
+fn evaluate(p: &Plan, key: &Key, s: &mut Scratch, result: &mut SearchResult) -> Outcome {
+    let par = &p.parallelism;
+    result.evaluated += 1;
+    s.diags.clear();
+    let split = pipeline::split_layers(
+        p.model.num_layers,
+        par.pp(),
+        par.vpp(),
+        par.num_layers_in_first_pipeline_stage,
+        par.num_layers_in_last_pipeline_stage,
+    );
+    let derived = report::derive(p, split.as_ref().ok());
+    rules::check(p, &derived, split.as_ref().err(), &mut s.diags);
+    if let Some(e) = s.diags.iter().find(|d| d.severity == Severity::Error) {
+        reject(result, &e.code);
+        return Outcome::Rejected;
+    }
+    let Ok(split) = split else {
+        reject(result, "layers-not-divisible-by-pp");
+        return Outcome::Rejected;
+    };
+    let mem = memory::estimate(p, &derived, &split);
+    let before = s.diags.len();
+    rules::check_memory(p, &mem, &mut s.diags);
+    let peak = mem.peak_bytes;
+    result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
+    if let Some(e) = s.diags[before..].iter().find(|d| d.severity == Severity::Error) {
+        reject(result, &e.code);
+        return Outcome::OutOfMemory;
+    }
+    result.valid += 1;
+    let perf = perf::estimate(p, &derived);
+    let rec = Rec {
+        key: *key,
+        step_time_s: perf.step_time_s,
+        tokens_per_s_per_gpu: perf.tokens_per_s_per_gpu,
+        model_tflops_per_gpu: perf.model_tflops_per_gpu,
+        mfu: perf.mfu,
+        peak_bytes: peak,
+    };
+    Outcome::Valid(rec, perf)
+}
+
+fn reject(result: &mut SearchResult, code: &str) {
+    match result.rejected_by.get_mut(code) {
+        Some(n) => *n += 1,
+        None => {
+            result.rejected_by.insert(code.to_string(), 1);
+        }
+    }
+}
+
+/// Best first: higher throughput, then lower peak memory, then the smaller layout key.
+fn better(a: &Rec, b: &Rec) -> Ordering {
+    b.tokens_per_s_per_gpu
+        .total_cmp(&a.tokens_per_s_per_gpu)
+        .then(a.peak_bytes.cmp(&b.peak_bytes))
+        .then(a.key.cmp(&b.key))
+}
+
+/// The structural part of a key: everything but micro-batch, recompute and the optimizer.
+#[derive(Clone, Copy)]
+struct Shape {
+    tp: u64,
+    pp: u64,
+    vpp: u64,
+    cp: u64,
+    ep: u64,
+    etp: u64,
+    sp: bool,
+    first: Option<u64>,
+    last: Option<u64>,
+}
+
+/// Every structural layout the search tries, in a fixed order.
+fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
+    let m = &p.model;
+    let w = p.world_size();
+    let moe = m.is_moe();
+    let layers = m.num_layers.max(1);
+    let seq = p.training.seq_length;
+    let tp_cap = opts.max_tp.min(p.cluster.nvlink_domain_size.max(1)).max(1);
+    let mut out = Vec::new();
+    for tp in divisors_upto(w, tp_cap) {
+        // CP only where each rank keeps at least 1,024 tokens of the sequence.
+        for cp in divisors_upto(w / tp, opts.max_cp.max(1)) {
+            if cp > 1 && seq / cp < 1024 {
+                continue;
+            }
+            for pp in divisors_upto(w / (tp * cp), layers) {
+                for (first, last) in splits(layers, pp) {
+                    let g = stage_gcd(layers, pp, first, last);
+                    let vpps: Vec<u64> = if pp > 1 { divisors_upto(g, g).into_iter().collect() } else { vec![1] };
+                    for vpp in vpps {
+                        let etps: Vec<u64> = if moe { if tp > 1 { vec![1, tp] } else { vec![1] } } else { vec![tp] };
+                        for etp in etps {
+                            let eps: Vec<u64> = if moe {
+                                divisors_upto(w / (pp * etp), m.num_experts()).into_iter().filter(|e| m.num_experts() % e == 0).collect()
+                            } else {
+                                vec![1]
+                            };
+                            for ep in eps {
+                                // SP is required for MoE with TP > 1; for dense models both are tried.
+                                let sps: &[bool] = if tp == 1 {
+                                    &[false]
+                                } else if moe {
+                                    &[true]
+                                } else {
+                                    &[true, false]
+                                };
+                                for &sp in sps {
+                                    out.push(Shape { tp, pp, vpp, cp, ep, etp, sp, first, last });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Reads a plan file for the search: `model`, `cluster`, `training.global_batch_size` and `training.seq_length`
+/// are required; `parallelism` may be absent (it is searched).
+pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, InputError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        InputError::new("invalid-json", format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+    })?;
+    search_value(&value, opts)
+}
+
+/// As [`search_str`], from a JSON value.
+pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult, InputError> {
+    for (field, example) in [("global_batch_size", "1024"), ("seq_length", "4096")] {
+        let present = value.get("training").and_then(|t| t.get(field)).is_some_and(|v| !v.is_null());
+        if !present && value.is_object() {
+            return Err(InputError::new(
+                "invalid-plan",
+                format!("the search needs `training.{field}`"),
+                format!("add \"training\": {{\"{field}\": {example}, ...}} to the plan file"),
+            ));
+        }
+    }
+    let (p, _) = plan::parse_plan(value)?;
+    Ok(search(&p, opts))
+}
+
+/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored).
+pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
+    let mut result = SearchResult {
+        evaluated: 0,
+        valid: 0,
+        candidates: Vec::new(),
+        pareto: Vec::new(),
+        world_size: base.world_size(),
+        gpu_memory_bytes: base.gpu.memory_bytes(),
+        smallest_peak_bytes: None,
+        pruned_by_memory: 0,
+        rejected_by: BTreeMap::new(),
+    };
+    if base.world_size() == 0 || base.world_size() > plan::MAX_PARALLEL {
+        return result;
+    }
+    let mut p = base.clone();
+    let mut scratch = Scratch { diags: Vec::with_capacity(64) };
+    let mut recs: Vec<Rec> = Vec::with_capacity(4096);
+    let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
+    mbs_list.sort_unstable();
+    mbs_list.dedup();
+    // Least memory first: full recompute with the distributed optimizer; if neither it nor selective recompute
+    // fits, no variant with more memory does (the memory model is monotone in these), so they are skipped.
+    const ORDER: [(u8, bool); 6] = [(2, true), (1, true), (0, true), (2, false), (1, false), (0, false)];
+    for sh in shapes(base, opts) {
+        for &mbs in &mbs_list {
+            // Out of memory for the two smallest variants: then the rest (more memory) are skipped.
+            let mut oom = [false; 2];
+            for (i, &(recompute, distopt)) in ORDER.iter().enumerate() {
+                if i == 2 && oom[0] && oom[1] {
+                    result.pruned_by_memory += (ORDER.len() - i) as u64;
+                    break;
+                }
+                let key = Key {
+                    tp: sh.tp,
+                    pp: sh.pp,
+                    vpp: sh.vpp,
+                    cp: sh.cp,
+                    ep: sh.ep,
+                    etp: sh.etp,
+                    sp: sh.sp,
+                    first: sh.first,
+                    last: sh.last,
+                    mbs,
+                    recompute,
+                    distopt,
+                };
+                apply(&mut p, &key);
+                match evaluate(&p, &key, &mut scratch, &mut result) {
+                    Outcome::Valid(rec, _) => recs.push(rec),
+                    Outcome::OutOfMemory => {
+                        if let Some(o) = oom.get_mut(i) {
+                            *o = true;
+                        }
+                    }
+                    Outcome::Rejected => {}
+                }
+            }
+        }
+    }
+    recs.sort_by(better);
+    result.pareto = pareto(&recs);
+    let top = opts.top.min(recs.len());
+    for rank in 0..top {
+        let rec = recs[rank];
+        apply(&mut p, &rec.key);
+        let mut dummy = SearchResult { evaluated: 0, valid: 0, ..result.clone_empty() };
+        let perf = match evaluate(&p, &rec.key, &mut scratch, &mut dummy) {
+            Outcome::Valid(_, perf) => Some(perf),
+            _ => None,
+        };
+        let why = explain(&p, &rec, &recs, rank, perf.as_ref());
+        result.candidates.push(Candidate {
+            parallelism: parallelism_of(&rec.key),
+            training: training_of(&rec.key),
+            step_time_s: rec.step_time_s,
+            tokens_per_s_per_gpu: rec.tokens_per_s_per_gpu,
+            model_tflops_per_gpu: rec.model_tflops_per_gpu,
+            mfu: rec.mfu,
+            peak_bytes: rec.peak_bytes,
+            pipeline_bubble_fraction: 0.0,
+            why,
+            plan: Some(p.clone()),
+        });
+    }
+    for c in &mut result.candidates {
+        if let Some(cp) = &c.plan {
+            let split = pipeline::split_layers(
+                cp.model.num_layers,
+                cp.parallelism.pp(),
+                cp.parallelism.vpp(),
+                cp.parallelism.num_layers_in_first_pipeline_stage,
+                cp.parallelism.num_layers_in_last_pipeline_stage,
+            );
+            c.pipeline_bubble_fraction = report::derive(cp, split.as_ref().ok()).pipeline_bubble_fraction;
+        }
+    }
+    result
+}
+
+impl SearchResult {
+    fn clone_empty(&self) -> SearchResult {
+        SearchResult {
+            evaluated: 0,
+            valid: 0,
+            candidates: Vec::new(),
+            pareto: Vec::new(),
+            world_size: self.world_size,
+            gpu_memory_bytes: self.gpu_memory_bytes,
+            smallest_peak_bytes: None,
+            pruned_by_memory: 0,
+            rejected_by: BTreeMap::new(),
+        }
+    }
+}
+
+/// The Pareto front of sorted records: ascending peak memory, each point faster than every point below it.
+fn pareto(recs: &[Rec]) -> Vec<ParetoPoint> {
+    let mut by_mem: Vec<&Rec> = recs.iter().collect();
+    by_mem.sort_by(|a, b| a.peak_bytes.cmp(&b.peak_bytes).then(better(a, b)));
+    let mut out = Vec::new();
+    let mut best = f64::NEG_INFINITY;
+    for r in by_mem {
+        if r.tokens_per_s_per_gpu > best {
+            best = r.tokens_per_s_per_gpu;
+            out.push(ParetoPoint {
+                parallelism: parallelism_of(&r.key),
+                training: training_of(&r.key),
+                peak_bytes: r.peak_bytes,
+                tokens_per_s_per_gpu: r.tokens_per_s_per_gpu,
+                step_time_s: r.step_time_s,
+            });
+        }
+    }
+    out
+}
+
+fn gib(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
+
+fn describe(k: &Key) -> String {
+    let mut s = format!("TP {} PP {}", k.tp, k.pp);
+    if k.vpp > 1 {
+        s += &format!(" VPP {}", k.vpp);
+    }
+    if k.cp > 1 {
+        s += &format!(" CP {}", k.cp);
+    }
+    if k.ep > 1 || k.etp != k.tp {
+        s += &format!(" EP {} ETP {}", k.ep, k.etp);
+    }
+    s += &format!(
+        " mbs {} {} recompute{}",
+        k.mbs,
+        match k.recompute {
+            0 => "no",
+            1 => "selective",
+            _ => "full",
+        },
+        if k.distopt { "" } else { " without distributed optimizer" }
+    );
+    s
+}
+
+/// The fields where `a` and `b` differ, as "name a vs b".
+fn differences(a: &Key, b: &Key) -> Vec<String> {
+    let mut d = Vec::new();
+    let mut num = |name: &str, x: u64, y: u64| {
+        if x != y {
+            d.push(format!("{name} {x} vs {y}"));
+        }
+    };
+    num("TP", a.tp, b.tp);
+    num("PP", a.pp, b.pp);
+    num("VPP", a.vpp, b.vpp);
+    num("CP", a.cp, b.cp);
+    num("EP", a.ep, b.ep);
+    num("ETP", a.etp, b.etp);
+    num("micro batch", a.mbs, b.mbs);
+    if a.recompute != b.recompute {
+        let r = |c: u8| match c {
+            0 => "none",
+            1 => "selective",
+            _ => "full",
+        };
+        d.push(format!("recompute {} vs {}", r(a.recompute), r(b.recompute)));
+    }
+    if a.sp != b.sp {
+        d.push(format!("SP {} vs {}", a.sp, b.sp));
+    }
+    if a.distopt != b.distopt {
+        d.push(format!("distributed optimizer {} vs {}", a.distopt, b.distopt));
+    }
+    if (a.first, a.last) != (b.first, b.last) {
+        d.push("layer split differs".into());
+    }
+    d
+}
+
+fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, perf: Option<&Performance>) -> Vec<String> {
+    let mut why = Vec::new();
+    let cap = p.gpu.memory_bytes();
+    let free = cap.saturating_sub(rec.peak_bytes);
+    why.push(format!(
+        "headroom: peak {:.1} GiB of {:.1} GiB per GPU, {:.1} GiB ({:.0}%) free",
+        gib(rec.peak_bytes),
+        gib(cap),
+        gib(free),
+        100.0 * free as f64 / cap.max(1) as f64
+    ));
+    let par = &p.parallelism;
+    let split = pipeline::split_layers(p.model.num_layers, par.pp(), par.vpp(), par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage);
+    let d = report::derive(p, split.as_ref().ok());
+    if par.pp() > 1 {
+        why.push(format!(
+            "bubble: (PP−1)/(VPP·m) = {}/({}·{}) = {:.1}% of the step",
+            par.pp() - 1,
+            par.vpp(),
+            d.num_microbatches,
+            100.0 * d.pipeline_bubble_fraction
+        ));
+    } else {
+        why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
+    }
+    let crossings = default_order_crossings(p, &d);
+    let crosses = |k: &str| crossings.iter().any(|c| c.0 == k);
+    let dom = p.cluster.nvlink_domain_size;
+    let mut inside = Vec::new();
+    let mut outside = Vec::new();
+    let moe = p.model.is_moe();
+    for (kind, label, size) in [
+        ("tp", "TP", par.tp()),
+        ("cp", "CP", par.cp()),
+        ("ep", "EP", if moe { par.ep() } else { 1 }),
+        ("dp", "DP", d.data_parallel_size),
+        ("pp", "PP", par.pp()),
+    ] {
+        if size <= 1 {
+            continue;
+        }
+        if crosses(kind) { outside.push(format!("{label} {size}")) } else { inside.push(format!("{label} {size}")) }
+    }
+    let mut nv = format!("NVLink (domain {dom}): ");
+    if inside.is_empty() {
+        nv += "no parallel group of size > 1 stays inside one domain";
+    } else {
+        nv += &format!("{} inside one domain", inside.join(", "));
+    }
+    if !outside.is_empty() {
+        nv += &format!("; {} across domains", outside.join(", "));
+    }
+    why.push(nv);
+    if let Some(line) = perf.and_then(breakdown_line) {
+        why.push(line);
+    }
+    if rank == 0 {
+        if let Some(second) = recs.get(1) {
+            let gain = 100.0 * (rec.tokens_per_s_per_gpu / second.tokens_per_s_per_gpu.max(f64::MIN_POSITIVE) - 1.0);
+            let diff = differences(&rec.key, &second.key);
+            why.push(format!(
+                "runner-up ({}) is {:.1}% slower ({:.0} vs {:.0} tokens/s/GPU){}",
+                describe(&second.key),
+                gain,
+                rec.tokens_per_s_per_gpu,
+                second.tokens_per_s_per_gpu,
+                if diff.is_empty() { String::new() } else { format!(": {}", diff.join(", ")) }
+            ));
+            if second.peak_bytes < rec.peak_bytes {
+                why.push(format!("the runner-up needs {:.1} GiB less memory", gib(rec.peak_bytes - second.peak_bytes)));
+            }
+        } else {
+            why.push("the only layout that fits".into());
+        }
+    } else if let Some(best) = recs.first() {
+        let loss = 100.0 * (1.0 - rec.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu.max(f64::MIN_POSITIVE));
+        let diff = differences(&rec.key, &best.key);
+        why.push(format!(
+            "{:.1}% slower than #1{}",
+            loss,
+            if diff.is_empty() { String::new() } else { format!(" ({})", diff.join(", ")) }
+        ));
+        if rec.peak_bytes < best.peak_bytes {
+            why.push(format!("needs {:.1} GiB less memory than #1", gib(best.peak_bytes - rec.peak_bytes)));
+        }
+    }
+    why
+}
+
+/// One line on where the step time goes, from the performance breakdown.
+fn breakdown_line(_perf: &Performance) -> Option<String> {
+    None
+}
+
+/// PROVISIONAL stand-in for `crate::perf` (branch `perf`), with its signature, until that branch is merged.
+mod perf {
+    use crate::plan::{Plan, Recompute};
+    use crate::report::Derived;
+
+    pub struct Performance {
+        pub step_time_s: f64,
+        pub tokens_per_s_per_gpu: f64,
+        pub model_tflops_per_gpu: f64,
+        pub mfu: f64,
+    }
+
+    pub fn estimate(p: &Plan, d: &Derived) -> Performance {
+        let par = &p.parallelism;
+        let w = d.world_size.max(1) as f64;
+        let model_flops = 6.0 * d.active_parameters as f64 * d.tokens_per_step as f64;
+        let hw = match p.training.recompute_granularity {
+            Recompute::Full => 8.0 / 6.0,
+            Recompute::Selective => 1.02,
+            Recompute::None => 1.0,
+        };
+        let peak = p.gpu.dense_bf16_tflops.max(1.0) * 1e12;
+        let lg = |x: u64| (x.max(1) as f64).log2();
+        let comm = 1.0 + 0.04 * lg(par.tp()) + 0.05 * lg(par.cp()) + 0.02 * lg(par.ep()) + 0.1 / p.training.micro_batch_size.max(1) as f64;
+        let step = model_flops * hw * comm * (1.0 + d.pipeline_bubble_fraction) / (w * peak * 0.5);
+        let tps = d.tokens_per_step as f64 / step.max(1e-12) / w;
+        let tflops = model_flops / step.max(1e-12) / w / 1e12;
+        Performance { step_time_s: step, tokens_per_s_per_gpu: tps, model_tflops_per_gpu: tflops, mfu: tflops * 1e12 / peak }
+    }
+}

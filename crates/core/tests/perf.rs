@@ -1,0 +1,84 @@
+//! Performance model: FLOPs, MFU range, communication placement and the pipeline bubble.
+
+use meshplan_core::{Report, perf, plan_value};
+use serde_json::{Value, json};
+
+fn plan(model: &str, nodes: u64, training: Value, par: Value) -> Report {
+    plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": nodes},
+                       "training": training, "parallelism": par}))
+    .expect("plan parses")
+}
+
+#[test]
+fn llama_3_1_8b_flops_match_hand_calculation() {
+    // Llama-3.1-8B: L=32, h=4096, a=32, g=8, d=128, F=14336 (SwiGLU, r=3), V=128256 (a multiple of 128, so TP=1 leaves it unpadded;
+    // TP=8 would pad it to 129024).
+    // One sequence of s=8192 (B=1): T=8192, S₂=8192².
+    //   A_lin = 6·[h·(q+2kv) + q·h] = 6·[4096·(4096+2·1024) + 4096·4096] = 251,658,240 per token per layer
+    //   MLP   = 6·h·F·3 = 6·4096·14336·3 = 1,056,964,608 per token per layer
+    //   32 layers: 32·1,308,622,848 = 41,875,931,136; logits 6·h·V = 3,152,019,456  → 45,027,950,592 per token
+    //   × T: 368,868,971,249,664;  core: S₂·6·q·L = 67,108,864·24,576·32 = 52,776,558,133,248
+    //   total = 421,645,529,382,912 FLOPs
+    let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 1}),
+                 json!({"tensor_model_parallel_size": 1}));
+    let f = perf::model_flops_per_step(&r.plan, &r.derived);
+    assert_eq!(f, 421_645_529_382_912.0);
+    assert_eq!(r.performance.as_ref().map(|p| p.model_flops_per_step), Some(f));
+}
+
+#[test]
+fn mfu_is_a_fraction() {
+    for (model, nodes, tp, pp) in [("llama-3.1-8b", 1, 1, 1), ("llama-3.1-70b", 8, 4, 4), ("deepseek-v3", 32, 2, 16), ("gpt3-175b", 16, 8, 8)] {
+        let mut par = json!({"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": pp, "sequence_parallel": tp > 1});
+        if model == "deepseek-v3" {
+            par["expert_model_parallel_size"] = json!(16);
+            par["expert_tensor_parallel_size"] = json!(1);
+        }
+        let r = plan(model, nodes, json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 512,
+                                          "recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1}), par);
+        let p = r.performance.expect("divides");
+        assert!(p.mfu > 0.0 && p.mfu < 1.0, "{model}: mfu {}", p.mfu);
+        assert!(p.step_time_s > 0.0 && p.tokens_per_s_per_gpu > 0.0);
+        let b = &p.breakdown;
+        let sum = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s;
+        assert!((sum - p.step_time_s).abs() < 1e-9 * p.step_time_s);
+        assert!(b.recompute_s > 0.0);
+    }
+}
+
+#[test]
+fn tp_across_nodes_costs_more_than_inside_one() {
+    let training = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 64});
+    let inside = plan("llama-3.1-70b", 2, training.clone(), json!({"tensor_model_parallel_size": 8, "sequence_parallel": true}));
+    let across = plan("llama-3.1-70b", 2, training, json!({"tensor_model_parallel_size": 16, "sequence_parallel": true}));
+    let (a, b) = (inside.performance.unwrap(), across.performance.unwrap());
+    assert!(b.breakdown.tp_comm_s > 2.0 * a.breakdown.tp_comm_s, "{} vs {}", b.breakdown.tp_comm_s, a.breakdown.tp_comm_s);
+}
+
+#[test]
+fn bubble_share_follows_pp_vpp_and_microbatches() {
+    let training = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 32});
+    let r = plan("llama-3.1-70b", 4, training.clone(), json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 8}));
+    let p = r.performance.unwrap();
+    let b = &p.breakdown;
+    // DP = 1, m = 32: bubble = (8−1)/32 of the pipelined compute.
+    let pipelined = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
+    assert!((b.bubble_s / pipelined - 7.0 / 32.0).abs() < 1e-12);
+    let v = plan("llama-3.1-70b", 4, training, json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 8,
+                                                      "virtual_pipeline_model_parallel_size": 5}));
+    let vb = &v.performance.unwrap().breakdown;
+    assert!((vb.bubble_s / (vb.compute_s + vb.recompute_s + vb.tp_comm_s + vb.cp_comm_s + vb.ep_comm_s) - 7.0 / 160.0).abs() < 1e-12);
+}
+
+#[test]
+fn no_performance_when_world_does_not_divide() {
+    let r = plan("llama-3.1-8b", 1, json!({"seq_length": 4096}), json!({"tensor_model_parallel_size": 3}));
+    assert!(r.performance.is_none());
+}
+
+#[test]
+fn embedded_constants_parse() {
+    let embedded: Value = serde_json::from_str(include_str!("../data/perf_constants.json")).unwrap();
+    let c: perf::Constants = serde_json::from_value(embedded["constants"].clone()).unwrap();
+    assert_eq!(&c, perf::constants());
+}

@@ -1,0 +1,202 @@
+//! Layout search: validity against the full report, determinism, counts, the Pareto front, sensible picks,
+//! and the arithmetic NVLink crossings against the rank groups the layout builds.
+
+use meshplan_core::layout::{self, MeshSizes};
+use meshplan_core::plan::DEFAULT_ORDER;
+use meshplan_core::report::derive;
+use meshplan_core::search::{self, SearchOptions, SearchResult};
+use meshplan_core::{parse_plan, plan_resolved};
+use serde_json::{Value, json};
+
+fn plan(model: &str, gpus: u64, seq: u64, gbs: u64) -> Value {
+    json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": gpus.div_ceil(8)},
+           "training": {"seq_length": seq, "global_batch_size": gbs}})
+}
+
+fn run(v: &Value, top: usize) -> SearchResult {
+    search::search_value(v, &SearchOptions { top, ..SearchOptions::default() }).expect("plannable")
+}
+
+fn cases() -> Vec<Value> {
+    vec![
+        plan("llama-3.1-8b", 8, 8192, 128),
+        plan("llama-3.1-70b", 64, 4096, 256),
+        plan("mixtral-8x7b", 32, 4096, 256),
+        plan("qwen3-30b-a3b", 16, 4096, 128),
+    ]
+}
+
+#[test]
+fn every_candidate_is_valid_in_the_full_report_with_the_same_peak_and_crossings() {
+    for v in cases() {
+        let r = run(&v, 8);
+        assert!(!r.candidates.is_empty(), "{v}: nothing fits ({:?})", r.rejected_by);
+        for c in &r.candidates {
+            let p = c.plan.as_ref().expect("candidate plan");
+            let full = plan_resolved(p, Vec::new());
+            let errors: Vec<_> = full.diagnostics.iter().filter(|d| d.is_error()).map(|d| &d.code).collect();
+            assert!(full.valid, "{v}: {:?} invalid: {errors:?}", c.parallelism);
+            assert_eq!(full.memory.peak_bytes, c.peak_bytes, "{v}: {:?}", c.parallelism);
+            assert_eq!(full.plan.parallelism.tp(), c.parallelism.tensor_model_parallel_size);
+            assert_eq!(full.plan.training.micro_batch_size, c.training.micro_batch_size);
+            assert_eq!(full.derived.pipeline_bubble_fraction, c.pipeline_bubble_fraction);
+            // The arithmetic crossings are the layout's.
+            let layout = full.layout.as_ref().expect("layout");
+            let arith: Vec<(String, u64, u64, u64)> =
+                search::default_order_crossings(p, &full.derived).into_iter().map(|(k, a, b, w)| (k.to_string(), a, b, w)).collect();
+            let built: Vec<(String, u64, u64, u64)> = layout
+                .crossings
+                .iter()
+                .filter(|x| x.kind != "tp_pp")
+                .map(|x| (x.kind.clone(), x.groups_crossing, x.total_groups, x.max_domains_spanned))
+                .collect();
+            assert_eq!(arith, built, "{v}: {:?}", c.parallelism);
+        }
+    }
+}
+
+#[test]
+fn search_is_deterministic() {
+    for v in cases() {
+        let a = serde_json::to_string(&run(&v, 10)).unwrap();
+        let b = serde_json::to_string(&run(&v, 10)).unwrap();
+        assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn counts_are_ordered_and_candidates_best_first() {
+    for v in cases() {
+        let r = run(&v, 10);
+        assert!(r.evaluated >= r.valid && r.valid >= r.candidates.len() as u64, "{v}");
+        assert!(r.candidates.len() <= 10);
+        let rejected: u64 = r.rejected_by.values().sum();
+        assert_eq!(rejected + r.valid, r.evaluated, "{v}: every evaluated candidate is valid or rejected once");
+        for w in r.candidates.windows(2) {
+            assert!(w[0].tokens_per_s_per_gpu >= w[1].tokens_per_s_per_gpu, "{v}");
+        }
+        for c in &r.candidates {
+            assert!(c.peak_bytes <= r.gpu_memory_bytes);
+            assert!(c.step_time_s > 0.0 && c.tokens_per_s_per_gpu > 0.0 && c.mfu > 0.0 && c.mfu < 1.0, "{c:?}");
+            assert!(c.why.len() >= 4, "{:?}", c.why);
+            assert!(c.why.iter().any(|w| w.starts_with("headroom")) && c.why.iter().any(|w| w.starts_with("NVLink")));
+        }
+    }
+}
+
+#[test]
+fn pareto_front_is_non_dominated_and_holds_the_best() {
+    for v in cases() {
+        let r = run(&v, 3);
+        assert!(!r.pareto.is_empty());
+        for a in &r.pareto {
+            for b in &r.pareto {
+                let dominates = b.peak_bytes <= a.peak_bytes
+                    && b.tokens_per_s_per_gpu >= a.tokens_per_s_per_gpu
+                    && (b.peak_bytes < a.peak_bytes || b.tokens_per_s_per_gpu > a.tokens_per_s_per_gpu);
+                assert!(!dominates, "{v}: {b:?} dominates {a:?}");
+            }
+        }
+        for w in r.pareto.windows(2) {
+            assert!(w[0].peak_bytes < w[1].peak_bytes && w[0].tokens_per_s_per_gpu < w[1].tokens_per_s_per_gpu);
+        }
+        let best = r.candidates[0].tokens_per_s_per_gpu;
+        assert_eq!(r.pareto.last().unwrap().tokens_per_s_per_gpu, best);
+        // No candidate dominates a Pareto point.
+        for c in &r.candidates {
+            for a in &r.pareto {
+                assert!(!(c.peak_bytes < a.peak_bytes && c.tokens_per_s_per_gpu > a.tokens_per_s_per_gpu));
+            }
+        }
+    }
+}
+
+#[test]
+fn llama_8b_on_one_h100_node_picks_a_sensible_layout() {
+    let r = run(&plan("llama-3.1-8b", 8, 8192, 128), 5);
+    let top = &r.candidates[0];
+    let par = &top.parallelism;
+    // 8B fits one node: no context or expert parallelism, model parallelism inside the node, small pipeline.
+    assert_eq!(par.context_parallel_size, 1);
+    assert_eq!(par.expert_model_parallel_size, 1);
+    assert!(par.tensor_model_parallel_size * par.pipeline_model_parallel_size <= 8);
+    assert!(par.pipeline_model_parallel_size <= 2, "{par:?}");
+    assert!(par.tensor_model_parallel_size <= 4, "{par:?}");
+    assert!(!par.sequence_parallel || par.tensor_model_parallel_size > 1);
+    assert!(top.mfu > 0.2 && top.mfu < 0.8, "{}", top.mfu);
+    assert!(top.why.iter().any(|w| w.contains("runner-up")), "{:?}", top.why);
+    assert!(!top.why.iter().any(|w| w.contains("across domains") && w.contains("TP ")), "{:?}", top.why);
+}
+
+#[test]
+fn deepseek_v3_on_1024_gpus_fits_and_every_pick_is_valid() {
+    let r = run(&plan("deepseek-v3", 1024, 4096, 2048), 3);
+    assert!(!r.candidates.is_empty(), "{:?} smallest peak {:?}", r.rejected_by, r.smallest_peak_bytes);
+    for c in &r.candidates {
+        // 61 layers: any PP that does not divide them comes with a lighter first or last stage.
+        let pp = c.parallelism.pipeline_model_parallel_size;
+        assert!(61 % pp == 0 || c.parallelism.num_layers_in_first_pipeline_stage.is_some() || c.parallelism.num_layers_in_last_pipeline_stage.is_some());
+        let full = plan_resolved(c.plan.as_ref().unwrap(), Vec::new());
+        assert!(full.valid && full.memory.peak_bytes == c.peak_bytes);
+    }
+}
+
+#[test]
+fn nothing_fits_reports_the_smallest_peak() {
+    // 405B on one node cannot fit.
+    let r = run(&plan("llama-3.1-405b", 8, 8192, 64), 5);
+    assert!(r.candidates.is_empty() && r.valid == 0);
+    assert!(r.evaluated > 0);
+    let smallest = r.smallest_peak_bytes.expect("some candidate passed the rules");
+    assert!(smallest > r.gpu_memory_bytes);
+    assert!(r.rejected_by.contains_key("out-of-memory"));
+}
+
+#[test]
+fn missing_batch_fields_are_input_errors() {
+    let mut v = plan("llama-3.1-8b", 8, 4096, 128);
+    v["training"].as_object_mut().unwrap().remove("global_batch_size");
+    let e = search::search_value(&v, &SearchOptions::default()).unwrap_err();
+    assert!(e.message.contains("global_batch_size"), "{e}");
+    let mut v = plan("llama-3.1-8b", 8, 4096, 128);
+    v["training"].as_object_mut().unwrap().remove("seq_length");
+    assert!(search::search_value(&v, &SearchOptions::default()).unwrap_err().message.contains("seq_length"));
+    assert!(search::search_str("{", &SearchOptions::default()).is_err());
+    assert!(search::search_value(&json!({"cluster": {"gpu": "h100-sxm-80gb"}, "training": {"seq_length": 4096, "global_batch_size": 8}}), &SearchOptions::default()).is_err());
+}
+
+#[test]
+fn strided_crossings_match_the_layout_builder() {
+    // Odd domains and sizes exercise the exact fallback as well as the aligned shortcuts.
+    let model = json!({"num_layers": 12, "hidden_size": 256, "num_attention_heads": 12, "num_moe_experts": 12, "moe_router_topk": 2});
+    for (world, domain) in [(24u64, 4u64), (24, 6), (48, 8), (36, 9), (16, 16), (12, 5)] {
+        for tp in [1u64, 2, 3, 4, 6] {
+            for cp in [1u64, 2] {
+                for pp in [1u64, 2, 3] {
+                    for (ep, etp) in [(1u64, 1u64), (2, 1), (3, 2), (4, 1)] {
+                        if world % (tp * cp * pp) != 0 || world % (pp * ep * etp) != 0 {
+                            continue;
+                        }
+                        let v = json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": world, "num_nodes": 1, "nvlink_domain_size": domain},
+                            "training": {"seq_length": 1024, "global_batch_size": 96},
+                            "parallelism": {"tensor_model_parallel_size": tp, "context_parallel_size": cp, "pipeline_model_parallel_size": pp,
+                                            "expert_model_parallel_size": ep, "expert_tensor_parallel_size": etp, "sequence_parallel": tp > 1}});
+                        let (p, _) = parse_plan(&v).unwrap();
+                        let d = derive(&p, None);
+                        let sizes = MeshSizes { tp, pp, cp, ep, etp };
+                        let l = layout::build_layout(world, &sizes, DEFAULT_ORDER, domain).unwrap();
+                        let built: Vec<_> = l
+                            .crossings
+                            .iter()
+                            .filter(|x| x.kind != "tp_pp")
+                            .map(|x| (x.kind.clone(), x.groups_crossing, x.total_groups, x.max_domains_spanned))
+                            .collect();
+                        let arith: Vec<_> =
+                            search::default_order_crossings(&p, &d).into_iter().map(|(k, a, b, w)| (k.to_string(), a, b, w)).collect();
+                        assert_eq!(arith, built, "world {world} domain {domain} tp {tp} cp {cp} pp {pp} ep {ep} etp {etp}");
+                    }
+                }
+            }
+        }
+    }
+}
