@@ -81,11 +81,14 @@ pub fn App() -> impl IntoView {
     provide_context(store);
 
     // The plan → the URL hash (edits within a second share one history entry) and localStorage.
+    // The write waits for 150 ms without edits: history.replaceState costs milliseconds per call, too much
+    // to pay on every keystroke (it was half of an edit's time at 1,024 GPUs).
     let last_push = StoredValue::new(f64::NEG_INFINITY);
     let first = StoredValue::new(true);
-    Effect::new(move |_| {
-        let text = plan.with(|p| p.to_string());
-        let hash = plan.with(|p| plan_doc::encode_hash(p, &store.flags()));
+    let ticket = StoredValue::new(0u64);
+    let sync_url = move || {
+        let text = plan.with_untracked(|p| p.to_string());
+        let hash = plan.with_untracked(|p| plan_doc::encode_hash(p, &store.flags()));
         if hash != browser::hash() {
             let now = browser::now_ms();
             let push = !first.get_value() && now - last_push.get_value() > 1000.0;
@@ -96,6 +99,23 @@ pub fn App() -> impl IntoView {
         }
         first.set_value(false);
         browser::save(STORAGE_KEY, &text);
+    };
+    Effect::new(move |_| {
+        plan.track();
+        let mine = ticket.get_value() + 1;
+        ticket.set_value(mine);
+        if first.get_value() {
+            sync_url();
+            return;
+        }
+        set_timeout(
+            move || {
+                if ticket.try_get_value() == Some(mine) {
+                    sync_url();
+                }
+            },
+            std::time::Duration::from_millis(150),
+        );
     });
     // Back/forward and edited links → the plan.
     let follow = move || {
@@ -667,6 +687,17 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
             })
         })
     });
+    // What the picture depends on: the mesh sizes, the order and the NVLink domain fix every rank group, so
+    // edits elsewhere (batch, recompute, model fields) do not redraw the grid.
+    let mesh_key = Memo::new(move |_| {
+        s.outcome.with(|o| {
+            o.as_ref().ok().map(|r| {
+                let par = &r.plan.parallelism;
+                let sizes = [r.derived.world_size, r.plan.cluster.gpus_per_node, r.plan.cluster.nvlink_domain_size, par.tp(), par.pp(), par.cp(), par.ep(), par.etp()];
+                (sizes, r.layout.as_ref().map(|l| l.order.clone()))
+            })
+        })
+    });
     // Draw: one putImageData of the whole grid, then labels when cells are large.
     Effect::new(move |_| {
         let Some(el) = canvas.get() else { return };
@@ -674,7 +705,8 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
         let k = kind.get();
         let hover = s.hover.get();
         let dark = s.dark.get();
-        s.outcome.with(|o| {
+        mesh_key.track();
+        s.outcome.with_untracked(|o| {
             let Ok(r) = o else { return };
             draw_grid(&el, &g, r, k, hover, dark);
         });

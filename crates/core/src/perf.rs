@@ -52,7 +52,7 @@ pub struct Constants {
     pub moe_efficiency: f64,
     /// Fraction of link bandwidth collectives achieve.
     pub bandwidth_efficiency: f64,
-    /// Exposed fraction of TP/SP collectives (tp-comm-overlap hides the rest).
+    /// Exposed fraction of TP/SP collectives inside the NVLink domain (tp-comm-overlap hides the rest; across it: 1).
     pub tp_exposed: f64,
     /// Exposed fraction of the CP ring KV exchange (overlapped with attention of the previous chunk).
     pub cp_exposed: f64,
@@ -308,7 +308,9 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let tp_bytes = s / cp * b * h * act_bytes;
     let tp_blocks = layers_per_gpu * 2.0 - if etp < tp { moe_layers / pp } else { 0.0 };
     let tp_raw = tp_blocks * fwd_passes * 2.0 * ring(tp) * tp_bytes / bw(ds[0], tp) * mb;
-    let tp_comm_s = tp_raw * c.tp_exposed;
+    // tp-comm-overlap (Transformer Engine userbuffers) pipelines TP collectives with GEMMs only over NVLink; a TP
+    // group that leaves the NVLink domain is fully exposed.
+    let tp_comm_s = tp_raw * if fits_domain(ds[0], par.tp(), domain) { c.tp_exposed } else { 1.0 };
     // CP: ring exchange of K and V of the local s/cp chunk, (cp−1) steps, forward; backward also returns dK, dV (×2).
     let kv_width = if m.multi_latent_attention {
         m.num_attention_heads as f64 * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim) as f64

@@ -12,7 +12,7 @@
 
 use crate::diag::{Diagnostic, Severity};
 use crate::memory;
-use self::perf::Performance;
+use crate::perf::{self, Performance};
 use crate::pipeline;
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
 use crate::report::{self, Derived};
@@ -81,6 +81,8 @@ pub struct Candidate {
     pub mfu: f64,
     pub peak_bytes: u64,
     pub pipeline_bubble_fraction: f64,
+    /// Under 10% of GPU memory free (the rules' `low-memory-headroom` warning): ranked after roomier layouts.
+    pub low_memory_headroom: bool,
     /// Why this layout: memory headroom, pipeline bubble, which groups stay inside NVLink, how it compares.
     pub why: Vec<String>,
     /// The resolved plan of this candidate (run it through [`report::plan_resolved`] for the full report).
@@ -146,6 +148,8 @@ struct Rec {
     model_tflops_per_gpu: f64,
     mfu: f64,
     peak_bytes: u64,
+    /// The rules warned `low-memory-headroom`: ranked after every layout with room to spare.
+    tight: bool,
 }
 
 fn recompute_of(code: u8) -> Recompute {
@@ -369,6 +373,7 @@ fn evaluate(p: &Plan, key: &Key, s: &mut Scratch, result: &mut SearchResult) -> 
         return Outcome::OutOfMemory;
     }
     result.valid += 1;
+    let tight = s.diags[before..].iter().any(|d| d.code == "low-memory-headroom");
     let perf = perf::estimate(p, &derived);
     let rec = Rec {
         key: *key,
@@ -377,6 +382,7 @@ fn evaluate(p: &Plan, key: &Key, s: &mut Scratch, result: &mut SearchResult) -> 
         model_tflops_per_gpu: perf.model_tflops_per_gpu,
         mfu: perf.mfu,
         peak_bytes: peak,
+        tight,
     };
     Outcome::Valid(rec, perf)
 }
@@ -390,10 +396,12 @@ fn reject(result: &mut SearchResult, code: &str) {
     }
 }
 
-/// Best first: higher throughput, then lower peak memory, then the smaller layout key.
+/// Best first: layouts the rules do not warn about for memory headroom, then higher throughput, then lower peak
+/// memory, then the smaller layout key.
 fn better(a: &Rec, b: &Rec) -> Ordering {
-    b.tokens_per_s_per_gpu
-        .total_cmp(&a.tokens_per_s_per_gpu)
+    a.tight
+        .cmp(&b.tight)
+        .then(b.tokens_per_s_per_gpu.total_cmp(&a.tokens_per_s_per_gpu))
         .then(a.peak_bytes.cmp(&b.peak_bytes))
         .then(a.key.cmp(&b.key))
 }
@@ -568,6 +576,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
             mfu: rec.mfu,
             peak_bytes: rec.peak_bytes,
             pipeline_bubble_fraction: 0.0,
+            low_memory_headroom: rec.tight,
             why,
             plan: Some(p.clone()),
         });
@@ -698,6 +707,9 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, perf: Option<&Perform
         gib(free),
         100.0 * free as f64 / cap.max(1) as f64
     ));
+    if rec.tight {
+        why.push("low-memory-headroom: under 10% free, so ranked after every layout with more room".into());
+    }
     let par = &p.parallelism;
     let split = pipeline::split_layers(p.model.num_layers, par.pp(), par.vpp(), par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage);
     let d = report::derive(p, split.as_ref().ok());
@@ -776,38 +788,28 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, perf: Option<&Perform
     why
 }
 
-/// One line on where the step time goes, from the performance breakdown.
-fn breakdown_line(_perf: &Performance) -> Option<String> {
-    None
-}
-
-/// PROVISIONAL stand-in for `crate::perf` (branch `perf`), with its signature, until that branch is merged.
-mod perf {
-    use crate::plan::{Plan, Recompute};
-    use crate::report::Derived;
-
-    pub struct Performance {
-        pub step_time_s: f64,
-        pub tokens_per_s_per_gpu: f64,
-        pub model_tflops_per_gpu: f64,
-        pub mfu: f64,
+/// Where the step time goes: compute, and the largest overheads of the performance breakdown.
+fn breakdown_line(perf: &Performance) -> Option<String> {
+    let b = &perf.breakdown;
+    let step = perf.step_time_s;
+    if !(step > 0.0) {
+        return None;
     }
-
-    pub fn estimate(p: &Plan, d: &Derived) -> Performance {
-        let par = &p.parallelism;
-        let w = d.world_size.max(1) as f64;
-        let model_flops = 6.0 * d.active_parameters as f64 * d.tokens_per_step as f64;
-        let hw = match p.training.recompute_granularity {
-            Recompute::Full => 8.0 / 6.0,
-            Recompute::Selective => 1.02,
-            Recompute::None => 1.0,
-        };
-        let peak = p.gpu.dense_bf16_tflops.max(1.0) * 1e12;
-        let lg = |x: u64| (x.max(1) as f64).log2();
-        let comm = 1.0 + 0.04 * lg(par.tp()) + 0.05 * lg(par.cp()) + 0.02 * lg(par.ep()) + 0.1 / p.training.micro_batch_size.max(1) as f64;
-        let step = model_flops * hw * comm * (1.0 + d.pipeline_bubble_fraction) / (w * peak * 0.5);
-        let tps = d.tokens_per_step as f64 / step.max(1e-12) / w;
-        let tflops = model_flops / step.max(1e-12) / w / 1e12;
-        Performance { step_time_s: step, tokens_per_s_per_gpu: tps, model_tflops_per_gpu: tflops, mfu: tflops * 1e12 / peak }
+    let mut parts = [
+        ("recompute", b.recompute_s),
+        ("TP comm", b.tp_comm_s),
+        ("CP comm", b.cp_comm_s),
+        ("EP comm", b.ep_comm_s),
+        ("PP comm", b.pp_comm_s),
+        ("DP comm", b.dp_comm_s),
+        ("bubble", b.bubble_s),
+        ("optimizer", b.optimizer_s),
+    ];
+    parts.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    let pct = |x: f64| 100.0 * x / step;
+    let mut line = format!("step {:.2} s: compute {:.0}%", step, pct(b.compute_s));
+    for (name, t) in parts.iter().filter(|p| p.1 > 0.0).take(3) {
+        line += &format!(", {name} {:.1}%", pct(*t));
     }
+    Some(line)
 }

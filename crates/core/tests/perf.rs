@@ -19,10 +19,11 @@ fn llama_3_1_8b_flops_match_hand_calculation() {
     //   32 layers: 32·1,308,622,848 = 41,875,931,136; logits 6·h·V = 3,152,019,456  → 45,027,950,592 per token
     //   × T: 368,868,971,249,664;  core: S₂·6·q·L = 67,108,864·24,576·32 = 52,776,558,133,248
     //   total = 421,645,529,382,912 FLOPs
-    let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 1}),
+    let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8}),
                  json!({"tensor_model_parallel_size": 1}));
+    // Eight GPUs, DP = 8: a global batch of 8 sequences (one microbatch each).
     let f = perf::model_flops_per_step(&r.plan, &r.derived);
-    assert_eq!(f, 421_645_529_382_912.0);
+    assert_eq!(f, 8.0 * 421_645_529_382_912.0);
     assert_eq!(r.performance.as_ref().map(|p| p.model_flops_per_step), Some(f));
 }
 
