@@ -52,7 +52,7 @@ for (const [label, plan] of cases) {
         if (status.dataset.ms) {
           seen.disconnect();
           // The table is in the DOM after the same update; wait one frame for it to paint.
-          requestAnimationFrame(() => resolve({ total: performance.now() - t0, core: Number(status.dataset.ms), rows: document.querySelectorAll("#advisor-table tbody tr").length }));
+          requestAnimationFrame(() => resolve({ total: performance.now() - t0, core: Number(status.dataset.ms), rows: document.querySelectorAll("#advisor-table tbody tr.candidate").length }));
         }
       });
       seen.observe(status, { attributes: true });

@@ -92,8 +92,8 @@ mod tests {
                 assert_eq!(r.plan.training.recompute_granularity, c.training.recompute_granularity);
                 assert!(r.valid, "{model}: applied candidate invalid: {:?}", r.diagnostics.iter().filter(|d| d.severity == meshplan_core::Severity::Error).collect::<Vec<_>>());
                 assert_eq!(r.memory.peak_bytes, c.peak_bytes, "{model}: the report agrees with the search");
-                // Step times are not compared: branch `search` still ranks with a provisional stand-in for `perf`.
-                assert!(r.performance.is_some(), "{model}: the applied plan has a step-time estimate");
+                let perf = r.performance.expect("the applied plan has a step-time estimate");
+                assert!((perf.step_time_s - c.step_time_s).abs() <= 1e-9 * c.step_time_s.max(1.0), "{model}: step time {} against {}", perf.step_time_s, c.step_time_s);
                 // The search input is untouched by an apply.
                 assert_eq!(search_input(&p), search_input(&base));
             }

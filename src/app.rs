@@ -1128,7 +1128,7 @@ fn AdvisorPanel() -> impl IntoView {
                 };
                 let (apply_par, apply_tr) = (par.clone(), tr.clone());
                 view! {
-                    <tr class:current=move || current.get() data-tp=par.tensor_model_parallel_size>
+                    <tr class="candidate" class:current=move || current.get() data-tp=par.tensor_model_parallel_size>
                         <th scope="row">{rank}</th>
                         <td>{par.tensor_model_parallel_size}</td>
                         <td title=split.clone()>{par.pipeline_model_parallel_size}{(!split.is_empty()).then_some("*")}</td>
@@ -1144,15 +1144,6 @@ fn AdvisorPanel() -> impl IntoView {
                         <td>{format!("{:.0}", c.tokens_per_s_per_gpu)}</td>
                         <td>{format!("{:.1}%", c.mfu * 100.0)}</td>
                         <td>{format!("{:.1}", c.peak_bytes as f64 / (1u64 << 30) as f64)}</td>
-                        <td class="why">
-                            <ul>{shown.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
-                            {(!more.is_empty()).then(|| view! {
-                                <details>
-                                    <summary>{format!("{} more", more.len())}</summary>
-                                    <ul>{more.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
-                                </details>
-                            })}
-                        </td>
                         <td>
                             {move || if current.get() {
                                 view! { <span class="current-mark">"current"</span> }.into_any()
@@ -1163,6 +1154,18 @@ fn AdvisorPanel() -> impl IntoView {
                                         on:click=move |_| { let m = moe(); s.plan.update(|p| advisor::apply_candidate(p, &par, &tr, m)) }>"Apply"</button>
                                 }.into_any()
                             }}
+                        </td>
+                    </tr>
+                    <tr class="why-row" class:current=move || current.get()>
+                        <td></td>
+                        <td colspan="15" class="why">
+                            <span class="why-label">"why: "</span>{shown.join(" · ")}
+                            {(!more.is_empty()).then(|| view! {
+                                <details>
+                                    <summary>{format!("{} more reason{}", more.len(), if more.len() == 1 { "" } else { "s" })}</summary>
+                                    <ul>{more.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+                                </details>
+                            })}
                         </td>
                     </tr>
                 }
@@ -1211,7 +1214,7 @@ fn AdvisorPanel() -> impl IntoView {
             {move || result().filter(|r| !r.candidates.is_empty()).map(|_| view! {
                 <div class="table-scroll" tabindex="0" role="region" aria-label="Ranked layouts (scrolls sideways)">
                     <table id="advisor-table" class="advisor-table">
-                        <caption class="sr-only">"Ranked layouts, best first"</caption>
+                        <caption class="sr-only">"Ranked layouts, best first; each is followed by why it was chosen"</caption>
                         <thead><tr>
                             <th scope="col">"#"</th><th scope="col" title="tensor_model_parallel_size">"TP"</th><th scope="col" title="pipeline_model_parallel_size (* uneven first or last stage)">"PP"</th>
                             <th scope="col" title="virtual_pipeline_model_parallel_size">"VPP"</th><th scope="col" title="context_parallel_size">"CP"</th>
@@ -1219,7 +1222,7 @@ fn AdvisorPanel() -> impl IntoView {
                             <th scope="col" title="sequence_parallel">"SP"</th><th scope="col" title="micro_batch_size">"mbs"</th>
                             <th scope="col" title="recompute_granularity">"recompute"</th><th scope="col" title="use_distributed_optimizer">"dist-opt"</th>
                             <th scope="col">"step time"</th><th scope="col">"tokens/s/GPU"</th><th scope="col">"MFU"</th><th scope="col">"peak GiB"</th>
-                            <th scope="col">"why"</th><th scope="col"><span class="sr-only">"apply"</span></th>
+                            <th scope="col"><span class="sr-only">"apply"</span></th>
                         </tr></thead>
                         <tbody>{rows}</tbody>
                     </table>

@@ -22,26 +22,26 @@ test("Find layouts ranks layouts for llama-3.1-8b on 8 H100s and Apply re-plans 
   // Keyboard: focus the button and press Enter.
   await page.focus("#find-layouts");
   await page.keyboard.press("Enter");
-  await page.waitForSelector("#advisor-table tbody tr", { timeout: 30_000 });
+  await page.waitForSelector("#advisor-table tbody tr.candidate", { timeout: 30_000 });
   const status = page.locator("#advisor-status");
   const evaluated = Number(await status.getAttribute("data-evaluated"));
   const valid = Number(await status.getAttribute("data-valid"));
   assert.ok(evaluated > 0 && valid > 0 && valid <= evaluated, `evaluated ${evaluated}, valid ${valid}`);
   assert.match(await status.innerText(), new RegExp(`Evaluated ${evaluated} layouts, ${valid} valid`));
-  const rows = page.locator("#advisor-table tbody tr");
+  const rows = page.locator("#advisor-table tbody tr.candidate");
   const n = await rows.count();
   assert.ok(n > 0 && n <= 10, `rows: ${n}`);
   assert.ok((await page.locator("#pareto-chart svg circle").count()) > 0, "the Pareto front is drawn");
   assert.equal(await page.locator("#pareto-chart svg polygon").count(), 1, "the current plan is marked");
 
   // Apply the first row that is not already the current plan.
-  const row = page.locator("#advisor-table tbody tr:has(button.apply-layout)").first();
+  const row = page.locator("#advisor-table tbody tr.candidate:has(button.apply-layout)").first();
   const tp = await row.getAttribute("data-tp");
   await row.locator("button.apply-layout").click();
   assert.equal(await page.locator(TP).inputValue(), tp);
   assert.match(await page.locator("#status").innerText(), /valid plan/);
   // The applied row is now marked current, and the search is not stale (only the layout changed).
-  assert.ok((await page.locator("#advisor-table tbody tr.current").count()) >= 1);
+  assert.ok((await page.locator("#advisor-table tbody tr.candidate.current").count()) >= 1);
   assert.equal(await page.locator("#advisor-stale").count(), 0);
   // Changing the batch makes the search stale.
   await page.fill("#f-training-global-batch-size", "256");
