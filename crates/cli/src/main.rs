@@ -12,6 +12,9 @@ meshplan — parallelism planner for Megatron-Core / Megatron Bridge training
 
 USAGE:
     meshplan plan FILE [--format table|json]     validate a plan and estimate memory per pipeline stage
+    meshplan search FILE [--top N] [--format table|json]
+                                                 search layouts for the plan's model, cluster and batch
+                                                 (parallelism may be absent); exit 1 if none fits
     meshplan presets [--format table|json]       list the model presets and the GPU catalogue
     meshplan explain CODE                        explain a diagnostic code
     meshplan export FILE [--kind KIND]           print a launcher export of the plan; KIND is
@@ -31,6 +34,7 @@ struct Args {
     positional: Vec<String>,
     format: Format,
     kind: Option<String>,
+    top: Option<String>,
 }
 
 fn parse_args(raw: Vec<String>) -> Result<Args, String> {
@@ -39,6 +43,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut positional = Vec::new();
     let mut format = Format::Table;
     let mut kind = None;
+    let mut top = None;
     while let Some(a) = it.next() {
         match a.as_str() {
             "--format" | "-f" => {
@@ -58,11 +63,13 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             }
             "--kind" | "-k" => kind = Some(it.next().ok_or("--kind needs a value: bridge, bridge-cli, megatron-lm, slurm, plan or all")?),
             s if s.starts_with("--kind=") => kind = Some(s["--kind=".len()..].to_string()),
+            "--top" | "-n" => top = Some(it.next().ok_or("--top needs a number")?),
+            s if s.starts_with("--top=") => top = Some(s["--top=".len()..].to_string()),
             s if s.starts_with("--") => return Err(format!("unknown option {s}\n\n{USAGE}")),
             _ => positional.push(a),
         }
     }
-    Ok(Args { command, positional, format, kind })
+    Ok(Args { command, positional, format, kind, top })
 }
 
 fn read_input(path: &str) -> Result<String, String> {
@@ -142,6 +149,46 @@ fn cmd_export(args: &Args) -> ExitCode {
     }
 }
 
+fn cmd_search(args: &Args) -> ExitCode {
+    let [path] = args.positional.as_slice() else {
+        eprintln!("meshplan search: expected one FILE\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    let top = match args.top.as_deref().map(str::parse::<usize>) {
+        None => 5,
+        Some(Ok(n)) if n >= 1 => n,
+        _ => {
+            eprintln!("meshplan search: --top needs a whole number ≥ 1");
+            return ExitCode::from(2);
+        }
+    };
+    let text = match read_input(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("meshplan: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = meshplan_core::search::SearchOptions { top, ..Default::default() };
+    let result = match meshplan_core::search::search_str(&text, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("meshplan: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match args.format {
+        Format::Json => print_json(&result),
+        Format::Table => print!("{}", table::search(&result)),
+    }
+    if result.candidates.is_empty() {
+        eprintln!("meshplan search: {}", table::nothing_fits(&result));
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn cmd_presets(args: &Args) -> ExitCode {
     let catalog = presets::catalog();
     match args.format {
@@ -200,6 +247,7 @@ fn main() -> ExitCode {
         "presets" => cmd_presets(&args),
         "explain" => cmd_explain(&args),
         "export" => cmd_export(&args),
+        "search" => cmd_search(&args),
         other => {
             eprintln!("meshplan: unknown command {other:?}\n\n{USAGE}");
             ExitCode::from(2)

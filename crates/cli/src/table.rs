@@ -154,3 +154,79 @@ pub fn presets(c: &Catalog) -> String {
     }
     s
 }
+
+/// Why no layout was returned: the smallest peak memory found against the GPU's, and the commonest rejections.
+pub fn nothing_fits(r: &meshplan_core::search::SearchResult) -> String {
+    let mut codes: Vec<(&String, &u64)> = r.rejected_by.iter().collect();
+    codes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let top: Vec<String> = codes.iter().take(3).map(|(c, n)| format!("{c} ×{n}")).collect();
+    let peak = match r.smallest_peak_bytes {
+        Some(p) => format!("the smallest peak found is {} GiB per GPU against {} GiB", gib(p), gib(r.gpu_memory_bytes)),
+        None => "no layout passed the rules".to_string(),
+    };
+    format!("no layout fits on {} GPUs ({} evaluated): {peak}; rejected by {}", r.world_size, r.evaluated, top.join(", "))
+}
+
+pub fn search(r: &meshplan_core::search::SearchResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{} layouts evaluated, {} valid, {} skipped by memory, on {} GPUs", r.evaluated, r.valid, r.pruned_by_memory, r.world_size);
+    if r.candidates.is_empty() {
+        let _ = writeln!(s, "{}", nothing_fits(r));
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\n  {:>2} {:>3} {:>3} {:>4} {:>3} {:>4} {:>4} {:>3} {:>4} {:<10} {:>5} {:>10} {:>8} {:>6} {:>9}",
+        "#", "TP", "PP", "VPP", "CP", "EP", "ETP", "SP", "MBS", "recompute", "dopt", "tok/s/GPU", "TFLOP/s", "MFU", "peak GiB"
+    );
+    for (i, c) in r.candidates.iter().enumerate() {
+        let p = &c.parallelism;
+        let t = &c.training;
+        let recompute = match t.recompute_granularity {
+            meshplan_core::plan::Recompute::None => "none",
+            meshplan_core::plan::Recompute::Selective => "selective",
+            meshplan_core::plan::Recompute::Full => "full",
+        };
+        let _ = writeln!(
+            s,
+            "  {:>2} {:>3} {:>3} {:>4} {:>3} {:>4} {:>4} {:>3} {:>4} {:<10} {:>5} {:>10.0} {:>8.1} {:>5.1}% {:>9}",
+            i + 1,
+            p.tensor_model_parallel_size,
+            p.pipeline_model_parallel_size,
+            p.virtual_pipeline_model_parallel_size.map_or("-".to_string(), |v| v.to_string()),
+            p.context_parallel_size,
+            p.expert_model_parallel_size,
+            p.expert_tensor_parallel_size,
+            if p.sequence_parallel { "on" } else { "off" },
+            t.micro_batch_size,
+            recompute,
+            if t.use_distributed_optimizer { "yes" } else { "no" },
+            c.tokens_per_s_per_gpu,
+            c.model_tflops_per_gpu,
+            100.0 * c.mfu,
+            gib(c.peak_bytes)
+        );
+    }
+    for (i, c) in r.candidates.iter().enumerate() {
+        let _ = writeln!(s, "\n#{} why", i + 1);
+        for w in &c.why {
+            let _ = writeln!(s, "  - {w}");
+        }
+    }
+    let _ = writeln!(s, "\nPareto front (peak memory vs throughput): {} layouts", r.pareto.len());
+    for p in &r.pareto {
+        let q = &p.parallelism;
+        let _ = writeln!(
+            s,
+            "  {:>9} GiB {:>10.0} tok/s/GPU  TP {} PP {} CP {} EP {} mbs {}",
+            gib(p.peak_bytes),
+            p.tokens_per_s_per_gpu,
+            q.tensor_model_parallel_size,
+            q.pipeline_model_parallel_size,
+            q.context_parallel_size,
+            q.expert_model_parallel_size,
+            p.training.micro_batch_size
+        );
+    }
+    s
+}

@@ -13,7 +13,8 @@ use meshplan_core::perf::{self, Constants};
 use meshplan_core::{Derived, Plan, plan_value};
 use serde_json::{Value, json};
 
-pub const DEFAULT_RUNS: &str = "/work/shared/reference/calibration_runs.json";
+/// The published runs, kept in the repository (a copy of the shared reference file, sources per row).
+pub const DEFAULT_RUNS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../reference/calibration_runs.json");
 
 pub struct Run {
     pub id: String,
@@ -119,6 +120,8 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     let recompute = match r.get("recompute").and_then(Value::as_str) {
         Some(s) if s.contains("full") => "full",
         Some(s) if s.contains("selective") || s.contains("recomputed") => "selective",
+        // A row without the field may still state it in its notes ("full activation recompute was used").
+        _ if r["notes"].as_str().unwrap_or("").to_ascii_lowercase().contains("full activation recompute") => "full",
         _ => "none",
     };
     let mut par = json!({"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": u(r, "pp").unwrap_or(1),
@@ -166,7 +169,10 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     Ok(Run { id, label, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak })
 }
 
-pub fn load(path: &str) -> Result<(Vec<Run>, Vec<(String, String)>), String> {
+/// Runs mapped, and (id, reason) of those skipped.
+pub type Loaded = (Vec<Run>, Vec<(String, String)>);
+
+pub fn load(path: &str) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let rows: Vec<Value> = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     let (mut runs, mut skipped) = (Vec::new(), Vec::new());
@@ -268,7 +274,7 @@ fn main() {
     println!("runs used {} / skipped {}; median |MFU error| {:.2} pts, p90 {:.2} pts", runs.len(), skipped.len(), 100.0 * med, 100.0 * p90);
     if !check {
         let file = json!({
-            "comment": "Fitted by `cargo run --release -p meshplan-core --example calibrate` on /work/shared/reference/calibration_runs.json (see docs/calibration.md). Do not edit by hand.",
+            "comment": "Fitted by `cargo run --release -p meshplan-core --example calibrate` on reference/calibration_runs.json (see docs/calibration.md). Do not edit by hand.",
             "runs_used": runs.len(), "runs_skipped": skipped.len(),
             "median_abs_mfu_error": (med * 1e4).round() / 1e4, "p90_abs_mfu_error": (p90 * 1e4).round() / 1e4,
             "constants": c,

@@ -1,7 +1,6 @@
 //! Recomputes the calibration error with the embedded constants on the published runs.
 
 #[path = "../examples/calibrate.rs"]
-#[allow(dead_code, unused_imports)]
 mod calibrate;
 
 use meshplan_core::perf;
@@ -9,10 +8,7 @@ use meshplan_core::perf;
 #[test]
 fn embedded_constants_reproduce_the_calibration() {
     let path = std::env::var("MESHPLAN_CALIBRATION_RUNS").unwrap_or_else(|_| calibrate::DEFAULT_RUNS.to_string());
-    let Ok((runs, skipped)) = calibrate::load(&path) else {
-        eprintln!("skipping: {path} not readable");
-        return;
-    };
+    let (runs, skipped) = calibrate::load(&path).unwrap_or_else(|e| panic!("{path}: {e:?}"));
     assert!(runs.len() >= 200, "only {} runs mapped ({} skipped)", runs.len(), skipped.len());
     let (median, p90) = calibrate::summary(&calibrate::errors(&runs, perf::constants()));
     assert!(median < 0.025, "median |MFU error| {median}");

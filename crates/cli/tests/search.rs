@@ -1,0 +1,114 @@
+//! `meshplan search`: the JSON contract, the table, exit statuses 0 / 1 / 2.
+
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn search(plan: &Value, extra: &[&str]) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_meshplan"))
+        .arg("search")
+        .arg("-")
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run meshplan");
+    child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn llama_8b() -> Value {
+    json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+           "training": {"seq_length": 8192, "global_batch_size": 128}})
+}
+
+#[test]
+fn json_shape() {
+    let (code, out, err) = search(&llama_8b(), &["--top", "3", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let evaluated = v["evaluated"].as_u64().unwrap();
+    let valid = v["valid"].as_u64().unwrap();
+    let cands = v["candidates"].as_array().unwrap();
+    assert_eq!(cands.len(), 3);
+    assert!(evaluated >= valid && valid >= 3);
+    for c in cands {
+        for k in [
+            "tensor_model_parallel_size",
+            "pipeline_model_parallel_size",
+            "virtual_pipeline_model_parallel_size",
+            "context_parallel_size",
+            "expert_model_parallel_size",
+            "expert_tensor_parallel_size",
+            "sequence_parallel",
+        ] {
+            assert!(c["parallelism"].get(k).is_some(), "parallelism.{k} in {c}");
+        }
+        for k in ["micro_batch_size", "recompute_granularity", "use_distributed_optimizer"] {
+            assert!(c["training"].get(k).is_some(), "training.{k}");
+        }
+        for k in ["step_time_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"] {
+            assert!(c[k].as_f64().is_some_and(|x| x > 0.0), "{k}");
+        }
+        assert!(c["peak_bytes"].as_u64().is_some());
+        assert!(c["why"].as_array().is_some_and(|w| !w.is_empty() && w.iter().all(Value::is_string)));
+    }
+    assert!(v["pareto"].as_array().is_some_and(|p| !p.is_empty()));
+    // The winning layout, written back as the plan's parallelism, is a valid plan.
+    let mut plan = llama_8b();
+    plan["parallelism"] = cands[0]["parallelism"].clone();
+    for (k, val) in cands[0]["training"].as_object().unwrap() {
+        plan["training"][k] = val.clone();
+    }
+    let status = {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_meshplan"))
+            .args(["plan", "-", "--format", "json"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert_eq!(status.status.code(), Some(0), "{plan}");
+    let report: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(report["memory"]["peak_bytes"], cands[0]["peak_bytes"]);
+}
+
+#[test]
+fn table_is_the_default() {
+    let (code, out, _) = search(&llama_8b(), &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("layouts evaluated") && out.contains("tok/s/GPU") && out.contains("#1 why") && out.contains("Pareto"), "{out}");
+}
+
+#[test]
+fn nothing_fits_exits_1_with_the_smallest_peak() {
+    let plan = json!({"model": "llama-3.1-405b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+                      "training": {"seq_length": 8192, "global_batch_size": 64}});
+    let (code, out, err) = search(&plan, &["--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["candidates"].as_array().unwrap().is_empty());
+    assert!(err.contains("smallest peak") && err.contains("GiB"), "{err}");
+}
+
+#[test]
+fn missing_fields_exit_2() {
+    for drop in ["global_batch_size", "seq_length"] {
+        let mut plan = llama_8b();
+        plan["training"].as_object_mut().unwrap().remove(drop);
+        let (code, _, err) = search(&plan, &[]);
+        assert_eq!(code, 2);
+        assert!(err.contains(drop), "{err}");
+    }
+    let mut plan = llama_8b();
+    plan.as_object_mut().unwrap().remove("model");
+    assert_eq!(search(&plan, &[]).0, 2);
+    let mut plan = llama_8b();
+    plan.as_object_mut().unwrap().remove("cluster");
+    assert_eq!(search(&plan, &[]).0, 2);
+    assert_eq!(search(&llama_8b(), &["--top", "0"]).0, 2);
+}
