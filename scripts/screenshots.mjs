@@ -1,6 +1,7 @@
 // Screenshots of the release build in headless chromium, for looking at what ships:
-// docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark}.png at 1280×800 (embed at 800).
-//   node scripts/screenshots.mjs        (after scripts/build-web.sh)
+// docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark}.png at 1280×800 (embed at 800), and
+// advisor.png: the Advisor panel after Find layouts.
+//   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
 import { mkdirSync } from "node:fs";
 import { startServer, launch, openApp } from "../tests/e2e/harness.mjs";
 
@@ -32,15 +33,22 @@ const shots = [
   ["gpus-4096", `#plan=${encode(big)}`, {}],
   ["embed", `#plan=${encode(moe)}&embed=1`, { viewport: { width: 800, height: 900 } }],
   ["dark", "", { dark: true }],
+  ["advisor", "", { advisor: true }],
 ];
-for (const [name, hash, opts] of shots) {
+const only = process.argv.slice(2);
+for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.includes(n))) {
   const { page, context, problems } = await openApp(browser, server.url + hash, opts.viewport ? { viewport: opts.viewport } : {});
   if (opts.dark) await page.emulateMedia({ colorScheme: "dark" });
   if (opts.mesh) {
     await page.check(`input[name=mesh][value=${opts.mesh}]`);
   }
+  if (opts.advisor) {
+    await page.click("#find-layouts");
+    await page.waitForSelector("#advisor-table tbody tr", { timeout: 30_000 });
+  }
   await page.waitForTimeout(300);
-  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+  if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
+  else await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
   const bad = [...problems.consoleErrors, ...problems.pageErrors, ...problems.foreignRequests];
   console.log(`${name}: docs/screenshots/${name}.png${bad.length ? ` problems: ${bad.join("; ")}` : ""}`);
   await context.close();

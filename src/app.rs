@@ -3,10 +3,12 @@
 
 use crate::fields::{self, FieldInfo};
 use crate::plan_doc::{self, default_plan, display_value, get, typed_value};
-use crate::{browser, charts, grid};
+use crate::{advisor, browser, charts, grid};
 use leptos::prelude::*;
 use meshplan_core::layout::{GroupKind, Layout};
 use meshplan_core::presets::{self, Catalog};
+use meshplan_core::plan::Recompute;
+use meshplan_core::search::{self, CandidateTraining, SearchOptions, SearchResult};
 use meshplan_core::{ExportKind, InputError, Report, Severity, export};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -154,7 +156,7 @@ pub fn App() -> impl IntoView {
                     <DiagnosticsPanel />
                     <GridPanel />
                     <MemoryPanel />
-                    {(!embed).then(|| view! { <ExportPanel /> })}
+                    {(!embed).then(|| view! { <AdvisorPanel /> <ExportPanel /> })}
                 </div>
             </div>
         </div>
@@ -1010,6 +1012,251 @@ fn swatch_box(colour: &str) -> String {
 
 fn swatch_line(colour: &str) -> String {
     format!(r#"<svg width="14" height="14" xmlns="http://www.w3.org/2000/svg"><path d="M0 7H14" stroke="{colour}" stroke-width="3"/></svg>"#)
+}
+
+// ---------- advisor ----------
+
+/// How many ranked layouts the Advisor shows.
+const ADVISOR_TOP: usize = 10;
+
+#[derive(Clone)]
+enum Advice {
+    Idle,
+    Searching,
+    /// A search's result, the search input it was for (see [`advisor::search_input`]) and how long it took.
+    Done { result: std::sync::Arc<SearchResult>, input: Value, ms: f64 },
+    Failed(InputError),
+}
+
+fn seconds(x: f64) -> String {
+    if x < 1.0 { format!("{:.0} ms", x * 1e3) } else { format!("{x:.2} s") }
+}
+
+fn recompute_text(t: &CandidateTraining) -> &'static str {
+    match t.recompute_granularity {
+        Recompute::None => "none",
+        Recompute::Selective => "selective",
+        Recompute::Full => "full",
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+#[component]
+fn AdvisorPanel() -> impl IntoView {
+    let s = store();
+    let advice = RwSignal::new(Advice::Idle);
+    let searching = move || advice.with(|a| matches!(a, Advice::Searching));
+    let run = move |_| {
+        if advice.with_untracked(|a| matches!(a, Advice::Searching)) {
+            return;
+        }
+        advice.set(Advice::Searching);
+        let plan = s.plan.get_untracked();
+        // After the click's render: the next frame paints "searching…", then the search runs in a task.
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    let opts = SearchOptions { top: ADVISOR_TOP, ..SearchOptions::default() };
+                    let t0 = browser::now_ms();
+                    let out = search::search_value(&plan, &opts);
+                    let ms = browser::now_ms() - t0;
+                    advice.try_set(match out {
+                        Ok(result) => Advice::Done { result: std::sync::Arc::new(result), input: advisor::search_input(&plan), ms },
+                        Err(e) => Advice::Failed(e),
+                    });
+                },
+                std::time::Duration::ZERO,
+            );
+        });
+    };
+    let result = move || advice.with(|a| if let Advice::Done { result, .. } = a { Some(result.clone()) } else { None });
+    let stale = move || advice.with(|a| matches!(a, Advice::Done { input, .. } if s.plan.with(|p| advisor::search_input(p) != *input)));
+    let status = move || {
+        advice.with(|a| match a {
+            Advice::Idle => "Searches TP, PP, VPP, CP, EP, ETP, SP, micro-batch size, recompute and the distributed optimizer for this model, cluster and batch, and ranks the layouts that fit by predicted throughput.".to_string(),
+            Advice::Searching => "searching…".to_string(),
+            Advice::Failed(e) => format!("The search could not run: {} Fix: {}", e.message, e.fix),
+            Advice::Done { result: r, ms, .. } => {
+                let mut t = format!("Evaluated {} layouts, {} valid", r.evaluated, r.valid);
+                if r.pruned_by_memory > 0 {
+                    t.push_str(&format!(", {} more skipped as too large", r.pruned_by_memory));
+                }
+                t.push_str(&format!(" — searched in {ms:.0} ms."));
+                if r.candidates.is_empty() {
+                    match r.smallest_peak_bytes {
+                        Some(b) => t.push_str(&format!(" None fits: the smallest needs {} per GPU of {}.", gib(b), gib(r.gpu_memory_bytes))),
+                        None => t.push_str(" No layout passes the rules for this world size."),
+                    }
+                } else {
+                    t.push_str(&format!(" The best {} by tokens/s per GPU:", r.candidates.len()));
+                }
+                t
+            }
+        })
+    };
+    let counts = move || advice.with(|a| if let Advice::Done { result: r, ms, .. } = a { (r.evaluated.to_string(), r.valid.to_string(), format!("{ms:.1}")) } else { Default::default() });
+    let moe = move || s.outcome.with_untracked(|o| o.as_ref().is_ok_and(|r| r.plan.model.is_moe()));
+    let rows = move || {
+        let Some(r) = result() else { return ().into_any() };
+        r.candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (par, tr) = (c.parallelism.clone(), c.training.clone());
+                let (p2, t2) = (par.clone(), tr.clone());
+                let current = Memo::new(move |_| {
+                    s.plan.with(|p| {
+                        let mut q = p.clone();
+                        advisor::apply_candidate(&mut q, &p2, &t2, moe());
+                        q == *p
+                    })
+                });
+                let rank = i + 1;
+                let label = format!(
+                    "Apply layout {rank}: TP {}, PP {}, CP {}, EP {}, micro-batch {}",
+                    par.tensor_model_parallel_size, par.pipeline_model_parallel_size, par.context_parallel_size, par.expert_model_parallel_size, tr.micro_batch_size
+                );
+                let shown: Vec<String> = c.why.iter().take(2).cloned().collect();
+                let more: Vec<String> = c.why.iter().skip(2).cloned().collect();
+                let split = match (par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage) {
+                    (Some(f), _) => format!(" (first stage {f} layers)"),
+                    (_, Some(l)) => format!(" (last stage {l} layers)"),
+                    _ => String::new(),
+                };
+                let (apply_par, apply_tr) = (par.clone(), tr.clone());
+                view! {
+                    <tr class="candidate" class:current=move || current.get() data-tp=par.tensor_model_parallel_size>
+                        <th scope="row">{rank}</th>
+                        <td>{par.tensor_model_parallel_size}</td>
+                        <td title=split.clone()>{par.pipeline_model_parallel_size}{(!split.is_empty()).then_some("*")}</td>
+                        <td>{par.virtual_pipeline_model_parallel_size.map_or("—".to_string(), |v| v.to_string())}</td>
+                        <td>{par.context_parallel_size}</td>
+                        <td>{par.expert_model_parallel_size}</td>
+                        <td>{par.expert_tensor_parallel_size}</td>
+                        <td>{yes_no(par.sequence_parallel)}</td>
+                        <td>{tr.micro_batch_size}</td>
+                        <td>{recompute_text(&tr)}</td>
+                        <td>{yes_no(tr.use_distributed_optimizer)}</td>
+                        <td>{seconds(c.step_time_s)}</td>
+                        <td>{format!("{:.0}", c.tokens_per_s_per_gpu)}</td>
+                        <td>{format!("{:.1}%", c.mfu * 100.0)}</td>
+                        <td>{format!("{:.1}", c.peak_bytes as f64 / (1u64 << 30) as f64)}</td>
+                        <td>
+                            {move || if current.get() {
+                                view! { <span class="current-mark">"current"</span> }.into_any()
+                            } else {
+                                let (par, tr) = (apply_par.clone(), apply_tr.clone());
+                                view! {
+                                    <button class="apply-layout" aria-label=label.clone()
+                                        on:click=move |_| { let m = moe(); s.plan.update(|p| advisor::apply_candidate(p, &par, &tr, m)) }>"Apply"</button>
+                                }.into_any()
+                            }}
+                        </td>
+                    </tr>
+                    <tr class="why-row" class:current=move || current.get()>
+                        <td></td>
+                        <td colspan="15" class="why">
+                            <span class="why-label">"why: "</span>{shown.join(" · ")}
+                            {(!more.is_empty()).then(|| view! {
+                                <details>
+                                    <summary>{format!("{} more reason{}", more.len(), if more.len() == 1 { "" } else { "s" })}</summary>
+                                    <ul>{more.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+                                </details>
+                            })}
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
+    let current_point = move || {
+        s.outcome.with(|o| {
+            let r = o.as_ref().ok()?;
+            let perf = r.performance.as_ref()?;
+            Some(charts::FrontPoint { peak_bytes: r.memory.peak_bytes, tokens_per_s_per_gpu: perf.tokens_per_s_per_gpu })
+        })
+    };
+    let pareto_svg = move || {
+        let r = result()?;
+        let front: Vec<charts::FrontPoint> =
+            r.pareto.iter().map(|p| charts::FrontPoint { peak_bytes: p.peak_bytes, tokens_per_s_per_gpu: p.tokens_per_s_per_gpu }).collect();
+        Some(charts::pareto(&front, current_point(), r.gpu_memory_bytes, s.dark.get(), (640, 280)))
+    };
+    let terms = move || {
+        s.outcome.with(|o| {
+            let b = &o.as_ref().ok()?.performance.as_ref()?.breakdown;
+            Some([b.compute_s, b.recompute_s, b.tp_comm_s, b.cp_comm_s, b.ep_comm_s, b.pp_comm_s, b.dp_comm_s, b.bubble_s, b.optimizer_s])
+        })
+    };
+    let step_svg = move || terms().map(|t| charts::step_bar(&t, s.dark.get(), (640, 90)));
+    let step_total = move || {
+        s.outcome.with(|o| o.as_ref().ok().and_then(|r| r.performance.as_ref()).map(|p| {
+            format!("Step time of the current plan: {} · {:.0} tokens/s per GPU · MFU {:.1}%", seconds(p.step_time_s), p.tokens_per_s_per_gpu, p.mfu * 100.0)
+        }))
+    };
+    view! {
+        <section class="panel" id="advisor" aria-labelledby="advisor-h" aria-busy=move || if searching() { "true" } else { "false" }>
+            <h2 id="advisor-h">"Advisor"</h2>
+            <div class="advisor-head">
+                <button id="find-layouts" on:click=run aria-describedby="advisor-status">
+                    {move || if searching() { "Searching…" } else { "Find layouts" }}
+                </button>
+                <p id="advisor-status" class="hint" role="status" aria-live="polite"
+                    data-evaluated=move || counts().0 data-valid=move || counts().1 data-ms=move || counts().2>{status}</p>
+            </div>
+            {move || stale().then(|| view! {
+                <p id="advisor-stale" class="notice-inline">"The model, cluster or batch changed since this search: Find layouts again for this plan."</p>
+            })}
+            {move || result().filter(|r| !r.candidates.is_empty()).map(|_| view! {
+                <div class="table-scroll" tabindex="0" role="region" aria-label="Ranked layouts (scrolls sideways)">
+                    <table id="advisor-table" class="advisor-table">
+                        <caption class="sr-only">"Ranked layouts, best first; each is followed by why it was chosen"</caption>
+                        <thead><tr>
+                            <th scope="col">"#"</th><th scope="col" title="tensor_model_parallel_size">"TP"</th><th scope="col" title="pipeline_model_parallel_size (* uneven first or last stage)">"PP"</th>
+                            <th scope="col" title="virtual_pipeline_model_parallel_size">"VPP"</th><th scope="col" title="context_parallel_size">"CP"</th>
+                            <th scope="col" title="expert_model_parallel_size">"EP"</th><th scope="col" title="expert_tensor_parallel_size">"ETP"</th>
+                            <th scope="col" title="sequence_parallel">"SP"</th><th scope="col" title="micro_batch_size">"mbs"</th>
+                            <th scope="col" title="recompute_granularity">"recompute"</th><th scope="col" title="use_distributed_optimizer">"dist-opt"</th>
+                            <th scope="col">"step time"</th><th scope="col">"tokens/s/GPU"</th><th scope="col">"MFU"</th><th scope="col">"peak GiB"</th>
+                            <th scope="col"><span class="sr-only">"apply"</span></th>
+                        </tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            })}
+            {move || pareto_svg().map(|svg| view! {
+                <h3 class="chart-title">"Pareto front: peak memory against throughput"</h3>
+                <div id="pareto-chart" class="chart" role="img" aria-label="Pareto front of the searched layouts: peak memory per GPU against tokens per second per GPU, with the current plan marked" inner_html=svg></div>
+                <ul class="chart-legend">
+                    <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(0))></span>"layouts no other beats on both memory and throughput"</li>
+                    <li><span class="swatch" aria-hidden="true" inner_html=swatch_diamond(charts::CURRENT_COLOUR)></span>"the current plan"</li>
+                    <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>"GPU memory"</li>
+                </ul>
+            })}
+            <h3 class="chart-title">"Where the current plan's step time goes"</h3>
+            {move || match step_svg() {
+                Some(svg) => view! {
+                    <p id="step-total" class="hint">{step_total}</p>
+                    <div id="step-chart" class="chart" role="img" aria-label="Stacked bar of the current plan's step time by term" inner_html=svg></div>
+                    <ul class="chart-legend">
+                        {move || terms().unwrap_or_default().into_iter().enumerate().map(|(i, t)| {
+                            let colour = charts::step_colour(i, s.dark.get());
+                            view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&colour)></span>{format!("{} {}", charts::STEP_TERMS[i], seconds(t))}</li> }
+                        }).collect_view()}
+                    </ul>
+                }.into_any(),
+                None => view! { <p class="hint">"No step-time estimate: the mesh sizes do not divide the world size."</p> }.into_any(),
+            }}
+        </section>
+    }
+}
+
+fn swatch_diamond(colour: &str) -> String {
+    format!(r#"<svg width="14" height="14" xmlns="http://www.w3.org/2000/svg"><path d="M7 0L14 7L7 14L0 7Z" fill="{colour}"/></svg>"#)
 }
 
 // ---------- export ----------

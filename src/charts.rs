@@ -134,6 +134,138 @@ pub fn sweep(points: &[SweepPoint], field: &str, capacity: u64, dark: bool, size
     svg
 }
 
+/// The step-time terms of [`meshplan_core::Breakdown`], in stacking order.
+pub const STEP_TERMS: [&str; 9] = ["compute", "recompute", "TP comm", "CP comm", "EP comm", "PP comm", "DP comm", "bubble", "optimizer"];
+/// Okabe–Ito, colour-blind safe; the ninth (optimizer) is the ink colour, see [`step_colour`].
+const STEP_COLOURS: [RGBColor; 8] = [
+    RGBColor(0x00, 0x72, 0xB2), // blue: compute
+    RGBColor(0x56, 0xB4, 0xE9), // sky blue: recompute
+    RGBColor(0x00, 0x9E, 0x73), // bluish green: TP
+    RGBColor(0xF0, 0xE4, 0x42), // yellow: CP
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple: EP
+    RGBColor(0xE6, 0x9F, 0x00), // orange: PP
+    RGBColor(0xD5, 0x5E, 0x00), // vermillion: DP
+    RGBColor(0x99, 0x99, 0x99), // grey: bubble
+];
+
+fn step_rgb(i: usize, dark: bool) -> RGBColor {
+    STEP_COLOURS.get(i).copied().unwrap_or_else(|| if dark { RGBColor(0xf2, 0xf2, 0xf2) } else { RGBColor(0x3a, 0x3a, 0x3a) })
+}
+
+/// The fill of step-time term `i` as `#rrggbb` (for the page's legend).
+pub fn step_colour(i: usize, dark: bool) -> String {
+    let RGBColor(r, g, b) = step_rgb(i, dark);
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// The current plan's marker on the Pareto chart.
+pub const CURRENT_COLOUR: &str = "#d55e00";
+
+/// One stacked horizontal bar of a step's time, `terms` in [`STEP_TERMS`] order, in seconds.
+pub fn step_bar(terms: &[f64; 9], dark: bool, size: (u32, u32)) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        let total: f64 = terms.iter().filter(|t| t.is_finite() && **t > 0.0).sum();
+        let right = if total > 0.0 { total * 1.04 } else { 1.0 };
+        let fg = ink(dark);
+        let text = |px: u32| ("sans-serif", px).into_font().color(&fg);
+        let chart = ChartBuilder::on(&root).margin(8).x_label_area_size(34).y_label_area_size(10).build_cartesian_2d(0f64..right, 0f64..1f64);
+        let Ok(mut chart) = chart else { return svg_error() };
+        let _ = chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .disable_y_axis()
+            .light_line_style(fg.mix(0.08))
+            .bold_line_style(fg.mix(0.15))
+            .axis_style(fg.mix(0.6))
+            .x_desc("seconds per step")
+            .x_label_formatter(&|x| seconds(*x))
+            .label_style(text(12))
+            .axis_desc_style(text(12))
+            .draw();
+        let mut at = 0.0;
+        for (i, &t) in terms.iter().enumerate() {
+            if !(t.is_finite() && t > 0.0) {
+                continue;
+            }
+            let _ = chart.draw_series(std::iter::once(Rectangle::new([(at, 0.15), (at + t, 0.85)], step_rgb(i, dark).filled())));
+            at += t;
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+fn seconds(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x.abs() < 0.1 {
+        format!("{:.0} ms", x * 1e3)
+    } else {
+        format!("{x:.2} s")
+    }
+}
+
+/// One point of the Pareto front (or the current plan): peak memory per GPU and throughput.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrontPoint {
+    pub peak_bytes: u64,
+    pub tokens_per_s_per_gpu: f64,
+}
+
+/// Peak memory (x) against tokens/s per GPU (y) of the Pareto set, joined as a step line, with the
+/// GPU's capacity as a vertical line and the current plan as a vermillion diamond.
+pub fn pareto(front: &[FrontPoint], current: Option<FrontPoint>, capacity: u64, dark: bool, size: (u32, u32)) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        let all = || front.iter().chain(current.iter()).filter(|p| p.tokens_per_s_per_gpu.is_finite());
+        let right = all().map(|p| p.peak_bytes).max().unwrap_or(0).max(capacity) as f64 / GIB * 1.08;
+        let top = all().map(|p| p.tokens_per_s_per_gpu).fold(0.0, f64::max) * 1.12;
+        let fg = ink(dark);
+        let text = |px: u32| ("sans-serif", px).into_font().color(&fg);
+        let chart = ChartBuilder::on(&root)
+            .margin(8)
+            .x_label_area_size(34)
+            .y_label_area_size(62)
+            .build_cartesian_2d(0f64..right.max(1.0), 0f64..top.max(1.0));
+        let Ok(mut chart) = chart else { return svg_error() };
+        let _ = chart
+            .configure_mesh()
+            .light_line_style(fg.mix(0.08))
+            .bold_line_style(fg.mix(0.15))
+            .axis_style(fg.mix(0.6))
+            .x_desc("peak GiB per GPU")
+            .y_desc("tokens/s per GPU")
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .label_style(text(12))
+            .axis_desc_style(text(12))
+            .draw();
+        let cap = capacity as f64 / GIB;
+        let _ = chart.draw_series(LineSeries::new([(cap, 0.0), (cap, top.max(1.0))], CAPACITY.mix(0.5).stroke_width(1)));
+        let blue = TERM_COLOURS[0];
+        let pts: Vec<(f64, f64)> = front.iter().map(|p| (p.peak_bytes as f64 / GIB, p.tokens_per_s_per_gpu)).collect();
+        // The front as a staircase: each layout is the best below its own memory.
+        let mut stairs = Vec::with_capacity(pts.len() * 2);
+        for (i, &(x, y)) in pts.iter().enumerate() {
+            if i > 0 {
+                stairs.push((x, pts[i - 1].1));
+            }
+            stairs.push((x, y));
+        }
+        let _ = chart.draw_series(LineSeries::new(stairs, blue.mix(0.6).stroke_width(1)));
+        let _ = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, blue.filled())));
+        if let Some(c) = current {
+            let (x, y) = (c.peak_bytes as f64 / GIB, c.tokens_per_s_per_gpu);
+            let diamond = |dx: i32, dy: i32| EmptyElement::at((x, y)) + Polygon::new(vec![(0, -dy), (dx, 0), (0, dy), (-dx, 0)], CAPACITY.filled());
+            let _ = chart.draw_series(std::iter::once(diamond(7, 7)));
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
 
 /// The GPU's capacity as a horizontal line from `x0` to `x1`.
@@ -174,5 +306,34 @@ mod tests {
         assert!(svg.contains("tensor_model_parallel_size"));
         assert!(svg.contains("<circle"));
         assert!(!svg.contains("style="));
+    }
+
+    #[test]
+    fn step_bar_stacks_the_nonzero_terms_in_order() {
+        let svg = step_bar(&[1.0, 0.2, 0.1, 0.0, 0.0, 0.05, 0.02, 0.3, 0.01], false, (640, 100));
+        assert!(svg.contains("seconds per step"));
+        assert!(svg.contains(r##"fill="#0072B2""##) || svg.contains(r##"fill="#0072b2""##), "compute in blue");
+        assert!(!svg.to_lowercase().contains(r##"fill="#f0e442""##), "CP is zero: no bar");
+        assert!(!svg.contains("style="));
+        assert_eq!(step_colour(0, false), "#0072b2");
+        assert_ne!(step_colour(8, false), step_colour(8, true), "the optimizer follows the ink");
+        assert!(step_bar(&[0.0; 9], true, (640, 100)).starts_with("<svg"));
+    }
+
+    #[test]
+    fn pareto_draws_the_front_and_marks_the_current_plan() {
+        let g = 1u64 << 30;
+        let front = [
+            FrontPoint { peak_bytes: 30 * g, tokens_per_s_per_gpu: 5000.0 },
+            FrontPoint { peak_bytes: 50 * g, tokens_per_s_per_gpu: 8000.0 },
+        ];
+        let svg = pareto(&front, Some(FrontPoint { peak_bytes: 40 * g, tokens_per_s_per_gpu: 6000.0 }), 80 * g, true, (640, 300));
+        assert!(svg.contains("peak GiB per GPU") && svg.contains("tokens/s per GPU"));
+        assert_eq!(svg.matches("<circle").count(), 2);
+        assert!(svg.contains("<polygon"), "the current plan's diamond");
+        assert!(svg.contains(r##"fill="#E8E8E8""##) || svg.contains(r##"fill="#e8e8e8""##), "dark ink");
+        assert!(!svg.contains("style="));
+        let none = pareto(&[], None, 80 * g, false, (640, 300));
+        assert!(none.starts_with("<svg") && !none.contains("<polygon"));
     }
 }

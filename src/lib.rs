@@ -2,6 +2,7 @@
 //! renders the core's report; all sizing stays in the core.
 
 pub mod api;
+pub mod advisor;
 pub mod app;
 pub mod browser;
 pub mod charts;

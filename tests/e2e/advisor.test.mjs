@@ -1,0 +1,57 @@
+// End-to-end test of the Advisor: the layout search runs after the click's render, shows its counts and a
+// ranked table, and Apply writes the chosen layout into the plan so the rest of the page re-plans.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launch, openApp } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+const TP = "#f-parallelism-tensor-model-parallel-size";
+const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+
+test("Find layouts ranks layouts for llama-3.1-8b on 8 H100s and Apply re-plans with the chosen one", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.selectOption("#model-preset", "llama-3.1-8b");
+  await page.fill("#f-cluster-num-nodes", "1");
+  assert.equal((await page.locator("#d-world-size").innerText()).trim(), "8");
+  // The step-time bar of the current plan is there before any search.
+  assert.ok((await page.locator("#step-chart svg rect").count()) >= 2);
+
+  // Keyboard: focus the button and press Enter.
+  await page.focus("#find-layouts");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#advisor-table tbody tr.candidate", { timeout: 30_000 });
+  const status = page.locator("#advisor-status");
+  const evaluated = Number(await status.getAttribute("data-evaluated"));
+  const valid = Number(await status.getAttribute("data-valid"));
+  assert.ok(evaluated > 0 && valid > 0 && valid <= evaluated, `evaluated ${evaluated}, valid ${valid}`);
+  assert.match(await status.innerText(), new RegExp(`Evaluated ${evaluated} layouts, ${valid} valid`));
+  const rows = page.locator("#advisor-table tbody tr.candidate");
+  const n = await rows.count();
+  assert.ok(n > 0 && n <= 10, `rows: ${n}`);
+  assert.ok((await page.locator("#pareto-chart svg circle").count()) > 0, "the Pareto front is drawn");
+  assert.equal(await page.locator("#pareto-chart svg polygon").count(), 1, "the current plan is marked");
+
+  // Apply the first row that is not already the current plan.
+  const row = page.locator("#advisor-table tbody tr.candidate:has(button.apply-layout)").first();
+  const tp = await row.getAttribute("data-tp");
+  await row.locator("button.apply-layout").click();
+  assert.equal(await page.locator(TP).inputValue(), tp);
+  assert.match(await page.locator("#status").innerText(), /valid plan/);
+  // The applied row is now marked current, and the search is not stale (only the layout changed).
+  assert.ok((await page.locator("#advisor-table tbody tr.candidate.current").count()) >= 1);
+  assert.equal(await page.locator("#advisor-stale").count(), 0);
+  // Changing the batch makes the search stale.
+  await page.fill("#f-training-global-batch-size", "256");
+  assert.equal(await page.locator("#advisor-stale").count(), 1);
+
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll("#advisor button, #advisor input, #advisor select")]
+      .filter((el) => !(el.innerText.trim() || el.labels?.length || el.getAttribute("aria-label")))
+      .map((el) => el.outerHTML.slice(0, 80)));
+  assert.deepEqual(unlabelled, []);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
