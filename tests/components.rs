@@ -58,6 +58,8 @@ async fn editing_a_field_rerenders_and_writes_the_share_link() {
     type_into(&host, "#f-parallelism-tensor-model-parallel-size", "4").await;
     assert_eq!(text(&host, "#d-dp"), "2");
     assert_eq!(find(&host, "#grid-dense").get_attribute("data-groups").as_deref(), Some("4"));
+    // The URL and localStorage follow after 150 ms without edits.
+    sleep_ms(250).await;
     let hash = web_sys::window().unwrap().location().hash().unwrap();
     let plan = meshplan_web::plan_doc::decode_shared(meshplan_web::plan_doc::hash_param(&hash, "plan").unwrap()).unwrap();
     assert_eq!(plan["parallelism"]["tensor_model_parallel_size"], 4);
@@ -87,4 +89,11 @@ fn the_error_panel_shows_text_never_markup() {
     assert!(panel.query_selector("img").unwrap().is_none());
     assert_eq!(panel.get_attribute("role").as_deref(), Some("alert"));
     panel.remove();
+}
+
+async fn sleep_ms(ms: i32) {
+    let wait = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(wait).await;
 }
