@@ -1189,7 +1189,7 @@ fn AdvisorPanel() -> impl IntoView {
     let terms = move || {
         s.outcome.with(|o| {
             let b = &o.as_ref().ok()?.performance.as_ref()?.breakdown;
-            Some([b.compute_s, b.recompute_s, b.tp_comm_s, b.cp_comm_s, b.ep_comm_s, b.pp_comm_s, b.dp_comm_s, b.bubble_s, b.optimizer_s])
+            Some(b.terms().map(|(_, t)| t))
         })
     };
     let step_svg = move || terms().map(|t| charts::step_bar(&t, s.dark.get(), (640, 90)));

@@ -135,7 +135,7 @@ pub fn sweep(points: &[SweepPoint], field: &str, capacity: u64, dark: bool, size
 }
 
 /// The step-time terms of [`meshplan_core::Breakdown`], in stacking order.
-pub const STEP_TERMS: [&str; 9] = ["compute", "recompute", "TP comm", "CP comm", "EP comm", "PP comm", "DP comm", "bubble", "optimizer"];
+pub use meshplan_core::perf::BREAKDOWN_TERMS as STEP_TERMS;
 /// Okabe–Ito, colour-blind safe; the ninth (optimizer) is the ink colour, see [`step_colour`].
 const STEP_COLOURS: [RGBColor; 8] = [
     RGBColor(0x00, 0x72, 0xB2), // blue: compute

@@ -84,7 +84,7 @@ pub fn report(r: &Report) -> String {
     );
     if let Some(perf) = &r.performance {
         let b = &perf.breakdown;
-        let _ = writeln!(s, "\nPerformance (estimate; MFU vs the dense {} peak)", p.training.precision.key());
+        let _ = writeln!(s, "\nPerformance (estimate; MFU vs the dense {} peak; communication: its exposed share)", p.training.precision.key());
         let _ = writeln!(
             s,
             "  step {:.3} s · {:.0} tokens/s/GPU · {:.1} model TFLOP/s/GPU · MFU {:.1}% · {:.0} GPU-hours per 1T tokens",
@@ -95,17 +95,7 @@ pub fn report(r: &Report) -> String {
             perf.gpu_hours_per_trillion_tokens
         );
         let share = |x: f64| if perf.step_time_s > 0.0 { 100.0 * x / perf.step_time_s } else { 0.0 };
-        for (k, v) in [
-            ("compute", b.compute_s),
-            ("recompute", b.recompute_s),
-            ("tp comm (exposed)", b.tp_comm_s),
-            ("cp comm (exposed)", b.cp_comm_s),
-            ("ep comm (exposed)", b.ep_comm_s),
-            ("pp comm", b.pp_comm_s),
-            ("dp comm (exposed)", b.dp_comm_s),
-            ("pipeline bubble", b.bubble_s),
-            ("optimizer", b.optimizer_s),
-        ] {
+        for (k, v) in b.terms() {
             let _ = writeln!(s, "  {k:<24}{v:>9.4} s {:>5.1}%", share(v));
         }
     }

@@ -28,6 +28,27 @@ pub struct Breakdown {
     pub optimizer_s: f64,
 }
 
+/// The breakdown's terms in display order; communication terms are the exposed share.
+pub const BREAKDOWN_TERMS: [&str; 9] = ["compute", "recompute", "TP comm", "CP comm", "EP comm", "PP comm", "DP comm", "bubble", "optimizer"];
+
+impl Breakdown {
+    /// Every term with its label from [`BREAKDOWN_TERMS`], in seconds; they sum to the step time.
+    pub fn terms(&self) -> [(&'static str, f64); 9] {
+        let t = [
+            self.compute_s,
+            self.recompute_s,
+            self.tp_comm_s,
+            self.cp_comm_s,
+            self.ep_comm_s,
+            self.pp_comm_s,
+            self.dp_comm_s,
+            self.bubble_s,
+            self.optimizer_s,
+        ];
+        std::array::from_fn(|i| (BREAKDOWN_TERMS[i], t[i]))
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Performance {
     pub step_time_s: f64,

@@ -826,16 +826,9 @@ fn breakdown_line(perf: &Performance) -> Option<String> {
     if !(step > 0.0) {
         return None;
     }
-    let mut parts = [
-        ("recompute", b.recompute_s),
-        ("TP comm", b.tp_comm_s),
-        ("CP comm", b.cp_comm_s),
-        ("EP comm", b.ep_comm_s),
-        ("PP comm", b.pp_comm_s),
-        ("DP comm", b.dp_comm_s),
-        ("bubble", b.bubble_s),
-        ("optimizer", b.optimizer_s),
-    ];
+    let mut parts = b.terms();
+    // Compute leads the line; the rest are ranked by size.
+    parts[0].1 = 0.0;
     parts.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     let pct = |x: f64| 100.0 * x / step;
     let mut line = format!("step {:.2} s: compute {:.0}%", step, pct(b.compute_s));

@@ -43,6 +43,8 @@ fn mfu_is_a_fraction() {
         let b = &p.breakdown;
         let sum = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s;
         assert!((sum - p.step_time_s).abs() < 1e-9 * p.step_time_s);
+        // terms() lists the same nine fields once each.
+        assert_eq!(b.terms().iter().map(|t| t.1).sum::<f64>(), sum);
         assert!(b.recompute_s > 0.0);
     }
 }
