@@ -1,7 +1,7 @@
 //! Memory per GPU for every pipeline stage: parameters, gradients, optimizer states, activations, overheads.
 
 use crate::model::ModelConfig;
-use crate::pipeline::{self, Chunk, StageSplit};
+use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 use crate::report::Derived;
 use serde::{Deserialize, Serialize};
@@ -249,6 +249,8 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let last = split.stages.len().saturating_sub(1);
     let mut stages = Vec::with_capacity(split.stages.len());
     let mut chunk_kinds: Vec<(u64, u64)> = Vec::new();
+    // Layers of one kind have identical parameters (model.rs kind_params).
+    let kinds = [m.kind_params(false), m.kind_params(true)];
     for (rank, chunks) in split.stages.iter().enumerate() {
         let mut dense = 0f64;
         let mut experts = 0f64;
@@ -259,9 +261,9 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             chunk_kinds.push((c.count - moe_layers, moe_layers));
             layers += c.count;
         }
-        for (n_dense, n_moe, index) in distinct_layers(m, chunks) {
-            let lp = m.layer_params(index);
-            let count = (n_dense + n_moe) as f64;
+        let n_moe: u64 = chunk_kinds.iter().map(|k| k.1).sum();
+        for (lp, count) in [(kinds[0], layers - n_moe), (kinds[1], n_moe)] {
+            let count = count as f64;
             dense += count * (lp.tp_sharded as f64 / tp + lp.replicated as f64);
             experts += count * lp.routed_experts as f64 / expert_shard;
         }
@@ -320,19 +322,4 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let peak_bytes = stages.iter().map(|s| s.total_bytes).max().unwrap_or(0);
     let gpu_memory_bytes = p.gpu.memory_bytes();
     MemoryReport { stages, peak_bytes, gpu_memory_bytes, fits: peak_bytes <= gpu_memory_bytes }
-}
-
-/// The stage's layers grouped by kind: (dense count, MoE count, a representative layer index) for each kind present.
-// Layers of one kind have identical parameters (model.rs layer_params depends only on whether the layer is MoE).
-fn distinct_layers(m: &ModelConfig, chunks: &[Chunk]) -> impl Iterator<Item = (u64, u64, u64)> {
-    let mut first = [None, None];
-    let mut counts = [0u64, 0u64];
-    for c in chunks {
-        for i in c.start..c.start + c.count {
-            let k = m.layer_is_moe(i) as usize;
-            counts[k] += 1;
-            first[k].get_or_insert(i);
-        }
-    }
-    [(counts[0], 0, first[0]), (0, counts[1], first[1])].into_iter().filter_map(|(a, b, i)| i.map(|i| (a, b, i)))
 }

@@ -100,7 +100,14 @@ impl ModelConfig {
     }
 
     pub fn num_moe_layers(&self) -> u64 {
-        (0..self.num_layers).filter(|&i| self.layer_is_moe(i)).count() as u64
+        if !self.is_moe() {
+            return 0;
+        }
+        match &self.moe_layer_freq {
+            // Layers 0, n, 2n, … below num_layers.
+            MoeLayerFreq::Every(n) => if *n == 0 { 0 } else { self.num_layers.div_ceil(*n) },
+            MoeLayerFreq::Pattern(p) => p.iter().take(usize::try_from(self.num_layers).unwrap_or(usize::MAX)).filter(|&&v| v != 0).count() as u64,
+        }
     }
 
     pub fn moe_ffn(&self) -> u64 {
@@ -176,10 +183,15 @@ impl ModelConfig {
         p
     }
 
-    /// Parameters of layer `index`.
+    /// Parameters of layer `index`: they depend only on whether it is an MoE layer.
+    pub fn layer_params(&self, index: u64) -> LayerParams {
+        self.kind_params(self.layer_is_moe(index))
+    }
+
+    /// Parameters of a dense (`moe = false`) or MoE decoder layer.
     // Source: megatron/core/transformer/mlp.py (MLP fc1/fc2), moe/moe_layer.py, moe/router.py (TopKRouter weight E×h),
     // moe/shared_experts.py.
-    pub fn layer_params(&self, index: u64) -> LayerParams {
+    pub fn kind_params(&self, moe: bool) -> LayerParams {
         let (attn_sharded, attn_replicated) = self.attention_params();
         let h = self.hidden_size as u128;
         let mut lp = LayerParams {
@@ -187,7 +199,7 @@ impl ModelConfig {
             replicated: attn_replicated + self.norm_params(self.hidden_size),
             ..Default::default()
         };
-        if self.layer_is_moe(index) {
+        if moe {
             let experts = self.num_experts() as u128;
             lp.replicated += experts * h; // router
             lp.per_expert = self.mlp_weights(self.moe_ffn());
@@ -227,13 +239,11 @@ impl ModelConfig {
 
     /// Parameter counts as published: unpadded vocabulary, MTP modules reported apart.
     pub fn param_counts(&self) -> ParamCounts {
-        let mut total = 0u128;
-        let mut active = 0u128;
-        for i in 0..self.num_layers {
-            let lp = self.layer_params(i);
-            total += lp.total();
-            active += lp.active(self.moe_router_topk);
-        }
+        let n_moe = self.num_moe_layers() as u128;
+        let n_dense = self.num_layers as u128 - n_moe;
+        let (dense, moe) = (self.kind_params(false), self.kind_params(true));
+        let mut total = n_dense * dense.total() + n_moe * moe.total();
+        let mut active = n_dense * dense.active(self.moe_router_topk) + n_moe * moe.active(self.moe_router_topk);
         let embedding = self.embedding_params(self.vocab_size);
         let output_layer = if self.share_embeddings_and_output_weights {
             0

@@ -366,7 +366,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     // optimizer, else an all-reduce 2(n−1)/n of the gradients; dense parameters over DP·CP, experts over EDP.
     let counts = m.param_counts();
     let expert_total: f64 = if m.is_moe() {
-        (0..m.num_layers).map(|i| m.layer_params(i).routed_experts as f64).sum::<f64>()
+        m.num_moe_layers() as f64 * m.kind_params(true).routed_experts as f64
     } else {
         0.0
     };

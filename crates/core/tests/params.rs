@@ -67,3 +67,31 @@ fn deepseek_v3_mtp_is_reported_apart() {
     let c = presets::model("deepseek-v3").unwrap().model_config().param_counts();
     assert!((11.0e9..12.5e9).contains(&(c.mtp as f64)), "{}", c.mtp);
 }
+
+proptest::proptest! {
+    /// The per-kind shortcuts agree with walking the layers one by one: `num_moe_layers` counts the layers
+    /// `layer_is_moe` marks, and `param_counts` equals the sum of `layer_params` over every layer.
+    #[test]
+    fn kind_counts_equal_the_layer_walk(
+        key in proptest::sample::select(vec!["deepseek-v3", "qwen3-30b-a3b", "llama-3.1-8b", "mixtral-8x7b", "glm-4.5-air"]),
+        layers in 1u64..130,
+        every in 1u64..5,
+        pattern in proptest::collection::vec(0u8..2, 1..130),
+        use_pattern in proptest::bool::ANY,
+    ) {
+        use meshplan_core::model::MoeLayerFreq;
+        let mut m = presets::model(key).unwrap().model_config();
+        m.num_layers = layers;
+        m.moe_layer_freq = if use_pattern { MoeLayerFreq::Pattern(pattern) } else { MoeLayerFreq::Every(every) };
+        let walked = (0..layers).filter(|&i| m.layer_is_moe(i)).count() as u64;
+        proptest::prop_assert_eq!(m.num_moe_layers(), walked);
+        let c = m.param_counts();
+        let total: u128 = (0..layers).map(|i| m.layer_params(i).total()).sum();
+        let active: u128 = (0..layers).map(|i| m.layer_params(i).active(m.moe_router_topk)).sum();
+        // Beyond the layers: embedding, output layer and the final norm (one weight for RMSNorm, two for LayerNorm).
+        let norm = if m.normalization.eq_ignore_ascii_case("LayerNorm") { 2 } else { 1 } * m.hidden_size as u128;
+        let rest = c.embedding + c.output_layer + norm;
+        proptest::prop_assert_eq!(c.total, total + rest);
+        proptest::prop_assert_eq!(c.active, active + rest);
+    }
+}
