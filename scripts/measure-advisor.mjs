@@ -1,5 +1,5 @@
 // Measures the Advisor's layout search in headless chromium and prints the figures (never asserts):
-// the core search through the JS API (`search`), timed with performance.now() around the call, and the
+// the core search through the JS API (`search` of meshplan-search.js, the worker's module, on the page's thread), timed with performance.now() around the call, and the
 // page's Find layouts click → ranked table, for the default plan and DeepSeek-V3 on 16,384 H100s.
 //   node scripts/measure-advisor.mjs        (after scripts/build-web.sh)
 import { startServer, launch, openApp } from "../tests/e2e/harness.mjs";
@@ -31,7 +31,9 @@ const browser = await launch();
 for (const [label, plan] of cases) {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan)}`);
   const api = await page.evaluate(async (text) => {
-    const m = await import("./meshplan-web.js");
+    // The search half of the JS API: the worker's module, imported on the page.
+    const m = await import("./meshplan-search.js");
+    await m.default();
     const times = [];
     let out;
     for (let i = 0; i < 6; i++) {

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use meshplan_core::layout::{GroupKind, Layout};
 use meshplan_core::presets::{self, Catalog};
 use meshplan_core::plan::Recompute;
-use meshplan_core::search::{self, CandidateTraining, SearchOptions, SearchResult};
+use meshplan_core::search::{CandidateTraining, SearchResult};
 use meshplan_core::{ExportKind, InputError, Report, Severity, export};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -1028,6 +1028,14 @@ enum Advice {
     Failed(InputError),
 }
 
+/// The input error a search reply carries (`{"error": {code, message, fix}}`), or one saying the reply was unreadable.
+fn search_error(json: &str) -> InputError {
+    serde_json::from_str::<Value>(json)
+        .ok()
+        .and_then(|v| serde_json::from_value(v.get("error")?.clone()).ok())
+        .unwrap_or_else(|| InputError::new("search-worker", "the search worker's reply is not a search result", "reload the page"))
+}
+
 fn seconds(x: f64) -> String {
     if x < 1.0 { format!("{:.0} ms", x * 1e3) } else { format!("{x:.2} s") }
 }
@@ -1055,23 +1063,20 @@ fn AdvisorPanel() -> impl IntoView {
         }
         advice.set(Advice::Searching);
         let plan = s.plan.get_untracked();
-        // After the click's render: the next frame paints "searching…", then the search runs in a task.
-        request_animation_frame(move || {
-            set_timeout(
-                move || {
-                    let opts = SearchOptions { top: ADVISOR_TOP, ..SearchOptions::default() };
-                    let t0 = browser::now_ms();
-                    let out = search::search_value(&plan, &opts);
-                    let ms = browser::now_ms() - t0;
-                    advice.try_set(match out {
-                        Ok(result) => Advice::Done { result: std::sync::Arc::new(result), input: advisor::search_input(&plan), ms },
-                        Err(e) => Advice::Failed(e),
-                    });
+        let input = advisor::search_input(&plan);
+        // The search runs in the worker: the page keeps painting and answering input meanwhile.
+        browser::search_in_worker(plan.to_string(), ADVISOR_TOP, move |reply| {
+            advice.try_set(match reply {
+                Ok((json, ms)) => match serde_json::from_str::<SearchResult>(&json) {
+                    Ok(result) => Advice::Done { result: std::sync::Arc::new(result), input, ms },
+                    Err(_) => Advice::Failed(search_error(&json)),
                 },
-                std::time::Duration::ZERO,
-            );
+                Err(why) => Advice::Failed(InputError::new("search-worker", why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
+            });
         });
     };
+    // Load the worker while the user reads the page, so the first search does not wait for it.
+    Effect::new(|_| browser::warm_search_worker());
     let result = move || advice.with(|a| if let Advice::Done { result, .. } = a { Some(result.clone()) } else { None });
     let stale = move || advice.with(|a| matches!(a, Advice::Done { input, .. } if s.plan.with(|p| advisor::search_input(p) != *input)));
     let status = move || {

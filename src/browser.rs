@@ -125,3 +125,131 @@ pub fn install_panic_hook() {
 pub fn canvas_context(canvas: &web_sys::HtmlCanvasElement) -> Option<web_sys::CanvasRenderingContext2d> {
     canvas.get_context("2d").ok().flatten()?.dyn_into().ok()
 }
+
+/// What a layout search sends back: the search's JSON text and how long the search took in the worker (ms),
+/// or why the worker could not answer.
+pub type SearchReply = Result<(String, f64), String>;
+
+/// The layout-search worker (`crates/search-worker`, built by Trunk as `meshplan-search*.js`): started once,
+/// it answers one search at a time; a newer request supersedes an unanswered one.
+struct SearchWorker {
+    worker: web_sys::Worker,
+    ready: bool,
+    /// A request posted before the worker said it was ready.
+    queued: Option<js_sys::Object>,
+    next_id: u32,
+    waiting: Option<(u32, Box<dyn FnOnce(SearchReply)>)>,
+}
+
+thread_local! {
+    static SEARCH_WORKER: std::cell::RefCell<Option<SearchWorker>> = const { std::cell::RefCell::new(None) };
+}
+
+const SEARCH_WORKER_URL: &str = "./meshplan-search_loader.js";
+
+fn js_object(fields: &[(&str, wasm_bindgen::JsValue)]) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    for (k, v) in fields {
+        let _ = js_sys::Reflect::set(&o, &wasm_bindgen::JsValue::from_str(k), v);
+    }
+    o
+}
+
+fn js_field(value: &wasm_bindgen::JsValue, name: &str) -> wasm_bindgen::JsValue {
+    js_sys::Reflect::get(value, &wasm_bindgen::JsValue::from_str(name)).unwrap_or(wasm_bindgen::JsValue::UNDEFINED)
+}
+
+/// Answers the waiting request with `reply` (outside the worker's borrow, so the callback may search again).
+fn answer(id: Option<u32>, reply: SearchReply) {
+    let done = SEARCH_WORKER.with_borrow_mut(|w| {
+        let w = w.as_mut()?;
+        match (&w.waiting, id) {
+            (Some((waiting, _)), Some(id)) if *waiting != id => None,
+            _ => w.waiting.take().map(|(_, f)| f),
+        }
+    });
+    if let Some(done) = done {
+        done(reply);
+    }
+}
+
+fn start_search_worker() -> Result<SearchWorker, String> {
+    let opts = web_sys::WorkerOptions::new();
+    opts.set_type(web_sys::WorkerType::Module);
+    let worker = web_sys::Worker::new_with_options(SEARCH_WORKER_URL, &opts)
+        .map_err(|e| format!("the search worker could not start: {}", e.as_string().unwrap_or_else(|| format!("{e:?}"))))?;
+    let on_message = wasm_bindgen::closure::Closure::<dyn Fn(web_sys::MessageEvent)>::new(|ev: web_sys::MessageEvent| {
+        let data = ev.data();
+        if js_field(&data, "ready").is_truthy() {
+            let queued = SEARCH_WORKER.with_borrow_mut(|w| {
+                let w = w.as_mut()?;
+                w.ready = true;
+                w.queued.take().map(|m| (w.worker.clone(), m))
+            });
+            if let Some((worker, m)) = queued {
+                let _ = worker.post_message(&m);
+            }
+            return;
+        }
+        let id = js_field(&data, "id").as_f64().map(|x| x as u32);
+        let output = js_field(&data, "output").as_string().unwrap_or_default();
+        let ms = js_field(&data, "ms").as_f64().unwrap_or(0.0);
+        answer(id, Ok((output, ms)));
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    // The worker's script failed to load or threw: whoever waits hears why, and the next search starts afresh.
+    let on_error = wasm_bindgen::closure::Closure::<dyn Fn(web_sys::Event)>::new(|ev: web_sys::Event| {
+        let detail = ev.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).filter(|m| !m.is_empty());
+        let stopped = SEARCH_WORKER.with_borrow_mut(|w| w.take());
+        if let Some(w) = &stopped {
+            w.worker.terminate();
+        }
+        let why = format!(
+            "the search worker ({SEARCH_WORKER_URL}) stopped: {}",
+            detail.unwrap_or_else(|| "its script or WebAssembly did not load".into())
+        );
+        if let Some((_, done)) = stopped.and_then(|w| w.waiting) {
+            done(Err(why));
+        }
+    });
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+    Ok(SearchWorker { worker, ready: false, queued: None, next_id: 0, waiting: None })
+}
+
+/// Starts the search worker ahead of the first search, so that it has loaded by then.
+pub fn warm_search_worker() {
+    SEARCH_WORKER.with_borrow_mut(|w| {
+        if w.is_none() {
+            *w = start_search_worker().ok();
+        }
+    });
+}
+
+/// Runs `meshplan-core`'s search on `input` (a plan file's JSON) in the worker and calls `done` with its reply.
+pub fn search_in_worker(input: String, top: usize, done: impl FnOnce(SearchReply) + 'static) {
+    let mut done: Option<Box<dyn FnOnce(SearchReply)>> = Some(Box::new(done));
+    let failed = SEARCH_WORKER.with_borrow_mut(|slot| {
+        let w = match slot {
+            Some(w) => w,
+            None => match start_search_worker() {
+                Ok(w) => slot.insert(w),
+                Err(why) => return Some(why),
+            },
+        };
+        w.next_id = w.next_id.wrapping_add(1);
+        let id = w.next_id;
+        let m = js_object(&[("id", id.into()), ("input", input.into()), ("top", (top as u32).into())]);
+        w.waiting = done.take().map(|f| (id, f));
+        if w.ready {
+            let _ = w.worker.post_message(&m);
+        } else {
+            w.queued = Some(m);
+        }
+        None
+    });
+    if let (Some(why), Some(done)) = (failed, done) {
+        done(Err(why));
+    }
+}

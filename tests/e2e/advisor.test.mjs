@@ -1,5 +1,5 @@
-// End-to-end test of the Advisor: the layout search runs after the click's render, shows its counts and a
-// ranked table, and Apply writes the chosen layout into the plan so the rest of the page re-plans.
+// End-to-end test of the Advisor: the layout search runs in a Web Worker, shows its counts and a ranked table,
+// and Apply writes the chosen layout into the plan so the rest of the page re-plans.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, openApp } from "./harness.mjs";
@@ -28,6 +28,9 @@ test("Find layouts ranks layouts for llama-3.1-8b on 8 H100s and Apply re-plans 
   const valid = Number(await status.getAttribute("data-valid"));
   assert.ok(evaluated > 0 && valid > 0 && valid <= evaluated, `evaluated ${evaluated}, valid ${valid}`);
   assert.match(await status.innerText(), new RegExp(`Evaluated ${evaluated} layouts, ${valid} valid`));
+  // The search ran in the worker, and the page's own module does not carry it.
+  assert.ok(page.workers().some((w) => w.url().endsWith("/meshplan-search_loader.js")), "the search worker is running");
+  assert.equal(await page.evaluate(async () => typeof (await import("./meshplan-web.js")).search), "undefined");
   const rows = page.locator("#advisor-table tbody tr.candidate");
   const n = await rows.count();
   assert.ok(n > 0 && n <= 10, `rows: ${n}`);
@@ -53,5 +56,23 @@ test("Find layouts ranks layouts for llama-3.1-8b on 8 H100s and Apply re-plans 
       .map((el) => el.outerHTML.slice(0, 80)));
   assert.deepEqual(unlabelled, []);
   assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("a search worker that cannot load says so, and Find layouts works again once it can", async () => {
+  // Every request for the worker's WebAssembly fails until `blocked` is cleared.
+  let blocked = true;
+  const prepare = (context) => context.route("**/meshplan-search_bg.wasm", (route) => (blocked ? route.abort() : route.continue()));
+  const { page, context, problems } = await openApp(browser, server.url, { prepare });
+  await page.click("#find-layouts");
+  await page.waitForFunction(() => document.querySelector("#advisor-status").innerText.includes("could not run"), null, { timeout: 30_000 });
+  assert.match(await page.locator("#advisor-status").innerText(), /search worker .* stopped/);
+  assert.equal((await page.locator("#find-layouts").innerText()).trim(), "Find layouts");
+  assert.equal(await page.locator("#advisor-table").count(), 0);
+  blocked = false;
+  await page.click("#find-layouts");
+  await page.waitForSelector("#advisor-table tbody tr.candidate", { timeout: 30_000 });
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.foreignRequests, []);
   await context.close();
 });

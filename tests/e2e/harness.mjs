@@ -28,17 +28,21 @@ export async function launch() {
 }
 
 /**
- * A page that records console errors, page errors and every request outside `origin`.
- * Resolves once the app has mounted (#app[data-ready]).
+ * A page that records console errors and page errors (its own and its workers'), and every request outside
+ * `origin` (the context's, so that requests from workers count too).
+ * `prepare(context)` runs before navigation. Resolves once the app has mounted (#app[data-ready]).
  */
-export async function openApp(browser, url, { viewport = { width: 1280, height: 800 } } = {}) {
+export async function openApp(browser, url, { viewport = { width: 1280, height: 800 }, prepare } = {}) {
   const context = await browser.newContext({ viewport });
+  // For example routes, set before the page (and its workers) request anything.
+  await prepare?.(context);
   const page = await context.newPage();
   const problems = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
   const origin = new URL(url).origin;
   page.on("console", (m) => { if (m.type() === "error") problems.consoleErrors.push(m.text()); });
   page.on("pageerror", (e) => problems.pageErrors.push(String(e)));
-  page.on("request", (r) => {
+  page.on("worker", (w) => w.on("console", (m) => { if (m.type() === "error") problems.consoleErrors.push(`worker: ${m.text()}`); }));
+  context.on("request", (r) => {
     const u = r.url();
     if (!u.startsWith(origin) && !u.startsWith("data:") && !u.startsWith("blob:")) problems.foreignRequests.push(u);
   });

@@ -1,0 +1,75 @@
+//! The layout search in a Web Worker, so that the page stays responsive while it runs and the page's own
+//! module does not carry the search code.
+//!
+//! Protocol (structured-clone messages):
+//! - worker → page, once, when it is ready: `{"ready": true}`;
+//! - page → worker: `{"id": n, "input": "<plan file JSON>", "top": k}`;
+//! - worker → page: `{"id": n, "output": "<search_text's JSON>", "ms": search time in the worker}`.
+//!
+//! Imported on a page instead (as `meshplan-search.js`), the module is the search half of the JS API:
+//! `search(input, top)` returns the same JSON text.
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+/// Searches layouts for a plan file (JSON text; its parallelism is ignored) and returns the core's search
+/// result as JSON text — `evaluated`, `valid`, the best `top` candidates, the Pareto front — the same JSON as
+/// `meshplan search FILE --format json`. Unreadable input returns `{"error": {code, message, fix}}`.
+#[wasm_bindgen(js_name = search)]
+pub fn search_js(input: &str, top: u32) -> String {
+    search_text(input, top as usize)
+}
+
+pub fn search_text(input: &str, top: usize) -> String {
+    let opts = meshplan_core::search::SearchOptions { top: top.max(1), ..Default::default() };
+    match meshplan_core::search::search_str(input, &opts) {
+        Ok(result) => serde_json::to_string(&result).unwrap_or_default(),
+        Err(e) => serde_json::json!({ "error": e }).to_string(),
+    }
+}
+
+/// In a dedicated worker: answers search requests and says it is ready. Elsewhere (a page importing the
+/// module for the JS API): does nothing.
+pub fn start() {
+    let Ok(scope) = js_sys::global().dyn_into::<web_sys::DedicatedWorkerGlobalScope>() else { return };
+    let reply_to = scope.clone();
+    let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+        let data = ev.data();
+        let field = |name: &str| js_sys::Reflect::get(&data, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        let input = field("input").as_string().unwrap_or_default();
+        let top = field("top").as_f64().unwrap_or(10.0).clamp(1.0, 1000.0) as usize;
+        let clock = reply_to.performance();
+        let t0 = clock.as_ref().map_or(0.0, |p| p.now());
+        let output = search_text(&input, top);
+        let ms = clock.as_ref().map_or(0.0, |p| p.now()) - t0;
+        let _ = reply_to.post_message(&message(&[("id", field("id")), ("output", output.into()), ("ms", ms.into())]));
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The handler lives as long as the worker.
+    on_message.forget();
+    let _ = scope.post_message(&message(&[("ready", JsValue::TRUE)]));
+}
+
+fn message(fields: &[(&str, JsValue)]) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    for (k, v) in fields {
+        let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn search_text_finds_layouts_or_explains() {
+        let ok = super::search_text(
+            r#"{"model":"llama-3.1-8b","cluster":{"gpu":"h100-sxm-80gb","gpus_per_node":8,"num_nodes":1},"training":{"seq_length":8192,"global_batch_size":128}}"#,
+            3,
+        );
+        let v: serde_json::Value = serde_json::from_str(&ok).unwrap();
+        assert!(v["valid"].as_u64().unwrap() > 0);
+        assert_eq!(v["candidates"].as_array().unwrap().len(), 3);
+        let bad: serde_json::Value = serde_json::from_str(&super::search_text("{nope", 3)).unwrap();
+        assert_eq!(bad["error"]["code"], "invalid-json");
+    }
+}
