@@ -12,8 +12,8 @@ stage() { echo "test-all: [$((SECONDS / 60))m$((SECONDS % 60))s] $*" >&2; }
 stage "installing what is missing"
 scripts/install-tools.sh
 
-stage "core and CLI tests (cargo test -p meshplan-core -p meshplan-cli)"
-cargo test --quiet -p meshplan-core -p meshplan-cli
+stage "core, CLI and search-worker tests (cargo test -p meshplan-core -p meshplan-cli -p meshplan-search-worker)"
+cargo test --quiet -p meshplan-core -p meshplan-cli -p meshplan-search-worker
 
 stage "the core builds for wasm32 on its own"
 cargo build --quiet -p meshplan-core --target wasm32-unknown-unknown
