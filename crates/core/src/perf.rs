@@ -364,13 +364,9 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     };
     // DP: gradients (FP32 main grads, 4 B) reduce-scatter + BF16 params (2 B) all-gather with the distributed
     // optimizer, else an all-reduce 2(n−1)/n of the gradients; dense parameters over DP·CP, experts over EDP.
-    let counts = m.param_counts();
-    let expert_total: f64 = if m.is_moe() {
-        m.num_moe_layers() as f64 * m.kind_params(true).routed_experts as f64
-    } else {
-        0.0
-    };
-    let dense_params = (counts.total as f64 + counts.mtp as f64 - expert_total).max(0.0) / (tp * pp);
+    // Routed experts of the decoder layers; everything else (incl. MTP) is dense. Totals as report::derive counted them.
+    let expert_total = moe_layers * m.kind_params(true).routed_experts as f64;
+    let dense_params = (derived.total_parameters as f64 + derived.mtp_parameters as f64 - expert_total).max(0.0) / (tp * pp);
     let expert_params = expert_total / (ep * etp * pp);
     let dp_dense = dp * cp;
     let dist = tr.use_distributed_optimizer;

@@ -605,7 +605,8 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
             }
         }
     }
-    recs.sort_by(better);
+    // `better` ends on the layout key, unique per record: a total order, so the unstable sort is deterministic.
+    recs.sort_unstable_by(better);
     result.pareto = pareto(&recs);
     // The best `top`, leaving out layouts that differ from a better pick only in which edge stage is lighter.
     let mut picked: Vec<Rec> = Vec::with_capacity(opts.top.min(recs.len()));
@@ -648,7 +649,7 @@ const ORDER: [(u8, bool); 6] = [(2, true), (1, true), (0, true), (2, false), (1,
 /// The Pareto front of sorted records: ascending peak memory, each point faster than every point below it.
 fn pareto(recs: &[Rec]) -> Vec<ParetoPoint> {
     let mut by_mem: Vec<&Rec> = recs.iter().collect();
-    by_mem.sort_by(|a, b| a.peak_bytes.cmp(&b.peak_bytes).then(better(a, b)));
+    by_mem.sort_unstable_by(|a, b| a.peak_bytes.cmp(&b.peak_bytes).then(better(a, b)));
     let mut out = Vec::new();
     let mut best = f64::NEG_INFINITY;
     for r in by_mem {
