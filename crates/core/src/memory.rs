@@ -247,6 +247,8 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let (_, _, o_expert) = bytes_per_param(p.training.use_distributed_optimizer, d.expert_data_parallel_size.max(1));
     let nccl = communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
     let last = split.stages.len().saturating_sub(1);
+    // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
+    let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
     let mut stages = Vec::with_capacity(split.stages.len());
     let mut chunk_kinds: Vec<(u64, u64)> = Vec::new();
     // Layers of one kind have identical parameters (model.rs kind_params).
@@ -284,7 +286,7 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             let output = output_activations(p, vocab);
             act += output + m.mtp_num_layers as f64 * (moe_act.full + output);
         }
-        let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), rank as u64, d.num_microbatches);
+        let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
         let activations = act * in_flight;
         let params = dense + experts;
         let overhead = Overhead {

@@ -123,10 +123,11 @@ pub fn bubble_fraction(pp: u64, vpp: u64, microbatches: u64) -> f64 {
 
 /// Microbatches whose activations stage `rank` holds at its peak.
 // 1F1B: stage p keeps PP − p microbatches in flight (Narayanan 2021 §2.2.1). Interleaved: the warm-up of
-// megatron/core/pipeline_parallel/schedules.py `forward_backward_pipelining_with_interleaving` runs
-// (PP − p − 1)·2 + (VPP − 1)·PP chunk forwards before the first backward, plus the one in steady state; each chunk is
-// 1/VPP of the stage's layers, so in units of whole-stage microbatches that is that count / VPP.
-pub fn microbatches_in_flight(pp: u64, vpp: u64, rank: u64, microbatches: u64) -> f64 {
+// megatron/core/pipeline_parallel/schedules.py `get_pp_rank_microbatches` runs (PP − p − 1)·2 + (VPP − 1)·N chunk
+// forwards before the first backward, N = microbatch_group_size_per_vp_stage (default PP), plus the one in steady
+// state (each 1F1B step runs a forward, then a backward); each chunk is 1/VPP of the stage's layers, so in units of
+// whole-stage microbatches that is that count / VPP.
+pub fn microbatches_in_flight(pp: u64, vpp: u64, group: u64, rank: u64, microbatches: u64) -> f64 {
     let pp = pp.max(1);
     let vpp = vpp.max(1);
     let rank = rank.min(pp - 1);
@@ -136,8 +137,8 @@ pub fn microbatches_in_flight(pp: u64, vpp: u64, rank: u64, microbatches: u64) -
     if vpp == 1 {
         return (pp - rank).min(microbatches.max(1)) as f64;
     }
-    let total_chunks = microbatches.max(1) * vpp;
-    let warmup = ((pp - rank - 1) * 2 + (vpp - 1) * pp).min(total_chunks);
+    let total_chunks = microbatches.max(1).saturating_mul(vpp);
+    let warmup = (pp - rank - 1).saturating_mul(2).saturating_add((vpp - 1).saturating_mul(group.max(1))).min(total_chunks);
     (warmup + 1).min(total_chunks) as f64 / vpp as f64
 }
 
@@ -194,17 +195,28 @@ mod tests {
     #[test]
     fn in_flight_1f1b() {
         // PP=4 with 1F1B: stage 0 holds 4 microbatches, stage 3 one.
-        assert_eq!(microbatches_in_flight(4, 1, 0, 16), 4.0);
-        assert_eq!(microbatches_in_flight(4, 1, 3, 16), 1.0);
+        assert_eq!(microbatches_in_flight(4, 1, 4, 0, 16), 4.0);
+        assert_eq!(microbatches_in_flight(4, 1, 4, 3, 16), 1.0);
         // Fewer microbatches than stages caps it.
-        assert_eq!(microbatches_in_flight(4, 1, 0, 2), 2.0);
+        assert_eq!(microbatches_in_flight(4, 1, 4, 0, 2), 2.0);
     }
 
     #[test]
     fn in_flight_interleaved() {
         // PP=4, VPP=2, stage 0: warm-up (4−0−1)·2 + (2−1)·4 = 10 chunk forwards, +1 = 11 chunks = 5.5 stage-microbatches.
-        assert_eq!(microbatches_in_flight(4, 2, 0, 16), 5.5);
+        assert_eq!(microbatches_in_flight(4, 2, 4, 0, 16), 5.5);
         // last stage: (0)·2 + 4 = 4, +1 = 5 chunks = 2.5.
-        assert_eq!(microbatches_in_flight(4, 2, 3, 16), 2.5);
+        assert_eq!(microbatches_in_flight(4, 2, 4, 3, 16), 2.5);
+    }
+
+    #[test]
+    fn in_flight_honours_microbatch_group_size() {
+        // PP=4, VPP=2, N = microbatch_group_size_per_vp_stage = 8, 16 microbatches (32 chunk forwards).
+        // Stage 0: (4−0−1)·2 + (2−1)·8 = 14 warm-up forwards, +1 = 15 chunks = 7.5 stage-microbatches (5.5 with N = 4).
+        assert_eq!(microbatches_in_flight(4, 2, 8, 0, 16), 7.5);
+        // Stage 3: 0 + 8 = 8, +1 = 9 chunks = 4.5.
+        assert_eq!(microbatches_in_flight(4, 2, 8, 3, 16), 4.5);
+        // Only 3 microbatches (6 chunk forwards): the warm-up of 14 is capped at all 6, i.e. 3 stage-microbatches.
+        assert_eq!(microbatches_in_flight(4, 2, 8, 0, 3), 3.0);
     }
 }

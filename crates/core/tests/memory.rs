@@ -147,6 +147,24 @@ fn one_f_one_b_and_interleaved_microbatches_in_flight() {
     assert!((r.memory.stages[0].microbatches_in_flight - 4.6).abs() < 1e-9);
 }
 
+#[test]
+fn interleaved_in_flight_honours_microbatch_group_size() {
+    // Llama-3.1-70B, TP 8, PP 4, VPP 5, 256 microbatches, N = microbatch_group_size_per_vp_stage = 8 (≥ PP, and
+    // 256 mod 8 = 0, so the schedule accepts it). Stage 0 warm-up (4−0−1)·2 + (5−1)·8 = 38 chunk forwards, +1 = 39
+    // chunks of 1/5 stage = 7.8 stage-microbatches; stage 3: 0 + 32 + 1 = 33 chunks = 6.6. The default N = PP = 4
+    // gives (6 + 16 + 1)/5 = 4.6 and (16 + 1)/5 = 3.4.
+    let mut v = plan(json!("llama-3.1-70b"), 64,
+                     json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 512, "recompute_granularity": "selective"}),
+                     json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4, "sequence_parallel": true,
+                            "virtual_pipeline_model_parallel_size": 5}));
+    let flight = |v: &Value| report(v).memory.stages.iter().map(|s| s.microbatches_in_flight).collect::<Vec<_>>();
+    let default = flight(&v);
+    assert!((default[0] - 4.6).abs() < 1e-9 && (default[3] - 3.4).abs() < 1e-9, "{default:?}");
+    v["parallelism"]["microbatch_group_size_per_vp_stage"] = json!(8);
+    let grouped = flight(&v);
+    assert!((grouped[0] - 7.8).abs() < 1e-9 && (grouped[3] - 6.6).abs() < 1e-9, "{grouped:?}");
+}
+
 fn peak(model: &str, tp: u64, pp: u64) -> Option<u64> {
     let v = plan(json!(model), 64,
                  json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 256,
