@@ -23,6 +23,11 @@ pub struct StageMemory {
     pub activations_per_microbatch_bytes: u64,
     /// Microbatches whose activations the stage holds at its peak (whole-stage units; fractional when interleaved).
     pub microbatches_in_flight: f64,
+    /// The part of `activations_per_microbatch_bytes` only the last model chunk saves (final norm, logits,
+    /// cross-entropy, MTP), held for one microbatch at a time rather than `microbatches_in_flight`:
+    /// `activations_bytes` = (per microbatch − this) · in flight + this · the last chunk's microbatches in flight.
+    #[serde(default)]
+    pub output_activations_bytes: u64,
     /// The labelled parts of `overhead_bytes`.
     pub overhead: Overhead,
 }
@@ -269,7 +274,8 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             dense += count * (lp.tp_sharded as f64 / tp + lp.replicated as f64);
             experts += count * lp.routed_experts as f64 / expert_shard;
         }
-        let (mut act, transient) = stage_activations(p, dense_act, moe_act, &chunk_kinds);
+        let (act, transient) = stage_activations(p, dense_act, moe_act, &chunk_kinds);
+        let mut output_act = 0.0;
         if rank == 0 {
             dense += m.embedding_params(vocab) as f64 / tp;
         }
@@ -284,10 +290,13 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             dense += m.mtp_num_layers as f64 * (mtp.tp_sharded as f64 / tp + mtp.replicated as f64);
             experts += m.mtp_num_layers as f64 * mtp.routed_experts as f64 / expert_shard;
             let output = output_activations(p, vocab);
-            act += output + m.mtp_num_layers as f64 * (moe_act.full + output);
+            output_act = output + m.mtp_num_layers as f64 * (moe_act.full + output);
         }
         let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
-        let activations = act * in_flight;
+        // The output side lives in the last chunk only, whose forward the schedule follows with its backward.
+        let output_flight = pipeline::last_chunk_in_flight(par.pp(), par.vpp(), group, d.num_microbatches) as f64;
+        let activations = act * in_flight + output_act * output_flight;
+        let act = act + output_act;
         let params = dense + experts;
         let overhead = Overhead {
             cuda_context_bytes: CUDA_CONTEXT_BYTES as u64,
@@ -313,6 +322,7 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             expert_parameters: experts as u64,
             activations_per_microbatch_bytes: act as u64,
             microbatches_in_flight: in_flight,
+            output_activations_bytes: output_act as u64,
             overhead,
         });
     }

@@ -142,6 +142,24 @@ pub fn microbatches_in_flight(pp: u64, vpp: u64, group: u64, rank: u64, microbat
     (warmup + 1).min(total_chunks) as f64 / vpp as f64
 }
 
+/// Microbatches whose last-chunk activations the last stage holds at its peak: what only the last model chunk
+/// saves (final norm, logits, loss, MTP) is alive for this many microbatches, not for [`microbatches_in_flight`].
+// megatron/core/pipeline_parallel/schedules.py: under 1F1B (`forward_backward_pipelining_without_interleaving`) the
+// last stage has no warm-up (PP − (PP − 1) − 1 = 0), so each forward is followed by its own backward: 1. Interleaved
+// (`forward_backward_pipelining_with_interleaving`): the last rank's warm-up is (VPP − 1)·N, exactly the first group's
+// forwards of chunks 0..VPP−2 (`get_schedule_table`), so the steady state pairs the forward of the last chunk for a
+// microbatch with that chunk's backward for the same microbatch: 1 when M is a multiple of N (always with the default
+// N = PP). A partial last group of r = M mod N microbatches shifts that pairing, and up to min(1 + (VPP − 1)·(N − r), r)
+// last-chunk forwards are alive at once (worked through get_schedule_table in pipeline tests).
+pub fn last_chunk_in_flight(pp: u64, vpp: u64, group: u64, microbatches: u64) -> u64 {
+    let group = group.max(1);
+    let r = microbatches % group;
+    if pp <= 1 || vpp <= 1 || r == 0 {
+        return 1;
+    }
+    (vpp - 1).saturating_mul(group - r).saturating_add(1).min(r).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +217,8 @@ mod tests {
         assert_eq!(microbatches_in_flight(4, 1, 4, 3, 16), 1.0);
         // Fewer microbatches than stages caps it.
         assert_eq!(microbatches_in_flight(4, 1, 4, 0, 2), 2.0);
+        // The last stage has no warm-up: its last-chunk activations live for one microbatch.
+        assert_eq!(last_chunk_in_flight(4, 1, 4, 16), 1);
     }
 
     #[test]
@@ -218,5 +238,19 @@ mod tests {
         assert_eq!(microbatches_in_flight(4, 2, 8, 3, 16), 4.5);
         // Only 3 microbatches (6 chunk forwards): the warm-up of 14 is capped at all 6, i.e. 3 stage-microbatches.
         assert_eq!(microbatches_in_flight(4, 2, 8, 0, 3), 3.0);
+    }
+
+    #[test]
+    fn last_chunk_in_flight_follows_the_schedule_table() {
+        // Default N = PP with M a multiple of it: one microbatch's last chunk at a time.
+        assert_eq!(last_chunk_in_flight(4, 5, 4, 256), 1);
+        // PP=2, VPP=2, N=3, M=5 (5 mod 3 = 2 ≥ PP, which the schedule accepts). get_schedule_table:
+        // group 0 = (mb,chunk) (0,0)(1,0)(2,0)(0,1)(1,1)(2,1); group 1 (last, 2 microbatches) = (3,0)(4,0)(3,1)(4,1).
+        // Last rank: warm-up (2−1−1)·2 + (2−1)·3 = 3 = F(0,0)F(1,0)F(2,0). Steady step k runs forward k+3, then
+        // backward k (the same table with chunks reversed): k=0..2 pair F(mb,1) with B(mb,1) for mb 0,1,2; k=3,4:
+        // F(3,0)/B(0,0), F(4,0)/B(1,0); k=5: F(3,1) — chunk 1 of mb 3 alive — with B(2,0); k=6: F(4,1) with mb 3's
+        // chunk 1 still alive (B(3,1) is this step's backward): 2 at once. Formula: min(1 + (2−1)·(3−2), 2) = 2.
+        assert_eq!(last_chunk_in_flight(2, 2, 3, 5), 2);
+        assert_eq!(last_chunk_in_flight(2, 2, 3, 6), 1);
     }
 }

@@ -148,6 +148,36 @@ fn one_f_one_b_and_interleaved_microbatches_in_flight() {
 }
 
 #[test]
+fn last_stage_output_activations_live_for_one_microbatch() {
+    // Llama-3.1-70B: h 8192, 64 heads, 8 query groups × 128, ffn 28672 (SwiGLU), 80 layers, vocab 128256 padded to a
+    // multiple of 128·TP = 1024: 129024. TP 8 with SP, PP 4 (20 layers per stage), seq 8192, mbs 1, selective.
+    // One layer: norm in + QKV in 2·t·h/8 = 16,777,216 el; Q t·64·128/8 = 8,388,608, K+V one group per rank
+    //   t·(128+128) = 2,097,152; O t·64·128/8 = 8,388,608 → 35,651,584 el = 71,303,168 B (selective: no LSE);
+    //   MLP norm in/out 2·t·h/8·2 = 33,554,432 B; fc1 out 2·28672 + act 28672 = 86016: t·86016/8·2 = 176,160,768 B.
+    //   Layer 281,018,368 B; 20 layers 5,620,367,360 B.
+    // Output side: final norm in/out 2·t·h/8·2 = 33,554,432; bf16 logits + fp32 softmax t·129024/8·(2+4) =
+    //   792,723,456 → 826,277,888 B.
+    let mut v = plan(json!("llama-3.1-70b"), 64,
+                     json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 512, "recompute_granularity": "selective"}),
+                     json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4, "sequence_parallel": true}));
+    // 1F1B: the last stage has no warm-up, one microbatch in flight: 5,620,367,360 + 826,277,888 = 6,446,645,248.
+    let s = &report(&v).memory.stages[3];
+    assert_eq!(s.output_activations_bytes, 826_277_888);
+    assert_eq!(s.activations_bytes, 6_446_645_248);
+    // Interleaved, VPP 5 (4 layers per chunk): the last stage holds (0 + 4·4 + 1)/5 = 3.4 stage-microbatches of its
+    // layers, but the output side only for the one microbatch whose last chunk ran forward and now runs backward:
+    // 5,620,367,360 · 3.4 + 826,277,888 = 19,109,249,024 + 826,277,888 = 19,935,526,912 B
+    // (not (5,620,367,360 + 826,277,888) · 3.4 = 21,918,596,843).
+    v["parallelism"]["virtual_pipeline_model_parallel_size"] = json!(5);
+    let s = &report(&v).memory.stages[3];
+    assert!((s.microbatches_in_flight - 3.4).abs() < 1e-9);
+    assert_eq!(s.output_activations_bytes, 826_277_888);
+    assert!(s.activations_bytes.abs_diff(19_935_526_912) <= 1, "{}", s.activations_bytes);
+    // Stages without the output layer have none.
+    assert_eq!(report(&v).memory.stages[0].output_activations_bytes, 0);
+}
+
+#[test]
 fn interleaved_in_flight_honours_microbatch_group_size() {
     // Llama-3.1-70B, TP 8, PP 4, VPP 5, 256 microbatches, N = microbatch_group_size_per_vp_stage = 8 (≥ PP, and
     // 256 mod 8 = 0, so the schedule accepts it). Stage 0 warm-up (4−0−1)·2 + (5−1)·8 = 38 chunk forwards, +1 = 39
