@@ -252,6 +252,9 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let (_, _, o_expert) = bytes_per_param(p.training.use_distributed_optimizer, d.expert_data_parallel_size.max(1));
     let nccl = communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
     let last = split.stages.len().saturating_sub(1);
+    // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in
+    // megatron/training/arguments.py); Megatron Bridge's gpt_provider.py provide() passes max_sequence_length = seq_length.
+    let position_rows = m.max_position_embeddings.unwrap_or(p.training.seq_length);
     // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
     let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
     let mut stages = Vec::with_capacity(split.stages.len());
@@ -277,7 +280,8 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
         let (act, transient) = stage_activations(p, dense_act, moe_act, &chunk_kinds);
         let mut output_act = 0.0;
         if rank == 0 {
-            dense += m.embedding_params(vocab) as f64 / tp;
+            // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
+            dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
         }
         if rank == last {
             // The output layer; with tied embeddings and PP > 1 the last stage keeps its own copy

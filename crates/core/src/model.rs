@@ -229,12 +229,23 @@ impl ModelConfig {
         lp
     }
 
+    /// Parameters of the input embedding: the word embeddings plus, with learned absolute positions, the position table.
     pub fn embedding_params(&self, vocab: u64) -> u128 {
-        let mut p = vocab as u128 * self.hidden_size as u128;
-        if self.position_embedding_type == "learned_absolute" {
-            p += self.max_position_embeddings.unwrap_or(0) as u128 * self.hidden_size as u128;
-        }
-        p
+        self.word_embedding_params(vocab) + self.position_embedding_params(self.max_position_embeddings.unwrap_or(0))
+    }
+
+    /// The word embeddings, vocab × h: a VocabParallelEmbedding, split over TP by vocabulary.
+    // Source: megatron/core/models/common/embeddings/language_model_embedding.py (word_embeddings).
+    pub fn word_embedding_params(&self, vocab: u64) -> u128 {
+        vocab as u128 * self.hidden_size as u128
+    }
+
+    /// The learned absolute position table of `rows` positions × h (0 for RoPE and the rest): a plain
+    /// torch.nn.Embedding, replicated on every TP rank.
+    // Source: megatron/core/models/common/embeddings/language_model_embedding.py (position_embeddings, only for
+    // position_embedding_type == 'learned_absolute').
+    pub fn position_embedding_params(&self, rows: u64) -> u128 {
+        if self.position_embedding_type == "learned_absolute" { rows as u128 * self.hidden_size as u128 } else { 0 }
     }
 
     /// Parameter counts as published: unpadded vocabulary, MTP modules reported apart.

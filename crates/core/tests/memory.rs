@@ -121,7 +121,7 @@ fn context_parallel_halves_and_micro_batch_doubles_activations() {
 fn tied_embeddings_get_a_copy_on_the_last_stage_only_with_pipelining() {
     // 2 layers, h 512, vocab 32000 (already a multiple of 128 · TP 1); tied embeddings.
     let model = json!({"num_layers": 2, "hidden_size": 512, "ffn_hidden_size": 1024, "num_attention_heads": 8,
-                       "vocab_size": 32000, "share_embeddings_and_output_weights": true});
+                       "vocab_size": 32000, "share_embeddings_and_output_weights": true, "position_embedding_type": "rope"});
     let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8});
     let one = report(&plan(model.clone(), 8, training.clone(), json!({})));
     let two = report(&plan(model, 8, training, json!({"pipeline_model_parallel_size": 2})));
@@ -130,6 +130,29 @@ fn tied_embeddings_get_a_copy_on_the_last_stage_only_with_pipelining() {
     // PP 1: one copy of the embedding; PP 2: the embedding on stage 0 and its tied copy on stage 1.
     assert_eq!(two.memory.stages[0].dense_parameters, emb + layer);
     assert_eq!(two.memory.stages[1].dense_parameters, emb + layer);
+}
+
+#[test]
+fn learned_position_embeddings_are_replicated_over_tp() {
+    // 2 layers, h 1024, vocab 32000 (a multiple of 128·TP = 256), TP 2, PP 2: stage 0 holds layer 0 and the embedding.
+    // Word embeddings split by vocabulary: 32000·1024/2 = 16,384,000 per rank. A learned position table of
+    // max_position_embeddings = 2048 rows is a plain torch.nn.Embedding on every TP rank: 2048·1024 = 2,097,152
+    // parameters per GPU (not 1,048,576). RoPE has no table; the layers are the same in both.
+    let model = |pos: &str| json!({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 4096, "num_attention_heads": 16,
+                                  "vocab_size": 32000, "max_position_embeddings": 2048, "position_embedding_type": pos,
+                                  "share_embeddings_and_output_weights": false});
+    let training = json!({"seq_length": 2048, "micro_batch_size": 1, "global_batch_size": 8});
+    let par = json!({"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 2, "sequence_parallel": true});
+    let learned = report(&plan(model("learned_absolute"), 8, training.clone(), par.clone()));
+    let rope = report(&plan(model("rope"), 8, training, par.clone()));
+    assert_eq!(learned.memory.stages[0].dense_parameters - rope.memory.stages[0].dense_parameters, 2_097_152);
+    // The last stage has no input embedding without MTP.
+    assert_eq!(learned.memory.stages[1].dense_parameters, rope.memory.stages[1].dense_parameters);
+    // Without max_position_embeddings the table has seq_length rows (Megatron Bridge: max_sequence_length =
+    // seq_length): seq 1024 → 1024·1024 = 1,048,576 per GPU.
+    let mut short = plan(model("learned_absolute"), 8, json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8}), par);
+    short["model"].as_object_mut().unwrap().remove("max_position_embeddings");
+    assert_eq!(report(&short).memory.stages[0].dense_parameters - rope.memory.stages[0].dense_parameters, 1_048_576);
 }
 
 #[test]
