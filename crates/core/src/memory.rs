@@ -284,10 +284,20 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
         }
         if rank == last {
+            // The final norm sits with the last decoder layer, on the last stage without a custom pipeline layout
+            // (megatron/core/transformer/transformer_block.py has_final_layernorm_in_this_stage); replicated over TP.
+            dense += m.final_norm_params() as f64;
             // The output layer; with tied embeddings and PP > 1 the last stage keeps its own copy
             // (megatron/core/models/common/language_module/language_module.py setup_embeddings_and_output_layer).
             if !m.share_embeddings_and_output_weights || par.pp() > 1 {
                 dense += vocab as f64 * m.hidden_size as f64 / tp;
+            }
+            // With MTP the last stage builds its own LanguageModelEmbedding for the MTP inputs (gpt_model.py: built
+            // when pre_process or mtp_process; language_module.py keeps it in sync with the first stage's). With
+            // PP = 1 it is the first stage's. With tied weights its output_layer weight is still allocated
+            // (skip_weight_param_allocation only when pre_process), so both copies are counted.
+            if m.mtp_num_layers > 0 && par.pp() > 1 {
+                dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
             }
             // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections.
             let mtp = m.mtp_layer_params();

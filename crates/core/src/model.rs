@@ -248,6 +248,12 @@ impl ModelConfig {
         if self.position_embedding_type == "learned_absolute" { rows as u128 * self.hidden_size as u128 } else { 0 }
     }
 
+    /// The final norm after the last decoder layer.
+    // Source: megatron/core/transformer/transformer_block.py (final_layernorm, has_final_layernorm_in_this_stage).
+    pub fn final_norm_params(&self) -> u128 {
+        self.norm_params(self.hidden_size)
+    }
+
     /// Parameter counts as published: unpadded vocabulary, MTP modules reported apart.
     pub fn param_counts(&self) -> ParamCounts {
         let n_moe = self.num_moe_layers() as u128;
@@ -261,7 +267,7 @@ impl ModelConfig {
         } else {
             self.vocab_size as u128 * self.hidden_size as u128
         };
-        let final_norm = self.norm_params(self.hidden_size);
+        let final_norm = self.final_norm_params();
         total += embedding + output_layer + final_norm;
         active += embedding + output_layer + final_norm;
         let mtp = self.mtp_layer_params().total() * self.mtp_num_layers as u128;

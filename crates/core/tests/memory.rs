@@ -125,11 +125,12 @@ fn tied_embeddings_get_a_copy_on_the_last_stage_only_with_pipelining() {
     let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8});
     let one = report(&plan(model.clone(), 8, training.clone(), json!({})));
     let two = report(&plan(model, 8, training, json!({"pipeline_model_parallel_size": 2})));
-    let emb = 32000 * 512;
-    let layer = (one.memory.stages[0].dense_parameters - emb) / 2;
+    // The final LayerNorm (weight + bias, 2·512 = 1,024) sits on the last stage.
+    let (emb, final_norm) = (32000 * 512, 1024);
+    let layer = (one.memory.stages[0].dense_parameters - emb - final_norm) / 2;
     // PP 1: one copy of the embedding; PP 2: the embedding on stage 0 and its tied copy on stage 1.
     assert_eq!(two.memory.stages[0].dense_parameters, emb + layer);
-    assert_eq!(two.memory.stages[1].dense_parameters, emb + layer);
+    assert_eq!(two.memory.stages[1].dense_parameters, emb + layer + final_norm);
 }
 
 #[test]
@@ -153,6 +154,33 @@ fn learned_position_embeddings_are_replicated_over_tp() {
     let mut short = plan(model("learned_absolute"), 8, json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8}), par);
     short["model"].as_object_mut().unwrap().remove("max_position_embeddings");
     assert_eq!(report(&short).memory.stages[0].dense_parameters - rope.memory.stages[0].dense_parameters, 1_048_576);
+}
+
+#[test]
+fn last_stage_holds_the_final_norm_and_with_mtp_an_embedding_copy() {
+    // 2 layers, h 64, 4 heads = 4 groups × 16, ffn 256 (not gated), no biases, LayerNorm (weight + bias = 2h),
+    // vocab 1024 (a multiple of 128), RoPE, untied, TP 1.
+    // Layer: QKV 64·(4+2·4)·16 = 12,288; proj 64·64 = 4,096; fc1 64·256 = 16,384; fc2 16,384; two norms 2·128 →
+    //   49,408. Output layer 1024·64 = 65,536; final LayerNorm 128.
+    // PP 2, last stage: 49,408 + 65,536 + 128 = 115,072.
+    let model = |mtp: u64, tied: bool| json!({"num_layers": 2, "hidden_size": 64, "ffn_hidden_size": 256, "num_attention_heads": 4,
+        "num_query_groups": 4, "kv_channels": 16, "vocab_size": 1024, "gated_linear_unit": false, "add_bias_linear": false,
+        "normalization": "LayerNorm", "position_embedding_type": "rope", "share_embeddings_and_output_weights": tied,
+        "mtp_num_layers": mtp});
+    let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8});
+    let last = |mtp: u64, tied: bool, pp: u64| {
+        let r = report(&plan(model(mtp, tied), 8, training.clone(), json!({"pipeline_model_parallel_size": pp})));
+        r.memory.stages.last().unwrap().dense_parameters
+    };
+    assert_eq!(last(0, false, 2), 115_072);
+    // One MTP module: enorm + hnorm 2·128, eh_proj 2h·h = 8,192, a layer like the last one 49,408, its final norm
+    // 128 → 57,984; and, with PP > 1, the last stage's own word embeddings 65,536: 115,072 + 57,984 + 65,536 = 238,592.
+    assert_eq!(last(1, false, 2), 238_592);
+    // Tied weights: the last stage still allocates output_layer.weight (pre_process is false) besides the MTP
+    // embedding, so the same 238,592.
+    assert_eq!(last(1, true, 2), 238_592);
+    // PP 1: one stage, one embedding (the MTP reuses it): 65,536 + 2·49,408 + 65,536 + 128 + 57,984 = 288,000.
+    assert_eq!(last(1, false, 1), 288_000);
 }
 
 #[test]
