@@ -53,12 +53,15 @@ pub struct MemoryReport {
     pub fits: bool,
 }
 
-/// Per-parameter bytes under Megatron's mixed-precision Adam.
-// Source: Korthikanti et al. / megatron/training/theoretical_memory_usage.py: 18 B/param
-// (2 bf16 weight + 4 fp32 grad + 4 fp32 main weight + 8 Adam moments), or 6 + 12/shard with the distributed optimizer.
-pub fn bytes_per_param(distributed: bool, shard: u64) -> (f64, f64, f64) {
-    let (weight, grad) = (2.0, 4.0);
-    let optim = if distributed { 12.0 / shard.max(1) as f64 } else { 12.0 };
+/// Per-parameter bytes (weight, gradient, optimizer state) under Megatron's Adam.
+// Source: Megatron-LM docs/user-guide/features/dist_optimizer.md (bytes-per-parameter table) and
+// megatron/training/theoretical_memory_usage.py: bf16 params with fp32 main grads: 18 B/param (2 weight + 4 grad +
+// 4 fp32 main weight + 8 Adam moments), or 6 + 12/shard with the distributed optimizer; fp32 params and grads:
+// 16 B/param (4 weight + 4 grad + 8 moments; the weights are the main weights), or 8 + 8/shard. FP8/FP4 recipes keep
+// bf16 weights and fp32 main weights like bf16.
+pub fn bytes_per_param(precision: Precision, distributed: bool, shard: u64) -> (f64, f64, f64) {
+    let (weight, grad, state) = if precision == Precision::Fp32 { (4.0, 4.0, 8.0) } else { (2.0, 4.0, 12.0) };
+    let optim = if distributed { state / shard.max(1) as f64 } else { state };
     (weight, grad, optim)
 }
 
@@ -248,8 +251,9 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let dense_act = layer_activations(m, p, false);
     let moe_act = if m.is_moe() { layer_activations(m, p, true) } else { dense_act };
     let dense_shard = d.data_parallel_size.max(1) * par.cp().max(1);
-    let (w, g, o_dense) = bytes_per_param(p.training.use_distributed_optimizer, dense_shard);
-    let (_, _, o_expert) = bytes_per_param(p.training.use_distributed_optimizer, d.expert_data_parallel_size.max(1));
+    let (precision, distributed) = (p.training.precision, p.training.use_distributed_optimizer);
+    let (w, g, o_dense) = bytes_per_param(precision, distributed, dense_shard);
+    let (_, _, o_expert) = bytes_per_param(precision, distributed, d.expert_data_parallel_size.max(1));
     let nccl = communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
     let last = split.stages.len().saturating_sub(1);
     // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in

@@ -184,6 +184,28 @@ fn last_stage_holds_the_final_norm_and_with_mtp_an_embedding_copy() {
 }
 
 #[test]
+fn fp32_training_costs_16_bytes_per_parameter() {
+    // The 2-layer model above on one stage (PP 1, TP 1, 8 GPUs: DP 8): embedding 65,536 + 2 layers 98,816 + output
+    // layer 65,536 + final norm 128 = 230,016 parameters per GPU.
+    let model = json!({"num_layers": 2, "hidden_size": 64, "ffn_hidden_size": 256, "num_attention_heads": 4,
+        "num_query_groups": 4, "kv_channels": 16, "vocab_size": 1024, "gated_linear_unit": false, "add_bias_linear": false,
+        "normalization": "LayerNorm", "position_embedding_type": "rope", "share_embeddings_and_output_weights": false});
+    let state = |precision: &str, distributed: bool| {
+        let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8,
+                              "precision": precision, "use_distributed_optimizer": distributed});
+        let s = report(&plan(model.clone(), 8, training, json!({}))).memory.stages[0].clone();
+        (s.parameters_bytes, s.gradients_bytes, s.optimizer_bytes)
+    };
+    // fp32: 4 B weight, 4 B grad, 8 B Adam moments (no separate main weights) = 16 B: 920,064 / 920,064 / 1,840,128.
+    assert_eq!(state("fp32", false), (920_064, 920_064, 1_840_128));
+    // Distributed optimizer over DP 8 shards the moments: 8/8 = 1 B/param = 230,016 (Megatron's 8 + 8/d).
+    assert_eq!(state("fp32", true), (920_064, 920_064, 230_016));
+    // bf16 for comparison: 2 + 4 + 12 = 18 B (460,032 / 920,064 / 2,760,192), distributed 12/8 = 1.5 B → 345,024.
+    assert_eq!(state("bf16", false), (460_032, 920_064, 2_760_192));
+    assert_eq!(state("bf16", true), (460_032, 920_064, 345_024));
+}
+
+#[test]
 fn one_f_one_b_and_interleaved_microbatches_in_flight() {
     // Llama-3.1-70B, TP 8, PP 4, 256 microbatches. 1F1B: stage p holds PP − p (Narayanan 2021 §2.2.1).
     // Interleaved, VPP 5: stage 0 holds PP + (PP − 1)/VPP = 4.6 (Korthikanti 2022 §4.2.3).
