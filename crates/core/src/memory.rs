@@ -308,7 +308,10 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             dense += m.mtp_num_layers as f64 * (mtp.tp_sharded as f64 / tp + mtp.replicated as f64);
             experts += m.mtp_num_layers as f64 * mtp.routed_experts as f64 / expert_shard;
             let output = output_activations(p, vocab);
-            output_act = output + m.mtp_num_layers as f64 * (moe_act.full + output);
+            // Each MTP module runs a layer like the last decoder layer (gpt_layer_specs.py get_gpt_mtp_block_spec:
+            // spec.layer_specs[-1]), dense or MoE, then its own final norm and the shared output layer.
+            let mtp_layer = if m.layer_is_moe(m.num_layers.saturating_sub(1)) { moe_act } else { dense_act };
+            output_act = output + m.mtp_num_layers as f64 * (mtp_layer.full + output);
         }
         let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
         // The output side lives in the last chunk only, whose forward the schedule follows with its backward.

@@ -105,6 +105,29 @@ fn moe_layer_by_hand() {
 }
 
 #[test]
+fn mtp_activations_follow_the_last_decoder_layer_kind() {
+    // The MoE model above with moe_layer_freq [1, 0] (layer 1 dense, ffn 4096 SwiGLU) or [0, 1], one MTP module, PP 2:
+    // stage 1 holds layer 1, the output side and the MTP module. t = 2048, TP 1, no recompute, bf16.
+    // Dense layer: attention 25,165,824 + LSE 65,536; MLP norm in/out 8,388,608; fc1 out 2·4096 + act 4096 = 12288:
+    //   t·12288·2 = 50,331,648 → 83,951,616 B. MoE layer 63,111,168 B (above).
+    // Output side: final norm in/out 2·t·1024·2 = 8,388,608 + logits bf16 + fp32 softmax t·32000·6 = 393,216,000 →
+    //   401,604,608 B. MTP module: its layer + its own output side.
+    // Last layer dense: 401,604,608 + 83,951,616 + 401,604,608 = 887,160,832 B.
+    // Last layer MoE:   401,604,608 + 63,111,168 + 401,604,608 = 866,320,384 B.
+    let output = |freq: Value| {
+        let model = json!({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 4096, "num_attention_heads": 8,
+                           "num_query_groups": 8, "kv_channels": 128, "vocab_size": 32000, "gated_linear_unit": true,
+                           "num_moe_experts": 8, "moe_router_topk": 2, "moe_ffn_hidden_size": 512, "moe_layer_freq": freq,
+                           "mtp_num_layers": 1, "position_embedding_type": "rope"});
+        let v = plan(model, 8, json!({"seq_length": 2048, "micro_batch_size": 1, "global_batch_size": 16}),
+                     json!({"pipeline_model_parallel_size": 2, "expert_model_parallel_size": 4, "expert_tensor_parallel_size": 1}));
+        report(&v).memory.stages[1].output_activations_bytes
+    };
+    assert_eq!(output(json!([1, 0])), 887_160_832);
+    assert_eq!(output(json!([0, 1])), 866_320_384);
+}
+
+#[test]
 fn context_parallel_halves_and_micro_batch_doubles_activations() {
     let base = llama8b("none");
     let a = report(&base).memory.stages[0].activations_per_microbatch_bytes;
