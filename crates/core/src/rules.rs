@@ -188,6 +188,23 @@ fn tp_widths_divide(m: &crate::model::ModelConfig, c: u64) -> bool {
         && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
 }
 
+/// The TP nearest to the plan's that passes every TP width rule (heads, query groups, dense and shared FFN, see
+/// [`tp_widths_divide`]) and `also`, for "set tensor_model_parallel_size to …" fixes. Prefers a TP that divides
+/// world/(PP·CP), so the dense data-parallel size stays whole; with `whole_dp` only such a TP will do (None if none
+/// does). Ties go to the smaller TP. TP = 1 passes the width rules, so without `whole_dp` and `also` there is always one.
+// TP must divide num_attention_heads (attention.py), so the candidates are its divisors.
+fn nearest_valid_tp(p: &Plan, also: impl Fn(u64) -> bool, whole_dp: bool) -> Option<u64> {
+    let (tp, m) = (p.parallelism.tp(), &p.model);
+    let pp_cp = p.parallelism.pp().saturating_mul(p.parallelism.cp()).max(1);
+    let w = p.world_size();
+    let per = if w % pp_cp == 0 { w / pp_cp } else { 0 };
+    let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && also(c)).collect();
+    let pick = |fits_world: bool| {
+        candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
+    };
+    pick(true).or_else(|| if whole_dp { None } else { pick(false) })
+}
+
 /// Rank-local GEMM dims that break TE's FP8 alignment at this TP: (what, value, modulus). Only TP-divisible
 /// widths are checked (the divisibility rules report the rest); MLA attention and grouped experts are not modelled.
 fn fp8_width_failures(m: &crate::model::ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
@@ -270,19 +287,20 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // World size against both meshes.
     let dense = tp.saturating_mul(pp).saturating_mul(cp);
     if dense == 0 || w % dense != 0 {
-        let per = w / pp.saturating_mul(cp).max(1);
-        let good_tp = nearest_divisor(per.max(1), tp);
-        out.push(
-            d(
-                "world-not-divisible-dense",
-                format!("world size {w} is not a multiple of TP·PP·CP = {tp}·{pp}·{cp} = {dense}, so the dense data-parallel size {w}/{dense} is not whole"),
-                format!(
-                    "use {} GPUs (the nearest multiple of {dense} at or above {w}), or set tensor_model_parallel_size to {good_tp}",
-                    round_up(w, dense)
-                ),
-            )
-            .with_apply(TP, good_tp),
+        let gpus = format!("use {} GPUs (the nearest multiple of {dense} at or above {w})", round_up(w, dense));
+        let good_tp = nearest_valid_tp(p, |_| true, true);
+        let mut diag = d(
+            "world-not-divisible-dense",
+            format!("world size {w} is not a multiple of TP·PP·CP = {tp}·{pp}·{cp} = {dense}, so the dense data-parallel size {w}/{dense} is not whole"),
+            match good_tp {
+                Some(g) => format!("{gpus}, or set tensor_model_parallel_size to {g}, the nearest TP that divides {w}/(PP·CP) and the model's widths"),
+                None => format!("{gpus}; no tensor_model_parallel_size fixes it, since PP·CP = {} does not divide {w} (or no TP that does also divides the model's widths)", pp.saturating_mul(cp)),
+            },
         );
+        if let Some(g) = good_tp {
+            diag = diag.with_apply(TP, g);
+        }
+        out.push(diag);
     }
     let expert = etp.saturating_mul(ep).saturating_mul(pp);
     if expert == 0 || w % expert != 0 {
@@ -299,15 +317,16 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     }
 
     // Tensor parallelism against the model's widths.
+    // One pick for every TP width rule below, so applying any of their fixes clears them all.
+    let width_tp = nearest_valid_tp(p, |_| true, false).unwrap_or(1);
     if m.num_attention_heads % tp != 0 {
-        let good = nearest_divisor(m.num_attention_heads, tp);
         out.push(
             d(
                 "heads-not-divisible-by-tp",
                 format!("num_attention_heads = {} is not divisible by tensor_model_parallel_size = {tp}", m.num_attention_heads),
-                format!("set tensor_model_parallel_size to {good} (a divisor of {})", m.num_attention_heads),
+                format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {} and passes the other TP width rules", m.num_attention_heads),
             )
-            .with_apply(TP, good),
+            .with_apply(TP, width_tp),
         );
     }
     if !m.multi_latent_attention {
@@ -316,13 +335,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         // TP/num_query_groups times) and all-gathers then slices the QKV output.
         let g = m.num_query_groups.max(1);
         if g % tp != 0 && tp % g != 0 {
-            let ok = |c: u64| g % c == 0 || c % g == 0;
-            let per = w / pp.saturating_mul(cp).max(1);
-            let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| ok(c)).collect();
-            let pick = |fits_world: bool| {
-                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
-            };
-            let good = pick(true).or_else(|| pick(false)).unwrap_or(1);
+            let good = width_tp;
             out.push(
                 d(
                     "query-groups-not-divisible-by-tp",
@@ -357,19 +370,19 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         }
     }
     let dense_layers = m.num_layers > m.num_moe_layers();
-    if dense_layers && m.ffn_hidden_size % tp != 0 {
-        out.push(d(
-            "ffn-not-divisible-by-tp",
-            format!("ffn_hidden_size = {} is not divisible by tensor_model_parallel_size = {tp}", m.ffn_hidden_size),
-            format!("set tensor_model_parallel_size to {}", nearest_divisor(m.ffn_hidden_size, tp)),
-        ));
-    }
-    if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0 && s % tp != 0) {
-        out.push(d(
-            "ffn-not-divisible-by-tp",
-            format!("moe_shared_expert_intermediate_size = {s} is not divisible by tensor_model_parallel_size = {tp}"),
-            format!("set tensor_model_parallel_size to {}", nearest_divisor(s, tp)),
-        ));
+    let shared = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0);
+    let widths = [("ffn_hidden_size", Some(m.ffn_hidden_size).filter(|_| dense_layers)), ("moe_shared_expert_intermediate_size", shared)];
+    for (name, width) in widths {
+        if let Some(f) = width.filter(|&f| f % tp != 0) {
+            out.push(
+                d(
+                    "ffn-not-divisible-by-tp",
+                    format!("{name} = {f} is not divisible by tensor_model_parallel_size = {tp} ({f} mod {tp} = {})", f % tp),
+                    format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {f} and passes the other TP width rules"),
+                )
+                .with_apply(TP, width_tp),
+            );
+        }
     }
     if moe && m.moe_ffn() % etp != 0 {
         let good = nearest_divisor(m.moe_ffn(), etp);
@@ -800,15 +813,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         }
         let bad = fp8_width_failures(m, tp);
         if !bad.is_empty() {
-            // Nearest TP that every TP width rule accepts and whose local widths align, preferring one that also
-            // divides world/(PP·CP) so the dense grid stays whole.
-            let per = w / pp.saturating_mul(cp).max(1);
-            let candidates: Vec<u64> =
-                divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && fp8_width_failures(m, c).is_empty()).collect();
-            let pick = |fits_world: bool| {
-                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
-            };
-            let good_tp = pick(true).or_else(|| pick(false));
+            // Nearest TP that every TP width rule accepts and whose local widths align.
+            let good_tp = nearest_valid_tp(p, |c| fp8_width_failures(m, c).is_empty(), false);
             let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
             let mut diag = d(
                 "fp8-dims-not-divisible",
@@ -965,8 +971,8 @@ pub fn check_topology(p: &Plan, layout: &Layout, out: &mut Vec<Diagnostic>) {
             ),
             fix,
         );
-        if code == "tp-crosses-nvlink" {
-            diag = diag.with_apply(TP, nearest_divisor(domain, p.parallelism.tp().min(domain)));
+        if let Some(g) = (code == "tp-crosses-nvlink").then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
+            diag = diag.with_apply(TP, g);
         }
         out.push(diag);
     }

@@ -295,3 +295,55 @@ fn selective_recompute_extras_split_by_launcher() {
     let r = with(None, None);
     assert!(find(&r, "selective-recompute-method-mlm").is_none() && find(&r, "selective-recompute-forbids-method").is_none());
 }
+
+/// The TP = 3 model with 8 query groups: 24 heads, ffn 4608 = 2⁹·9. TPs that pass every width rule are the divisors
+/// of 24 that are a multiple or divisor of 8 (1, 2, 4, 8, 24) and divide 4608 (all of them).
+fn heads24_groups8() -> Value {
+    let mut m = tp3_model();
+    m["num_query_groups"] = json!(8);
+    m
+}
+
+const TP: &str = "parallelism.tensor_model_parallel_size";
+
+#[test]
+fn tp_fixes_share_one_nearest_valid_tp() {
+    // TP 16 on 16 GPUs: 24 mod 16 = 8, heads fire (8 groups divide 16, ffn 4608/16 = 288: those hold). The nearest
+    // divisor of 24 alone is 12 (|12−16| = 4), but 8 groups are neither a multiple nor a divisor of 12. Of 1, 2, 4, 8,
+    // 24 those dividing 16/(PP·CP) = 16 are 1, 2, 4, 8: the nearest is 8.
+    let p = P { tp: 16, per_node: 16, domain: Some(16), ..P::new(heads24_groups8(), 16) };
+    let r = p.run();
+    let d = find(&r, "heads-not-divisible-by-tp").expect("fires");
+    assert_eq!(applied(d, TP), Some(json!(8)));
+    // Applying it leaves no TP rule firing.
+    let fixed = P { tp: 8, ..p.clone() }.run();
+    assert!(fixed.valid, "{:?}", errors(&fixed));
+    // World divisibility picks from the same TPs: 12 GPUs (3 nodes of 4) at TP 8: TPs dividing 12 are 1, 2, 3, 4, 6, 12;
+    // passing the widths too: 1, 2, 4. Nearest to 8: 4 (6, the nearest divisor of 12, fails the 8 query groups).
+    let r = P { tp: 8, per_node: 4, domain: Some(4), ..P::new(heads24_groups8(), 12) }.run();
+    let d = find(&r, "world-not-divisible-dense").expect("fires");
+    assert_eq!(applied(d, TP), Some(json!(4)));
+    assert!(d.fix.contains("set tensor_model_parallel_size to 4"), "{}", d.fix);
+    // The NVLink fix too (16 GPUs in domains of 4, TP 8): TPs dividing the domain and passing the widths: 1, 2, 4 → 4.
+    let r = P { tp: 8, per_node: 4, domain: Some(4), ..P::new(heads24_groups8(), 16) }.run();
+    let d = find(&r, "tp-crosses-nvlink").expect("warns");
+    assert_eq!(applied(d, TP), Some(json!(4)));
+    // PP·CP = 8 does not divide 12: no TP makes the dense grid whole, so no TP is applied.
+    let r = P { pp: 8, per_node: 4, domain: Some(4), ..P::new(heads24_groups8(), 12) }.run();
+    let d = find(&r, "world-not-divisible-dense").expect("fires");
+    assert!(d.apply.is_empty() && d.fix.contains("use 16 GPUs"), "{:?} {}", d.apply, d.fix);
+}
+
+#[test]
+fn ffn_fix_is_a_tp_that_divides_the_heads_too() {
+    // 16 heads, 16 groups, ffn 5000 = 2³·5⁴ at TP 16 on 16 GPUs: 5000 mod 16 = 8 fires. The divisor of 5000 nearest 16
+    // is 20, which does not divide 16 heads; TPs passing everything: divisors of 16 that divide 5000: 1, 2, 4, 8 → 8.
+    let mut model = small_dense();
+    model["ffn_hidden_size"] = json!(5000);
+    model["num_query_groups"] = json!(16);
+    let p = P { tp: 16, per_node: 16, domain: Some(16), ..P::new(model, 16) };
+    let d = find(&p.run(), "ffn-not-divisible-by-tp").cloned().expect("fires");
+    assert!(d.message.contains("5000 mod 16 = 8"), "{}", d.message);
+    assert_eq!(applied(&d, TP), Some(json!(8)));
+    assert!(P { tp: 8, ..p }.run().valid);
+}
