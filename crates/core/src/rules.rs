@@ -58,7 +58,7 @@ rules! {
     "heads-not-divisible-by-query-groups" E "num_attention_heads must be a multiple of num_query_groups." "megatron/core/transformer/attention.py";
     "ffn-not-divisible-by-tp" E "ffn_hidden_size (and the shared-expert width) must be divisible by TP." "megatron/core/tensor_parallel/layers.py ColumnParallelLinear (divide)";
     "moe-ffn-not-divisible-by-etp" E "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size." "megatron/core/transformer/moe/experts.py (divide)";
-    "vocab-not-divisible-by-tp" E "The padded vocabulary must be divisible by TP." "megatron/core/tensor_parallel/layers.py VocabParallelEmbedding";
+    "vocab-not-divisible-by-tp" W "vocab_size is not divisible by TP: Megatron-LM pads it to a multiple of make_vocab_size_divisible_by·TP (as meshplan sizes it); Megatron Bridge builds an explicitly set vocab_size unpadded, and VocabParallelEmbedding asserts." "megatron/training/vocab_utils.py calculate_padded_vocab_size (Megatron-LM, always); Megatron Bridge training/setup.py _validate_and_set_vocab_size (should_pad_vocab = False for a set vocab_size), models/gpt_provider.py provide; megatron/core/tensor_parallel/utils.py VocabUtility (divide)";
     "sp-requires-tp" E "sequence_parallel needs tensor_model_parallel_size > 1." "seed Pitfall 3; megatron/core/model_parallel_config.py __post_init__";
     "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel, whatever EP is." "megatron/core/transformer/moe/moe_layer.py MoELayer.forward (ValueError in training; model_parallel_config.py only warns, for EP > 1)";
     "cp-seq-not-divisible" E "seq_length must be divisible by 2·context_parallel_size." "seed Pitfall 4; megatron/training/arguments.py validate_args";
@@ -393,6 +393,29 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 format!("set expert_tensor_parallel_size to {good}"),
             )
             .with_apply(ETP, good),
+        );
+    }
+
+    // Vocabulary: Megatron-LM always pads (megatron/training/vocab_utils.py calculate_padded_vocab_size, from the
+    // tokenizer's size); Megatron Bridge pads only a vocab_size it takes from the tokenizer (setup.py
+    // _validate_and_set_vocab_size returns should_pad_vocab = False for a vocab_size the model config sets, as presets
+    // and HF conversions do), and VocabParallelEmbedding's divide(vocab, TP) then asserts at model build.
+    if m.vocab_size % tp != 0 {
+        let padded = dv.padded_vocab_size;
+        out.push(
+            d(
+                "vocab-not-divisible-by-tp",
+                format!(
+                    "vocab_size = {} is not divisible by tensor_model_parallel_size = {tp} ({} mod {tp} = {}): Megatron-LM pads it to {padded} (a multiple of make_vocab_size_divisible_by·TP = {}·{tp}), which this plan sizes; Megatron Bridge builds a vocab_size set in the model config unpadded (should_pad_vocab = False) and VocabParallelEmbedding fails dividing {} rows over {tp} ranks",
+                    m.vocab_size,
+                    m.vocab_size,
+                    m.vocab_size % tp,
+                    m.make_vocab_size_divisible_by,
+                    m.vocab_size
+                ),
+                format!("for Megatron Bridge set vocab_size to the padded {padded} (or cfg.model.should_pad_vocab = True); Megatron-LM needs nothing"),
+            )
+            .with_apply("model.vocab_size", padded),
         );
     }
 

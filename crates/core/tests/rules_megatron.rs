@@ -347,3 +347,29 @@ fn ffn_fix_is_a_tp_that_divides_the_heads_too() {
     assert_eq!(applied(&d, TP), Some(json!(8)));
     assert!(P { tp: 8, ..p }.run().valid);
 }
+
+#[test]
+fn vocab_not_divisible_by_tp_warns_with_the_padded_size() {
+    // GPT-2's 50257 tokens at TP 2: 50257 mod 2 = 1. Megatron-LM pads to a multiple of 128·2 = 256:
+    // ⌈50257/256⌉ = 197 → 197·256 = 50432. Megatron Bridge builds a set vocab_size unpadded and asserts: a warning,
+    // whose fix pads the vocabulary as Megatron-LM does.
+    let mut model = small_dense();
+    model["vocab_size"] = json!(50257);
+    let r = P { tp: 2, ..P::new(model.clone(), 8) }.run();
+    let d = find(&r, "vocab-not-divisible-by-tp").expect("warns");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(d.message.contains("50257 mod 2 = 1") && d.message.contains("50432"), "{}", d.message);
+    assert_eq!(applied(d, "model.vocab_size"), Some(json!(50432)));
+    assert_eq!(r.derived.padded_vocab_size, 50432);
+    assert!(r.valid, "{:?}", errors(&r));
+    // The padded size divides over TP: applied, the warning is gone and memory unchanged (the plan already sized 50432).
+    model["vocab_size"] = json!(50432);
+    let fixed = P { tp: 2, ..P::new(model.clone(), 8) }.run();
+    assert!(find(&fixed, "vocab-not-divisible-by-tp").is_none());
+    assert_eq!(fixed.memory.peak_bytes, r.memory.peak_bytes);
+    // TP 1 always divides; 32000 at TP 8 divides too (Bridge builds 32000 rows, 4000 per rank), though Megatron-LM
+    // pads it to 32768.
+    model["vocab_size"] = json!(50257);
+    assert!(find(&P::new(model, 8).run(), "vocab-not-divisible-by-tp").is_none());
+    assert!(find(&P { tp: 8, ..P::new(small_dense(), 8) }.run(), "vocab-not-divisible-by-tp").is_none());
+}
