@@ -88,6 +88,8 @@ rules! {
     "selective-recompute-method-mlm" W "Selective recompute with recompute_method: Megatron-LM asserts, megatron-core and Bridge ignore it." "megatron/training/arguments.py validate_args (recompute method is not yet supported for selective recomputing granularity)";
     "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
     "recompute-num-layers-clipped" I "recompute_num_layers above a chunk's layer count (or 0 with block) is accepted: uniform clips, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py (min() clip; block: layer_idx < recompute_num_layers); TransformerConfig checks only that it is set";
+    "mtp-position-embedding-mlm" W "Multi-token prediction with position_embedding_type other than rope or none: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (MTP validation: rope or none); Bridge checks only in training/mlm_compat/model.py";
+    "mtp-block-recompute-skipped" W "Multi-token prediction with full block recompute: megatron-core does not recompute the MTP layers (it warns and runs them plainly)." "megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer._checkpointed_forward (recompute_method == 'block': Skipping recompute)";
     "mtp-recompute-uniform-needs-one" E "Multi-token prediction with full uniform recompute needs recompute_num_layers = 1." "megatron/core/transformer/multi_token_prediction.py _checkpointed_forward (assert)";
     "precision-unsupported" E "The GPU has no tensor cores for this precision." "GPU catalogue";
     "fp8-dims-not-divisible" E "FP8 GEMMs need the rank-local token count divisible by 8 and each weight's local input width by 16 (output width by 8)." "transformer_engine/pytorch/utils.py assert_dim_for_fp8_exec (ValueError at the first forward)";
@@ -506,6 +508,22 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         }
     }
 
+    // Multi-token prediction: Megatron-LM validate_args asserts position_embedding_type in (rope, none) when
+    // mtp_num_layers is set; megatron-core and Bridge's GPTModelProvider build it with any type.
+    if m.mtp_num_layers > 0 && !["rope", "none"].contains(&m.position_embedding_type.as_str()) {
+        out.push(
+            d(
+                "mtp-position-embedding-mlm",
+                format!(
+                    "mtp_num_layers = {} with position_embedding_type = {}: Megatron-LM (validate_args) asserts that MTP runs with rope or none; Megatron Bridge builds it",
+                    m.mtp_num_layers, m.position_embedding_type
+                ),
+                "for a Megatron-LM launch use position_embedding_type = \"rope\" (with --rope-type yarn for YaRN scaling under MLA) or \"none\"".into(),
+            )
+            .with_apply("model.position_embedding_type", "rope"),
+        );
+    }
+
     // Experts.
     if !moe {
         if ep > 1 {
@@ -775,6 +793,20 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 out.push(
                     d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} but a model chunk holds at most {chunk} layers: {what}"), format!("set recompute_num_layers to {} to say what runs", chunk.max(1)))
                         .with_apply("training.recompute_num_layers", chunk.max(1)),
+                );
+            }
+            if m.mtp_num_layers > 0 && t.recompute_method == Some(crate::plan::RecomputeMethod::Block) {
+                out.push(
+                    d(
+                        "mtp-block-recompute-skipped",
+                        format!(
+                            "mtp_num_layers = {} with full block recompute: megatron-core recomputes the decoder's first {n} layers per chunk but not the MTP layers (\"recompute_method == 'block' is not supported for MTP yet. Skipping recompute.\"); their activations stay whole, as this plan counts them",
+                            m.mtp_num_layers
+                        ),
+                        "to recompute the MTP layers too use recompute_method = \"uniform\" with recompute_num_layers = 1 (the MTP block requires 1)".into(),
+                    )
+                    .with_apply("training.recompute_method", "uniform")
+                    .with_apply("training.recompute_num_layers", 1),
                 );
             }
             if m.mtp_num_layers > 0 && uniform && n != 1 && n != 0 {

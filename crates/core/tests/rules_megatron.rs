@@ -373,3 +373,60 @@ fn vocab_not_divisible_by_tp_warns_with_the_padded_size() {
     assert!(find(&P::new(model, 8).run(), "vocab-not-divisible-by-tp").is_none());
     assert!(find(&P { tp: 8, ..P::new(small_dense(), 8) }.run(), "vocab-not-divisible-by-tp").is_none());
 }
+
+fn with_model_and_training(model: Value, training: &[(&str, Value)]) -> Report {
+    let mut j = P::new(model, 8).json();
+    for (k, v) in training {
+        j["training"][*k] = v.clone();
+    }
+    meshplan_core::plan_value(&j).expect("plan parses")
+}
+
+#[test]
+fn mtp_position_embedding_is_a_megatron_lm_rule() {
+    // Megatron-LM validate_args: MTP only with rope or none; Bridge builds any. A warning, valid plan.
+    let mtp = |pos: &str| {
+        let mut m = small_dense();
+        m["mtp_num_layers"] = json!(1);
+        m["position_embedding_type"] = json!(pos);
+        m["max_position_embeddings"] = json!(4096);
+        with_model_and_training(m, &[])
+    };
+    for pos in ["learned_absolute", "yarn"] {
+        let r = mtp(pos);
+        let d = find(&r, "mtp-position-embedding-mlm").expect("warns");
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(d.message.contains(pos), "{}", d.message);
+        assert_eq!(applied(d, "model.position_embedding_type"), Some(json!("rope")));
+        assert!(r.valid, "{:?}", errors(&r));
+    }
+    for pos in ["rope", "none"] {
+        assert!(find(&mtp(pos), "mtp-position-embedding-mlm").is_none(), "{pos}");
+    }
+    // Without MTP, learned positions are fine.
+    let mut m = small_dense();
+    m["position_embedding_type"] = json!("learned_absolute");
+    m["max_position_embeddings"] = json!(4096);
+    assert!(find(&with_model_and_training(m, &[]), "mtp-position-embedding-mlm").is_none());
+}
+
+#[test]
+fn mtp_layers_are_not_recomputed_under_block_recompute() {
+    let mut mtp = small_dense();
+    mtp["mtp_num_layers"] = json!(1);
+    mtp["position_embedding_type"] = json!("rope");
+    let full = |model: &Value, method: &str, n: u64| {
+        with_model_and_training(model.clone(), &[("recompute_granularity", json!("full")), ("recompute_method", json!(method)), ("recompute_num_layers", json!(n))])
+    };
+    let r = full(&mtp, "block", 2);
+    let d = find(&r, "mtp-block-recompute-skipped").expect("warns");
+    assert_eq!(d.severity, Severity::Warning);
+    assert_eq!(applied(d, "training.recompute_method"), Some(json!("uniform")));
+    assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
+    assert!(r.valid, "{:?}", errors(&r));
+    // Uniform with 1 layer recomputes the MTP layers; a dense model without MTP has nothing to skip.
+    assert!(find(&full(&mtp, "uniform", 1), "mtp-block-recompute-skipped").is_none());
+    let mut no_mtp = mtp.clone();
+    no_mtp["mtp_num_layers"] = json!(0);
+    assert!(find(&full(&no_mtp, "block", 2), "mtp-block-recompute-skipped").is_none());
+}
