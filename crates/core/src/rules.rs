@@ -80,6 +80,7 @@ rules! {
     "interleaved-microbatches" E "With virtual pipeline stages the microbatch count M must be at least N = microbatch_group_size_per_vp_stage (default PP), and M mod N must be 0 or at least PP (with N = PP: M a multiple of PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError / RuntimeError at the first step)";
     "vpp-microbatch-group-below-pp" E "microbatch_group_size_per_vp_stage must be at least pipeline_model_parallel_size." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError: range [PP, M])";
     "vpp-pp2-needs-overlap-p2p" W "Interleaving with PP = 2 fails under Megatron-LM without --overlap-p2p-communication; Megatron Bridge enables it itself." "megatron/training/arguments.py validate_args (PP > 2 unless overlap_p2p_comm); Megatron Bridge training/comm_overlap.py (overlap_p2p_comm = True when PP > 1 and VPP > 1)";
+    "gbs-default" I "global_batch_size was not given: Megatron-LM defaults it to micro_batch_size·DP (one microbatch per step); Megatron Bridge asserts it is set." "megatron/training/arguments.py validate_args (global_batch_size = micro_batch_size * data_parallel_size); Megatron Bridge training/config.py ConfigContainer (train.global_batch_size must be set unless eval_global_batch_size is)";
     "gbs-not-divisible" E "global_batch_size must be divisible by micro_batch_size × data_parallel_size." "megatron/core/num_microbatches_calculator.py";
     "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
     "seq-exceeds-max-position-mlm" W "seq_length exceeds max_position_embeddings with RoPE: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (max_position_embeddings required and ≥ seq_length); Bridge GPTModelProvider has no such field";
@@ -642,6 +643,19 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let dp = dv.data_parallel_size;
     let mbs = t.micro_batch_size;
     let gbs = dv.global_batch_size;
+    if dp > 0 && t.global_batch_size.is_none() {
+        out.push(
+            d(
+                "gbs-default",
+                format!(
+                    "global_batch_size was not given: Megatron-LM sets it to micro_batch_size·DP = {mbs}·{dp} = {gbs}, one microbatch per step{}; Megatron Bridge asserts that train.global_batch_size is set",
+                    if pp > 1 { format!(" (the {pp}-stage pipeline never fills)") } else { String::new() }
+                ),
+                format!("set global_batch_size explicitly ({gbs} is what this plan uses; a multiple of {gbs} gives more microbatches per step)"),
+            )
+            .with_apply(GBS, gbs),
+        );
+    }
     if dp > 0 {
         let unit = mbs.saturating_mul(dp);
         if gbs % unit != 0 || gbs < unit {

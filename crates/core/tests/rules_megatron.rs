@@ -430,3 +430,18 @@ fn mtp_layers_are_not_recomputed_under_block_recompute() {
     no_mtp["mtp_num_layers"] = json!(0);
     assert!(find(&full(&no_mtp, "block", 2), "mtp-block-recompute-skipped").is_none());
 }
+
+#[test]
+fn absent_global_batch_size_defaults_to_one_microbatch_per_step() {
+    // 8 GPUs, TP 2, PP 2: DP = 8/(2·2) = 2; MBS 2 → Megatron-LM's default GBS = 2·2 = 4, one microbatch per step.
+    let mut j = P { tp: 2, pp: 2, mbs: 2, ..P::new(small_dense(), 8) }.json();
+    j["training"].as_object_mut().unwrap().remove("global_batch_size");
+    let r = meshplan_core::plan_value(&j).unwrap();
+    let d = find(&r, "gbs-default").expect("info");
+    assert_eq!(d.severity, Severity::Info);
+    assert!(d.message.contains("2·2 = 4") && d.message.contains("Bridge"), "{}", d.message);
+    assert_eq!(applied(d, "training.global_batch_size"), Some(json!(4)));
+    assert_eq!((r.derived.global_batch_size, r.derived.num_microbatches), (4, 1));
+    // Given explicitly: no info.
+    assert!(find(&P { tp: 2, pp: 2, mbs: 2, ..P::new(small_dense(), 8) }.run(), "gbs-default").is_none());
+}
