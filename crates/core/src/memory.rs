@@ -207,16 +207,20 @@ fn stage_activations(p: &Plan, dense: LayerActivations, moe: LayerActivations, c
         }
         let per_layer_full = full / layers as f64;
         let per_layer_ckpt = (n_dense as f64 * dense.checkpointed + n_moe as f64 * moe.checkpointed) / layers as f64;
-        let n = t.recompute_num_layers.unwrap_or(1).clamp(1, layers);
+        let n = t.recompute_num_layers.unwrap_or(1).min(layers);
         match t.recompute_method {
-            // Block: the first n layers of each chunk keep only their input; the rest keep everything
-            // (transformer_block.py _checkpointed_forward, recompute_method == "block").
+            // Block: the first n layers of each chunk keep only their input; the rest keep everything, all of them
+            // when n = 0 (megatron/core/recompute.py checkpointed_forward, recompute_method == "block": layer_idx < n).
             Some(RecomputeMethod::Block) => {
                 saved += n as f64 * per_layer_ckpt + (layers - n) as f64 * per_layer_full;
-                transient = transient.max(largest);
+                if n > 0 {
+                    transient = transient.max(largest);
+                }
             }
-            // Uniform: groups of n layers keep one input each; backward re-runs one group at a time.
+            // Uniform: groups of n layers keep one input each, the last group clipped to the chunk (min()); backward
+            // re-runs one group at a time. n = 0 never advances (an error rule); counted as 1.
             _ => {
+                let n = n.max(1);
                 saved += layers.div_ceil(n) as f64 * per_layer_ckpt;
                 transient = transient.max(n as f64 * largest);
             }

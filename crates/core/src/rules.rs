@@ -88,7 +88,7 @@ rules! {
     "selective-recompute-forbids-method" E "Selective recompute takes no recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: recompute_num_layers must be None)";
     "selective-recompute-method-mlm" W "Selective recompute with recompute_method: Megatron-LM asserts, megatron-core and Bridge ignore it." "megatron/training/arguments.py validate_args (recompute method is not yet supported for selective recomputing granularity)";
     "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
-    "recompute-num-layers-clipped" I "recompute_num_layers above a chunk's layer count (or 0 with block) is accepted: uniform clips, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py (min() clip; block: layer_idx < recompute_num_layers); TransformerConfig checks only that it is set";
+    "recompute-num-layers-clipped" W "recompute_num_layers above every model chunk's layer count (or 0 with block) is accepted but does not run as written: uniform clips the unit to the chunk, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py checkpointed_forward (was transformer_block.py _checkpointed_forward; uniform: min() clip, block: layer_idx < recompute_num_layers); TransformerConfig and validate_args check only that it is set";
     "mtp-position-embedding-mlm" W "Multi-token prediction with position_embedding_type other than rope or none: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (MTP validation: rope or none); Bridge checks only in training/mlm_compat/model.py";
     "mtp-block-recompute-skipped" W "Multi-token prediction with full block recompute: megatron-core does not recompute the MTP layers (it warns and runs them plainly)." "megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer._checkpointed_forward (recompute_method == 'block': Skipping recompute)";
     "mtp-recompute-uniform-needs-one" E "Multi-token prediction with full uniform recompute needs recompute_num_layers = 1." "megatron/core/transformer/multi_token_prediction.py _checkpointed_forward (assert)";
@@ -797,16 +797,30 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                     .with_apply("training.recompute_num_layers", 1),
                 );
             } else if let Some(chunk) = per_chunk.filter(|&c| n > c || n == 0) {
-                let what = if n == 0 {
-                    "block recompute of 0 layers recomputes nothing".to_string()
+                // checkpointed_forward runs over the layers of one model chunk (len(self.layers)): uniform checkpoints
+                // [i, min(i + n, chunk)), block checkpoints layer i when i < n.
+                let (what, fix, good) = if n == 0 {
+                    (
+                        "block recompute of 0 layers checkpoints no layer (layer_idx < 0 never holds): the run saves every activation, as without recompute, and this plan counts it so".to_string(),
+                        "set recompute_num_layers to at least 1 (the first layers of each chunk recomputed), or recompute_granularity to \"selective\" / \"none\" to say what runs".to_string(),
+                        1,
+                    )
                 } else if uniform {
-                    format!("Megatron accepts it: uniform clips the unit to the chunk's {chunk} layers (one checkpoint per chunk)")
+                    (
+                        format!("megatron-core accepts it and clips each unit to the chunk (min(layer_idx + {n}, {chunk})): one checkpoint per chunk, the same as recompute_num_layers = {chunk}"),
+                        format!("set recompute_num_layers to {chunk}, which is what runs"),
+                        chunk,
+                    )
                 } else {
-                    format!("Megatron accepts it: block recomputes all {chunk} layers of each chunk")
+                    (
+                        format!("megatron-core accepts it and block recomputes every layer of each chunk (layer_idx < {n} for all {chunk}), the same as recompute_num_layers = {chunk}"),
+                        format!("set recompute_num_layers to {chunk}, which is what runs"),
+                        chunk,
+                    )
                 };
                 out.push(
-                    d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} but a model chunk holds at most {chunk} layers: {what}"), format!("set recompute_num_layers to {} to say what runs", chunk.max(1)))
-                        .with_apply("training.recompute_num_layers", chunk.max(1)),
+                    d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} with recompute_method = {} and at most {chunk} layers per model chunk: {what}", if uniform { "uniform" } else { "block" }), fix)
+                        .with_apply("training.recompute_num_layers", good),
                 );
             }
             if m.mtp_num_layers > 0 && t.recompute_method == Some(crate::plan::RecomputeMethod::Block) {

@@ -63,6 +63,26 @@ fn recompute_full_keeps_layer_inputs_only() {
 }
 
 #[test]
+fn block_recompute_counts_what_megatron_runs() {
+    // recompute.py checkpointed_forward, block: layer i is checkpointed when i < recompute_num_layers.
+    let block = |n: u64| {
+        let mut v = llama8b("full");
+        v["training"]["recompute_method"] = json!("block");
+        v["training"]["recompute_num_layers"] = json!(n);
+        report(&v).memory.stages[0].clone()
+    };
+    // 0: no layer checkpointed — the activations of no recompute, 10,744,758,272 B (worked out above), no working set.
+    let s = block(0);
+    assert_eq!(s.activations_bytes, 10_744_758_272);
+    assert_eq!(s.overhead.recompute_transient_bytes, 0);
+    // 40 > 32 layers: every layer checkpointed, as uniform with 1: 32 inputs + output side = 2,146,435,072 B, and
+    // backward re-runs one layer at a time (285,474,816 B).
+    let s = block(40);
+    assert_eq!(s.activations_bytes, 2_146_435_072);
+    assert_eq!(s.overhead.recompute_transient_bytes, 285_474_816);
+}
+
+#[test]
 fn gpt_style_layer_matches_korthikanti() {
     // Korthikanti et al. 2022 eq. 2 (TP, no SP): s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes per layer. With flash
     // attention the 5as/h score terms are gone, and with dropout 0 the two 1-byte masks (2sbh) too:

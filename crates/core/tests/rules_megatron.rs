@@ -138,13 +138,16 @@ fn full_recompute(p: &P, method: &str, n: u64, model_extra: Option<(&str, Value)
 fn recompute_num_layers_follows_recompute_py() {
     // 16 layers, PP=2, VPP=2 on 8 GPUs: 16/(2·2) = 4 layers per chunk.
     let p = P { pp: 2, vpp: Some(2), ..P::new(small_dense(), 8) };
-    // 6 > 4: Megatron clips (uniform) or recomputes all (block): info, not an error; the fix names 4.
-    for method in ["uniform", "block"] {
+    // 6 > 4: Megatron clips (uniform: units [0, min(0 + 6, 4))) or recomputes all (block: every i < 6): accepted, but
+    // not what was written — a warning, not an error; the fix names 4, which is what runs.
+    for (method, runs) in [("uniform", "min(layer_idx + 6, 4)"), ("block", "layer_idx < 6 for all 4")] {
         let r = full_recompute(&p, method, 6, None);
         assert!(find(&r, "recompute-num-layers-range").is_none(), "{method}");
         let d = find(&r, "recompute-num-layers-clipped").unwrap_or_else(|| panic!("{method}: {:?}", codes(&r)));
-        assert_eq!(d.severity, Severity::Info);
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(d.message.contains(runs), "{}", d.message);
         assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(4)));
+        assert!(r.valid, "{:?}", errors(&r));
     }
     // 4 = the chunk: nothing.
     let r = full_recompute(&p, "uniform", 4, None);
@@ -154,9 +157,12 @@ fn recompute_num_layers_follows_recompute_py() {
     let d = find(&r, "recompute-num-layers-range").expect("uniform 0 is an error");
     assert!(d.is_error());
     assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
-    // 0 with block: recomputes nothing, accepted.
+    // 0 with block: recomputes nothing (layer_idx < 0 never holds), accepted; the fix is the least that recomputes.
     let r = full_recompute(&p, "block", 0, None);
-    assert!(find(&r, "recompute-num-layers-range").is_none() && find(&r, "recompute-num-layers-clipped").is_some());
+    assert!(find(&r, "recompute-num-layers-range").is_none());
+    let d = find(&r, "recompute-num-layers-clipped").expect("warns");
+    assert!(d.message.contains("no layer"), "{}", d.message);
+    assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
 }
 
 #[test]
@@ -374,14 +380,6 @@ fn vocab_not_divisible_by_tp_warns_with_the_padded_size() {
     assert!(find(&P { tp: 8, ..P::new(small_dense(), 8) }.run(), "vocab-not-divisible-by-tp").is_none());
 }
 
-fn with_model_and_training(model: Value, training: &[(&str, Value)]) -> Report {
-    let mut j = P::new(model, 8).json();
-    for (k, v) in training {
-        j["training"][*k] = v.clone();
-    }
-    meshplan_core::plan_value(&j).expect("plan parses")
-}
-
 #[test]
 fn mtp_position_embedding_is_a_megatron_lm_rule() {
     // Megatron-LM validate_args: MTP only with rope or none; Bridge builds any. A warning, valid plan.
@@ -390,7 +388,7 @@ fn mtp_position_embedding_is_a_megatron_lm_rule() {
         m["mtp_num_layers"] = json!(1);
         m["position_embedding_type"] = json!(pos);
         m["max_position_embeddings"] = json!(4096);
-        with_model_and_training(m, &[])
+        P::new(m, 8).run()
     };
     for pos in ["learned_absolute", "yarn"] {
         let r = mtp(pos);
@@ -407,7 +405,7 @@ fn mtp_position_embedding_is_a_megatron_lm_rule() {
     let mut m = small_dense();
     m["position_embedding_type"] = json!("learned_absolute");
     m["max_position_embeddings"] = json!(4096);
-    assert!(find(&with_model_and_training(m, &[]), "mtp-position-embedding-mlm").is_none());
+    assert!(find(&P::new(m, 8).run(), "mtp-position-embedding-mlm").is_none());
 }
 
 #[test]
@@ -415,9 +413,7 @@ fn mtp_layers_are_not_recomputed_under_block_recompute() {
     let mut mtp = small_dense();
     mtp["mtp_num_layers"] = json!(1);
     mtp["position_embedding_type"] = json!("rope");
-    let full = |model: &Value, method: &str, n: u64| {
-        with_model_and_training(model.clone(), &[("recompute_granularity", json!("full")), ("recompute_method", json!(method)), ("recompute_num_layers", json!(n))])
-    };
+    let full = |model: &Value, method: &str, n: u64| full_recompute(&P::new(model.clone(), 8), method, n, None);
     let r = full(&mtp, "block", 2);
     let d = find(&r, "mtp-block-recompute-skipped").expect("warns");
     assert_eq!(d.severity, Severity::Warning);
@@ -445,3 +441,4 @@ fn absent_global_batch_size_defaults_to_one_microbatch_per_step() {
     // Given explicitly: no info.
     assert!(find(&P { tp: 2, pp: 2, mbs: 2, ..P::new(small_dense(), 8) }.run(), "gbs-default").is_none());
 }
+
