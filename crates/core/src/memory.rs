@@ -23,6 +23,11 @@ pub struct StageMemory {
     pub activations_per_microbatch_bytes: u64,
     /// Microbatches whose activations the stage holds at its peak (whole-stage units; fractional when interleaved).
     pub microbatches_in_flight: f64,
+    /// The part of `activations_per_microbatch_bytes` only the last model chunk saves (final norm, logits,
+    /// cross-entropy, MTP), held for one microbatch at a time rather than `microbatches_in_flight`:
+    /// `activations_bytes` = (per microbatch − this) · in flight + this · the last chunk's microbatches in flight.
+    #[serde(default)]
+    pub output_activations_bytes: u64,
     /// The labelled parts of `overhead_bytes`.
     pub overhead: Overhead,
 }
@@ -48,12 +53,15 @@ pub struct MemoryReport {
     pub fits: bool,
 }
 
-/// Per-parameter bytes under Megatron's mixed-precision Adam.
-// Source: Korthikanti et al. / megatron/training/theoretical_memory_usage.py: 18 B/param
-// (2 bf16 weight + 4 fp32 grad + 4 fp32 main weight + 8 Adam moments), or 6 + 12/shard with the distributed optimizer.
-pub fn bytes_per_param(distributed: bool, shard: u64) -> (f64, f64, f64) {
-    let (weight, grad) = (2.0, 4.0);
-    let optim = if distributed { 12.0 / shard.max(1) as f64 } else { 12.0 };
+/// Per-parameter bytes (weight, gradient, optimizer state) under Megatron's Adam.
+// Source: Megatron-LM docs/user-guide/features/dist_optimizer.md (bytes-per-parameter table) and
+// megatron/training/theoretical_memory_usage.py: bf16 params with fp32 main grads: 18 B/param (2 weight + 4 grad +
+// 4 fp32 main weight + 8 Adam moments), or 6 + 12/shard with the distributed optimizer; fp32 params and grads:
+// 16 B/param (4 weight + 4 grad + 8 moments; the weights are the main weights), or 8 + 8/shard. FP8/FP4 recipes keep
+// bf16 weights and fp32 main weights like bf16.
+pub fn bytes_per_param(precision: Precision, distributed: bool, shard: u64) -> (f64, f64, f64) {
+    let (weight, grad, state) = if precision == Precision::Fp32 { (4.0, 4.0, 8.0) } else { (2.0, 4.0, 12.0) };
+    let optim = if distributed { state / shard.max(1) as f64 } else { state };
     (weight, grad, optim)
 }
 
@@ -199,16 +207,20 @@ fn stage_activations(p: &Plan, dense: LayerActivations, moe: LayerActivations, c
         }
         let per_layer_full = full / layers as f64;
         let per_layer_ckpt = (n_dense as f64 * dense.checkpointed + n_moe as f64 * moe.checkpointed) / layers as f64;
-        let n = t.recompute_num_layers.unwrap_or(1).clamp(1, layers);
+        let n = t.recompute_num_layers.unwrap_or(1).min(layers);
         match t.recompute_method {
-            // Block: the first n layers of each chunk keep only their input; the rest keep everything
-            // (transformer_block.py _checkpointed_forward, recompute_method == "block").
+            // Block: the first n layers of each chunk keep only their input; the rest keep everything, all of them
+            // when n = 0 (megatron/core/recompute.py checkpointed_forward, recompute_method == "block": layer_idx < n).
             Some(RecomputeMethod::Block) => {
                 saved += n as f64 * per_layer_ckpt + (layers - n) as f64 * per_layer_full;
-                transient = transient.max(largest);
+                if n > 0 {
+                    transient = transient.max(largest);
+                }
             }
-            // Uniform: groups of n layers keep one input each; backward re-runs one group at a time.
+            // Uniform: groups of n layers keep one input each, the last group clipped to the chunk (min()); backward
+            // re-runs one group at a time. n = 0 never advances (an error rule); counted as 1.
             _ => {
+                let n = n.max(1);
                 saved += layers.div_ceil(n) as f64 * per_layer_ckpt;
                 transient = transient.max(n as f64 * largest);
             }
@@ -243,10 +255,16 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let dense_act = layer_activations(m, p, false);
     let moe_act = if m.is_moe() { layer_activations(m, p, true) } else { dense_act };
     let dense_shard = d.data_parallel_size.max(1) * par.cp().max(1);
-    let (w, g, o_dense) = bytes_per_param(p.training.use_distributed_optimizer, dense_shard);
-    let (_, _, o_expert) = bytes_per_param(p.training.use_distributed_optimizer, d.expert_data_parallel_size.max(1));
+    let (precision, distributed) = (p.training.precision, p.training.use_distributed_optimizer);
+    let (w, g, o_dense) = bytes_per_param(precision, distributed, dense_shard);
+    let (_, _, o_expert) = bytes_per_param(precision, distributed, d.expert_data_parallel_size.max(1));
     let nccl = communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
     let last = split.stages.len().saturating_sub(1);
+    // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in
+    // megatron/training/arguments.py); Megatron Bridge's gpt_provider.py provide() passes max_sequence_length = seq_length.
+    let position_rows = m.max_position_embeddings.unwrap_or(p.training.seq_length);
+    // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
+    let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
     let mut stages = Vec::with_capacity(split.stages.len());
     let mut chunk_kinds: Vec<(u64, u64)> = Vec::new();
     // Layers of one kind have identical parameters (model.rs kind_params).
@@ -267,25 +285,43 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             dense += count * (lp.tp_sharded as f64 / tp + lp.replicated as f64);
             experts += count * lp.routed_experts as f64 / expert_shard;
         }
-        let (mut act, transient) = stage_activations(p, dense_act, moe_act, &chunk_kinds);
+        let (act, transient) = stage_activations(p, dense_act, moe_act, &chunk_kinds);
+        let mut output_act = 0.0;
         if rank == 0 {
-            dense += m.embedding_params(vocab) as f64 / tp;
+            // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
+            dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
         }
         if rank == last {
+            // The final norm sits with the last decoder layer, on the last stage without a custom pipeline layout
+            // (megatron/core/transformer/transformer_block.py has_final_layernorm_in_this_stage); replicated over TP.
+            dense += m.final_norm_params() as f64;
             // The output layer; with tied embeddings and PP > 1 the last stage keeps its own copy
             // (megatron/core/models/common/language_module/language_module.py setup_embeddings_and_output_layer).
             if !m.share_embeddings_and_output_weights || par.pp() > 1 {
                 dense += vocab as f64 * m.hidden_size as f64 / tp;
+            }
+            // With MTP the last stage builds its own LanguageModelEmbedding for the MTP inputs (gpt_model.py: built
+            // when pre_process or mtp_process; language_module.py keeps it in sync with the first stage's). With
+            // PP = 1 it is the first stage's. With tied weights its output_layer weight is still allocated
+            // (skip_weight_param_allocation only when pre_process), so both copies are counted.
+            if m.mtp_num_layers > 0 && par.pp() > 1 {
+                dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
             }
             // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections.
             let mtp = m.mtp_layer_params();
             dense += m.mtp_num_layers as f64 * (mtp.tp_sharded as f64 / tp + mtp.replicated as f64);
             experts += m.mtp_num_layers as f64 * mtp.routed_experts as f64 / expert_shard;
             let output = output_activations(p, vocab);
-            act += output + m.mtp_num_layers as f64 * (moe_act.full + output);
+            // Each MTP module runs a layer like the last decoder layer (gpt_layer_specs.py get_gpt_mtp_block_spec:
+            // spec.layer_specs[-1]), dense or MoE, then its own final norm and the shared output layer.
+            let mtp_layer = if m.layer_is_moe(m.num_layers.saturating_sub(1)) { moe_act } else { dense_act };
+            output_act = output + m.mtp_num_layers as f64 * (mtp_layer.full + output);
         }
-        let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), rank as u64, d.num_microbatches);
-        let activations = act * in_flight;
+        let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
+        // The output side lives in the last chunk only, whose forward the schedule follows with its backward.
+        let output_flight = pipeline::last_chunk_in_flight(par.pp(), par.vpp(), group, d.num_microbatches) as f64;
+        let activations = act * in_flight + output_act * output_flight;
+        let act = act + output_act;
         let params = dense + experts;
         let overhead = Overhead {
             cuda_context_bytes: CUDA_CONTEXT_BYTES as u64,
@@ -311,6 +347,7 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
             expert_parameters: experts as u64,
             activations_per_microbatch_bytes: act as u64,
             microbatches_in_flight: in_flight,
+            output_activations_bytes: output_act as u64,
             overhead,
         });
     }

@@ -229,12 +229,29 @@ impl ModelConfig {
         lp
     }
 
+    /// Parameters of the input embedding: the word embeddings plus, with learned absolute positions, the position table.
     pub fn embedding_params(&self, vocab: u64) -> u128 {
-        let mut p = vocab as u128 * self.hidden_size as u128;
-        if self.position_embedding_type == "learned_absolute" {
-            p += self.max_position_embeddings.unwrap_or(0) as u128 * self.hidden_size as u128;
-        }
-        p
+        self.word_embedding_params(vocab) + self.position_embedding_params(self.max_position_embeddings.unwrap_or(0))
+    }
+
+    /// The word embeddings, vocab × h: a VocabParallelEmbedding, split over TP by vocabulary.
+    // Source: megatron/core/models/common/embeddings/language_model_embedding.py (word_embeddings).
+    pub fn word_embedding_params(&self, vocab: u64) -> u128 {
+        vocab as u128 * self.hidden_size as u128
+    }
+
+    /// The learned absolute position table of `rows` positions × h (0 for RoPE and the rest): a plain
+    /// torch.nn.Embedding, replicated on every TP rank.
+    // Source: megatron/core/models/common/embeddings/language_model_embedding.py (position_embeddings, only for
+    // position_embedding_type == 'learned_absolute').
+    pub fn position_embedding_params(&self, rows: u64) -> u128 {
+        if self.position_embedding_type == "learned_absolute" { rows as u128 * self.hidden_size as u128 } else { 0 }
+    }
+
+    /// The final norm after the last decoder layer.
+    // Source: megatron/core/transformer/transformer_block.py (final_layernorm, has_final_layernorm_in_this_stage).
+    pub fn final_norm_params(&self) -> u128 {
+        self.norm_params(self.hidden_size)
     }
 
     /// Parameter counts as published: unpadded vocabulary, MTP modules reported apart.
@@ -250,7 +267,7 @@ impl ModelConfig {
         } else {
             self.vocab_size as u128 * self.hidden_size as u128
         };
-        let final_norm = self.norm_params(self.hidden_size);
+        let final_norm = self.final_norm_params();
         total += embedding + output_layer + final_norm;
         active += embedding + output_layer + final_norm;
         let mtp = self.mtp_layer_params().total() * self.mtp_num_layers as u128;

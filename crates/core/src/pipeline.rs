@@ -123,10 +123,11 @@ pub fn bubble_fraction(pp: u64, vpp: u64, microbatches: u64) -> f64 {
 
 /// Microbatches whose activations stage `rank` holds at its peak.
 // 1F1B: stage p keeps PP − p microbatches in flight (Narayanan 2021 §2.2.1). Interleaved: the warm-up of
-// megatron/core/pipeline_parallel/schedules.py `forward_backward_pipelining_with_interleaving` runs
-// (PP − p − 1)·2 + (VPP − 1)·PP chunk forwards before the first backward, plus the one in steady state; each chunk is
-// 1/VPP of the stage's layers, so in units of whole-stage microbatches that is that count / VPP.
-pub fn microbatches_in_flight(pp: u64, vpp: u64, rank: u64, microbatches: u64) -> f64 {
+// megatron/core/pipeline_parallel/schedules.py `get_pp_rank_microbatches` runs (PP − p − 1)·2 + (VPP − 1)·N chunk
+// forwards before the first backward, N = microbatch_group_size_per_vp_stage (default PP), plus the one in steady
+// state (each 1F1B step runs a forward, then a backward); each chunk is 1/VPP of the stage's layers, so in units of
+// whole-stage microbatches that is that count / VPP.
+pub fn microbatches_in_flight(pp: u64, vpp: u64, group: u64, rank: u64, microbatches: u64) -> f64 {
     let pp = pp.max(1);
     let vpp = vpp.max(1);
     let rank = rank.min(pp - 1);
@@ -136,9 +137,27 @@ pub fn microbatches_in_flight(pp: u64, vpp: u64, rank: u64, microbatches: u64) -
     if vpp == 1 {
         return (pp - rank).min(microbatches.max(1)) as f64;
     }
-    let total_chunks = microbatches.max(1) * vpp;
-    let warmup = ((pp - rank - 1) * 2 + (vpp - 1) * pp).min(total_chunks);
+    let total_chunks = microbatches.max(1).saturating_mul(vpp);
+    let warmup = (pp - rank - 1).saturating_mul(2).saturating_add((vpp - 1).saturating_mul(group.max(1))).min(total_chunks);
     (warmup + 1).min(total_chunks) as f64 / vpp as f64
+}
+
+/// Microbatches whose last-chunk activations the last stage holds at its peak: what only the last model chunk
+/// saves (final norm, logits, loss, MTP) is alive for this many microbatches, not for [`microbatches_in_flight`].
+// megatron/core/pipeline_parallel/schedules.py: under 1F1B (`forward_backward_pipelining_without_interleaving`) the
+// last stage has no warm-up (PP − (PP − 1) − 1 = 0), so each forward is followed by its own backward: 1. Interleaved
+// (`forward_backward_pipelining_with_interleaving`): the last rank's warm-up is (VPP − 1)·N, exactly the first group's
+// forwards of chunks 0..VPP−2 (`get_schedule_table`), so the steady state pairs the forward of the last chunk for a
+// microbatch with that chunk's backward for the same microbatch: 1 when M is a multiple of N (always with the default
+// N = PP). A partial last group of r = M mod N microbatches shifts that pairing, and up to min(1 + (VPP − 1)·(N − r), r)
+// last-chunk forwards are alive at once (worked through get_schedule_table in pipeline tests).
+pub fn last_chunk_in_flight(pp: u64, vpp: u64, group: u64, microbatches: u64) -> u64 {
+    let group = group.max(1);
+    let r = microbatches % group;
+    if pp <= 1 || vpp <= 1 || r == 0 {
+        return 1;
+    }
+    (vpp - 1).saturating_mul(group - r).saturating_add(1).min(r).max(1)
 }
 
 #[cfg(test)]
@@ -194,17 +213,44 @@ mod tests {
     #[test]
     fn in_flight_1f1b() {
         // PP=4 with 1F1B: stage 0 holds 4 microbatches, stage 3 one.
-        assert_eq!(microbatches_in_flight(4, 1, 0, 16), 4.0);
-        assert_eq!(microbatches_in_flight(4, 1, 3, 16), 1.0);
+        assert_eq!(microbatches_in_flight(4, 1, 4, 0, 16), 4.0);
+        assert_eq!(microbatches_in_flight(4, 1, 4, 3, 16), 1.0);
         // Fewer microbatches than stages caps it.
-        assert_eq!(microbatches_in_flight(4, 1, 0, 2), 2.0);
+        assert_eq!(microbatches_in_flight(4, 1, 4, 0, 2), 2.0);
+        // The last stage has no warm-up: its last-chunk activations live for one microbatch.
+        assert_eq!(last_chunk_in_flight(4, 1, 4, 16), 1);
     }
 
     #[test]
     fn in_flight_interleaved() {
         // PP=4, VPP=2, stage 0: warm-up (4−0−1)·2 + (2−1)·4 = 10 chunk forwards, +1 = 11 chunks = 5.5 stage-microbatches.
-        assert_eq!(microbatches_in_flight(4, 2, 0, 16), 5.5);
+        assert_eq!(microbatches_in_flight(4, 2, 4, 0, 16), 5.5);
         // last stage: (0)·2 + 4 = 4, +1 = 5 chunks = 2.5.
-        assert_eq!(microbatches_in_flight(4, 2, 3, 16), 2.5);
+        assert_eq!(microbatches_in_flight(4, 2, 4, 3, 16), 2.5);
+    }
+
+    #[test]
+    fn in_flight_honours_microbatch_group_size() {
+        // PP=4, VPP=2, N = microbatch_group_size_per_vp_stage = 8, 16 microbatches (32 chunk forwards).
+        // Stage 0: (4−0−1)·2 + (2−1)·8 = 14 warm-up forwards, +1 = 15 chunks = 7.5 stage-microbatches (5.5 with N = 4).
+        assert_eq!(microbatches_in_flight(4, 2, 8, 0, 16), 7.5);
+        // Stage 3: 0 + 8 = 8, +1 = 9 chunks = 4.5.
+        assert_eq!(microbatches_in_flight(4, 2, 8, 3, 16), 4.5);
+        // Only 3 microbatches (6 chunk forwards): the warm-up of 14 is capped at all 6, i.e. 3 stage-microbatches.
+        assert_eq!(microbatches_in_flight(4, 2, 8, 0, 3), 3.0);
+    }
+
+    #[test]
+    fn last_chunk_in_flight_follows_the_schedule_table() {
+        // Default N = PP with M a multiple of it: one microbatch's last chunk at a time.
+        assert_eq!(last_chunk_in_flight(4, 5, 4, 256), 1);
+        // PP=2, VPP=2, N=3, M=5 (5 mod 3 = 2 ≥ PP, which the schedule accepts). get_schedule_table:
+        // group 0 = (mb,chunk) (0,0)(1,0)(2,0)(0,1)(1,1)(2,1); group 1 (last, 2 microbatches) = (3,0)(4,0)(3,1)(4,1).
+        // Last rank: warm-up (2−1−1)·2 + (2−1)·3 = 3 = F(0,0)F(1,0)F(2,0). Steady step k runs forward k+3, then
+        // backward k (the same table with chunks reversed): k=0..2 pair F(mb,1) with B(mb,1) for mb 0,1,2; k=3,4:
+        // F(3,0)/B(0,0), F(4,0)/B(1,0); k=5: F(3,1) — chunk 1 of mb 3 alive — with B(2,0); k=6: F(4,1) with mb 3's
+        // chunk 1 still alive (B(3,1) is this step's backward): 2 at once. Formula: min(1 + (2−1)·(3−2), 2) = 2.
+        assert_eq!(last_chunk_in_flight(2, 2, 3, 5), 2);
+        assert_eq!(last_chunk_in_flight(2, 2, 3, 6), 1);
     }
 }

@@ -58,7 +58,7 @@ rules! {
     "heads-not-divisible-by-query-groups" E "num_attention_heads must be a multiple of num_query_groups." "megatron/core/transformer/attention.py";
     "ffn-not-divisible-by-tp" E "ffn_hidden_size (and the shared-expert width) must be divisible by TP." "megatron/core/tensor_parallel/layers.py ColumnParallelLinear (divide)";
     "moe-ffn-not-divisible-by-etp" E "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size." "megatron/core/transformer/moe/experts.py (divide)";
-    "vocab-not-divisible-by-tp" E "The padded vocabulary must be divisible by TP." "megatron/core/tensor_parallel/layers.py VocabParallelEmbedding";
+    "vocab-not-divisible-by-tp" W "vocab_size is not divisible by TP: Megatron-LM pads it to a multiple of make_vocab_size_divisible_by·TP (as meshplan sizes it); Megatron Bridge builds an explicitly set vocab_size unpadded, and VocabParallelEmbedding asserts." "megatron/training/vocab_utils.py calculate_padded_vocab_size (Megatron-LM, always); Megatron Bridge training/setup.py _validate_and_set_vocab_size (should_pad_vocab = False for a set vocab_size), models/gpt_provider.py provide; megatron/core/tensor_parallel/utils.py VocabUtility (divide)";
     "sp-requires-tp" E "sequence_parallel needs tensor_model_parallel_size > 1." "seed Pitfall 3; megatron/core/model_parallel_config.py __post_init__";
     "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel, whatever EP is." "megatron/core/transformer/moe/moe_layer.py MoELayer.forward (ValueError in training; model_parallel_config.py only warns, for EP > 1)";
     "cp-seq-not-divisible" E "seq_length must be divisible by 2·context_parallel_size." "seed Pitfall 4; megatron/training/arguments.py validate_args";
@@ -80,6 +80,7 @@ rules! {
     "interleaved-microbatches" E "With virtual pipeline stages the microbatch count M must be at least N = microbatch_group_size_per_vp_stage (default PP), and M mod N must be 0 or at least PP (with N = PP: M a multiple of PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError / RuntimeError at the first step)";
     "vpp-microbatch-group-below-pp" E "microbatch_group_size_per_vp_stage must be at least pipeline_model_parallel_size." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError: range [PP, M])";
     "vpp-pp2-needs-overlap-p2p" W "Interleaving with PP = 2 fails under Megatron-LM without --overlap-p2p-communication; Megatron Bridge enables it itself." "megatron/training/arguments.py validate_args (PP > 2 unless overlap_p2p_comm); Megatron Bridge training/comm_overlap.py (overlap_p2p_comm = True when PP > 1 and VPP > 1)";
+    "gbs-default" I "global_batch_size was not given: Megatron-LM defaults it to micro_batch_size·DP (one microbatch per step); Megatron Bridge asserts it is set." "megatron/training/arguments.py validate_args (global_batch_size = micro_batch_size * data_parallel_size); Megatron Bridge training/config.py ConfigContainer (train.global_batch_size must be set unless eval_global_batch_size is)";
     "gbs-not-divisible" E "global_batch_size must be divisible by micro_batch_size × data_parallel_size." "megatron/core/num_microbatches_calculator.py";
     "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
     "seq-exceeds-max-position-mlm" W "seq_length exceeds max_position_embeddings with RoPE: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (max_position_embeddings required and ≥ seq_length); Bridge GPTModelProvider has no such field";
@@ -87,7 +88,9 @@ rules! {
     "selective-recompute-forbids-method" E "Selective recompute takes no recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: recompute_num_layers must be None)";
     "selective-recompute-method-mlm" W "Selective recompute with recompute_method: Megatron-LM asserts, megatron-core and Bridge ignore it." "megatron/training/arguments.py validate_args (recompute method is not yet supported for selective recomputing granularity)";
     "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
-    "recompute-num-layers-clipped" I "recompute_num_layers above a chunk's layer count (or 0 with block) is accepted: uniform clips, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py (min() clip; block: layer_idx < recompute_num_layers); TransformerConfig checks only that it is set";
+    "recompute-num-layers-clipped" W "recompute_num_layers above every model chunk's layer count (or 0 with block) is accepted but does not run as written: uniform clips the unit to the chunk, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py checkpointed_forward (was transformer_block.py _checkpointed_forward; uniform: min() clip, block: layer_idx < recompute_num_layers); TransformerConfig and validate_args check only that it is set";
+    "mtp-position-embedding-mlm" W "Multi-token prediction with position_embedding_type other than rope or none: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (MTP validation: rope or none); Bridge checks only in training/mlm_compat/model.py";
+    "mtp-block-recompute-skipped" W "Multi-token prediction with full block recompute: megatron-core does not recompute the MTP layers (it warns and runs them plainly)." "megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer._checkpointed_forward (recompute_method == 'block': Skipping recompute)";
     "mtp-recompute-uniform-needs-one" E "Multi-token prediction with full uniform recompute needs recompute_num_layers = 1." "megatron/core/transformer/multi_token_prediction.py _checkpointed_forward (assert)";
     "precision-unsupported" E "The GPU has no tensor cores for this precision." "GPU catalogue";
     "fp8-dims-not-divisible" E "FP8 GEMMs need the rank-local token count divisible by 8 and each weight's local input width by 16 (output width by 8)." "transformer_engine/pytorch/utils.py assert_dim_for_fp8_exec (ValueError at the first forward)";
@@ -188,6 +191,23 @@ fn tp_widths_divide(m: &crate::model::ModelConfig, c: u64) -> bool {
         && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
 }
 
+/// The TP nearest to the plan's that passes every TP width rule (heads, query groups, dense and shared FFN, see
+/// [`tp_widths_divide`]) and `also`, for "set tensor_model_parallel_size to …" fixes. Prefers a TP that divides
+/// world/(PP·CP), so the dense data-parallel size stays whole; with `whole_dp` only such a TP will do (None if none
+/// does). Ties go to the smaller TP. TP = 1 passes the width rules, so without `whole_dp` and `also` there is always one.
+// TP must divide num_attention_heads (attention.py), so the candidates are its divisors.
+fn nearest_valid_tp(p: &Plan, also: impl Fn(u64) -> bool, whole_dp: bool) -> Option<u64> {
+    let (tp, m) = (p.parallelism.tp(), &p.model);
+    let pp_cp = p.parallelism.pp().saturating_mul(p.parallelism.cp()).max(1);
+    let w = p.world_size();
+    let per = if w % pp_cp == 0 { w / pp_cp } else { 0 };
+    let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && also(c)).collect();
+    let pick = |fits_world: bool| {
+        candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
+    };
+    pick(true).or_else(|| if whole_dp { None } else { pick(false) })
+}
+
 /// Rank-local GEMM dims that break TE's FP8 alignment at this TP: (what, value, modulus). Only TP-divisible
 /// widths are checked (the divisibility rules report the rest); MLA attention and grouped experts are not modelled.
 fn fp8_width_failures(m: &crate::model::ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
@@ -270,19 +290,20 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // World size against both meshes.
     let dense = tp.saturating_mul(pp).saturating_mul(cp);
     if dense == 0 || w % dense != 0 {
-        let per = w / pp.saturating_mul(cp).max(1);
-        let good_tp = nearest_divisor(per.max(1), tp);
-        out.push(
-            d(
-                "world-not-divisible-dense",
-                format!("world size {w} is not a multiple of TP·PP·CP = {tp}·{pp}·{cp} = {dense}, so the dense data-parallel size {w}/{dense} is not whole"),
-                format!(
-                    "use {} GPUs (the nearest multiple of {dense} at or above {w}), or set tensor_model_parallel_size to {good_tp}",
-                    round_up(w, dense)
-                ),
-            )
-            .with_apply(TP, good_tp),
+        let gpus = format!("use {} GPUs (the nearest multiple of {dense} at or above {w})", round_up(w, dense));
+        let good_tp = nearest_valid_tp(p, |_| true, true);
+        let mut diag = d(
+            "world-not-divisible-dense",
+            format!("world size {w} is not a multiple of TP·PP·CP = {tp}·{pp}·{cp} = {dense}, so the dense data-parallel size {w}/{dense} is not whole"),
+            match good_tp {
+                Some(g) => format!("{gpus}, or set tensor_model_parallel_size to {g}, the nearest TP that divides {w}/(PP·CP) and the model's widths"),
+                None => format!("{gpus}; no tensor_model_parallel_size fixes it, since PP·CP = {} does not divide {w} (or no TP that does also divides the model's widths)", pp.saturating_mul(cp)),
+            },
         );
+        if let Some(g) = good_tp {
+            diag = diag.with_apply(TP, g);
+        }
+        out.push(diag);
     }
     let expert = etp.saturating_mul(ep).saturating_mul(pp);
     if expert == 0 || w % expert != 0 {
@@ -299,15 +320,16 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     }
 
     // Tensor parallelism against the model's widths.
+    // One pick for every TP width rule below, so applying any of their fixes clears them all.
+    let width_tp = nearest_valid_tp(p, |_| true, false).unwrap_or(1);
     if m.num_attention_heads % tp != 0 {
-        let good = nearest_divisor(m.num_attention_heads, tp);
         out.push(
             d(
                 "heads-not-divisible-by-tp",
                 format!("num_attention_heads = {} is not divisible by tensor_model_parallel_size = {tp}", m.num_attention_heads),
-                format!("set tensor_model_parallel_size to {good} (a divisor of {})", m.num_attention_heads),
+                format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {} and passes the other TP width rules", m.num_attention_heads),
             )
-            .with_apply(TP, good),
+            .with_apply(TP, width_tp),
         );
     }
     if !m.multi_latent_attention {
@@ -316,13 +338,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         // TP/num_query_groups times) and all-gathers then slices the QKV output.
         let g = m.num_query_groups.max(1);
         if g % tp != 0 && tp % g != 0 {
-            let ok = |c: u64| g % c == 0 || c % g == 0;
-            let per = w / pp.saturating_mul(cp).max(1);
-            let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| ok(c)).collect();
-            let pick = |fits_world: bool| {
-                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
-            };
-            let good = pick(true).or_else(|| pick(false)).unwrap_or(1);
+            let good = width_tp;
             out.push(
                 d(
                     "query-groups-not-divisible-by-tp",
@@ -357,19 +373,19 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         }
     }
     let dense_layers = m.num_layers > m.num_moe_layers();
-    if dense_layers && m.ffn_hidden_size % tp != 0 {
-        out.push(d(
-            "ffn-not-divisible-by-tp",
-            format!("ffn_hidden_size = {} is not divisible by tensor_model_parallel_size = {tp}", m.ffn_hidden_size),
-            format!("set tensor_model_parallel_size to {}", nearest_divisor(m.ffn_hidden_size, tp)),
-        ));
-    }
-    if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0 && s % tp != 0) {
-        out.push(d(
-            "ffn-not-divisible-by-tp",
-            format!("moe_shared_expert_intermediate_size = {s} is not divisible by tensor_model_parallel_size = {tp}"),
-            format!("set tensor_model_parallel_size to {}", nearest_divisor(s, tp)),
-        ));
+    let shared = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0);
+    let widths = [("ffn_hidden_size", Some(m.ffn_hidden_size).filter(|_| dense_layers)), ("moe_shared_expert_intermediate_size", shared)];
+    for (name, width) in widths {
+        if let Some(f) = width.filter(|&f| f % tp != 0) {
+            out.push(
+                d(
+                    "ffn-not-divisible-by-tp",
+                    format!("{name} = {f} is not divisible by tensor_model_parallel_size = {tp} ({f} mod {tp} = {})", f % tp),
+                    format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {f} and passes the other TP width rules"),
+                )
+                .with_apply(TP, width_tp),
+            );
+        }
     }
     if moe && m.moe_ffn() % etp != 0 {
         let good = nearest_divisor(m.moe_ffn(), etp);
@@ -380,6 +396,29 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 format!("set expert_tensor_parallel_size to {good}"),
             )
             .with_apply(ETP, good),
+        );
+    }
+
+    // Vocabulary: Megatron-LM always pads (megatron/training/vocab_utils.py calculate_padded_vocab_size, from the
+    // tokenizer's size); Megatron Bridge pads only a vocab_size it takes from the tokenizer (setup.py
+    // _validate_and_set_vocab_size returns should_pad_vocab = False for a vocab_size the model config sets, as presets
+    // and HF conversions do), and VocabParallelEmbedding's divide(vocab, TP) then asserts at model build.
+    if m.vocab_size % tp != 0 {
+        let padded = dv.padded_vocab_size;
+        out.push(
+            d(
+                "vocab-not-divisible-by-tp",
+                format!(
+                    "vocab_size = {} is not divisible by tensor_model_parallel_size = {tp} ({} mod {tp} = {}): Megatron-LM pads it to {padded} (a multiple of make_vocab_size_divisible_by·TP = {}·{tp}), which this plan sizes; Megatron Bridge builds a vocab_size set in the model config unpadded (should_pad_vocab = False) and VocabParallelEmbedding fails dividing {} rows over {tp} ranks",
+                    m.vocab_size,
+                    m.vocab_size,
+                    m.vocab_size % tp,
+                    m.make_vocab_size_divisible_by,
+                    m.vocab_size
+                ),
+                format!("for Megatron Bridge set vocab_size to the padded {padded} (or cfg.model.should_pad_vocab = True); Megatron-LM needs nothing"),
+            )
+            .with_apply("model.vocab_size", padded),
         );
     }
 
@@ -468,6 +507,22 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 format!("for a Megatron-LM launch pass --max-position-embeddings {seq} (or more), or set seq_length ≤ {max_pos}"),
             ));
         }
+    }
+
+    // Multi-token prediction: Megatron-LM validate_args asserts position_embedding_type in (rope, none) when
+    // mtp_num_layers is set; megatron-core and Bridge's GPTModelProvider build it with any type.
+    if m.mtp_num_layers > 0 && !["rope", "none"].contains(&m.position_embedding_type.as_str()) {
+        out.push(
+            d(
+                "mtp-position-embedding-mlm",
+                format!(
+                    "mtp_num_layers = {} with position_embedding_type = {}: Megatron-LM (validate_args) asserts that MTP runs with rope or none; Megatron Bridge builds it",
+                    m.mtp_num_layers, m.position_embedding_type
+                ),
+                "for a Megatron-LM launch use position_embedding_type = \"rope\" (with --rope-type yarn for YaRN scaling under MLA) or \"none\"".into(),
+            )
+            .with_apply("model.position_embedding_type", "rope"),
+        );
     }
 
     // Experts.
@@ -588,6 +643,19 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let dp = dv.data_parallel_size;
     let mbs = t.micro_batch_size;
     let gbs = dv.global_batch_size;
+    if dp > 0 && t.global_batch_size.is_none() {
+        out.push(
+            d(
+                "gbs-default",
+                format!(
+                    "global_batch_size was not given: Megatron-LM sets it to micro_batch_size·DP = {mbs}·{dp} = {gbs}, one microbatch per step{}; Megatron Bridge asserts that train.global_batch_size is set",
+                    if pp > 1 { format!(" (the {pp}-stage pipeline never fills)") } else { String::new() }
+                ),
+                format!("set global_batch_size explicitly ({gbs} is what this plan uses; a multiple of {gbs} gives more microbatches per step)"),
+            )
+            .with_apply(GBS, gbs),
+        );
+    }
     if dp > 0 {
         let unit = mbs.saturating_mul(dp);
         if gbs % unit != 0 || gbs < unit {
@@ -729,16 +797,44 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                     .with_apply("training.recompute_num_layers", 1),
                 );
             } else if let Some(chunk) = per_chunk.filter(|&c| n > c || n == 0) {
-                let what = if n == 0 {
-                    "block recompute of 0 layers recomputes nothing".to_string()
+                // checkpointed_forward runs over the layers of one model chunk (len(self.layers)): uniform checkpoints
+                // [i, min(i + n, chunk)), block checkpoints layer i when i < n.
+                let (what, fix, good) = if n == 0 {
+                    (
+                        "block recompute of 0 layers checkpoints no layer (layer_idx < 0 never holds): the run saves every activation, as without recompute, and this plan counts it so".to_string(),
+                        "set recompute_num_layers to at least 1 (the first layers of each chunk recomputed), or recompute_granularity to \"selective\" / \"none\" to say what runs".to_string(),
+                        1,
+                    )
                 } else if uniform {
-                    format!("Megatron accepts it: uniform clips the unit to the chunk's {chunk} layers (one checkpoint per chunk)")
+                    (
+                        format!("megatron-core accepts it and clips each unit to the chunk (min(layer_idx + {n}, {chunk})): one checkpoint per chunk, the same as recompute_num_layers = {chunk}"),
+                        format!("set recompute_num_layers to {chunk}, which is what runs"),
+                        chunk,
+                    )
                 } else {
-                    format!("Megatron accepts it: block recomputes all {chunk} layers of each chunk")
+                    (
+                        format!("megatron-core accepts it and block recomputes every layer of each chunk (layer_idx < {n} for all {chunk}), the same as recompute_num_layers = {chunk}"),
+                        format!("set recompute_num_layers to {chunk}, which is what runs"),
+                        chunk,
+                    )
                 };
                 out.push(
-                    d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} but a model chunk holds at most {chunk} layers: {what}"), format!("set recompute_num_layers to {} to say what runs", chunk.max(1)))
-                        .with_apply("training.recompute_num_layers", chunk.max(1)),
+                    d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} with recompute_method = {} and at most {chunk} layers per model chunk: {what}", if uniform { "uniform" } else { "block" }), fix)
+                        .with_apply("training.recompute_num_layers", good),
+                );
+            }
+            if m.mtp_num_layers > 0 && t.recompute_method == Some(crate::plan::RecomputeMethod::Block) {
+                out.push(
+                    d(
+                        "mtp-block-recompute-skipped",
+                        format!(
+                            "mtp_num_layers = {} with full block recompute: megatron-core recomputes the decoder's first {n} layers per chunk but not the MTP layers (\"recompute_method == 'block' is not supported for MTP yet. Skipping recompute.\"); their activations stay whole, as this plan counts them",
+                            m.mtp_num_layers
+                        ),
+                        "to recompute the MTP layers too use recompute_method = \"uniform\" with recompute_num_layers = 1 (the MTP block requires 1)".into(),
+                    )
+                    .with_apply("training.recompute_method", "uniform")
+                    .with_apply("training.recompute_num_layers", 1),
                 );
             }
             if m.mtp_num_layers > 0 && uniform && n != 1 && n != 0 {
@@ -800,15 +896,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         }
         let bad = fp8_width_failures(m, tp);
         if !bad.is_empty() {
-            // Nearest TP that every TP width rule accepts and whose local widths align, preferring one that also
-            // divides world/(PP·CP) so the dense grid stays whole.
-            let per = w / pp.saturating_mul(cp).max(1);
-            let candidates: Vec<u64> =
-                divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && fp8_width_failures(m, c).is_empty()).collect();
-            let pick = |fits_world: bool| {
-                candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
-            };
-            let good_tp = pick(true).or_else(|| pick(false));
+            // Nearest TP that every TP width rule accepts and whose local widths align.
+            let good_tp = nearest_valid_tp(p, |c| fp8_width_failures(m, c).is_empty(), false);
             let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
             let mut diag = d(
                 "fp8-dims-not-divisible",
@@ -965,8 +1054,8 @@ pub fn check_topology(p: &Plan, layout: &Layout, out: &mut Vec<Diagnostic>) {
             ),
             fix,
         );
-        if code == "tp-crosses-nvlink" {
-            diag = diag.with_apply(TP, nearest_divisor(domain, p.parallelism.tp().min(domain)));
+        if let Some(g) = (code == "tp-crosses-nvlink").then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
+            diag = diag.with_apply(TP, g);
         }
         out.push(diag);
     }

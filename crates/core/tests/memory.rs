@@ -63,6 +63,26 @@ fn recompute_full_keeps_layer_inputs_only() {
 }
 
 #[test]
+fn block_recompute_counts_what_megatron_runs() {
+    // recompute.py checkpointed_forward, block: layer i is checkpointed when i < recompute_num_layers.
+    let block = |n: u64| {
+        let mut v = llama8b("full");
+        v["training"]["recompute_method"] = json!("block");
+        v["training"]["recompute_num_layers"] = json!(n);
+        report(&v).memory.stages[0].clone()
+    };
+    // 0: no layer checkpointed — the activations of no recompute, 10,744,758,272 B (worked out above), no working set.
+    let s = block(0);
+    assert_eq!(s.activations_bytes, 10_744_758_272);
+    assert_eq!(s.overhead.recompute_transient_bytes, 0);
+    // 40 > 32 layers: every layer checkpointed, as uniform with 1: 32 inputs + output side = 2,146,435,072 B, and
+    // backward re-runs one layer at a time (285,474,816 B).
+    let s = block(40);
+    assert_eq!(s.activations_bytes, 2_146_435_072);
+    assert_eq!(s.overhead.recompute_transient_bytes, 285_474_816);
+}
+
+#[test]
 fn gpt_style_layer_matches_korthikanti() {
     // Korthikanti et al. 2022 eq. 2 (TP, no SP): s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes per layer. With flash
     // attention the 5as/h score terms are gone, and with dropout 0 the two 1-byte masks (2sbh) too:
@@ -105,6 +125,29 @@ fn moe_layer_by_hand() {
 }
 
 #[test]
+fn mtp_activations_follow_the_last_decoder_layer_kind() {
+    // The MoE model above with moe_layer_freq [1, 0] (layer 1 dense, ffn 4096 SwiGLU) or [0, 1], one MTP module, PP 2:
+    // stage 1 holds layer 1, the output side and the MTP module. t = 2048, TP 1, no recompute, bf16.
+    // Dense layer: attention 25,165,824 + LSE 65,536; MLP norm in/out 8,388,608; fc1 out 2·4096 + act 4096 = 12288:
+    //   t·12288·2 = 50,331,648 → 83,951,616 B. MoE layer 63,111,168 B (above).
+    // Output side: final norm in/out 2·t·1024·2 = 8,388,608 + logits bf16 + fp32 softmax t·32000·6 = 393,216,000 →
+    //   401,604,608 B. MTP module: its layer + its own output side.
+    // Last layer dense: 401,604,608 + 83,951,616 + 401,604,608 = 887,160,832 B.
+    // Last layer MoE:   401,604,608 + 63,111,168 + 401,604,608 = 866,320,384 B.
+    let output = |freq: Value| {
+        let model = json!({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 4096, "num_attention_heads": 8,
+                           "num_query_groups": 8, "kv_channels": 128, "vocab_size": 32000, "gated_linear_unit": true,
+                           "num_moe_experts": 8, "moe_router_topk": 2, "moe_ffn_hidden_size": 512, "moe_layer_freq": freq,
+                           "mtp_num_layers": 1, "position_embedding_type": "rope"});
+        let v = plan(model, 8, json!({"seq_length": 2048, "micro_batch_size": 1, "global_batch_size": 16}),
+                     json!({"pipeline_model_parallel_size": 2, "expert_model_parallel_size": 4, "expert_tensor_parallel_size": 1}));
+        report(&v).memory.stages[1].output_activations_bytes
+    };
+    assert_eq!(output(json!([1, 0])), 887_160_832);
+    assert_eq!(output(json!([0, 1])), 866_320_384);
+}
+
+#[test]
 fn context_parallel_halves_and_micro_batch_doubles_activations() {
     let base = llama8b("none");
     let a = report(&base).memory.stages[0].activations_per_microbatch_bytes;
@@ -121,15 +164,88 @@ fn context_parallel_halves_and_micro_batch_doubles_activations() {
 fn tied_embeddings_get_a_copy_on_the_last_stage_only_with_pipelining() {
     // 2 layers, h 512, vocab 32000 (already a multiple of 128 · TP 1); tied embeddings.
     let model = json!({"num_layers": 2, "hidden_size": 512, "ffn_hidden_size": 1024, "num_attention_heads": 8,
-                       "vocab_size": 32000, "share_embeddings_and_output_weights": true});
+                       "vocab_size": 32000, "share_embeddings_and_output_weights": true, "position_embedding_type": "rope"});
     let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8});
     let one = report(&plan(model.clone(), 8, training.clone(), json!({})));
     let two = report(&plan(model, 8, training, json!({"pipeline_model_parallel_size": 2})));
-    let emb = 32000 * 512;
-    let layer = (one.memory.stages[0].dense_parameters - emb) / 2;
+    // The final LayerNorm (weight + bias, 2·512 = 1,024) sits on the last stage.
+    let (emb, final_norm) = (32000 * 512, 1024);
+    let layer = (one.memory.stages[0].dense_parameters - emb - final_norm) / 2;
     // PP 1: one copy of the embedding; PP 2: the embedding on stage 0 and its tied copy on stage 1.
     assert_eq!(two.memory.stages[0].dense_parameters, emb + layer);
-    assert_eq!(two.memory.stages[1].dense_parameters, emb + layer);
+    assert_eq!(two.memory.stages[1].dense_parameters, emb + layer + final_norm);
+}
+
+#[test]
+fn learned_position_embeddings_are_replicated_over_tp() {
+    // 2 layers, h 1024, vocab 32000 (a multiple of 128·TP = 256), TP 2, PP 2: stage 0 holds layer 0 and the embedding.
+    // Word embeddings split by vocabulary: 32000·1024/2 = 16,384,000 per rank. A learned position table of
+    // max_position_embeddings = 2048 rows is a plain torch.nn.Embedding on every TP rank: 2048·1024 = 2,097,152
+    // parameters per GPU (not 1,048,576). RoPE has no table; the layers are the same in both.
+    let model = |pos: &str| json!({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 4096, "num_attention_heads": 16,
+                                  "vocab_size": 32000, "max_position_embeddings": 2048, "position_embedding_type": pos,
+                                  "share_embeddings_and_output_weights": false});
+    let training = json!({"seq_length": 2048, "micro_batch_size": 1, "global_batch_size": 8});
+    let par = json!({"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 2, "sequence_parallel": true});
+    let learned = report(&plan(model("learned_absolute"), 8, training.clone(), par.clone()));
+    let rope = report(&plan(model("rope"), 8, training, par.clone()));
+    assert_eq!(learned.memory.stages[0].dense_parameters - rope.memory.stages[0].dense_parameters, 2_097_152);
+    // The last stage has no input embedding without MTP.
+    assert_eq!(learned.memory.stages[1].dense_parameters, rope.memory.stages[1].dense_parameters);
+    // Without max_position_embeddings the table has seq_length rows (Megatron Bridge: max_sequence_length =
+    // seq_length): seq 1024 → 1024·1024 = 1,048,576 per GPU.
+    let mut short = plan(model("learned_absolute"), 8, json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8}), par);
+    short["model"].as_object_mut().unwrap().remove("max_position_embeddings");
+    assert_eq!(report(&short).memory.stages[0].dense_parameters - rope.memory.stages[0].dense_parameters, 1_048_576);
+}
+
+#[test]
+fn last_stage_holds_the_final_norm_and_with_mtp_an_embedding_copy() {
+    // 2 layers, h 64, 4 heads = 4 groups × 16, ffn 256 (not gated), no biases, LayerNorm (weight + bias = 2h),
+    // vocab 1024 (a multiple of 128), RoPE, untied, TP 1.
+    // Layer: QKV 64·(4+2·4)·16 = 12,288; proj 64·64 = 4,096; fc1 64·256 = 16,384; fc2 16,384; two norms 2·128 →
+    //   49,408. Output layer 1024·64 = 65,536; final LayerNorm 128.
+    // PP 2, last stage: 49,408 + 65,536 + 128 = 115,072.
+    let model = |mtp: u64, tied: bool| json!({"num_layers": 2, "hidden_size": 64, "ffn_hidden_size": 256, "num_attention_heads": 4,
+        "num_query_groups": 4, "kv_channels": 16, "vocab_size": 1024, "gated_linear_unit": false, "add_bias_linear": false,
+        "normalization": "LayerNorm", "position_embedding_type": "rope", "share_embeddings_and_output_weights": tied,
+        "mtp_num_layers": mtp});
+    let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8});
+    let last = |mtp: u64, tied: bool, pp: u64| {
+        let r = report(&plan(model(mtp, tied), 8, training.clone(), json!({"pipeline_model_parallel_size": pp})));
+        r.memory.stages.last().unwrap().dense_parameters
+    };
+    assert_eq!(last(0, false, 2), 115_072);
+    // One MTP module: enorm + hnorm 2·128, eh_proj 2h·h = 8,192, a layer like the last one 49,408, its final norm
+    // 128 → 57,984; and, with PP > 1, the last stage's own word embeddings 65,536: 115,072 + 57,984 + 65,536 = 238,592.
+    assert_eq!(last(1, false, 2), 238_592);
+    // Tied weights: the last stage still allocates output_layer.weight (pre_process is false) besides the MTP
+    // embedding, so the same 238,592.
+    assert_eq!(last(1, true, 2), 238_592);
+    // PP 1: one stage, one embedding (the MTP reuses it): 65,536 + 2·49,408 + 65,536 + 128 + 57,984 = 288,000.
+    assert_eq!(last(1, false, 1), 288_000);
+}
+
+#[test]
+fn fp32_training_costs_16_bytes_per_parameter() {
+    // The 2-layer model above on one stage (PP 1, TP 1, 8 GPUs: DP 8): embedding 65,536 + 2 layers 98,816 + output
+    // layer 65,536 + final norm 128 = 230,016 parameters per GPU.
+    let model = json!({"num_layers": 2, "hidden_size": 64, "ffn_hidden_size": 256, "num_attention_heads": 4,
+        "num_query_groups": 4, "kv_channels": 16, "vocab_size": 1024, "gated_linear_unit": false, "add_bias_linear": false,
+        "normalization": "LayerNorm", "position_embedding_type": "rope", "share_embeddings_and_output_weights": false});
+    let state = |precision: &str, distributed: bool| {
+        let training = json!({"seq_length": 1024, "micro_batch_size": 1, "global_batch_size": 8,
+                              "precision": precision, "use_distributed_optimizer": distributed});
+        let s = report(&plan(model.clone(), 8, training, json!({}))).memory.stages[0].clone();
+        (s.parameters_bytes, s.gradients_bytes, s.optimizer_bytes)
+    };
+    // fp32: 4 B weight, 4 B grad, 8 B Adam moments (no separate main weights) = 16 B: 920,064 / 920,064 / 1,840,128.
+    assert_eq!(state("fp32", false), (920_064, 920_064, 1_840_128));
+    // Distributed optimizer over DP 8 shards the moments: 8/8 = 1 B/param = 230,016 (Megatron's 8 + 8/d).
+    assert_eq!(state("fp32", true), (920_064, 920_064, 230_016));
+    // bf16 for comparison: 2 + 4 + 12 = 18 B (460,032 / 920,064 / 2,760,192), distributed 12/8 = 1.5 B → 345,024.
+    assert_eq!(state("bf16", false), (460_032, 920_064, 2_760_192));
+    assert_eq!(state("bf16", true), (460_032, 920_064, 345_024));
 }
 
 #[test]
@@ -145,6 +261,54 @@ fn one_f_one_b_and_interleaved_microbatches_in_flight() {
     v["parallelism"]["virtual_pipeline_model_parallel_size"] = json!(5);
     let r = report(&v);
     assert!((r.memory.stages[0].microbatches_in_flight - 4.6).abs() < 1e-9);
+}
+
+#[test]
+fn last_stage_output_activations_live_for_one_microbatch() {
+    // Llama-3.1-70B: h 8192, 64 heads, 8 query groups × 128, ffn 28672 (SwiGLU), 80 layers, vocab 128256 padded to a
+    // multiple of 128·TP = 1024: 129024. TP 8 with SP, PP 4 (20 layers per stage), seq 8192, mbs 1, selective.
+    // One layer: norm in + QKV in 2·t·h/8 = 16,777,216 el; Q t·64·128/8 = 8,388,608, K+V one group per rank
+    //   t·(128+128) = 2,097,152; O t·64·128/8 = 8,388,608 → 35,651,584 el = 71,303,168 B (selective: no LSE);
+    //   MLP norm in/out 2·t·h/8·2 = 33,554,432 B; fc1 out 2·28672 + act 28672 = 86016: t·86016/8·2 = 176,160,768 B.
+    //   Layer 281,018,368 B; 20 layers 5,620,367,360 B.
+    // Output side: final norm in/out 2·t·h/8·2 = 33,554,432; bf16 logits + fp32 softmax t·129024/8·(2+4) =
+    //   792,723,456 → 826,277,888 B.
+    let mut v = plan(json!("llama-3.1-70b"), 64,
+                     json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 512, "recompute_granularity": "selective"}),
+                     json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4, "sequence_parallel": true}));
+    // 1F1B: the last stage has no warm-up, one microbatch in flight: 5,620,367,360 + 826,277,888 = 6,446,645,248.
+    let s = &report(&v).memory.stages[3];
+    assert_eq!(s.output_activations_bytes, 826_277_888);
+    assert_eq!(s.activations_bytes, 6_446_645_248);
+    // Interleaved, VPP 5 (4 layers per chunk): the last stage holds (0 + 4·4 + 1)/5 = 3.4 stage-microbatches of its
+    // layers, but the output side only for the one microbatch whose last chunk ran forward and now runs backward:
+    // 5,620,367,360 · 3.4 + 826,277,888 = 19,109,249,024 + 826,277,888 = 19,935,526,912 B
+    // (not (5,620,367,360 + 826,277,888) · 3.4 = 21,918,596,843).
+    v["parallelism"]["virtual_pipeline_model_parallel_size"] = json!(5);
+    let s = &report(&v).memory.stages[3];
+    assert!((s.microbatches_in_flight - 3.4).abs() < 1e-9);
+    assert_eq!(s.output_activations_bytes, 826_277_888);
+    assert!(s.activations_bytes.abs_diff(19_935_526_912) <= 1, "{}", s.activations_bytes);
+    // Stages without the output layer have none.
+    assert_eq!(report(&v).memory.stages[0].output_activations_bytes, 0);
+}
+
+#[test]
+fn interleaved_in_flight_honours_microbatch_group_size() {
+    // Llama-3.1-70B, TP 8, PP 4, VPP 5, 256 microbatches, N = microbatch_group_size_per_vp_stage = 8 (≥ PP, and
+    // 256 mod 8 = 0, so the schedule accepts it). Stage 0 warm-up (4−0−1)·2 + (5−1)·8 = 38 chunk forwards, +1 = 39
+    // chunks of 1/5 stage = 7.8 stage-microbatches; stage 3: 0 + 32 + 1 = 33 chunks = 6.6. The default N = PP = 4
+    // gives (6 + 16 + 1)/5 = 4.6 and (16 + 1)/5 = 3.4.
+    let mut v = plan(json!("llama-3.1-70b"), 64,
+                     json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 512, "recompute_granularity": "selective"}),
+                     json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4, "sequence_parallel": true,
+                            "virtual_pipeline_model_parallel_size": 5}));
+    let flight = |v: &Value| report(v).memory.stages.iter().map(|s| s.microbatches_in_flight).collect::<Vec<_>>();
+    let default = flight(&v);
+    assert!((default[0] - 4.6).abs() < 1e-9 && (default[3] - 3.4).abs() < 1e-9, "{default:?}");
+    v["parallelism"]["microbatch_group_size_per_vp_stage"] = json!(8);
+    let grouped = flight(&v);
+    assert!((grouped[0] - 7.8).abs() < 1e-9 && (grouped[3] - 6.6).abs() < 1e-9, "{grouped:?}");
 }
 
 fn peak(model: &str, tp: u64, pp: u64) -> Option<u64> {

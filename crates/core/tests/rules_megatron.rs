@@ -138,13 +138,16 @@ fn full_recompute(p: &P, method: &str, n: u64, model_extra: Option<(&str, Value)
 fn recompute_num_layers_follows_recompute_py() {
     // 16 layers, PP=2, VPP=2 on 8 GPUs: 16/(2·2) = 4 layers per chunk.
     let p = P { pp: 2, vpp: Some(2), ..P::new(small_dense(), 8) };
-    // 6 > 4: Megatron clips (uniform) or recomputes all (block): info, not an error; the fix names 4.
-    for method in ["uniform", "block"] {
+    // 6 > 4: Megatron clips (uniform: units [0, min(0 + 6, 4))) or recomputes all (block: every i < 6): accepted, but
+    // not what was written — a warning, not an error; the fix names 4, which is what runs.
+    for (method, runs) in [("uniform", "min(layer_idx + 6, 4)"), ("block", "layer_idx < 6 for all 4")] {
         let r = full_recompute(&p, method, 6, None);
         assert!(find(&r, "recompute-num-layers-range").is_none(), "{method}");
         let d = find(&r, "recompute-num-layers-clipped").unwrap_or_else(|| panic!("{method}: {:?}", codes(&r)));
-        assert_eq!(d.severity, Severity::Info);
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(d.message.contains(runs), "{}", d.message);
         assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(4)));
+        assert!(r.valid, "{:?}", errors(&r));
     }
     // 4 = the chunk: nothing.
     let r = full_recompute(&p, "uniform", 4, None);
@@ -154,9 +157,12 @@ fn recompute_num_layers_follows_recompute_py() {
     let d = find(&r, "recompute-num-layers-range").expect("uniform 0 is an error");
     assert!(d.is_error());
     assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
-    // 0 with block: recomputes nothing, accepted.
+    // 0 with block: recomputes nothing (layer_idx < 0 never holds), accepted; the fix is the least that recomputes.
     let r = full_recompute(&p, "block", 0, None);
-    assert!(find(&r, "recompute-num-layers-range").is_none() && find(&r, "recompute-num-layers-clipped").is_some());
+    assert!(find(&r, "recompute-num-layers-range").is_none());
+    let d = find(&r, "recompute-num-layers-clipped").expect("warns");
+    assert!(d.message.contains("no layer"), "{}", d.message);
+    assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
 }
 
 #[test]
@@ -295,3 +301,144 @@ fn selective_recompute_extras_split_by_launcher() {
     let r = with(None, None);
     assert!(find(&r, "selective-recompute-method-mlm").is_none() && find(&r, "selective-recompute-forbids-method").is_none());
 }
+
+/// The TP = 3 model with 8 query groups: 24 heads, ffn 4608 = 2⁹·9. TPs that pass every width rule are the divisors
+/// of 24 that are a multiple or divisor of 8 (1, 2, 4, 8, 24) and divide 4608 (all of them).
+fn heads24_groups8() -> Value {
+    let mut m = tp3_model();
+    m["num_query_groups"] = json!(8);
+    m
+}
+
+const TP: &str = "parallelism.tensor_model_parallel_size";
+
+#[test]
+fn tp_fixes_share_one_nearest_valid_tp() {
+    // TP 16 on 16 GPUs: 24 mod 16 = 8, heads fire (8 groups divide 16, ffn 4608/16 = 288: those hold). The nearest
+    // divisor of 24 alone is 12 (|12−16| = 4), but 8 groups are neither a multiple nor a divisor of 12. Of 1, 2, 4, 8,
+    // 24 those dividing 16/(PP·CP) = 16 are 1, 2, 4, 8: the nearest is 8.
+    let p = P { tp: 16, per_node: 16, domain: Some(16), ..P::new(heads24_groups8(), 16) };
+    let r = p.run();
+    let d = find(&r, "heads-not-divisible-by-tp").expect("fires");
+    assert_eq!(applied(d, TP), Some(json!(8)));
+    // Applying it leaves no TP rule firing.
+    let fixed = P { tp: 8, ..p.clone() }.run();
+    assert!(fixed.valid, "{:?}", errors(&fixed));
+    // World divisibility picks from the same TPs: 12 GPUs (3 nodes of 4) at TP 8: TPs dividing 12 are 1, 2, 3, 4, 6, 12;
+    // passing the widths too: 1, 2, 4. Nearest to 8: 4 (6, the nearest divisor of 12, fails the 8 query groups).
+    let r = P { tp: 8, per_node: 4, domain: Some(4), ..P::new(heads24_groups8(), 12) }.run();
+    let d = find(&r, "world-not-divisible-dense").expect("fires");
+    assert_eq!(applied(d, TP), Some(json!(4)));
+    assert!(d.fix.contains("set tensor_model_parallel_size to 4"), "{}", d.fix);
+    // The NVLink fix too (16 GPUs in domains of 4, TP 8): TPs dividing the domain and passing the widths: 1, 2, 4 → 4.
+    let r = P { tp: 8, per_node: 4, domain: Some(4), ..P::new(heads24_groups8(), 16) }.run();
+    let d = find(&r, "tp-crosses-nvlink").expect("warns");
+    assert_eq!(applied(d, TP), Some(json!(4)));
+    // PP·CP = 8 does not divide 12: no TP makes the dense grid whole, so no TP is applied.
+    let r = P { pp: 8, per_node: 4, domain: Some(4), ..P::new(heads24_groups8(), 12) }.run();
+    let d = find(&r, "world-not-divisible-dense").expect("fires");
+    assert!(d.apply.is_empty() && d.fix.contains("use 16 GPUs"), "{:?} {}", d.apply, d.fix);
+}
+
+#[test]
+fn ffn_fix_is_a_tp_that_divides_the_heads_too() {
+    // 16 heads, 16 groups, ffn 5000 = 2³·5⁴ at TP 16 on 16 GPUs: 5000 mod 16 = 8 fires. The divisor of 5000 nearest 16
+    // is 20, which does not divide 16 heads; TPs passing everything: divisors of 16 that divide 5000: 1, 2, 4, 8 → 8.
+    let mut model = small_dense();
+    model["ffn_hidden_size"] = json!(5000);
+    model["num_query_groups"] = json!(16);
+    let p = P { tp: 16, per_node: 16, domain: Some(16), ..P::new(model, 16) };
+    let d = find(&p.run(), "ffn-not-divisible-by-tp").cloned().expect("fires");
+    assert!(d.message.contains("5000 mod 16 = 8"), "{}", d.message);
+    assert_eq!(applied(&d, TP), Some(json!(8)));
+    assert!(P { tp: 8, ..p }.run().valid);
+}
+
+#[test]
+fn vocab_not_divisible_by_tp_warns_with_the_padded_size() {
+    // GPT-2's 50257 tokens at TP 2: 50257 mod 2 = 1. Megatron-LM pads to a multiple of 128·2 = 256:
+    // ⌈50257/256⌉ = 197 → 197·256 = 50432. Megatron Bridge builds a set vocab_size unpadded and asserts: a warning,
+    // whose fix pads the vocabulary as Megatron-LM does.
+    let mut model = small_dense();
+    model["vocab_size"] = json!(50257);
+    let r = P { tp: 2, ..P::new(model.clone(), 8) }.run();
+    let d = find(&r, "vocab-not-divisible-by-tp").expect("warns");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(d.message.contains("50257 mod 2 = 1") && d.message.contains("50432"), "{}", d.message);
+    assert_eq!(applied(d, "model.vocab_size"), Some(json!(50432)));
+    assert_eq!(r.derived.padded_vocab_size, 50432);
+    assert!(r.valid, "{:?}", errors(&r));
+    // The padded size divides over TP: applied, the warning is gone and memory unchanged (the plan already sized 50432).
+    model["vocab_size"] = json!(50432);
+    let fixed = P { tp: 2, ..P::new(model.clone(), 8) }.run();
+    assert!(find(&fixed, "vocab-not-divisible-by-tp").is_none());
+    assert_eq!(fixed.memory.peak_bytes, r.memory.peak_bytes);
+    // TP 1 always divides; 32000 at TP 8 divides too (Bridge builds 32000 rows, 4000 per rank), though Megatron-LM
+    // pads it to 32768.
+    model["vocab_size"] = json!(50257);
+    assert!(find(&P::new(model, 8).run(), "vocab-not-divisible-by-tp").is_none());
+    assert!(find(&P { tp: 8, ..P::new(small_dense(), 8) }.run(), "vocab-not-divisible-by-tp").is_none());
+}
+
+#[test]
+fn mtp_position_embedding_is_a_megatron_lm_rule() {
+    // Megatron-LM validate_args: MTP only with rope or none; Bridge builds any. A warning, valid plan.
+    let mtp = |pos: &str| {
+        let mut m = small_dense();
+        m["mtp_num_layers"] = json!(1);
+        m["position_embedding_type"] = json!(pos);
+        m["max_position_embeddings"] = json!(4096);
+        P::new(m, 8).run()
+    };
+    for pos in ["learned_absolute", "yarn"] {
+        let r = mtp(pos);
+        let d = find(&r, "mtp-position-embedding-mlm").expect("warns");
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(d.message.contains(pos), "{}", d.message);
+        assert_eq!(applied(d, "model.position_embedding_type"), Some(json!("rope")));
+        assert!(r.valid, "{:?}", errors(&r));
+    }
+    for pos in ["rope", "none"] {
+        assert!(find(&mtp(pos), "mtp-position-embedding-mlm").is_none(), "{pos}");
+    }
+    // Without MTP, learned positions are fine.
+    let mut m = small_dense();
+    m["position_embedding_type"] = json!("learned_absolute");
+    m["max_position_embeddings"] = json!(4096);
+    assert!(find(&P::new(m, 8).run(), "mtp-position-embedding-mlm").is_none());
+}
+
+#[test]
+fn mtp_layers_are_not_recomputed_under_block_recompute() {
+    let mut mtp = small_dense();
+    mtp["mtp_num_layers"] = json!(1);
+    mtp["position_embedding_type"] = json!("rope");
+    let full = |model: &Value, method: &str, n: u64| full_recompute(&P::new(model.clone(), 8), method, n, None);
+    let r = full(&mtp, "block", 2);
+    let d = find(&r, "mtp-block-recompute-skipped").expect("warns");
+    assert_eq!(d.severity, Severity::Warning);
+    assert_eq!(applied(d, "training.recompute_method"), Some(json!("uniform")));
+    assert_eq!(applied(d, "training.recompute_num_layers"), Some(json!(1)));
+    assert!(r.valid, "{:?}", errors(&r));
+    // Uniform with 1 layer recomputes the MTP layers; a dense model without MTP has nothing to skip.
+    assert!(find(&full(&mtp, "uniform", 1), "mtp-block-recompute-skipped").is_none());
+    let mut no_mtp = mtp.clone();
+    no_mtp["mtp_num_layers"] = json!(0);
+    assert!(find(&full(&no_mtp, "block", 2), "mtp-block-recompute-skipped").is_none());
+}
+
+#[test]
+fn absent_global_batch_size_defaults_to_one_microbatch_per_step() {
+    // 8 GPUs, TP 2, PP 2: DP = 8/(2·2) = 2; MBS 2 → Megatron-LM's default GBS = 2·2 = 4, one microbatch per step.
+    let mut j = P { tp: 2, pp: 2, mbs: 2, ..P::new(small_dense(), 8) }.json();
+    j["training"].as_object_mut().unwrap().remove("global_batch_size");
+    let r = meshplan_core::plan_value(&j).unwrap();
+    let d = find(&r, "gbs-default").expect("info");
+    assert_eq!(d.severity, Severity::Info);
+    assert!(d.message.contains("2·2 = 4") && d.message.contains("Bridge"), "{}", d.message);
+    assert_eq!(applied(d, "training.global_batch_size"), Some(json!(4)));
+    assert_eq!((r.derived.global_batch_size, r.derived.num_microbatches), (4, 1));
+    // Given explicitly: no info.
+    assert!(find(&P { tp: 2, pp: 2, mbs: 2, ..P::new(small_dense(), 8) }.run(), "gbs-default").is_none());
+}
+
