@@ -1,6 +1,6 @@
 //! Memory per GPU for every pipeline stage: parameters, gradients, optimizer states, activations, overheads.
 
-use crate::model::ModelConfig;
+use crate::model::{LayerKinds, ModelConfig};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 use crate::report::Derived;
@@ -247,6 +247,11 @@ fn communicators(p: &Plan, d: &Derived) -> u64 {
 
 /// Estimates memory for every stage.
 pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
+    estimate_with_kinds(p, d, split, &p.model.kinds())
+}
+
+/// As [`estimate`], with the model's layer parameters counted by the caller (`p.model.kinds()`), once for many layouts.
+pub fn estimate_with_kinds(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds) -> MemoryReport {
     let par = &p.parallelism;
     let m = &p.model;
     let tp = par.tp().max(1) as f64;
@@ -268,19 +273,19 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let mut stages = Vec::with_capacity(split.stages.len());
     let mut chunk_kinds: Vec<(u64, u64)> = Vec::new();
     // Layers of one kind have identical parameters (model.rs kind_params).
-    let kinds = [m.kind_params(false), m.kind_params(true)];
+    let per_kind = [kinds.dense, kinds.moe];
     for (rank, chunks) in split.stages.iter().enumerate() {
         let mut dense = 0f64;
         let mut experts = 0f64;
         let mut layers = 0u64;
         chunk_kinds.clear();
         for c in chunks {
-            let moe_layers = (c.start..c.start + c.count).filter(|&i| m.layer_is_moe(i)).count() as u64;
+            let moe_layers = m.moe_layers_in(c.start, c.count).min(c.count);
             chunk_kinds.push((c.count - moe_layers, moe_layers));
             layers += c.count;
         }
         let n_moe: u64 = chunk_kinds.iter().map(|k| k.1).sum();
-        for (lp, count) in [(kinds[0], layers - n_moe), (kinds[1], n_moe)] {
+        for (lp, count) in [(per_kind[0], layers - n_moe), (per_kind[1], n_moe)] {
             let count = count as f64;
             dense += count * (lp.tp_sharded as f64 / tp + lp.replicated as f64);
             experts += count * lp.routed_experts as f64 / expert_shard;
@@ -308,7 +313,7 @@ pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
                 dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
             }
             // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections.
-            let mtp = m.mtp_layer_params();
+            let mtp = kinds.mtp;
             dense += m.mtp_num_layers as f64 * (mtp.tp_sharded as f64 / tp + mtp.replicated as f64);
             experts += m.mtp_num_layers as f64 * mtp.routed_experts as f64 / expert_shard;
             let output = output_activations(p, vocab);

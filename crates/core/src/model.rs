@@ -68,6 +68,14 @@ impl LayerParams {
     }
 }
 
+/// Parameters of each kind of layer (see [`ModelConfig::kinds`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerKinds {
+    pub dense: LayerParams,
+    pub moe: LayerParams,
+    pub mtp: LayerParams,
+}
+
 /// Parameter counts of the whole model, as published (unpadded vocabulary).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParamCounts {
@@ -100,13 +108,24 @@ impl ModelConfig {
     }
 
     pub fn num_moe_layers(&self) -> u64 {
+        self.moe_layers_in(0, self.num_layers)
+    }
+
+    /// How many of the `count` layers from `start` are MoE layers: what `layer_is_moe` says of each, counted
+    /// arithmetically for `moe_layer_freq = N`.
+    pub fn moe_layers_in(&self, start: u64, count: u64) -> u64 {
         if !self.is_moe() {
             return 0;
         }
+        let end = start.saturating_add(count).min(self.num_layers);
+        let start = start.min(end);
         match &self.moe_layer_freq {
-            // Layers 0, n, 2n, … below num_layers.
-            MoeLayerFreq::Every(n) => if *n == 0 { 0 } else { self.num_layers.div_ceil(*n) },
-            MoeLayerFreq::Pattern(p) => p.iter().take(usize::try_from(self.num_layers).unwrap_or(usize::MAX)).filter(|&&v| v != 0).count() as u64,
+            // Layers 0, n, 2n, …: ⌈end/n⌉ of them below `end`, ⌈start/n⌉ below `start`.
+            MoeLayerFreq::Every(n) => if *n == 0 { 0 } else { end.div_ceil(*n) - start.div_ceil(*n) },
+            MoeLayerFreq::Pattern(p) => {
+                let slice = |i: u64| usize::try_from(i).unwrap_or(usize::MAX).min(p.len());
+                p[slice(start)..slice(end)].iter().filter(|&&v| v != 0).count() as u64
+            }
         }
     }
 
@@ -217,6 +236,11 @@ impl ModelConfig {
             }
         }
         lp
+    }
+
+    /// Parameters of a dense layer, an MoE layer and an MTP module, for callers that size many layouts of one model.
+    pub fn kinds(&self) -> LayerKinds {
+        LayerKinds { dense: self.kind_params(false), moe: self.kind_params(true), mtp: self.mtp_layer_params() }
     }
 
     /// One MTP module: two norms, the 2h→h projection, a transformer layer (like the last decoder layer) and a norm.

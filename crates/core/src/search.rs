@@ -12,6 +12,7 @@
 
 use crate::diag::{Diagnostic, Severity};
 use crate::memory;
+use crate::model::LayerKinds;
 use crate::perf::{self, Performance};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
@@ -345,9 +346,10 @@ struct Cell<'a> {
     rules: Option<Option<&'static str>>,
 }
 
-/// Buffers reused by every candidate.
+/// What every candidate shares: buffers and the model's layer parameters.
 struct Scratch {
     diags: Vec<Diagnostic>,
+    kinds: LayerKinds,
 }
 
 enum Outcome {
@@ -368,7 +370,7 @@ fn static_code(code: &str) -> &'static str {
 /// the memory rules and the performance estimate.
 fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
     result.evaluated += 1;
-    let mem = memory::estimate(p, &cell.derived, cell.split);
+    let mem = memory::estimate_with_kinds(p, &cell.derived, cell.split, &s.kinds);
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
     if !mem.fits {
@@ -543,7 +545,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
         return result;
     }
     let mut p = base.clone();
-    let mut scratch = Scratch { diags: Vec::with_capacity(64) };
+    let mut scratch = Scratch { diags: Vec::with_capacity(64), kinds: base.model.kinds() };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();

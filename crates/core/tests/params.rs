@@ -69,8 +69,8 @@ fn deepseek_v3_mtp_is_reported_apart() {
 }
 
 proptest::proptest! {
-    /// The per-kind shortcuts agree with walking the layers one by one: `num_moe_layers` counts the layers
-    /// `layer_is_moe` marks, and `param_counts` equals the sum of `layer_params` over every layer.
+    /// The per-kind shortcuts agree with walking the layers one by one: `num_moe_layers` and `moe_layers_in` count
+    /// the layers `layer_is_moe` marks, and `param_counts` equals the sum of `layer_params` over every layer.
     #[test]
     fn kind_counts_equal_the_layer_walk(
         key in proptest::sample::select(vec!["deepseek-v3", "qwen3-30b-a3b", "llama-3.1-8b", "mixtral-8x7b", "glm-4.5-air"]),
@@ -78,6 +78,8 @@ proptest::proptest! {
         every in 1u64..5,
         pattern in proptest::collection::vec(0u8..2, 1..130),
         use_pattern in proptest::bool::ANY,
+        start in 0u64..140,
+        count in 0u64..140,
     ) {
         use meshplan_core::model::MoeLayerFreq;
         let mut m = presets::model(key).unwrap().model_config();
@@ -85,6 +87,9 @@ proptest::proptest! {
         m.moe_layer_freq = if use_pattern { MoeLayerFreq::Pattern(pattern) } else { MoeLayerFreq::Every(every) };
         let walked = (0..layers).filter(|&i| m.layer_is_moe(i)).count() as u64;
         proptest::prop_assert_eq!(m.num_moe_layers(), walked);
+        let end = (start + count).min(layers);
+        let walked_range = (start.min(end)..end).filter(|&i| m.layer_is_moe(i)).count() as u64;
+        proptest::prop_assert_eq!(m.moe_layers_in(start, count), walked_range);
         let c = m.param_counts();
         let total: u128 = (0..layers).map(|i| m.layer_params(i).total()).sum();
         let active: u128 = (0..layers).map(|i| m.layer_params(i).active(m.moe_router_topk)).sum();
