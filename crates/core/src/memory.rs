@@ -272,8 +272,10 @@ pub fn estimate_with_kinds(p: &Plan, d: &Derived, split: &StageSplit, kinds: &La
     let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
     let mut stages = Vec::with_capacity(split.stages.len());
     let mut chunk_kinds: Vec<(u64, u64)> = Vec::new();
-    // Layers of one kind have identical parameters (model.rs kind_params).
-    let per_kind = [kinds.dense, kinds.moe];
+    // Layers of one kind have identical parameters (model.rs kind_params): per GPU, the TP-sharded part over TP plus
+    // the replicated part, and the routed experts over EP·ETP.
+    let per_gpu = |lp: &crate::model::LayerParams| (lp.tp_sharded as f64 / tp + lp.replicated as f64, lp.routed_experts as f64 / expert_shard);
+    let per_kind = [per_gpu(&kinds.dense), per_gpu(&kinds.moe)];
     for (rank, chunks) in split.stages.iter().enumerate() {
         let mut dense = 0f64;
         let mut experts = 0f64;
@@ -285,10 +287,9 @@ pub fn estimate_with_kinds(p: &Plan, d: &Derived, split: &StageSplit, kinds: &La
             layers += c.count;
         }
         let n_moe: u64 = chunk_kinds.iter().map(|k| k.1).sum();
-        for (lp, count) in [(per_kind[0], layers - n_moe), (per_kind[1], n_moe)] {
-            let count = count as f64;
-            dense += count * (lp.tp_sharded as f64 / tp + lp.replicated as f64);
-            experts += count * lp.routed_experts as f64 / expert_shard;
+        for ((dense_per_layer, experts_per_layer), count) in [(per_kind[0], layers - n_moe), (per_kind[1], n_moe)] {
+            dense += count as f64 * dense_per_layer;
+            experts += count as f64 * experts_per_layer;
         }
         let (act, transient) = stage_activations(p, dense_act, moe_act, &chunk_kinds);
         let mut output_act = 0.0;
@@ -313,9 +314,9 @@ pub fn estimate_with_kinds(p: &Plan, d: &Derived, split: &StageSplit, kinds: &La
                 dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
             }
             // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections.
-            let mtp = kinds.mtp;
-            dense += m.mtp_num_layers as f64 * (mtp.tp_sharded as f64 / tp + mtp.replicated as f64);
-            experts += m.mtp_num_layers as f64 * mtp.routed_experts as f64 / expert_shard;
+            let (mtp_dense, mtp_experts) = per_gpu(&kinds.mtp);
+            dense += m.mtp_num_layers as f64 * mtp_dense;
+            experts += m.mtp_num_layers as f64 * mtp_experts;
             let output = output_activations(p, vocab);
             // Each MTP module runs a layer like the last decoder layer (gpt_layer_specs.py get_gpt_mtp_block_spec:
             // spec.layer_specs[-1]), dense or MoE, then its own final norm and the shared output layer.
