@@ -111,7 +111,14 @@ rules! {
 
 /// The rule entry for `code`.
 pub fn rule(code: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.code == code)
+    // Looked up for every finding the search meets: a sorted index, built once.
+    static BY_CODE: std::sync::OnceLock<Vec<&'static Rule>> = std::sync::OnceLock::new();
+    let index = BY_CODE.get_or_init(|| {
+        let mut v: Vec<&'static Rule> = RULES.iter().collect();
+        v.sort_by_key(|r| r.code);
+        v
+    });
+    index.binary_search_by(|r| r.code.cmp(code)).ok().map(|i| index[i])
 }
 
 fn d(code: &str, message: String, fix: String) -> Diagnostic {
@@ -248,11 +255,22 @@ const SP: &str = "parallelism.sequence_parallel";
 const GBS: &str = "training.global_batch_size";
 const SEQ: &str = "training.seq_length";
 
+/// The rule a failing layer split breaks.
+pub fn split_code(e: &SplitError) -> &'static str {
+    match e {
+        SplitError::Uneven { .. } => "layers-not-divisible-by-pp",
+        SplitError::VirtualUneven { .. } => "layers-not-divisible-by-vpp",
+        SplitError::TooManyEdgeLayers { .. } => "uneven-stages-too-many-layers",
+        SplitError::EdgeNeedsPipeline => "uneven-stages-need-pp",
+    }
+}
+
 /// The diagnostic for a layer split that fails.
 pub fn split_diagnostic(e: &SplitError) -> Diagnostic {
+    let code = split_code(e);
     match *e {
         SplitError::Uneven { layers, stages } => d(
-            "layers-not-divisible-by-pp",
+            code,
             format!("{layers} layers do not divide evenly over {stages} pipeline stages"),
             format!(
                 "use a pipeline size that divides {layers} (e.g. {}), or set num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage so the rest divides",
@@ -260,26 +278,57 @@ pub fn split_diagnostic(e: &SplitError) -> Diagnostic {
             ),
         ),
         SplitError::VirtualUneven { layers, vpp } => d(
-            "layers-not-divisible-by-vpp",
+            code,
             format!("a pipeline stage of {layers} layers does not split into {vpp} virtual chunks"),
             format!("set virtual_pipeline_model_parallel_size to a divisor of {layers} (e.g. {})", nearest_divisor(layers.max(1), vpp)),
         )
         .with_apply(VPP, nearest_divisor(layers.max(1), vpp)),
         SplitError::TooManyEdgeLayers { first, last, layers } => d(
-            "uneven-stages-too-many-layers",
+            code,
             format!("num_layers_in_first_pipeline_stage ({first}) + num_layers_in_last_pipeline_stage ({last}) exceed num_layers = {layers}"),
             "lower the first/last stage layer counts".into(),
         ),
         SplitError::EdgeNeedsPipeline => d(
-            "uneven-stages-need-pp",
+            code,
             "num_layers_in_first/last_pipeline_stage is set but pipeline_model_parallel_size = 1".into(),
             "remove the first/last stage layer counts or use pipeline_model_parallel_size > 1".into(),
         ),
     }
 }
 
+/// Where the rules put what they find. A rule names its code first and builds the diagnostic (message, fix,
+/// one-click values) only when the sink asks for it, so sinks that keep codes only format nothing.
+pub trait Findings {
+    /// Takes finding `code`; `make(code)` builds its diagnostic.
+    fn add(&mut self, code: &'static str, make: impl FnOnce(&'static str) -> Diagnostic);
+}
+
+/// Every diagnostic, in full.
+impl Findings for Vec<Diagnostic> {
+    fn add(&mut self, code: &'static str, make: impl FnOnce(&'static str) -> Diagnostic) {
+        self.push(make(code));
+    }
+}
+
+/// The codes only, for callers that never show a message (the layout search evaluates thousands of layouts).
+#[derive(Clone, Debug, Default)]
+pub struct Codes(pub Vec<&'static str>);
+
+impl Findings for Codes {
+    fn add(&mut self, code: &'static str, _make: impl FnOnce(&'static str) -> Diagnostic) {
+        self.0.push(code);
+    }
+}
+
+impl Codes {
+    /// The first code whose rule is an error.
+    pub fn first_error(&self) -> Option<&'static str> {
+        self.0.iter().copied().find(|c| rule(c).is_none_or(|r| r.severity == Severity::Error))
+    }
+}
+
 /// Sizing, divisibility and configuration rules.
-pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut Vec<Diagnostic>) {
+pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut impl Findings) {
     let par = &p.parallelism;
     let m = &p.model;
     let t = &p.training;
@@ -290,28 +339,30 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // World size against both meshes.
     let dense = tp.saturating_mul(pp).saturating_mul(cp);
     if dense == 0 || w % dense != 0 {
-        let gpus = format!("use {} GPUs (the nearest multiple of {dense} at or above {w})", round_up(w, dense));
         let good_tp = nearest_valid_tp(p, |_| true, true);
-        let mut diag = d(
-            "world-not-divisible-dense",
-            format!("world size {w} is not a multiple of TP·PP·CP = {tp}·{pp}·{cp} = {dense}, so the dense data-parallel size {w}/{dense} is not whole"),
+        out.add("world-not-divisible-dense", |code| {
+            let gpus = format!("use {} GPUs (the nearest multiple of {dense} at or above {w})", round_up(w, dense));
+            let diag = d(
+                code,
+                format!("world size {w} is not a multiple of TP·PP·CP = {tp}·{pp}·{cp} = {dense}, so the dense data-parallel size {w}/{dense} is not whole"),
+                match good_tp {
+                    Some(g) => format!("{gpus}, or set tensor_model_parallel_size to {g}, the nearest TP that divides {w}/(PP·CP) and the model's widths"),
+                    None => format!("{gpus}; no tensor_model_parallel_size fixes it, since PP·CP = {} does not divide {w} (or no TP that does also divides the model's widths)", pp.saturating_mul(cp)),
+                },
+            );
             match good_tp {
-                Some(g) => format!("{gpus}, or set tensor_model_parallel_size to {g}, the nearest TP that divides {w}/(PP·CP) and the model's widths"),
-                None => format!("{gpus}; no tensor_model_parallel_size fixes it, since PP·CP = {} does not divide {w} (or no TP that does also divides the model's widths)", pp.saturating_mul(cp)),
-            },
-        );
-        if let Some(g) = good_tp {
-            diag = diag.with_apply(TP, g);
-        }
-        out.push(diag);
+                Some(g) => diag.with_apply(TP, g),
+                None => diag,
+            }
+        });
     }
     let expert = etp.saturating_mul(ep).saturating_mul(pp);
     if expert == 0 || w % expert != 0 {
         let per = w / pp.saturating_mul(etp).max(1);
         let good_ep = nearest_divisor(per.max(1), ep);
-        out.push(
+        out.add("world-not-divisible-expert", |code|
             d(
-                "world-not-divisible-expert",
+                code,
                 format!("world size {w} is not a multiple of ETP·EP·PP = {etp}·{ep}·{pp} = {expert}, so the expert data-parallel size is not whole"),
                 format!("use {} GPUs, or set expert_model_parallel_size to {good_ep}", round_up(w, expert)),
             )
@@ -321,16 +372,17 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
 
     // Tensor parallelism against the model's widths.
     // One pick for every TP width rule below, so applying any of their fixes clears them all.
-    let width_tp = nearest_valid_tp(p, |_| true, false).unwrap_or(1);
+    let nearest_width_tp = || nearest_valid_tp(p, |_| true, false).unwrap_or(1);
     if m.num_attention_heads % tp != 0 {
-        out.push(
+        out.add("heads-not-divisible-by-tp", |code| {
+            let width_tp = nearest_width_tp();
             d(
-                "heads-not-divisible-by-tp",
+                code,
                 format!("num_attention_heads = {} is not divisible by tensor_model_parallel_size = {tp}", m.num_attention_heads),
                 format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {} and passes the other TP width rules", m.num_attention_heads),
             )
-            .with_apply(TP, width_tp),
-        );
+            .with_apply(TP, width_tp)
+        });
     }
     if !m.multi_latent_attention {
         // megatron/core/transformer/transformer_config.py __post_init__: num_query_groups must be a multiple OR a
@@ -338,10 +390,10 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         // TP/num_query_groups times) and all-gathers then slices the QKV output.
         let g = m.num_query_groups.max(1);
         if g % tp != 0 && tp % g != 0 {
-            let good = width_tp;
-            out.push(
+            let good = nearest_width_tp();
+            out.add("query-groups-not-divisible-by-tp", |code|
                 d(
-                    "query-groups-not-divisible-by-tp",
+                    code,
                     format!(
                         "num_query_groups = {g} is neither a multiple nor a divisor of tensor_model_parallel_size = {tp} ({g} mod {tp} = {}, {tp} mod {g} = {})",
                         g % tp,
@@ -355,8 +407,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 .with_apply(TP, good),
             );
         } else if g < tp && m.num_attention_heads % tp == 0 {
-            out.push(d(
-                "query-groups-replicated",
+            out.add("query-groups-replicated", |code| d(
+                code,
                 format!(
                     "num_query_groups = {g} < tensor_model_parallel_size = {tp}: megatron-core gives each TP rank one KV head, so every KV head is replicated on {tp}/{g} = {} ranks (QKV is all-gathered, then sliced)",
                     tp / g
@@ -365,8 +417,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             ));
         }
         if m.num_attention_heads % m.num_query_groups.max(1) != 0 {
-            out.push(d(
-                "heads-not-divisible-by-query-groups",
+            out.add("heads-not-divisible-by-query-groups", |code| d(
+                code,
                 format!("num_attention_heads = {} is not a multiple of num_query_groups = {}", m.num_attention_heads, m.num_query_groups),
                 format!("set num_query_groups to a divisor of {} (e.g. {})", m.num_attention_heads, nearest_divisor(m.num_attention_heads, m.num_query_groups)),
             ));
@@ -377,21 +429,22 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let widths = [("ffn_hidden_size", Some(m.ffn_hidden_size).filter(|_| dense_layers)), ("moe_shared_expert_intermediate_size", shared)];
     for (name, width) in widths {
         if let Some(f) = width.filter(|&f| f % tp != 0) {
-            out.push(
+            out.add("ffn-not-divisible-by-tp", |code| {
+                let width_tp = nearest_width_tp();
                 d(
-                    "ffn-not-divisible-by-tp",
+                    code,
                     format!("{name} = {f} is not divisible by tensor_model_parallel_size = {tp} ({f} mod {tp} = {})", f % tp),
                     format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {f} and passes the other TP width rules"),
                 )
-                .with_apply(TP, width_tp),
-            );
+                .with_apply(TP, width_tp)
+            });
         }
     }
     if moe && m.moe_ffn() % etp != 0 {
         let good = nearest_divisor(m.moe_ffn(), etp);
-        out.push(
+        out.add("moe-ffn-not-divisible-by-etp", |code|
             d(
-                "moe-ffn-not-divisible-by-etp",
+                code,
                 format!("moe_ffn_hidden_size = {} is not divisible by expert_tensor_parallel_size = {etp}", m.moe_ffn()),
                 format!("set expert_tensor_parallel_size to {good}"),
             )
@@ -405,9 +458,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // and HF conversions do), and VocabParallelEmbedding's divide(vocab, TP) then asserts at model build.
     if m.vocab_size % tp != 0 {
         let padded = dv.padded_vocab_size;
-        out.push(
+        out.add("vocab-not-divisible-by-tp", |code|
             d(
-                "vocab-not-divisible-by-tp",
+                code,
                 format!(
                     "vocab_size = {} is not divisible by tensor_model_parallel_size = {tp} ({} mod {tp} = {}): Megatron-LM pads it to {padded} (a multiple of make_vocab_size_divisible_by·TP = {}·{tp}), which this plan sizes; Megatron Bridge builds a vocab_size set in the model config unpadded (should_pad_vocab = False) and VocabParallelEmbedding fails dividing {} rows over {tp} ranks",
                     m.vocab_size,
@@ -424,9 +477,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
 
     // Sequence parallelism.
     if par.sequence_parallel && tp == 1 {
-        out.push(
+        out.add("sp-requires-tp", |code|
             d(
-                "sp-requires-tp",
+                code,
                 "sequence_parallel = true with tensor_model_parallel_size = 1: SP splits activations across the TP group, which has one rank".into(),
                 "set sequence_parallel = false, or tensor_model_parallel_size > 1 (megatron-core raises; Megatron-LM and Bridge silently turn SP off)".into(),
             )
@@ -434,9 +487,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         );
     }
     if moe && tp > 1 && !par.sequence_parallel {
-        out.push(
+        out.add("moe-tp-requires-sp", |code|
             d(
-                "moe-tp-requires-sp",
+                code,
                 format!(
                     "MoE model with tensor_model_parallel_size = {tp} and sequence_parallel = false (expert_model_parallel_size = {ep}): MoELayer.forward raises ValueError at the first training step whatever EP is; megatron-core's config check only warns, and only when EP > 1"
                 ),
@@ -455,9 +508,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let seq_multiple = seq_multiple(cp, tp, par.sequence_parallel);
     if cp > 1 && seq % (2 * cp) != 0 {
         let good = round_up(seq, seq_multiple);
-        out.push(
+        out.add("cp-seq-not-divisible", |code|
             d(
-                "cp-seq-not-divisible",
+                code,
                 format!(
                     "seq_length = {seq} is not divisible by 2·context_parallel_size = 2·{cp} = {}: CP splits the sequence into 2·CP chunks for load balance ({seq} mod {} = {})",
                     2 * cp,
@@ -476,9 +529,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     if par.sequence_parallel && tp > 1 && seq % cp.saturating_mul(tp) != 0 {
         let good = round_up(seq, seq_multiple);
         let share = if seq % cp == 0 { format!("{}", seq / cp) } else { format!("{seq}/{cp} (not whole)") };
-        out.push(
+        out.add("sp-seq-not-divisible", |code|
             d(
-                "sp-seq-not-divisible",
+                code,
                 format!(
                     "with sequence_parallel each of the {cp} CP ranks holds seq_length/CP = {share} tokens, which do not split evenly over tensor_model_parallel_size = {tp}: seq_length = {seq} is not a multiple of CP·TP = {}",
                     cp * tp
@@ -490,16 +543,16 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     }
     if let Some(max_pos) = m.max_position_embeddings.filter(|&mp| seq > mp) {
         if m.position_embedding_type == "learned_absolute" {
-            out.push(d(
-                "seq-exceeds-max-position",
+            out.add("seq-exceeds-max-position", |code| d(
+                code,
                 format!("seq_length = {seq} exceeds max_position_embeddings = {max_pos}"),
                 format!("set seq_length ≤ {max_pos} or raise max_position_embeddings"),
             ));
         } else {
             // Megatron-LM validate_args asserts max_position_embeddings ≥ seq_length whatever the position
             // embedding; Bridge's GPTModelProvider has no such field and sizes RoPE from seq_length.
-            out.push(d(
-                "seq-exceeds-max-position-mlm",
+            out.add("seq-exceeds-max-position-mlm", |code| d(
+                code,
                 format!(
                     "seq_length = {seq} exceeds max_position_embeddings = {max_pos} with position_embedding_type = {}: Megatron-LM (pretrain_gpt.py validate_args) asserts max_position_embeddings ≥ seq_length even for RoPE; Megatron Bridge does not check it",
                     m.position_embedding_type
@@ -512,9 +565,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Multi-token prediction: Megatron-LM validate_args asserts position_embedding_type in (rope, none) when
     // mtp_num_layers is set; megatron-core and Bridge's GPTModelProvider build it with any type.
     if m.mtp_num_layers > 0 && !["rope", "none"].contains(&m.position_embedding_type.as_str()) {
-        out.push(
+        out.add("mtp-position-embedding-mlm", |code|
             d(
-                "mtp-position-embedding-mlm",
+                code,
                 format!(
                     "mtp_num_layers = {} with position_embedding_type = {}: Megatron-LM (validate_args) asserts that MTP runs with rope or none; Megatron Bridge builds it",
                     m.mtp_num_layers, m.position_embedding_type
@@ -528,9 +581,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Experts.
     if !moe {
         if ep > 1 {
-            out.push(
+            out.add("ep-requires-moe", |code|
                 d(
-                    "ep-requires-moe",
+                    code,
                     format!("expert_model_parallel_size = {ep} on a dense model: it has no experts to distribute"),
                     "set expert_model_parallel_size = 1, or use an MoE model (num_moe_experts)".into(),
                 )
@@ -538,8 +591,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if !par.expert_tensor_parallel_size_defaulted && etp != tp && etp > 1 {
-            out.push(d(
-                "etp-without-moe",
+            out.add("etp-without-moe", |code| d(
+                code,
                 format!("expert_tensor_parallel_size = {etp} has no effect on a dense model"),
                 "remove expert_tensor_parallel_size".into(),
             ));
@@ -548,9 +601,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         let experts = m.num_experts();
         if experts % ep != 0 {
             let good = nearest_divisor(experts, ep);
-            out.push(
+            out.add("experts-not-divisible-by-ep", |code|
                 d(
-                    "experts-not-divisible-by-ep",
+                    code,
                     format!("num_moe_experts = {experts} is not divisible by expert_model_parallel_size = {ep}: each EP rank must hold the same number of experts"),
                     format!("set expert_model_parallel_size to {good} (a divisor of {experts})"),
                 )
@@ -558,23 +611,23 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if m.moe_router_topk > experts {
-            out.push(d(
-                "topk-exceeds-experts",
+            out.add("topk-exceeds-experts", |code| d(
+                code,
                 format!("moe_router_topk = {} exceeds num_moe_experts = {experts}", m.moe_router_topk),
                 format!("set moe_router_topk ≤ {experts}"),
             ));
         }
         if m.moe_router_topk == 1 && !m.moe_router_pre_softmax {
-            out.push(d(
-                "topk-one-needs-pre-softmax",
+            out.add("topk-one-needs-pre-softmax", |code| d(
+                code,
                 "moe_router_topk = 1 with softmax scoring and moe_router_pre_softmax = false: the single routing weight would always be 1".into(),
                 "set moe_router_pre_softmax = true, or moe_router_topk ≥ 2".into(),
             ));
         }
         if m.add_bias_linear && etp > 1 {
-            out.push(
+            out.add("moe-bias-needs-etp1", |code|
                 d(
-                    "moe-bias-needs-etp1",
+                    code,
                     format!("add_bias_linear = true with expert_tensor_parallel_size = {etp}: Megatron's grouped experts do not support biases with ETP > 1"),
                     "set expert_tensor_parallel_size = 1 or add_bias_linear = false".into(),
                 )
@@ -582,9 +635,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if par.expert_tensor_parallel_size_defaulted && ep > 1 && tp > 1 {
-            out.push(
+            out.add("etp-default", |code|
                 d(
-                    "etp-default",
+                    code,
                     format!(
                         "expert_tensor_parallel_size was not given, so this plan uses megatron-core's default ETP = TP = {tp}; Megatron Bridge would use ETP = 1 because EP = {ep} > 1"
                     ),
@@ -598,9 +651,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Pipeline: virtual stages, the layer split and microbatches.
     let vpp = par.vpp();
     if par.virtual_pipeline_model_parallel_size.is_some_and(|v| v > 1) && pp == 1 {
-        out.push(
+        out.add("vpp-requires-pp", |code|
             d(
-                "vpp-requires-pp",
+                code,
                 format!("virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 1: interleaving needs several pipeline stages"),
                 "unset virtual_pipeline_model_parallel_size, or use pipeline_model_parallel_size > 1".into(),
             )
@@ -613,9 +666,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     if pp > 1 && (first.is_some() || last.is_some()) {
         for (name, v) in [("num_layers_in_first_pipeline_stage", first), ("num_layers_in_last_pipeline_stage", last)] {
             if v == Some(0) {
-                out.push(
+                out.add("uneven-stage-zero-layers", |code|
                     d(
-                        "uneven-stage-zero-layers",
+                        code,
                         format!("{name} = 0: megatron-core requires it to be larger than 0"),
                         format!("unset {name}, or set it to at least {}", vpp),
                     )
@@ -627,8 +680,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         let mid_stages = pp - u64::from(first.is_some()) - u64::from(last.is_some());
         let mid_layers = m.num_layers.saturating_sub(f.saturating_add(l));
         if f.saturating_add(l) <= m.num_layers && mid_stages > 0 && mid_layers == 0 {
-            out.push(d(
-                "uneven-stages-empty-middle",
+            out.add("uneven-stages-empty-middle", |code| d(
+                code,
                 format!(
                     "num_layers_in_first/last_pipeline_stage = {f} + {l} take all {} layers, leaving 0 layers for the {mid_stages} middle pipeline stage(s)",
                     m.num_layers
@@ -638,15 +691,15 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         }
     }
     if let Some(e) = split_error {
-        out.push(split_diagnostic(e));
+        out.add(split_code(e), |_| split_diagnostic(e));
     }
     let dp = dv.data_parallel_size;
     let mbs = t.micro_batch_size;
     let gbs = dv.global_batch_size;
     if dp > 0 && t.global_batch_size.is_none() {
-        out.push(
+        out.add("gbs-default", |code|
             d(
-                "gbs-default",
+                code,
                 format!(
                     "global_batch_size was not given: Megatron-LM sets it to micro_batch_size·DP = {mbs}·{dp} = {gbs}, one microbatch per step{}; Megatron Bridge asserts that train.global_batch_size is set",
                     if pp > 1 { format!(" (the {pp}-stage pipeline never fills)") } else { String::new() }
@@ -660,9 +713,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         let unit = mbs.saturating_mul(dp);
         if gbs % unit != 0 || gbs < unit {
             let good = round_up(gbs.max(1), unit);
-            out.push(
+            out.add("gbs-not-divisible", |code|
                 d(
-                    "gbs-not-divisible",
+                    code,
                     format!("global_batch_size = {gbs} is not divisible by micro_batch_size × data_parallel_size = {mbs} × {dp} = {unit}"),
                     format!("set global_batch_size to {good} (or {}), a multiple of {unit}", good.saturating_sub(unit).max(unit)),
                 )
@@ -675,9 +728,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             let group = par.microbatch_group_size_per_vp_stage.unwrap_or(pp);
             let mb = dv.num_microbatches;
             if group < pp {
-                out.push(
+                out.add("vpp-microbatch-group-below-pp", |code|
                     d(
-                        "vpp-microbatch-group-below-pp",
+                        code,
                         format!("microbatch_group_size_per_vp_stage = {group} is below pipeline_model_parallel_size = {pp}: the interleaved schedule needs it in [PP, M] = [{pp}, {mb}]"),
                         format!("set microbatch_group_size_per_vp_stage to {pp} (megatron-core's default, PP), or unset it"),
                     )
@@ -695,16 +748,16 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                     )
                 };
                 let alt = if mb >= pp { format!(", or set microbatch_group_size_per_vp_stage = {mb}") } else { String::new() };
-                out.push(
-                    d("interleaved-microbatches", format!("the interleaved schedule rejects this step: {why}"), format!("set global_batch_size to {good_gbs} ({good_mb} microbatches){alt}, or drop virtual pipeline stages"))
+                out.add("interleaved-microbatches", |code|
+                    d(code, format!("the interleaved schedule rejects this step: {why}"), format!("set global_batch_size to {good_gbs} ({good_mb} microbatches){alt}, or drop virtual pipeline stages"))
                         .with_apply(GBS, good_gbs),
                 );
             }
         }
         if vpp > 1 && pp == 2 && par.overlap_p2p_comm != Some(true) {
-            out.push(
+            out.add("vpp-pp2-needs-overlap-p2p", |code|
                 d(
-                    "vpp-pp2-needs-overlap-p2p",
+                    code,
                     format!(
                         "virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 2 and overlap_p2p_comm {}: Megatron-LM (pretrain_gpt.py validate_args) asserts PP > 2 for the interleaved schedule unless --overlap-p2p-communication; Megatron Bridge turns overlap_p2p_comm on itself when PP > 1 and VPP > 1, so a Bridge launch is fine",
                         if par.overlap_p2p_comm == Some(false) { "= false" } else { "not set" }
@@ -715,8 +768,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if pp > 1 && dv.num_microbatches > 0 && dv.num_microbatches < pp {
-            out.push(d(
-                "few-microbatches",
+            out.add("few-microbatches", |code| d(
+                code,
                 format!("{} microbatches over {pp} pipeline stages: the pipeline never fills (bubble {:.0}%)", dv.num_microbatches, 100.0 * dv.pipeline_bubble_fraction.min(9.99)),
                 format!("raise global_batch_size to at least {} for {pp} microbatches per step", unit.saturating_mul(pp)),
             ));
@@ -725,8 +778,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     if pp > 1 && vpp == 1 && split_error.is_none() {
         let per_stage = m.num_layers / pp;
         if per_stage >= 2 {
-            out.push(d(
-                "pp-without-vpp",
+            out.add("pp-without-vpp", |code| d(
+                code,
                 format!("PP = {pp} without interleaving: bubble = (PP−1)/m = {:.1}% of the step", 100.0 * dv.pipeline_bubble_fraction),
                 format!("set virtual_pipeline_model_parallel_size to a divisor of {per_stage} layers per stage (e.g. {})", nearest_divisor(per_stage, 2)),
             ));
@@ -736,9 +789,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Recompute.
     match t.recompute_granularity {
         Recompute::Full if t.recompute_method.is_none() || t.recompute_num_layers.is_none() => {
-            out.push(
+            out.add("full-recompute-needs-method", |code|
                 d(
-                    "full-recompute-needs-method",
+                    code,
                     "recompute_granularity = full needs recompute_method (uniform or block) and recompute_num_layers".into(),
                     "set recompute_method = \"uniform\" and recompute_num_layers = 1 (recompute every layer)".into(),
                 )
@@ -749,9 +802,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         // MCore TransformerConfig raises for recompute_num_layers with selective; only Megatron-LM's validate_args
         // asserts on recompute_method with selective (MCore, and so Bridge, ignore it).
         Recompute::Selective if t.recompute_num_layers.is_some() => {
-            out.push(
+            out.add("selective-recompute-forbids-method", |code|
                 d(
-                    "selective-recompute-forbids-method",
+                    code,
                     format!(
                         "recompute_granularity = selective with recompute_num_layers = {}: megatron-core requires recompute_num_layers = None{}",
                         t.recompute_num_layers.unwrap_or(0),
@@ -763,9 +816,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         Recompute::Selective if t.recompute_method.is_some() => {
-            out.push(
+            out.add("selective-recompute-method-mlm", |code|
                 d(
-                    "selective-recompute-method-mlm",
+                    code,
                     "recompute_granularity = selective with recompute_method set: Megatron-LM (validate_args) asserts recompute_method is None for selective; megatron-core and Megatron Bridge ignore it".into(),
                     "remove recompute_method".into(),
                 )
@@ -788,9 +841,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             .ok()
             .and_then(|s| s.stages.iter().flatten().map(|c| c.count).max());
             if n == 0 && uniform {
-                out.push(
+                out.add("recompute-num-layers-range", |code|
                     d(
-                        "recompute-num-layers-range",
+                        code,
                         "recompute_num_layers = 0 with recompute_method = uniform: megatron-core's uniform loop advances by recompute_num_layers per unit, so the first forward never ends".into(),
                         "set recompute_num_layers = 1 (recompute every layer, one checkpoint per layer)".into(),
                     )
@@ -818,15 +871,15 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                         chunk,
                     )
                 };
-                out.push(
-                    d("recompute-num-layers-clipped", format!("recompute_num_layers = {n} with recompute_method = {} and at most {chunk} layers per model chunk: {what}", if uniform { "uniform" } else { "block" }), fix)
+                out.add("recompute-num-layers-clipped", |code|
+                    d(code, format!("recompute_num_layers = {n} with recompute_method = {} and at most {chunk} layers per model chunk: {what}", if uniform { "uniform" } else { "block" }), fix)
                         .with_apply("training.recompute_num_layers", good),
                 );
             }
             if m.mtp_num_layers > 0 && t.recompute_method == Some(crate::plan::RecomputeMethod::Block) {
-                out.push(
+                out.add("mtp-block-recompute-skipped", |code|
                     d(
-                        "mtp-block-recompute-skipped",
+                        code,
                         format!(
                             "mtp_num_layers = {} with full block recompute: megatron-core recomputes the decoder's first {n} layers per chunk but not the MTP layers (\"recompute_method == 'block' is not supported for MTP yet. Skipping recompute.\"); their activations stay whole, as this plan counts them",
                             m.mtp_num_layers
@@ -838,9 +891,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 );
             }
             if m.mtp_num_layers > 0 && uniform && n != 1 && n != 0 {
-                out.push(
+                out.add("mtp-recompute-uniform-needs-one", |code|
                     d(
-                        "mtp-recompute-uniform-needs-one",
+                        code,
                         format!("mtp_num_layers = {} with full uniform recompute and recompute_num_layers = {n}: the MTP block asserts recompute_num_layers == 1", m.mtp_num_layers),
                         "set recompute_num_layers = 1, or recompute_method = \"block\"".into(),
                     )
@@ -858,9 +911,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         _ => false,
     };
     if unsupported {
-        out.push(
+        out.add("precision-unsupported", |code|
             d(
-                "precision-unsupported",
+                code,
                 format!("{} has no {} tensor cores", p.gpu.name, t.precision.key()),
                 "use precision = \"bf16\", or a GPU that supports it".into(),
             )
@@ -879,9 +932,9 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             if tokens % 8 != 0 {
                 let unit = local.saturating_mul(8 / gcd(8, mbs.max(1)));
                 let good = round_up(seq, lcm(seq_multiple, unit));
-                out.push(
+                out.add("fp8-dims-not-divisible", |code|
                     d(
-                        "fp8-dims-not-divisible",
+                        code,
                         format!(
                             "{} GEMMs need the rank-local token count divisible by 8: seq_length/(CP{})·micro_batch_size = {seq}/{local}·{mbs} = {tokens}, and {tokens} mod 8 = {}",
                             t.precision.key(),
@@ -898,19 +951,21 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         if !bad.is_empty() {
             // Nearest TP that every TP width rule accepts and whose local widths align.
             let good_tp = nearest_valid_tp(p, |c| fp8_width_failures(m, c).is_empty(), false);
-            let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
-            let mut diag = d(
-                "fp8-dims-not-divisible",
-                format!("{} GEMM weights need rank-local dims divisible by 16 (input side) and 8 (output side) at TP = {tp}: {}", t.precision.key(), list.join(", ")),
+            out.add("fp8-dims-not-divisible", |code| {
+                let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
+                let diag = d(
+                    code,
+                    format!("{} GEMM weights need rank-local dims divisible by 16 (input side) and 8 (output side) at TP = {tp}: {}", t.precision.key(), list.join(", ")),
+                    match good_tp {
+                        Some(g) => format!("set tensor_model_parallel_size to {g}, the nearest TP whose local widths all align"),
+                        None => "no TP that divides num_attention_heads aligns every width: pad the model widths to multiples of 16·TP".into(),
+                    },
+                );
                 match good_tp {
-                    Some(g) => format!("set tensor_model_parallel_size to {g}, the nearest TP whose local widths all align"),
-                    None => "no TP that divides num_attention_heads aligns every width: pad the model widths to multiples of 16·TP".into(),
-                },
-            );
-            if let Some(g) = good_tp {
-                diag = diag.with_apply(TP, g);
-            }
-            out.push(diag);
+                    Some(g) => diag.with_apply(TP, g),
+                    None => diag,
+                }
+            });
         }
     }
 
@@ -918,15 +973,15 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
 }
 
 /// The source guide's tables and notes: infos, never errors.
-fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
+fn advice(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let par = &p.parallelism;
     let (tp, pp, cp, ep, etp) = (par.tp(), par.pp(), par.cp(), par.ep(), par.etp());
     let moe = p.model.is_moe();
     let w = dv.world_size;
     if moe && (ep > 1 || etp > 1) {
         let full = pp.saturating_mul(tp).saturating_mul(cp).saturating_mul(ep).saturating_mul(etp);
-        out.push(d(
-            "min-gpus",
+        out.add("min-gpus", |code| d(
+            code,
             format!(
                 "min_gpus = PP·max(TP·CP, EP·ETP) = {pp}·max({}, {}) = {}{}",
                 tp * cp,
@@ -941,8 +996,8 @@ fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
             format!("size the job in multiples of {} GPUs ({} nodes of {})", dv.min_gpus_lcm, dv.min_gpus_lcm.div_ceil(p.cluster.gpus_per_node.max(1)), p.cluster.gpus_per_node),
         ));
         if dv.min_gpus_lcm != dv.min_gpus {
-            out.push(d(
-                "min-gpus-lcm",
+            out.add("min-gpus-lcm", |code| d(
+                code,
                 format!(
                     "PP·max(TP·CP, EP·ETP) = {} is not a multiple of both meshes; Megatron needs the world size to be a multiple of PP·lcm(TP·CP, EP·ETP) = {}",
                     dv.min_gpus, dv.min_gpus_lcm
@@ -952,8 +1007,8 @@ fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
         }
     }
     if dv.data_parallel_size > 1 && dv.min_gpus > 0 && w > dv.min_gpus && w % dv.min_gpus == 0 {
-        out.push(d(
-            "world-exceeds-need",
+        out.add("world-exceeds-need", |code| d(
+            code,
             format!(
                 "{w} GPUs = {}× the minimum {}: dense DP = {}, expert DP = {}",
                 w / dv.min_gpus,
@@ -967,16 +1022,18 @@ fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
     // Source: seed "Decision by Sequence Length".
     let seq = p.training.seq_length;
     let seq_hint = if seq >= 32 * 1024 && cp < 4 {
-        Some(format!("seq_length = {seq} ≥ 32K: the guide suggests context_parallel_size 4–8 (consider cp_comm_type a2a+p2p for large CP)"))
+        Some("≥ 32K: the guide suggests context_parallel_size 4–8 (consider cp_comm_type a2a+p2p for large CP)")
     } else if (8 * 1024..32 * 1024).contains(&seq) && cp < 2 {
-        Some(format!("seq_length = {seq} is in 8K–32K: the guide suggests adding context_parallel_size = 2"))
+        Some("is in 8K–32K: the guide suggests adding context_parallel_size = 2")
     } else if (2 * 1024..8 * 1024).contains(&seq) && tp > 1 && !par.sequence_parallel {
-        Some(format!("seq_length = {seq} is in 2K–8K: the guide suggests sequence_parallel = true"))
+        Some("is in 2K–8K: the guide suggests sequence_parallel = true")
     } else {
         None
     };
-    if let Some(msg) = seq_hint {
-        out.push(d("seq-length-advice", msg, "a starting point, not a rule: profile the first iterations".into()));
+    if let Some(hint) = seq_hint {
+        out.add("seq-length-advice", |code| {
+            d(code, format!("seq_length = {seq} {hint}"), "a starting point, not a rule: profile the first iterations".into())
+        });
     }
     // Source: seed "Decision by Model Size" (dense table, by total parameters; MoE table by model).
     let params = dv.total_parameters as f64;
@@ -991,20 +1048,19 @@ fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
                 x if x < 70.0 => "10–70B dense: TP = 4–8 + PP = 2–4 + DP (16–64 GPUs)",
                 x if x < 175.0 => "70–175B dense: TP = 8 + PP = 4–8 + DP (64–256 GPUs)",
                 _ => "175–500B dense: TP = 8 + PP = 8–16 + CP = 2 + DP (256–1024 GPUs)",
-            }
-            .to_string(),
+            },
         )
     };
     if let Some(h) = hint {
-        out.push(d(
-            "model-size-advice",
+        out.add("model-size-advice", |code| d(
+            code,
             format!("{:.1}B parameters; the guide's starting point: {h}", params / 1e9),
             "a starting point, not a rule: profile the first iteration".into(),
         ));
     }
     if tp > 1 || cp > 1 {
-        out.push(d(
-            "cuda-device-max-connections",
+        out.add("cuda-device-max-connections", |code| d(
+            code,
             "TP/CP communication overlap relies on kernel ordering: launch with CUDA_DEVICE_MAX_CONNECTIONS=1".into(),
             "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch environment (see the TP/DP comm-overlap guide)".into(),
         ));
@@ -1012,7 +1068,7 @@ fn advice(p: &Plan, dv: &Derived, out: &mut Vec<Diagnostic>) {
 }
 
 /// The guide's MoE table row for a preset, if it has one.
-fn moe_table_row(key: &str) -> Option<String> {
+fn moe_table_row(key: &str) -> Option<&'static str> {
     let row = match key {
         "olmoe-1b-7b" => "OLMoE 7B/1B: TP 1, PP 1, EP 8 (EP only, fits a single node)",
         "moonlight-16b-a3b" => "Moonlight 16B/3B: TP 2, PP 1, EP 8 (small TP for shared layers)",
@@ -1023,13 +1079,13 @@ fn moe_table_row(key: &str) -> Option<String> {
         "qwen3-235b-a22b" => "Qwen3 235B-A22B: TP 4, PP 16, EP 8 (CP = 2 for pretraining)",
         "deepseek-v3" => "DeepSeek-V3 671B/37B: TP 2, PP 16, EP 64 (needs PP·EP·ETP = 1,024 GPUs; 61 layers need uneven first/last stages at PP = 16)",
         "kimi-k2" => "Kimi-K2 1T: TP 2, PP 16, EP 32",
-        _ => return Some("MoE: size TP by active parameters (often 1–2), scale with EP, use PP for depth".into()),
+        _ => return Some("MoE: size TP by active parameters (often 1–2), scale with EP, use PP for depth"),
     };
-    Some(row.to_string())
+    Some(row)
 }
 
 /// Topology rules: which groups leave the NVLink domain.
-pub fn check_topology(p: &Plan, layout: &Layout, out: &mut Vec<Diagnostic>) {
+pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
     let domain = p.cluster.nvlink_domain_size;
     for c in &layout.crossings {
         let (code, what, fix) = match c.kind.as_str() {
@@ -1046,29 +1102,31 @@ pub fn check_topology(p: &Plan, layout: &Layout, out: &mut Vec<Diagnostic>) {
             "cp" => ("cp-crosses-nvlink", "context-parallel", "keep CP inside a domain where possible, or use a2a+p2p".to_string()),
             _ => continue,
         };
-        let mut diag = d(
-            code,
-            format!(
-                "{} of {} {what} groups span more than one NVLink domain of {domain} GPUs (up to {} domains)",
-                c.groups_crossing, c.total_groups, c.max_domains_spanned
-            ),
-            fix,
-        );
-        if let Some(g) = (code == "tp-crosses-nvlink").then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
-            diag = diag.with_apply(TP, g);
-        }
-        out.push(diag);
+        out.add(code, |code| {
+            let diag = d(
+                code,
+                format!(
+                    "{} of {} {what} groups span more than one NVLink domain of {domain} GPUs (up to {} domains)",
+                    c.groups_crossing, c.total_groups, c.max_domains_spanned
+                ),
+                fix,
+            );
+            match (code == "tp-crosses-nvlink").then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
+                Some(g) => diag.with_apply(TP, g),
+                None => diag,
+            }
+        });
     }
     let _ = GroupKind::all();
 }
 
 /// Memory rules: out of memory is an error, under 10% headroom a warning.
-pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut Vec<Diagnostic>) {
+pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut impl Findings) {
     let cap = mem.gpu_memory_bytes;
     let Some(worst) = mem.stages.iter().max_by_key(|s| s.total_bytes) else { return };
     if !mem.fits {
-        out.push(d(
-            "out-of-memory",
+        out.add("out-of-memory", |code| d(
+            code,
             format!(
                 "pipeline stage {} needs {} per GPU but {} has {}",
                 worst.pipeline_rank,
@@ -1079,8 +1137,8 @@ pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut Vec<Diagnostic>) {
             suggest_memory_fix(p),
         ));
     } else if (cap - mem.peak_bytes) as f64 <= 0.10 * cap as f64 {
-        out.push(d(
-            "low-memory-headroom",
+        out.add("low-memory-headroom", |code| d(
+            code,
             format!("peak {} of {} leaves {:.1}% free", gib(mem.peak_bytes), gib(cap), 100.0 * (cap - mem.peak_bytes) as f64 / cap as f64),
             "leave ≥ 10% for fragmentation and spikes: ".to_string() + &suggest_memory_fix(p),
         ));

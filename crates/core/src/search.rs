@@ -10,7 +10,6 @@
 //!
 //! Deterministic: the enumeration order is fixed, ties are broken by peak memory and then by the layout key.
 
-use crate::diag::{Diagnostic, Severity};
 use crate::memory;
 use crate::model::LayerKinds;
 use crate::perf::{self, Performance};
@@ -348,7 +347,8 @@ struct Cell<'a> {
 
 /// What every candidate shares: buffers and the model's layer parameters.
 struct Scratch {
-    diags: Vec<Diagnostic>,
+    /// The codes the rules find (no messages are built in the search).
+    codes: rules::Codes,
     kinds: LayerKinds,
 }
 
@@ -358,11 +358,6 @@ enum Outcome {
     Valid(Rec),
     /// Valid, not ranked (see [`SearchResult::dominated`]).
     Dominated,
-}
-
-/// The rule code for `code` as a static string (every code [`rules::check`] emits is in [`rules::RULES`]).
-fn static_code(code: &str) -> &'static str {
-    rules::rule(code).map_or("invalid-plan", |r| r.code)
 }
 
 /// Evaluates the plan in `p` (the cell's layout with one recompute / optimizer variant) on the fast path:
@@ -379,18 +374,17 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         return Outcome::Rejected { out_of_memory: true };
     }
     let first_error = *cell.rules.get_or_insert_with(|| {
-        s.diags.clear();
-        rules::check(p, &cell.derived, None, &mut s.diags);
-        s.diags.iter().find(|d| d.severity == Severity::Error).map(|d| static_code(&d.code))
+        s.codes.0.clear();
+        rules::check(p, &cell.derived, None, &mut s.codes);
+        s.codes.first_error()
     });
     if let Some(code) = first_error {
         reject(result, code);
         return Outcome::Rejected { out_of_memory: false };
     }
-    s.diags.clear();
-    rules::check_memory(p, &mem, &mut s.diags);
-    if let Some(e) = s.diags.iter().find(|d| d.severity == Severity::Error) {
-        let code = static_code(&e.code);
+    s.codes.0.clear();
+    rules::check_memory(p, &mem, &mut s.codes);
+    if let Some(code) = s.codes.first_error() {
         reject(result, code);
         return Outcome::Rejected { out_of_memory: code == "out-of-memory" };
     }
@@ -399,7 +393,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         result.dominated += 1;
         return Outcome::Dominated;
     }
-    let tight = s.diags.iter().any(|d| d.code == "low-memory-headroom");
+    let tight = s.codes.0.contains(&"low-memory-headroom");
     let perf = perf::estimate(p, &cell.derived);
     Outcome::Valid(Rec {
         key: *key,
@@ -545,7 +539,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
         return result;
     }
     let mut p = base.clone();
-    let mut scratch = Scratch { diags: Vec::with_capacity(64), kinds: base.model.kinds() };
+    let mut scratch = Scratch { codes: rules::Codes(Vec::with_capacity(64)), kinds: base.model.kinds() };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();
@@ -560,10 +554,9 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
                 Ok(split) => split_of = Some((sh, split)),
                 Err(e) => {
                     // Not produced by `shapes`; counted as the rules would report it.
-                    let d = rules::split_diagnostic(&e);
                     result.evaluated += variants * mbs_list.len() as u64;
                     for _ in 0..variants * mbs_list.len() as u64 {
-                        reject(&mut result, static_code(&d.code));
+                        reject(&mut result, rules::split_code(&e));
                     }
                     split_of = None;
                     continue;
