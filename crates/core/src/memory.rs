@@ -247,15 +247,84 @@ fn communicators(p: &Plan, d: &Derived) -> u64 {
 
 /// Estimates memory for every stage.
 pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
-    estimate_with_kinds(p, d, split, &p.model.kinds())
+    estimate_with_params(p, d, &stage_params(p, d, split, &p.model.kinds()))
 }
 
-/// As [`estimate`], with the model's layer parameters counted by the caller (`p.model.kinds()`), once for many layouts.
-pub fn estimate_with_kinds(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds) -> MemoryReport {
+/// What one pipeline stage holds that the layout alone decides: its layers by kind in each virtual chunk and its
+/// parameters per GPU. The same for every micro-batch size, recompute and optimizer choice of that layout.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageParams {
+    pub layers: u64,
+    /// Parameters per GPU of the dense part (sharded over TP, or replicated) and of the routed experts (over EP·ETP).
+    pub dense: f64,
+    pub experts: f64,
+    /// (dense layers, MoE layers) of each virtual chunk, in order.
+    pub chunks: Vec<(u64, u64)>,
+}
+
+/// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
+/// callers that size many layouts of one model.
+pub fn stage_params(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds) -> Vec<StageParams> {
     let par = &p.parallelism;
     let m = &p.model;
     let tp = par.tp().max(1) as f64;
     let expert_shard = (par.ep().max(1) * par.etp().max(1)) as f64;
+    let vocab = d.padded_vocab_size;
+    let last = split.stages.len().saturating_sub(1);
+    // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in
+    // megatron/training/arguments.py); Megatron Bridge's gpt_provider.py provide() passes max_sequence_length = seq_length.
+    let position_rows = m.max_position_embeddings.unwrap_or(p.training.seq_length);
+    // Layers of one kind have identical parameters (model.rs kind_params): per GPU, the TP-sharded part over TP plus
+    // the replicated part, and the routed experts over EP·ETP.
+    let per_gpu = |lp: &crate::model::LayerParams| (lp.tp_sharded as f64 / tp + lp.replicated as f64, lp.routed_experts as f64 / expert_shard);
+    let per_kind = [per_gpu(&kinds.dense), per_gpu(&kinds.moe)];
+    let mut out = Vec::with_capacity(split.stages.len());
+    for (rank, chunks) in split.stages.iter().enumerate() {
+        let mut st = StageParams { chunks: Vec::with_capacity(chunks.len()), ..Default::default() };
+        for c in chunks {
+            let moe_layers = m.moe_layers_in(c.start, c.count).min(c.count);
+            st.chunks.push((c.count - moe_layers, moe_layers));
+            st.layers += c.count;
+        }
+        let n_moe: u64 = st.chunks.iter().map(|k| k.1).sum();
+        for ((dense_per_layer, experts_per_layer), count) in [(per_kind[0], st.layers - n_moe), (per_kind[1], n_moe)] {
+            st.dense += count as f64 * dense_per_layer;
+            st.experts += count as f64 * experts_per_layer;
+        }
+        if rank == 0 {
+            // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
+            st.dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
+        }
+        if rank == last {
+            // The final norm sits with the last decoder layer, on the last stage without a custom pipeline layout
+            // (megatron/core/transformer/transformer_block.py has_final_layernorm_in_this_stage); replicated over TP.
+            st.dense += m.final_norm_params() as f64;
+            // The output layer; with tied embeddings and PP > 1 the last stage keeps its own copy
+            // (megatron/core/models/common/language_module/language_module.py setup_embeddings_and_output_layer).
+            if !m.share_embeddings_and_output_weights || par.pp() > 1 {
+                st.dense += vocab as f64 * m.hidden_size as f64 / tp;
+            }
+            // With MTP the last stage builds its own LanguageModelEmbedding for the MTP inputs (gpt_model.py: built
+            // when pre_process or mtp_process; language_module.py keeps it in sync with the first stage's). With
+            // PP = 1 it is the first stage's. With tied weights its output_layer weight is still allocated
+            // (skip_weight_param_allocation only when pre_process), so both copies are counted.
+            if m.mtp_num_layers > 0 && par.pp() > 1 {
+                st.dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
+            }
+            // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections.
+            let (mtp_dense, mtp_experts) = per_gpu(&kinds.mtp);
+            st.dense += m.mtp_num_layers as f64 * mtp_dense;
+            st.experts += m.mtp_num_layers as f64 * mtp_experts;
+        }
+        out.push(st);
+    }
+    out
+}
+
+/// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout).
+pub fn estimate_with_params(p: &Plan, d: &Derived, params: &[StageParams]) -> MemoryReport {
+    let par = &p.parallelism;
+    let m = &p.model;
     let vocab = d.padded_vocab_size;
     let dense_act = layer_activations(m, p, false);
     let moe_act = if m.is_moe() { layer_activations(m, p, true) } else { dense_act };
@@ -264,59 +333,15 @@ pub fn estimate_with_kinds(p: &Plan, d: &Derived, split: &StageSplit, kinds: &La
     let (w, g, o_dense) = bytes_per_param(precision, distributed, dense_shard);
     let (_, _, o_expert) = bytes_per_param(precision, distributed, d.expert_data_parallel_size.max(1));
     let nccl = communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
-    let last = split.stages.len().saturating_sub(1);
-    // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in
-    // megatron/training/arguments.py); Megatron Bridge's gpt_provider.py provide() passes max_sequence_length = seq_length.
-    let position_rows = m.max_position_embeddings.unwrap_or(p.training.seq_length);
+    let last = params.len().saturating_sub(1);
     // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
     let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
-    let mut stages = Vec::with_capacity(split.stages.len());
-    let mut chunk_kinds: Vec<(u64, u64)> = Vec::new();
-    // Layers of one kind have identical parameters (model.rs kind_params): per GPU, the TP-sharded part over TP plus
-    // the replicated part, and the routed experts over EP·ETP.
-    let per_gpu = |lp: &crate::model::LayerParams| (lp.tp_sharded as f64 / tp + lp.replicated as f64, lp.routed_experts as f64 / expert_shard);
-    let per_kind = [per_gpu(&kinds.dense), per_gpu(&kinds.moe)];
-    for (rank, chunks) in split.stages.iter().enumerate() {
-        let mut dense = 0f64;
-        let mut experts = 0f64;
-        let mut layers = 0u64;
-        chunk_kinds.clear();
-        for c in chunks {
-            let moe_layers = m.moe_layers_in(c.start, c.count).min(c.count);
-            chunk_kinds.push((c.count - moe_layers, moe_layers));
-            layers += c.count;
-        }
-        let n_moe: u64 = chunk_kinds.iter().map(|k| k.1).sum();
-        for ((dense_per_layer, experts_per_layer), count) in [(per_kind[0], layers - n_moe), (per_kind[1], n_moe)] {
-            dense += count as f64 * dense_per_layer;
-            experts += count as f64 * experts_per_layer;
-        }
-        let (act, transient) = stage_activations(p, dense_act, moe_act, &chunk_kinds);
+    let mut stages = Vec::with_capacity(params.len());
+    for (rank, st) in params.iter().enumerate() {
+        let (dense, experts) = (st.dense, st.experts);
+        let (act, transient) = stage_activations(p, dense_act, moe_act, &st.chunks);
         let mut output_act = 0.0;
-        if rank == 0 {
-            // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
-            dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
-        }
         if rank == last {
-            // The final norm sits with the last decoder layer, on the last stage without a custom pipeline layout
-            // (megatron/core/transformer/transformer_block.py has_final_layernorm_in_this_stage); replicated over TP.
-            dense += m.final_norm_params() as f64;
-            // The output layer; with tied embeddings and PP > 1 the last stage keeps its own copy
-            // (megatron/core/models/common/language_module/language_module.py setup_embeddings_and_output_layer).
-            if !m.share_embeddings_and_output_weights || par.pp() > 1 {
-                dense += vocab as f64 * m.hidden_size as f64 / tp;
-            }
-            // With MTP the last stage builds its own LanguageModelEmbedding for the MTP inputs (gpt_model.py: built
-            // when pre_process or mtp_process; language_module.py keeps it in sync with the first stage's). With
-            // PP = 1 it is the first stage's. With tied weights its output_layer weight is still allocated
-            // (skip_weight_param_allocation only when pre_process), so both copies are counted.
-            if m.mtp_num_layers > 0 && par.pp() > 1 {
-                dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
-            }
-            // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections.
-            let (mtp_dense, mtp_experts) = per_gpu(&kinds.mtp);
-            dense += m.mtp_num_layers as f64 * mtp_dense;
-            experts += m.mtp_num_layers as f64 * mtp_experts;
             let output = output_activations(p, vocab);
             // Each MTP module runs a layer like the last decoder layer (gpt_layer_specs.py get_gpt_mtp_block_spec:
             // spec.layer_specs[-1]), dense or MoE, then its own final norm and the shared output layer.
@@ -342,7 +367,7 @@ pub fn estimate_with_kinds(p: &Plan, d: &Derived, split: &StageSplit, kinds: &La
             .saturating_add(overhead.recompute_transient_bytes);
         stages.push(StageMemory {
             pipeline_rank: rank as u64,
-            num_layers: layers,
+            num_layers: st.layers,
             parameters_bytes: (params * w) as u64,
             gradients_bytes: (params * g) as u64,
             optimizer_bytes: (dense * o_dense + experts * o_expert) as u64,

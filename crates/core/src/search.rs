@@ -339,7 +339,8 @@ pub fn default_order_crossings(p: &Plan, d: &Derived) -> Vec<(&'static str, u64,
 
 /// One structural layout at one micro-batch size, with what every recompute / optimizer variant of it shares.
 struct Cell<'a> {
-    split: &'a StageSplit,
+    /// The parameters each stage holds: the layout's, the same for every micro-batch and variant.
+    params: &'a [memory::StageParams],
     derived: Derived,
     /// The first rule error of this cell, once [`rules::check`] has run (at most once per cell).
     rules: Option<Option<&'static str>>,
@@ -365,7 +366,7 @@ enum Outcome {
 /// the memory rules and the performance estimate.
 fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
     result.evaluated += 1;
-    let mem = memory::estimate_with_kinds(p, &cell.derived, cell.split, &s.kinds);
+    let mem = memory::estimate_with_params(p, &cell.derived, cell.params);
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
     if !mem.fits {
@@ -564,10 +565,13 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
             }
         }
         let Some((_, split)) = split_of.as_ref() else { continue };
+        let mut params: Option<Vec<memory::StageParams>> = None;
         for (mi, &mbs) in mbs_list.iter().enumerate() {
             let mut key = sh.key(mbs, ORDER[0]);
             apply(&mut p, &key);
-            let mut cell = Cell { split, derived: report::derive(&p, Some(split)), rules: None };
+            let derived = report::derive(&p, Some(split));
+            let params = params.get_or_insert_with(|| memory::stage_params(&p, &derived, split, &scratch.kinds));
+            let mut cell = Cell { params, derived, rules: None };
             // Least memory first: if neither full nor selective recompute with the distributed optimizer fits, no
             // variant of this cell does, nor any larger micro-batch (the memory model is monotone in these).
             // Without the distributed optimizer a layout needs more memory than with it: skipped when that one does
