@@ -604,12 +604,14 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
             }
         }
     }
-    // `better` ends on the layout key, unique per record: a total order, so the unstable sort is deterministic.
-    recs.sort_unstable_by(better);
     result.pareto = pareto(&recs);
+    // `better` ends on the layout key, unique per record: a total order, so the unstable sort is deterministic.
+    // References are sorted, not the records: a tenth of the bytes to move.
+    let mut ranked: Vec<&Rec> = recs.iter().collect();
+    ranked.sort_unstable_by(|a, b| better(a, b));
     // The best `top`, leaving out layouts that differ from a better pick only in which edge stage is lighter.
     let mut picked: Vec<Rec> = Vec::with_capacity(opts.top.min(recs.len()));
-    for rec in &recs {
+    for &rec in &ranked {
         if picked.len() >= opts.top {
             break;
         }
