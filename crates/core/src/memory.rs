@@ -265,6 +265,13 @@ pub struct StageParams {
 /// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
 /// callers that size many layouts of one model.
 pub fn stage_params(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds) -> Vec<StageParams> {
+    let mut out = Vec::new();
+    stage_params_into(p, d, split, kinds, &mut out);
+    out
+}
+
+/// As [`stage_params`], into `out`, reusing its buffers (the layout search sizes thousands of layouts).
+pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
     let par = &p.parallelism;
     let m = &p.model;
     let tp = par.tp().max(1) as f64;
@@ -278,9 +285,10 @@ pub fn stage_params(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKind
     // the replicated part, and the routed experts over EP·ETP.
     let per_gpu = |lp: &crate::model::LayerParams| (lp.tp_sharded as f64 / tp + lp.replicated as f64, lp.routed_experts as f64 / expert_shard);
     let per_kind = [per_gpu(&kinds.dense), per_gpu(&kinds.moe)];
-    let mut out = Vec::with_capacity(split.stages.len());
-    for (rank, chunks) in split.stages.iter().enumerate() {
-        let mut st = StageParams { chunks: Vec::with_capacity(chunks.len()), ..Default::default() };
+    out.resize_with(split.stages.len(), StageParams::default);
+    for ((rank, chunks), st) in split.stages.iter().enumerate().zip(out.iter_mut()) {
+        st.chunks.clear();
+        (st.layers, st.dense, st.experts) = (0, 0.0, 0.0);
         for c in chunks {
             let moe_layers = m.moe_layers_in(c.start, c.count).min(c.count);
             st.chunks.push((c.count - moe_layers, moe_layers));
@@ -316,13 +324,18 @@ pub fn stage_params(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKind
             st.dense += m.mtp_num_layers as f64 * mtp_dense;
             st.experts += m.mtp_num_layers as f64 * mtp_experts;
         }
-        out.push(st);
     }
-    out
 }
 
 /// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout).
 pub fn estimate_with_params(p: &Plan, d: &Derived, params: &[StageParams]) -> MemoryReport {
+    let mut report = MemoryReport::default();
+    estimate_into(p, d, params, &mut report);
+    report
+}
+
+/// As [`estimate_with_params`], into `out`, reusing its buffer.
+pub fn estimate_into(p: &Plan, d: &Derived, params: &[StageParams], out: &mut MemoryReport) {
     let par = &p.parallelism;
     let m = &p.model;
     let vocab = d.padded_vocab_size;
@@ -336,7 +349,8 @@ pub fn estimate_with_params(p: &Plan, d: &Derived, params: &[StageParams]) -> Me
     let last = params.len().saturating_sub(1);
     // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
     let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
-    let mut stages = Vec::with_capacity(params.len());
+    let mut stages = std::mem::take(&mut out.stages);
+    stages.clear();
     for (rank, st) in params.iter().enumerate() {
         let (dense, experts) = (st.dense, st.experts);
         let (act, transient) = stage_activations(p, dense_act, moe_act, &st.chunks);
@@ -389,5 +403,5 @@ pub fn estimate_with_params(p: &Plan, d: &Derived, params: &[StageParams]) -> Me
     }
     let peak_bytes = stages.iter().map(|s| s.total_bytes).max().unwrap_or(0);
     let gpu_memory_bytes = p.gpu.memory_bytes();
-    MemoryReport { stages, peak_bytes, gpu_memory_bytes, fits: peak_bytes <= gpu_memory_bytes }
+    *out = MemoryReport { stages, peak_bytes, gpu_memory_bytes, fits: peak_bytes <= gpu_memory_bytes };
 }

@@ -18,7 +18,11 @@ pub struct StageSplit {
 
 impl StageSplit {
     pub fn layers_per_stage(&self) -> Vec<u64> {
-        self.stages.iter().map(|s| s.iter().map(|c| c.count).sum()).collect()
+        self.layer_counts().collect()
+    }
+    /// Layers of each stage, in pipeline order.
+    pub fn layer_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.stages.iter().map(|s| s.iter().map(|c| c.count).sum())
     }
     /// Every layer index of `stage`, in model order.
     pub fn layer_indices(&self, stage: usize) -> impl Iterator<Item = u64> + '_ {

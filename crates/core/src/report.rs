@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Sizes that follow from the plan.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Derived {
     pub world_size: u64,
     /// Dense data-parallel size W / (TP·PP·CP); 0 when it does not divide.
@@ -75,6 +75,13 @@ fn sat(x: u128) -> u64 {
 
 /// Sizes, without any checks.
 pub fn derive(p: &Plan, split: Option<&StageSplit>) -> Derived {
+    let mut d = Derived::default();
+    derive_into(p, split, &mut d);
+    d
+}
+
+/// As [`derive`], into `out`, reusing its buffer (the layout search derives thousands of layouts).
+pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
     let par = &p.parallelism;
     let world = p.world_size();
     let (tp, pp, cp, ep, etp) = (par.tp() as u128, par.pp() as u128, par.cp() as u128, par.ep() as u128, par.etp() as u128);
@@ -95,8 +102,12 @@ pub fn derive(p: &Plan, split: Option<&StageSplit>) -> Derived {
     let per_step = (mbs as u128) * (dp.max(1) as u128);
     let num_microbatches = if dp > 0 { sat(gbs as u128 / per_step) } else { 0 };
     let counts = p.model.param_counts();
-    let layers_per_stage = split.map(StageSplit::layers_per_stage).unwrap_or_default();
-    Derived {
+    let mut layers_per_stage = std::mem::take(&mut out.layers_per_stage);
+    layers_per_stage.clear();
+    if let Some(split) = split {
+        layers_per_stage.extend(split.layer_counts());
+    }
+    *out = Derived {
         world_size: world,
         data_parallel_size: dp,
         expert_data_parallel_size: edp,
@@ -112,7 +123,7 @@ pub fn derive(p: &Plan, split: Option<&StageSplit>) -> Derived {
         mtp_parameters: sat(counts.mtp),
         layers_per_stage,
         tokens_per_step: sat(gbs as u128 * p.training.seq_length as u128),
-    }
+    };
 }
 
 /// Plans an already resolved plan; `diags` are the findings of parsing it.

@@ -831,15 +831,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             // so a larger value recomputes them all. TransformerConfig checks only that the value is set.
             let n = t.recompute_num_layers.unwrap_or(1);
             let uniform = t.recompute_method == Some(crate::plan::RecomputeMethod::Uniform);
-            let per_chunk = crate::pipeline::split_layers(
-                m.num_layers,
-                pp,
-                vpp,
-                par.num_layers_in_first_pipeline_stage,
-                par.num_layers_in_last_pipeline_stage,
-            )
-            .ok()
-            .and_then(|s| s.stages.iter().flatten().map(|c| c.count).max());
+            // The largest model chunk: a valid split gives every stage's layers to its VPP chunks evenly.
+            let per_chunk = dv.layers_per_stage.iter().max().filter(|_| split_error.is_none()).map(|&n| n / vpp.max(1));
             if n == 0 && uniform {
                 out.add("recompute-num-layers-range", |code|
                     d(

@@ -341,7 +341,7 @@ pub fn default_order_crossings(p: &Plan, d: &Derived) -> Vec<(&'static str, u64,
 struct Cell<'a> {
     /// The parameters each stage holds: the layout's, the same for every micro-batch and variant.
     params: &'a [memory::StageParams],
-    derived: Derived,
+    derived: &'a Derived,
     /// The first rule error of this cell, once [`rules::check`] has run (at most once per cell).
     rules: Option<Option<&'static str>>,
 }
@@ -350,6 +350,8 @@ struct Cell<'a> {
 struct Scratch {
     /// The codes the rules find (no messages are built in the search).
     codes: rules::Codes,
+    /// The candidate's memory, rewritten in place for each one.
+    mem: memory::MemoryReport,
     kinds: LayerKinds,
 }
 
@@ -366,7 +368,8 @@ enum Outcome {
 /// the memory rules and the performance estimate.
 fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
     result.evaluated += 1;
-    let mem = memory::estimate_with_params(p, &cell.derived, cell.params);
+    memory::estimate_into(p, cell.derived, cell.params, &mut s.mem);
+    let mem = &s.mem;
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
     if !mem.fits {
@@ -376,7 +379,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
     }
     let first_error = *cell.rules.get_or_insert_with(|| {
         s.codes.0.clear();
-        rules::check(p, &cell.derived, None, &mut s.codes);
+        rules::check(p, cell.derived, None, &mut s.codes);
         s.codes.first_error()
     });
     if let Some(code) = first_error {
@@ -384,7 +387,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         return Outcome::Rejected { out_of_memory: false };
     }
     s.codes.0.clear();
-    rules::check_memory(p, &mem, &mut s.codes);
+    rules::check_memory(p, mem, &mut s.codes);
     if let Some(code) = s.codes.first_error() {
         reject(result, code);
         return Outcome::Rejected { out_of_memory: code == "out-of-memory" };
@@ -395,7 +398,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         return Outcome::Dominated;
     }
     let tight = s.codes.0.contains(&"low-memory-headroom");
-    let perf = perf::estimate(p, &cell.derived);
+    let perf = perf::estimate(p, cell.derived);
     Outcome::Valid(Rec {
         key: *key,
         step_time_s: perf.step_time_s,
@@ -540,38 +543,40 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
         return result;
     }
     let mut p = base.clone();
-    let mut scratch = Scratch { codes: rules::Codes(Vec::with_capacity(64)), kinds: base.model.kinds() };
+    let mut scratch = Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds() };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();
     mbs_list.dedup();
     let variants = ORDER.len() as u64;
-    let mut split_of: Option<(Shape, StageSplit)> = None;
+    // Buffers the loop rewrites in place: the hot loop allocates per pipeline shape at most, never per candidate.
+    let mut splits: BTreeMap<(u64, u64, Option<u64>, Option<u64>), Result<StageSplit, pipeline::SplitError>> = BTreeMap::new();
+    let mut params: Vec<memory::StageParams> = Vec::new();
+    let mut derived = Derived::default();
     for sh in shapes(base, opts) {
-        // One layer split per pipeline shape (consecutive shapes share it).
-        let same = split_of.as_ref().is_some_and(|(s, _)| (s.pp, s.vpp, s.first, s.last) == (sh.pp, sh.vpp, sh.first, sh.last));
-        if !same {
-            match pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last) {
-                Ok(split) => split_of = Some((sh, split)),
-                Err(e) => {
-                    // Not produced by `shapes`; counted as the rules would report it.
-                    result.evaluated += variants * mbs_list.len() as u64;
-                    for _ in 0..variants * mbs_list.len() as u64 {
-                        reject(&mut result, rules::split_code(&e));
-                    }
-                    split_of = None;
-                    continue;
+        let split = splits
+            .entry((sh.pp, sh.vpp, sh.first, sh.last))
+            .or_insert_with(|| pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last));
+        let split = match split {
+            Ok(split) => &*split,
+            Err(e) => {
+                // Not produced by `shapes`; counted as the rules would report it.
+                result.evaluated += variants * mbs_list.len() as u64;
+                for _ in 0..variants * mbs_list.len() as u64 {
+                    reject(&mut result, rules::split_code(e));
                 }
+                continue;
             }
-        }
-        let Some((_, split)) = split_of.as_ref() else { continue };
-        let mut params: Option<Vec<memory::StageParams>> = None;
+        };
         for (mi, &mbs) in mbs_list.iter().enumerate() {
             let mut key = sh.key(mbs, ORDER[0]);
             apply(&mut p, &key);
-            let derived = report::derive(&p, Some(split));
-            let params = params.get_or_insert_with(|| memory::stage_params(&p, &derived, split, &scratch.kinds));
-            let mut cell = Cell { params, derived, rules: None };
+            report::derive_into(&p, Some(split), &mut derived);
+            if mi == 0 {
+                // The stages' parameters depend on the layout only: once for every micro-batch and variant.
+                memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
+            }
+            let mut cell = Cell { params: &params, derived: &derived, rules: None };
             // Least memory first: if neither full nor selective recompute with the distributed optimizer fits, no
             // variant of this cell does, nor any larger micro-batch (the memory model is monotone in these).
             // Without the distributed optimizer a layout needs more memory than with it: skipped when that one does
