@@ -1,17 +1,20 @@
 // Measures the release build in headless chromium and prints the figures (never asserts):
 // the .wasm size gzipped, time to first render, and input change → re-rendered page for
 // 1,024- and 16,384-GPU plans, plus a grid hover redraw at 16,384 GPUs.
-//   node scripts/measure-web.mjs        (after scripts/build-web.sh)
+//   node scripts/measure-web.mjs [DIR]        (after scripts/build-web.sh; DIR defaults to dist/, e.g. a saved
+//                                             earlier build to compare before/after on the same machine state)
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { startServer, launch, openApp } from "../tests/e2e/harness.mjs";
 
-const wasm = readFileSync("dist/meshplan-web_bg.wasm");
-const js = readFileSync("dist/meshplan-web.js");
+const dir = process.argv[2] ?? "dist";
+const EDITS = 60;
+const wasm = readFileSync(`${dir}/meshplan-web_bg.wasm`);
+const js = readFileSync(`${dir}/meshplan-web.js`);
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 console.log(`release wasm: ${kb(wasm.length)} raw, ${kb(gzipSync(wasm, { level: 9 }).length)} gzipped; JS glue ${kb(gzipSync(js, { level: 9 }).length)} gzipped`);
 
-const server = await startServer();
+const server = await startServer(dir);
 const browser = await launch();
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
 const plan = (nodes, tp, pp) => ({
@@ -41,10 +44,10 @@ for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
   const { page, context } = await openApp(browser, `${server.url}#plan=${encode(plan(nodes, 8, 4))}`);
   // One edit = set the value, fire `input`, let Leptos' effects run (they are microtasks),
   // then force style and layout; the canvas and charts are redrawn inside that window.
-  const times = await page.evaluate(async () => {
+  const times = await page.evaluate(async (edits) => {
     const input = document.querySelector("#f-training-micro-batch-size");
     const render = [], sweep = [];
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < edits; i++) {
       const t0 = performance.now();
       input.value = String(1 + (i % 2));
       input.dispatchEvent(new Event("input", { bubbles: true }));
@@ -59,8 +62,13 @@ for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
       await new Promise((r) => requestAnimationFrame(() => r()));
     }
     return { render, sweep };
-  });
+  }, EDITS);
   const world = await page.locator("#d-world-size").innerText();
+  const svg = await page.evaluate(() => ["stage-chart", "sweep-chart", "step-chart"].map((id) => {
+    const el = document.getElementById(id);
+    return `${id} ${el ? (el.innerHTML.length / 1024).toFixed(1) : "-"} KiB (${el?.querySelectorAll("*").length ?? 0} elements, ${el?.firstElementChild?.getAttribute("width") ?? "-"} px wide)`;
+  }).join(", "));
+  console.log(`chart SVG at ${label} GPUs: ${svg}`);
   console.log(`input change → re-rendered page, ${label} GPUs (world ${world}, micro-batch edits): median ${median(times.render).toFixed(1)} ms, p90 ${p90(times.render).toFixed(1)} ms over ${times.render.length} edits; then the memory sweep's re-plans in the next task: median ${median(times.sweep).toFixed(1)} ms`);
   if (nodes === 2048) {
     const hover = await page.evaluate(async () => {
