@@ -610,6 +610,9 @@ fn describe_ranks(ranks: &[u32]) -> String {
     }
 }
 
+/// The grid's height at most, in CSS pixels.
+const GRID_HEIGHT: u32 = 560;
+
 #[component]
 fn GridPanel() -> impl IntoView {
     let s = store();
@@ -617,6 +620,8 @@ fn GridPanel() -> impl IntoView {
     let mesh = RwSignal::new("dense".to_string());
     let dense_kind = RwSignal::new(GroupKind::Tp);
     let expert_kind = RwSignal::new(GroupKind::Ep);
+    // Both meshes at half height each, so that both fit on the screen.
+    let grid_height = move || if mesh.get() == "both" { GRID_HEIGHT / 2 } else { GRID_HEIGHT };
     let kind_select = |id: &'static str, label: &'static str, kinds: [GroupKind; 4], sig: RwSignal<GroupKind>| {
         view! {
             <div class="field inline-field">
@@ -649,41 +654,61 @@ fn GridPanel() -> impl IntoView {
             </div>
             {move || (mesh.get() != "dense" && !moe()).then(|| view! { <p class="hint">"This model has no experts: the expert mesh still exists, with EP = 1."</p> })}
             <div class="grids">
-                {move || (mesh.get() != "expert").then(|| view! { <GridCanvas id="grid-dense" kind=dense_kind.into() title="Dense mesh" /> })}
-                {move || (mesh.get() != "dense").then(|| view! { <GridCanvas id="grid-expert" kind=expert_kind.into() title="Expert mesh" /> })}
+                {move || (mesh.get() != "expert").then(|| view! { <GridCanvas id="grid-dense" kind=dense_kind.into() title="Dense mesh" max_height=grid_height() /> })}
+                {move || (mesh.get() != "dense").then(|| view! { <GridCanvas id="grid-expert" kind=expert_kind.into() title="Expert mesh" max_height=grid_height() /> })}
             </div>
             <GridInfo />
         </section>
     }
 }
 
+/// The width of an element in CSS pixels, 0 until it is mounted: measured once mounted, and again when
+/// the window has stopped resizing for 100 ms (a drag redraws once, not on every event).
+fn element_width(node: NodeRef<leptos::html::Div>) -> ReadSignal<u32> {
+    let width = RwSignal::new(0u32);
+    let measure = move || {
+        let Some(el) = node.try_get_untracked().flatten() else { return };
+        let w = el.client_width().clamp(0, 1 << 14) as u32;
+        if w > 0 && width.try_get_untracked() != Some(w) {
+            width.try_set(w);
+        }
+    };
+    Effect::new(move |_| {
+        if node.get().is_some() {
+            measure();
+        }
+    });
+    let ticket = StoredValue::new(0u64);
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let Some(mine) = ticket.try_update_value(|t| {
+            *t += 1;
+            *t
+        }) else {
+            return;
+        };
+        set_timeout(move || if ticket.try_get_value() == Some(mine) { measure() }, std::time::Duration::from_millis(100));
+    });
+    // The listener outlives nothing: an unmounted chart or canvas (switching meshes) takes it along.
+    on_cleanup(move || resize.remove());
+    width.read_only()
+}
+
 #[component]
-fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) -> impl IntoView {
+fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str, max_height: u32) -> impl IntoView {
     let s = store();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let width = RwSignal::new(880u32);
-    let resize = window_event_listener(leptos::ev::resize, move |_| {
-        if let Some(c) = canvas.try_get_untracked().flatten().and_then(|c| c.parent_element()) {
-            width.try_set((c.client_width() as u32).clamp(200, 1600));
-        }
-    });
-    // The listener outlives nothing: switching meshes unmounts this canvas and disposes `width`.
-    on_cleanup(move || resize.remove());
-    Effect::new(move |_| {
-        if let Some(c) = canvas.get().and_then(|c| c.parent_element()) {
-            let w = c.client_width() as u32;
-            if w > 0 {
-                width.set(w.clamp(200, 1600));
-            }
-        }
-    });
+    let wrap = NodeRef::<leptos::html::Div>::new();
+    let width = element_width(wrap);
     let scale = browser::device_pixel_ratio().round().clamp(1.0, 2.0) as u32;
     let geom = Memo::new(move |_| {
         let w = width.get();
+        if w == 0 {
+            return None;
+        }
         s.outcome.with(|o| {
             o.as_ref().ok().map(|r| {
                 let world = r.derived.world_size.min(1 << 24) as u32;
-                grid::geometry(world, r.plan.cluster.gpus_per_node.min(1 << 16) as u32, w, 560, scale)
+                grid::geometry(world, r.plan.cluster.gpus_per_node.min(1 << 16) as u32, w.clamp(200, 1600), max_height, scale)
             })
         })
     });
@@ -755,7 +780,7 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
         <figure class="grid-figure">
             <figcaption>{title}" — coloured by "{move || kind_short(kind.get())}
                 {move || geom.get().filter(|g| g.aggregated()).map(|g| format!(" (one cell per node of {} GPUs)", g.unit))}</figcaption>
-            <div class="canvas-wrap">
+            <div class="canvas-wrap" node_ref=wrap>
                 <canvas id=id node_ref=canvas tabindex="0" role="img"
                     aria-label=summary
                     data-cells=move || geom.get().map(|g| g.units).unwrap_or(0)
