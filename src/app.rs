@@ -930,16 +930,17 @@ const SWEEPS: [(&str, &str, &[u64]); 4] = [
 #[component]
 fn MemoryPanel() -> impl IntoView {
     let s = store();
-    let bars = move || {
-        let dark = s.dark.get();
+    // Each chart's inputs as a memo: an edit that leaves them equal does not redraw the chart.
+    let stages = Memo::new(move |_| {
         s.outcome.with(|o| {
-            let r = o.as_ref().ok()?;
-            let m = &r.memory;
+            let m = &o.as_ref().ok()?.memory;
             let stages: Vec<[u64; 5]> =
                 m.stages.iter().map(|st| [st.parameters_bytes, st.gradients_bytes, st.optimizer_bytes, st.activations_bytes, st.overhead_bytes]).collect();
-            Some(charts::stage_bars(&stages, m.gpu_memory_bytes, dark, (640, 300)))
+            Some((stages, m.gpu_memory_bytes))
         })
-    };
+    });
+    let capacity = Memo::new(move |_| s.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0)));
+    let bars = move |w| stages.with(|st| st.as_ref().map(|(st, cap)| charts::stage_bars(st, *cap, s.dark.get(), (w, 300))).unwrap_or_default());
     let sweep_field = RwSignal::new(0usize);
     // The sweep re-plans the whole plan once per point, so it runs in the task after the edit:
     // the rest of the page re-renders first, and a stale sweep (typing went on) is dropped.
@@ -964,15 +965,16 @@ fn MemoryPanel() -> impl IntoView {
                         charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
                     })
                     .collect::<Vec<_>>();
-                points.try_set(pts);
+                if points.try_with_untracked(|p| *p != pts) == Some(true) {
+                    points.set(pts);
+                }
             },
             std::time::Duration::ZERO,
         );
     });
-    let sweep_svg = move || {
+    let sweep_svg = move |w| {
         let (path, _, _) = SWEEPS[sweep_field.get().min(SWEEPS.len() - 1)];
-        let cap = s.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0));
-        points.with(|pts| charts::sweep(pts, path.rsplit('.').next().unwrap_or(path), cap, s.dark.get(), (640, 260)))
+        points.with(|pts| charts::sweep(pts, path.rsplit('.').next().unwrap_or(path), capacity.get(), s.dark.get(), (w, 260)))
     };
     let sweep_note = move || {
         points.with(|pts| {
@@ -1002,7 +1004,7 @@ fn MemoryPanel() -> impl IntoView {
     view! {
         <section class="panel" id="memory" aria-labelledby="memory-h">
             <h2 id="memory-h">"Memory per GPU, by pipeline stage"</h2>
-            <div id="stage-chart" class="chart" role="img" aria-label="Stacked bars of memory per pipeline stage against the GPU's capacity" inner_html=bars></div>
+            <Chart id="stage-chart" label="Stacked bars of memory per pipeline stage against the GPU's capacity" draw=bars />
             <ul class="chart-legend">
                 {charts::TERMS.iter().enumerate().map(|(i, t)| view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(i))></span>{*t}</li> }).collect_view()}
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>
@@ -1021,7 +1023,7 @@ fn MemoryPanel() -> impl IntoView {
                     {SWEEPS.iter().enumerate().map(|(i, (_, label, _))| view! { <option value=i.to_string()>{*label}</option> }).collect_view()}
                 </select>
             </div>
-            <div id="sweep-chart" class="chart" role="img" aria-label="Peak memory against the swept field; filled points fit" inner_html=sweep_svg></div>
+            <Chart id="sweep-chart" label="Peak memory against the swept field; filled points fit" draw=sweep_svg />
             <ul class="chart-legend">
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(0))></span>"peak memory per GPU: ● fits, ○ does not"</li>
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>"GPU memory"</li>
@@ -1029,6 +1031,20 @@ fn MemoryPanel() -> impl IntoView {
             <p id="sweep-note" class="hint">{sweep_note}</p>
         </section>
     }
+}
+
+/// A plotters chart drawn at the width of its column, as the inner HTML of a div. `draw` gets the width
+/// in CSS pixels and should read memos of exactly the chart's inputs: the SVG is a memo over them and the
+/// width, so an edit that changes neither leaves the chart alone.
+#[component]
+fn Chart(id: &'static str, label: &'static str, draw: impl Fn(u32) -> String + Send + Sync + 'static) -> impl IntoView {
+    let node = NodeRef::<leptos::html::Div>::new();
+    let width = element_width(node);
+    let svg = Memo::new(move |_| match width.get() {
+        0 => String::new(),
+        w => draw(w),
+    });
+    view! { <div id=id node_ref=node class="chart" role="img" aria-label=label inner_html=svg></div> }
 }
 
 fn swatch_box(colour: &str) -> String {
@@ -1205,19 +1221,27 @@ fn AdvisorPanel() -> impl IntoView {
             Some(charts::FrontPoint { peak_bytes: r.memory.peak_bytes, tokens_per_s_per_gpu: perf.tokens_per_s_per_gpu })
         })
     };
-    let pareto_svg = move || {
+    // The charts' inputs as memos: each chart is redrawn only when its own figures change.
+    let front = Memo::new(move |_| {
         let r = result()?;
         let front: Vec<charts::FrontPoint> =
             r.pareto.iter().map(|p| charts::FrontPoint { peak_bytes: p.peak_bytes, tokens_per_s_per_gpu: p.tokens_per_s_per_gpu }).collect();
-        Some(charts::pareto(&front, current_point(), r.gpu_memory_bytes, s.dark.get(), (640, 280)))
+        Some((front, r.gpu_memory_bytes))
+    });
+    let current = Memo::new(move |_| current_point());
+    let pareto_svg = move |w| {
+        front.with(|f| f.as_ref().map(|(front, cap)| charts::pareto(front, current.get(), *cap, s.dark.get(), (w, 280)))).unwrap_or_default()
     };
-    let terms = move || {
+    let terms = Memo::new(move |_| {
         s.outcome.with(|o| {
             let b = &o.as_ref().ok()?.performance.as_ref()?.breakdown;
             Some(b.terms().map(|(_, t)| t))
         })
-    };
-    let step_svg = move || terms().map(|t| charts::step_bar(&t, s.dark.get(), (640, 90)));
+    });
+    let step_svg = move |w| terms.get().map(|t| charts::step_bar(&t, s.dark.get(), (w, 90))).unwrap_or_default();
+    // Whether there is a chart at all (the chart itself stays mounted while its figures change).
+    let has_front = Memo::new(move |_| front.with(Option::is_some));
+    let has_terms = Memo::new(move |_| terms.with(Option::is_some));
     let step_total = move || {
         s.outcome.with(|o| o.as_ref().ok().and_then(|r| r.performance.as_ref()).map(|p| {
             format!("Step time of the current plan: {} · {:.0} tokens/s per GPU · MFU {:.1}%", seconds(p.step_time_s), p.tokens_per_s_per_gpu, p.mfu * 100.0)
@@ -1253,9 +1277,9 @@ fn AdvisorPanel() -> impl IntoView {
                     </table>
                 </div>
             })}
-            {move || pareto_svg().map(|svg| view! {
+            {move || has_front.get().then(|| view! {
                 <h3 class="chart-title">"Pareto front: peak memory against throughput"</h3>
-                <div id="pareto-chart" class="chart" role="img" aria-label="Pareto front of the searched layouts: peak memory per GPU against tokens per second per GPU, with the current plan marked" inner_html=svg></div>
+                <Chart id="pareto-chart" label="Pareto front of the searched layouts: peak memory per GPU against tokens per second per GPU, with the current plan marked" draw=pareto_svg />
                 <ul class="chart-legend">
                     <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(0))></span>"layouts no other beats on both memory and throughput"</li>
                     <li><span class="swatch" aria-hidden="true" inner_html=swatch_diamond(charts::CURRENT_COLOUR)></span>"the current plan"</li>
@@ -1263,18 +1287,18 @@ fn AdvisorPanel() -> impl IntoView {
                 </ul>
             })}
             <h3 class="chart-title">"Where the current plan's step time goes"</h3>
-            {move || match step_svg() {
-                Some(svg) => view! {
+            {move || match has_terms.get() {
+                true => view! {
                     <p id="step-total" class="hint">{step_total}</p>
-                    <div id="step-chart" class="chart" role="img" aria-label="Stacked bar of the current plan's step time by term" inner_html=svg></div>
+                    <Chart id="step-chart" label="Stacked bar of the current plan's step time by term" draw=step_svg />
                     <ul class="chart-legend">
-                        {move || terms().unwrap_or_default().into_iter().enumerate().map(|(i, t)| {
+                        {move || terms.get().unwrap_or_default().into_iter().enumerate().map(|(i, t)| {
                             let colour = charts::step_colour(i, s.dark.get());
                             view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&colour)></span>{format!("{} {}", charts::STEP_TERMS[i], seconds(t))}</li> }
                         }).collect_view()}
                     </ul>
                 }.into_any(),
-                None => view! { <p class="hint">"No step-time estimate: the mesh sizes do not divide the world size."</p> }.into_any(),
+                false => view! { <p class="hint">"No step-time estimate: the mesh sizes do not divide the world size."</p> }.into_any(),
             }}
         </section>
     }

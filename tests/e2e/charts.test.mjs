@@ -1,5 +1,6 @@
-// End-to-end tests of the charts and the grid's layout in headless chromium: the two meshes at half
-// height each in "Both".
+// End-to-end tests of the charts and the grid's layout in headless chromium: charts drawn at the
+// width of their column (and again after a resize), labels inside the picture, an edit redrawing only
+// the charts whose figures changed, and the two meshes at half height each in "Both".
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, openApp } from "./harness.mjs";
@@ -10,6 +11,70 @@ after(async () => { await browser?.close(); server?.stop(); });
 
 const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+const CHARTS = ["#stage-chart", "#sweep-chart", "#step-chart"];
+
+/** Per chart: the SVG's width attribute, its box's width, and how far its text reaches past the SVG's right edge. */
+const measure = (page, ids = CHARTS) => page.evaluate((ids) => ids.map((id) => {
+  const div = document.querySelector(id);
+  const svg = div.querySelector("svg");
+  const overflow = Math.max(...[...svg.querySelectorAll("text")].map((t) => { const b = t.getBBox(); return b.x + b.width; })) - svg.width.baseVal.value;
+  return { id, svg: Number(svg.getAttribute("width")), box: div.clientWidth, overflow };
+}), ids);
+
+test("charts are drawn at the width of their column, again after a resize, with every label inside", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  for (const c of await measure(page)) {
+    assert.equal(c.svg, c.box, `${c.id} drawn at its column's width`);
+    assert.ok(c.svg > 800, `${c.id}: ${c.svg} px fills the results column at 1280 px`);
+    assert.ok(c.overflow <= 0, `${c.id}: a label reaches ${c.overflow} px past the right edge`);
+  }
+  await page.setViewportSize({ width: 1000, height: 800 });
+  await page.waitForFunction(() => {
+    const div = document.querySelector("#stage-chart");
+    return Number(div.querySelector("svg").getAttribute("width")) === div.clientWidth;
+  });
+  for (const c of await measure(page)) {
+    assert.equal(c.svg, c.box, `${c.id} redrawn at the new width`);
+    assert.ok(c.svg < 700, `${c.id}: ${c.svg} px at 1000 px`);
+  }
+  assert.deepEqual(problems, clean);
+  await context.close();
+
+  const embed = await openApp(browser, `${server.url}#embed=1`, { viewport: { width: 800, height: 900 } });
+  for (const c of await measure(embed.page, ["#stage-chart", "#sweep-chart"])) {
+    assert.ok(c.svg === c.box && c.svg > 700 && c.svg < 800, `embed: ${c.id} ${c.svg} px`);
+  }
+  assert.deepEqual(embed.problems, clean);
+  await embed.context.close();
+});
+
+test("an edit redraws only the charts whose figures changed", async () => {
+  const plan = {
+    model: "llama-3.1-70b",
+    cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 128 },
+    training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 2048, recompute_granularity: "selective", use_distributed_optimizer: true },
+    parallelism: { tensor_model_parallel_size: 8, pipeline_model_parallel_size: 4, sequence_parallel: true },
+  };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan)}`);
+  await page.waitForTimeout(100); // the sweep
+  const keep = () => page.evaluate((ids) => { window.__charts = ids.map((id) => [document.querySelector(id), document.querySelector(`${id} svg`)]); }, CHARTS);
+  const same = () => page.evaluate(() => window.__charts.map(([div, svg]) => [div === document.getElementById(div.id), svg === div.querySelector("svg")]));
+  await keep();
+  // A larger global batch: more microbatches, so a longer step, and the same memory per stage.
+  await page.fill("#f-training-global-batch-size", "4096");
+  await page.waitForTimeout(100);
+  const [stage, sweep, step] = await same();
+  assert.deepEqual(stage, [true, true], "the memory per stage did not change: its chart is untouched");
+  assert.deepEqual(sweep, [true, true], "nor did the sweep's peaks");
+  assert.deepEqual(step, [true, false], "the step-time chart is redrawn in place");
+  await keep();
+  await page.fill("#f-training-micro-batch-size", "2");
+  await page.waitForTimeout(100);
+  assert.deepEqual(await same(), [[true, false], [true, false], [true, false]], "a micro-batch of 2 changes all three");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 test("Both draws the dense and the expert mesh at half height each", async () => {
   const moe = {
     model: "qwen3-30b-a3b",
