@@ -110,6 +110,12 @@ for (const e of slices) {
 }
 console.log(`trace: self time per edit by event on the main thread ("edit" = inside the synchronous edit, "after" = the sweep task and the frame):`);
 for (const [name, ms] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 24)) console.log(`  ${(ms / EDITS).toFixed(3).padStart(7)} ms  ${name}`);
+// What the edits' layouts had to do: objects needing layout of all objects.
+const layouts = slices.filter((e) => e.name === "Layout" && inside(e.ts));
+if (layouts.length) {
+  const avg = (f) => (layouts.reduce((a, e) => a + (f(e) ?? 0), 0) / layouts.length).toFixed(0);
+  console.log(`layouts in the edits: ${layouts.length}, on average ${avg((e) => e.args?.beginData?.dirtyObjects)} dirty of ${avg((e) => e.args?.beginData?.totalObjects)} objects, ${(layouts.reduce((a, e) => a + e.dur, 0) / layouts.length / 1000).toFixed(2)} ms each`);
+}
 const measures = await page.evaluate(() => performance.getEntriesByName("edit").slice(-60).map((e) => e.duration));
 measures.sort((a, b) => a - b);
 console.log(`edit (input → microtasks → forced layout): median ${measures[Math.floor(measures.length / 2)].toFixed(1)} ms, p90 ${measures[Math.floor(measures.length * 0.9)].toFixed(1)} ms (profiling and tracing on)`);
