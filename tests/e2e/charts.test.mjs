@@ -1,6 +1,7 @@
-// End-to-end tests of the charts and the grid's layout in headless chromium: charts drawn at the
-// width of their column (and again after a resize), labels inside the picture, an edit redrawing only
-// the charts whose figures changed, and the two meshes at half height each in "Both".
+// End-to-end tests of the charts, the grid's layout and the edit path in headless chromium: charts
+// drawn at the width of their column (and again after a resize), labels inside the picture, an edit
+// redrawing only the charts whose figures changed and writing no other box, and the two meshes at half
+// height each in "Both".
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, openApp } from "./harness.mjs";
@@ -48,14 +49,15 @@ test("charts are drawn at the width of their column, again after a resize, with 
   await embed.context.close();
 });
 
+const plan1024 = {
+  model: "llama-3.1-70b",
+  cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 128 },
+  training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 2048, recompute_granularity: "selective", use_distributed_optimizer: true },
+  parallelism: { tensor_model_parallel_size: 8, pipeline_model_parallel_size: 4, sequence_parallel: true },
+};
+
 test("an edit redraws only the charts whose figures changed", async () => {
-  const plan = {
-    model: "llama-3.1-70b",
-    cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 128 },
-    training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 2048, recompute_granularity: "selective", use_distributed_optimizer: true },
-    parallelism: { tensor_model_parallel_size: 8, pipeline_model_parallel_size: 4, sequence_parallel: true },
-  };
-  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan)}`);
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
   await page.waitForTimeout(100); // the sweep
   const keep = () => page.evaluate((ids) => { window.__charts = ids.map((id) => [document.querySelector(id), document.querySelector(`${id} svg`)]); }, CHARTS);
   const same = () => page.evaluate(() => window.__charts.map(([div, svg]) => [div === document.getElementById(div.id), svg === div.querySelector("svg")]));
@@ -71,6 +73,29 @@ test("an edit redraws only the charts whose figures changed", async () => {
   await page.fill("#f-training-micro-batch-size", "2");
   await page.waitForTimeout(100);
   assert.deepEqual(await same(), [[true, false], [true, false], [true, false]], "a micro-batch of 2 changes all three");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("an edit writes only what it changed: no other text box, no unchanged chart", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
+  await page.waitForTimeout(100);
+  // Count writes of input values and of inner HTML, by element id, from here on.
+  await page.evaluate(() => {
+    window.__writes = {};
+    const count = (proto, prop) => {
+      const d = Object.getOwnPropertyDescriptor(proto, prop);
+      Object.defineProperty(proto, prop, { ...d, set(v) { const k = `${prop} ${this.id || this.parentElement?.id}`; window.__writes[k] = (window.__writes[k] ?? 0) + 1; d.set.call(this, v); } });
+    };
+    count(HTMLInputElement.prototype, "value");
+    count(Element.prototype, "innerHTML");
+  });
+  await page.locator("#f-training-global-batch-size").pressSequentially("4", { delay: 0 }); // 20484
+  await page.waitForTimeout(100);
+  const writes = await page.evaluate(() => window.__writes);
+  // The typed box gets its own value back once; the step time is redrawn (a larger batch takes longer);
+  // no other box is written, and the memory and the sweep charts do not change.
+  assert.deepEqual(writes, { "value f-training-global-batch-size": 1, "innerHTML step-chart": 1 });
   assert.deepEqual(problems, clean);
   await context.close();
 });
