@@ -962,8 +962,10 @@ fn MemoryPanel() -> impl IntoView {
     let capacity = Memo::new(move |_| s.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0)));
     let bars = move |w| stages.with(|st| st.as_ref().map(|(st, cap)| charts::stage_bars(st, *cap, s.dark.get(), (w, 300))).unwrap_or_default());
     let sweep_field = RwSignal::new(0usize);
-    // The sweep re-plans the whole plan once per point, so it runs in the task after the edit:
-    // the rest of the page re-renders first, and a stale sweep (typing went on) is dropped.
+    // The sweep re-plans the whole plan once per point (5 re-plans of 16,384 GPUs take 20 ms), so it
+    // runs in a task after the edit's frame: the frame callback makes that order certain (Chromium
+    // already paints first after an input event; a task queued right away may run first elsewhere).
+    // A stale sweep (typing went on) is dropped.
     let points = RwSignal::new(Vec::<charts::SweepPoint>::new());
     let generation = StoredValue::new(0u64);
     Effect::new(move |_| {
@@ -971,26 +973,26 @@ fn MemoryPanel() -> impl IntoView {
         let plan = s.plan.get();
         let ticket = generation.get_value() + 1;
         generation.set_value(ticket);
-        set_timeout(
-            move || {
-                if generation.try_get_value() != Some(ticket) {
-                    return;
-                }
-                let pts = values
-                    .iter()
-                    .map(|&v| {
-                        let mut q = plan.clone();
-                        plan_doc::set(&mut q, path, Value::from(v));
-                        let r = meshplan_core::plan_value(&q).ok();
-                        charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
-                    })
-                    .collect::<Vec<_>>();
-                if points.try_with_untracked(|p| *p != pts) == Some(true) {
-                    points.set(pts);
-                }
-            },
-            std::time::Duration::ZERO,
-        );
+        let sweep = move || {
+            if generation.try_get_value() != Some(ticket) {
+                return;
+            }
+            browser::mark("meshplan-sweep-start");
+            let pts = values
+                .iter()
+                .map(|&v| {
+                    let mut q = plan.clone();
+                    plan_doc::set(&mut q, path, Value::from(v));
+                    let r = meshplan_core::plan_value(&q).ok();
+                    charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
+                })
+                .collect::<Vec<_>>();
+            if points.try_with_untracked(|p| *p != pts) == Some(true) {
+                points.set(pts);
+            }
+            browser::measure("meshplan-sweep", "meshplan-sweep-start");
+        };
+        request_animation_frame(move || set_timeout(sweep, std::time::Duration::ZERO));
     });
     let sweep_svg = move |w| {
         let (path, _, _) = SWEEPS[sweep_field.get().min(SWEEPS.len() - 1)];

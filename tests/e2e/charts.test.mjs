@@ -1,7 +1,7 @@
 // End-to-end tests of the charts, the grid's layout and the edit path in headless chromium: charts
 // drawn at the width of their column (and again after a resize), labels inside the picture, an edit
-// redrawing only the charts whose figures changed and writing no other box, and the two meshes at half
-// height each in "Both".
+// redrawing only the charts whose figures changed and writing no other box, the memory sweep after the
+// edit's frame, and the two meshes at half height each in "Both".
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, openApp } from "./harness.mjs";
@@ -96,6 +96,28 @@ test("an edit writes only what it changed: no other text box, no unchanged chart
   // The typed box gets its own value back once; the step time is redrawn (a larger batch takes longer);
   // no other box is written, and the memory and the sweep charts do not change.
   assert.deepEqual(writes, { "value f-training-global-batch-size": 1, "innerHTML step-chart": 1 });
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("the memory sweep follows an edit, after the edit's frame has painted", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
+  await page.waitForTimeout(100);
+  const before = await page.locator("#sweep-chart svg").innerHTML();
+  const order = await page.evaluate(async () => {
+    const events = [];
+    new MutationObserver(() => events.push("sweep")).observe(document.querySelector("#sweep-chart"), { childList: true, subtree: true });
+    const input = document.querySelector("#f-training-micro-batch-size");
+    input.value = "2";
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    for (let k = 0; k < 4; k++) await Promise.resolve(); // the edit's effects
+    requestAnimationFrame(() => events.push("frame"));
+    await new Promise((r) => setTimeout(r, 300));
+    return events;
+  });
+  // Five re-plans of the whole plan must not hold back the frame that shows the edit (nor be dropped).
+  assert.deepEqual(order.slice(0, 2), ["frame", "sweep"]);
+  assert.notEqual(await page.locator("#sweep-chart svg").innerHTML(), before, "twice the micro-batch, higher peaks");
   assert.deepEqual(problems, clean);
   await context.close();
 });
