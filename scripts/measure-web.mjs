@@ -1,17 +1,20 @@
 // Measures the release build in headless chromium and prints the figures (never asserts):
 // the .wasm size gzipped, time to first render, and input change → re-rendered page for
 // 1,024- and 16,384-GPU plans, plus a grid hover redraw at 16,384 GPUs.
-//   node scripts/measure-web.mjs        (after scripts/build-web.sh)
+//   node scripts/measure-web.mjs [DIR]        (after scripts/build-web.sh; DIR defaults to dist/, e.g. a saved
+//                                             earlier build to compare before/after on the same machine state)
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { startServer, launch, openApp } from "../tests/e2e/harness.mjs";
 
-const wasm = readFileSync("dist/meshplan-web_bg.wasm");
-const js = readFileSync("dist/meshplan-web.js");
+const dir = process.argv[2] ?? "dist";
+const EDITS = 60;
+const wasm = readFileSync(`${dir}/meshplan-web_bg.wasm`);
+const js = readFileSync(`${dir}/meshplan-web.js`);
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 console.log(`release wasm: ${kb(wasm.length)} raw, ${kb(gzipSync(wasm, { level: 9 }).length)} gzipped; JS glue ${kb(gzipSync(js, { level: 9 }).length)} gzipped`);
 
-const server = await startServer();
+const server = await startServer(dir);
 const browser = await launch();
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
 const plan = (nodes, tp, pp) => ({
@@ -37,31 +40,61 @@ const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
   console.log(`time to first render (default plan, 16 GPUs): mounted at ${median(runs.map((r) => r.mounted)).toFixed(0)} ms after navigation start (median of 5), first contentful paint ${median(runs.map((r) => r.fcp ?? NaN)).toFixed(0)} ms`);
 }
 
+// One edit = set the value, fire `input`, let Leptos' effects run (they are microtasks), then force
+// style and layout; the canvas and charts are redrawn inside that window. 10 edits first warm the page
+// up (wasm tier-up); a check counts DOM changes in the 20 microtasks after the window (there should be none).
+// The memory sweep runs in a task after the edit's frame: from its "meshplan-sweep-start" mark to its
+// chart redrawn and laid out (builds before 2026-12-03 have no mark and ran the sweep before the frame).
+const edit = (page) => page.evaluate(async ({ edits, warmup }) => {
+  const input = document.querySelector("#f-training-micro-batch-size");
+  const render = [], sweep = [];
+  let late = 0, marked = true;
+  const watch = new MutationObserver(() => {});
+  watch.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  const sweeps = () => performance.getEntriesByName("meshplan-sweep-start");
+  const settle = async () => { for (let k = 0; k < 4; k++) await Promise.resolve(); void document.body.offsetHeight; };
+  for (let i = 0; i < warmup + edits; i++) {
+    const before = sweeps().length;
+    const t0 = performance.now();
+    input.value = String(1 + (i % 2));
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    // The page re-renders in the event and its microtasks.
+    await settle();
+    const t1 = performance.now();
+    watch.takeRecords();
+    for (let k = 0; k < 20; k++) await Promise.resolve();
+    late += watch.takeRecords().length;
+    // Wait for the sweep's task, then let its chart redraw.
+    for (let w = 0; marked && w < 200 && sweeps().length === before; w++) await new Promise((r) => setTimeout(r, 2));
+    marked = sweeps().length > before;
+    await settle();
+    if (i >= warmup) {
+      render.push(t1 - t0);
+      if (marked) sweep.push(performance.now() - sweeps().at(-1).startTime);
+    }
+    await new Promise((r) => requestAnimationFrame(() => r()));
+  }
+  watch.disconnect();
+  return { render, sweep, late };
+}, { edits: EDITS, warmup: 10 });
+const report = (what, times) => console.log(`input change → re-rendered page, ${what}: median ${median(times.render).toFixed(1)} ms, p90 ${p90(times.render).toFixed(1)} ms over ${times.render.length} edits; then the memory sweep's re-plans after the frame: ${times.sweep.length ? `median ${median(times.sweep).toFixed(1)} ms` : "not marked in this build"}${times.late ? `; ${times.late} DOM changes came after the window` : ""}`);
+
 for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
   const { page, context } = await openApp(browser, `${server.url}#plan=${encode(plan(nodes, 8, 4))}`);
-  // One edit = set the value, fire `input`, let Leptos' effects run (they are microtasks),
-  // then force style and layout; the canvas and charts are redrawn inside that window.
-  const times = await page.evaluate(async () => {
-    const input = document.querySelector("#f-training-micro-batch-size");
-    const render = [], sweep = [];
-    for (let i = 0; i < 30; i++) {
-      const t0 = performance.now();
-      input.value = String(1 + (i % 2));
-      input.dispatchEvent(new Event("input", { bubbles: true }));
-      // The page re-renders in the event and its microtasks; the memory sweep follows in a task of its own.
-      for (let k = 0; k < 4; k++) await Promise.resolve();
-      void document.body.offsetHeight;
-      const t1 = performance.now();
-      await new Promise((r) => setTimeout(r, 0));
-      void document.body.offsetHeight;
-      render.push(t1 - t0);
-      sweep.push(performance.now() - t1);
-      await new Promise((r) => requestAnimationFrame(() => r()));
-    }
-    return { render, sweep };
-  });
+  const times = await edit(page);
   const world = await page.locator("#d-world-size").innerText();
-  console.log(`input change → re-rendered page, ${label} GPUs (world ${world}, micro-batch edits): median ${median(times.render).toFixed(1)} ms, p90 ${p90(times.render).toFixed(1)} ms over ${times.render.length} edits; then the memory sweep's re-plans in the next task: median ${median(times.sweep).toFixed(1)} ms`);
+  const svg = await page.evaluate(() => ["stage-chart", "sweep-chart", "step-chart"].map((id) => {
+    const el = document.getElementById(id);
+    return `${id} ${el ? (el.innerHTML.length / 1024).toFixed(1) : "-"} KiB (${el?.querySelectorAll("*").length ?? 0} elements, ${el?.firstElementChild?.getAttribute("width") ?? "-"} px wide)`;
+  }).join(", "));
+  console.log(`chart SVG at ${label} GPUs: ${svg}`);
+  report(`${label} GPUs (world ${world}, micro-batch edits, top of the page)`, times);
+  if (nodes === 128) {
+    // Scrolled down to the memory charts, with the micro-batch box still on the screen: the charts are laid out too.
+    await page.evaluate(() => window.scrollTo(0, document.querySelector("#memory").getBoundingClientRect().top + window.scrollY - 420));
+    await page.waitForTimeout(200);
+    report(`${label} GPUs, scrolled to the memory charts`, await edit(page));
+  }
   if (nodes === 2048) {
     const hover = await page.evaluate(async () => {
       const c = document.querySelector("#grid-dense");

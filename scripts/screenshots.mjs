@@ -48,7 +48,20 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
   }
   await page.waitForTimeout(300);
   if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
-  else await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+  else {
+    // Result panels off the screen are not rendered (content-visibility: auto): make the window as tall
+    // as the page, until the page's height settles, so that every panel is drawn as a reader scrolling
+    // down would see it.
+    const width = page.viewportSize().width;
+    for (let i = 0, h = 0; i < 5; i++) {
+      const full = await page.evaluate(() => document.documentElement.scrollHeight);
+      if (full === h) break;
+      h = full;
+      await page.setViewportSize({ width, height: h });
+      await page.waitForTimeout(200);
+    }
+    await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+  }
   const bad = [...problems.consoleErrors, ...problems.pageErrors, ...problems.foreignRequests];
   console.log(`${name}: docs/screenshots/${name}.png${bad.length ? ` problems: ${bad.join("; ")}` : ""}`);
   await context.close();

@@ -242,6 +242,13 @@ fn field_id(path: &str) -> String {
     format!("f-{}", path.replace(['.', '_'], "-"))
 }
 
+/// What a text box for `path` shows: the plan's value, and the resolved value (greyed) for when that is
+/// empty. Memos, so that an edit elsewhere in the plan leaves the box alone (a property set by a closure
+/// is written on every run, equal or not).
+fn field_text(s: Store, path: &'static str) -> (Memo<String>, Memo<String>) {
+    (Memo::new(move |_| s.plan.with(|p| display_value(get(p, path)))), Memo::new(move |_| s.resolved.with(|v| display_value(get(v, path)))))
+}
+
 /// A labelled text box for one plan field: any value can be typed; the core flags what is wrong.
 #[component]
 fn TextField(info: &'static FieldInfo) -> impl IntoView {
@@ -249,14 +256,15 @@ fn TextField(info: &'static FieldInfo) -> impl IntoView {
     let path = info.path;
     let id = field_id(path);
     let flagged = is_flagged(s, path);
+    let (value, resolved) = field_text(s, path);
     view! {
         <div class="field" class:flagged=move || flagged.get()>
             <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
             <input id=id type="text" inputmode="numeric" autocomplete="off" spellcheck="false"
                 title=info.tooltip()
                 aria-invalid=move || if flagged.get() { "true" } else { "false" }
-                placeholder=move || s.resolved.with(|v| display_value(get(v, path)))
-                prop:value=move || s.plan.with(|p| display_value(get(p, path)))
+                placeholder=resolved
+                prop:value=value
                 on:input=move |ev| s.edit(path, typed_value(&event_target_value(&ev))) />
         </div>
     }
@@ -267,9 +275,9 @@ fn CheckField(info: &'static FieldInfo) -> impl IntoView {
     let s = store();
     let path = info.path;
     let id = field_id(path);
-    let checked = move || {
+    let checked = Memo::new(move |_| {
         s.plan.with(|p| get(p, path).and_then(Value::as_bool)).or_else(|| s.resolved.with(|v| get(v, path).and_then(Value::as_bool))).unwrap_or(false)
-    };
+    });
     view! {
         <div class="field check">
             <input id=id.clone() type="checkbox" title=info.tooltip() prop:checked=checked
@@ -284,14 +292,14 @@ fn SelectField(info: &'static FieldInfo, options: Vec<(String, String)>) -> impl
     let s = store();
     let path = info.path;
     let id = field_id(path);
-    let current = move || {
+    let current = Memo::new(move |_| {
         s.plan.with(|p| get(p, path).map(|v| display_value(Some(v)))).unwrap_or_else(|| s.resolved.with(|v| display_value(get(v, path))))
-    };
+    });
     view! {
         <div class="field">
             <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
             <select id=id title=info.tooltip() prop:value=current on:change=move |ev| s.edit(path, Value::String(event_target_value(&ev)))>
-                {options.into_iter().map(|(value, text)| view! { <option value=value.clone() selected=move || current() == value>{text}</option> }).collect_view()}
+                {options.into_iter().map(|(value, text)| view! { <option value=value.clone() selected=move || current.with(|c| *c == value)>{text}</option> }).collect_view()}
             </select>
         </div>
     }
@@ -316,19 +324,19 @@ fn billions(n: u64) -> String {
 #[component]
 fn ModelPanel() -> impl IntoView {
     let s = store();
-    let mode = move || {
+    let mode = Memo::new(move |_| {
         s.plan.with(|p| match p.get("model") {
             Some(Value::Object(m)) if m.contains_key("hf_config") => "hf",
             Some(Value::Object(_)) => "fields",
             _ => "preset",
         })
-    };
+    });
     let query = RwSignal::new(String::new());
-    let current_key = move || s.resolved.with(|v| display_value(get(v, "model_key")));
+    let current_key = Memo::new(move |_| s.resolved.with(|v| display_value(get(v, "model_key"))));
     let set_mode = move |m: &str| match m {
         "preset" => {
             let key = s.plan.with_untracked(|p| p.pointer("/model/preset").and_then(Value::as_str).map(str::to_string));
-            let key = key.unwrap_or_else(|| current_key()).to_string();
+            let key = key.unwrap_or_else(|| current_key.get_untracked());
             let key = if presets::model(&key).is_some() { key } else { "llama-3.1-8b".into() };
             s.edit("model", Value::String(key));
         }
@@ -336,7 +344,7 @@ fn ModelPanel() -> impl IntoView {
             let key = s.plan.with_untracked(|p| p.get("model").and_then(Value::as_str).map(str::to_string));
             if let Some(k) = key {
                 s.edit("model", serde_json::json!({ "preset": k }));
-            } else if mode() == "hf" {
+            } else if mode.get_untracked() == "hf" {
                 s.edit("model", serde_json::json!({ "preset": "llama-3.1-8b" }));
             }
         }
@@ -384,20 +392,20 @@ fn ModelPanel() -> impl IntoView {
                 <select id="model-preset" size="6" on:change=move |ev| { s.edit("model", Value::String(event_target_value(&ev))); }>
                     {move || matches().into_iter().map(|(key, text)| {
                         let k = key.clone();
-                        view! { <option value=key selected=move || mode() == "preset" && current_key() == k>{text}</option> }
+                        view! { <option value=key selected=move || mode.get() == "preset" && current_key.with(|c| *c == k)>{text}</option> }
                     }).collect_view()}
                 </select>
             </div>
-            <details open=move || mode() == "fields" on:toggle=move |ev| {
+            <details open=move || mode.get() == "fields" on:toggle=move |ev| {
                 let open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
-                if open && mode() == "preset" { set_mode("fields") }
+                if open && mode.get_untracked() == "preset" { set_mode("fields") }
             }>
                 <summary>"Edit Megatron fields"</summary>
                 <p class="hint">"Empty fields keep the preset's value (shown greyed)."</p>
                 <div class="fields">{fields::MODEL.iter().map(|info| view! { <TextField info /> }).collect_view()}</div>
                 <button on:click=move |_| set_mode("preset")>"Back to the plain preset"</button>
             </details>
-            <details prop:open=move || hf_open.get() || mode() == "hf" on:toggle=move |ev| hf_open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
+            <details prop:open=move || hf_open.get() || mode.get() == "hf" on:toggle=move |ev| hf_open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
                 <summary>"Paste a Hugging Face config.json"</summary>
                 <label for="hf-config">"config.json"</label>
                 <textarea id="hf-config" rows="6" spellcheck="false" placeholder="{ \"architectures\": [\"LlamaForCausalLM\"], ... }"
@@ -415,6 +423,7 @@ fn ClusterPanel() -> impl IntoView {
     let gpus = options(&[]).into_iter().chain(catalog().gpus.iter().map(|g| (g.key.clone(), g.name.clone()))).collect::<Vec<_>>();
     let gpu = move || s.outcome.with(|o| o.as_ref().ok().map(|r| r.plan.gpu.clone()));
     let total_id = "f-cluster-num-gpus";
+    let total = Memo::new(move |_| s.outcome.with(|o| o.as_ref().map(|r| r.derived.world_size.to_string()).unwrap_or_default()));
     view! {
         <section class="panel" id="cluster-panel" aria-labelledby="cluster-h">
             <h2 id="cluster-h">"Cluster"</h2>
@@ -432,7 +441,7 @@ fn ClusterPanel() -> impl IntoView {
                 <div class="field">
                     <label for=total_id title="Total GPUs = GPUs per node × nodes; typing it sets the node count">"Total GPUs"</label>
                     <input id=total_id type="text" inputmode="numeric" title="Total GPUs = GPUs per node × nodes; typing it sets the node count"
-                        prop:value=move || s.outcome.with(|o| o.as_ref().map(|r| r.derived.world_size.to_string()).unwrap_or_default())
+                        prop:value=total
                         on:change=move |ev| {
                             if let Ok(total) = event_target_value(&ev).trim().parse::<u64>() {
                                 let gpn = s.outcome.with_untracked(|o| o.as_ref().map(|r| r.plan.cluster.gpus_per_node).unwrap_or(8)).max(1);
@@ -464,6 +473,7 @@ fn TrainingPanel() -> impl IntoView {
 fn ParallelismPanel() -> impl IntoView {
     let s = store();
     let order_id = field_id(fields::ORDER.path);
+    let (order, resolved_order) = field_text(s, fields::ORDER.path);
     view! {
         <section class="panel" id="parallelism-panel" aria-labelledby="parallelism-h">
             <h2 id="parallelism-h">"Parallelism"</h2>
@@ -473,9 +483,9 @@ fn ParallelismPanel() -> impl IntoView {
                 <div class="field">
                     <label for=order_id.clone() title=fields::ORDER.tooltip()>{fields::ORDER.label}" "<code>"order"</code></label>
                     <input id=order_id list="orders" type="text" spellcheck="false" title=fields::ORDER.tooltip()
-                        placeholder=move || s.resolved.with(|v| display_value(get(v, "parallelism.order")))
-                        prop:value=move || s.plan.with(|p| display_value(get(p, "parallelism.order")))
-                        on:input=move |ev| s.edit("parallelism.order", typed_value(&event_target_value(&ev))) />
+                        placeholder=resolved_order
+                        prop:value=order
+                        on:input=move |ev| s.edit(fields::ORDER.path, typed_value(&event_target_value(&ev))) />
                     <datalist id="orders">
                         <option value="tp-cp-ep-dp-pp"></option>
                         <option value="tp-cp-ep-pp-dp"></option>
@@ -492,12 +502,13 @@ fn ParallelismPanel() -> impl IntoView {
 #[component]
 fn DiagnosticsPanel() -> impl IntoView {
     let s = store();
-    let items = move || s.outcome.with(|o| o.as_ref().map(|r| r.diagnostics.clone()).unwrap_or_default());
+    // A memo: most edits leave the diagnostics as they were, and then the list is not rebuilt.
+    let items = Memo::new(move |_| s.outcome.with(|o| o.as_ref().map(|r| r.diagnostics.clone()).unwrap_or_default()));
     view! {
         <section class="panel" id="diagnostics" aria-labelledby="diagnostics-h">
             <h2 id="diagnostics-h">"Diagnostics"</h2>
             <ul class="diags">
-                {move || items().into_iter().map(|d| {
+                {move || items.get().into_iter().map(|d| {
                     let sev = match d.severity { Severity::Error => "error", Severity::Warning => "warning", Severity::Info => "info" };
                     let icon = match d.severity { Severity::Error => "✗ error", Severity::Warning => "! warning", Severity::Info => "i info" };
                     let apply = d.apply.clone();
@@ -527,36 +538,44 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
+/// "— (does not divide)" for a size that is 0 because the mesh does not divide the world.
+fn per(n: u64) -> String {
+    if n == 0 { "— (does not divide)".to_string() } else { n.to_string() }
+}
+
+/// One derived figure: element id, label, and its value from the report.
+type Figure = (&'static str, &'static str, fn(&Report) -> String);
+
+const DERIVED: [Figure; 11] = [
+    ("world-size", "World size", |r| r.derived.world_size.to_string()),
+    ("dp", "Data parallel (DP)", |r| per(r.derived.data_parallel_size)),
+    ("edp", "Expert data parallel", |r| per(r.derived.expert_data_parallel_size)),
+    ("min-gpus", "Minimum GPUs: PP·max(TP·CP, EP·ETP)", |r| r.derived.min_gpus.to_string()),
+    ("nodes-needed", "Nodes needed", |r| r.derived.nodes_needed.to_string()),
+    ("microbatches", "Microbatches per step", |r| r.derived.num_microbatches.to_string()),
+    ("bubble", "Pipeline bubble", |r| format!("{:.1}%", r.derived.pipeline_bubble_fraction * 100.0)),
+    ("total-params", "Total parameters", |r| billions(r.derived.total_parameters)),
+    ("active-params", "Active parameters", |r| billions(r.derived.active_parameters)),
+    ("layers-per-stage", "Layers per stage", |r| r.derived.layers_per_stage.iter().map(u64::to_string).collect::<Vec<_>>().join(" · ")),
+    ("peak", "Peak memory per GPU", |r| {
+        let m = &r.memory;
+        format!("{} of {}{}", gib(m.peak_bytes), gib(m.gpu_memory_bytes), if m.fits { "" } else { " — does not fit" })
+    }),
+];
+
 #[component]
 fn DerivedPanel() -> impl IntoView {
     let s = store();
-    let rows = move || {
-        s.outcome.with(|o| {
-            let Ok(r) = o else { return Vec::new() };
-            let d = &r.derived;
-            let per = |n: u64| if n == 0 { "— (does not divide)".to_string() } else { n.to_string() };
-            vec![
-                ("world-size", "World size", d.world_size.to_string()),
-                ("dp", "Data parallel (DP)", per(d.data_parallel_size)),
-                ("edp", "Expert data parallel", per(d.expert_data_parallel_size)),
-                ("min-gpus", "Minimum GPUs: PP·max(TP·CP, EP·ETP)", d.min_gpus.to_string()),
-                ("nodes-needed", "Nodes needed", d.nodes_needed.to_string()),
-                ("microbatches", "Microbatches per step", d.num_microbatches.to_string()),
-                ("bubble", "Pipeline bubble", format!("{:.1}%", d.pipeline_bubble_fraction * 100.0)),
-                ("total-params", "Total parameters", billions(d.total_parameters)),
-                ("active-params", "Active parameters", billions(d.active_parameters)),
-                ("layers-per-stage", "Layers per stage", d.layers_per_stage.iter().map(u64::to_string).collect::<Vec<_>>().join(" · ")),
-                ("peak", "Peak memory per GPU", format!("{} of {}{}", gib(r.memory.peak_bytes), gib(r.memory.gpu_memory_bytes), if r.memory.fits { "" } else { " — does not fit" })),
-            ]
-        })
-    };
+    // The rows stay put while the plan can be read; an edit updates the values whose text changed.
+    let readable = Memo::new(move |_| s.outcome.with(Result::is_ok));
     view! {
         <section class="panel" id="derived" aria-labelledby="derived-h">
             <h2 id="derived-h">"Derived"</h2>
             <dl class="derived">
-                {move || rows().into_iter().map(|(id, label, value)| view! {
-                    <div class="kv" data-key=id><dt>{label}</dt><dd id=format!("d-{id}")>{value}</dd></div>
-                }).collect_view()}
+                {move || readable.get().then(|| DERIVED.iter().map(|&(id, label, value)| view! {
+                    <div class="kv" data-key=id><dt>{label}</dt>
+                        <dd id=format!("d-{id}")>{move || s.outcome.with(|o| o.as_ref().map(value).unwrap_or_default())}</dd></div>
+                }).collect_view())}
             </dl>
         </section>
     }
@@ -610,6 +629,9 @@ fn describe_ranks(ranks: &[u32]) -> String {
     }
 }
 
+/// The grid's height at most, in CSS pixels.
+const GRID_HEIGHT: u32 = 560;
+
 #[component]
 fn GridPanel() -> impl IntoView {
     let s = store();
@@ -617,6 +639,8 @@ fn GridPanel() -> impl IntoView {
     let mesh = RwSignal::new("dense".to_string());
     let dense_kind = RwSignal::new(GroupKind::Tp);
     let expert_kind = RwSignal::new(GroupKind::Ep);
+    // Both meshes at half height each, so that both fit on the screen.
+    let grid_height = move || if mesh.get() == "both" { GRID_HEIGHT / 2 } else { GRID_HEIGHT };
     let kind_select = |id: &'static str, label: &'static str, kinds: [GroupKind; 4], sig: RwSignal<GroupKind>| {
         view! {
             <div class="field inline-field">
@@ -649,41 +673,61 @@ fn GridPanel() -> impl IntoView {
             </div>
             {move || (mesh.get() != "dense" && !moe()).then(|| view! { <p class="hint">"This model has no experts: the expert mesh still exists, with EP = 1."</p> })}
             <div class="grids">
-                {move || (mesh.get() != "expert").then(|| view! { <GridCanvas id="grid-dense" kind=dense_kind.into() title="Dense mesh" /> })}
-                {move || (mesh.get() != "dense").then(|| view! { <GridCanvas id="grid-expert" kind=expert_kind.into() title="Expert mesh" /> })}
+                {move || (mesh.get() != "expert").then(|| view! { <GridCanvas id="grid-dense" kind=dense_kind.into() title="Dense mesh" max_height=grid_height() /> })}
+                {move || (mesh.get() != "dense").then(|| view! { <GridCanvas id="grid-expert" kind=expert_kind.into() title="Expert mesh" max_height=grid_height() /> })}
             </div>
             <GridInfo />
         </section>
     }
 }
 
+/// The width of an element in CSS pixels, 0 until it is mounted: measured once mounted, and again when
+/// the window has stopped resizing for 100 ms (a drag redraws once, not on every event).
+fn element_width(node: NodeRef<leptos::html::Div>) -> ReadSignal<u32> {
+    let width = RwSignal::new(0u32);
+    let measure = move || {
+        let Some(el) = node.try_get_untracked().flatten() else { return };
+        let w = el.client_width().clamp(0, 1 << 14) as u32;
+        if w > 0 && width.try_get_untracked() != Some(w) {
+            width.try_set(w);
+        }
+    };
+    Effect::new(move |_| {
+        if node.get().is_some() {
+            measure();
+        }
+    });
+    let ticket = StoredValue::new(0u64);
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let Some(mine) = ticket.try_update_value(|t| {
+            *t += 1;
+            *t
+        }) else {
+            return;
+        };
+        set_timeout(move || if ticket.try_get_value() == Some(mine) { measure() }, std::time::Duration::from_millis(100));
+    });
+    // The listener outlives nothing: an unmounted chart or canvas (switching meshes) takes it along.
+    on_cleanup(move || resize.remove());
+    width.read_only()
+}
+
 #[component]
-fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) -> impl IntoView {
+fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str, max_height: u32) -> impl IntoView {
     let s = store();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let width = RwSignal::new(880u32);
-    let resize = window_event_listener(leptos::ev::resize, move |_| {
-        if let Some(c) = canvas.try_get_untracked().flatten().and_then(|c| c.parent_element()) {
-            width.try_set((c.client_width() as u32).clamp(200, 1600));
-        }
-    });
-    // The listener outlives nothing: switching meshes unmounts this canvas and disposes `width`.
-    on_cleanup(move || resize.remove());
-    Effect::new(move |_| {
-        if let Some(c) = canvas.get().and_then(|c| c.parent_element()) {
-            let w = c.client_width() as u32;
-            if w > 0 {
-                width.set(w.clamp(200, 1600));
-            }
-        }
-    });
+    let wrap = NodeRef::<leptos::html::Div>::new();
+    let width = element_width(wrap);
     let scale = browser::device_pixel_ratio().round().clamp(1.0, 2.0) as u32;
     let geom = Memo::new(move |_| {
         let w = width.get();
+        if w == 0 {
+            return None;
+        }
         s.outcome.with(|o| {
             o.as_ref().ok().map(|r| {
                 let world = r.derived.world_size.min(1 << 24) as u32;
-                grid::geometry(world, r.plan.cluster.gpus_per_node.min(1 << 16) as u32, w, 560, scale)
+                grid::geometry(world, r.plan.cluster.gpus_per_node.min(1 << 16) as u32, w.clamp(200, 1600), max_height, scale)
             })
         })
     });
@@ -755,7 +799,7 @@ fn GridCanvas(id: &'static str, kind: Signal<GroupKind>, title: &'static str) ->
         <figure class="grid-figure">
             <figcaption>{title}" — coloured by "{move || kind_short(kind.get())}
                 {move || geom.get().filter(|g| g.aggregated()).map(|g| format!(" (one cell per node of {} GPUs)", g.unit))}</figcaption>
-            <div class="canvas-wrap">
+            <div class="canvas-wrap" node_ref=wrap>
                 <canvas id=id node_ref=canvas tabindex="0" role="img"
                     aria-label=summary
                     data-cells=move || geom.get().map(|g| g.units).unwrap_or(0)
@@ -815,7 +859,8 @@ fn draw_grid(el: &web_sys::HtmlCanvasElement, g: &grid::Geometry, r: &Report, ki
 #[component]
 fn GridLegend(kind: Signal<GroupKind>) -> impl IntoView {
     let s = store();
-    let entries = move || {
+    // A memo: the legend changes with the mesh or the kind, not with most edits.
+    let entries = Memo::new(move |_| {
         let k = kind.get();
         s.outcome.with(|o| {
             let Some(l) = o.as_ref().ok().and_then(|r| r.layout.as_ref()) else { return (Vec::new(), String::new()) };
@@ -830,12 +875,12 @@ fn GridLegend(kind: Signal<GroupKind>) -> impl IntoView {
             let note = format!("{} groups of {size}{}", groups.len(), if groups.len() > 24 { "; fills repeat every 24" } else { "" });
             (items, note)
         })
-    };
+    });
     view! {
         <div class="legend">
-            <p class="legend-note">{move || entries().1}" · ◥ marks a group that spans more than one NVLink domain; the strip under each GPU alternates by NVLink domain."</p>
+            <p class="legend-note">{move || entries.with(|e| e.1.clone())}" · ◥ marks a group that spans more than one NVLink domain; the strip under each GPU alternates by NVLink domain."</p>
             <ul class="swatches">
-                {move || entries().0.into_iter().map(|(i, text)| {
+                {move || entries.with(|e| e.0.clone()).into_iter().map(|(i, text)| {
                     view! {
                         <li><span class="swatch" aria-hidden="true" inner_html=grid::swatch_svg(i)></span>{text}</li>
                     }
@@ -905,19 +950,22 @@ const SWEEPS: [(&str, &str, &[u64]); 4] = [
 #[component]
 fn MemoryPanel() -> impl IntoView {
     let s = store();
-    let bars = move || {
-        let dark = s.dark.get();
+    // Each chart's inputs as a memo: an edit that leaves them equal does not redraw the chart.
+    let stages = Memo::new(move |_| {
         s.outcome.with(|o| {
-            let r = o.as_ref().ok()?;
-            let m = &r.memory;
+            let m = &o.as_ref().ok()?.memory;
             let stages: Vec<[u64; 5]> =
                 m.stages.iter().map(|st| [st.parameters_bytes, st.gradients_bytes, st.optimizer_bytes, st.activations_bytes, st.overhead_bytes]).collect();
-            Some(charts::stage_bars(&stages, m.gpu_memory_bytes, dark, (640, 300)))
+            Some((stages, m.gpu_memory_bytes))
         })
-    };
+    });
+    let capacity = Memo::new(move |_| s.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0)));
+    let bars = move |w| stages.with(|st| st.as_ref().map(|(st, cap)| charts::stage_bars(st, *cap, s.dark.get(), (w, 300))).unwrap_or_default());
     let sweep_field = RwSignal::new(0usize);
-    // The sweep re-plans the whole plan once per point, so it runs in the task after the edit:
-    // the rest of the page re-renders first, and a stale sweep (typing went on) is dropped.
+    // The sweep re-plans the whole plan once per point (5 re-plans of 16,384 GPUs take 20 ms), so it
+    // runs in a task after the edit's frame: the frame callback makes that order certain (Chromium
+    // already paints first after an input event; a task queued right away may run first elsewhere).
+    // A stale sweep (typing went on) is dropped.
     let points = RwSignal::new(Vec::<charts::SweepPoint>::new());
     let generation = StoredValue::new(0u64);
     Effect::new(move |_| {
@@ -925,29 +973,30 @@ fn MemoryPanel() -> impl IntoView {
         let plan = s.plan.get();
         let ticket = generation.get_value() + 1;
         generation.set_value(ticket);
-        set_timeout(
-            move || {
-                if generation.try_get_value() != Some(ticket) {
-                    return;
-                }
-                let pts = values
-                    .iter()
-                    .map(|&v| {
-                        let mut q = plan.clone();
-                        plan_doc::set(&mut q, path, Value::from(v));
-                        let r = meshplan_core::plan_value(&q).ok();
-                        charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
-                    })
-                    .collect::<Vec<_>>();
-                points.try_set(pts);
-            },
-            std::time::Duration::ZERO,
-        );
+        let sweep = move || {
+            if generation.try_get_value() != Some(ticket) {
+                return;
+            }
+            browser::mark("meshplan-sweep-start");
+            let pts = values
+                .iter()
+                .map(|&v| {
+                    let mut q = plan.clone();
+                    plan_doc::set(&mut q, path, Value::from(v));
+                    let r = meshplan_core::plan_value(&q).ok();
+                    charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
+                })
+                .collect::<Vec<_>>();
+            if points.try_with_untracked(|p| *p != pts) == Some(true) {
+                points.set(pts);
+            }
+            browser::measure("meshplan-sweep", "meshplan-sweep-start");
+        };
+        request_animation_frame(move || set_timeout(sweep, std::time::Duration::ZERO));
     });
-    let sweep_svg = move || {
+    let sweep_svg = move |w| {
         let (path, _, _) = SWEEPS[sweep_field.get().min(SWEEPS.len() - 1)];
-        let cap = s.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0));
-        points.with(|pts| charts::sweep(pts, path.rsplit('.').next().unwrap_or(path), cap, s.dark.get(), (640, 260)))
+        points.with(|pts| charts::sweep(pts, path.rsplit('.').next().unwrap_or(path), capacity.get(), s.dark.get(), (w, 260)))
     };
     let sweep_note = move || {
         points.with(|pts| {
@@ -977,7 +1026,7 @@ fn MemoryPanel() -> impl IntoView {
     view! {
         <section class="panel" id="memory" aria-labelledby="memory-h">
             <h2 id="memory-h">"Memory per GPU, by pipeline stage"</h2>
-            <div id="stage-chart" class="chart" role="img" aria-label="Stacked bars of memory per pipeline stage against the GPU's capacity" inner_html=bars></div>
+            <Chart id="stage-chart" label="Stacked bars of memory per pipeline stage against the GPU's capacity" draw=bars />
             <ul class="chart-legend">
                 {charts::TERMS.iter().enumerate().map(|(i, t)| view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(i))></span>{*t}</li> }).collect_view()}
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>
@@ -996,7 +1045,7 @@ fn MemoryPanel() -> impl IntoView {
                     {SWEEPS.iter().enumerate().map(|(i, (_, label, _))| view! { <option value=i.to_string()>{*label}</option> }).collect_view()}
                 </select>
             </div>
-            <div id="sweep-chart" class="chart" role="img" aria-label="Peak memory against the swept field; filled points fit" inner_html=sweep_svg></div>
+            <Chart id="sweep-chart" label="Peak memory against the swept field; filled points fit" draw=sweep_svg />
             <ul class="chart-legend">
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(0))></span>"peak memory per GPU: ● fits, ○ does not"</li>
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>"GPU memory"</li>
@@ -1004,6 +1053,20 @@ fn MemoryPanel() -> impl IntoView {
             <p id="sweep-note" class="hint">{sweep_note}</p>
         </section>
     }
+}
+
+/// A plotters chart drawn at the width of its column, as the inner HTML of a div. `draw` gets the width
+/// in CSS pixels and should read memos of exactly the chart's inputs: the SVG is a memo over them and the
+/// width, so an edit that changes neither leaves the chart alone.
+#[component]
+fn Chart(id: &'static str, label: &'static str, draw: impl Fn(u32) -> String + Send + Sync + 'static) -> impl IntoView {
+    let node = NodeRef::<leptos::html::Div>::new();
+    let width = element_width(node);
+    let svg = Memo::new(move |_| match width.get() {
+        0 => String::new(),
+        w => draw(w),
+    });
+    view! { <div id=id node_ref=node class="chart" role="img" aria-label=label inner_html=svg></div> }
 }
 
 fn swatch_box(colour: &str) -> String {
@@ -1185,19 +1248,27 @@ fn AdvisorPanel() -> impl IntoView {
             Some(charts::FrontPoint { peak_bytes: r.memory.peak_bytes, tokens_per_s_per_gpu: perf.tokens_per_s_per_gpu })
         })
     };
-    let pareto_svg = move || {
+    // The charts' inputs as memos: each chart is redrawn only when its own figures change.
+    let front = Memo::new(move |_| {
         let r = result()?;
         let front: Vec<charts::FrontPoint> =
             r.pareto.iter().map(|p| charts::FrontPoint { peak_bytes: p.peak_bytes, tokens_per_s_per_gpu: p.tokens_per_s_per_gpu }).collect();
-        Some(charts::pareto(&front, current_point(), r.gpu_memory_bytes, s.dark.get(), (640, 280)))
+        Some((front, r.gpu_memory_bytes))
+    });
+    let current = Memo::new(move |_| current_point());
+    let pareto_svg = move |w| {
+        front.with(|f| f.as_ref().map(|(front, cap)| charts::pareto(front, current.get(), *cap, s.dark.get(), (w, 280)))).unwrap_or_default()
     };
-    let terms = move || {
+    let terms = Memo::new(move |_| {
         s.outcome.with(|o| {
             let b = &o.as_ref().ok()?.performance.as_ref()?.breakdown;
             Some(b.terms().map(|(_, t)| t))
         })
-    };
-    let step_svg = move || terms().map(|t| charts::step_bar(&t, s.dark.get(), (640, 90)));
+    });
+    let step_svg = move |w| terms.get().map(|t| charts::step_bar(&t, s.dark.get(), (w, 90))).unwrap_or_default();
+    // Whether there is a chart at all (the chart itself stays mounted while its figures change).
+    let has_front = Memo::new(move |_| front.with(Option::is_some));
+    let has_terms = Memo::new(move |_| terms.with(Option::is_some));
     let step_total = move || {
         s.outcome.with(|o| o.as_ref().ok().and_then(|r| r.performance.as_ref()).map(|p| {
             format!("Step time of the current plan: {} · {:.0} tokens/s per GPU · MFU {:.1}%", seconds(p.step_time_s), p.tokens_per_s_per_gpu, p.mfu * 100.0)
@@ -1233,9 +1304,9 @@ fn AdvisorPanel() -> impl IntoView {
                     </table>
                 </div>
             })}
-            {move || pareto_svg().map(|svg| view! {
+            {move || has_front.get().then(|| view! {
                 <h3 class="chart-title">"Pareto front: peak memory against throughput"</h3>
-                <div id="pareto-chart" class="chart" role="img" aria-label="Pareto front of the searched layouts: peak memory per GPU against tokens per second per GPU, with the current plan marked" inner_html=svg></div>
+                <Chart id="pareto-chart" label="Pareto front of the searched layouts: peak memory per GPU against tokens per second per GPU, with the current plan marked" draw=pareto_svg />
                 <ul class="chart-legend">
                     <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(0))></span>"layouts no other beats on both memory and throughput"</li>
                     <li><span class="swatch" aria-hidden="true" inner_html=swatch_diamond(charts::CURRENT_COLOUR)></span>"the current plan"</li>
@@ -1243,18 +1314,18 @@ fn AdvisorPanel() -> impl IntoView {
                 </ul>
             })}
             <h3 class="chart-title">"Where the current plan's step time goes"</h3>
-            {move || match step_svg() {
-                Some(svg) => view! {
+            {move || match has_terms.get() {
+                true => view! {
                     <p id="step-total" class="hint">{step_total}</p>
-                    <div id="step-chart" class="chart" role="img" aria-label="Stacked bar of the current plan's step time by term" inner_html=svg></div>
+                    <Chart id="step-chart" label="Stacked bar of the current plan's step time by term" draw=step_svg />
                     <ul class="chart-legend">
-                        {move || terms().unwrap_or_default().into_iter().enumerate().map(|(i, t)| {
+                        {move || terms.get().unwrap_or_default().into_iter().enumerate().map(|(i, t)| {
                             let colour = charts::step_colour(i, s.dark.get());
                             view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&colour)></span>{format!("{} {}", charts::STEP_TERMS[i], seconds(t))}</li> }
                         }).collect_view()}
                     </ul>
                 }.into_any(),
-                None => view! { <p class="hint">"No step-time estimate: the mesh sizes do not divide the world size."</p> }.into_any(),
+                false => view! { <p class="hint">"No step-time estimate: the mesh sizes do not divide the world size."</p> }.into_any(),
             }}
         </section>
     }
@@ -1268,7 +1339,6 @@ fn swatch_diamond(colour: &str) -> String {
 
 #[component]
 fn ExportPanel() -> impl IntoView {
-    let s = store();
     // Element ids are the e2e tests' handles; the texts are the core's exports.
     const IDS: [(&str, ExportKind); 5] = [
         ("export-bridge", ExportKind::Bridge),
@@ -1277,39 +1347,39 @@ fn ExportPanel() -> impl IntoView {
         ("export-slurm", ExportKind::Slurm),
         ("export-plan", ExportKind::Plan),
     ];
-    let texts = move || {
-        s.outcome.with(|o| {
-            IDS.iter()
-                .map(|&(id, kind)| {
-                    let text = match o.as_ref() {
-                        Ok(r) => export::export(kind, &r.plan, r),
-                        // An unreadable plan still exports as the document being edited.
-                        Err(_) if kind == ExportKind::Plan => s.plan.with(|v| serde_json::to_string_pretty(v).unwrap_or_default()),
-                        Err(_) => String::new(),
-                    };
-                    (id, kind.label(), text)
-                })
-                .collect::<Vec<_>>()
-        })
-    };
     view! {
         <section class="panel" id="export" aria-labelledby="export-h">
             <h2 id="export-h">"Export"</h2>
-            {move || texts().into_iter().map(|(id, title, text)| {
-                let copy = text.clone();
-                let copied = RwSignal::new(false);
-                view! {
-                    <div class="export">
-                        <div class="export-head">
-                            <h3 id=format!("{id}-h")>{title}</h3>
-                            <button class="copy" aria-describedby=format!("{id}-h") on:click=move |_| { browser::copy_text(&copy); copied.set(true); }>
-                                {move || if copied.get() { "Copied ✓" } else { "Copy" }}
-                            </button>
-                        </div>
-                        <pre id=id tabindex="0">{text}</pre>
-                    </div>
-                }
-            }).collect_view()}
+            {IDS.iter().map(|&(id, kind)| view! { <Export id kind /> }).collect_view()}
         </section>
+    }
+}
+
+/// One export: its text is a memo, so an edit that leaves it equal leaves its block alone.
+#[component]
+fn Export(id: &'static str, kind: ExportKind) -> impl IntoView {
+    let s = store();
+    let text = Memo::new(move |_| {
+        s.outcome.with(|o| match o.as_ref() {
+            Ok(r) => export::export(kind, &r.plan, r),
+            // An unreadable plan still exports as the document being edited.
+            Err(_) if kind == ExportKind::Plan => s.plan.with(|v| serde_json::to_string_pretty(v).unwrap_or_default()),
+            Err(_) => String::new(),
+        })
+    });
+    // The text last copied: the button says "Copied" while that is still the text shown.
+    let copied = RwSignal::new(None::<String>);
+    let is_copied = move || copied.with(|c| text.with(|t| c.as_ref() == Some(t)));
+    view! {
+        <div class="export">
+            <div class="export-head">
+                <h3 id=format!("{id}-h")>{kind.label()}</h3>
+                <button class="copy" aria-describedby=format!("{id}-h")
+                    on:click=move |_| { let t = text.get_untracked(); browser::copy_text(&t); copied.set(Some(t)); }>
+                    {move || if is_copied() { "Copied ✓" } else { "Copy" }}
+                </button>
+            </div>
+            <pre id=id tabindex="0">{text}</pre>
+        </div>
     }
 }

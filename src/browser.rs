@@ -82,6 +82,20 @@ pub fn now_ms() -> f64 {
     window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
 }
 
+/// A performance mark, for scripts/measure-web.mjs and the DevTools timeline.
+pub fn mark(name: &str) {
+    if let Some(p) = window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
+}
+
+/// A performance measure from the mark `start` to now (only marks and measures: nothing reads them back).
+pub fn measure(name: &str, start: &str) {
+    if let Some(p) = window().and_then(|w| w.performance()) {
+        let _ = p.measure_with_start_mark(name, start);
+    }
+}
+
 pub fn device_pixel_ratio() -> f64 {
     window().map(|w| w.device_pixel_ratio()).unwrap_or(1.0)
 }

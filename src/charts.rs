@@ -3,6 +3,7 @@
 //! page's HTML, not plotters': plotters measures legend text in the browser through a styled
 //! span, which the page's Content-Security-Policy (no style attributes) forbids.
 
+use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
 /// The memory terms of one pipeline stage, in bytes, in stacking order.
@@ -30,6 +31,7 @@ fn ink(dark: bool) -> RGBColor {
 }
 
 /// Per-stage stacked bars against the GPU's capacity line. `stages[i]` holds the five terms.
+/// Stage `i` is centred on x = i, where its label sits.
 pub fn stage_bars(stages: &[[u64; 5]], capacity: u64, dark: bool, size: (u32, u32)) -> String {
     let mut svg = String::new();
     {
@@ -37,44 +39,43 @@ pub fn stage_bars(stages: &[[u64; 5]], capacity: u64, dark: bool, size: (u32, u3
         let n = stages.len().max(1);
         let top = stages.iter().map(|s| s.iter().sum::<u64>()).max().unwrap_or(0).max(capacity) as f64 / GIB * 1.12;
         let fg = ink(dark);
-        let text = |px: u32| ("sans-serif", px).into_font().color(&fg);
         let chart = ChartBuilder::on(&root)
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(54)
-            .build_cartesian_2d(0f64..n as f64, 0f64..top.max(1.0));
+            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..top.max(1.0));
         let Ok(mut chart) = chart else { return svg_error() };
-        let step = (n / 16).max(1);
-        let _ = chart
-            .configure_mesh()
+        // At most 16 labels; with no more labels than stages, plotters' key points are whole stages.
+        let _ = axes(&mut chart.configure_mesh(), fg)
             .disable_x_mesh()
-            .light_line_style(fg.mix(0.08))
-            .bold_line_style(fg.mix(0.15))
-            .axis_style(fg.mix(0.6))
-            .x_labels(n.min(16) + 1)
-            .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                if (x - x.floor()).abs() < 1e-9 && i < n && i % step == 0 { format!("{i}") } else { String::new() }
-            })
+            .x_labels(n.min(16))
+            .x_label_formatter(&|x| whole(*x).map(|i| i.to_string()).unwrap_or_default())
             .x_desc("pipeline stage")
             .y_desc("GiB per GPU")
-            .label_style(text(12))
-            .axis_desc_style(text(12))
             .draw();
+        // Bars fill 64% of a stage's slot, at most 80 px wide.
+        let slot_px = chart.plotting_area().dim_in_pixel().0 as f64 / n as f64;
+        let half = 0.32f64.min(40.0 / slot_px.max(1.0));
         for (t, colour) in TERM_COLOURS.iter().enumerate() {
             let bars = stages.iter().enumerate().map(|(i, s)| {
                 let below: u64 = s[..t].iter().sum();
                 let (y0, y1) = (below as f64 / GIB, (below + s[t]) as f64 / GIB);
-                let (x0, x1) = (i as f64 + 0.18, i as f64 + 0.82);
+                let (x0, x1) = (i as f64 - half, i as f64 + half);
                 Rectangle::new([(x0, y0), (x1, y1)], colour.filled())
             });
             let _ = chart.draw_series(bars);
         }
         let cap = capacity as f64 / GIB;
-        capacity_line(&mut chart, 0.0, n as f64, cap);
+        capacity_line(&mut chart, -0.5, n as f64 - 0.5, cap);
         let _ = root.present();
     }
-    svg
+    lean(svg)
+}
+
+/// `x` as a whole number, if it is one (axis key points between stages or sweep points get no label).
+fn whole(x: f64) -> Option<usize> {
+    let i = x.round();
+    ((x - i).abs() < 1e-6 && i >= 0.0).then_some(i as usize)
 }
 
 /// One point of a sweep: the swept value, the peak memory per GPU (None when the plan could
@@ -95,29 +96,18 @@ pub fn sweep(points: &[SweepPoint], field: &str, capacity: u64, dark: bool, size
         let n = points.len().max(1);
         let top = points.iter().filter_map(|p| p.peak_bytes).max().unwrap_or(0).max(capacity) as f64 / GIB * 1.12;
         let fg = ink(dark);
-        let text = |px: u32| ("sans-serif", px).into_font().color(&fg);
         let chart = ChartBuilder::on(&root)
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(54)
             .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..top.max(1.0));
         let Ok(mut chart) = chart else { return svg_error() };
-        let labels: Vec<String> = points.iter().map(|p| p.value.to_string()).collect();
-        let _ = chart
-            .configure_mesh()
+        let _ = axes(&mut chart.configure_mesh(), fg)
             .disable_x_mesh()
-            .light_line_style(fg.mix(0.08))
-            .bold_line_style(fg.mix(0.15))
-            .axis_style(fg.mix(0.6))
             .x_labels(n)
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 { labels.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-            })
+            .x_label_formatter(&|x| whole(*x).and_then(|i| points.get(i)).map(|p| p.value.to_string()).unwrap_or_default())
             .x_desc(field)
             .y_desc("peak GiB per GPU")
-            .label_style(text(12))
-            .axis_desc_style(text(12))
             .draw();
         let cap = capacity as f64 / GIB;
         capacity_line(&mut chart, -0.5, n as f64 - 0.5, cap);
@@ -131,7 +121,7 @@ pub fn sweep(points: &[SweepPoint], field: &str, capacity: u64, dark: bool, size
         }));
         let _ = root.present();
     }
-    svg
+    lean(svg)
 }
 
 /// The step-time terms of [`meshplan_core::Breakdown`], in stacking order.
@@ -169,20 +159,19 @@ pub fn step_bar(terms: &[f64; 9], dark: bool, size: (u32, u32)) -> String {
         let total: f64 = terms.iter().filter(|t| t.is_finite() && **t > 0.0).sum();
         let right = if total > 0.0 { total * 1.04 } else { 1.0 };
         let fg = ink(dark);
-        let text = |px: u32| ("sans-serif", px).into_font().color(&fg);
-        let chart = ChartBuilder::on(&root).margin(8).x_label_area_size(34).y_label_area_size(10).build_cartesian_2d(0f64..right, 0f64..1f64);
+        // The right margin leaves room for half of the last axis label, centred on the axis' end.
+        let chart = ChartBuilder::on(&root)
+            .margin(8)
+            .margin_right(32)
+            .x_label_area_size(34)
+            .y_label_area_size(10)
+            .build_cartesian_2d(0f64..right, 0f64..1f64);
         let Ok(mut chart) = chart else { return svg_error() };
-        let _ = chart
-            .configure_mesh()
-            .disable_y_mesh()
+        let _ = axes(&mut chart.configure_mesh(), fg)
+            .disable_mesh()
             .disable_y_axis()
-            .light_line_style(fg.mix(0.08))
-            .bold_line_style(fg.mix(0.15))
-            .axis_style(fg.mix(0.6))
             .x_desc("seconds per step")
             .x_label_formatter(&|x| seconds(*x))
-            .label_style(text(12))
-            .axis_desc_style(text(12))
             .draw();
         let mut at = 0.0;
         for (i, &t) in terms.iter().enumerate() {
@@ -194,7 +183,7 @@ pub fn step_bar(terms: &[f64; 9], dark: bool, size: (u32, u32)) -> String {
         }
         let _ = root.present();
     }
-    svg
+    lean(svg)
 }
 
 fn seconds(x: f64) -> String {
@@ -224,23 +213,17 @@ pub fn pareto(front: &[FrontPoint], current: Option<FrontPoint>, capacity: u64, 
         let right = all().map(|p| p.peak_bytes).max().unwrap_or(0).max(capacity) as f64 / GIB * 1.08;
         let top = all().map(|p| p.tokens_per_s_per_gpu).fold(0.0, f64::max) * 1.12;
         let fg = ink(dark);
-        let text = |px: u32| ("sans-serif", px).into_font().color(&fg);
         let chart = ChartBuilder::on(&root)
             .margin(8)
+            .margin_right(20)
             .x_label_area_size(34)
             .y_label_area_size(62)
             .build_cartesian_2d(0f64..right.max(1.0), 0f64..top.max(1.0));
         let Ok(mut chart) = chart else { return svg_error() };
-        let _ = chart
-            .configure_mesh()
-            .light_line_style(fg.mix(0.08))
-            .bold_line_style(fg.mix(0.15))
-            .axis_style(fg.mix(0.6))
+        let _ = axes(&mut chart.configure_mesh(), fg)
             .x_desc("peak GiB per GPU")
             .y_desc("tokens/s per GPU")
             .y_label_formatter(&|y| format!("{y:.0}"))
-            .label_style(text(12))
-            .axis_desc_style(text(12))
             .draw();
         let cap = capacity as f64 / GIB;
         let _ = chart.draw_series(LineSeries::new([(cap, 0.0), (cap, top.max(1.0))], CAPACITY.mix(0.5).stroke_width(1)));
@@ -263,15 +246,45 @@ pub fn pareto(front: &[FrontPoint], current: Option<FrontPoint>, capacity: u64, 
         }
         let _ = root.present();
     }
-    svg
+    lean(svg)
 }
 
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+type Coord = plotters::coord::types::RangedCoordf64;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Coord, Coord>>;
+
+/// Axis text size in CSS pixels (plotters writes `font-size` as size / 1.24, see [`lean`]).
+const TEXT_PX: f64 = 12.0;
+
+/// The axes every chart shares: labels and descriptions in the ink colour, and grid lines only at
+/// labelled values (no faint lines between them: they were most of an SVG's bytes).
+fn axes<'m, 'a, 'b, 's>(mesh: &'m mut MeshStyle<'a, 'b, Coord, Coord, SVGBackend<'s>>, fg: RGBColor) -> &'m mut MeshStyle<'a, 'b, Coord, Coord, SVGBackend<'s>> {
+    let text = ("sans-serif", TEXT_PX).into_font().color(&fg);
+    mesh.max_light_lines(0).bold_line_style(fg.mix(0.12)).axis_style(fg.mix(0.6)).label_style(text.clone()).axis_desc_style(text)
+}
+
+/// Plotters' SVG with what the defaults already say left out: no newlines, no `opacity="1"`, no
+/// `stroke="none"`, and the labels' font and ink set once on a group instead of on every label.
+fn lean(svg: String) -> String {
+    let font = format!(r#" font-family="sans-serif" font-size="{}""#, TEXT_PX / 1.24);
+    let svg = svg.replace('\n', "").replace(r#" opacity="1""#, "").replace(r#" stroke="none""#, "").replace(&font, "");
+    let (Some(open), Some(close)) = (svg.find('>'), svg.rfind("</svg>")) else { return svg };
+    // The ink is the first label's fill; an element of that fill inherits the same from the group.
+    let ink = svg.find("<text").and_then(|t| {
+        let from = t + svg[t..].find(r#" fill=""#)?;
+        let to = from + 7 + svg[from + 7..].find('"')?;
+        Some(svg[from..=to].to_string())
+    });
+    let body = &svg[open + 1..close];
+    let (ink, body) = match ink {
+        Some(ink) => (ink.clone(), body.replace(&ink, "")),
+        None => (String::new(), body.to_string()),
+    };
+    format!(r#"{}<g font-family="sans-serif" font-size="{:.2}"{ink}>{body}</g></svg>"#, &svg[..=open], TEXT_PX / 1.24)
+}
 
 /// The GPU's capacity as a horizontal line from `x0` to `x1`.
 fn capacity_line<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, x0: f64, x1: f64, cap: f64) {
-    let _ = chart
-        .draw_series(LineSeries::new([(x0, cap), (x1, cap)], CAPACITY.stroke_width(2)));
+    let _ = chart.draw_series(LineSeries::new([(x0, cap), (x1, cap)], CAPACITY.stroke_width(2)));
 }
 
 fn svg_error() -> String {
@@ -288,10 +301,68 @@ mod tests {
         let svg = stage_bars(&[[4 * g, 8 * g, 12 * g, 10 * g, 2 * g], [4 * g, 8 * g, 12 * g, 6 * g, 2 * g]], 80 * g, false, (640, 320));
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("pipeline stage"));
-        assert_eq!(svg.matches("<rect").count() - svg.matches("<rect x=\"0\" y=\"0\"").count() >= 10, true, "five terms × two stages");
+        assert_eq!(svg.matches("<rect").count(), 10, "five terms × two stages");
         assert!(svg.contains(r##"stroke="#D55E00""##) || svg.contains(r##"stroke="#d55e00""##), "the capacity line");
         // No inline style attributes: the page's CSP forbids them.
         assert!(!svg.contains("style="));
+    }
+
+    /// The numeric attribute `name` of an SVG tag.
+    fn attr(tag: &str, name: &str) -> f64 {
+        let at = tag.find(&format!(" {name}=\"")).unwrap_or_else(|| panic!("no {name} in {tag}")) + name.len() + 3;
+        tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+    }
+
+    /// Every `<tag …>` opening of `svg`, with the text that follows it up to the next tag.
+    fn tags<'a>(svg: &'a str, tag: &str) -> Vec<(&'a str, &'a str)> {
+        svg.match_indices(&format!("<{tag} ")).map(|(i, _)| {
+            let end = i + svg[i..].find('>').unwrap();
+            let text = &svg[end + 1..end + 1 + svg[end + 1..].find('<').unwrap_or(0)];
+            (&svg[i..=end], text)
+        }).collect()
+    }
+
+    #[test]
+    fn stage_labels_sit_under_the_middle_of_their_bars() {
+        let g = 1u64 << 30;
+        let stages = [[4 * g, 8 * g, 12 * g, 10 * g, 2 * g]; 4];
+        let svg = stage_bars(&stages, 80 * g, false, (900, 300));
+        // The first term's rects, one per stage, left to right.
+        let bars: Vec<f64> = tags(&svg, "rect").iter().filter(|(t, _)| t.contains(r##"fill="#0072B2""##)).map(|(t, _)| attr(t, "x") + attr(t, "width") / 2.0).collect();
+        assert_eq!(bars.len(), 4);
+        for (i, centre) in bars.iter().enumerate() {
+            let label = tags(&svg, "text").into_iter().find(|(_, text)| *text == i.to_string()).unwrap_or_else(|| panic!("no label {i}"));
+            assert!((attr(label.0, "x") - centre).abs() <= 1.0, "stage {i}: label at {} but bar centred at {centre}", attr(label.0, "x"));
+            assert!(label.0.contains(r#"text-anchor="middle""#));
+        }
+    }
+
+    #[test]
+    fn charts_draw_grid_lines_only_at_labelled_values_and_leave_out_defaults() {
+        let g = 1u64 << 30;
+        let svg = stage_bars(&[[4 * g, 8 * g, 12 * g, 10 * g, 2 * g]; 2], 80 * g, false, (640, 300));
+        // Grid lines: one per y label at most (before, nine faint lines between every two labels).
+        assert!(svg.matches("<line").count() <= svg.matches("<text").count(), "{svg}");
+        assert!(!svg.contains('\n') && !svg.contains(r#"opacity="1""#) && !svg.contains(r#"stroke="none""#));
+        // The labels' font and ink are set once, on the group around the whole picture.
+        assert!(svg.contains(r##"<g font-family="sans-serif" font-size="9.68" fill="#222222">"##), "{svg}");
+        assert!(svg.ends_with("</g></svg>"));
+        assert_eq!(svg.matches("font-family").count(), 1);
+        assert!(svg.len() < 5000, "{} bytes", svg.len());
+    }
+
+    #[test]
+    fn the_step_bar_keeps_its_last_axis_label_inside_the_picture() {
+        // 6.74 s in all: the axis runs to 7.01 s and its last label, "7.00 s", is centred at the axis' end.
+        let width = 640.0;
+        let svg = step_bar(&[6.1, 0.255, 0.109, 0.0, 0.0, 0.061, 0.003, 0.202, 0.002], false, (width as u32, 90));
+        let labels = tags(&svg, "text");
+        let (last, text) = labels.iter().filter(|(_, t)| t.ends_with(" s")).max_by(|a, b| attr(a.0, "x").total_cmp(&attr(b.0, "x"))).unwrap();
+        assert_eq!(*text, "7.00 s");
+        // Half the label's width at most 0.6 em per character of the 9.68 px font.
+        let half = text.chars().count() as f64 * 0.6 * 9.68 / 2.0;
+        assert!(attr(last, "x") + half <= width, "{last} {text}");
+        assert!(svg.len() < 2500, "{} bytes: {svg}", svg.len());
     }
 
     #[test]

@@ -20,8 +20,6 @@ pub fn start() {
     let body = browser::window().and_then(|w| w.document()).and_then(|d| d.body());
     if body.is_some_and(|b| b.has_attribute("data-meshplan-app")) {
         leptos::mount::mount_to_body(App);
-        if let Some(p) = browser::window().and_then(|w| w.performance()) {
-            let _ = p.mark("meshplan-mounted");
-        }
+        browser::mark("meshplan-mounted");
     }
 }

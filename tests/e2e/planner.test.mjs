@@ -3,6 +3,7 @@
 // Every test also checks that the page logged no error and asked no other origin for anything.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { startServer, launch, openApp } from "./harness.mjs";
 
 let server, browser;
@@ -200,16 +201,37 @@ test("switching to the expert mesh and resizing the window keeps the page alive"
 
 test("charts follow the system colour scheme when it changes with the page open", async () => {
   const { page, context, problems } = await openApp(browser, server.url);
-  const ink = () => page.locator("#stage-chart svg text").first().getAttribute("fill");
+  // The labels' ink, as the browser paints it (the SVG sets it once, on a group).
+  const ink = () => page.locator("#stage-chart svg text").first().evaluate((t) => getComputedStyle(t).fill);
   await page.emulateMedia({ colorScheme: "light" });
   await page.waitForTimeout(100);
-  const light = (await ink()).toLowerCase();
+  const light = await ink();
   await page.emulateMedia({ colorScheme: "dark" });
   await page.waitForTimeout(100);
-  const dark = (await ink()).toLowerCase();
+  const dark = await ink();
   // charts.rs ink: #222222 on light, #e8e8e8 on dark.
-  assert.equal(light, "#222222");
-  assert.equal(dark, "#e8e8e8");
+  assert.equal(light, "rgb(34, 34, 34)");
+  assert.equal(dark, "rgb(232, 232, 232)");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("the embed link in docs/web.md opens its plan in the compact layout, with no notice", async () => {
+  const doc = readFileSync(new URL("../../docs/web.md", import.meta.url), "utf8");
+  const src = doc.match(/<iframe src="([^"]+)"/)?.[1];
+  assert.ok(src, "docs/web.md has an iframe");
+  const hash = src.slice(src.indexOf("#"));
+  // The documented plan JSON is what the link carries.
+  const documented = JSON.parse(doc.match(/```json\n(\{"model".*\})\n```/)[1]);
+  const carried = JSON.parse(Buffer.from(new URLSearchParams(hash.slice(1)).get("plan"), "base64url").toString());
+  assert.deepEqual(carried, documented);
+  const { page, context, problems } = await openApp(browser, server.url + hash, { viewport: { width: 820, height: 900 } });
+  assert.equal(await page.locator("#notice").count(), 0, "the link opened without the fallback notice");
+  assert.equal(await page.locator("#app.embed").count(), 1);
+  assert.equal(await page.locator(TP).inputValue(), "8");
+  assert.equal(await text(page, "#d-world-size"), "64");
+  assert.equal(await text(page, "#d-dp"), "2"); // 64 / (TP 8 · PP 4)
+  assert.match(await text(page, "#status"), /valid/);
   assert.deepEqual(problems, clean);
   await context.close();
 });

@@ -1,0 +1,142 @@
+// End-to-end tests of the charts, the grid's layout and the edit path in headless chromium: charts
+// drawn at the width of their column (and again after a resize), labels inside the picture, an edit
+// redrawing only the charts whose figures changed and writing no other box, the memory sweep after the
+// edit's frame, and the two meshes at half height each in "Both".
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launch, openApp } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+const CHARTS = ["#stage-chart", "#sweep-chart", "#step-chart"];
+
+/** Per chart: the SVG's width attribute, its box's width, and how far its text reaches past the SVG's right edge. */
+const measure = (page, ids = CHARTS) => page.evaluate((ids) => ids.map((id) => {
+  const div = document.querySelector(id);
+  const svg = div.querySelector("svg");
+  const overflow = Math.max(...[...svg.querySelectorAll("text")].map((t) => { const b = t.getBBox(); return b.x + b.width; })) - svg.width.baseVal.value;
+  return { id, svg: Number(svg.getAttribute("width")), box: div.clientWidth, overflow };
+}), ids);
+
+test("charts are drawn at the width of their column, again after a resize, with every label inside", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  for (const c of await measure(page)) {
+    assert.equal(c.svg, c.box, `${c.id} drawn at its column's width`);
+    assert.ok(c.svg > 800, `${c.id}: ${c.svg} px fills the results column at 1280 px`);
+    assert.ok(c.overflow <= 0, `${c.id}: a label reaches ${c.overflow} px past the right edge`);
+  }
+  await page.setViewportSize({ width: 1000, height: 800 });
+  await page.waitForFunction(() => {
+    const div = document.querySelector("#stage-chart");
+    return Number(div.querySelector("svg").getAttribute("width")) === div.clientWidth;
+  });
+  for (const c of await measure(page)) {
+    assert.equal(c.svg, c.box, `${c.id} redrawn at the new width`);
+    assert.ok(c.svg < 700, `${c.id}: ${c.svg} px at 1000 px`);
+  }
+  assert.deepEqual(problems, clean);
+  await context.close();
+
+  const embed = await openApp(browser, `${server.url}#embed=1`, { viewport: { width: 800, height: 900 } });
+  for (const c of await measure(embed.page, ["#stage-chart", "#sweep-chart"])) {
+    assert.ok(c.svg === c.box && c.svg > 700 && c.svg < 800, `embed: ${c.id} ${c.svg} px`);
+  }
+  assert.deepEqual(embed.problems, clean);
+  await embed.context.close();
+});
+
+const plan1024 = {
+  model: "llama-3.1-70b",
+  cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 128 },
+  training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 2048, recompute_granularity: "selective", use_distributed_optimizer: true },
+  parallelism: { tensor_model_parallel_size: 8, pipeline_model_parallel_size: 4, sequence_parallel: true },
+};
+
+test("an edit redraws only the charts whose figures changed", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
+  await page.waitForTimeout(100); // the sweep
+  const keep = () => page.evaluate((ids) => { window.__charts = ids.map((id) => [document.querySelector(id), document.querySelector(`${id} svg`)]); }, CHARTS);
+  const same = () => page.evaluate(() => window.__charts.map(([div, svg]) => [div === document.getElementById(div.id), svg === div.querySelector("svg")]));
+  await keep();
+  // A larger global batch: more microbatches, so a longer step, and the same memory per stage.
+  await page.fill("#f-training-global-batch-size", "4096");
+  await page.waitForTimeout(100);
+  const [stage, sweep, step] = await same();
+  assert.deepEqual(stage, [true, true], "the memory per stage did not change: its chart is untouched");
+  assert.deepEqual(sweep, [true, true], "nor did the sweep's peaks");
+  assert.deepEqual(step, [true, false], "the step-time chart is redrawn in place");
+  await keep();
+  await page.fill("#f-training-micro-batch-size", "2");
+  await page.waitForTimeout(100);
+  assert.deepEqual(await same(), [[true, false], [true, false], [true, false]], "a micro-batch of 2 changes all three");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("an edit writes only what it changed: no other text box, no unchanged chart", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
+  await page.waitForTimeout(100);
+  // Count writes of input values and of inner HTML, by element id, from here on.
+  await page.evaluate(() => {
+    window.__writes = {};
+    const count = (proto, prop) => {
+      const d = Object.getOwnPropertyDescriptor(proto, prop);
+      Object.defineProperty(proto, prop, { ...d, set(v) { const k = `${prop} ${this.id || this.parentElement?.id}`; window.__writes[k] = (window.__writes[k] ?? 0) + 1; d.set.call(this, v); } });
+    };
+    count(HTMLInputElement.prototype, "value");
+    count(Element.prototype, "innerHTML");
+  });
+  await page.locator("#f-training-global-batch-size").pressSequentially("4", { delay: 0 }); // 20484
+  await page.waitForTimeout(100);
+  const writes = await page.evaluate(() => window.__writes);
+  // The typed box gets its own value back once; the step time is redrawn (a larger batch takes longer);
+  // no other box is written, and the memory and the sweep charts do not change.
+  assert.deepEqual(writes, { "value f-training-global-batch-size": 1, "innerHTML step-chart": 1 });
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("the memory sweep follows an edit, after the edit's frame has painted", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
+  await page.waitForTimeout(100);
+  const before = await page.locator("#sweep-chart svg").innerHTML();
+  const order = await page.evaluate(async () => {
+    const events = [];
+    new MutationObserver(() => events.push("sweep")).observe(document.querySelector("#sweep-chart"), { childList: true, subtree: true });
+    const input = document.querySelector("#f-training-micro-batch-size");
+    input.value = "2";
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    for (let k = 0; k < 4; k++) await Promise.resolve(); // the edit's effects
+    requestAnimationFrame(() => events.push("frame"));
+    await new Promise((r) => setTimeout(r, 300));
+    return events;
+  });
+  // Five re-plans of the whole plan must not hold back the frame that shows the edit (nor be dropped).
+  assert.deepEqual(order.slice(0, 2), ["frame", "sweep"]);
+  assert.notEqual(await page.locator("#sweep-chart svg").innerHTML(), before, "twice the micro-batch, higher peaks");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("Both draws the dense and the expert mesh at half height each", async () => {
+  const moe = {
+    model: "qwen3-30b-a3b",
+    cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 256 },
+    training: { seq_length: 4096, micro_batch_size: 1, global_batch_size: 4096 },
+    parallelism: { tensor_model_parallel_size: 2, pipeline_model_parallel_size: 2, expert_model_parallel_size: 8, expert_tensor_parallel_size: 1, sequence_parallel: true },
+  };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(moe)}`);
+  const height = (id) => page.locator(id).evaluate((c) => c.getBoundingClientRect().height);
+  const alone = await height("#grid-dense");
+  assert.ok(alone > 280, `2,048 GPUs alone: ${alone} px`);
+  await page.check('input[name="mesh"][value="both"]');
+  const [dense, expert] = [await height("#grid-dense"), await height("#grid-expert")];
+  assert.ok(dense <= 280 && expert <= 280, `both: ${dense} and ${expert} px, at most half of 560 each`);
+  assert.equal(await page.locator("#grid-dense").getAttribute("data-cells"), "2048");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
