@@ -247,7 +247,9 @@ fn communicators(p: &Plan, d: &Derived) -> u64 {
 
 /// Estimates memory for every stage.
 pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
-    estimate_with_params(p, d, &stage_params(p, d, split, &p.model.kinds()))
+    let mut report = MemoryReport::default();
+    estimate_into(p, d, &stage_params(p, d, split, &p.model.kinds()), &mut report);
+    report
 }
 
 /// What one pipeline stage holds that the layout alone decides: its layers by kind in each virtual chunk and its
@@ -327,14 +329,8 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
     }
 }
 
-/// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout).
-pub fn estimate_with_params(p: &Plan, d: &Derived, params: &[StageParams]) -> MemoryReport {
-    let mut report = MemoryReport::default();
-    estimate_into(p, d, params, &mut report);
-    report
-}
-
-/// As [`estimate_with_params`], into `out`, reusing its buffer.
+/// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout), into `out`, reusing its
+/// buffer (the layout search sizes thousands of candidates).
 pub fn estimate_into(p: &Plan, d: &Derived, params: &[StageParams], out: &mut MemoryReport) {
     let par = &p.parallelism;
     let m = &p.model;
