@@ -43,6 +43,16 @@ pub fn apply_candidate(plan: &mut Value, par: &CandidateParallelism, tr: &Candid
     }
 }
 
+/// Whether the plan already has a candidate's layout, i.e. applying it would change nothing (without the copy
+/// that applying it to a clone and comparing would take: the Advisor asks this of every row on every edit).
+pub fn is_applied(plan: &Value, par: &CandidateParallelism, tr: &CandidateTraining, moe: bool) -> bool {
+    candidate_edits(par, tr, moe).iter().all(|(path, value)| match plan_doc::get(plan, path) {
+        // Applying writes the value, or removes the field for Null (a present null is removed too).
+        Some(v) => !value.is_null() && v == value,
+        None => value.is_null(),
+    })
+}
+
 /// The part of the plan a search depends on: everything but the parallelism and the searched training fields.
 /// A search is stale when this changes.
 pub fn search_input(plan: &Value) -> Value {
@@ -97,6 +107,33 @@ mod tests {
                 // The search input is untouched by an apply.
                 assert_eq!(search_input(&p), search_input(&base));
             }
+        }
+    }
+
+    #[test]
+    fn is_applied_says_what_applying_and_comparing_says() {
+        for model in ["llama-3.1-8b", "qwen3-30b-a3b"] {
+            let base = plan_8_gpus(model);
+            let moe = meshplan_core::plan_value(&base).unwrap().plan.model.is_moe();
+            let found = search_value(&base, &SearchOptions { top: 10, ..SearchOptions::default() }).unwrap();
+            let mut plans = vec![base.clone()];
+            for c in &found.candidates {
+                let mut p = base.clone();
+                apply_candidate(&mut p, &c.parallelism, &c.training, moe);
+                plans.push(p);
+            }
+            // Each plan against each candidate: the applied one matches itself and differs from the others.
+            let mut matches = 0;
+            for p in &plans {
+                for c in &found.candidates {
+                    let mut q = p.clone();
+                    apply_candidate(&mut q, &c.parallelism, &c.training, moe);
+                    let by_copy = q == *p;
+                    assert_eq!(is_applied(p, &c.parallelism, &c.training, moe), by_copy, "{model}");
+                    matches += usize::from(by_copy);
+                }
+            }
+            assert!(matches >= found.candidates.len(), "{model}: every applied plan matches its candidate");
         }
     }
 

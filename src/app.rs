@@ -1175,13 +1175,7 @@ fn AdvisorPanel() -> impl IntoView {
             .map(|(i, c)| {
                 let (par, tr) = (c.parallelism.clone(), c.training.clone());
                 let (p2, t2) = (par.clone(), tr.clone());
-                let current = Memo::new(move |_| {
-                    s.plan.with(|p| {
-                        let mut q = p.clone();
-                        advisor::apply_candidate(&mut q, &p2, &t2, moe());
-                        q == *p
-                    })
-                });
+                let current = Memo::new(move |_| s.plan.with(|p| advisor::is_applied(p, &p2, &t2, moe())));
                 let rank = i + 1;
                 let label = format!(
                     "Apply layout {rank}: TP {}, PP {}, CP {}, EP {}, micro-batch {}",
