@@ -983,8 +983,9 @@ fn MemoryPanel() -> impl IntoView {
                 .map(|&v| {
                     let mut q = plan.clone();
                     plan_doc::set(&mut q, path, Value::from(v));
-                    let r = meshplan_core::plan_value(&q).ok();
-                    charts::SweepPoint { value: v, peak_bytes: r.as_ref().map(|r| r.memory.peak_bytes), fits: r.is_some_and(|r| r.memory.fits) }
+                    // Memory alone: the sweep needs no rules, rank groups or step time.
+                    let m = meshplan_core::report::memory_value(&q).ok();
+                    charts::SweepPoint { value: v, peak_bytes: m.as_ref().map(|m| m.peak_bytes), fits: m.is_some_and(|m| m.fits) }
                 })
                 .collect::<Vec<_>>();
             if points.try_with_untracked(|p| *p != pts) == Some(true) {

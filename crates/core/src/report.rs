@@ -126,16 +126,34 @@ pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
     };
 }
 
+/// The memory of a plan alone: no rules, rank groups or step time. For callers that size many variants of one
+/// plan (the page's memory sweep); the report's `memory` for the same plan is the same.
+pub fn memory_value(value: &Value) -> Result<MemoryReport, InputError> {
+    let (p, _) = plan::parse_plan(value)?;
+    let split = split_of(&p);
+    let derived = derive(&p, split.as_ref().ok());
+    Ok(memory_of(&p, &derived, &split))
+}
+
+/// The plan's layer split over its pipeline stages and virtual chunks.
+fn split_of(p: &Plan) -> Result<StageSplit, SplitError> {
+    let par = &p.parallelism;
+    pipeline::split_layers(p.model.num_layers, par.pp(), par.vpp(), par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage)
+}
+
+/// Memory over the plan's layer split; an invalid split still gets an estimate, over the nearest even split (its
+/// error is reported by the rules).
+fn memory_of(p: &Plan, derived: &Derived, split: &Result<StageSplit, SplitError>) -> MemoryReport {
+    match split {
+        Ok(s) => memory::estimate(p, derived, s),
+        Err(_) => memory::estimate(p, derived, &pipeline::balanced_split(p.model.num_layers, p.parallelism.pp())),
+    }
+}
+
 /// Plans an already resolved plan; `diags` are the findings of parsing it.
 pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
     let par = &p.parallelism;
-    let split = pipeline::split_layers(
-        p.model.num_layers,
-        par.pp(),
-        par.vpp(),
-        par.num_layers_in_first_pipeline_stage,
-        par.num_layers_in_last_pipeline_stage,
-    );
+    let split = split_of(p);
     let derived = derive(p, split.as_ref().ok());
     rules::check(p, &derived, split.as_ref().err(), &mut diags);
 
@@ -153,16 +171,7 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
             None
         }
     };
-    // An invalid split still gets a memory estimate, over the nearest even split (its error is reported).
-    let fallback;
-    let stages = match &split {
-        Ok(s) => s,
-        Err(_) => {
-            fallback = pipeline::balanced_split(p.model.num_layers, par.pp());
-            &fallback
-        }
-    };
-    let memory = memory::estimate(p, &derived, stages);
+    let memory = memory_of(p, &derived, &split);
     rules::check_memory(p, &memory, &mut diags);
     let performance = (derived.data_parallel_size > 0 && derived.expert_data_parallel_size > 0 && derived.num_microbatches > 0)
         .then(|| perf::estimate(p, &derived));

@@ -1,5 +1,7 @@
 //! Memory per stage against values worked out by hand (arithmetic in each comment) and Korthikanti et al. 2022.
 
+mod common;
+use common::{P, small_dense, small_moe};
 use meshplan_core::{Report, plan_value};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -363,4 +365,18 @@ fn kv_heads_are_not_split_below_one_per_rank() {
         report(&v).memory.stages[0].activations_per_microbatch_bytes
     };
     assert_eq!(per_mb(16), per_mb(8) / 2 + 4096 * 256 * 32);
+}
+
+#[test]
+fn memory_alone_is_the_reports_memory() {
+    // The page's sweep sizes variants with report::memory_value; it must say what the full report says, for valid
+    // plans and for a split the rules reject (estimated over the nearest even split).
+    let mut cases = vec![P { tp: 2, pp: 2, ..P::new(small_dense(), 8) }, P { tp: 2, ep: 8, ..P::new(small_moe(), 16) }];
+    cases.push(P { pp: 3, ..P::new(small_dense(), 24) }); // 16 layers over 3 stages: uneven
+    cases.push(P { pp: 2, vpp: Some(3), ..P::new(small_dense(), 8) }); // 8 layers per stage over 3 chunks: uneven
+    for c in cases {
+        let v = c.json();
+        assert_eq!(meshplan_core::report::memory_value(&v).unwrap(), c.run().memory);
+    }
+    assert!(meshplan_core::report::memory_value(&serde_json::json!({"model": "no-such-model"})).is_err());
 }
