@@ -57,10 +57,15 @@ pub struct MemoryReport {
 // Source: Megatron-LM docs/user-guide/features/dist_optimizer.md (bytes-per-parameter table) and
 // megatron/training/theoretical_memory_usage.py: bf16 params with fp32 main grads: 18 B/param (2 weight + 4 grad +
 // 4 fp32 main weight + 8 Adam moments), or 6 + 12/shard with the distributed optimizer; fp32 params and grads:
-// 16 B/param (4 weight + 4 grad + 8 moments; the weights are the main weights), or 8 + 8/shard. FP8/FP4 recipes keep
-// bf16 weights and fp32 main weights like bf16.
+// 16 B/param (4 weight + 4 grad + 8 moments; the weights are the main weights), or 8 + 8/shard; fp16 params and
+// grads: 20 B/param (2 weight + 2 grad + 4 fp32 main grad + 4 main weight + 8 moments), or 4 + 16/shard. FP8/FP4
+// recipes keep bf16 weights and fp32 main grads and weights like bf16.
 pub fn bytes_per_param(precision: Precision, distributed: bool, shard: u64) -> (f64, f64, f64) {
-    let (weight, grad, state) = if precision == Precision::Fp32 { (4.0, 4.0, 8.0) } else { (2.0, 4.0, 12.0) };
+    let (weight, grad, state) = match precision {
+        Precision::Fp32 => (4.0, 4.0, 8.0),
+        Precision::Fp16 => (2.0, 2.0, 16.0),
+        Precision::Bf16 | Precision::Fp8 | Precision::Fp4 => (2.0, 4.0, 12.0),
+    };
     let optim = if distributed { state / shard.max(1) as f64 } else { state };
     (weight, grad, optim)
 }

@@ -229,7 +229,7 @@ fn last_stage_holds_the_final_norm_and_with_mtp_an_embedding_copy() {
 }
 
 #[test]
-fn fp32_training_costs_16_bytes_per_parameter() {
+fn bytes_per_parameter_follow_megatrons_table_for_fp32_bf16_and_fp16() {
     // The 2-layer model above on one stage (PP 1, TP 1, 8 GPUs: DP 8): embedding 65,536 + 2 layers 98,816 + output
     // layer 65,536 + final norm 128 = 230,016 parameters per GPU.
     let model = json!({"num_layers": 2, "hidden_size": 64, "ffn_hidden_size": 256, "num_attention_heads": 4,
@@ -248,6 +248,10 @@ fn fp32_training_costs_16_bytes_per_parameter() {
     // bf16 for comparison: 2 + 4 + 12 = 18 B (460,032 / 920,064 / 2,760,192), distributed 12/8 = 1.5 B → 345,024.
     assert_eq!(state("bf16", false), (460_032, 920_064, 2_760_192));
     assert_eq!(state("bf16", true), (460_032, 920_064, 345_024));
+    // fp16: 2 B weight, 2 B grad, and a separate 4 B fp32 main grad + 4 B main weight + 8 B moments = 20 B
+    // (460,032 / 460,032 / 3,680,256); distributed, the 16 B shard over DP 8: 2 B → 460,032 (Megatron's 4 + 16/d).
+    assert_eq!(state("fp16", false), (460_032, 460_032, 3_680_256));
+    assert_eq!(state("fp16", true), (460_032, 460_032, 460_032));
 }
 
 #[test]
