@@ -550,7 +550,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     mbs_list.dedup();
     let variants = ORDER.len() as u64;
     // Buffers the loop rewrites in place: the hot loop allocates per pipeline shape at most, never per candidate.
-    let mut splits: BTreeMap<(u64, u64, Option<u64>, Option<u64>), Result<StageSplit, pipeline::SplitError>> = BTreeMap::new();
+    let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
     for sh in shapes(base, opts) {
@@ -648,6 +648,9 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     }
     result
 }
+
+/// Layer splits by pipeline shape (PP, VPP, first-stage layers, last-stage layers), computed once each.
+type Splits = BTreeMap<(u64, u64, Option<u64>, Option<u64>), Result<StageSplit, pipeline::SplitError>>;
 
 /// Recompute / distributed-optimizer variants, least memory first (0 none, 1 selective, 2 full).
 const ORDER: [(u8, bool); 6] = [(2, true), (1, true), (0, true), (2, false), (1, false), (0, false)];
