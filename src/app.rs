@@ -9,7 +9,7 @@ use meshplan_core::layout::{GroupKind, Layout};
 use meshplan_core::presets::{self, Catalog};
 use meshplan_core::plan::Recompute;
 use meshplan_core::search::{CandidateTraining, SearchResult};
-use meshplan_core::{ExportKind, InputError, Report, Severity, export};
+use meshplan_core::{Code, ExportKind, InputError, Report, Severity, export};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -222,7 +222,7 @@ fn InputErrorPanel(error: InputError) -> impl IntoView {
     view! {
         <section id="input-error" class="panel diag error" role="alert">
             <h2>"The plan cannot be read"</h2>
-            <p><code>{error.code}</code>" "{error.message}</p>
+            <p><code>{error.code.as_str()}</code>" "{error.message}</p>
             <p class="fix">"Fix: "{error.fix}</p>
         </section>
     }
@@ -513,9 +513,9 @@ fn DiagnosticsPanel() -> impl IntoView {
                     let icon = match d.severity { Severity::Error => "✗ error", Severity::Warning => "! warning", Severity::Info => "i info" };
                     let apply = d.apply.clone();
                     view! {
-                        <li class=format!("diag {sev}") data-code=d.code.clone()>
+                        <li class=format!("diag {sev}") data-code=d.code.as_str()>
                             <span class="sev">{icon}</span>" "
-                            <code class="code">{d.code.clone()}</code>
+                            <code class="code">{d.code.as_str()}</code>
                             <p class="message">{d.message.clone()}</p>
                             <p class="fix">"Fix: "{d.fix.clone()}</p>
                             {(!apply.is_empty()).then(|| {
@@ -1097,7 +1097,7 @@ fn search_error(json: &str) -> InputError {
     serde_json::from_str::<Value>(json)
         .ok()
         .and_then(|v| serde_json::from_value(v.get("error")?.clone()).ok())
-        .unwrap_or_else(|| InputError::new("search-worker", "the search worker's reply is not a search result", "reload the page"))
+        .unwrap_or_else(|| InputError::new(Code::SearchWorker, "the search worker's reply is not a search result", "reload the page"))
 }
 
 fn seconds(x: f64) -> String {
@@ -1135,7 +1135,7 @@ fn AdvisorPanel() -> impl IntoView {
                     Ok(result) => Advice::Done { result: std::sync::Arc::new(result), input, ms },
                     Err(_) => Advice::Failed(search_error(&json)),
                 },
-                Err(why) => Advice::Failed(InputError::new("search-worker", why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
+                Err(why) => Advice::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
             });
         });
     };

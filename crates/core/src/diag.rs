@@ -1,26 +1,23 @@
 //! Typed diagnostics: every problem the core finds is one of these, never a panic.
 
+pub use crate::codes::{Code, Severity};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-    Info,
-}
-
-/// One finding: a stable kebab-case `code`, a message with the actual numbers, and a fix.
+/// One finding: a stable kebab-case `code` (a row of [`crate::codes::RULES`]), that row's severity, a message with
+/// the actual numbers, and a fix. Built only by [`Diagnostic::new`], so the severity always is the code's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub severity: Severity,
-    pub code: String,
+    pub code: Code,
     pub message: String,
     pub fix: String,
     /// Machine-applicable fixes: set these plan fields (dotted paths such as
     /// `parallelism.tensor_model_parallel_size`) to these values.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apply: Vec<FieldValue>,
+    /// Private, so no module but this one can write a `Diagnostic { .. }` literal with a severity of its own.
+    #[serde(skip)]
+    sealed: (),
 }
 
 /// A value change the user can apply with one click: `path` is the dotted plan path.
@@ -31,17 +28,9 @@ pub struct FieldValue {
 }
 
 impl Diagnostic {
-    pub fn new(severity: Severity, code: &str, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        Diagnostic { severity, code: code.to_string(), message: message.into(), fix: fix.into(), apply: Vec::new() }
-    }
-    pub fn error(code: &str, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self::new(Severity::Error, code, message, fix)
-    }
-    pub fn warning(code: &str, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self::new(Severity::Warning, code, message, fix)
-    }
-    pub fn info(code: &str, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self::new(Severity::Info, code, message, fix)
+    /// The one constructor: the severity is the code's row in the rules table.
+    pub fn new(code: Code, message: impl Into<String>, fix: impl Into<String>) -> Self {
+        Diagnostic { severity: code.severity(), code, message: message.into(), fix: fix.into(), apply: Vec::new(), sealed: () }
     }
     /// Attach a one-click fix: set `path` to `value`.
     pub fn with_apply(mut self, path: &str, value: impl Into<serde_json::Value>) -> Self {

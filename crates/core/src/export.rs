@@ -191,7 +191,7 @@ fn header(p: &Plan, r: &Report, what: &str) -> Vec<String> {
     let d = &r.derived;
     let par = &p.parallelism;
     let mut lines = vec![format!("# {what} — meshplan plan for {}", summary(p))];
-    let errors: Vec<String> = r.diagnostics.iter().filter(|x| x.is_error()).map(|x| slug(&x.code)).collect();
+    let errors: Vec<String> = r.diagnostics.iter().filter(|x| x.is_error()).map(|x| slug(x.code.as_str())).collect();
     if !errors.is_empty() {
         let mut shown = errors.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
         if errors.len() > 6 {

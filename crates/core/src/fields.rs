@@ -1,7 +1,7 @@
 //! Reading a JSON object field by field: wrong types, out-of-range values and unknown keys become
 //! diagnostics (and a fallback value), never a panic.
 
-use crate::Diagnostic;
+use crate::{Code, Diagnostic};
 use serde_json::{Map, Value};
 
 /// The largest integer any field accepts; keeps every product of a few fields inside u128 and f64.
@@ -21,8 +21,8 @@ impl<'a> Fields<'a> {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => Some(m),
             Some(other) => {
-                diags.push(Diagnostic::error(
-                    "invalid-section",
+                diags.push(Diagnostic::new(
+                    Code::InvalidSection,
                     format!("`{section}` must be a JSON object, found {}", kind_of(other)),
                     format!("write `{section}` as {{ \"field\": value, ... }}"),
                 ));
@@ -48,8 +48,8 @@ impl<'a> Fields<'a> {
 
     fn bad(&mut self, key: &str, what: &str, found: &Value, fallback: String) {
         let path = self.path(key);
-        self.diags.push(Diagnostic::error(
-            "invalid-value",
+        self.diags.push(Diagnostic::new(
+            Code::InvalidValue,
             format!("`{path}` must be {what}, found {}", short(found)),
             format!("set `{path}` to {what} (using {fallback} meanwhile)"),
         ));
@@ -103,8 +103,8 @@ impl<'a> Fields<'a> {
                 Some(c) => c,
                 None => {
                     let path = self.path(key);
-                    self.diags.push(Diagnostic::error(
-                        "invalid-value",
+                    self.diags.push(Diagnostic::new(
+                        Code::InvalidValue,
                         format!("`{path}` is {:?}, which is not one of {}", clip(s), choices.join(", ")),
                         format!("set `{path}` to one of {} (using {default:?} meanwhile)", choices.join(", ")),
                     ));
@@ -146,7 +146,7 @@ impl<'a> Fields<'a> {
                 Some(n) => format!("did you mean `{}`? Remove or rename `{path}`", self.path(n)),
                 None => format!("remove `{path}`; known fields are {}", self.seen.join(", ")),
             };
-            self.diags.push(Diagnostic::warning("unknown-field", format!("`{path}` is not a field meshplan knows; it was ignored"), fix));
+            self.diags.push(Diagnostic::new(Code::UnknownField, format!("`{path}` is not a field meshplan knows; it was ignored"), fix));
         }
     }
 }

@@ -5,7 +5,7 @@
 use crate::fields::as_uint;
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::plan::InputError;
-use crate::{Diagnostic, plan::model_from_fields};
+use crate::{Code, Diagnostic, plan::model_from_fields};
 use serde_json::{Map, Value, json};
 
 /// The `model_type` values mapped, with the family they belong to.
@@ -32,7 +32,7 @@ pub fn hf_model_name(hf: &Value) -> Option<String> {
 
 pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelConfig, InputError> {
     let Value::Object(c) = hf else {
-        return Err(InputError::new("hf-config-unmappable", "`model.hf_config` must be a config.json object", "paste the whole config.json"));
+        return Err(InputError::new(Code::HfConfigUnmappable, "`model.hf_config` must be a config.json object", "paste the whole config.json"));
     };
     let model_type = c.get("model_type").and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
     let family = FAMILIES.iter().find(|(t, _)| *t == model_type).map(|(_, f)| *f);
@@ -40,7 +40,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     let missing: Vec<&str> = required.iter().copied().filter(|k| c.get(*k).and_then(as_uint).is_none()).collect();
     if !missing.is_empty() {
         return Err(InputError::new(
-            "hf-config-unmappable",
+            Code::HfConfigUnmappable,
             format!(
                 "the Hugging Face config (model_type {:?}) lacks {} needed to size a transformer",
                 model_type.chars().take(40).collect::<String>(),
@@ -50,8 +50,8 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         ));
     }
     if family.is_none() {
-        diags.push(Diagnostic::warning(
-            "hf-config-family-unknown",
+        diags.push(Diagnostic::new(
+            Code::HfConfigFamilyUnknown,
             format!("model_type {:?} is not a family meshplan maps; it was read as a Llama-style decoder", model_type.chars().take(40).collect::<String>()),
             format!("check the derived fields; mapped families: {}", FAMILIES.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ")),
         ));

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Diagnostic;
+use crate::{Code, Diagnostic};
 
 /// The largest world [`build_layout`] materialises; [`coordinates`] has no such limit.
 pub const MAX_LAYOUT_WORLD: u64 = 1 << 21;
@@ -499,8 +499,8 @@ fn check_pipeline_agreement(raw_order: &str, pp: u64, r: &Resolved) -> Result<()
     let (dp, edp) = (r.dense.size(Dim::Dp), r.expert.size(Dim::Dp));
     // Upstream tests the order exactly as passed in: not lowercased, not normalised.
     if !raw_order.ends_with("pp") && pp != 1 && edp != dp {
-        return Err(Diagnostic::error(
-            "order-pp-not-last",
+        return Err(Diagnostic::new(
+            Code::OrderPpNotLast,
             format!(
                 "order {} does not end with \"pp\" and pp = {pp}, so Megatron-Core requires the dense and \
                  expert data-parallel sizes to match, but dp = {dp} and expert dp = {edp} \
@@ -517,8 +517,8 @@ fn check_pipeline_agreement(raw_order: &str, pp: u64, r: &Resolved) -> Result<()
     // the same stride in both (each group is base + k × stride, bases enumerated in rank order).
     let (sd, se) = (r.dense.stride(Dim::Pp), r.expert.stride(Dim::Pp));
     if pp != 1 && sd != se {
-        return Err(Diagnostic::error(
-            "order-pp-groups-differ",
+        return Err(Diagnostic::new(
+            Code::OrderPpGroupsDiffer,
             format!(
                 "with order \"{}\", consecutive pipeline stages are {sd} ranks apart in the dense mesh but {se} \
                  in the expert mesh, so the dense and expert pipeline groups differ; Megatron-Core asserts they \
@@ -543,11 +543,11 @@ fn divide_world(world: u64, factors: [u64; 3], expert: bool) -> Result<u64, Diag
     }
     let [a, b, c] = factors;
     let (code, names, fix_names) = if expert {
-        ("world-not-divisible-expert", "etp × ep × pp", "etp, ep or pp")
+        (Code::WorldNotDivisibleExpert, "etp × ep × pp", "etp, ep or pp")
     } else {
-        ("world-not-divisible-dense", "tp × pp × cp", "tp, pp or cp")
+        (Code::WorldNotDivisibleDense, "tp × pp × cp", "tp, pp or cp")
     };
-    Err(Diagnostic::error(
+    Err(Diagnostic::new(
         code,
         format!("world size {world} is not divisible by {names} = {a} × {b} × {c} = {product}"),
         format!("Use a world size that is a multiple of {product}, or change {fix_names} so that their product divides {world}."),
@@ -565,8 +565,8 @@ fn check_nonzero(world: Option<u64>, sizes: &MeshSizes) -> Result<(), Diagnostic
         ("etp", sizes.etp),
     ];
     match named.iter().find(|(_, v)| *v == 0) {
-        Some((name, _)) => Err(Diagnostic::error(
-            "mesh-size-zero",
+        Some((name, _)) => Err(Diagnostic::new(
+            Code::MeshSizeZero,
             format!("{name} is 0; every parallel size and the world size must be at least 1"),
             format!("Set {name} to 1 or more (1 means the dimension is not split)."),
         )),
@@ -610,11 +610,11 @@ fn parse_order(order: &str) -> Result<GivenOrder, Diagnostic> {
                     quoted(token)
                 )
             };
-            return Err(Diagnostic::error("order-invalid", what, fix));
+            return Err(Diagnostic::new(Code::OrderInvalid, what, fix));
         };
         if given.contains(d) {
-            return Err(Diagnostic::error(
-                "order-invalid",
+            return Err(Diagnostic::new(
+                Code::OrderInvalid,
                 format!("order {} names {} more than once", quoted(order), quoted(d.token())),
                 fix,
             ));
@@ -653,8 +653,8 @@ fn complete_order(
             Dim::Cp => (sizes.cp, format!("cp = {}", sizes.cp)),
         };
         if largest != 1 {
-            return Err(Diagnostic::error(
-                "order-missing-dimension",
+            return Err(Diagnostic::new(
+                Code::OrderMissingDimension,
                 format!(
                     "order {} leaves out \"{}\" but {what}; Megatron-Core appends only dimensions of size 1",
                     quoted(raw),
@@ -705,8 +705,8 @@ pub fn normalize_order(order: &str, sizes: &MeshSizes) -> Result<String, Diagnos
 /// expert generators that meshplan reports).
 pub fn build_layout(world: u64, sizes: &MeshSizes, order: &str, nvlink_domain_size: u64) -> Result<Layout, Diagnostic> {
     if world > MAX_LAYOUT_WORLD {
-        return Err(Diagnostic::error(
-            "world-too-large-to-lay-out",
+        return Err(Diagnostic::new(
+            Code::WorldTooLargeToLayOut,
             format!("world size {world} is more than the {MAX_LAYOUT_WORLD} ranks meshplan lays out group by group"),
             "Plan with at most 2,097,152 ranks, or use per-rank coordinates, which have no such limit.",
         ));
@@ -769,8 +769,8 @@ fn domains_spanned(group: &[u32], domain: u64) -> u64 {
 pub fn coordinates(rank: u64, world: u64, sizes: &MeshSizes, order: &str) -> Result<Coordinates, Diagnostic> {
     let r = resolve(world, sizes, order)?;
     if rank >= world {
-        return Err(Diagnostic::error(
-            "rank-out-of-range",
+        return Err(Diagnostic::new(
+            Code::RankOutOfRange,
             format!("rank {rank} is outside a world of {world} ranks (0 to {})", world - 1),
             format!("Ask for a rank from 0 to {}.", world - 1),
         ));
@@ -801,7 +801,7 @@ mod tests {
         build_layout(world, &s, order, 8).unwrap_or_else(|d| panic!("{world} {s:?} {order}: {d:?}"))
     }
 
-    fn code(r: Result<impl std::fmt::Debug, Diagnostic>) -> String {
+    fn code(r: Result<impl std::fmt::Debug, Diagnostic>) -> Code {
         match r {
             Ok(v) => panic!("expected an error, got {v:?}"),
             Err(d) => {

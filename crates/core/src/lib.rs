@@ -4,6 +4,7 @@
 //! training, parallelism) goes in; a [`Report`] comes out: derived sizes, diagnostics, memory per
 //! pipeline stage, and the rank groups Megatron-Core builds.
 
+pub mod codes;
 pub mod diag;
 pub mod export;
 pub mod fields;
@@ -19,6 +20,7 @@ pub mod report;
 pub mod rules;
 pub mod search;
 
+pub use codes::Code;
 pub use diag::{Diagnostic, FieldValue, Severity};
 pub use export::{ExportKind, export};
 pub use perf::{Breakdown, Performance};

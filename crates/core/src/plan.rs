@@ -4,7 +4,7 @@
 use crate::fields::{Fields, MAX_FIELD, nearest};
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::presets::{self, GpuSpec};
-use crate::{Diagnostic, hf};
+use crate::{Code, Diagnostic, hf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -136,7 +136,7 @@ impl Plan {
 /// Input that cannot be planned at all (exit status 2): not JSON, no model, an unknown preset.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InputError {
-    pub code: String,
+    pub code: Code,
     pub message: String,
     pub fix: String,
 }
@@ -148,15 +148,15 @@ impl std::fmt::Display for InputError {
 }
 
 impl InputError {
-    pub fn new(code: &str, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        InputError { code: code.into(), message: message.into(), fix: fix.into() }
+    pub fn new(code: Code, message: impl Into<String>, fix: impl Into<String>) -> Self {
+        InputError { code, message: message.into(), fix: fix.into() }
     }
 }
 
 /// Parses plan-file text.
 pub fn parse_plan_str(text: &str) -> Result<(Plan, Vec<Diagnostic>), InputError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
-        InputError::new("invalid-json", format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
     })?;
     parse_plan(&value)
 }
@@ -165,7 +165,7 @@ pub fn parse_plan_str(text: &str) -> Result<(Plan, Vec<Diagnostic>), InputError>
 pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> {
     if !value.is_object() {
         return Err(InputError::new(
-            "invalid-plan",
+            Code::InvalidPlan,
             "the plan must be a JSON object with model, cluster, training and parallelism",
             "write {\"model\": ..., \"cluster\": ..., \"training\": ..., \"parallelism\": ...}",
         ));
@@ -185,7 +185,7 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
 fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(String, String, ModelConfig), InputError> {
     match value {
         None | Some(Value::Null) => Err(InputError::new(
-            "missing-model",
+            Code::MissingModel,
             "the plan has no `model`",
             "set `model` to a preset key (see `meshplan presets`), Megatron TransformerConfig fields, or {\"hf_config\": {...}}",
         )),
@@ -209,7 +209,7 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
                 Some(Value::String(k)) => Some(find_model_preset(k)?),
                 Some(other) => {
                     return Err(InputError::new(
-                        "invalid-value",
+                        Code::InvalidValue,
                         format!("`model.preset` must be a preset key string, found {other}"),
                         "set `model.preset` to a key from `meshplan presets`",
                     ));
@@ -232,7 +232,7 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
             Ok((key, name.unwrap_or(default_name), config))
         }
         Some(other) => Err(InputError::new(
-            "invalid-model",
+            Code::InvalidModel,
             format!("`model` must be a preset key or an object, found {other}"),
             "set `model` to a preset key such as \"llama-3.1-8b\", or an object of Megatron TransformerConfig fields",
         )),
@@ -246,7 +246,7 @@ fn find_model_preset(key: &str) -> Result<&'static presets::ModelPreset, InputEr
             Some(n) => format!("did you mean \"{n}\"? Known presets: {}", keys.join(", ")),
             None => format!("use one of: {}", keys.join(", ")),
         };
-        InputError::new("unknown-model-preset", format!("there is no model preset {:?}", key.chars().take(60).collect::<String>()), fix)
+        InputError::new(Code::UnknownModelPreset, format!("there is no model preset {:?}", key.chars().take(60).collect::<String>()), fix)
     })
 }
 
@@ -284,8 +284,8 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let bias_absent = f_absent(value, "add_bias_linear");
     let add_bias_linear = f.boolean("add_bias_linear", b.map_or(!gated_linear_unit, |b| b.add_bias_linear));
     if bias_absent && b.is_none() && gated_linear_unit && !section.ends_with("hf_config") {
-        f.diags.push(Diagnostic::info(
-            "add-bias-linear-default",
+        f.diags.push(Diagnostic::new(
+            Code::AddBiasLinearDefault,
             "add_bias_linear was not given: a gated (SwiGLU) model is read without linear biases, although Megatron's own default is True",
             "set add_bias_linear explicitly; exports pass it to Megatron (--disable-bias-linear / cfg.model.add_bias_linear = False)",
         ));
@@ -367,16 +367,16 @@ fn read_moe_layer_freq(f: &mut Fields, num_layers: u64) -> Option<MoeLayerFreq> 
             if p.len() as u64 == num_layers {
                 return Some(MoeLayerFreq::Pattern(p));
             }
-            f.diags.push(Diagnostic::error(
-                "moe-layer-freq-length",
+            f.diags.push(Diagnostic::new(
+                Code::MoeLayerFreqLength,
                 format!("`model.moe_layer_freq` lists {} layers but the model has num_layers = {num_layers}", p.len()),
                 format!("give exactly {num_layers} entries of 0 (dense) or 1 (MoE)"),
             ));
             return None;
         }
     }
-    f.diags.push(Diagnostic::error(
-        "invalid-value",
+    f.diags.push(Diagnostic::new(
+        Code::InvalidValue,
         "`model.moe_layer_freq` must be an integer ≥ 1 or a list of 0/1 per layer",
         "set `model.moe_layer_freq` to 1 (every layer MoE) or e.g. [0,0,0,1,1,...]",
     ));
@@ -387,7 +387,7 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
     let mut f = Fields::new(value, "cluster", diags);
     if !f.is_present() {
         return Err(InputError::new(
-            "missing-cluster",
+            Code::MissingCluster,
             "the plan has no `cluster`",
             "add \"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"num_nodes\": 1}",
         ));
@@ -399,7 +399,7 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
             Some(n) => format!("did you mean \"{n}\"? Known GPUs: {}", keys.join(", ")),
             None => format!("use one of: {}", keys.join(", ")),
         };
-        InputError::new("unknown-gpu", format!("there is no GPU preset {:?}", key.chars().take(60).collect::<String>()), fix)
+        InputError::new(Code::UnknownGpu, format!("there is no GPU preset {:?}", key.chars().take(60).collect::<String>()), fix)
     })?;
     let gpus_per_node = f.uint("gpus_per_node", gpu.gpus_per_node, 1, MAX_PARALLEL);
     let total = f.opt_uint("num_gpus", 1, MAX_PARALLEL * MAX_PARALLEL);

@@ -5,7 +5,7 @@ use crate::memory::{self, MemoryReport};
 use crate::perf::{self, Performance};
 use crate::pipeline::{self, SplitError, StageSplit};
 use crate::plan::{self, InputError, Plan};
-use crate::{Diagnostic, Severity, rules};
+use crate::{Code, Diagnostic, Severity, rules};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -165,7 +165,7 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
         }
         Err(d) => {
             // The world-size rules already report divisibility; keep only what they do not say.
-            if !diags.iter().any(|x| x.code == d.code) && !d.code.starts_with("world-not-divisible") {
+            if !diags.iter().any(|x| x.code == d.code) && !matches!(d.code, Code::WorldNotDivisibleDense | Code::WorldNotDivisibleExpert) {
                 diags.push(d);
             }
             None

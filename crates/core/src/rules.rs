@@ -1,129 +1,18 @@
 //! Every rule of the source guide, Megatron-Core / Megatron-LM and Megatron Bridge, as diagnostics.
-//! The table [`RULES`] lists each code once, with its severity, what it means and where it comes from;
-//! `meshplan explain CODE` prints that entry.
+//! The table [`RULES`] (in `codes.rs`, re-exported here) lists each code once, with its severity, what it means and
+//! where it comes from; `meshplan explain CODE` prints that entry.
 
 use crate::layout::{GroupKind, Layout};
 use crate::memory::MemoryReport;
 use crate::pipeline::SplitError;
 use crate::plan::{Plan, Precision, Recompute};
 use crate::report::Derived;
-use crate::{Diagnostic, Severity};
+use crate::{Code, Diagnostic, Severity};
 
-/// One rule: its stable code, severity, a one-line summary, and the source it enforces.
-#[derive(Clone, Copy, Debug)]
-pub struct Rule {
-    pub code: &'static str,
-    pub severity: Severity,
-    pub summary: &'static str,
-    pub source: &'static str,
-}
+pub use crate::codes::{RULES, Rule, rule};
 
-const E: Severity = Severity::Error;
-const W: Severity = Severity::Warning;
-const I: Severity = Severity::Info;
-
-macro_rules! rules {
-    ($($code:literal $sev:ident $summary:literal $source:literal;)*) => {
-        pub const RULES: &[Rule] = &[$(Rule { code: $code, severity: $sev, summary: $summary, source: $source }),*];
-    };
-}
-
-rules! {
-    "invalid-json" E "The plan file is not valid JSON (exit status 2)." "meshplan input";
-    "invalid-plan" E "The plan is not a JSON object (exit status 2)." "meshplan input";
-    "invalid-section" E "A plan section is not a JSON object." "meshplan input";
-    "invalid-value" E "A field has the wrong type or is out of range; the default was used instead." "meshplan input";
-    "unknown-field" W "A field meshplan does not know; it was ignored (check for a typo)." "meshplan input";
-    "missing-model" E "The plan has no model (exit status 2)." "meshplan input";
-    "invalid-model" E "The model is neither a preset key nor an object (exit status 2)." "meshplan input";
-    "unknown-model-preset" E "No model preset has this key (exit status 2)." "meshplan input";
-    "missing-cluster" E "The plan has no cluster (exit status 2)." "meshplan input";
-    "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
-    "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";
-    "hf-config-family-unknown" W "The Hugging Face model_type is not a mapped family; it was read as a Llama-style decoder." "meshplan input";
-    "add-bias-linear-default" I "add_bias_linear was not given for a gated (SwiGLU) model: read as False, while Megatron defaults to True." "megatron/core/transformer/transformer_config.py (add_bias_linear = True)";
-    "moe-layer-freq-length" E "moe_layer_freq as a list must have one 0/1 entry per layer." "megatron/core/transformer/transformer_config.py (moe_layer_freq)";
-    "world-not-divisible-dense" E "The world size must be a multiple of TP·PP·CP (dense data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
-    "world-not-divisible-expert" E "The world size must be a multiple of ETP·EP·PP (expert data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
-    "world-too-large-to-lay-out" E "The world is too large to list every rank group." "meshplan limit";
-    "order-invalid" E "The rank order string is not one Megatron accepts." "megatron/core/parallel_state.py RankGenerator";
-    "order-missing-dimension" E "The order string leaves out a dimension whose size is above 1." "megatron/core/parallel_state.py RankGenerator.__init__";
-    "order-pp-not-last" E "An order not ending in pp needs dense DP to equal expert DP." "megatron/core/parallel_state.py initialize_model_parallel (expert decoder order)";
-    "order-pp-groups-differ" E "With this order the dense and expert rank generators build different PP groups." "megatron/core/parallel_state.py initialize_model_parallel (assert on PP groups)";
-    "mesh-size-zero" E "A parallel size is zero." "megatron/core/parallel_state.py initialize_model_parallel";
-    "rank-out-of-range" E "A rank outside the world was asked for." "meshplan layout";
-    "heads-not-divisible-by-tp" E "num_attention_heads must be divisible by tensor_model_parallel_size." "megatron/core/transformer/attention.py (divide(num_attention_heads, world_size))";
-    "query-groups-not-divisible-by-tp" E "num_query_groups must be a multiple or a divisor of tensor_model_parallel_size." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: must be a multiple or divisor)";
-    "query-groups-replicated" I "Fewer query groups than TP ranks: each KV head is replicated TP/num_query_groups times." "megatron/core/transformer/attention.py (num_query_groups < world_size: one KV group per rank)";
-    "heads-not-divisible-by-query-groups" E "num_attention_heads must be a multiple of num_query_groups." "megatron/core/transformer/attention.py";
-    "ffn-not-divisible-by-tp" E "ffn_hidden_size (and the shared-expert width) must be divisible by TP." "megatron/core/tensor_parallel/layers.py ColumnParallelLinear (divide)";
-    "moe-ffn-not-divisible-by-etp" E "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size." "megatron/core/transformer/moe/experts.py (divide)";
-    "vocab-not-divisible-by-tp" W "vocab_size is not divisible by TP: Megatron-LM pads it to a multiple of make_vocab_size_divisible_by·TP (as meshplan sizes it); Megatron Bridge builds an explicitly set vocab_size unpadded, and VocabParallelEmbedding asserts." "megatron/training/vocab_utils.py calculate_padded_vocab_size (Megatron-LM, always); Megatron Bridge training/setup.py _validate_and_set_vocab_size (should_pad_vocab = False for a set vocab_size), models/gpt_provider.py provide; megatron/core/tensor_parallel/utils.py VocabUtility (divide)";
-    "sp-requires-tp" E "sequence_parallel needs tensor_model_parallel_size > 1." "seed Pitfall 3; megatron/core/model_parallel_config.py __post_init__";
-    "moe-tp-requires-sp" E "An MoE model with TP > 1 must enable sequence_parallel, whatever EP is." "megatron/core/transformer/moe/moe_layer.py MoELayer.forward (ValueError in training; model_parallel_config.py only warns, for EP > 1)";
-    "cp-seq-not-divisible" E "seq_length must be divisible by 2·context_parallel_size." "seed Pitfall 4; megatron/training/arguments.py validate_args";
-    "sp-seq-not-divisible" E "With sequence_parallel, seq_length must be a multiple of CP·TP (each CP rank's share splits over TP); with CP > 1 as well, of CP·lcm(2, TP)." "megatron/core/tensor_parallel/mappings.py _split_along_first_dim (asserts at the first forward; Megatron-LM has no config check, Bridge checks only SFT datasets: config.py lcm(2·CP, CP·TP))";
-    "ep-requires-moe" E "expert_model_parallel_size > 1 needs an MoE model (num_moe_experts)." "seed Pitfall 5; megatron/core/transformer/transformer_config.py";
-    "etp-without-moe" I "expert_tensor_parallel_size has no effect on a dense model." "megatron/core/parallel_state.py";
-    "experts-not-divisible-by-ep" E "num_moe_experts must be divisible by expert_model_parallel_size." "megatron/core/transformer/moe/moe_layer.py (num_local_experts)";
-    "topk-exceeds-experts" E "moe_router_topk cannot exceed num_moe_experts." "Megatron does not check; the router's topk fails at the first step";
-    "topk-one-needs-pre-softmax" E "moe_router_topk = 1 with softmax scoring needs moe_router_pre_softmax." "megatron/core/transformer/transformer_config.py __post_init__";
-    "moe-bias-needs-etp1" E "An MoE model with linear biases needs expert_tensor_parallel_size = 1." "megatron/core/transformer/transformer_config.py __post_init__";
-    "etp-default" I "expert_tensor_parallel_size was not given: megatron-core defaults it to TP, Megatron Bridge to 1 when EP > 1." "megatron/core/model_parallel_config.py; Megatron Bridge model provider";
-    "vpp-requires-pp" E "virtual_pipeline_model_parallel_size needs pipeline_model_parallel_size > 1." "megatron/training/arguments.py validate_args";
-    "layers-not-divisible-by-pp" E "num_layers (or the layers between uneven first/last stages) must divide evenly over the pipeline stages." "megatron/training/arguments.py validate_args; transformer_block.py get_num_layers_to_build";
-    "layers-not-divisible-by-vpp" E "Each stage's layers must divide evenly into its virtual pipeline chunks." "megatron/training/arguments.py validate_args";
-    "uneven-stages-too-many-layers" E "num_layers_in_first/last_pipeline_stage add up to more than num_layers." "megatron/training/arguments.py validate_args";
-    "uneven-stage-zero-layers" E "num_layers_in_first/last_pipeline_stage must be larger than 0." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError)";
-    "uneven-stages-empty-middle" E "Uneven first/last stages leave no layers for the middle pipeline stages." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: Mismatch … middle layers … middle PP stages)";
-    "uneven-stages-need-pp" E "Uneven first/last pipeline stages need pipeline_model_parallel_size > 1." "megatron/training/arguments.py validate_args";
-    "interleaved-microbatches" E "With virtual pipeline stages the microbatch count M must be at least N = microbatch_group_size_per_vp_stage (default PP), and M mod N must be 0 or at least PP (with N = PP: M a multiple of PP)." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError / RuntimeError at the first step)";
-    "vpp-microbatch-group-below-pp" E "microbatch_group_size_per_vp_stage must be at least pipeline_model_parallel_size." "megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (ValueError: range [PP, M])";
-    "vpp-pp2-needs-overlap-p2p" W "Interleaving with PP = 2 fails under Megatron-LM without --overlap-p2p-communication; Megatron Bridge enables it itself." "megatron/training/arguments.py validate_args (PP > 2 unless overlap_p2p_comm); Megatron Bridge training/comm_overlap.py (overlap_p2p_comm = True when PP > 1 and VPP > 1)";
-    "gbs-default" I "global_batch_size was not given: Megatron-LM defaults it to micro_batch_size·DP (one microbatch per step); Megatron Bridge asserts it is set." "megatron/training/arguments.py validate_args (global_batch_size = micro_batch_size * data_parallel_size); Megatron Bridge training/config.py ConfigContainer (train.global_batch_size must be set unless eval_global_batch_size is)";
-    "gbs-not-divisible" E "global_batch_size must be divisible by micro_batch_size × data_parallel_size." "megatron/core/num_microbatches_calculator.py";
-    "seq-exceeds-max-position" E "seq_length exceeds max_position_embeddings." "megatron/training/arguments.py validate_args";
-    "seq-exceeds-max-position-mlm" W "seq_length exceeds max_position_embeddings with RoPE: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (max_position_embeddings required and ≥ seq_length); Bridge GPTModelProvider has no such field";
-    "full-recompute-needs-method" E "Full recompute needs recompute_method (uniform or block) and recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__";
-    "selective-recompute-forbids-method" E "Selective recompute takes no recompute_num_layers." "megatron/core/transformer/transformer_config.py __post_init__ (ValueError: recompute_num_layers must be None)";
-    "selective-recompute-method-mlm" W "Selective recompute with recompute_method: Megatron-LM asserts, megatron-core and Bridge ignore it." "megatron/training/arguments.py validate_args (recompute method is not yet supported for selective recomputing granularity)";
-    "recompute-num-layers-range" E "recompute_num_layers = 0 with uniform full recompute never advances (the first forward hangs)." "megatron/core/recompute.py (uniform: layer_idx += recompute_num_layers)";
-    "recompute-num-layers-clipped" W "recompute_num_layers above every model chunk's layer count (or 0 with block) is accepted but does not run as written: uniform clips the unit to the chunk, block recomputes the whole chunk (0: nothing)." "megatron/core/recompute.py checkpointed_forward (was transformer_block.py _checkpointed_forward; uniform: min() clip, block: layer_idx < recompute_num_layers); TransformerConfig and validate_args check only that it is set";
-    "mtp-position-embedding-mlm" W "Multi-token prediction with position_embedding_type other than rope or none: Megatron-LM asserts, Megatron Bridge does not check." "megatron/training/arguments.py validate_args (MTP validation: rope or none); Bridge checks only in training/mlm_compat/model.py";
-    "mtp-block-recompute-skipped" W "Multi-token prediction with full block recompute: megatron-core does not recompute the MTP layers (it warns and runs them plainly)." "megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer._checkpointed_forward (recompute_method == 'block': Skipping recompute)";
-    "mtp-recompute-uniform-needs-one" E "Multi-token prediction with full uniform recompute needs recompute_num_layers = 1." "megatron/core/transformer/multi_token_prediction.py _checkpointed_forward (assert)";
-    "precision-unsupported" E "The GPU has no tensor cores for this precision." "GPU catalogue";
-    "fp8-dims-not-divisible" E "FP8 GEMMs need the rank-local token count divisible by 8 and each weight's local input width by 16 (output width by 8)." "transformer_engine/pytorch/utils.py assert_dim_for_fp8_exec (ValueError at the first forward)";
-    "out-of-memory" E "Peak memory of some pipeline stage exceeds the GPU's memory." "meshplan memory model";
-    "low-memory-headroom" W "The plan fits but leaves under 10% of the GPU's memory free." "meshplan memory model";
-    "tp-crosses-nvlink" W "A tensor-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology, Pitfall 1";
-    "ep-crosses-nvlink" W "An expert-parallel (EP·ETP) group spans more than one NVLink domain." "seed: Decision by Hardware Topology";
-    "cp-crosses-nvlink" I "A context-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology";
-    "world-exceeds-need" I "The cluster is larger than the layout needs at DP = 1; the extra GPUs become data parallelism." "seed: Scaling above the minimum";
-    "min-gpus" I "The minimum GPU count is PP·max(TP·CP, EP·ETP), not the full product PP·TP·CP·EP·ETP." "seed: Minimum GPU Count";
-    "min-gpus-lcm" W "PP·max(TP·CP, EP·ETP) is not a valid world size here: Megatron needs a multiple of PP·lcm(TP·CP, EP·ETP)." "shared/seed/NOTES.md; megatron/core/parallel_state.py";
-    "seq-length-advice" I "The source guide's sequence-length table: SP from 2K, CP = 2 from 8K, CP 4–8 from 32K." "seed: Decision by Sequence Length";
-    "model-size-advice" I "The source guide's model-size tables: a starting point for this model's size." "seed: Decision by Model Size";
-    "pp-without-vpp" I "PP > 1 without interleaving has a large pipeline bubble." "seed Pitfall 2";
-    "few-microbatches" W "Fewer microbatches than pipeline stages: the pipeline never fills." "Narayanan 2021 §2.2";
-    "cuda-device-max-connections" I "TP/SP communication overlap needs CUDA_DEVICE_MAX_CONNECTIONS=1." "seed Pitfall 7";
-}
-
-/// The rule entry for `code`.
-pub fn rule(code: &str) -> Option<&'static Rule> {
-    // Looked up for every finding the search meets: a sorted index, built once.
-    static BY_CODE: std::sync::OnceLock<Vec<&'static Rule>> = std::sync::OnceLock::new();
-    let index = BY_CODE.get_or_init(|| {
-        let mut v: Vec<&'static Rule> = RULES.iter().collect();
-        v.sort_by_key(|r| r.code);
-        v
-    });
-    index.binary_search_by(|r| r.code.cmp(code)).ok().map(|i| index[i])
-}
-
-fn d(code: &str, message: String, fix: String) -> Diagnostic {
-    let severity = rule(code).map_or(Severity::Error, |r| r.severity);
-    Diagnostic::new(severity, code, message, fix)
+fn d(code: Code, message: String, fix: String) -> Diagnostic {
+    Diagnostic::new(code, message, fix)
 }
 
 /// Divisors of `n` (n ≥ 1), ascending; n is at most 2^40 here, so trial division to √n is cheap.
@@ -256,12 +145,12 @@ const GBS: &str = "training.global_batch_size";
 const SEQ: &str = "training.seq_length";
 
 /// The rule a failing layer split breaks.
-pub fn split_code(e: &SplitError) -> &'static str {
+pub fn split_code(e: &SplitError) -> Code {
     match e {
-        SplitError::Uneven { .. } => "layers-not-divisible-by-pp",
-        SplitError::VirtualUneven { .. } => "layers-not-divisible-by-vpp",
-        SplitError::TooManyEdgeLayers { .. } => "uneven-stages-too-many-layers",
-        SplitError::EdgeNeedsPipeline => "uneven-stages-need-pp",
+        SplitError::Uneven { .. } => Code::LayersNotDivisibleByPp,
+        SplitError::VirtualUneven { .. } => Code::LayersNotDivisibleByVpp,
+        SplitError::TooManyEdgeLayers { .. } => Code::UnevenStagesTooManyLayers,
+        SplitError::EdgeNeedsPipeline => Code::UnevenStagesNeedPp,
     }
 }
 
@@ -300,30 +189,30 @@ pub fn split_diagnostic(e: &SplitError) -> Diagnostic {
 /// one-click values) only when the sink asks for it, so sinks that keep codes only format nothing.
 pub trait Findings {
     /// Takes finding `code`; `make(code)` builds its diagnostic.
-    fn add(&mut self, code: &'static str, make: impl FnOnce(&'static str) -> Diagnostic);
+    fn add(&mut self, code: Code, make: impl FnOnce(Code) -> Diagnostic);
 }
 
 /// Every diagnostic, in full.
 impl Findings for Vec<Diagnostic> {
-    fn add(&mut self, code: &'static str, make: impl FnOnce(&'static str) -> Diagnostic) {
+    fn add(&mut self, code: Code, make: impl FnOnce(Code) -> Diagnostic) {
         self.push(make(code));
     }
 }
 
 /// The codes only, for callers that never show a message (the layout search evaluates thousands of layouts).
 #[derive(Clone, Debug, Default)]
-pub struct Codes(pub Vec<&'static str>);
+pub struct Codes(pub Vec<Code>);
 
 impl Findings for Codes {
-    fn add(&mut self, code: &'static str, _make: impl FnOnce(&'static str) -> Diagnostic) {
+    fn add(&mut self, code: Code, _make: impl FnOnce(Code) -> Diagnostic) {
         self.0.push(code);
     }
 }
 
 impl Codes {
     /// The first code whose rule is an error.
-    pub fn first_error(&self) -> Option<&'static str> {
-        self.0.iter().copied().find(|c| rule(c).is_none_or(|r| r.severity == Severity::Error))
+    pub fn first_error(&self) -> Option<Code> {
+        self.0.iter().copied().find(|c| c.severity() == Severity::Error)
     }
 }
 
@@ -340,7 +229,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let dense = tp.saturating_mul(pp).saturating_mul(cp);
     if dense == 0 || w % dense != 0 {
         let good_tp = nearest_valid_tp(p, |_| true, true);
-        out.add("world-not-divisible-dense", |code| {
+        out.add(Code::WorldNotDivisibleDense, |code| {
             let gpus = format!("use {} GPUs (the nearest multiple of {dense} at or above {w})", round_up(w, dense));
             let diag = d(
                 code,
@@ -360,7 +249,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     if expert == 0 || w % expert != 0 {
         let per = w / pp.saturating_mul(etp).max(1);
         let good_ep = nearest_divisor(per.max(1), ep);
-        out.add("world-not-divisible-expert", |code|
+        out.add(Code::WorldNotDivisibleExpert, |code|
             d(
                 code,
                 format!("world size {w} is not a multiple of ETP·EP·PP = {etp}·{ep}·{pp} = {expert}, so the expert data-parallel size is not whole"),
@@ -374,7 +263,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // One pick for every TP width rule below, so applying any of their fixes clears them all.
     let nearest_width_tp = || nearest_valid_tp(p, |_| true, false).unwrap_or(1);
     if m.num_attention_heads % tp != 0 {
-        out.add("heads-not-divisible-by-tp", |code| {
+        out.add(Code::HeadsNotDivisibleByTp, |code| {
             let width_tp = nearest_width_tp();
             d(
                 code,
@@ -391,7 +280,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         let g = m.num_query_groups.max(1);
         if g % tp != 0 && tp % g != 0 {
             let good = nearest_width_tp();
-            out.add("query-groups-not-divisible-by-tp", |code|
+            out.add(Code::QueryGroupsNotDivisibleByTp, |code|
                 d(
                     code,
                     format!(
@@ -407,7 +296,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 .with_apply(TP, good),
             );
         } else if g < tp && m.num_attention_heads % tp == 0 {
-            out.add("query-groups-replicated", |code| d(
+            out.add(Code::QueryGroupsReplicated, |code| d(
                 code,
                 format!(
                     "num_query_groups = {g} < tensor_model_parallel_size = {tp}: megatron-core gives each TP rank one KV head, so every KV head is replicated on {tp}/{g} = {} ranks (QKV is all-gathered, then sliced)",
@@ -417,7 +306,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             ));
         }
         if m.num_attention_heads % m.num_query_groups.max(1) != 0 {
-            out.add("heads-not-divisible-by-query-groups", |code| d(
+            out.add(Code::HeadsNotDivisibleByQueryGroups, |code| d(
                 code,
                 format!("num_attention_heads = {} is not a multiple of num_query_groups = {}", m.num_attention_heads, m.num_query_groups),
                 format!("set num_query_groups to a divisor of {} (e.g. {})", m.num_attention_heads, nearest_divisor(m.num_attention_heads, m.num_query_groups)),
@@ -429,7 +318,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let widths = [("ffn_hidden_size", Some(m.ffn_hidden_size).filter(|_| dense_layers)), ("moe_shared_expert_intermediate_size", shared)];
     for (name, width) in widths {
         if let Some(f) = width.filter(|&f| f % tp != 0) {
-            out.add("ffn-not-divisible-by-tp", |code| {
+            out.add(Code::FfnNotDivisibleByTp, |code| {
                 let width_tp = nearest_width_tp();
                 d(
                     code,
@@ -442,7 +331,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     }
     if moe && m.moe_ffn() % etp != 0 {
         let good = nearest_divisor(m.moe_ffn(), etp);
-        out.add("moe-ffn-not-divisible-by-etp", |code|
+        out.add(Code::MoeFfnNotDivisibleByEtp, |code|
             d(
                 code,
                 format!("moe_ffn_hidden_size = {} is not divisible by expert_tensor_parallel_size = {etp}", m.moe_ffn()),
@@ -458,7 +347,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // and HF conversions do), and VocabParallelEmbedding's divide(vocab, TP) then asserts at model build.
     if m.vocab_size % tp != 0 {
         let padded = dv.padded_vocab_size;
-        out.add("vocab-not-divisible-by-tp", |code|
+        out.add(Code::VocabNotDivisibleByTp, |code|
             d(
                 code,
                 format!(
@@ -477,7 +366,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
 
     // Sequence parallelism.
     if par.sequence_parallel && tp == 1 {
-        out.add("sp-requires-tp", |code|
+        out.add(Code::SpRequiresTp, |code|
             d(
                 code,
                 "sequence_parallel = true with tensor_model_parallel_size = 1: SP splits activations across the TP group, which has one rank".into(),
@@ -487,7 +376,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         );
     }
     if moe && tp > 1 && !par.sequence_parallel {
-        out.add("moe-tp-requires-sp", |code|
+        out.add(Code::MoeTpRequiresSp, |code|
             d(
                 code,
                 format!(
@@ -508,7 +397,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let seq_multiple = seq_multiple(cp, tp, par.sequence_parallel);
     if cp > 1 && seq % (2 * cp) != 0 {
         let good = round_up(seq, seq_multiple);
-        out.add("cp-seq-not-divisible", |code|
+        out.add(Code::CpSeqNotDivisible, |code|
             d(
                 code,
                 format!(
@@ -529,7 +418,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     if par.sequence_parallel && tp > 1 && seq % cp.saturating_mul(tp) != 0 {
         let good = round_up(seq, seq_multiple);
         let share = if seq % cp == 0 { format!("{}", seq / cp) } else { format!("{seq}/{cp} (not whole)") };
-        out.add("sp-seq-not-divisible", |code|
+        out.add(Code::SpSeqNotDivisible, |code|
             d(
                 code,
                 format!(
@@ -543,7 +432,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     }
     if let Some(max_pos) = m.max_position_embeddings.filter(|&mp| seq > mp) {
         if m.position_embedding_type == "learned_absolute" {
-            out.add("seq-exceeds-max-position", |code| d(
+            out.add(Code::SeqExceedsMaxPosition, |code| d(
                 code,
                 format!("seq_length = {seq} exceeds max_position_embeddings = {max_pos}"),
                 format!("set seq_length ≤ {max_pos} or raise max_position_embeddings"),
@@ -551,7 +440,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         } else {
             // Megatron-LM validate_args asserts max_position_embeddings ≥ seq_length whatever the position
             // embedding; Bridge's GPTModelProvider has no such field and sizes RoPE from seq_length.
-            out.add("seq-exceeds-max-position-mlm", |code| d(
+            out.add(Code::SeqExceedsMaxPositionMlm, |code| d(
                 code,
                 format!(
                     "seq_length = {seq} exceeds max_position_embeddings = {max_pos} with position_embedding_type = {}: Megatron-LM (pretrain_gpt.py validate_args) asserts max_position_embeddings ≥ seq_length even for RoPE; Megatron Bridge does not check it",
@@ -565,7 +454,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Multi-token prediction: Megatron-LM validate_args asserts position_embedding_type in (rope, none) when
     // mtp_num_layers is set; megatron-core and Bridge's GPTModelProvider build it with any type.
     if m.mtp_num_layers > 0 && !["rope", "none"].contains(&m.position_embedding_type.as_str()) {
-        out.add("mtp-position-embedding-mlm", |code|
+        out.add(Code::MtpPositionEmbeddingMlm, |code|
             d(
                 code,
                 format!(
@@ -581,7 +470,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Experts.
     if !moe {
         if ep > 1 {
-            out.add("ep-requires-moe", |code|
+            out.add(Code::EpRequiresMoe, |code|
                 d(
                     code,
                     format!("expert_model_parallel_size = {ep} on a dense model: it has no experts to distribute"),
@@ -591,7 +480,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if !par.expert_tensor_parallel_size_defaulted && etp != tp && etp > 1 {
-            out.add("etp-without-moe", |code| d(
+            out.add(Code::EtpWithoutMoe, |code| d(
                 code,
                 format!("expert_tensor_parallel_size = {etp} has no effect on a dense model"),
                 "remove expert_tensor_parallel_size".into(),
@@ -601,7 +490,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         let experts = m.num_experts();
         if experts % ep != 0 {
             let good = nearest_divisor(experts, ep);
-            out.add("experts-not-divisible-by-ep", |code|
+            out.add(Code::ExpertsNotDivisibleByEp, |code|
                 d(
                     code,
                     format!("num_moe_experts = {experts} is not divisible by expert_model_parallel_size = {ep}: each EP rank must hold the same number of experts"),
@@ -611,21 +500,21 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if m.moe_router_topk > experts {
-            out.add("topk-exceeds-experts", |code| d(
+            out.add(Code::TopkExceedsExperts, |code| d(
                 code,
                 format!("moe_router_topk = {} exceeds num_moe_experts = {experts}", m.moe_router_topk),
                 format!("set moe_router_topk ≤ {experts}"),
             ));
         }
         if m.moe_router_topk == 1 && !m.moe_router_pre_softmax {
-            out.add("topk-one-needs-pre-softmax", |code| d(
+            out.add(Code::TopkOneNeedsPreSoftmax, |code| d(
                 code,
                 "moe_router_topk = 1 with softmax scoring and moe_router_pre_softmax = false: the single routing weight would always be 1".into(),
                 "set moe_router_pre_softmax = true, or moe_router_topk ≥ 2".into(),
             ));
         }
         if m.add_bias_linear && etp > 1 {
-            out.add("moe-bias-needs-etp1", |code|
+            out.add(Code::MoeBiasNeedsEtp1, |code|
                 d(
                     code,
                     format!("add_bias_linear = true with expert_tensor_parallel_size = {etp}: Megatron's grouped experts do not support biases with ETP > 1"),
@@ -635,7 +524,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if par.expert_tensor_parallel_size_defaulted && ep > 1 && tp > 1 {
-            out.add("etp-default", |code|
+            out.add(Code::EtpDefault, |code|
                 d(
                     code,
                     format!(
@@ -651,7 +540,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Pipeline: virtual stages, the layer split and microbatches.
     let vpp = par.vpp();
     if par.virtual_pipeline_model_parallel_size.is_some_and(|v| v > 1) && pp == 1 {
-        out.add("vpp-requires-pp", |code|
+        out.add(Code::VppRequiresPp, |code|
             d(
                 code,
                 format!("virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 1: interleaving needs several pipeline stages"),
@@ -666,7 +555,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     if pp > 1 && (first.is_some() || last.is_some()) {
         for (name, v) in [("num_layers_in_first_pipeline_stage", first), ("num_layers_in_last_pipeline_stage", last)] {
             if v == Some(0) {
-                out.add("uneven-stage-zero-layers", |code|
+                out.add(Code::UnevenStageZeroLayers, |code|
                     d(
                         code,
                         format!("{name} = 0: megatron-core requires it to be larger than 0"),
@@ -680,7 +569,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         let mid_stages = pp - u64::from(first.is_some()) - u64::from(last.is_some());
         let mid_layers = m.num_layers.saturating_sub(f.saturating_add(l));
         if f.saturating_add(l) <= m.num_layers && mid_stages > 0 && mid_layers == 0 {
-            out.add("uneven-stages-empty-middle", |code| d(
+            out.add(Code::UnevenStagesEmptyMiddle, |code| d(
                 code,
                 format!(
                     "num_layers_in_first/last_pipeline_stage = {f} + {l} take all {} layers, leaving 0 layers for the {mid_stages} middle pipeline stage(s)",
@@ -697,7 +586,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     let mbs = t.micro_batch_size;
     let gbs = dv.global_batch_size;
     if dp > 0 && t.global_batch_size.is_none() {
-        out.add("gbs-default", |code|
+        out.add(Code::GbsDefault, |code|
             d(
                 code,
                 format!(
@@ -713,7 +602,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         let unit = mbs.saturating_mul(dp);
         if gbs % unit != 0 || gbs < unit {
             let good = round_up(gbs.max(1), unit);
-            out.add("gbs-not-divisible", |code|
+            out.add(Code::GbsNotDivisible, |code|
                 d(
                     code,
                     format!("global_batch_size = {gbs} is not divisible by micro_batch_size × data_parallel_size = {mbs} × {dp} = {unit}"),
@@ -728,7 +617,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             let group = par.microbatch_group_size_per_vp_stage.unwrap_or(pp);
             let mb = dv.num_microbatches;
             if group < pp {
-                out.add("vpp-microbatch-group-below-pp", |code|
+                out.add(Code::VppMicrobatchGroupBelowPp, |code|
                     d(
                         code,
                         format!("microbatch_group_size_per_vp_stage = {group} is below pipeline_model_parallel_size = {pp}: the interleaved schedule needs it in [PP, M] = [{pp}, {mb}]"),
@@ -748,14 +637,14 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                     )
                 };
                 let alt = if mb >= pp { format!(", or set microbatch_group_size_per_vp_stage = {mb}") } else { String::new() };
-                out.add("interleaved-microbatches", |code|
+                out.add(Code::InterleavedMicrobatches, |code|
                     d(code, format!("the interleaved schedule rejects this step: {why}"), format!("set global_batch_size to {good_gbs} ({good_mb} microbatches){alt}, or drop virtual pipeline stages"))
                         .with_apply(GBS, good_gbs),
                 );
             }
         }
         if vpp > 1 && pp == 2 && par.overlap_p2p_comm != Some(true) {
-            out.add("vpp-pp2-needs-overlap-p2p", |code|
+            out.add(Code::VppPp2NeedsOverlapP2p, |code|
                 d(
                     code,
                     format!(
@@ -768,7 +657,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         if pp > 1 && dv.num_microbatches > 0 && dv.num_microbatches < pp {
-            out.add("few-microbatches", |code| d(
+            out.add(Code::FewMicrobatches, |code| d(
                 code,
                 format!("{} microbatches over {pp} pipeline stages: the pipeline never fills (bubble {:.0}%)", dv.num_microbatches, 100.0 * dv.pipeline_bubble_fraction.min(9.99)),
                 format!("raise global_batch_size to at least {} for {pp} microbatches per step", unit.saturating_mul(pp)),
@@ -778,7 +667,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     if pp > 1 && vpp == 1 && split_error.is_none() {
         let per_stage = m.num_layers / pp;
         if per_stage >= 2 {
-            out.add("pp-without-vpp", |code| d(
+            out.add(Code::PpWithoutVpp, |code| d(
                 code,
                 format!("PP = {pp} without interleaving: bubble = (PP−1)/m = {:.1}% of the step", 100.0 * dv.pipeline_bubble_fraction),
                 format!("set virtual_pipeline_model_parallel_size to a divisor of {per_stage} layers per stage (e.g. {})", nearest_divisor(per_stage, 2)),
@@ -789,7 +678,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     // Recompute.
     match t.recompute_granularity {
         Recompute::Full if t.recompute_method.is_none() || t.recompute_num_layers.is_none() => {
-            out.add("full-recompute-needs-method", |code|
+            out.add(Code::FullRecomputeNeedsMethod, |code|
                 d(
                     code,
                     "recompute_granularity = full needs recompute_method (uniform or block) and recompute_num_layers".into(),
@@ -802,7 +691,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         // MCore TransformerConfig raises for recompute_num_layers with selective; only Megatron-LM's validate_args
         // asserts on recompute_method with selective (MCore, and so Bridge, ignore it).
         Recompute::Selective if t.recompute_num_layers.is_some() => {
-            out.add("selective-recompute-forbids-method", |code|
+            out.add(Code::SelectiveRecomputeForbidsMethod, |code|
                 d(
                     code,
                     format!(
@@ -816,7 +705,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             );
         }
         Recompute::Selective if t.recompute_method.is_some() => {
-            out.add("selective-recompute-method-mlm", |code|
+            out.add(Code::SelectiveRecomputeMethodMlm, |code|
                 d(
                     code,
                     "recompute_granularity = selective with recompute_method set: Megatron-LM (validate_args) asserts recompute_method is None for selective; megatron-core and Megatron Bridge ignore it".into(),
@@ -834,7 +723,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             // The largest model chunk: a valid split gives every stage's layers to its VPP chunks evenly.
             let per_chunk = dv.layers_per_stage.iter().max().filter(|_| split_error.is_none()).map(|&n| n / vpp.max(1));
             if n == 0 && uniform {
-                out.add("recompute-num-layers-range", |code|
+                out.add(Code::RecomputeNumLayersRange, |code|
                     d(
                         code,
                         "recompute_num_layers = 0 with recompute_method = uniform: megatron-core's uniform loop advances by recompute_num_layers per unit, so the first forward never ends".into(),
@@ -864,13 +753,13 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                         chunk,
                     )
                 };
-                out.add("recompute-num-layers-clipped", |code|
+                out.add(Code::RecomputeNumLayersClipped, |code|
                     d(code, format!("recompute_num_layers = {n} with recompute_method = {} and at most {chunk} layers per model chunk: {what}", if uniform { "uniform" } else { "block" }), fix)
                         .with_apply("training.recompute_num_layers", good),
                 );
             }
             if m.mtp_num_layers > 0 && t.recompute_method == Some(crate::plan::RecomputeMethod::Block) {
-                out.add("mtp-block-recompute-skipped", |code|
+                out.add(Code::MtpBlockRecomputeSkipped, |code|
                     d(
                         code,
                         format!(
@@ -884,7 +773,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
                 );
             }
             if m.mtp_num_layers > 0 && uniform && n != 1 && n != 0 {
-                out.add("mtp-recompute-uniform-needs-one", |code|
+                out.add(Code::MtpRecomputeUniformNeedsOne, |code|
                     d(
                         code,
                         format!("mtp_num_layers = {} with full uniform recompute and recompute_num_layers = {n}: the MTP block asserts recompute_num_layers == 1", m.mtp_num_layers),
@@ -904,7 +793,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         _ => false,
     };
     if unsupported {
-        out.add("precision-unsupported", |code|
+        out.add(Code::PrecisionUnsupported, |code|
             d(
                 code,
                 format!("{} has no {} tensor cores", p.gpu.name, t.precision.key()),
@@ -925,7 +814,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
             if tokens % 8 != 0 {
                 let unit = local.saturating_mul(8 / gcd(8, mbs.max(1)));
                 let good = round_up(seq, lcm(seq_multiple, unit));
-                out.add("fp8-dims-not-divisible", |code|
+                out.add(Code::Fp8DimsNotDivisible, |code|
                     d(
                         code,
                         format!(
@@ -944,7 +833,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         if !bad.is_empty() {
             // Nearest TP that every TP width rule accepts and whose local widths align.
             let good_tp = nearest_valid_tp(p, |c| fp8_width_failures(m, c).is_empty(), false);
-            out.add("fp8-dims-not-divisible", |code| {
+            out.add(Code::Fp8DimsNotDivisible, |code| {
                 let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
                 let diag = d(
                     code,
@@ -973,7 +862,7 @@ fn advice(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let w = dv.world_size;
     if moe && (ep > 1 || etp > 1) {
         let full = pp.saturating_mul(tp).saturating_mul(cp).saturating_mul(ep).saturating_mul(etp);
-        out.add("min-gpus", |code| d(
+        out.add(Code::MinGpus, |code| d(
             code,
             format!(
                 "min_gpus = PP·max(TP·CP, EP·ETP) = {pp}·max({}, {}) = {}{}",
@@ -989,7 +878,7 @@ fn advice(p: &Plan, dv: &Derived, out: &mut impl Findings) {
             format!("size the job in multiples of {} GPUs ({} nodes of {})", dv.min_gpus_lcm, dv.min_gpus_lcm.div_ceil(p.cluster.gpus_per_node.max(1)), p.cluster.gpus_per_node),
         ));
         if dv.min_gpus_lcm != dv.min_gpus {
-            out.add("min-gpus-lcm", |code| d(
+            out.add(Code::MinGpusLcm, |code| d(
                 code,
                 format!(
                     "PP·max(TP·CP, EP·ETP) = {} is not a multiple of both meshes; Megatron needs the world size to be a multiple of PP·lcm(TP·CP, EP·ETP) = {}",
@@ -1000,7 +889,7 @@ fn advice(p: &Plan, dv: &Derived, out: &mut impl Findings) {
         }
     }
     if dv.data_parallel_size > 1 && dv.min_gpus > 0 && w > dv.min_gpus && w % dv.min_gpus == 0 {
-        out.add("world-exceeds-need", |code| d(
+        out.add(Code::WorldExceedsNeed, |code| d(
             code,
             format!(
                 "{w} GPUs = {}× the minimum {}: dense DP = {}, expert DP = {}",
@@ -1024,7 +913,7 @@ fn advice(p: &Plan, dv: &Derived, out: &mut impl Findings) {
         None
     };
     if let Some(hint) = seq_hint {
-        out.add("seq-length-advice", |code| {
+        out.add(Code::SeqLengthAdvice, |code| {
             d(code, format!("seq_length = {seq} {hint}"), "a starting point, not a rule: profile the first iterations".into())
         });
     }
@@ -1045,14 +934,14 @@ fn advice(p: &Plan, dv: &Derived, out: &mut impl Findings) {
         )
     };
     if let Some(h) = hint {
-        out.add("model-size-advice", |code| d(
+        out.add(Code::ModelSizeAdvice, |code| d(
             code,
             format!("{:.1}B parameters; the guide's starting point: {h}", params / 1e9),
             "a starting point, not a rule: profile the first iteration".into(),
         ));
     }
     if tp > 1 || cp > 1 {
-        out.add("cuda-device-max-connections", |code| d(
+        out.add(Code::CudaDeviceMaxConnections, |code| d(
             code,
             "TP/CP communication overlap relies on kernel ordering: launch with CUDA_DEVICE_MAX_CONNECTIONS=1".into(),
             "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch environment (see the TP/DP comm-overlap guide)".into(),
@@ -1083,16 +972,16 @@ pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
     for c in &layout.crossings {
         let (code, what, fix) = match c.kind.as_str() {
             "tp" => (
-                "tp-crosses-nvlink",
+                Code::TpCrossesNvlink,
                 "tensor-parallel",
                 format!("keep tensor_model_parallel_size ≤ {domain} (the NVLink domain) and scale across domains with PP or DP"),
             ),
             "ep" if p.model.is_moe() => (
-                "ep-crosses-nvlink",
+                Code::EpCrossesNvlink,
                 "expert-parallel",
                 format!("keep EP·ETP ≤ {domain} if the all-to-all is the bottleneck, or accept scale-out all-to-all"),
             ),
-            "cp" => ("cp-crosses-nvlink", "context-parallel", "keep CP inside a domain where possible, or use a2a+p2p".to_string()),
+            "cp" => (Code::CpCrossesNvlink, "context-parallel", "keep CP inside a domain where possible, or use a2a+p2p".to_string()),
             _ => continue,
         };
         out.add(code, |code| {
@@ -1104,7 +993,7 @@ pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
                 ),
                 fix,
             );
-            match (code == "tp-crosses-nvlink").then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
+            match (code == Code::TpCrossesNvlink).then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
                 Some(g) => diag.with_apply(TP, g),
                 None => diag,
             }
@@ -1118,7 +1007,7 @@ pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut impl Findings) {
     let cap = mem.gpu_memory_bytes;
     let Some(worst) = mem.stages.iter().max_by_key(|s| s.total_bytes) else { return };
     if !mem.fits {
-        out.add("out-of-memory", |code| d(
+        out.add(Code::OutOfMemory, |code| d(
             code,
             format!(
                 "pipeline stage {} needs {} per GPU but {} has {}",
@@ -1130,7 +1019,7 @@ pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut impl Findings) {
             suggest_memory_fix(p),
         ));
     } else if (cap - mem.peak_bytes) as f64 <= 0.10 * cap as f64 {
-        out.add("low-memory-headroom", |code| d(
+        out.add(Code::LowMemoryHeadroom, |code| d(
             code,
             format!("peak {} of {} leaves {:.1}% free", gib(mem.peak_bytes), gib(cap), 100.0 * (cap - mem.peak_bytes) as f64 / cap as f64),
             "leave ≥ 10% for fragmentation and spikes: ".to_string() + &suggest_memory_fix(p),

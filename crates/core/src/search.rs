@@ -16,7 +16,7 @@ use crate::perf::{self, Performance};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
 use crate::report::{self, Derived};
-use crate::rules;
+use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -343,7 +343,7 @@ struct Cell<'a> {
     params: &'a [memory::StageParams],
     derived: &'a Derived,
     /// The first rule error of this cell, once [`rules::check`] has run (at most once per cell).
-    rules: Option<Option<&'static str>>,
+    rules: Option<Option<Code>>,
 }
 
 /// What every candidate shares: buffers and the model's layer parameters.
@@ -374,7 +374,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
     if !mem.fits {
         // rules::check_memory's out-of-memory error is exactly `!fits`.
-        reject(result, "out-of-memory");
+        reject(result, Code::OutOfMemory);
         return Outcome::Rejected { out_of_memory: true };
     }
     let first_error = *cell.rules.get_or_insert_with(|| {
@@ -390,14 +390,14 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
     rules::check_memory(p, mem, &mut s.codes);
     if let Some(code) = s.codes.first_error() {
         reject(result, code);
-        return Outcome::Rejected { out_of_memory: code == "out-of-memory" };
+        return Outcome::Rejected { out_of_memory: code == Code::OutOfMemory };
     }
     result.valid += 1;
     if !rank {
         result.dominated += 1;
         return Outcome::Dominated;
     }
-    let tight = s.codes.0.contains(&"low-memory-headroom");
+    let tight = s.codes.0.contains(&Code::LowMemoryHeadroom);
     let perf = perf::estimate(p, cell.derived);
     Outcome::Valid(Rec {
         key: *key,
@@ -410,11 +410,11 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
     })
 }
 
-fn reject(result: &mut SearchResult, code: &str) {
-    match result.rejected_by.get_mut(code) {
+fn reject(result: &mut SearchResult, code: Code) {
+    match result.rejected_by.get_mut(code.as_str()) {
         Some(n) => *n += 1,
         None => {
-            result.rejected_by.insert(code.to_string(), 1);
+            result.rejected_by.insert(code.as_str().to_string(), 1);
         }
     }
 }
@@ -503,7 +503,7 @@ fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
 /// are required; `parallelism` may be absent (it is searched).
 pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, InputError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
-        InputError::new("invalid-json", format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
     })?;
     search_value(&value, opts)
 }
@@ -514,7 +514,7 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
         let present = value.get("training").and_then(|t| t.get(field)).is_some_and(|v| !v.is_null());
         if !present && value.is_object() {
             return Err(InputError::new(
-                "invalid-plan",
+                Code::InvalidPlan,
                 format!("the search needs `training.{field}`"),
                 format!("add \"training\": {{\"{field}\": {example}, ...}} to the plan file"),
             ));

@@ -1,35 +1,31 @@
-//! Every diagnostic code the engine can emit is listed once in `rules::RULES`, so `meshplan explain`
-//! knows it: scans the engine's source for kebab-case string literals outside the table and the tests.
+//! Every diagnostic code is one row of `codes::RULES`, so `meshplan explain` knows it. The type `Code` is generated
+//! from the table, so an emit site cannot name a code without a row; these tests hold the rest: the table is
+//! well formed, the type and the table agree, and no engine source spells a code as a string (which would bypass
+//! the type), outside the table and the tests.
 
-use meshplan_core::{ExportKind, presets};
-use meshplan_core::rules::{RULES, rule};
+use meshplan_core::codes::{Code, RULES, Severity, rule};
+use meshplan_core::{Diagnostic, InputError};
 use std::collections::BTreeSet;
 
 fn is_kebab(s: &str) -> bool {
     s.contains('-') && s.split('-').all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
 }
 
-/// Kebab-case literals that are not diagnostic codes: rank-order strings, group and prose names.
-fn is_not_a_code(s: &str) -> bool {
-    let order_like = s.split('-').all(|w| ["tp", "cp", "ep", "dp", "pp", "etp", "edp"].contains(&w));
-    let prose = ["context-parallel", "expert-parallel", "tensor-parallel", "world-not-divisible"].contains(&s);
-    let preset = presets::model(s).is_some() || presets::gpu(s).is_some();
-    let hf_family = ["deepseek-v2", "deepseek-v3", "kimi-k2"].contains(&s);
-    let export_kind = ExportKind::from_key(s).is_some();
-    let serde_attr = s == "kebab-case";
-    order_like || prose || preset || hf_family || export_kind || serde_attr
-}
-
+/// Kebab-case string literals in the engine's sources, leaving out `codes.rs` (the table) and `#[cfg(test)]` modules.
 fn literals_outside_table_and_tests() -> BTreeSet<String> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut found = BTreeSet::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+    let mut files = vec![std::path::PathBuf::from(dir)];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.file_name().is_some_and(|n| n == "codes.rs") || path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        let code = match (code.find("rules! {"), code.find("\n}\n\n/// The rule entry")) {
-            (Some(a), Some(b)) if a < b => format!("{}{}", &code[..a], &code[b..]),
-            _ => code.to_string(),
-        };
         for (i, part) in code.split('"').enumerate() {
             if i % 2 == 1 && is_kebab(part) {
                 found.insert(part.to_string());
@@ -40,11 +36,12 @@ fn literals_outside_table_and_tests() -> BTreeSet<String> {
 }
 
 #[test]
-fn every_emitted_code_is_in_the_rules_table() {
-    let codes: Vec<_> = literals_outside_table_and_tests().into_iter().filter(|c| !is_not_a_code(c)).collect();
-    assert!(codes.len() > 40, "scan found too few codes: {codes:?}");
-    let missing: Vec<_> = codes.iter().filter(|c| rule(c).is_none()).collect();
-    assert!(missing.is_empty(), "codes missing from RULES: {missing:?}");
+fn no_engine_source_spells_a_code_as_a_string() {
+    let literals = literals_outside_table_and_tests();
+    // The scan works: it sees the rank-order strings and prose names the sources do spell.
+    assert!(literals.contains("tp-cp-ep-dp-pp") && literals.contains("tensor-parallel"), "scan found {literals:?}");
+    let spelled: Vec<_> = literals.iter().filter(|c| rule(c).is_some()).collect();
+    assert!(spelled.is_empty(), "codes spelled as strings instead of `Code::…`: {spelled:?}");
 }
 
 #[test]
@@ -55,6 +52,42 @@ fn rule_codes_are_unique_kebab_case_with_a_source() {
         assert!(is_kebab(r.code), "{}", r.code);
         assert!(!r.summary.is_empty() && !r.source.is_empty(), "{}", r.code);
     }
+}
+
+#[test]
+fn the_code_type_and_the_table_agree() {
+    assert_eq!(Code::ALL.len(), RULES.len());
+    for (&c, r) in Code::ALL.iter().zip(RULES) {
+        assert_eq!(r.id, c);
+        assert_eq!(c.as_str(), r.code);
+        assert_eq!(c.rule().code, r.code);
+        assert_eq!(c.severity(), r.severity);
+        assert_eq!(Code::parse(r.code), Some(c));
+        assert_eq!(c.to_string(), r.code);
+        assert!(c == r.code && r.code == c);
+    }
+    assert_eq!(Code::parse("no-such-code"), None);
+}
+
+#[test]
+fn codes_serialize_as_their_kebab_string() {
+    // The JSON contract: a diagnostic's "code" is the same string it was before codes were typed.
+    let d = Diagnostic::new(Code::TpCrossesNvlink, "m", "f");
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v, serde_json::json!({"severity": "warning", "code": "tp-crosses-nvlink", "message": "m", "fix": "f"}));
+    assert_eq!(serde_json::from_value::<Diagnostic>(v).unwrap(), d);
+    let e = InputError::new(Code::UnknownGpu, "m", "f");
+    assert_eq!(serde_json::to_value(&e).unwrap(), serde_json::json!({"code": "unknown-gpu", "message": "m", "fix": "f"}));
+    assert_eq!(e.to_string(), "error[unknown-gpu]: m\n  fix: f");
+    assert!(serde_json::from_str::<Code>("\"not-a-code\"").is_err());
+}
+
+#[test]
+fn a_diagnostic_takes_its_severity_from_the_table() {
+    // Rows picked by hand from the table: one of each severity.
+    assert_eq!(Diagnostic::new(Code::OutOfMemory, "", "").severity, Severity::Error);
+    assert_eq!(Diagnostic::new(Code::LowMemoryHeadroom, "", "").severity, Severity::Warning);
+    assert_eq!(Diagnostic::new(Code::MinGpus, "", "").severity, Severity::Info);
 }
 
 mod sinks {
@@ -97,7 +130,7 @@ mod sinks {
             }
             let full_codes: Vec<&str> = full.iter().map(|d| d.code.as_str()).collect();
             prop_assert_eq!(&full_codes, &codes.0);
-            prop_assert_eq!(codes.first_error(), full.iter().find(|d| d.is_error()).map(|d| d.code.as_str()));
+            prop_assert_eq!(codes.first_error(), full.iter().find(|d| d.is_error()).map(|d| d.code));
         }
     }
 }
