@@ -5,6 +5,7 @@
 //! pipeline stage, and the rank groups Megatron-Core builds.
 
 pub mod codes;
+pub mod derive;
 pub mod diag;
 pub mod export;
 pub mod fields;

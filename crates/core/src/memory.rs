@@ -3,7 +3,7 @@
 use crate::model::{LayerKinds, ModelConfig};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
-use crate::report::Derived;
+use crate::derive::Derived;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@
 //! non-overlapped part), so they sum to `step_time_s`.
 
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
-use crate::report::Derived;
+use crate::derive::Derived;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 

@@ -1,0 +1,97 @@
+//! Sizes that follow from a plan: data-parallel sizes, minimum GPUs, microbatches, bubble, parameters.
+//! Pure arithmetic with no checks; the rules judge these numbers, memory and perf build on them.
+
+use crate::pipeline::{self, StageSplit};
+use crate::plan::Plan;
+use serde::{Deserialize, Serialize};
+
+/// Sizes that follow from the plan.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    pub world_size: u64,
+    /// Dense data-parallel size W / (TP·PP·CP); 0 when it does not divide.
+    pub data_parallel_size: u64,
+    /// Expert data-parallel size W / (PP·EP·ETP); 0 when it does not divide.
+    pub expert_data_parallel_size: u64,
+    /// The source guide's minimum: PP · max(TP·CP, EP·ETP).
+    pub min_gpus: u64,
+    /// The world sizes Megatron accepts are multiples of PP · lcm(TP·CP, EP·ETP).
+    pub min_gpus_lcm: u64,
+    pub nodes_needed: u64,
+    pub num_microbatches: u64,
+    pub global_batch_size: u64,
+    pub pipeline_bubble_fraction: f64,
+    pub padded_vocab_size: u64,
+    pub total_parameters: u64,
+    pub active_parameters: u64,
+    /// Parameters of the MTP modules, reported apart from the published totals.
+    pub mtp_parameters: u64,
+    pub layers_per_stage: Vec<u64>,
+    pub tokens_per_step: u64,
+}
+
+fn div_exact(a: u64, b: u64) -> u64 {
+    if b != 0 && a % b == 0 { a / b } else { 0 }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+fn sat(x: u128) -> u64 {
+    u64::try_from(x).unwrap_or(u64::MAX)
+}
+
+/// Sizes, without any checks.
+pub fn derive(p: &Plan, split: Option<&StageSplit>) -> Derived {
+    let mut d = Derived::default();
+    derive_into(p, split, &mut d);
+    d
+}
+
+/// As [`derive`], into `out`, reusing its buffer (the layout search derives thousands of layouts).
+pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
+    let par = &p.parallelism;
+    let world = p.world_size();
+    let (tp, pp, cp, ep, etp) = (par.tp() as u128, par.pp() as u128, par.cp() as u128, par.ep() as u128, par.etp() as u128);
+    let dense = tp * pp * cp;
+    let expert = pp * ep * etp;
+    let dp = if dense <= u64::MAX as u128 { div_exact(world, dense as u64) } else { 0 };
+    let edp = if expert <= u64::MAX as u128 { div_exact(world, expert as u64) } else { 0 };
+    let (a, b) = (tp * cp, ep * etp);
+    // Source: ../shared/seed/parallelism-strategies.md "Minimum GPU Count": PP · max(TP·CP, EP·ETP).
+    let min_gpus = sat(pp * a.max(b));
+    // Megatron needs W divisible by both meshes, so the true minimum is PP · lcm(TP·CP, EP·ETP).
+    let g = gcd(sat(a), sat(b)).max(1) as u128;
+    let min_gpus_lcm = sat(pp * (a / g) * b);
+    let mbs = p.training.micro_batch_size;
+    // Source: megatron/training/arguments.py: global_batch_size defaults to micro_batch_size · data_parallel_size.
+    let gbs = p.training.global_batch_size.unwrap_or_else(|| mbs.saturating_mul(dp.max(1)));
+    // Source: megatron/core/num_microbatches_calculator.py: GBS / (MBS · DP).
+    let per_step = (mbs as u128) * (dp.max(1) as u128);
+    let num_microbatches = if dp > 0 { sat(gbs as u128 / per_step) } else { 0 };
+    let counts = p.model.param_counts();
+    let mut layers_per_stage = std::mem::take(&mut out.layers_per_stage);
+    layers_per_stage.clear();
+    if let Some(split) = split {
+        layers_per_stage.extend(split.layer_counts());
+    }
+    *out = Derived {
+        world_size: world,
+        data_parallel_size: dp,
+        expert_data_parallel_size: edp,
+        min_gpus,
+        min_gpus_lcm,
+        nodes_needed: min_gpus.div_ceil(p.cluster.gpus_per_node.max(1)),
+        num_microbatches,
+        global_batch_size: gbs,
+        pipeline_bubble_fraction: pipeline::bubble_fraction(par.pp(), par.vpp(), num_microbatches),
+        padded_vocab_size: p.model.padded_vocab_size(par.tp()),
+        total_parameters: sat(counts.total),
+        active_parameters: sat(counts.active),
+        mtp_parameters: sat(counts.mtp),
+        layers_per_stage,
+        tokens_per_step: sat(gbs as u128 * p.training.seq_length as u128),
+    };
+}
+

@@ -1,0 +1,85 @@
+//! Nearest valid values for the fixes the rules name: divisors, multiples, and the nearest TP every width rule accepts.
+
+use crate::model::ModelConfig;
+use crate::plan::Plan;
+
+/// Divisors of `n` (n ≥ 1), ascending; n is at most 2^40 here, so trial division to √n is cheap.
+fn divisors(n: u64) -> Vec<u64> {
+    let mut small = Vec::new();
+    let mut large = Vec::new();
+    let mut i = 1u64;
+    while i.saturating_mul(i) <= n && i <= (1 << 21) {
+        if n % i == 0 {
+            small.push(i);
+            if i != n / i {
+                large.push(n / i);
+            }
+        }
+        i += 1;
+    }
+    small.extend(large.into_iter().rev());
+    small
+}
+
+/// The divisor of `n` nearest to `x` (ties go to the smaller one), for "nearest valid value" fixes.
+pub fn nearest_divisor(n: u64, x: u64) -> u64 {
+    divisors(n.max(1)).into_iter().min_by_key(|&v| (v.abs_diff(x), v)).unwrap_or(1)
+}
+
+/// The smallest multiple of `m` that is ≥ x.
+pub fn round_up(x: u64, m: u64) -> u64 {
+    x.div_ceil(m.max(1)).saturating_mul(m.max(1))
+}
+
+pub fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Least common multiple, saturating; lcm(0, x) is taken as x so a zero never reaches a modulus.
+pub fn lcm(a: u64, b: u64) -> u64 {
+    let (a, b) = (a.max(1), b.max(1));
+    (a / gcd(a, b)).saturating_mul(b)
+}
+
+/// Whether TP = `c` passes the width rules: heads, query groups (multiple or divisor), dense and shared FFN.
+pub fn tp_widths_divide(m: &ModelConfig, c: u64) -> bool {
+    let c = c.max(1);
+    let g = m.num_query_groups.max(1);
+    let dense = m.num_layers > m.num_moe_layers();
+    m.num_attention_heads % c == 0
+        && (m.multi_latent_attention || g % c == 0 || c % g == 0)
+        && (!dense || m.ffn_hidden_size % c == 0)
+        && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
+}
+
+/// The TP nearest to the plan's that passes every TP width rule (heads, query groups, dense and shared FFN, see
+/// [`tp_widths_divide`]) and `also`, for "set tensor_model_parallel_size to …" fixes. Prefers a TP that divides
+/// world/(PP·CP), so the dense data-parallel size stays whole; with `whole_dp` only such a TP will do (None if none
+/// does). Ties go to the smaller TP. TP = 1 passes the width rules, so without `whole_dp` and `also` there is always one.
+// TP must divide num_attention_heads (attention.py), so the candidates are its divisors.
+pub fn nearest_valid_tp(p: &Plan, also: impl Fn(u64) -> bool, whole_dp: bool) -> Option<u64> {
+    let (tp, m) = (p.parallelism.tp(), &p.model);
+    let pp_cp = p.parallelism.pp().saturating_mul(p.parallelism.cp()).max(1);
+    let w = p.world_size();
+    let per = if w % pp_cp == 0 { w / pp_cp } else { 0 };
+    let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && also(c)).collect();
+    let pick = |fits_world: bool| {
+        candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
+    };
+    pick(true).or_else(|| if whole_dp { None } else { pick(false) })
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_divisor_picks_closest() {
+        // Divisors of 8 are 1, 2, 4, 8: 3 is equally far from 2 and 4, ties go low.
+        assert_eq!(nearest_divisor(8, 3), 2);
+        assert_eq!(nearest_divisor(64, 6), 4);
+        assert_eq!(nearest_divisor(61, 16), 1);
+        assert_eq!(nearest_divisor(96, 10), 8);
+    }
+}

@@ -1,0 +1,55 @@
+//! Memory fit: out of memory is an error, under 10% headroom a warning.
+
+use super::{Findings, d};
+use crate::Code;
+use crate::memory::MemoryReport;
+use crate::plan::{Plan, Recompute};
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Memory rules: out of memory is an error, under 10% headroom a warning.
+pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut impl Findings) {
+    let cap = mem.gpu_memory_bytes;
+    let Some(worst) = mem.stages.iter().max_by_key(|s| s.total_bytes) else { return };
+    if !mem.fits {
+        out.add(Code::OutOfMemory, |code| d(
+            code,
+            format!(
+                "pipeline stage {} needs {} per GPU but {} has {}",
+                worst.pipeline_rank,
+                gib(worst.total_bytes),
+                p.gpu.name,
+                gib(cap)
+            ),
+            suggest_memory_fix(p),
+        ));
+    } else if (cap - mem.peak_bytes) as f64 <= 0.10 * cap as f64 {
+        out.add(Code::LowMemoryHeadroom, |code| d(
+            code,
+            format!("peak {} of {} leaves {:.1}% free", gib(mem.peak_bytes), gib(cap), 100.0 * (cap - mem.peak_bytes) as f64 / cap as f64),
+            "leave ≥ 10% for fragmentation and spikes: ".to_string() + &suggest_memory_fix(p),
+        ));
+    }
+}
+
+fn suggest_memory_fix(p: &Plan) -> String {
+    let mut s = Vec::new();
+    if !p.training.use_distributed_optimizer {
+        s.push("use_distributed_optimizer = true".to_string());
+    }
+    if p.training.recompute_granularity == Recompute::None {
+        s.push("recompute_granularity = \"selective\"".to_string());
+    }
+    s.push(format!("raise pipeline_model_parallel_size above {}", p.parallelism.pp()));
+    if p.parallelism.tp() < p.cluster.nvlink_domain_size {
+        s.push(format!("raise tensor_model_parallel_size above {} (inside the NVLink domain)", p.parallelism.tp()));
+    }
+    if p.model.is_moe() {
+        s.push(format!("raise expert_model_parallel_size above {}", p.parallelism.ep()));
+    }
+    s.push("or lower micro_batch_size / seq_length".into());
+    format!("try {}", s.join(", "))
+}
+

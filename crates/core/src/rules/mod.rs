@@ -1,0 +1,102 @@
+//! Every rule of the source guide, Megatron-Core / Megatron-LM and Megatron Bridge, as diagnostics.
+//! The table [`RULES`] (in `codes.rs`, re-exported here) lists each code once, with its severity, what it means and
+//! where it comes from; `meshplan explain CODE` prints that entry.
+//!
+//! One file per topic, each check a function of one concept: [`world`] (the world against both meshes),
+//! [`widths`] (model widths against TP and ETP), [`sequence`] (SP, CP and the sequence), [`moe`] (experts and the
+//! router), [`pipeline`] (VPP, uneven stages, the layer split and the schedule), [`training`] (batch, recompute and
+//! precision), [`memory_fit`], [`topology`], and [`advice`] (the guide's tables, infos only). [`fixes`] finds the
+//! nearest valid values the fixes name. [`check`] runs them in a fixed order; the search calls the cheap
+//! per-topic entry points directly.
+
+pub mod advice;
+pub mod fixes;
+pub mod memory_fit;
+pub mod moe;
+pub mod pipeline;
+pub mod sequence;
+pub mod topology;
+pub mod training;
+pub mod widths;
+pub mod world;
+
+use crate::derive::Derived;
+use crate::pipeline::SplitError;
+use crate::plan::Plan;
+use crate::{Code, Diagnostic, Severity};
+
+pub use crate::codes::{RULES, Rule, rule};
+pub use fixes::{lcm, nearest_divisor};
+pub use memory_fit::check_memory;
+pub use pipeline::{interleaved_microbatches_at_least, split_code, split_diagnostic};
+pub use sequence::seq_multiple;
+pub use topology::check_topology;
+
+/// Dotted plan paths of the one-click fixes.
+const TP: &str = "parallelism.tensor_model_parallel_size";
+const VPP: &str = "parallelism.virtual_pipeline_model_parallel_size";
+const EP: &str = "parallelism.expert_model_parallel_size";
+const ETP: &str = "parallelism.expert_tensor_parallel_size";
+const SP: &str = "parallelism.sequence_parallel";
+const GBS: &str = "training.global_batch_size";
+const SEQ: &str = "training.seq_length";
+
+fn d(code: Code, message: String, fix: String) -> Diagnostic {
+    Diagnostic::new(code, message, fix)
+}
+
+/// Where the rules put what they find. A rule names its code first and builds the diagnostic (message, fix,
+/// one-click values) only when the sink asks for it, so sinks that keep codes only format nothing.
+pub trait Findings {
+    /// Takes finding `code`; `make(code)` builds its diagnostic.
+    fn add(&mut self, code: Code, make: impl FnOnce(Code) -> Diagnostic);
+}
+
+/// Every diagnostic, in full.
+impl Findings for Vec<Diagnostic> {
+    fn add(&mut self, code: Code, make: impl FnOnce(Code) -> Diagnostic) {
+        self.push(make(code));
+    }
+}
+
+/// The codes only, for callers that never show a message (the layout search evaluates thousands of layouts).
+#[derive(Clone, Debug, Default)]
+pub struct Codes(pub Vec<Code>);
+
+impl Findings for Codes {
+    fn add(&mut self, code: Code, _make: impl FnOnce(Code) -> Diagnostic) {
+        self.0.push(code);
+    }
+}
+
+impl Codes {
+    /// The first code whose rule is an error.
+    pub fn first_error(&self) -> Option<Code> {
+        self.0.iter().copied().find(|c| c.severity() == Severity::Error)
+    }
+}
+
+/// Sizing, divisibility and configuration rules, in a fixed order (the report lists findings of one severity in
+/// this order, and the search counts a rejected layout under its first error).
+pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut impl Findings) {
+    world::meshes(p, out);
+    widths::attention(p, out);
+    widths::ffn(p, out);
+    widths::vocab(p, dv, out);
+    sequence::sequence_parallel(p, out);
+    sequence::sequence_length(p, out);
+    sequence::positions(p, out);
+    moe::expert_parallel(p, out);
+    moe::router_and_experts(p, out);
+    pipeline::stages(p, out);
+    if let Some(e) = split_error {
+        out.add(split_code(e), |_| split_diagnostic(e));
+    }
+    training::batch(p, dv, out);
+    pipeline::interleaved(p, dv, out);
+    pipeline::schedule(p, dv, split_error.is_some(), out);
+    training::recompute_config(p, out);
+    training::recompute_num_layers(p, dv, split_error.is_some(), out);
+    training::precision(p, out);
+    advice::advice(p, dv, out);
+}

@@ -1,0 +1,43 @@
+//! Topology: which parallel groups leave the NVLink domain.
+
+use super::fixes::nearest_valid_tp;
+use super::{Findings, TP, d};
+use crate::Code;
+use crate::layout::Layout;
+use crate::plan::Plan;
+
+/// Topology rules: which groups leave the NVLink domain.
+pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
+    let domain = p.cluster.nvlink_domain_size;
+    for c in &layout.crossings {
+        let (code, what, fix) = match c.kind.as_str() {
+            "tp" => (
+                Code::TpCrossesNvlink,
+                "tensor-parallel",
+                format!("keep tensor_model_parallel_size ≤ {domain} (the NVLink domain) and scale across domains with PP or DP"),
+            ),
+            "ep" if p.model.is_moe() => (
+                Code::EpCrossesNvlink,
+                "expert-parallel",
+                format!("keep EP·ETP ≤ {domain} if the all-to-all is the bottleneck, or accept scale-out all-to-all"),
+            ),
+            "cp" => (Code::CpCrossesNvlink, "context-parallel", "keep CP inside a domain where possible, or use a2a+p2p".to_string()),
+            _ => continue,
+        };
+        out.add(code, |code| {
+            let diag = d(
+                code,
+                format!(
+                    "{} of {} {what} groups span more than one NVLink domain of {domain} GPUs (up to {} domains)",
+                    c.groups_crossing, c.total_groups, c.max_domains_spanned
+                ),
+                fix,
+            );
+            match (code == Code::TpCrossesNvlink).then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
+                Some(g) => diag.with_apply(TP, g),
+                None => diag,
+            }
+        });
+    }
+}
+

@@ -1,0 +1,133 @@
+//! The model's widths against tensor parallelism: attention heads and query groups, the dense and shared-expert
+//! FFN, the expert FFN against ETP, and the vocabulary.
+
+use super::fixes::{nearest_divisor, nearest_valid_tp};
+use super::{ETP, Findings, TP, d};
+use crate::Code;
+use crate::derive::Derived;
+use crate::plan::Plan;
+
+/// The TP nearest to the plan's that passes every TP width rule: one pick for all of them, so applying any of their
+/// fixes clears them all.
+fn nearest_width_tp(p: &Plan) -> u64 {
+    nearest_valid_tp(p, |_| true, false).unwrap_or(1)
+}
+
+/// heads-not-divisible-by-tp, query-groups-not-divisible-by-tp, query-groups-replicated,
+/// heads-not-divisible-by-query-groups.
+pub fn attention(p: &Plan, out: &mut impl Findings) {
+    let (m, tp) = (&p.model, p.parallelism.tp());
+    if m.num_attention_heads % tp != 0 {
+        out.add(Code::HeadsNotDivisibleByTp, |code| {
+            let width_tp = nearest_width_tp(p);
+            d(
+                code,
+                format!("num_attention_heads = {} is not divisible by tensor_model_parallel_size = {tp}", m.num_attention_heads),
+                format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {} and passes the other TP width rules", m.num_attention_heads),
+            )
+            .with_apply(TP, width_tp)
+        });
+    }
+    if !m.multi_latent_attention {
+        // megatron/core/transformer/transformer_config.py __post_init__: num_query_groups must be a multiple OR a
+        // divisor of TP. With fewer groups than TP, attention.py gives each rank one KV group (replicated
+        // TP/num_query_groups times) and all-gathers then slices the QKV output.
+        let g = m.num_query_groups.max(1);
+        if g % tp != 0 && tp % g != 0 {
+            let good = nearest_width_tp(p);
+            out.add(Code::QueryGroupsNotDivisibleByTp, |code|
+                d(
+                    code,
+                    format!(
+                        "num_query_groups = {g} is neither a multiple nor a divisor of tensor_model_parallel_size = {tp} ({g} mod {tp} = {}, {tp} mod {g} = {})",
+                        g % tp,
+                        tp % g
+                    ),
+                    format!(
+                        "set tensor_model_parallel_size to {good}, the nearest TP that divides num_attention_heads = {} and is a multiple or divisor of {g}",
+                        m.num_attention_heads
+                    ),
+                )
+                .with_apply(TP, good),
+            );
+        } else if g < tp && m.num_attention_heads % tp == 0 {
+            out.add(Code::QueryGroupsReplicated, |code| d(
+                code,
+                format!(
+                    "num_query_groups = {g} < tensor_model_parallel_size = {tp}: megatron-core gives each TP rank one KV head, so every KV head is replicated on {tp}/{g} = {} ranks (QKV is all-gathered, then sliced)",
+                    tp / g
+                ),
+                format!("nothing to fix; KV-projection compute and the KV cache are duplicated {}×, and cp_comm_type a2a cannot split one KV head per rank over CP > 1", tp / g),
+            ));
+        }
+        if m.num_attention_heads % m.num_query_groups.max(1) != 0 {
+            out.add(Code::HeadsNotDivisibleByQueryGroups, |code| d(
+                code,
+                format!("num_attention_heads = {} is not a multiple of num_query_groups = {}", m.num_attention_heads, m.num_query_groups),
+                format!("set num_query_groups to a divisor of {} (e.g. {})", m.num_attention_heads, nearest_divisor(m.num_attention_heads, m.num_query_groups)),
+            ));
+        }
+    }
+}
+
+/// ffn-not-divisible-by-tp (dense and shared-expert FFN) and moe-ffn-not-divisible-by-etp.
+pub fn ffn(p: &Plan, out: &mut impl Findings) {
+    let (m, tp, etp) = (&p.model, p.parallelism.tp(), p.parallelism.etp());
+    let moe = m.is_moe();
+    let dense_layers = m.num_layers > m.num_moe_layers();
+    let shared = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0);
+    let widths = [("ffn_hidden_size", Some(m.ffn_hidden_size).filter(|_| dense_layers)), ("moe_shared_expert_intermediate_size", shared)];
+    for (name, width) in widths {
+        if let Some(f) = width.filter(|&f| f % tp != 0) {
+            out.add(Code::FfnNotDivisibleByTp, |code| {
+                let width_tp = nearest_width_tp(p);
+                d(
+                    code,
+                    format!("{name} = {f} is not divisible by tensor_model_parallel_size = {tp} ({f} mod {tp} = {})", f % tp),
+                    format!("set tensor_model_parallel_size to {width_tp}, the nearest TP that divides {f} and passes the other TP width rules"),
+                )
+                .with_apply(TP, width_tp)
+            });
+        }
+    }
+    if moe && m.moe_ffn() % etp != 0 {
+        let good = nearest_divisor(m.moe_ffn(), etp);
+        out.add(Code::MoeFfnNotDivisibleByEtp, |code|
+            d(
+                code,
+                format!("moe_ffn_hidden_size = {} is not divisible by expert_tensor_parallel_size = {etp}", m.moe_ffn()),
+                format!("set expert_tensor_parallel_size to {good}"),
+            )
+            .with_apply(ETP, good),
+        );
+    }
+
+}
+
+/// vocab-not-divisible-by-tp.
+pub fn vocab(p: &Plan, dv: &Derived, out: &mut impl Findings) {
+    let (m, tp) = (&p.model, p.parallelism.tp());
+    // Vocabulary: Megatron-LM always pads (megatron/training/vocab_utils.py calculate_padded_vocab_size, from the
+    // tokenizer's size); Megatron Bridge pads only a vocab_size it takes from the tokenizer (setup.py
+    // _validate_and_set_vocab_size returns should_pad_vocab = False for a vocab_size the model config sets, as presets
+    // and HF conversions do), and VocabParallelEmbedding's divide(vocab, TP) then asserts at model build.
+    if m.vocab_size % tp != 0 {
+        let padded = dv.padded_vocab_size;
+        out.add(Code::VocabNotDivisibleByTp, |code|
+            d(
+                code,
+                format!(
+                    "vocab_size = {} is not divisible by tensor_model_parallel_size = {tp} ({} mod {tp} = {}): Megatron-LM pads it to {padded} (a multiple of make_vocab_size_divisible_by·TP = {}·{tp}), which this plan sizes; Megatron Bridge builds a vocab_size set in the model config unpadded (should_pad_vocab = False) and VocabParallelEmbedding fails dividing {} rows over {tp} ranks",
+                    m.vocab_size,
+                    m.vocab_size,
+                    m.vocab_size % tp,
+                    m.make_vocab_size_divisible_by,
+                    m.vocab_size
+                ),
+                format!("for Megatron Bridge set vocab_size to the padded {padded} (or cfg.model.should_pad_vocab = True); Megatron-LM needs nothing"),
+            )
+            .with_apply("model.vocab_size", padded),
+        );
+    }
+
+}
