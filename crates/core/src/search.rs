@@ -3,10 +3,11 @@
 //!
 //! The hot loop is a fast path of [`report::plan_resolved`]: the layer split, [`report::derive`],
 //! [`rules::check`], [`memory::estimate`], [`rules::check_memory`] and the performance estimate, without building
-//! rank groups. Rule logic is never restated here: a candidate is valid exactly when those functions report no
-//! error, as in [`report::plan_resolved`] (whose only extra errors come from the layout builder, which cannot fail
-//! for the default order once the world-size rules pass). NVLink crossings for the default order
-//! `tp-cp-ep-dp-pp` are computed arithmetically from the group strides.
+//! rank groups. Rule logic is never restated here: the enumeration proposes sizes within the search's bounds and
+//! asks the rules' per-topic entry points and [`pipeline::split_layers`] which layouts are valid (see [`shapes`]);
+//! a candidate is valid exactly when those functions report no error, as in [`report::plan_resolved`] (whose only
+//! extra errors come from the layout builder, which cannot fail for the default order once the world-size rules
+//! pass). NVLink crossings for the default order `tp-cp-ep-dp-pp` are computed arithmetically from the group strides.
 //!
 //! Deterministic: the enumeration order is fixed, ties are broken by peak memory and then by the layout key.
 
@@ -236,37 +237,6 @@ fn divisors_upto(n: u64, cap: u64) -> Vec<u64> {
     out
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
-/// The layer splits tried for `pp` stages: even when `pp` divides the layers, otherwise one lighter first or last
-/// stage (`num_layers_in_first/last_pipeline_stage`) so the other stages divide evenly.
-fn splits(layers: u64, pp: u64) -> Vec<(Option<u64>, Option<u64>)> {
-    if pp <= 1 || layers % pp == 0 {
-        return vec![(None, None)];
-    }
-    let per = layers.div_ceil(pp);
-    let edge = layers.saturating_sub((pp - 1).saturating_mul(per));
-    if edge == 0 || edge > per {
-        return Vec::new();
-    }
-    vec![(Some(edge), None), (None, Some(edge))]
-}
-
-/// Layers of each stage for a split, for the VPP divisors: gcd of the stage sizes.
-fn stage_gcd(layers: u64, pp: u64, first: Option<u64>, last: Option<u64>) -> u64 {
-    let edges = u64::from(first.is_some()) + u64::from(last.is_some());
-    let middle_stages = pp.saturating_sub(edges);
-    let middle = layers.saturating_sub(first.unwrap_or(0) + last.unwrap_or(0));
-    let per = if middle_stages > 0 { middle / middle_stages } else { 0 };
-    let mut g = per;
-    for e in [first, last].into_iter().flatten() {
-        g = gcd(g, e);
-    }
-    g
-}
-
 /// How many of the strided groups `{b + k·stride : k < size}` (the mesh dimension with this stride and size,
 /// in a world of `world` ranks) span more than one NVLink domain, and the most domains one spans.
 /// Returns (crossing, total, widest). Aligned cases are O(1); others are counted exactly in O(world).
@@ -450,49 +420,107 @@ impl Shape {
     }
 }
 
-/// Every structural layout the search tries, in a fixed order.
-fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
+/// A scratch plan the search writes candidate layouts into to ask the rules about them, and the codes they find.
+struct Probe {
+    plan: Plan,
+    codes: rules::Codes,
+}
+
+impl Probe {
+    /// Whether `check` finds no error in the plan with layout `sh` (micro-batch and recompute do not matter to the
+    /// structural rules asked here).
+    fn passes(&mut self, sh: &Shape, check: impl FnOnce(&Plan, &mut rules::Codes)) -> bool {
+        apply(&mut self.plan, &sh.key(1, ORDER[0]));
+        self.codes.0.clear();
+        check(&self.plan, &mut self.codes);
+        self.codes.first_error().is_none()
+    }
+}
+
+/// The layer split of a pipeline shape, computed once.
+fn split_of(splits: &mut Splits, layers: u64, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>) -> &Result<StageSplit, pipeline::SplitError> {
+    splits.entry((pp, vpp, first, last)).or_insert_with(|| pipeline::split_layers(layers, pp, vpp, first, last))
+}
+
+/// Every structural layout the search tries, in a fixed order; their layer splits are left in `splits`.
+///
+/// The candidates: each parallel size from the divisors of the world size within the search's bounds (TP inside the
+/// NVLink domain and `max_tp`; CP up to `max_cp` where each rank keeps at least 1,024 tokens; PP up to the layer
+/// count; EP up to the expert count; ETP at megatron-core's default, TP, or Megatron Bridge's, 1), the layer splits
+/// of [`pipeline_shapes`], and SP on and off. The rules decide which are valid, asked as they are for a plan:
+/// [`rules::world`] for both meshes, [`rules::moe::expert_parallel`] for EP against the experts and
+/// [`rules::sequence::sequence_parallel`] for SP against TP. Every other rule judges each candidate in [`evaluate`].
+fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
     let m = &p.model;
     let w = p.world_size();
     let moe = m.is_moe();
     let layers = m.num_layers.max(1);
     let seq = p.training.seq_length;
     let tp_cap = opts.max_tp.min(p.cluster.nvlink_domain_size.max(1)).max(1);
+    let ep_cap = m.num_experts().max(1);
+    let world_divisors = divisors_upto(w, tp_cap.max(opts.max_cp).max(layers).max(ep_cap));
+    let upto = |cap: u64| world_divisors.iter().copied().take_while(move |&d| d <= cap);
+    let mut probe = Probe { plan: p.clone(), codes: rules::Codes(Vec::with_capacity(8)) };
     let mut out = Vec::new();
-    for tp in divisors_upto(w, tp_cap) {
-        // CP only where each rank keeps at least 1,024 tokens of the sequence.
-        for cp in divisors_upto(w / tp, opts.max_cp.max(1)) {
+    for tp in upto(tp_cap) {
+        for cp in upto(opts.max_cp.max(1)) {
             if cp > 1 && seq / cp < 1024 {
                 continue;
             }
-            for pp in divisors_upto(w / (tp * cp), layers) {
-                for (first, last) in splits(layers, pp) {
-                    let g = stage_gcd(layers, pp, first, last);
-                    let vpps: Vec<u64> = if pp > 1 { divisors_upto(g, g).into_iter().collect() } else { vec![1] };
-                    for vpp in vpps {
-                        let etps: Vec<u64> = if moe { if tp > 1 { vec![1, tp] } else { vec![1] } } else { vec![tp] };
-                        for etp in etps {
-                            let eps: Vec<u64> = if moe {
-                                divisors_upto(w / (pp * etp), m.num_experts()).into_iter().filter(|e| m.num_experts() % e == 0).collect()
-                            } else {
-                                vec![1]
-                            };
-                            for ep in eps {
-                                // SP is required for MoE with TP > 1; for dense models both are tried.
-                                let sps: &[bool] = if tp == 1 {
-                                    &[false]
-                                } else if moe {
-                                    &[true]
-                                } else {
-                                    &[true, false]
-                                };
-                                for &sp in sps {
-                                    out.push(Shape { tp, pp, vpp, cp, ep, etp, sp, first, last });
+            for pp in upto(layers) {
+                let base = Shape { tp, pp, vpp: 1, cp, ep: 1, etp: tp, sp: false, first: None, last: None };
+                if !probe.passes(&base, |p, c| rules::world::dense_mesh(p, c)) {
+                    continue;
+                }
+                let etps: &[u64] = if !moe { &[tp] } else if tp > 1 { &[1, tp] } else { &[1] };
+                for (first, last, vpp) in pipeline_shapes(&mut probe, splits, m.num_layers, base) {
+                    for &etp in etps {
+                        for ep in upto(ep_cap) {
+                            for sp in [true, false] {
+                                let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last };
+                                let valid = probe.passes(&sh, |p, c| {
+                                    rules::world::expert_mesh(p, c);
+                                    rules::moe::expert_parallel(p, c);
+                                    rules::sequence::sequence_parallel(p, c);
+                                });
+                                if valid {
+                                    out.push(sh);
                                 }
                             }
                         }
                     }
                 }
+            }
+        }
+    }
+    out
+}
+
+/// The layer splits tried for `base.pp` stages, as (first, last, VPP): the even split, or where the layers do not
+/// divide, one lighter first or last stage so the other stages divide evenly; each with every VPP up to a stage's
+/// layer count. Valid as [`pipeline::split_layers`] and [`rules::pipeline::stages`] say.
+fn pipeline_shapes(probe: &mut Probe, splits: &mut Splits, layers: u64, base: Shape) -> Vec<(Option<u64>, Option<u64>, u64)> {
+    let pp = base.pp;
+    let mut edges = vec![(None, None)];
+    if split_of(splits, layers, pp, 1, None, None).is_err() {
+        // The other stages hold ⌈layers/PP⌉ each; the edge stage takes the rest.
+        let per = layers.div_ceil(pp.max(1));
+        edges = match layers.checked_sub(pp.saturating_sub(1).saturating_mul(per)) {
+            Some(edge) => vec![(Some(edge), None), (None, Some(edge))],
+            None => Vec::new(),
+        };
+    }
+    let mut out = Vec::new();
+    for (first, last) in edges {
+        if !probe.passes(&Shape { first, last, ..base }, |p, c| rules::pipeline::stages(p, c)) {
+            continue;
+        }
+        let Ok(split) = split_of(splits, layers, pp, 1, first, last) else { continue };
+        let smallest = split.layer_counts().min().unwrap_or(0).max(1);
+        for vpp in divisors_upto(smallest, smallest) {
+            let sh = Shape { vpp, first, last, ..base };
+            if probe.passes(&sh, |p, c| rules::pipeline::stages(p, c)) && split_of(splits, layers, pp, vpp, first, last).is_ok() {
+                out.push((first, last, vpp));
             }
         }
     }
@@ -553,7 +581,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
-    for sh in shapes(base, opts) {
+    for sh in shapes(base, opts, &mut splits) {
         let split = splits
             .entry((sh.pp, sh.vpp, sh.first, sh.last))
             .or_insert_with(|| pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last));
