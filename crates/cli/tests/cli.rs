@@ -1,22 +1,8 @@
 //! The CLI as a user drives it: exit statuses, JSON contract, table output.
 
+mod common;
+use common::meshplan;
 use serde_json::{Value, json};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn meshplan(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_meshplan"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn meshplan");
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
 
 fn plan_json(plan: &Value) -> (i32, Value) {
     let out = meshplan(&["plan", "-", "--format", "json"], Some(&plan.to_string()));
