@@ -42,3 +42,8 @@ pub fn cases() -> Vec<Case> {
         ),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

@@ -54,3 +54,8 @@ fn memory_cases_peak_where_worked_out() {
     assert_eq!(peak(llama_8b_pp4_vpp4(8704)), Some(79_299_569_254));
     assert_eq!(peak(llama_8b_pp4_vpp4(8192)), Some(76_316_357_427));
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

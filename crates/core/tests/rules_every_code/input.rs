@@ -80,3 +80,8 @@ pub fn cases() -> Vec<Case> {
         ),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

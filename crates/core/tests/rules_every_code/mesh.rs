@@ -69,3 +69,8 @@ pub fn cases() -> Vec<Case> {
         ),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

@@ -64,3 +64,8 @@ pub fn cases() -> Vec<Case> {
         .fix(&[("model.vocab_size", json!(32256))]),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

@@ -65,3 +65,8 @@ pub fn cases() -> Vec<Case> {
         .fix(&[(ETP, json!(3))]),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

@@ -74,3 +74,8 @@ pub fn cases() -> Vec<Case> {
         case("pp-without-vpp", Kind::Info, pp(2, &[]), pp(2, &[(VPP, json!(2)), (OVERLAP, json!(true))])),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

@@ -63,3 +63,8 @@ pub fn cases() -> Vec<Case> {
         .fix(&[("model.position_embedding_type", json!("rope"))]),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}

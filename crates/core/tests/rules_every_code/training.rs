@@ -61,3 +61,8 @@ pub fn cases() -> Vec<Case> {
         .fix(&[(SEQ, json!(4128))]),
     ]
 }
+
+#[test]
+fn codes() {
+    run(cases());
+}
