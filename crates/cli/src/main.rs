@@ -219,7 +219,8 @@ fn cmd_explain(code: &str) -> ExitCode {
             ExitCode::SUCCESS
         }
         None => {
-            let codes: Vec<&str> = rules::RULES.iter().map(|r| r.code).collect();
+            let known: Vec<String> = rules::RULES.iter().map(|r| r.code.to_string()).collect();
+            let codes: Vec<&str> = known.iter().map(String::as_str).collect();
             match meshplan_core::fields::nearest(code, &codes) {
                 Some(n) => eprintln!("meshplan: no diagnostic code {code:?}; did you mean {n:?}?"),
                 None => eprintln!("meshplan: no diagnostic code {code:?}; known codes:\n  {}", codes.join("\n  ")),
