@@ -25,20 +25,7 @@ CHECKS=${MESHPLAN_CHECKS:-../shared/checks}
 if [[ -d "$CHECKS" ]]; then
   stage "contract checks in $CHECKS against target/debug/meshplan"
   cargo build --quiet -p meshplan-cli
-  # One case of seed_rules.py expects an error Megatron no longer raises: num_query_groups = 8 at
-  # TP = 16 is accepted since megatron-core 0.19.0 (TP a multiple of the KV heads replicates them:
-  # NVIDIA/Megatron-LM f7dfb99, #2565), so meshplan reports it as info query-groups-replicated.
-  KNOWN="FAIL query-groups-not-divisible:"
-  for check in "$CHECKS"/*.py; do
-    out=$(python3 "$check" target/debug/meshplan 2>&1) || true
-    echo "$out" | tail -n 1
-    unexpected=$(echo "$out" | grep "^FAIL" | grep -v "^$KNOWN" || true)
-    if [[ -n "$unexpected" ]]; then
-      echo "$out" >&2
-      echo "test-all: contract check $check failed" >&2
-      exit 1
-    fi
-  done
+  scripts/contract-checks.sh target/debug/meshplan "$CHECKS"
 else
   stage "no contract checks at $CHECKS (set MESHPLAN_CHECKS to run them)"
 fi

@@ -1,146 +1,173 @@
 //! `meshplan`: the command-line shell over meshplan-core.
 //!
-//! Exit status: 0 = valid plan, 1 = the plan has errors (the report is still printed), 2 = unreadable input.
+//! Exit status: 0 = valid plan, 1 = the plan has errors (the report is still printed), 2 = unreadable input or a
+//! usage error (clap names the bad argument).
 
+use clap::builder::PossibleValuesParser;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use meshplan_core::{ExportKind, Report, Severity, presets, rules};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod table;
 
-const USAGE: &str = "\
-meshplan — parallelism planner for Megatron-Core / Megatron Bridge training
+const EXIT_STATUS: &str = "\
+FILE may be - for standard input.
+Exit status: 0 valid, 1 the plan has errors (the report is still printed), 2 unreadable input or a usage error.";
 
-USAGE:
-    meshplan plan FILE [--format table|json]     validate a plan and estimate memory per pipeline stage
-    meshplan search FILE [--top N] [--format table|json]
-                                                 search layouts for the plan's model, cluster and batch
-                                                 (parallelism may be absent); exit 1 if none fits
-    meshplan presets [--format table|json]       list the model presets and the GPU catalogue
-    meshplan explain CODE                        explain a diagnostic code
-    meshplan export FILE [--kind KIND]           print a launcher export of the plan; KIND is
-                                                 bridge, bridge-cli, megatron-lm, slurm, plan or all (default)
-    meshplan --help | --version
+/// meshplan — parallelism planner for Megatron-Core / Megatron Bridge training
+#[derive(Parser)]
+#[command(name = "meshplan", version, after_help = EXIT_STATUS, arg_required_else_help = true, args_override_self = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-FILE may be - for standard input. Exit status: 0 valid, 1 the plan has errors, 2 unreadable input.";
+#[derive(Subcommand)]
+enum Command {
+    /// Validate a plan, derive sizes, estimate memory per pipeline stage, list rank groups
+    #[command(after_help = EXIT_STATUS)]
+    Plan {
+        #[command(flatten)]
+        input: Input,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Rank every valid layout for the plan's model, cluster and batch (parallelism may be absent); exit 1 if none fits
+    #[command(after_help = EXIT_STATUS)]
+    Search {
+        #[command(flatten)]
+        input: Input,
+        /// How many layouts to list
+        #[arg(short = 'n', long, value_name = "N", default_value_t = 5, value_parser = at_least_one, allow_negative_numbers = true)]
+        top: usize,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Print a launcher export of the plan: Bridge overrides, Bridge launch command, Megatron-LM flags, slurm, plan file
+    #[command(after_help = EXIT_STATUS)]
+    Export {
+        #[command(flatten)]
+        input: Input,
+        /// Which export; all prints every one under a header
+        #[arg(short, long, value_name = "KIND", default_value = "all", value_parser = export_kinds())]
+        kind: String,
+    },
+    /// List the model presets and the GPU catalogue
+    Presets {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Explain a diagnostic code: what it means and where the rule comes from
+    Explain {
+        /// A diagnostic code, e.g. sp-requires-tp
+        #[arg(value_name = "CODE")]
+        code: String,
+    },
+}
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Args)]
+struct Input {
+    /// The plan file (JSON, Megatron names), or - for standard input
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+}
+
+#[derive(Args)]
+struct Output {
+    /// table (readable) or json (the stable JSON contract)
+    #[arg(short, long, value_enum, value_name = "FORMAT", default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Format {
+    #[value(alias = "text")]
     Table,
     Json,
 }
 
-struct Args {
-    command: String,
-    positional: Vec<String>,
-    format: Format,
-    kind: Option<String>,
-    top: Option<String>,
-}
-
-fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut it = raw.into_iter();
-    let command = it.next().ok_or_else(|| USAGE.to_string())?;
-    let mut positional = Vec::new();
-    let mut format = Format::Table;
-    let mut kind = None;
-    let mut top = None;
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--format" | "-f" => {
-                format = match it.next().as_deref() {
-                    Some("json") => Format::Json,
-                    Some("table") | Some("text") => Format::Table,
-                    Some(other) => return Err(format!("unknown format {other:?}: use table or json")),
-                    None => return Err("--format needs a value: table or json".into()),
-                }
-            }
-            s if s.starts_with("--format=") => {
-                format = match &s["--format=".len()..] {
-                    "json" => Format::Json,
-                    "table" | "text" => Format::Table,
-                    other => return Err(format!("unknown format {other:?}: use table or json")),
-                }
-            }
-            "--kind" | "-k" => kind = Some(it.next().ok_or("--kind needs a value: bridge, bridge-cli, megatron-lm, slurm, plan or all")?),
-            s if s.starts_with("--kind=") => kind = Some(s["--kind=".len()..].to_string()),
-            "--top" | "-n" => top = Some(it.next().ok_or("--top needs a number")?),
-            s if s.starts_with("--top=") => top = Some(s["--top=".len()..].to_string()),
-            s if s.starts_with("--") => return Err(format!("unknown option {s}\n\n{USAGE}")),
-            _ => positional.push(a),
-        }
+/// `--top` takes a whole number of layouts, at least one.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("needs a whole number ≥ 1".into()),
     }
-    Ok(Args { command, positional, format, kind, top })
 }
 
-fn read_input(path: &str) -> Result<String, String> {
-    if path == "-" {
+/// `--kind` takes an export's key or `all`.
+fn export_kinds() -> PossibleValuesParser {
+    PossibleValuesParser::new(ExportKind::ALL.iter().map(|k| k.key()).chain(["all"]))
+}
+
+fn read_input(path: &Path) -> Result<String, String> {
+    if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| format!("cannot read standard input: {e}"))?;
         Ok(s)
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
     }
+}
+
+/// Writes `text` to standard output. A reader that went away (`meshplan plan … | head`) is not an error of
+/// the plan: the rest of the output is dropped quietly instead of panicking in `print!`.
+fn emit(text: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
 }
 
 fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => emit(&(s + "\n")),
         Err(e) => eprintln!("meshplan: cannot encode the report: {e}"),
     }
 }
 
-fn cmd_plan(args: &Args) -> ExitCode {
-    let report = match read_report("plan", args) {
+/// Prints `message` and gives exit status 2 (unreadable input).
+fn unreadable(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("meshplan: {message}");
+    ExitCode::from(2)
+}
+
+/// Reads and plans FILE; exit status 2 (with a message) when it cannot.
+fn read_report(input: &Input) -> Result<Report, ExitCode> {
+    let text = read_input(&input.file).map_err(unreadable)?;
+    meshplan_core::plan_json(&text).map_err(unreadable)
+}
+
+fn cmd_plan(input: &Input, format: Format) -> ExitCode {
+    let report = match read_report(input) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    match args.format {
+    match format {
         Format::Json => print_json(&report),
-        Format::Table => print!("{}", table::report(&report)),
+        Format::Table => emit(&table::report(&report)),
     }
     if report.valid { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
-/// Reads and plans the one FILE argument; exit status 2 (with a message) when it cannot.
-fn read_report(command: &str, args: &Args) -> Result<Report, ExitCode> {
-    let [path] = args.positional.as_slice() else {
-        eprintln!("meshplan {command}: expected one FILE\n\n{USAGE}");
-        return Err(ExitCode::from(2));
+fn cmd_export(input: &Input, kind: &str) -> ExitCode {
+    // The parser accepts only the keys of ExportKind::ALL and "all".
+    let kinds: Vec<ExportKind> = match ExportKind::from_key(kind) {
+        Some(k) => vec![k],
+        None => ExportKind::ALL.to_vec(),
     };
-    let text = read_input(path).map_err(|e| {
-        eprintln!("meshplan: {e}");
-        ExitCode::from(2)
-    })?;
-    meshplan_core::plan_json(&text).map_err(|e| {
-        eprintln!("meshplan: {e}");
-        ExitCode::from(2)
-    })
-}
-
-fn cmd_export(args: &Args) -> ExitCode {
-    let kinds: Vec<ExportKind> = match args.kind.as_deref() {
-        None | Some("all") => ExportKind::ALL.to_vec(),
-        Some(k) => match ExportKind::from_key(k) {
-            Some(kind) => vec![kind],
-            None => {
-                eprintln!("meshplan export: unknown kind {k:?}: use bridge, bridge-cli, megatron-lm, slurm, plan or all");
-                return ExitCode::from(2);
-            }
-        },
-    };
-    let report = match read_report("export", args) {
+    let report = match read_report(input) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let mut text = String::new();
     for (i, kind) in kinds.iter().enumerate() {
         if kinds.len() > 1 {
             if i > 0 {
-                println!();
+                text.push('\n');
             }
-            println!("==> {} ({}) <==", kind.key(), kind.label());
+            text += &format!("==> {} ({}) <==\n", kind.key(), kind.label());
         }
-        print!("{}", meshplan_core::export(*kind, &report.plan, &report));
+        text += &meshplan_core::export(*kind, &report.plan, &report);
     }
+    emit(&text);
     if report.valid {
         ExitCode::SUCCESS
     } else {
@@ -149,37 +176,19 @@ fn cmd_export(args: &Args) -> ExitCode {
     }
 }
 
-fn cmd_search(args: &Args) -> ExitCode {
-    let [path] = args.positional.as_slice() else {
-        eprintln!("meshplan search: expected one FILE\n\n{USAGE}");
-        return ExitCode::from(2);
-    };
-    let top = match args.top.as_deref().map(str::parse::<usize>) {
-        None => 5,
-        Some(Ok(n)) if n >= 1 => n,
-        _ => {
-            eprintln!("meshplan search: --top needs a whole number ≥ 1");
-            return ExitCode::from(2);
-        }
-    };
-    let text = match read_input(path) {
+fn cmd_search(input: &Input, top: usize, format: Format) -> ExitCode {
+    let text = match read_input(&input.file) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("meshplan: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return unreadable(e),
     };
     let opts = meshplan_core::search::SearchOptions { top, ..Default::default() };
     let result = match meshplan_core::search::search_str(&text, &opts) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("meshplan: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return unreadable(e),
     };
-    match args.format {
+    match format {
         Format::Json => print_json(&result),
-        Format::Table => print!("{}", table::search(&result)),
+        Format::Table => emit(&table::search(&result)),
     }
     if result.candidates.is_empty() {
         eprintln!("meshplan search: {}", table::nothing_fits(&result));
@@ -189,20 +198,16 @@ fn cmd_search(args: &Args) -> ExitCode {
     }
 }
 
-fn cmd_presets(args: &Args) -> ExitCode {
+fn cmd_presets(format: Format) -> ExitCode {
     let catalog = presets::catalog();
-    match args.format {
+    match format {
         Format::Json => print_json(&catalog),
-        Format::Table => print!("{}", table::presets(&catalog)),
+        Format::Table => emit(&table::presets(&catalog)),
     }
     ExitCode::SUCCESS
 }
 
-fn cmd_explain(args: &Args) -> ExitCode {
-    let [code] = args.positional.as_slice() else {
-        eprintln!("meshplan explain: expected one CODE (e.g. meshplan explain sp-requires-tp)");
-        return ExitCode::from(2);
-    };
+fn cmd_explain(code: &str) -> ExitCode {
     match rules::rule(code) {
         Some(r) => {
             let sev = match r.severity {
@@ -210,11 +215,12 @@ fn cmd_explain(args: &Args) -> ExitCode {
                 Severity::Warning => "warning",
                 Severity::Info => "info",
             };
-            println!("{} ({sev})\n\n{}\n\nSource: {}", r.code, r.summary, r.source);
+            emit(&format!("{} ({sev})\n\n{}\n\nSource: {}\n", r.code, r.summary, r.source));
             ExitCode::SUCCESS
         }
         None => {
-            let codes: Vec<&str> = rules::RULES.iter().map(|r| r.code).collect();
+            let known: Vec<String> = rules::RULES.iter().map(|r| r.code.to_string()).collect();
+            let codes: Vec<&str> = known.iter().map(String::as_str).collect();
             match meshplan_core::fields::nearest(code, &codes) {
                 Some(n) => eprintln!("meshplan: no diagnostic code {code:?}; did you mean {n:?}?"),
                 None => eprintln!("meshplan: no diagnostic code {code:?}; known codes:\n  {}", codes.join("\n  ")),
@@ -225,32 +231,14 @@ fn cmd_explain(args: &Args) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let raw: Vec<String> = std::env::args().skip(1).collect();
-    if raw.is_empty() || raw[0] == "--help" || raw[0] == "-h" || raw[0] == "help" {
-        println!("{USAGE}");
-        return if raw.is_empty() { ExitCode::from(2) } else { ExitCode::SUCCESS };
-    }
-    if raw[0] == "--version" || raw[0] == "-V" {
-        println!("meshplan {}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
-    }
-    let args = match parse_args(raw) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("meshplan: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    // Usage errors exit with status 2 and name the bad argument; --help and --version exit 0.
+    let cli = Cli::parse();
     let _ = presets::models();
-    match args.command.as_str() {
-        "plan" => cmd_plan(&args),
-        "presets" => cmd_presets(&args),
-        "explain" => cmd_explain(&args),
-        "export" => cmd_export(&args),
-        "search" => cmd_search(&args),
-        other => {
-            eprintln!("meshplan: unknown command {other:?}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
+    match &cli.command {
+        Command::Plan { input, output } => cmd_plan(input, output.format),
+        Command::Search { input, top, output } => cmd_search(input, *top, output.format),
+        Command::Export { input, kind } => cmd_export(input, kind),
+        Command::Presets { output } => cmd_presets(output.format),
+        Command::Explain { code } => cmd_explain(code),
     }
 }

@@ -1,22 +1,8 @@
 //! The CLI as a user drives it: exit statuses, JSON contract, table output.
 
+mod common;
+use common::meshplan;
 use serde_json::{Value, json};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn meshplan(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_meshplan"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn meshplan");
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
 
 fn plan_json(plan: &Value) -> (i32, Value) {
     let out = meshplan(&["plan", "-", "--format", "json"], Some(&plan.to_string()));
@@ -71,14 +57,17 @@ fn invalid_plan_exits_1_and_still_prints_the_report() {
 
 #[test]
 fn unreadable_input_exits_2_with_a_message() {
-    for text in ["{", "not json", "[]"] {
+    // Not JSON is invalid-json; JSON that is not an object is invalid-plan (InputError's Display: error[CODE]).
+    for (text, code) in [("{", "invalid-json"), ("not json", "invalid-json"), ("[]", "invalid-plan")] {
         let out = meshplan(&["plan", "-", "--format", "json"], Some(text));
         assert_eq!(out.status.code(), Some(2), "{text}");
-        assert!(!out.stderr.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with(&format!("meshplan: error[{code}]: ")), "{text}: {err}");
         assert!(out.stdout.is_empty());
     }
     let out = meshplan(&["plan", "/nonexistent/plan.json"], None);
     assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("meshplan: cannot read /nonexistent/plan.json: "));
     let out = meshplan(&["plan", "-"], Some(r#"{"model": "llama-9000", "cluster": {"gpu": "h100-sxm-80gb"}}"#));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown-model-preset"));
@@ -86,9 +75,24 @@ fn unreadable_input_exits_2_with_a_message() {
 
 #[test]
 fn table_output_is_readable() {
-    let out = meshplan(&["plan", "-"], Some(&llama70b(4).to_string()));
+    // TP 8 · PP 4 on 64 GPUs: valid; dense DP 64/32 = 2, 512/2 = 256 microbatches, 80 layers over 4 stages.
+    let out = meshplan(&["plan", "-"], Some(&llama70b(8).to_string()));
+    assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("VALID") && text.contains("Memory per GPU") && text.contains("Rank groups"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[..4], ["Llama 3.1 70B on 8 × NVIDIA H100 SXM5 80GB (64 GPUs, NVLink domain 8)",
+                            "TP 8 · PP 4 · CP 1 · EP 1 · ETP 8 · SP on · order tp-cp-ep-dp-pp", "", "VALID"], "{text}");
+    for line in ["  data parallel (dense)   2", "  microbatches            256", "  layers per stage        [20, 20, 20, 20]",
+                 "Memory per GPU (GiB)", "Rank groups (order tp-cp-ep-dp-pp)"] {
+        assert!(lines.contains(&line), "{line:?} missing:\n{text}");
+    }
+    // TP 4 without CP does not fit in 80 GB at seq 8192 (see valid_plan_exits_0_with_the_contract_shape): INVALID,
+    // exit 1, and the error named in the table.
+    let out = meshplan(&["plan", "-"], Some(&llama70b(4).to_string()));
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().nth(3), Some("INVALID"), "{text}");
+    assert!(text.contains("\n  error[out-of-memory]: pipeline stage "), "{text}");
 }
 
 #[test]

@@ -1,25 +1,11 @@
 //! `meshplan search`: the JSON contract, the table, exit statuses 0 / 1 / 2.
 
+mod common;
+use common::{meshplan, run};
 use serde_json::{Value, json};
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 fn search(plan: &Value, extra: &[&str]) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_meshplan"))
-        .arg("search")
-        .arg("-")
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run meshplan");
-    // A bad flag makes meshplan exit before it reads the plan; the closed pipe is then expected.
-    if let Err(e) = child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    let out = child.wait_with_output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    run(&[&["search", "-"], extra].concat(), Some(&plan.to_string()))
 }
 
 fn llama_8b() -> Value {
@@ -52,9 +38,12 @@ fn json_shape() {
         for k in ["micro_batch_size", "recompute_granularity", "use_distributed_optimizer"] {
             assert!(c["training"].get(k).is_some(), "training.{k}");
         }
-        for k in ["step_time_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"] {
-            assert!(c[k].as_f64().is_some_and(|x| x > 0.0), "{k}");
-        }
+        // The rates follow from the step time: GBS 128 of 8192 tokens on 8 GPUs per step, and MFU over the H100's
+        // dense BF16 peak of 989 TFLOP/s (NVIDIA H100 datasheet).
+        let rate = |k: &str| c[k].as_f64().unwrap_or_else(|| panic!("{k} in {c}"));
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+        assert!(close(rate("tokens_per_s_per_gpu"), 128.0 * 8192.0 / (rate("step_time_s") * 8.0)), "{c}");
+        assert!(close(rate("mfu"), rate("model_tflops_per_gpu") / 989.0), "{c}");
         assert!(c["peak_bytes"].as_u64().is_some());
         assert!(c["why"].as_array().is_some_and(|w| !w.is_empty() && w.iter().all(Value::is_string)));
     }
@@ -65,19 +54,7 @@ fn json_shape() {
     for (k, val) in cands[0]["training"].as_object().unwrap() {
         plan["training"][k] = val.clone();
     }
-    let status = {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_meshplan"))
-            .args(["plan", "-", "--format", "json"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // A bad flag makes meshplan exit before it reads the plan; the closed pipe is then expected.
-    if let Err(e) = child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-        child.wait_with_output().unwrap()
-    };
+    let status = meshplan(&["plan", "-", "--format", "json"], Some(&plan.to_string()));
     assert_eq!(status.status.code(), Some(0), "{plan}");
     let report: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(report["memory"]["peak_bytes"], cands[0]["peak_bytes"]);

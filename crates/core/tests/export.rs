@@ -396,10 +396,32 @@ fn every_preset_round_trips_through_the_plan_file() {
         assert_eq!(back, r.plan, "{}", preset.key);
         assert!(diags.is_empty(), "{}: {diags:?}", preset.key);
         assert_eq!(back.model_key, preset.key);
-        // Every export of every preset renders (the plan may be invalid; the exports still print).
-        for kind in ExportKind::ALL {
-            assert!(!export::export(kind, &r.plan, &r).is_empty());
+        // Every export of every preset carries the plan's TP 2 and PP 2 in its own syntax (the plan may be invalid;
+        // the exports still print), and the slurm and launch exports its 4 nodes.
+        let (vpp_py, vpp_cli) = if i % 2 == 0 { ("None", "null") } else { ("2", "2") };
+        let expected = [
+            (ExportKind::Bridge, vec![
+                "cfg.model.tensor_model_parallel_size = 2".to_string(),
+                "cfg.model.pipeline_model_parallel_size = 2".into(),
+                format!("cfg.model.virtual_pipeline_model_parallel_size = {vpp_py}"),
+            ]),
+            (ExportKind::BridgeCli, vec![
+                "  model.tensor_model_parallel_size=2 \\".into(),
+                "  model.pipeline_model_parallel_size=2 \\".into(),
+                format!("  model.virtual_pipeline_model_parallel_size={vpp_cli} \\"),
+            ]),
+            (ExportKind::MegatronLm, vec!["  --tensor-model-parallel-size 2".into(), "  --pipeline-model-parallel-size 2".into()]),
+            (ExportKind::Slurm, vec!["#SBATCH --nodes=4".into(), "  model.tensor_model_parallel_size=2 \\".into()]),
+            (ExportKind::Plan, vec!["    \"tensor_model_parallel_size\": 2,".into(), "    \"pipeline_model_parallel_size\": 2,".into()]),
+        ];
+        assert_eq!(expected.each_ref().map(|(k, _)| *k), ExportKind::ALL);
+        for (kind, lines) in expected {
+            let text = export::export(kind, &r.plan, &r);
+            for line in lines {
+                assert!(text.lines().any(|l| l.split("  # ").next() == Some(line.as_str())), "{}: {kind:?} lacks {line:?}:\n{text}", preset.key);
+            }
         }
+        assert!(export::export(ExportKind::BridgeCli, &r.plan, &r).contains(" --nnodes=4 "), "{}", preset.key);
     }
 }
 

@@ -45,7 +45,15 @@ fn dense_gqa_llama8b_by_hand() {
     assert_eq!(s.overhead.cuda_context_bytes, 1 << 30);
     assert_eq!(s.overhead.nccl_bytes, 2 * (128 << 20));
     assert_eq!(s.overhead.allocator_bytes, 1_074_475_827);
-    assert_eq!(s.total_bytes, s.parameters_bytes + s.gradients_bytes + s.optimizer_bytes + s.activations_bytes + s.overhead_bytes);
+    // Parameters per GPU at TP 2: embedding and (untied) output layer 128256·4096/2 = 262,668,288 each; per layer QKV
+    // 4096·(4096 + 2·1024)/2 = 12,582,912, proj 4096²/2 = 8,388,608, fc1 4096·2·14336/2 = 58,720,256, fc2
+    // 14336·4096/2 = 29,360,128, two RMSNorms 2·4096 (whole on every rank) → 109,060,096; 32 layers 3,489,923,072;
+    // final norm 4096 → 4,015,263,744. Without the distributed optimizer: 2 + 4 + 12 = 18 B each =
+    // 72,274,747,392 B. Total: 72,274,747,392 + 10,744,758,272 + overhead (1,073,741,824 + 268,435,456 +
+    // 1,074,475,827) = 85,436,158,771 B.
+    assert_eq!(s.dense_parameters, 4_015_263_744);
+    assert_eq!((s.parameters_bytes, s.gradients_bytes, s.optimizer_bytes), (8_030_527_488, 16_061_054_976, 48_183_164_928));
+    assert_eq!(s.total_bytes, 85_436_158_771);
 }
 
 #[test]

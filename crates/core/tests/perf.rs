@@ -39,7 +39,13 @@ fn mfu_is_a_fraction() {
                                           "recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1}), par);
         let p = r.performance.expect("divides");
         assert!(p.mfu > 0.0 && p.mfu < 1.0, "{model}: mfu {}", p.mfu);
-        assert!(p.step_time_s > 0.0 && p.tokens_per_s_per_gpu > 0.0);
+        // The rates follow from the step time by their definitions: a step is 512 sequences of 4096 tokens on
+        // 8·nodes GPUs; MFU is the model TFLOP/s over the H100's dense BF16 peak, 989 TFLOP/s (NVIDIA H100 datasheet).
+        let gpus = (8 * nodes) as f64;
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+        assert!(close(p.tokens_per_s_per_gpu, 512.0 * 4096.0 / (p.step_time_s * gpus)), "{model}: {p:?}");
+        assert!(close(p.model_tflops_per_gpu, p.model_flops_per_step / (p.step_time_s * gpus) / 1e12), "{model}: {p:?}");
+        assert!(close(p.mfu, p.model_tflops_per_gpu / 989.0), "{model}: {p:?}");
         let b = &p.breakdown;
         let sum = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s;
         assert!((sum - p.step_time_s).abs() < 1e-9 * p.step_time_s);

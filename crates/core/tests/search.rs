@@ -79,9 +79,13 @@ fn counts_are_ordered_and_candidates_best_first() {
                 assert!(w[0].tokens_per_s_per_gpu >= w[1].tokens_per_s_per_gpu, "{v}");
             }
         }
+        // A step is the plan's global batch of sequences on every GPU of the cluster.
+        let tokens = (v["training"]["global_batch_size"].as_u64().unwrap() * v["training"]["seq_length"].as_u64().unwrap()) as f64;
+        let gpus = (v["cluster"]["num_nodes"].as_u64().unwrap() * 8) as f64;
         for c in &r.candidates {
             assert!(c.peak_bytes <= r.gpu_memory_bytes);
-            assert!(c.step_time_s > 0.0 && c.tokens_per_s_per_gpu > 0.0 && c.mfu > 0.0 && c.mfu < 1.0, "{c:?}");
+            assert!(c.mfu > 0.0 && c.mfu < 1.0, "{c:?}");
+            assert!((c.tokens_per_s_per_gpu * c.step_time_s * gpus / tokens - 1.0).abs() < 1e-9, "{v}: {c:?}");
             assert!(c.why.len() >= 4, "{:?}", c.why);
             assert!(c.why.iter().any(|w| w.starts_with("headroom")) && c.why.iter().any(|w| w.starts_with("NVLink")));
         }

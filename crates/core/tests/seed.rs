@@ -3,12 +3,13 @@
 mod common;
 use common::*;
 
-/// The guide's "Minimum GPU Count" table: (PP, TP, CP, EP, ETP) → PP·max(TP·CP, EP·ETP).
+/// The guide's "Minimum GPU Count" table: (PP, TP, CP, EP, ETP) → PP·max(TP·CP, EP·ETP), and its "Wrong" column,
+/// the full product PP·TP·CP·EP·ETP.
 #[test]
 fn min_gpus_table_rows() {
-    // Each row worked by hand: e.g. PP=2, TP=2, CP=1, EP=8, ETP=1 → 2·max(2·1, 8·1) = 16.
-    let rows = [(1, 2, 1, 8, 1, 8), (1, 4, 1, 8, 1, 8), (1, 2, 2, 8, 1, 8), (1, 2, 4, 8, 1, 8), (2, 2, 1, 8, 1, 16), (1, 2, 1, 4, 2, 8)];
-    for (pp, tp, cp, ep, etp, want) in rows {
+    // Each row worked by hand: e.g. PP=2, TP=2, CP=1, EP=8, ETP=1 → 2·max(2·1, 8·1) = 16, the wrong product 32.
+    let rows = [(1, 2, 1, 8, 1, 8, 16), (1, 4, 1, 8, 1, 8, 32), (1, 2, 2, 8, 1, 8, 32), (1, 2, 4, 8, 1, 8, 64), (2, 2, 1, 8, 1, 16, 32), (1, 2, 1, 4, 2, 8, 16)];
+    for (pp, tp, cp, ep, etp, want, wrong) in rows {
         let mut p = P::new(small_moe(), want);
         (p.pp, p.tp, p.cp, p.ep, p.etp) = (pp, tp, cp, ep, Some(etp));
         let r = p.run();
@@ -16,8 +17,9 @@ fn min_gpus_table_rows() {
         assert!(r.valid, "row {:?} errors {:?}", (pp, tp, cp, ep, etp), errors(&r));
         assert_eq!(r.derived.data_parallel_size, want / (tp * pp * cp));
         assert_eq!(r.derived.expert_data_parallel_size, want / (pp * ep * etp));
-        // The guide's "wrong" column is the full product; min_gpus must not be it unless they coincide.
-        assert!(r.derived.min_gpus <= pp * tp * cp * ep * etp);
+        // The min-gpus info names the guide's "Wrong" column as what the full product would over-allocate.
+        let info = r.diagnostics.iter().find(|d| d.code == "min-gpus").expect("min-gpus info");
+        assert!(info.message.ends_with(&format!("= {want}; the full product PP·TP·CP·EP·ETP = {wrong} would over-allocate")), "{}", info.message);
     }
 }
 
@@ -36,23 +38,31 @@ fn scaling_above_minimum() {
 #[test]
 fn seed_pitfalls_are_errors() {
     let dense = small_dense;
-    let cases: Vec<(&str, P)> = vec![
-        ("sp-requires-tp", P { sp: Some(true), ..P::new(dense(), 8) }),
-        ("cp-seq-not-divisible", P { cp: 2, seq: 4097, ..P::new(dense(), 8) }),
-        ("ep-requires-moe", P { ep: 2, ..P::new(dense(), 8) }),
-        ("experts-not-divisible-by-ep", P { ep: 3, ..P::new(small_moe(), 24) }),
-        ("vpp-requires-pp", P { vpp: Some(2), ..P::new(dense(), 8) }),
-        ("world-not-divisible-dense", P { tp: 3, ..P::new(dense(), 8) }),
+    // (code, plan, what the message must say with the plan's numbers, the nearest valid value the fix must name).
+    let cases: Vec<(&str, P, &str, &str)> = vec![
+        ("sp-requires-tp", P { sp: Some(true), ..P::new(dense(), 8) }, "sequence_parallel = true with tensor_model_parallel_size = 1", "set sequence_parallel = false"),
+        // seq 4097 over 2·CP = 4 chunks: 4097 mod 4 = 1; the next multiple of 4 is 4100.
+        ("cp-seq-not-divisible", P { cp: 2, seq: 4097, ..P::new(dense(), 8) }, "(4097 mod 4 = 1)", "set seq_length to 4100"),
+        ("ep-requires-moe", P { ep: 2, ..P::new(dense(), 8) }, "expert_model_parallel_size = 2 on a dense model", "set expert_model_parallel_size = 1"),
+        // 64 experts over EP 3; the divisors of 64 nearest 3 are 2 and 4, ties go low.
+        ("experts-not-divisible-by-ep", P { ep: 3, ..P::new(small_moe(), 24) }, "num_moe_experts = 64 is not divisible by expert_model_parallel_size = 3", "set expert_model_parallel_size to 2"),
+        ("vpp-requires-pp", P { vpp: Some(2), ..P::new(dense(), 8) }, "virtual_pipeline_model_parallel_size = 2 with pipeline_model_parallel_size = 1", "unset virtual_pipeline_model_parallel_size"),
+        // 8 GPUs over TP·PP·CP = 3; TPs dividing 8 and the widths: 1, 2, 4, 8 → 2 (tied with 4, ties go low).
+        ("world-not-divisible-dense", P { tp: 3, ..P::new(dense(), 8) }, "world size 8 is not a multiple of TP·PP·CP = 3·1·1 = 3", "set tensor_model_parallel_size to 2"),
         // 24 heads, 6 query groups, TP = 4: 6 mod 4 = 2 and 4 mod 6 = 4, neither divides (Megatron's exact rule).
-        ("query-groups-not-divisible-by-tp", P { tp: 4, ..P::new(gqa_24_6(), 8) }),
-        ("gbs-not-divisible", P { gbs: 1001, ..P::new(dense(), 8) }),
-        ("world-not-divisible-expert", P { ep: 16, ..P::new(small_moe(), 8) }),
+        ("query-groups-not-divisible-by-tp", P { tp: 4, ..P::new(gqa_24_6(), 8) }, "(6 mod 4 = 2, 4 mod 6 = 4)", "set tensor_model_parallel_size to 2"),
+        // GBS 1001 over MBS·DP = 1·8 = 8; the next multiple is 1008.
+        ("gbs-not-divisible", P { gbs: 1001, ..P::new(dense(), 8) }, "global_batch_size = 1001 is not divisible by micro_batch_size × data_parallel_size = 1 × 8 = 8", "set global_batch_size to 1008"),
+        // 8 GPUs over ETP·EP·PP = 16; the divisor of 8 nearest 16 is 8.
+        ("world-not-divisible-expert", P { ep: 16, ..P::new(small_moe(), 8) }, "world size 8 is not a multiple of ETP·EP·PP = 1·16·1 = 16", "set expert_model_parallel_size to 8"),
     ];
-    for (code, p) in cases {
+    for (code, p, message, fix) in cases {
         let r = p.run();
         assert!(!r.valid, "{code} should make the plan invalid");
         let d = r.diagnostics.iter().find(|d| d.code == code).unwrap_or_else(|| panic!("{code} missing: {:?}", codes(&r)));
-        assert!(d.is_error() && !d.message.is_empty() && !d.fix.is_empty(), "{code}");
+        assert!(d.is_error(), "{code}");
+        assert!(d.message.contains(message), "{code}: {}", d.message);
+        assert!(d.fix.contains(fix), "{code}: {}", d.fix);
     }
 }
 

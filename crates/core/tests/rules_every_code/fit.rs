@@ -1,0 +1,61 @@
+//! Memory fit (the memory model against the GPU) and topology (groups leaving the NVLink domain, seed "Decision by
+//! Hardware Topology").
+
+use super::*;
+
+/// Four nodes of 4 GPUs: NVLink domains of 4 (the default domain is the node's GPUs on an HGX board).
+fn domains_of_4(model: Value, edits: &[(&str, Value)]) -> Probe {
+    probe(model, &[&[(PER_NODE, json!(4)), (NODES, json!(4))], edits].concat())
+}
+
+/// Llama-3.1-8B on 8 H100 80GB at TP 1, PP 4, VPP 4, DP 2, MBS 1, GBS 128, no recompute, distributed optimizer — the
+/// plan whose memory search.rs `llama_8b_pp4_vpp4_fits_once_logits_count_once` works out by hand at seq 8192.
+fn llama_8b_pp4_vpp4(seq: u64) -> Probe {
+    probe(json!("llama-3.1-8b"), &[(PP, json!(4)), (VPP, json!(4)), (GBS, json!(128)), (RECOMPUTE, json!("none")), (SEQ, json!(seq))])
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        // The dense model on 8 GPUs (TP 1, DP 8, selective recompute, seq t = 4096): one microbatch's activations per
+        // layer are attention 2·t·h + t·(2048 + 2·1024) + t·2048 = 41,943,040 el = 83,886,080 B, MLP norms 2·t·h·2 =
+        // 33,554,432 B, fc1 + SwiGLU out t·16896·2 = 138,412,032 B → 255,852,544 B; 16 layers 4,093,640,704 B, and the
+        // output side (final norm 33,554,432 + logits and fp32 softmax t·32000·6 = 786,432,000) → 4,913,627,136 B.
+        // MBS 16 (PP 1: one microbatch in flight): 78,618,034,176 B of activations plus 829,034,496 parameters ·
+        // 7.5 B (2 + 4 + 12/8) = 6,217,758,720 B already pass 80 GiB = 85,899,345,920 B, before any overhead.
+        // MBS 8: 39,309,017,088 + 6,217,758,720 + 1 GiB context + 128 MiB NCCL + 10% allocator: fits (sums below).
+        case("out-of-memory", Kind::Error, probe(dense(), &[(MBS, json!(16))]), probe(dense(), &[(MBS, json!(8))])),
+        // Stage 0 of llama_8b_pp4_vpp4 holds 8 layers at 139,392 B per token and layer (1,141,899,264 B at 8192) for
+        // 4.75 stage-microbatches. At seq 8704: 139,392·8704·8·4.75 = 46,104,182,784 B; parameters 27,242,790,912 B;
+        // overhead 1 GiB + 2·128 MiB + 10% of activations = 5,952,595,558 B → 79,299,569,254 B = 92.3% of 80 GiB:
+        // 7.7% free, under 10%. At seq 8192 the same sums give 76,316,357,427 B = 88.8%: 11.2% free.
+        case("low-memory-headroom", Kind::Warning, llama_8b_pp4_vpp4(8704), llama_8b_pp4_vpp4(8192)),
+        // TP 8 in domains of 4: each TP group [8k, 8k+8) spans 2 domains. The fix is the TP nearest 8 that divides the
+        // domain and the widths: 4, whose groups [4k, 4k+4) sit in one domain each.
+        case("tp-crosses-nvlink", Kind::Warning, domains_of_4(dense(), &[(TP, json!(8))]), domains_of_4(dense(), &[(TP, json!(4))])).fix(&[(TP, json!(4))]),
+        // EP 8 (ETP 1): the expert mesh puts EP at stride ETP = 1, so each EP group is 8 consecutive ranks: 2 domains.
+        // EP 4: 4 consecutive ranks, one domain.
+        case("ep-crosses-nvlink", Kind::Warning, domains_of_4(moe(), &[(EP, json!(8))]), domains_of_4(moe(), &[(EP, json!(4))])),
+        // CP 8 at TP 1: CP groups are 8 consecutive ranks (stride TP = 1): 2 domains (an info). CP 4: one domain.
+        case("cp-crosses-nvlink", Kind::Info, domains_of_4(dense(), &[(CP, json!(8))]), domains_of_4(dense(), &[(CP, json!(4))])),
+    ]
+}
+
+/// The peaks the two memory cases rest on, summed by hand (the comments above give the parts).
+#[test]
+fn memory_cases_peak_where_worked_out() {
+    let peak = |probe: Probe| match probe {
+        Probe::Plan(v) => meshplan_core::plan_value(&v).map(|r| r.memory.peak_bytes).ok(),
+        _ => None,
+    };
+    // MBS 16: 78,618,034,176 + 6,217,758,720 + 1,073,741,824 + 134,217,728 + 7,861,803,417 (10%, rounded down).
+    assert_eq!(peak(probe(dense(), &[(MBS, json!(16))])), Some(93_905_555_865));
+    // MBS 8: 39,309,017,088 + 6,217,758,720 + 1,073,741,824 + 134,217,728 + 3,930,901,708.
+    assert_eq!(peak(probe(dense(), &[(MBS, json!(8))])), Some(50_665_637_068));
+    assert_eq!(peak(llama_8b_pp4_vpp4(8704)), Some(79_299_569_254));
+    assert_eq!(peak(llama_8b_pp4_vpp4(8192)), Some(76_316_357_427));
+}
+
+#[test]
+fn codes() {
+    run(cases());
+}

@@ -1,0 +1,87 @@
+//! Reading the plan file (plan.rs, fields.rs, hf.rs): unreadable input is an `InputError` (exit status 2); a field
+//! that had to be corrected is a diagnostic in the report.
+
+use super::*;
+
+/// A complete small plan file as text, for the text probes.
+const PLAN_TEXT: &str = r#"{"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1}}"#;
+
+/// Llama-3.1-8B's config.json sizing fields.
+fn llama_hf(model_type: &str) -> Value {
+    json!({"model_type": model_type, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+           "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false})
+}
+
+fn without(plan: Value, section: &str) -> Probe {
+    let mut v = plan;
+    v.as_object_mut().map(|m| m.remove(section));
+    Probe::Plan(v)
+}
+
+pub fn cases() -> Vec<Case> {
+    let dense_plan = plan(dense());
+    vec![
+        // The same plan cut off after its first field is not JSON (serde_json: EOF while parsing an object).
+        case("invalid-json", Kind::Input, Probe::Text(r#"{"model": "llama-3.1-8b","#), Probe::Text(PLAN_TEXT)),
+        // A JSON array holding the plan is JSON but not the object parse_plan requires.
+        case("invalid-plan", Kind::Input, Probe::Text(r#"[{"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb"}}]"#), Probe::Text(PLAN_TEXT)),
+        // `training` as a list: Fields::new reports it and reads the section's defaults (an error in the report).
+        case(
+            "invalid-section",
+            Kind::Error,
+            probe(dense(), &[("training", json!([4096]))]),
+            probe(dense(), &[("training", json!({"seq_length": 4096}))]),
+        ),
+        // TP "two" is not an integer in 1..=2^24; 2 is.
+        case("invalid-value", Kind::Error, probe(dense(), &[(TP, json!("two"))]), probe(dense(), &[(TP, json!(2))])),
+        // A misspelt key (one letter short) is ignored with a warning; spelt right it is read.
+        case(
+            "unknown-field",
+            Kind::Warning,
+            probe(dense(), &[("parallelism.tensor_model_paralel_size", json!(2))]),
+            probe(dense(), &[("parallelism.tensor_model_parallel_size", json!(2))]),
+        ),
+        case("missing-model", Kind::Input, without(dense_plan.clone(), "model"), Probe::Plan(dense_plan.clone())),
+        // A number is neither a preset key nor an object; the preset key is.
+        case("invalid-model", Kind::Input, probe(json!(42), &[]), probe(json!("llama-3.1-8b"), &[])),
+        // llama-3.1-8c is one letter off the preset llama-3.1-8b.
+        case("unknown-model-preset", Kind::Input, probe(json!("llama-3.1-8c"), &[]), probe(json!("llama-3.1-8b"), &[])),
+        // No cluster at all, against an empty cluster object (every field defaulted: one node of the default GPU).
+        case("missing-cluster", Kind::Input, without(dense_plan.clone(), "cluster"), probe(dense(), &[("cluster", json!({}))])),
+        // h100-sxm-81gb is one letter off the catalogue's h100-sxm-80gb.
+        case("unknown-gpu", Kind::Input, probe(dense(), &[("cluster.gpu", json!("h100-sxm-81gb"))]), probe(dense(), &[("cluster.gpu", json!("h100-sxm-80gb"))])),
+        // vocab_size is one of the four fields hf.rs needs to size a transformer.
+        case(
+            "hf-config-unmappable",
+            Kind::Input,
+            probe(json!({"hf_config": set(&llama_hf("llama"), &[("vocab_size", Value::Null)])}), &[]),
+            probe(json!({"hf_config": llama_hf("llama")}), &[]),
+        ),
+        // gpt_neox is not in hf::FAMILIES: read as a Llama-style decoder, with a warning; "llama" is mapped.
+        case(
+            "hf-config-family-unknown",
+            Kind::Warning,
+            probe(json!({"hf_config": llama_hf("gpt_neox")}), &[]),
+            probe(json!({"hf_config": llama_hf("llama")}), &[]),
+        ),
+        // A gated (SwiGLU) model that leaves add_bias_linear out is read without biases (Megatron's default is True).
+        case(
+            "add-bias-linear-default",
+            Kind::Info,
+            probe(set(&dense(), &[("add_bias_linear", Value::Null)]), &[]),
+            probe(dense(), &[]),
+        ),
+        // 16 layers need 16 entries of 0/1: 15 are one short; 8 dense then 8 MoE layers are 16.
+        case(
+            "moe-layer-freq-length",
+            Kind::Error,
+            probe(set(&moe(), &[("moe_layer_freq", json!([vec![0; 7], vec![1; 8]].concat()))]), &[]),
+            probe(set(&moe(), &[("moe_layer_freq", json!([vec![0; 8], vec![1; 8]].concat()))]), &[]),
+        ),
+    ]
+}
+
+#[test]
+fn codes() {
+    run(cases());
+}
