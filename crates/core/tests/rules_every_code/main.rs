@@ -173,6 +173,10 @@ const FIX_RAISES: &[(&str, &str)] = &[
     ("moe-ffn-not-divisible-by-etp", "world-not-divisible-expert"),
 ];
 
+/// Codes the page emits (never the core), with the end-to-end test that triggers each and the one it clears in.
+const PAGE_ONLY: &[(&str, &str)] =
+    &[("search-worker", "tests/e2e/advisor.test.mjs: a search worker that cannot load says so, and Find layouts works again once it can")];
+
 /// Runs every case of a topic; fails naming every case that does not hold.
 pub fn run(cases: Vec<Case>) {
     let problems: Vec<String> = cases.iter().flat_map(check).collect();
@@ -192,6 +196,10 @@ fn every_rules_row_has_a_case() {
     let cases = all_cases();
     let mut covered = BTreeSet::new();
     let duplicates: Vec<&str> = cases.iter().filter(|c| !covered.insert(c.code.to_string())).map(|c| c.code).collect();
+    // Codes only the page emits, each held by an end-to-end test in real Chromium instead.
+    for (code, _e2e_test) in PAGE_ONLY {
+        covered.insert(code.to_string());
+    }
     let missing: Vec<&String> = table.difference(&covered).collect();
     let unknown: Vec<&String> = covered.difference(&table).collect();
     assert!(missing.is_empty(), "rows of RULES without a trigger case: {missing:?}");
