@@ -64,7 +64,8 @@ pub struct Mesh {
 
 /// Runs of dimensions of a mesh, innermost first: their sizes and their global strides. Adjacent
 /// dimensions on the same side of a mask are merged into one run (their mixed-radix digits together
-/// count `0..product` in steps of the first one's stride), so a group kind has at most three runs a side.
+/// count `0..product` in steps of the first one's stride) and dimensions of size 1 are left out, so a
+/// group kind's own dimensions (at most two) make at most two runs.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Axes {
     pub(crate) len: usize,
@@ -196,6 +197,10 @@ impl Mesh {
         let mut stride = 1u64;
         let mut previous_masked = None;
         for &d in &self.order {
+            // A dimension of size 1 adds no value and moves no stride: it neither makes a run nor splits one.
+            if self.size(d) == 1 {
+                continue;
+            }
             let is_masked = mask & d.bit() != 0;
             let side = if is_masked { &mut masked } else { &mut unmasked };
             side.push(self.size(d), stride, previous_masked == Some(is_masked));
