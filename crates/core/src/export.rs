@@ -12,6 +12,7 @@
 use crate::layout::{DEFAULT_ORDER, TP_PP_DP_ORDER};
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::plan::{Cluster, Plan, Precision, Recompute, RecomputeMethod};
+use crate::presets::Fp8Recipe;
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
 
@@ -230,36 +231,10 @@ fn needs_max_connections(p: &Plan) -> bool {
     p.parallelism.tp() > 1 || p.parallelism.cp() > 1
 }
 
-fn is_blackwell(cluster: &Cluster) -> bool {
-    matches!(cluster.gpu.as_str(), "b200" | "b300" | "gb200" | "gb300")
-}
-
-/// A Megatron Bridge library recipe for the preset, or None.
-// Source: Megatron-Bridge src/megatron/bridge/recipes/__init__.py re-exports each family's legacy aliases
-// (llama/llama3.py, qwen/qwen3.py, qwen/qwen3_moe.py, deepseek/deepseek_v2.py, deepseek/deepseek_v3.py,
-// olmoe/olmoe_7b.py, glm/glm45.py, kimi/kimi_k2.py, moonlight/moonlight_16b.py), which
-// scripts/training/recipe_runner.py `find_library_recipe` resolves. gpt/gpt3_175b.py's alias is not
-// re-exported by gpt/__init__.py, so GPT-3 uses the H100 name from gpt/h100/__init__.py.
-// No Bridge recipe exists for Mixtral or Nemotron-4 340B.
+/// A Megatron Bridge library recipe for the preset, or None: `data/recipes.json`, each name with the Bridge module
+/// that defines it.
 pub fn bridge_recipe(model_key: &str) -> Option<&'static str> {
-    Some(match model_key {
-        "llama-3.1-8b" => "llama31_8b_pretrain_config",
-        "llama-3.1-70b" => "llama31_70b_pretrain_config",
-        "llama-3.1-405b" => "llama31_405b_pretrain_config",
-        "qwen3-8b" => "qwen3_8b_pretrain_config",
-        "qwen3-32b" => "qwen3_32b_pretrain_config",
-        "qwen3-30b-a3b" => "qwen3_30b_a3b_pretrain_config",
-        "qwen3-235b-a22b" => "qwen3_235b_a22b_pretrain_config",
-        "deepseek-v2" => "deepseek_v2_pretrain_config",
-        "deepseek-v3" => "deepseek_v3_pretrain_config",
-        "olmoe-1b-7b" => "olmoe_7b_pretrain_config",
-        "glm-4.5" => "glm45_355b_pretrain_config",
-        "glm-4.5-air" => "glm45_air_106b_pretrain_config",
-        "kimi-k2" => "kimi_k2_pretrain_config",
-        "moonlight-16b-a3b" => "moonlight_16b_pretrain_config",
-        "gpt3-175b" => "gpt3_175b_pretrain_32gpu_h100_bf16_config",
-        _ => return None,
-    })
+    crate::presets::bridge_recipe(model_key).map(|r| r.recipe.as_str())
 }
 
 /// What to launch with for each precision.
@@ -269,7 +244,7 @@ struct PrecisionChoice {
     /// Whether the recipe all-gathers FP8/FP4 parameters (needs the distributed optimizer).
     param_gather: Option<&'static str>,
     mlm: Vec<(&'static str, Option<&'static str>)>,
-    note: Option<&'static str>,
+    note: Option<String>,
 }
 
 // Sources: Megatron-Bridge src/megatron/bridge/training/mixed_precision.py (`@register` recipes bf16_mixed,
@@ -288,35 +263,39 @@ fn precision_choice(p: &Plan) -> PrecisionChoice {
             bridge: None,
             param_gather: None,
             mlm: Vec::new(),
-            note: Some("fp32: Megatron-LM's default (neither the bf16 nor the fp16 flag); Bridge has no fp32 recipe, so check the recipe's params_dtype/pipeline_dtype"),
+            note: Some("fp32: Megatron-LM's default (neither the bf16 nor the fp16 flag); Bridge has no fp32 recipe, so check the recipe's params_dtype/pipeline_dtype".into()),
         },
         Precision::Fp16 => PrecisionChoice { bridge: Some("fp16_mixed"), param_gather: None, mlm: vec![("--fp16", None)], note: None },
         Precision::Bf16 => PrecisionChoice { bridge: Some("bf16_mixed"), param_gather: None, mlm: vec![("--bf16", None)], note: None },
-        Precision::Fp8 if is_blackwell(&p.cluster) => {
-            let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("e4m3")), ("--fp8-recipe", Some("mxfp8"))];
-            mlm.extend(gather("--fp8-param-gather"));
-            mlm.extend(gather("--reuse-grad-buf-for-mxfp8-param-ag"));
-            PrecisionChoice {
-                bridge: Some("bf16_with_mxfp8_mixed"),
-                param_gather: Some("fp8_param_gather"),
-                mlm,
-                note: Some("fp8 on Blackwell: MXFP8 block scaling"),
+        // The GPU's FP8 flavour is data (gpus.json `fp8_recipe`); a GPU without FP8 (the rules flag the plan) gets the
+        // per-tensor recipe every FP8 GPU runs.
+        Precision::Fp8 => match p.gpu.fp8_recipe.unwrap_or(Fp8Recipe::Tensorwise) {
+            Fp8Recipe::Mxfp8 => {
+                let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("e4m3")), ("--fp8-recipe", Some("mxfp8"))];
+                mlm.extend(gather("--fp8-param-gather"));
+                mlm.extend(gather("--reuse-grad-buf-for-mxfp8-param-ag"));
+                PrecisionChoice {
+                    bridge: Some("bf16_with_mxfp8_mixed"),
+                    param_gather: Some("fp8_param_gather"),
+                    mlm,
+                    note: Some(format!("fp8 on {}: MXFP8 block scaling", comment_text(&p.gpu.generation))),
+                }
             }
-        }
-        Precision::Fp8 => {
-            let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("hybrid")), ("--fp8-recipe", Some("tensorwise")), ("--first-last-layers-bf16", None)];
-            mlm.extend(gather("--fp8-param-gather"));
-            PrecisionChoice {
-                bridge: Some("bf16_with_fp8_current_scaling_mixed"),
-                param_gather: Some("fp8_param_gather"),
-                mlm,
-                note: Some("fp8: per-tensor current scaling (E4M3 forward, E5M2 gradients), first and last layer in BF16"),
+            Fp8Recipe::Tensorwise => {
+                let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("hybrid")), ("--fp8-recipe", Some("tensorwise")), ("--first-last-layers-bf16", None)];
+                mlm.extend(gather("--fp8-param-gather"));
+                PrecisionChoice {
+                    bridge: Some("bf16_with_fp8_current_scaling_mixed"),
+                    param_gather: Some("fp8_param_gather"),
+                    mlm,
+                    note: Some("fp8: per-tensor current scaling (E4M3 forward, E5M2 gradients), first and last layer in BF16".into()),
+                }
             }
-        }
+        },
         Precision::Fp4 => {
             let mut mlm = vec![("--bf16", None), ("--fp4-format", Some("e2m1")), ("--fp4-recipe", Some("nvfp4"))];
             mlm.extend(gather("--fp4-param-gather"));
-            PrecisionChoice { bridge: Some("bf16_with_nvfp4_mixed"), param_gather: Some("fp4_param_gather"), mlm, note: Some("fp4: NVFP4") }
+            PrecisionChoice { bridge: Some("bf16_with_nvfp4_mixed"), param_gather: Some("fp4_param_gather"), mlm, note: Some("fp4: NVFP4".into()) }
         }
     }
 }

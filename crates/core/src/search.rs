@@ -7,10 +7,12 @@
 //! asks the rules' per-topic entry points and [`pipeline::split_layers`] which layouts are valid (see [`shapes`]);
 //! a candidate is valid exactly when those functions report no error, as in [`report::plan_resolved`] (whose only
 //! extra errors come from the layout builder, which cannot fail for the default order once the world-size rules
-//! pass). NVLink crossings for the default order `tp-cp-ep-dp-pp` are computed arithmetically from the group strides.
+//! pass). The explanations' NVLink crossings come from [`Meshes::crossing`], counted from the mesh for any order
+//! without building the groups.
 //!
 //! Deterministic: the enumeration order is fixed, ties are broken by peak memory and then by the layout key.
 
+use crate::layout::{GroupKind, MeshSizes, Meshes};
 use crate::memory;
 use crate::model::LayerKinds;
 use crate::perf::{self, Performance};
@@ -233,76 +235,6 @@ fn divisors_upto(n: u64, cap: u64) -> Vec<u64> {
             out.push(i);
         }
         i += 1;
-    }
-    out
-}
-
-/// How many of the strided groups `{b + k·stride : k < size}` (the mesh dimension with this stride and size,
-/// in a world of `world` ranks) span more than one NVLink domain, and the most domains one spans.
-/// Returns (crossing, total, widest). Aligned cases are O(1); others are counted exactly in O(world).
-pub fn strided_crossings(world: u64, domain: u64, stride: u64, size: u64) -> (u64, u64, u64) {
-    let domain = domain.max(1);
-    let (stride, size) = (stride.max(1), size.max(1));
-    let block = stride.saturating_mul(size);
-    if block == 0 || world % block != 0 {
-        return (0, 0, 0);
-    }
-    let total = world / block * stride;
-    if size == 1 || world <= domain || domain % block == 0 {
-        return (0, total, u64::from(total > 0));
-    }
-    if stride % domain == 0 {
-        // Every rank of a group in its own domain.
-        return (total, total, size);
-    }
-    if domain % stride == 0 && block % domain == 0 {
-        // Each group spreads evenly over block / domain domains.
-        return (total, total, block / domain);
-    }
-    let (mut crossing, mut widest) = (0u64, 0u64);
-    for outer in 0..world / block {
-        for inner in 0..stride {
-            let base = outer * block + inner;
-            let mut spans = 1u64;
-            for k in 1..size {
-                if (base + (k - 1) * stride) / domain != (base + k * stride) / domain {
-                    spans += 1;
-                }
-            }
-            crossing += u64::from(spans > 1);
-            widest = widest.max(spans);
-        }
-    }
-    (crossing, total, widest)
-}
-
-/// NVLink crossings of the default order `tp-cp-ep-dp-pp`, by [`crate::layout::GroupKind::key`]:
-/// dense mesh tp (stride 1), cp (TP), dp (TP·CP), dp_cp (TP), pp (TP·CP·DP); expert mesh etp (1), ep (ETP),
-/// edp (ETP·EP), in [`crate::layout::GroupKind::all`] order; kinds with no crossing group are left out.
-pub fn default_order_crossings(p: &Plan, d: &Derived) -> Vec<(&'static str, u64, u64, u64)> {
-    let par = &p.parallelism;
-    let (w, dom) = (d.world_size, p.cluster.nvlink_domain_size);
-    let (tp, cp, pp, ep, etp) = (par.tp(), par.cp(), par.pp(), par.ep(), par.etp());
-    let (dp, edp) = (d.data_parallel_size, d.expert_data_parallel_size);
-    let mut out = Vec::new();
-    if dp == 0 || edp == 0 {
-        return out;
-    }
-    let kinds: [(&'static str, u64, u64); 8] = [
-        ("tp", 1, tp),
-        ("cp", tp, cp),
-        ("dp", tp * cp, dp),
-        ("dp_cp", tp, cp * dp),
-        ("pp", tp * cp * dp, pp),
-        ("ep", etp, ep),
-        ("etp", 1, etp),
-        ("edp", etp * ep, edp),
-    ];
-    for (kind, stride, size) in kinds {
-        let (c, t, widest) = strided_crossings(w, dom, stride, size);
-        if c > 0 {
-            out.push((kind, c, t, widest));
-        }
     }
     out
 }
@@ -793,18 +725,19 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, d: &Derived, perf: &P
     } else {
         why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
     }
-    let crossings = default_order_crossings(p, d);
-    let crosses = |k: &str| crossings.iter().any(|c| c.0 == k);
     let dom = p.cluster.nvlink_domain_size;
+    let sizes = MeshSizes { tp: par.tp(), pp: par.pp(), cp: par.cp(), ep: par.ep(), etp: par.etp() };
+    let meshes = Meshes::resolve(d.world_size, &sizes, &par.order).ok();
+    let crosses = |kind: GroupKind| meshes.is_some_and(|m| m.crossing(kind, dom).groups_crossing > 0);
     let mut inside = Vec::new();
     let mut outside = Vec::new();
     let moe = p.model.is_moe();
     for (kind, label, size) in [
-        ("tp", "TP", par.tp()),
-        ("cp", "CP", par.cp()),
-        ("ep", "EP", if moe { par.ep() } else { 1 }),
-        ("dp", "DP", d.data_parallel_size),
-        ("pp", "PP", par.pp()),
+        (GroupKind::Tp, "TP", par.tp()),
+        (GroupKind::Cp, "CP", par.cp()),
+        (GroupKind::Ep, "EP", if moe { par.ep() } else { 1 }),
+        (GroupKind::Dp, "DP", d.data_parallel_size),
+        (GroupKind::Pp, "PP", par.pp()),
     ] {
         if size <= 1 {
             continue;
