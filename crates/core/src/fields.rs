@@ -4,8 +4,7 @@
 use crate::{Code, Diagnostic};
 use serde_json::{Map, Value};
 
-/// The largest integer any field accepts; keeps every product of a few fields inside u128 and f64.
-pub const MAX_FIELD: u64 = 1 << 40;
+pub use crate::limits::MAX_FIELD;
 
 pub struct Fields<'a> {
     map: Option<&'a Map<String, Value>>,
@@ -189,29 +188,41 @@ fn short(v: &Value) -> String {
     }
 }
 
-/// Levenshtein distance, for "did you mean" suggestions.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().take(64).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The closest candidate within a third of the word's length, if any.
+/// The closest candidate within a third of its length (at least 2 edits), compared case-insensitively by
+/// Levenshtein distance on the first 64 characters, so a megabyte-long word costs no more than a short one.
 pub fn nearest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    let lower = word.to_ascii_lowercase();
+    let head = |s: &str| s.chars().take(64).collect::<String>().to_ascii_lowercase();
+    let word = head(word);
     candidates
         .iter()
-        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), *c))
+        .map(|c| (strsim::levenshtein(&word, &head(c)), *c))
         .filter(|(d, c)| *d <= (c.len() / 3).max(2))
         .min()
         .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest;
+
+    #[test]
+    fn nearest_suggests_within_a_third_of_the_name() {
+        let known = ["tensor_model_parallel_size", "pipeline_model_parallel_size", "num_query_groups"];
+        // One deletion ("paralel"), one insertion ("groups" → "group"): distance 1.
+        assert_eq!(nearest("tensor_model_paralel_size", &known), Some("tensor_model_parallel_size"));
+        assert_eq!(nearest("NUM_QUERY_GROUP", &known), Some("num_query_groups"));
+        // "seq_len" is 16+ edits from every name: no suggestion.
+        assert_eq!(nearest("seq_len", &known), None);
+        // Short names allow 2 edits: "tp" → "ep" is 1, "xyz" → "ep" is 3.
+        assert_eq!(nearest("tp", &["ep", "cp"]), Some("cp"));
+        assert_eq!(nearest("xyz", &["ep"]), None);
+    }
+
+    #[test]
+    fn nearest_reads_only_the_first_64_characters() {
+        // A megabyte-long word is compared by its head: "num_query_groups" followed by junk is 64 − 16 = 48 edits away.
+        let long = format!("num_query_groups{}", "x".repeat(1 << 20));
+        assert_eq!(nearest(&long, &["num_query_groups"]), None);
+        assert_eq!(nearest(&long[..17], &["num_query_groups"]), Some("num_query_groups"));
+    }
 }

@@ -4,8 +4,8 @@
 
 use crate::fields::as_uint;
 use crate::model::{ModelConfig, MoeLayerFreq};
-use crate::plan::InputError;
-use crate::{Code, Diagnostic, plan::model_from_fields};
+use crate::model_fields::model_from_fields;
+use crate::{Code, Diagnostic, InputError};
 use serde_json::{Map, Value, json};
 
 /// The `model_type` values mapped, with the family they belong to.
@@ -117,7 +117,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             // DeepSeek: layer i is MoE iff i >= first_k_dense_replace and i % moe_layer_freq == 0;
             // Qwen-MoE: iff i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
             let qwen = model_type.starts_with("qwen");
-            let pattern: Vec<u8> = (0..layers.min(crate::plan::MAX_LAYERS))
+            let pattern: Vec<u8> = (0..layers.min(crate::limits::MAX_LAYERS))
                 .map(|i| {
                     let sparse = if qwen { (i + 1) % step == 0 } else { i % step == 0 };
                     u8::from(i >= first_dense && sparse && !dense_only.contains(&i))
