@@ -1,6 +1,7 @@
 //! Reading a JSON object field by field: wrong types, out-of-range values and unknown keys become
 //! diagnostics (and a fallback value), never a panic.
 
+use crate::limits::{MAX_STRING_CHARS, MAX_UNKNOWN_FIELDS_REPORTED};
 use crate::{Code, Diagnostic};
 use serde_json::{Map, Value};
 
@@ -117,10 +118,17 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A string of at most [`MAX_STRING_CHARS`] characters.
     pub fn string(&mut self, key: &'static str) -> Option<String> {
         match self.raw(key) {
             None => None,
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(s)) => match too_long(&self.path(key), s) {
+                Some(d) => {
+                    self.diags.push(d);
+                    None
+                }
+                None => Some(s.clone()),
+            },
             Some(v) => {
                 self.bad(key, "a string", v, "the default".into());
                 None
@@ -133,21 +141,40 @@ impl<'a> Fields<'a> {
         self.seen.extend_from_slice(keys);
     }
 
-    /// Warns about every key that was never read, suggesting the nearest known one.
+    /// Warns about every key that was never read, suggesting the nearest known one; past
+    /// [`MAX_UNKNOWN_FIELDS_REPORTED`] of them, one more warning counts the rest.
     pub fn finish(self) {
         let Some(map) = self.map else { return };
-        for key in map.keys() {
-            if self.seen.iter().any(|s| s == key) {
-                continue;
-            }
-            let path = self.path(key);
+        let mut unknown = map.keys().filter(|key| !self.seen.iter().any(|s| s == key));
+        for key in unknown.by_ref().take(MAX_UNKNOWN_FIELDS_REPORTED) {
+            // A key is shown whole up to the longest string field accepted.
+            let path = clip_to(&self.path(key), MAX_STRING_CHARS);
             let fix = match nearest(key, &self.seen) {
                 Some(n) => format!("did you mean `{}`? Remove or rename `{path}`", self.path(n)),
                 None => format!("remove `{path}`; known fields are {}", self.seen.join(", ")),
             };
             self.diags.push(Diagnostic::new(Code::UnknownField, format!("`{path}` is not a field meshplan knows; it was ignored"), fix));
         }
+        let rest = unknown.count();
+        if rest > 0 {
+            let section = if self.section.is_empty() { "the plan" } else { self.section.as_str() };
+            self.diags.push(Diagnostic::new(
+                Code::UnknownField,
+                format!("`{section}` has {rest} more fields meshplan does not know; they were ignored"),
+                format!("remove them; known fields are {}", self.seen.join(", ")),
+            ));
+        }
     }
+}
+
+/// The diagnostic for a string field `path` longer than [`MAX_STRING_CHARS`] characters, if `s` is.
+pub fn too_long(path: &str, s: &str) -> Option<Diagnostic> {
+    s.chars().nth(MAX_STRING_CHARS)?;
+    Some(Diagnostic::new(
+        Code::InvalidValue,
+        format!("`{path}` is {} characters long; the longest accepted is {MAX_STRING_CHARS}", s.chars().count()),
+        format!("set `{path}` to a string of at most {MAX_STRING_CHARS} characters (using the default meanwhile)"),
+    ))
 }
 
 /// A non-negative integer, accepting integral floats such as 4.0.
@@ -173,14 +200,20 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().count() > 40 {
+    clip_to(s, 40)
+}
+
+/// `s` cut to `max` characters, with an ellipsis when cut.
+fn clip_to(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if s.chars().nth(max).is_some() {
         out.push('…');
     }
     out
 }
 
-fn short(v: &Value) -> String {
+/// A value as a message shows it: strings clipped, numbers whole, anything else by its kind.
+pub fn short(v: &Value) -> String {
     match v {
         Value::String(s) => format!("{:?}", clip(s)),
         Value::Number(n) => n.to_string(),

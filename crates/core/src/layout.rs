@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Code, Diagnostic};
 
-/// The largest world [`build_layout`] materialises; [`coordinates`] has no such limit.
-pub const MAX_LAYOUT_WORLD: u64 = 1 << 21;
+/// The largest world [`build_layout`] materialises (see `limits.rs` for why); [`coordinates`] has no such limit.
+pub use crate::limits::MAX_LAYOUT_WORLD;
 
 /// Megatron-Core's default order (`initialize_model_parallel`, and training without
 /// `--use-tp-pp-dp-mapping`).
@@ -704,14 +704,15 @@ pub fn normalize_order(order: &str, sizes: &MeshSizes) -> Result<String, Diagnos
 /// Upstream: parallel_state.py, initialize_model_parallel (every `get_ranks` call of the dense and
 /// expert generators that meshplan reports).
 pub fn build_layout(world: u64, sizes: &MeshSizes, order: &str, nvlink_domain_size: u64) -> Result<Layout, Diagnostic> {
+    // Checking the sizes and the order costs nothing per rank: their errors come first, whatever the world.
+    let r = resolve(world, sizes, order)?;
     if world > MAX_LAYOUT_WORLD {
         return Err(Diagnostic::new(
             Code::WorldTooLargeToLayOut,
             format!("world size {world} is more than the {MAX_LAYOUT_WORLD} ranks meshplan lays out group by group"),
-            "Plan with at most 2,097,152 ranks, or use per-rank coordinates, which have no such limit.",
+            format!("Plan with at most {MAX_LAYOUT_WORLD} ranks to see every rank group, or use per-rank coordinates, which have no such limit."),
         ));
     }
-    let r = resolve(world, sizes, order)?;
     let of = |kind: GroupKind| {
         let mesh = if kind.is_expert() { &r.expert } else { &r.dense };
         mesh.groups(mask_of(kind.megatron_token()))

@@ -1,8 +1,8 @@
 //! The plan: model, cluster, training and parallelism, read from the plan file's JSON with
 //! Megatron's names and defaults.
 
-use crate::fields::{Fields, nearest};
-use crate::limits::MAX_FIELD;
+use crate::fields::{Fields, nearest, short, too_long};
+use crate::limits::{MAX_FIELD, MAX_PLAN_BYTES};
 use crate::model::ModelConfig;
 use crate::presets::{self, GpuSpec};
 use crate::{Code, Diagnostic, hf};
@@ -133,12 +133,24 @@ impl Plan {
     }
 }
 
+/// Reads plan-file text as JSON: at most [`MAX_PLAN_BYTES`], and nested at most 128 deep (serde_json's recursion
+/// limit), so no text costs more than a bounded parse.
+pub fn read_json(text: &str) -> Result<Value, InputError> {
+    if text.len() > MAX_PLAN_BYTES {
+        return Err(InputError::new(
+            Code::PlanTooLarge,
+            format!("the plan is {} bytes; the largest plan meshplan reads is {MAX_PLAN_BYTES} bytes (1 MiB)", text.len()),
+            "remove what the plan does not need (a plan file is a few KB; a Hugging Face config.json too)",
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+    })
+}
+
 /// Parses plan-file text.
 pub fn parse_plan_str(text: &str) -> Result<(Plan, Vec<Diagnostic>), InputError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
-    })?;
-    parse_plan(&value)
+    parse_plan(&read_json(text)?)
 }
 
 /// Parses a plan-file JSON value, collecting diagnostics for every field that had to be corrected.
@@ -158,8 +170,27 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
     let (model_key, model_name, model) = parse_model(value.get("model"), &mut diags)?;
     let (cluster, gpu) = parse_cluster(value.get("cluster"), &mut diags)?;
     let training = parse_training(value.get("training"), &mut diags);
-    let parallelism = parse_parallelism(value.get("parallelism"), &mut diags);
+    let mut parallelism = parse_parallelism(value.get("parallelism"), &mut diags);
+    bound_pipeline(model.num_layers, &mut parallelism, &mut diags);
     Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism }, diags))
+}
+
+/// Pipeline stages beyond the layer count: in every split Megatron accepts each stage builds at least one layer, so
+/// PP ≤ num_layers. A larger PP is an error here, before any per-stage work, and the default PP = 1 is used instead.
+/// (Virtual chunks need no such bound: [`crate::pipeline::split_layers`] builds chunks only for stages with layers,
+/// each at least one layer.)
+pub fn bound_pipeline(num_layers: u64, par: &mut Parallelism, diags: &mut Vec<Diagnostic>) {
+    let pp = par.pipeline_model_parallel_size;
+    if pp > num_layers {
+        diags.push(Diagnostic::new(
+            Code::PipelineExceedsLayers,
+            format!(
+                "pipeline_model_parallel_size = {pp} is more than num_layers = {num_layers}: every pipeline stage builds at least one layer, so the largest accepted is {num_layers} (using 1 meanwhile)"
+            ),
+            format!("set pipeline_model_parallel_size to a divisor of {num_layers}, at most {num_layers}"),
+        ));
+        par.pipeline_model_parallel_size = 1;
+    }
 }
 
 fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(String, String, ModelConfig), InputError> {
@@ -190,7 +221,7 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
                 Some(other) => {
                     return Err(InputError::new(
                         Code::InvalidValue,
-                        format!("`model.preset` must be a preset key string, found {other}"),
+                        format!("`model.preset` must be a preset key string, found {}", short(other)),
                         "set `model.preset` to a key from `meshplan presets`",
                     ));
                 }
@@ -201,7 +232,14 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
                 model_from_fields(Some(&p.config), None, "model", &mut ignored)
             });
             let config = model_from_fields(value, base_config.as_ref(), "model", diags);
-            let name = map.get("name").and_then(Value::as_str).map(str::to_string);
+            let name = map.get("name").and_then(Value::as_str).filter(|n| match too_long("model.name", n) {
+                Some(d) => {
+                    diags.push(d);
+                    false
+                }
+                None => true,
+            });
+            let name = name.map(str::to_string);
             // Fields that only restate the preset's own values (as the plan export writes them) keep the preset.
             let unchanged = base_config.as_ref() == Some(&config);
             let (key, default_name) = match base {
@@ -213,7 +251,7 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
         }
         Some(other) => Err(InputError::new(
             Code::InvalidModel,
-            format!("`model` must be a preset key or an object, found {other}"),
+            format!("`model` must be a preset key or an object, found {}", short(other)),
             "set `model` to a preset key such as \"llama-3.1-8b\", or an object of Megatron TransformerConfig fields",
         )),
     }

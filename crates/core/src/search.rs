@@ -20,6 +20,7 @@ use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
+use crate::limits::MAX_SEARCH_WORLD;
 use std::collections::BTreeMap;
 
 /// Search settings.
@@ -502,10 +503,7 @@ fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
 /// Reads a plan file for the search: `model`, `cluster`, `training.global_batch_size` and `training.seq_length`
 /// are required; `parallelism` may be absent (it is searched).
 pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, InputError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
-    })?;
-    search_value(&value, opts)
+    search_value(&plan::read_json(text)?, opts)
 }
 
 /// As [`search_str`], from a JSON value.
@@ -521,6 +519,14 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
         }
     }
     let (p, _) = plan::parse_plan(value)?;
+    let world = p.world_size();
+    if world > MAX_SEARCH_WORLD {
+        return Err(InputError::new(
+            Code::WorldTooLargeToSearch,
+            format!("the cluster has {world} GPUs; the search enumerates layouts of at most {MAX_SEARCH_WORLD} GPUs"),
+            format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
+        ));
+    }
     Ok(search(&p, opts))
 }
 
@@ -539,7 +545,8 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
         rejected_by: BTreeMap::new(),
         dominated: 0,
     };
-    if base.world_size() == 0 || base.world_size() > plan::MAX_PARALLEL {
+    // `search_value` says why it does not search above this; a caller of this function gets an empty result.
+    if base.world_size() == 0 || base.world_size() > MAX_SEARCH_WORLD {
         return result;
     }
     let mut p = base.clone();
