@@ -147,7 +147,7 @@ rules! {
     PlanTooLarge "plan-too-large" E "The plan text is larger than meshplan reads (exit status 2)." "meshplan limit (limits.rs MAX_PLAN_BYTES)";
     PipelineExceedsLayers "pipeline-exceeds-layers" E "pipeline_model_parallel_size exceeds num_layers: every pipeline stage builds at least one layer; PP = 1 was used instead." "megatron/core/transformer/transformer_config.py __post_init__ and megatron/training/arguments.py validate_args (num_layers divisible by PP; uneven stages larger than 0, middle stages not empty)";
     ListTooLong "list-too-long" E "A list is longer than the model it describes (more entries than layers); it was ignored." "meshplan limit (limits.rs MAX_LAYERS)";
-    WorldTooLargeToSearch "world-too-large-to-search" E "The layout search enumerates clusters of at most 2^24 GPUs (exit status 2)." "meshplan limit (limits.rs MAX_SEARCH_WORLD)";
+    SearchTooLarge "search-too-large" E "The layout search would enumerate more than it sizes in about a second: over 2^24 GPUs, or more than 10^8 units of candidate work (exit status 2)." "meshplan limit (limits.rs MAX_SEARCH_WORLD, MAX_SEARCH_WORK)";
 }
 
 impl Code {

@@ -20,7 +20,7 @@ use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
-use crate::limits::MAX_SEARCH_WORLD;
+use crate::limits::{CANDIDATE_WORK, MAX_SEARCH_WORK, MAX_SEARCH_WORLD};
 use std::collections::BTreeMap;
 
 /// Search settings.
@@ -451,14 +451,21 @@ impl Shape {
     }
 }
 
-/// Every structural layout the search tries, in a fixed order.
-fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
+/// Every structural layout the search tries, in a fixed order; or, as soon as sizing them all would cost more than
+/// [`MAX_SEARCH_WORK`], that partial cost. A candidate (a shape at one micro-batch size and one of the `ORDER`
+/// variants) costs [`CANDIDATE_WORK`] units for the rules plus one per pipeline stage and virtual chunk its memory
+/// estimate walks.
+fn shapes(p: &Plan, opts: &SearchOptions) -> Result<Vec<Shape>, u64> {
     let m = &p.model;
     let w = p.world_size();
     let moe = m.is_moe();
     let layers = m.num_layers.max(1);
     let seq = p.training.seq_length;
     let tp_cap = opts.max_tp.min(p.cluster.nvlink_domain_size.max(1)).max(1);
+    let candidates_per_shape = (opts.micro_batch_sizes.len() * ORDER.len()) as u64;
+    let mut work = 0u64;
+    // The EP sizes are divisors of the expert count: listed once, not searched for in every shape.
+    let expert_divisors = if moe { divisors_upto(m.num_experts(), m.num_experts()) } else { Vec::new() };
     let mut out = Vec::new();
     for tp in divisors_upto(w, tp_cap) {
         // CP only where each rank keeps at least 1,024 tokens of the sequence.
@@ -474,7 +481,8 @@ fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
                         let etps: Vec<u64> = if moe { if tp > 1 { vec![1, tp] } else { vec![1] } } else { vec![tp] };
                         for etp in etps {
                             let eps: Vec<u64> = if moe {
-                                divisors_upto(w / (pp * etp), m.num_experts()).into_iter().filter(|e| m.num_experts() % e == 0).collect()
+                                let n = w / (pp * etp);
+                                expert_divisors.iter().copied().filter(|&e| e <= n && n % e == 0).collect()
                             } else {
                                 vec![1]
                             };
@@ -488,6 +496,11 @@ fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
                                     &[true, false]
                                 };
                                 for &sp in sps {
+                                    let per_candidate = CANDIDATE_WORK.saturating_add(pp).saturating_add(pp.saturating_mul(vpp));
+                                    work = work.saturating_add(candidates_per_shape.saturating_mul(per_candidate));
+                                    if work > MAX_SEARCH_WORK {
+                                        return Err(work);
+                                    }
                                     out.push(Shape { tp, pp, vpp, cp, ep, etp, sp, first, last });
                                 }
                             }
@@ -497,7 +510,7 @@ fn shapes(p: &Plan, opts: &SearchOptions) -> Vec<Shape> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Reads a plan file for the search: `model`, `cluster`, `training.global_batch_size` and `training.seq_length`
@@ -522,9 +535,20 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
     let world = p.world_size();
     if world > MAX_SEARCH_WORLD {
         return Err(InputError::new(
-            Code::WorldTooLargeToSearch,
+            Code::SearchTooLarge,
             format!("the cluster has {world} GPUs; the search enumerates layouts of at most {MAX_SEARCH_WORLD} GPUs"),
             format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
+        ));
+    }
+    if shapes(&p, opts).is_err() {
+        let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
+        return Err(InputError::new(
+            Code::SearchTooLarge,
+            format!(
+                "sizing every layout of {} ({} layers{experts}) on {world} GPUs would take more than the {MAX_SEARCH_WORK} units of work the search does in about a second (a unit: one pipeline stage or virtual chunk of one candidate)",
+                p.model_name, p.model.num_layers
+            ),
+            "search fewer GPUs (a count with fewer divisors: a power of two has few), or plan this cluster's layout with `meshplan plan`",
         ));
     }
     Ok(search(&p, opts))
@@ -560,7 +584,9 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
-    for sh in shapes(base, opts) {
+    // `search_value` says why it does not search a space this large; a caller of this function gets an empty result.
+    let Ok(shapes) = shapes(base, opts) else { return result };
+    for sh in shapes {
         let split = splits
             .entry((sh.pp, sh.vpp, sh.first, sh.last))
             .or_insert_with(|| pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last));

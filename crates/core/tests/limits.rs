@@ -159,7 +159,7 @@ fn the_search_says_why_it_does_not_search_above_2_pow_24_gpus() {
     .to_string();
     let e = answers("search of 2^25 GPUs", move || meshplan_core::search::search_str(&text, &Default::default()))
         .expect_err("an input error, not an empty result");
-    assert_eq!(e.code, "world-too-large-to-search");
+    assert_eq!(e.code, "search-too-large");
     assert!(e.message.contains("33554432") && e.message.contains("16777216"), "{}", e.message);
 }
 
@@ -262,4 +262,23 @@ fn a_hundred_thousand_unknown_fields_are_summed_up() {
     // 20 named, then one for the other 99,980.
     assert_eq!(unknown.len(), 21);
     assert!(unknown[20].message.contains("99980"), "{}", unknown[20].message);
+}
+
+#[test]
+fn a_search_space_too_large_to_size_in_a_second_is_refused_before_sizing_it() {
+    // 64 layers and 55,440 experts (120 divisors) on 8,648,640 GPUs (448 divisors): 4.7·10^6 candidates, 1.8 s of
+    // sizing in a release build before the limit (and 2.3 s with its expert-count loop).
+    let text = json!({"model": {"num_layers": 64, "hidden_size": 1024, "num_attention_heads": 16, "num_moe_experts": 55440},
+                      "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1081080},
+                      "training": {"seq_length": 4096, "global_batch_size": 8192}})
+    .to_string();
+    let e = answers("search of 8,648,640 GPUs", move || meshplan_core::search::search_str(&text, &Default::default()).unwrap_err());
+    assert_eq!(e.code, "search-too-large");
+    assert!(e.message.contains("8648640") && e.message.contains("55440 experts") && e.message.contains("100000000"), "{}", e.message);
+    // DeepSeek-V3 on 16,384 GPUs (2.2·10^6 units) is searched.
+    let text = json!({"model": "deepseek-v3", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2048},
+                      "training": {"seq_length": 4096, "global_batch_size": 8192}})
+    .to_string();
+    let r = answers("DeepSeek-V3 search", move || meshplan_core::search::search_str(&text, &Default::default()).unwrap());
+    assert!(r.evaluated > 0);
 }
