@@ -46,33 +46,15 @@ impl Rng {
     }
 }
 
-const MODEL_FIELDS: &[&str] = &[
-    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "kv_channels", "vocab_size",
-    "make_vocab_size_divisible_by", "max_position_embeddings", "position_embedding_type", "gated_linear_unit",
-    "activation_func", "normalization", "add_bias_linear", "add_qkv_bias", "qk_layernorm",
-    "share_embeddings_and_output_weights", "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size",
-    "moe_shared_expert_intermediate_size", "moe_layer_freq", "moe_router_pre_softmax", "multi_latent_attention",
-    "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", "preset", "name",
-];
-const CLUSTER_FIELDS: &[&str] = &["gpu", "gpus_per_node", "num_nodes", "num_gpus", "nvlink_domain_size"];
-const TRAINING_FIELDS: &[&str] = &[
-    "seq_length", "micro_batch_size", "global_batch_size", "recompute_granularity", "recompute_method",
-    "recompute_num_layers", "use_distributed_optimizer", "precision",
-];
-const PARALLEL_FIELDS: &[&str] = &[
-    "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-    "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size", "sequence_parallel", "order",
-    "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage", "microbatch_group_size_per_vp_stage",
-    "overlap_p2p_comm",
-];
-const HF_FIELDS: &[&str] = &[
-    "model_type", "hidden_size", "intermediate_size", "moe_intermediate_size", "num_hidden_layers", "num_attention_heads",
-    "num_key_value_heads", "head_dim", "vocab_size", "tie_word_embeddings", "max_position_embeddings", "n_routed_experts",
-    "num_experts", "num_local_experts", "n_shared_experts", "shared_expert_intermediate_size", "num_experts_per_tok",
-    "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "q_lora_rank", "kv_lora_rank",
-    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "mlp_bias", "attention_bias",
-    "use_qk_norm", "_name_or_path", "architectures",
-];
+#[path = "../tests/common/fields.rs"]
+mod fields;
+use fields::{HF_FIELDS, PLAN_FIELDS};
+
+/// The plan fields of one section.
+fn fields_of(section: &str) -> Vec<&'static str> {
+    PLAN_FIELDS.iter().filter(|(s, _)| *s == section).map(|(_, k)| *k).collect()
+}
+
 const WORDS: &[&str] = &[
     "tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "TP-CP-EP-DP-PP", "pp-dp-ep-cp-tp", "tp-pp", "tp--pp", "", "selective", "full",
     "none", "uniform", "block", "bf16", "fp8", "fp4", "fp16", "fp32", "rope", "learned_absolute", "silu", "gelu", "RMSNorm",
@@ -118,7 +100,7 @@ fn any_value(rng: &mut Rng, depth: u32) -> Value {
     }
 }
 
-fn section(rng: &mut Rng, fields: &[&str], fill: u64) -> Value {
+fn section(rng: &mut Rng, fields: &[&'static str], fill: u64) -> Value {
     let mut m = Map::new();
     for f in fields {
         if rng.chance(fill) {
@@ -137,14 +119,14 @@ fn structured(rng: &mut Rng) -> Value {
         0 => json!(presets::models()[rng.below(presets::models().len() as u64) as usize].key),
         1 => json!({"hf_config": section(rng, HF_FIELDS, 60)}),
         2 => {
-            let mut m = section(rng, MODEL_FIELDS, 30);
+            let mut m = section(rng, &fields_of("model"), 30);
             m["preset"] = json!(presets::models()[rng.below(presets::models().len() as u64) as usize].key);
             m
         }
-        _ => section(rng, MODEL_FIELDS, 50),
+        _ => section(rng, &fields_of("model"), 50),
     };
-    let mut plan = json!({"model": model, "cluster": section(rng, CLUSTER_FIELDS, 60), "training": section(rng, TRAINING_FIELDS, 50),
-                          "parallelism": section(rng, PARALLEL_FIELDS, 40)});
+    let mut plan = json!({"model": model, "cluster": section(rng, &fields_of("cluster"), 60), "training": section(rng, &fields_of("training"), 50),
+                          "parallelism": section(rng, &fields_of("parallelism"), 40)});
     if rng.chance(80) {
         plan["cluster"]["gpu"] = json!(presets::gpus()[rng.below(presets::gpus().len() as u64) as usize].key);
     }
@@ -187,8 +169,7 @@ fn mutate_value(rng: &mut Rng, seed: &Value) -> Value {
             }
             1 => {
                 if let Some((_, parent)) = path.split_last() {
-                    let group = [MODEL_FIELDS, PARALLEL_FIELDS, TRAINING_FIELDS, HF_FIELDS, CLUSTER_FIELDS][rng.below(5) as usize];
-                    let field = *rng.pick(group);
+                    let field = if rng.chance(20) { *rng.pick(HF_FIELDS) } else { rng.pick(PLAN_FIELDS).1 };
                     if let Some(Value::Object(m)) = at(&mut v, parent) {
                         m.insert(field.to_string(), any_value(rng, 0));
                     }

@@ -1,6 +1,7 @@
 //! Bad input never panics: it becomes a diagnostic, or an InputError (exit status 2).
 
 mod common;
+use common::fields::{HF_FIELDS, PLAN_FIELDS};
 use common::*;
 use meshplan_core::{plan_str, plan_value};
 use proptest::prelude::*;
@@ -104,77 +105,6 @@ fn arb_json() -> impl Strategy<Value = Value> {
     })
 }
 
-/// Every field the plan reader knows, by section.
-const PATHS: &[(&str, &str)] = &[
-    ("model", "num_layers"),
-    ("model", "hidden_size"),
-    ("model", "ffn_hidden_size"),
-    ("model", "num_attention_heads"),
-    ("model", "num_query_groups"),
-    ("model", "kv_channels"),
-    ("model", "vocab_size"),
-    ("model", "make_vocab_size_divisible_by"),
-    ("model", "max_position_embeddings"),
-    ("model", "position_embedding_type"),
-    ("model", "gated_linear_unit"),
-    ("model", "activation_func"),
-    ("model", "normalization"),
-    ("model", "add_bias_linear"),
-    ("model", "add_qkv_bias"),
-    ("model", "qk_layernorm"),
-    ("model", "share_embeddings_and_output_weights"),
-    ("model", "num_moe_experts"),
-    ("model", "moe_router_topk"),
-    ("model", "moe_ffn_hidden_size"),
-    ("model", "moe_shared_expert_intermediate_size"),
-    ("model", "moe_layer_freq"),
-    ("model", "moe_router_pre_softmax"),
-    ("model", "multi_latent_attention"),
-    ("model", "q_lora_rank"),
-    ("model", "kv_lora_rank"),
-    ("model", "qk_head_dim"),
-    ("model", "qk_pos_emb_head_dim"),
-    ("model", "v_head_dim"),
-    ("model", "mtp_num_layers"),
-    ("model", "preset"),
-    ("model", "name"),
-    ("cluster", "gpu"),
-    ("cluster", "gpus_per_node"),
-    ("cluster", "num_nodes"),
-    ("cluster", "num_gpus"),
-    ("cluster", "nvlink_domain_size"),
-    ("training", "seq_length"),
-    ("training", "micro_batch_size"),
-    ("training", "global_batch_size"),
-    ("training", "recompute_granularity"),
-    ("training", "recompute_method"),
-    ("training", "recompute_num_layers"),
-    ("training", "use_distributed_optimizer"),
-    ("training", "precision"),
-    ("parallelism", "tensor_model_parallel_size"),
-    ("parallelism", "pipeline_model_parallel_size"),
-    ("parallelism", "virtual_pipeline_model_parallel_size"),
-    ("parallelism", "context_parallel_size"),
-    ("parallelism", "expert_model_parallel_size"),
-    ("parallelism", "expert_tensor_parallel_size"),
-    ("parallelism", "sequence_parallel"),
-    ("parallelism", "order"),
-    ("parallelism", "num_layers_in_first_pipeline_stage"),
-    ("parallelism", "num_layers_in_last_pipeline_stage"),
-    ("parallelism", "microbatch_group_size_per_vp_stage"),
-    ("parallelism", "overlap_p2p_comm"),
-];
-
-/// Every Hugging Face `config.json` field the import reads.
-const HF_PATHS: &[&str] = &[
-    "model_type", "hidden_size", "intermediate_size", "moe_intermediate_size", "num_hidden_layers", "num_attention_heads",
-    "num_key_value_heads", "head_dim", "vocab_size", "tie_word_embeddings", "max_position_embeddings", "n_routed_experts",
-    "num_experts", "num_local_experts", "n_shared_experts", "shared_expert_intermediate_size", "num_experts_per_tok",
-    "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "q_lora_rank", "kv_lora_rank",
-    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "mlp_bias", "attention_bias",
-    "use_qk_norm", "_name_or_path", "architectures",
-];
-
 /// A report's every export and the memory of its plan answer too.
 fn exports_and_memory(v: &Value) {
     if let Ok(r) = plan_value(v) {
@@ -189,10 +119,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn any_value_anywhere_never_panics(edits in prop::collection::vec((0..PATHS.len(), arb_json()), 1..5)) {
+    fn any_value_anywhere_never_panics(edits in prop::collection::vec((0..PLAN_FIELDS.len(), arb_json()), 1..5)) {
         let mut v = P { tp: 2, ep: 8, ..P::new(small_moe(), 16) }.json();
         for (i, val) in edits {
-            let (section, key) = PATHS[i];
+            let (section, key) = PLAN_FIELDS[i];
             v[section][key] = val;
         }
         exports_and_memory(&v);
@@ -201,14 +131,14 @@ proptest! {
     #[test]
     fn any_value_in_any_hf_config_field_never_panics(
         base in prop::sample::select(vec!["deepseek_v3", "qwen3_moe", "mixtral", "llama", "made_up"]),
-        edits in prop::collection::vec((0..HF_PATHS.len(), arb_json()), 1..6),
+        edits in prop::collection::vec((0..HF_FIELDS.len(), arb_json()), 1..6),
     ) {
         let mut hf = json!({"model_type": base, "hidden_size": 1024, "intermediate_size": 4096, "moe_intermediate_size": 512,
             "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 4, "n_routed_experts": 16, "num_experts": 16,
             "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "moe_layer_freq": 1, "decoder_sparse_step": 1,
             "mlp_only_layers": [0], "kv_lora_rank": 128, "q_lora_rank": 256, "vocab_size": 32000});
         for (i, val) in edits {
-            hf[HF_PATHS[i]] = val;
+            hf[HF_FIELDS[i]] = val;
         }
         let v = json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
                        "training": {"global_batch_size": 64}, "parallelism": {"tensor_model_parallel_size": 2, "expert_model_parallel_size": 4}});
