@@ -23,7 +23,7 @@ impl ModelPreset {
     /// The preset's resolved TransformerConfig.
     pub fn model_config(&self) -> ModelConfig {
         let mut ignored = Vec::new();
-        crate::plan::model_from_fields(Some(&self.config), None, "model", &mut ignored)
+        crate::model_fields::model_from_fields(Some(&self.config), None, "model", &mut ignored)
     }
 }
 

@@ -23,6 +23,7 @@ use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
+use crate::limits::{CANDIDATE_WORK, MAX_SEARCH_WORK, MAX_SEARCH_WORLD};
 use std::collections::BTreeMap;
 
 /// Search settings.
@@ -382,7 +383,11 @@ fn split_of(splits: &mut Splits, layers: u64, pp: u64, vpp: u64, first: Option<u
 /// of [`pipeline_shapes`], and SP on and off. The rules decide which are valid, asked as they are for a plan:
 /// [`rules::world`] for both meshes, [`rules::moe::expert_parallel`] for EP against the experts and
 /// [`rules::sequence::sequence_parallel`] for SP against TP. Every other rule judges each candidate in [`evaluate`].
-fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
+///
+/// Or, as soon as sizing them all would cost more than [`MAX_SEARCH_WORK`], that partial cost. A candidate (a shape
+/// at one micro-batch size and one of the `ORDER` variants) costs [`CANDIDATE_WORK`] units for the rules plus one per
+/// pipeline stage and virtual chunk its memory estimate walks; each rule probe of the enumeration costs one unit.
+fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Shape>, u64> {
     let m = &p.model;
     let w = p.world_size();
     let moe = m.is_moe();
@@ -393,6 +398,8 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
     let world_divisors = divisors_upto(w, tp_cap.max(opts.max_cp).max(layers).max(ep_cap));
     let upto = |cap: u64| world_divisors.iter().copied().take_while(move |&d| d <= cap);
     let mut probe = Probe { plan: p.clone(), codes: rules::Codes(Vec::with_capacity(8)) };
+    let candidates_per_shape = (opts.micro_batch_sizes.len() * ORDER.len()) as u64;
+    let mut work = 0u64;
     let mut out = Vec::new();
     for tp in upto(tp_cap) {
         for cp in upto(opts.max_cp.max(1)) {
@@ -409,6 +416,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
                     for &etp in etps {
                         for ep in upto(ep_cap) {
                             for sp in [true, false] {
+                                work = work.saturating_add(1);
                                 let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last };
                                 let valid = probe.passes(&sh, |p, c| {
                                     rules::world::expert_mesh(p, c);
@@ -416,7 +424,12 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
                                     rules::sequence::sequence_parallel(p, c);
                                 });
                                 if valid {
+                                    let per_candidate = CANDIDATE_WORK.saturating_add(pp).saturating_add(pp.saturating_mul(vpp));
+                                    work = work.saturating_add(candidates_per_shape.saturating_mul(per_candidate));
                                     out.push(sh);
+                                }
+                                if work > MAX_SEARCH_WORK {
+                                    return Err(work);
                                 }
                             }
                         }
@@ -425,7 +438,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The layer splits tried for `base.pp` stages, as (first, last, VPP): the even split, or where the layers do not
@@ -462,10 +475,7 @@ fn pipeline_shapes(probe: &mut Probe, splits: &mut Splits, layers: u64, base: Sh
 /// Reads a plan file for the search: `model`, `cluster`, `training.global_batch_size` and `training.seq_length`
 /// are required; `parallelism` may be absent (it is searched).
 pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, InputError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
-    })?;
-    search_value(&value, opts)
+    search_value(&plan::read_json(text)?, opts)
 }
 
 /// As [`search_str`], from a JSON value.
@@ -481,13 +491,35 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
         }
     }
     let (p, _) = plan::parse_plan(value)?;
-    Ok(search(&p, opts))
+    let world = p.world_size();
+    if world > MAX_SEARCH_WORLD {
+        return Err(InputError::new(
+            Code::SearchTooLarge,
+            format!("the cluster has {world} GPUs; the search enumerates layouts of at most {MAX_SEARCH_WORLD} GPUs"),
+            format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
+        ));
+    }
+    search_within_budget(&p, opts).map_err(|_work| {
+        let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
+        InputError::new(
+            Code::SearchTooLarge,
+            format!(
+                "sizing every layout of {} ({} layers{experts}) on {world} GPUs would take more than the {MAX_SEARCH_WORK} units of work the search does in about a second (a unit: one pipeline stage or virtual chunk of one candidate)",
+                p.model_name, p.model.num_layers
+            ),
+            "search fewer GPUs (a count with fewer divisors: a power of two has few), or plan this cluster's layout with `meshplan plan`",
+        )
+    })
 }
 
-/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored).
-/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored).
+/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored). A space too large to
+/// size within the search's budget gives an empty result ([`search_value`] says why).
 pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
-    let mut result = SearchResult {
+    search_within_budget(base, opts).unwrap_or_else(|_work| empty_result(base))
+}
+
+fn empty_result(base: &Plan) -> SearchResult {
+    SearchResult {
         evaluated: 0,
         valid: 0,
         candidates: Vec::new(),
@@ -498,9 +530,15 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
         pruned_by_memory: 0,
         rejected_by: BTreeMap::new(),
         dominated: 0,
-    };
-    if base.world_size() == 0 || base.world_size() > plan::MAX_PARALLEL {
-        return result;
+    }
+}
+
+/// The search, or the work its layouts would cost when that is over [`MAX_SEARCH_WORK`].
+fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResult, u64> {
+    let mut result = empty_result(base);
+    // `search_value` says why it does not search above this; a caller of this function gets an empty result.
+    if base.world_size() == 0 || base.world_size() > MAX_SEARCH_WORLD {
+        return Ok(result);
     }
     let mut p = base.clone();
     let mut scratch = Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds() };
@@ -513,7 +551,8 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
-    for sh in shapes(base, opts, &mut splits) {
+    let shapes = shapes(base, opts, &mut splits)?;
+    for sh in shapes {
         let split = splits
             .entry((sh.pp, sh.vpp, sh.first, sh.last))
             .or_insert_with(|| pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last));
@@ -606,7 +645,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
             plan: Some(p.clone()),
         });
     }
-    result
+    Ok(result)
 }
 
 /// Layer splits by pipeline shape (PP, VPP, first-stage layers, last-stage layers), computed once each.

@@ -31,8 +31,9 @@ pub use order::normalize_order;
 #[cfg(test)]
 use mesh::mask_of;
 
-/// The largest world [`build_layout`] materialises; [`coordinates`] has no such limit.
-pub const MAX_LAYOUT_WORLD: u64 = 1 << 21;
+/// The largest world whose groups [`build_layout`] lists (see `limits.rs` for why); above it the layout carries its
+/// order and NVLink crossings without the group lists. [`coordinates`] has no such limit.
+pub use crate::limits::MAX_LAYOUT_WORLD;
 
 /// Megatron-Core's default order (`initialize_model_parallel`, and training without
 /// `--use-tp-pp-dp-mapping`).
@@ -342,14 +343,12 @@ impl RankIndex {
 /// Upstream: parallel_state.py, initialize_model_parallel (every `get_ranks` call of the dense and
 /// expert generators that meshplan reports).
 pub fn build_layout(world: u64, sizes: &MeshSizes, order: &str, nvlink_domain_size: u64) -> Result<Layout, Diagnostic> {
-    if world > MAX_LAYOUT_WORLD {
-        return Err(Diagnostic::new(
-            Code::WorldTooLargeToLayOut,
-            format!("world size {world} is more than the {MAX_LAYOUT_WORLD} ranks meshplan lays out group by group"),
-            "Plan with at most 2,097,152 ranks, or use per-rank coordinates, which have no such limit.",
-        ));
-    }
+    // Checking the sizes and the order costs nothing per rank: their errors come first, whatever the world.
     let meshes = Meshes::resolve(world, sizes, order)?;
+    // Above the listing limit the groups are left out (the report says so); crossings are counted from the mesh.
+    if world > MAX_LAYOUT_WORLD {
+        return Ok(Layout::new(meshes.order_string(), Groups::default(), meshes.crossings(nvlink_domain_size)));
+    }
     let of = |kind: GroupKind| meshes.mesh_of(kind).groups(kind.mask());
     let groups = Groups {
         tp: of(GroupKind::Tp),
@@ -630,10 +629,12 @@ mod tests {
         let d = build_layout(8, &sizes(1, 1, 1, 0, 1), DEFAULT_ORDER, 8).unwrap_err();
         assert!(d.code == "mesh-size-zero" && d.message.starts_with("ep"), "{d:?}");
         assert_eq!(code(normalize_order(DEFAULT_ORDER, &sizes(0, 1, 1, 1, 1))), "mesh-size-zero");
-        assert_eq!(
-            code(build_layout(MAX_LAYOUT_WORLD + 1, &sizes(1, 1, 1, 1, 1), DEFAULT_ORDER, 8)),
-            "world-too-large-to-lay-out"
-        );
+        // Past the listing limit: the order and the crossings, no group lists. One DP group of 2^16 + 8 ranks spans
+        // ⌈(2^16 + 8)/8⌉ = 8,193 domains of 8.
+        let big_world = build_layout(MAX_LAYOUT_WORLD + 8, &sizes(1, 1, 1, 1, 1), DEFAULT_ORDER, 8).unwrap();
+        assert!(big_world.groups.dp.is_empty() && big_world.groups.tp.is_empty());
+        let dp = big_world.crossings.iter().find(|c| c.kind == "dp").unwrap();
+        assert_eq!((dp.groups_crossing, dp.total_groups, dp.max_domains_spanned), (1, 1, 8193));
         // Sizes of 2^24 with a world of 2^21: products up to 2^72, no overflow.
         let big = 1u64 << 24;
         assert_eq!(code(build_layout(1 << 21, &sizes(big, big, big, big, big), DEFAULT_ORDER, 8)), "world-not-divisible-dense");
