@@ -1,6 +1,6 @@
 //! Memory per GPU for every pipeline stage: parameters, gradients, optimizer states, activations, overheads.
 
-use crate::model::{LayerKinds, ModelConfig};
+use crate::model::{Ffn, KindCounts, LayerKind, LayerKinds, MAX_LAYER_KINDS, Mixer, ModelConfig, SavedTensor, Split};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 use crate::derive::Derived;
@@ -157,35 +157,65 @@ fn mlp_activations(m: &ModelConfig, sh: &Shape, ffn: u64) -> f64 {
     sh.tokens * (fc1_out + ffn) / sh.tp * sh.elem
 }
 
-/// Saved activations of one layer and of its checkpointed form.
-pub fn layer_activations(m: &ModelConfig, p: &Plan, moe: bool) -> LayerActivations {
+/// Bytes of the tensors a state-space mixer saves (model.rs `mamba_saved` / `gdn_saved`: elements per local token by
+/// tensor), for one microbatch.
+fn saved_bytes(tensors: &[SavedTensor], sh: &Shape) -> f64 {
+    tensors.iter().map(|t| sh.tokens * t.elements * if t.fp32 { 4.0 } else { sh.elem }).sum()
+}
+
+/// Saved activations of one layer of `kind` and of its checkpointed form: its mixer's, then its feed-forward block's
+/// (the block's norm input and output, then the MLP or MoE).
+pub fn layer_activations(m: &ModelConfig, p: &Plan, kind: LayerKind) -> LayerActivations {
     let sh = Shape::of(p);
     let (t, h) = (sh.tokens, m.hidden_size as f64);
-    // The MLP block's norm input and norm output (fc1 / router input), sequence-sharded under SP.
-    let mlp_norm = 2.0 * t * h / sh.sp * sh.elem;
-    let mlp = if moe {
-        let topk = m.moe_router_topk.max(1) as f64;
-        let experts = m.num_experts().max(1) as f64;
-        // Router logits and probabilities, fp32 (moe/router.py TopKRouter): per local token.
-        let router = 2.0 * t / sh.sp * experts * 4.0;
-        // Tokens reaching this rank's experts, balanced: each local token goes to topk experts, and the
-        // dispatcher all-gathers them over the expert-TP group (moe/token_dispatcher.py MoEAlltoAllTokenDispatcher).
-        let routed = t / sh.sp * topk * sh.etp;
-        let ffn = m.moe_ffn() as f64;
-        let fc1_out = if m.gated_linear_unit { 2.0 * ffn } else { ffn };
-        // Permuted expert input, fc1 output and activation (split over ETP), and the expert output kept to
-        // weight it by the router probabilities on unpermute (moe/moe_utils.py unpermute).
-        let experts_saved = routed * (h + (fc1_out + ffn) / sh.etp) + t / sh.sp * topk * h;
-        let shared = m.moe_shared_expert_intermediate_size.map_or(0.0, |f| mlp_activations(m, &sh, f));
-        router + experts_saved * sh.elem + shared
-    } else {
-        mlp_activations(m, &sh, m.ffn_hidden_size)
+    let split = Split { tp: sh.tp, sp: sh.sp, cp: p.parallelism.cp().max(1) as f64 };
+    let mut full = match kind.mixer {
+        Mixer::None => 0.0,
+        Mixer::Attention => attention_activations(m, &sh),
+        Mixer::Mamba => saved_bytes(&m.mamba_saved(split), &sh),
+        Mixer::GatedDeltaNet => saved_bytes(&m.gdn_saved(split), &sh),
     };
+    if kind.ffn != Ffn::None {
+        // The MLP block's norm input and norm output (fc1 / router input), sequence-sharded under SP.
+        full += 2.0 * t * h / sh.sp * sh.elem;
+        full += ffn_activations(m, &sh, kind.ffn == Ffn::Moe);
+    }
     LayerActivations {
-        full: attention_activations(m, &sh) + mlp_norm + mlp,
+        full,
         // Full recompute keeps only the layer's input (transformer_block.py _checkpointed_forward).
         checkpointed: t * h / sh.sp * sh.elem,
     }
+}
+
+/// Saved activations of a dense MLP or an MoE block, without its norm.
+fn ffn_activations(m: &ModelConfig, sh: &Shape, moe: bool) -> f64 {
+    let (t, h) = (sh.tokens, m.hidden_size as f64);
+    if !moe {
+        return mlp_activations(m, sh, m.ffn_hidden_size);
+    }
+    let topk = m.moe_router_topk.max(1) as f64;
+    let experts = m.num_experts().max(1) as f64;
+    // Router logits and probabilities, fp32 (moe/router.py TopKRouter): per local token.
+    let router = 2.0 * t / sh.sp * experts * 4.0;
+    // Tokens reaching this rank's experts, balanced: each local token goes to topk experts, and the
+    // dispatcher all-gathers them over the expert-TP group (moe/token_dispatcher.py MoEAlltoAllTokenDispatcher).
+    let routed = t / sh.sp * topk * sh.etp;
+    let ffn = m.moe_ffn() as f64;
+    let fc1_out = if m.gated_linear_unit { 2.0 * ffn } else { ffn };
+    // Permuted expert input, fc1 output and activation (split over ETP), and the expert output kept to
+    // weight it by the router probabilities on unpermute (moe/moe_utils.py unpermute).
+    let experts_saved = routed * (h + (fc1_out + ffn) / sh.etp) + t / sh.sp * topk * h;
+    let shared = m.moe_shared_expert_intermediate_size.map_or(0.0, |f| mlp_activations(m, sh, f));
+    router + experts_saved * sh.elem + shared
+}
+
+/// Activations of every kind of the model's table, in table order (unused slots are zero).
+fn kind_activations(p: &Plan, kinds: &LayerKinds) -> [LayerActivations; MAX_LAYER_KINDS] {
+    let mut out = [LayerActivations::default(); MAX_LAYER_KINDS];
+    for (a, &k) in out.iter_mut().zip(kinds.totals.table.kinds()) {
+        *a = layer_activations(&p.model, p, k);
+    }
+    out
 }
 
 /// Activations of the output side of the last stage for one microbatch: final norm, logits and cross-entropy.
@@ -197,21 +227,25 @@ fn output_activations(p: &Plan, vocab: u64) -> f64 {
     2.0 * t * h / sh.sp * sh.elem + t * vocab as f64 / sh.tp * (sh.elem + 4.0)
 }
 
-/// Activations one stage saves per microbatch, and the recompute working set, for `layers` (dense, moe) per chunk.
-fn stage_activations(p: &Plan, dense: LayerActivations, moe: LayerActivations, chunks: &[(u64, u64)]) -> (f64, f64) {
+/// Activations one stage saves per microbatch, and the recompute working set, for its layers of each kind per chunk;
+/// `acts` are the kinds' activations ([`kind_activations`]), `n_kinds` the table's length.
+fn stage_activations(p: &Plan, acts: &[LayerActivations; MAX_LAYER_KINDS], n_kinds: usize, chunks: &[KindCounts]) -> (f64, f64) {
     let t = &p.training;
     let mut saved = 0.0;
     let mut transient: f64 = 0.0;
-    let largest = dense.full.max(moe.full);
-    for &(n_dense, n_moe) in chunks {
-        let layers = n_dense + n_moe;
-        let full = n_dense as f64 * dense.full + n_moe as f64 * moe.full;
+    let acts = &acts[..n_kinds.min(MAX_LAYER_KINDS)];
+    let largest = acts.iter().map(|a| a.full).fold(0.0, f64::max);
+    // Σ over kinds of layers × per-layer bytes (summed in table order).
+    let weigh = |c: &KindCounts, per: fn(&LayerActivations) -> f64| acts.iter().zip(c.0).fold(0.0, |s, (a, n)| s + n as f64 * per(a));
+    for c in chunks {
+        let layers = c.total();
+        let full = weigh(c, |a| a.full);
         if t.recompute_granularity != Recompute::Full || layers == 0 {
             saved += full;
             continue;
         }
         let per_layer_full = full / layers as f64;
-        let per_layer_ckpt = (n_dense as f64 * dense.checkpointed + n_moe as f64 * moe.checkpointed) / layers as f64;
+        let per_layer_ckpt = weigh(c, |a| a.checkpointed) / layers as f64;
         let n = t.recompute_num_layers.unwrap_or(1).min(layers);
         match t.recompute_method {
             // Block: the first n layers of each chunk keep only their input; the rest keep everything, all of them
@@ -253,7 +287,8 @@ fn communicators(p: &Plan, d: &Derived) -> u64 {
 /// Estimates memory for every stage.
 pub fn estimate(p: &Plan, d: &Derived, split: &StageSplit) -> MemoryReport {
     let mut report = MemoryReport::default();
-    estimate_into(p, d, &stage_params(p, d, split, &p.model.kinds()), &mut report);
+    let kinds = p.model.kinds();
+    estimate_into(p, d, &kinds, &stage_params(p, d, split, &kinds), &mut report);
     report
 }
 
@@ -265,8 +300,8 @@ pub struct StageParams {
     /// Parameters per GPU of the dense part (sharded over TP, or replicated) and of the routed experts (over EP·ETP).
     pub dense: f64,
     pub experts: f64,
-    /// (dense layers, MoE layers) of each virtual chunk, in order.
-    pub chunks: Vec<(u64, u64)>,
+    /// Layers of each kind (indexed like the model's kind table) in each virtual chunk, in order.
+    pub chunks: Vec<KindCounts>,
 }
 
 /// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
@@ -288,21 +323,25 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
     // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in
     // megatron/training/arguments.py); Megatron Bridge's gpt_provider.py provide() passes max_sequence_length = seq_length.
     let position_rows = m.max_position_embeddings.unwrap_or(p.training.seq_length);
-    // Layers of one kind have identical parameters (model.rs kind_params): per GPU, the TP-sharded part over TP plus
+    // Layers of one kind have identical parameters (model.rs params_of): per GPU, the TP-sharded part over TP plus
     // the replicated part, and the routed experts over EP·ETP.
     let per_gpu = |lp: &crate::model::LayerParams| (lp.tp_sharded as f64 / tp + lp.replicated as f64, lp.routed_experts as f64 / expert_shard);
-    let per_kind = [per_gpu(&kinds.dense), per_gpu(&kinds.moe)];
+    let table = &kinds.totals.table;
     out.resize_with(split.stages.len(), StageParams::default);
     for ((rank, chunks), st) in split.stages.iter().enumerate().zip(out.iter_mut()) {
         st.chunks.clear();
         (st.layers, st.dense, st.experts) = (0, 0.0, 0.0);
+        let mut stage = KindCounts::default();
         for c in chunks {
-            let moe_layers = m.moe_layers_in(c.start, c.count).min(c.count);
-            st.chunks.push((c.count - moe_layers, moe_layers));
+            let counts = kinds.counts_in(c.start, c.count);
+            for (s, n) in stage.0.iter_mut().zip(counts.0) {
+                *s += n;
+            }
+            st.chunks.push(counts);
             st.layers += c.count;
         }
-        let n_moe: u64 = st.chunks.iter().map(|k| k.1).sum();
-        for ((dense_per_layer, experts_per_layer), count) in [(per_kind[0], st.layers - n_moe), (per_kind[1], n_moe)] {
+        for (lp, count) in table.params().iter().zip(stage.0) {
+            let (dense_per_layer, experts_per_layer) = per_gpu(lp);
             st.dense += count as f64 * dense_per_layer;
             st.experts += count as f64 * experts_per_layer;
         }
@@ -326,22 +365,23 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
             if m.mtp_num_layers > 0 && par.pp() > 1 {
                 st.dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
             }
-            // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections.
-            let (mtp_dense, mtp_experts) = per_gpu(&kinds.mtp);
-            st.dense += m.mtp_num_layers as f64 * mtp_dense;
-            st.experts += m.mtp_num_layers as f64 * mtp_experts;
+            // MTP layers sit on the last stage (multi_token_prediction.py), each a full layer plus its projections;
+            // with mtp_use_repeated_layer one depth's weights serve every depth.
+            let mtp = &kinds.totals.mtp;
+            let (mtp_dense, mtp_experts) = per_gpu(&mtp.params);
+            st.dense += mtp.weight_copies as f64 * mtp_dense;
+            st.experts += mtp.weight_copies as f64 * mtp_experts;
         }
     }
 }
 
-/// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout), into `out`, reusing its
-/// buffer (the layout search sizes thousands of candidates).
-pub fn estimate_into(p: &Plan, d: &Derived, params: &[StageParams], out: &mut MemoryReport) {
+/// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout and `kinds`, `p.model.kinds()`),
+/// into `out`, reusing its buffer (the layout search sizes thousands of candidates).
+pub fn estimate_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport) {
     let par = &p.parallelism;
-    let m = &p.model;
     let vocab = d.padded_vocab_size;
-    let dense_act = layer_activations(m, p, false);
-    let moe_act = if m.is_moe() { layer_activations(m, p, true) } else { dense_act };
+    let acts = kind_activations(p, kinds);
+    let n_kinds = kinds.totals.table.len();
     let dense_shard = d.data_parallel_size.max(1) * par.cp().max(1);
     let (precision, distributed) = (p.training.precision, p.training.use_distributed_optimizer);
     let (w, g, o_dense) = bytes_per_param(precision, distributed, dense_shard);
@@ -354,14 +394,16 @@ pub fn estimate_into(p: &Plan, d: &Derived, params: &[StageParams], out: &mut Me
     stages.clear();
     for (rank, st) in params.iter().enumerate() {
         let (dense, experts) = (st.dense, st.experts);
-        let (act, transient) = stage_activations(p, dense_act, moe_act, &st.chunks);
+        let (act, transient) = stage_activations(p, &acts, n_kinds, &st.chunks);
         let mut output_act = 0.0;
         if rank == last {
             let output = output_activations(p, vocab);
-            // Each MTP module runs a layer like the last decoder layer (gpt_layer_specs.py get_gpt_mtp_block_spec:
-            // spec.layer_specs[-1]), dense or MoE, then its own final norm and the shared output layer.
-            let mtp_layer = if m.layer_is_moe(m.num_layers.saturating_sub(1)) { moe_act } else { dense_act };
-            output_act = output + m.mtp_num_layers as f64 * (mtp_layer.full + output);
+            // Each MTP depth runs its layers (GPT: a layer like the last decoder layer, gpt_layer_specs.py
+            // get_gpt_mtp_block_spec: spec.layer_specs[-1]; hybrid: the MTP pattern), then its own final norm and the
+            // shared output layer.
+            let mtp = &kinds.totals.mtp;
+            let mtp_layers = acts.iter().zip(mtp.layers.0).fold(0.0, |s, (a, n)| s + n as f64 * a.full);
+            output_act = output + mtp.depths as f64 * (mtp_layers + output);
         }
         let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
         // The output side lives in the last chunk only, whose forward the schedule follows with its backward.

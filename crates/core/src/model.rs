@@ -2,7 +2,16 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Which layers are MoE: Megatron's `moe_layer_freq`, an int N (every N-th layer, from layer 0) or a 0/1 list.
+mod hybrid;
+mod kinds;
+mod ssm;
+
+pub use hybrid::{HybridPattern, LAYER_SYMBOLS, PatternError};
+pub use kinds::{Ffn, KindCounts, KindTable, KindTotals, LayerKind, LayerKinds, LayerRuns, MAX_LAYER_KINDS, Mixer, Mtp};
+pub use ssm::{MAMBA_D_CONV, MAMBA_EXPAND, SavedTensor, Split};
+
+/// Which layers are MoE: Megatron's `moe_layer_freq`, an int N (every N-th layer, from layer 0) or a 0/1 list. The same
+/// shape serves `linear_attention_freq` (an int N: every N-th layer full attention; a list: 1 = linear attention).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum MoeLayerFreq {
@@ -43,6 +52,48 @@ pub struct ModelConfig {
     pub qk_pos_emb_head_dim: u64,
     pub v_head_dim: u64,
     pub mtp_num_layers: u64,
+    /// With a hybrid pattern, each MTP depth reuses one depth's weights (Megatron Bridge's Nemotron-H default).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mtp_use_repeated_layer: bool,
+    /// The hybrid layer pattern (Megatron-Core HybridModel): one symbol per layer, `|` between pipeline segments, `/`
+    /// before each MTP depth. Without it the model is a GPT stack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hybrid_layer_pattern: Option<HybridPattern>,
+    /// Mamba-2 sizes (Megatron-Core TransformerConfig); set, with Megatron's defaults, when the model has Mamba layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mamba_state_dim: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mamba_head_dim: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mamba_num_groups: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mamba_num_heads: Option<u64>,
+    /// `"gated_delta_net"` makes the layers `linear_attention_freq` marks Gated DeltaNet (Qwen3-Next, Qwen3.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental_attention_variant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_attention_freq: Option<MoeLayerFreq>,
+    /// Gated DeltaNet sizes; set, with Megatron's defaults, when the model has Gated DeltaNet layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_key_head_dim: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_value_head_dim: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_num_key_heads: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_num_value_heads: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_conv_kernel_dim: Option<u64>,
+    /// Gated attention (Qwen3-Next): linear_qkv also projects a sigmoid gate on the attention output.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub attention_output_gate: bool,
+    /// A sigmoid gate (1 × h) on the shared experts' output (Qwen3-Next, Qwen2-MoE).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub moe_shared_expert_gate: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Parameters of one transformer layer, split by how Megatron shards them.
@@ -59,6 +110,14 @@ pub struct LayerParams {
 }
 
 impl LayerParams {
+    fn plus(self, o: LayerParams) -> LayerParams {
+        LayerParams {
+            tp_sharded: self.tp_sharded + o.tp_sharded,
+            replicated: self.replicated + o.replicated,
+            routed_experts: self.routed_experts + o.routed_experts,
+            per_expert: self.per_expert + o.per_expert,
+        }
+    }
     pub fn total(&self) -> u128 {
         self.tp_sharded + self.replicated + self.routed_experts
     }
@@ -66,14 +125,6 @@ impl LayerParams {
     pub fn active(&self, topk: u64) -> u128 {
         self.tp_sharded + self.replicated + self.per_expert * topk as u128
     }
-}
-
-/// Parameters of each kind of layer (see [`ModelConfig::kinds`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LayerKinds {
-    pub dense: LayerParams,
-    pub moe: LayerParams,
-    pub mtp: LayerParams,
 }
 
 /// Parameter counts of the whole model, as published (unpadded vocabulary).
@@ -95,38 +146,19 @@ impl ModelConfig {
         self.num_moe_experts.unwrap_or(0)
     }
 
-    /// Whether layer `index` (0-based) has an MoE MLP, per `moe_layer_freq`.
-    // Source: megatron/core/models/gpt/moe_module_specs / transformer_block `moe_layer_pattern`.
+    /// Whether layer `index` (0-based) has an MoE MLP: per `moe_layer_freq`, or an `E` of the hybrid pattern.
     pub fn layer_is_moe(&self, index: u64) -> bool {
-        if !self.is_moe() {
-            return false;
-        }
-        match &self.moe_layer_freq {
-            MoeLayerFreq::Every(n) => *n > 0 && index % n == 0,
-            MoeLayerFreq::Pattern(p) => p.get(index as usize).is_some_and(|&v| v != 0),
-        }
+        self.layer_kind(index).ffn == Ffn::Moe
     }
 
+    /// Decoder layers with an MoE MLP.
     pub fn num_moe_layers(&self) -> u64 {
-        self.moe_layers_in(0, self.num_layers)
+        self.kind_totals().decoder_where(|k| k.ffn == Ffn::Moe)
     }
 
-    /// How many of the `count` layers from `start` are MoE layers: what `layer_is_moe` says of each, counted
-    /// arithmetically for `moe_layer_freq = N`.
-    pub fn moe_layers_in(&self, start: u64, count: u64) -> u64 {
-        if !self.is_moe() {
-            return 0;
-        }
-        let end = start.saturating_add(count).min(self.num_layers);
-        let start = start.min(end);
-        match &self.moe_layer_freq {
-            // Layers 0, n, 2n, …: ⌈end/n⌉ of them below `end`, ⌈start/n⌉ below `start`.
-            MoeLayerFreq::Every(n) => if *n == 0 { 0 } else { end.div_ceil(*n) - start.div_ceil(*n) },
-            MoeLayerFreq::Pattern(p) => {
-                let slice = |i: u64| usize::try_from(i).unwrap_or(usize::MAX).min(p.len());
-                p[slice(start)..slice(end)].iter().filter(|&&v| v != 0).count() as u64
-            }
-        }
+    /// Whether `experimental_attention_variant` makes `linear_attention_freq`'s layers Gated DeltaNet.
+    pub fn gated_delta_net_variant(&self) -> bool {
+        matches!(self.experimental_attention_variant.as_deref(), Some("gated_delta_net" | "gdn"))
     }
 
     pub fn moe_ffn(&self) -> u64 {
@@ -141,7 +173,7 @@ impl ModelConfig {
         u64::try_from(padded).unwrap_or(u64::MAX)
     }
 
-    fn norm_params(&self, width: u64) -> u128 {
+    pub(crate) fn norm_params(&self, width: u64) -> u128 {
         // LayerNorm has a weight and a bias; RMSNorm only a weight.
         let per = if self.normalization.eq_ignore_ascii_case("LayerNorm") { 2 } else { 1 };
         per * width as u128
@@ -188,6 +220,11 @@ impl ModelConfig {
             if self.qk_layernorm {
                 replicated += 2 * self.norm_params(self.kv_channels);
             }
+            if self.attention_output_gate {
+                // Gated attention: linear_qkv's output grows by one gate per query channel (attention.py SelfAttention:
+                // linear_qkv_out_dim += kv_channels · num_attention_heads).
+                sharded += h * heads * kv;
+            }
         }
         (sharded, replicated)
     }
@@ -202,54 +239,50 @@ impl ModelConfig {
         p
     }
 
-    /// Parameters of layer `index`: they depend only on whether it is an MoE layer.
+    /// Parameters of layer `index`: those of its kind.
     pub fn layer_params(&self, index: u64) -> LayerParams {
-        self.kind_params(self.layer_is_moe(index))
+        self.params_of(self.layer_kind(index))
     }
 
-    /// Parameters of a dense (`moe = false`) or MoE decoder layer.
-    // Source: megatron/core/transformer/mlp.py (MLP fc1/fc2), moe/moe_layer.py, moe/router.py (TopKRouter weight E×h),
-    // moe/shared_experts.py.
-    pub fn kind_params(&self, moe: bool) -> LayerParams {
-        let (attn_sharded, attn_replicated) = self.attention_params();
-        let h = self.hidden_size as u128;
-        let mut lp = LayerParams {
-            tp_sharded: attn_sharded,
-            replicated: attn_replicated + self.norm_params(self.hidden_size),
-            ..Default::default()
+    /// Parameters of one layer of `kind`: its mixer (with the input norm) and its feed-forward block (with its norm).
+    pub fn params_of(&self, kind: LayerKind) -> LayerParams {
+        let mixer = match kind.mixer {
+            Mixer::None => LayerParams::default(),
+            Mixer::Attention => {
+                let (tp_sharded, replicated) = self.attention_params();
+                LayerParams { tp_sharded, replicated, ..Default::default() }
+            }
+            Mixer::Mamba => self.mamba_params(),
+            Mixer::GatedDeltaNet => self.gdn_params(),
         };
-        if moe {
-            let experts = self.num_experts() as u128;
-            lp.replicated += experts * h; // router
-            lp.per_expert = self.mlp_weights(self.moe_ffn());
-            lp.routed_experts = lp.per_expert * experts;
-            if let Some(shared) = self.moe_shared_expert_intermediate_size.filter(|&s| s > 0) {
-                lp.tp_sharded += self.mlp_weights(shared);
-            }
-            if self.add_bias_linear {
-                lp.replicated += h; // fc2 bias is added after the row-parallel reduction
-            }
-        } else {
-            lp.tp_sharded += self.mlp_weights(self.ffn_hidden_size);
-            if self.add_bias_linear {
-                lp.replicated += h;
-            }
-        }
-        lp
+        mixer.plus(self.ffn_params(kind.ffn))
     }
 
-    /// Parameters of a dense layer, an MoE layer and an MTP module, for callers that size many layouts of one model.
-    pub fn kinds(&self) -> LayerKinds {
-        LayerKinds { dense: self.kind_params(false), moe: self.kind_params(true), mtp: self.mtp_layer_params() }
-    }
-
-    /// One MTP module: two norms, the 2h→h projection, a transformer layer (like the last decoder layer) and a norm.
-    // Source: megatron/core/transformer/multi_token_prediction.py (MultiTokenPredictionLayer: enorm, hnorm, eh_proj, final_layernorm).
-    pub fn mtp_layer_params(&self) -> LayerParams {
-        let mut lp = self.layer_params(self.num_layers.saturating_sub(1));
+    /// Parameters of a feed-forward block with its pre-norm (`pre_mlp_layernorm`, or fused into fc1).
+    // Source: megatron/core/transformer/mlp.py (MLP fc1/fc2), moe/moe_layer.py, moe/router.py (TopKRouter weight E×h),
+    // moe/shared_experts.py (gate_weight 1×h with moe_shared_expert_gate).
+    fn ffn_params(&self, ffn: Ffn) -> LayerParams {
         let h = self.hidden_size as u128;
-        lp.tp_sharded += 2 * h * h;
-        lp.replicated += 3 * self.norm_params(self.hidden_size);
+        let mut lp = LayerParams { replicated: self.norm_params(self.hidden_size), ..Default::default() };
+        match ffn {
+            Ffn::None => return LayerParams::default(),
+            Ffn::Moe => {
+                let experts = self.num_experts() as u128;
+                lp.replicated += experts * h; // router
+                lp.per_expert = self.mlp_weights(self.moe_ffn());
+                lp.routed_experts = lp.per_expert * experts;
+                if let Some(shared) = self.moe_shared_expert_intermediate_size.filter(|&s| s > 0) {
+                    lp.tp_sharded += self.mlp_weights(shared);
+                    if self.moe_shared_expert_gate {
+                        lp.replicated += h;
+                    }
+                }
+            }
+            Ffn::Dense => lp.tp_sharded += self.mlp_weights(self.ffn_hidden_size),
+        }
+        if self.add_bias_linear {
+            lp.replicated += h; // fc2 bias is added after the row-parallel reduction
+        }
         lp
     }
 
@@ -280,11 +313,12 @@ impl ModelConfig {
 
     /// Parameter counts as published: unpadded vocabulary, MTP modules reported apart.
     pub fn param_counts(&self) -> ParamCounts {
-        let n_moe = self.num_moe_layers() as u128;
-        let n_dense = self.num_layers as u128 - n_moe;
-        let (dense, moe) = (self.kind_params(false), self.kind_params(true));
-        let mut total = n_dense * dense.total() + n_moe * moe.total();
-        let mut active = n_dense * dense.active(self.moe_router_topk) + n_moe * moe.active(self.moe_router_topk);
+        let kt = self.kind_totals();
+        let (mut total, mut active) = (0u128, 0u128);
+        for (lp, n) in kt.table.params().iter().zip(kt.decoder.0) {
+            total += n as u128 * lp.total();
+            active += n as u128 * lp.active(self.moe_router_topk);
+        }
         let embedding = self.embedding_params(self.vocab_size);
         let output_layer = if self.share_embeddings_and_output_weights {
             0
@@ -294,7 +328,7 @@ impl ModelConfig {
         let final_norm = self.final_norm_params();
         total += embedding + output_layer + final_norm;
         active += embedding + output_layer + final_norm;
-        let mtp = self.mtp_layer_params().total() * self.mtp_num_layers as u128;
+        let mtp = kt.mtp.params.total() * kt.mtp.weight_copies as u128;
         ParamCounts { total, active, embedding, output_layer, mtp }
     }
 }

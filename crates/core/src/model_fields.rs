@@ -4,7 +4,7 @@
 
 use crate::fields::{Fields, as_uint};
 use crate::limits::{MAX_EXPERTS, MAX_LAYERS};
-use crate::model::{ModelConfig, MoeLayerFreq};
+use crate::model::{Mixer, ModelConfig, MoeLayerFreq};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
@@ -60,7 +60,8 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let moe_ffn_hidden_size = f.opt_uint("moe_ffn_hidden_size", 1, 1 << 26).or(b.and_then(|b| b.moe_ffn_hidden_size));
     let moe_shared_expert_intermediate_size =
         f.opt_uint("moe_shared_expert_intermediate_size", 0, 1 << 26).or(b.and_then(|b| b.moe_shared_expert_intermediate_size));
-    let moe_layer_freq = read_moe_layer_freq(&mut f, num_layers).unwrap_or_else(|| b.map_or(MoeLayerFreq::Every(1), |b| b.moe_layer_freq.clone()));
+    let moe_layer_freq =
+        read_layer_freq(&mut f, "moe_layer_freq", num_layers).unwrap_or_else(|| b.map_or(MoeLayerFreq::Every(1), |b| b.moe_layer_freq.clone()));
     let moe_router_pre_softmax = f.boolean("moe_router_pre_softmax", b.is_some_and(|b| b.moe_router_pre_softmax));
     let multi_latent_attention = f.boolean("multi_latent_attention", b.is_some_and(|b| b.multi_latent_attention));
     let q_lora_rank = match f.raw("q_lora_rank") {
@@ -73,8 +74,12 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let qk_pos_emb_head_dim = f.uint("qk_pos_emb_head_dim", b.map_or(64, |b| b.qk_pos_emb_head_dim), 0, 1 << 20);
     let v_head_dim = f.uint("v_head_dim", b.map_or(128, |b| b.v_head_dim), 1, 1 << 20);
     let mtp_num_layers = f.uint("mtp_num_layers", b.map_or(0, |b| b.mtp_num_layers), 0, 1 << 10);
+    let mtp_use_repeated_layer = f.boolean("mtp_use_repeated_layer", b.is_some_and(|b| b.mtp_use_repeated_layer));
+    let ssm = read_ssm_fields(&mut f, b, num_layers);
+    let attention_output_gate = f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate));
+    let moe_shared_expert_gate = f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate));
     f.finish();
-    ModelConfig {
+    let mut config = ModelConfig {
         num_layers,
         hidden_size,
         ffn_hidden_size,
@@ -105,6 +110,71 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
         qk_pos_emb_head_dim,
         v_head_dim,
         mtp_num_layers,
+        mtp_use_repeated_layer,
+        hybrid_layer_pattern: None,
+        mamba_state_dim: ssm.mamba[0],
+        mamba_head_dim: ssm.mamba[1],
+        mamba_num_groups: ssm.mamba[2],
+        mamba_num_heads: ssm.mamba[3],
+        experimental_attention_variant: ssm.variant,
+        linear_attention_freq: ssm.linear_attention_freq,
+        linear_key_head_dim: ssm.linear[0],
+        linear_value_head_dim: ssm.linear[1],
+        linear_num_key_heads: ssm.linear[2],
+        linear_num_value_heads: ssm.linear[3],
+        linear_conv_kernel_dim: ssm.linear[4],
+        attention_output_gate,
+        moe_shared_expert_gate,
+    };
+    fill_ssm_defaults(&mut config);
+    config
+}
+
+/// The Mamba-2 and Gated DeltaNet fields as given (over `base`'s).
+struct SsmFields {
+    /// mamba_state_dim, mamba_head_dim, mamba_num_groups, mamba_num_heads.
+    mamba: [Option<u64>; 4],
+    variant: Option<String>,
+    linear_attention_freq: Option<MoeLayerFreq>,
+    /// linear_key_head_dim, linear_value_head_dim, linear_num_key_heads, linear_num_value_heads, linear_conv_kernel_dim.
+    linear: [Option<u64>; 5],
+}
+
+fn read_ssm_fields(f: &mut Fields, b: Option<&ModelConfig>, num_layers: u64) -> SsmFields {
+    const MAMBA: [&str; 4] = ["mamba_state_dim", "mamba_head_dim", "mamba_num_groups", "mamba_num_heads"];
+    const LINEAR: [&str; 5] =
+        ["linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads", "linear_conv_kernel_dim"];
+    let base_mamba = b.map_or([None; 4], |b| [b.mamba_state_dim, b.mamba_head_dim, b.mamba_num_groups, b.mamba_num_heads]);
+    let base_linear = b.map_or([None; 5], |b| {
+        [b.linear_key_head_dim, b.linear_value_head_dim, b.linear_num_key_heads, b.linear_num_value_heads, b.linear_conv_kernel_dim]
+    });
+    let mamba = std::array::from_fn(|i| f.opt_uint(MAMBA[i], 1, 1 << 20).or(base_mamba[i]));
+    let linear = std::array::from_fn(|i| f.opt_uint(LINEAR[i], 1, 1 << 20).or(base_linear[i]));
+    // Megatron-Core's experimental_attention_variant values meshplan sizes ("gdn" is Megatron's alias).
+    let variant = match f.raw("experimental_attention_variant") {
+        Some(_) => Some(f.choice("experimental_attention_variant", &["gated_delta_net", "gdn"], "gated_delta_net").to_string()),
+        None => b.and_then(|b| b.experimental_attention_variant.clone()),
+    };
+    let linear_attention_freq =
+        read_layer_freq(f, "linear_attention_freq", num_layers).or_else(|| b.and_then(|b| b.linear_attention_freq.clone()));
+    SsmFields { mamba, variant, linear_attention_freq, linear }
+}
+
+/// Fills Megatron's defaults into the Mamba-2 and Gated DeltaNet fields of a model that has such layers, so the
+/// resolved plan shows the sizes it is planned with.
+fn fill_ssm_defaults(c: &mut ModelConfig) {
+    let kinds = c.kind_totals();
+    if kinds.run_where(|k| k.mixer == Mixer::Mamba) > 0 {
+        c.mamba_num_heads = Some(c.mamba_heads());
+        (c.mamba_state_dim, c.mamba_head_dim, c.mamba_num_groups) = (Some(c.mamba_state()), Some(c.mamba_head()), Some(c.mamba_groups()));
+    }
+    if kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) > 0 {
+        let (dk, dv, hk, hv, k) = c.gdn_dims();
+        c.linear_key_head_dim = Some(dk);
+        c.linear_value_head_dim = Some(dv);
+        c.linear_num_key_heads = Some(hk);
+        c.linear_num_value_heads = Some(hv);
+        c.linear_conv_kernel_dim = Some(k);
     }
 }
 
@@ -112,10 +182,10 @@ fn f_absent(value: Option<&Value>, key: &str) -> bool {
     value.and_then(|v| v.get(key)).is_none_or(Value::is_null)
 }
 
-/// Megatron's `moe_layer_freq`: an int N (every N-th layer) or one 0/1 entry per layer. A list is checked entry by
-/// entry and against `num_layers` before anything is allocated for it.
-fn read_moe_layer_freq(f: &mut Fields, num_layers: u64) -> Option<MoeLayerFreq> {
-    let v = f.raw("moe_layer_freq")?;
+/// Megatron's `moe_layer_freq` or `linear_attention_freq`: an int N (every N-th layer) or one 0/1 entry per layer. A
+/// list is checked entry by entry and against `num_layers` before anything is allocated for it.
+fn read_layer_freq(f: &mut Fields, key: &'static str, num_layers: u64) -> Option<MoeLayerFreq> {
+    let v = f.raw(key)?;
     if let Some(n) = as_uint(v) {
         if n >= 1 && n <= MAX_LAYERS {
             return Some(MoeLayerFreq::Every(n));
@@ -127,18 +197,25 @@ fn read_moe_layer_freq(f: &mut Fields, num_layers: u64) -> Option<MoeLayerFreq> 
             if items.len() as u64 == num_layers {
                 return Some(MoeLayerFreq::Pattern(items.iter().map(|x| u8::from(as_uint(x) == Some(1))).collect()));
             }
+            let (code, one) = if key == "moe_layer_freq" { (Code::MoeLayerFreqLength, "MoE") } else { (Code::InvalidValue, "linear attention") };
+            let zero = if key == "moe_layer_freq" { "dense" } else { "full attention" };
             f.diags.push(Diagnostic::new(
-                Code::MoeLayerFreqLength,
-                format!("`model.moe_layer_freq` lists {} layers but the model has num_layers = {num_layers}", items.len()),
-                format!("give exactly {num_layers} entries of 0 (dense) or 1 (MoE)"),
+                code,
+                format!("`model.{key}` lists {} layers but the model has num_layers = {num_layers}", items.len()),
+                format!("give exactly {num_layers} entries of 0 ({zero}) or 1 ({one})"),
             ));
             return None;
         }
     }
+    let (what, example) = if key == "moe_layer_freq" {
+        ("1 (every layer MoE)", "[0,0,0,1,1,...]")
+    } else {
+        ("4 (every 4th layer full attention, the rest linear)", "[1,1,1,0,...]")
+    };
     f.diags.push(Diagnostic::new(
         Code::InvalidValue,
-        "`model.moe_layer_freq` must be an integer ≥ 1 or a list of 0/1 per layer",
-        "set `model.moe_layer_freq` to 1 (every layer MoE) or e.g. [0,0,0,1,1,...]",
+        format!("`model.{key}` must be an integer ≥ 1 or a list of 0/1 per layer"),
+        format!("set `model.{key}` to {what} or e.g. {example}"),
     ));
     None
 }

@@ -11,6 +11,7 @@
 //! non-overlapped part), so they sum to `step_time_s`.
 
 use crate::layout::{GroupKind, MeshSizes, Meshes};
+use crate::model::{Ffn, Mixer};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 use crate::derive::Derived;
 use serde::{Deserialize, Serialize};
@@ -127,11 +128,13 @@ pub struct FlopSplit {
     pub attention_core: f64,
     /// Output-layer logits (kept in BF16 by Transformer Engine recipes).
     pub logits: f64,
+    /// State-space work that is not a GEMM: Mamba-2's SSD scan, Gated DeltaNet's convolution and recurrence.
+    pub ssm_scan: f64,
 }
 
 impl FlopSplit {
     pub fn total(&self) -> f64 {
-        self.dense_gemm + self.expert_gemm + self.attention_core + self.logits
+        self.dense_gemm + self.expert_gemm + self.attention_core + self.logits + self.ssm_scan
     }
 }
 
@@ -149,12 +152,13 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     // r = 3 for SwiGLU (gate, up, down), 2 otherwise.
     let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
     let d = m.mtp_num_layers as f64;
-    let n_moe_decoder = m.num_moe_layers() as f64;
-    // MTP layers copy the last decoder layer's MLP kind.
-    let last_moe = m.num_layers > 0 && m.layer_is_moe(m.num_layers - 1);
-    let n_moe = n_moe_decoder + if last_moe { d } else { 0.0 };
-    let n_dense = (m.num_layers as f64 - n_moe_decoder) + if last_moe { 0.0 } else { d };
-    let n_attn = m.num_layers as f64 + d;
+    // Layers run per step by kind: the decoder's and each MTP depth's (GPT: a layer like the last decoder layer).
+    let kinds = m.kind_totals();
+    let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
+    let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
+    let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
+    let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
+    let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
     let f = m.ffn_hidden_size as f64;
     let fe = m.moe_ffn() as f64;
     let k = if m.is_moe() { m.moe_router_topk as f64 } else { 0.0 };
@@ -180,12 +184,17 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         (6.0 * (h * (q + 2.0 * kv) + q * h), 6.0 * q)
     };
     let v = derived.padded_vocab_size as f64;
+    // Mamba-2 and Gated DeltaNet per token, forward (model.rs mamba_flops / gdn_flops); ×3 for forward and backward.
+    let (mamba_gemm, mamba_scan) = m.mamba_flops();
+    let (gdn_gemm, gdn_scan) = m.gdn_flops();
     FlopSplit {
-        dense_gemm: t * (6.0 * h * (f * r * n_dense + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)),
+        dense_gemm: t * (6.0 * h * (f * r * n_dense + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
+            + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)),
         expert_gemm: t * 6.0 * h * fe * k * r * n_moe,
         attention_core: s2 * a_core * n_attn,
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
+        ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
     }
 }
 
@@ -313,6 +322,8 @@ struct Compute {
     expert_s: f64,
     core_s: f64,
     logits_s: f64,
+    /// State-space scans, at the BF16 rate of the attention core (they are not FP8 GEMMs).
+    ssm_s: f64,
     model_flops: f64,
     /// Dense peak of the training precision, FLOP/s.
     peak: f64,
@@ -320,7 +331,7 @@ struct Compute {
 
 impl Compute {
     fn total(&self) -> f64 {
-        self.dense_s + self.expert_s + self.core_s + self.logits_s
+        self.dense_s + self.expert_s + self.core_s + self.logits_s + self.ssm_s
     }
 }
 
@@ -343,6 +354,7 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
         expert_s: fl.expert_gemm / expert_rate / sz.world,
         core_s: fl.attention_core / bf16_rate / sz.world,
         logits_s: fl.logits / bf16_rate / sz.world,
+        ssm_s: fl.ssm_scan / bf16_rate / sz.world,
         model_flops: fl.total(),
         peak,
     }
@@ -353,7 +365,7 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
 // Source: Korthikanti et al. 2022 §5 (selective recompute of the attention core); full recompute = one more forward.
 fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute) -> f64 {
     let tr = &plan.training;
-    let layer_time = comp.dense_s + comp.expert_s + comp.core_s;
+    let layer_time = comp.dense_s + comp.expert_s + comp.core_s + comp.ssm_s;
     match tr.recompute_granularity {
         Recompute::None => 0.0,
         Recompute::Selective => comp.core_s / 3.0,
@@ -472,7 +484,9 @@ struct LocalParams {
 impl LocalParams {
     /// Routed experts of the decoder layers; everything else (incl. MTP) is dense. Totals as report::derive counted them.
     fn of(plan: &Plan, derived: &Derived, sz: &Sizes) -> LocalParams {
-        let expert_total = sz.moe_layers * plan.model.kind_params(true).routed_experts as f64;
+        let kinds = plan.model.kind_totals();
+        let expert_total =
+            kinds.table.params().iter().zip(kinds.decoder.0).fold(0.0, |s, (lp, n)| s + n as f64 * lp.routed_experts as f64);
         LocalParams {
             dense: (derived.total_parameters as f64 + derived.mtp_parameters as f64 - expert_total).max(0.0) / (sz.tp * sz.pp),
             expert: expert_total / (sz.ep * sz.etp * sz.pp),

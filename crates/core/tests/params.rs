@@ -68,9 +68,22 @@ fn deepseek_v3_mtp_is_reported_apart() {
     assert!((11.0e9..12.5e9).contains(&(c.mtp as f64)), "{}", c.mtp);
 }
 
+/// Megatron's per-layer rules, restated independently of the model module: `moe_layer_freq` (an int N: layers 0, N,
+/// 2N, … are MoE; a list: 1 = MoE) and `linear_attention_freq` (an int N: layer i is full attention iff (i+1) % N == 0;
+/// a list: 1 = linear attention).
+fn flag(freq: &meshplan_core::model::MoeLayerFreq, i: u64, moe: bool) -> bool {
+    use meshplan_core::model::MoeLayerFreq;
+    match freq {
+        MoeLayerFreq::Every(n) if moe => *n > 0 && i % n == 0,
+        MoeLayerFreq::Every(n) => *n > 1 && (i + 1) % n != 0,
+        MoeLayerFreq::Pattern(p) => p.get(i as usize).is_some_and(|&v| v != 0),
+    }
+}
+
 proptest::proptest! {
-    /// The per-kind shortcuts agree with walking the layers one by one: `num_moe_layers` and `moe_layers_in` count
-    /// the layers `layer_is_moe` marks, and `param_counts` equals the sum of `layer_params` over every layer.
+    /// The layer kinds agree with Megatron's per-layer rules walked one layer at a time: `layer_is_moe`, the kind of
+    /// each layer, the per-kind counts of any range (`LayerKinds::counts_in`), and `param_counts` = the sum of
+    /// `layer_params` over every layer.
     #[test]
     fn kind_counts_equal_the_layer_walk(
         key in proptest::sample::select(vec!["deepseek-v3", "qwen3-30b-a3b", "llama-3.1-8b", "mixtral-8x7b", "glm-4.5-air"]),
@@ -78,18 +91,37 @@ proptest::proptest! {
         every in 1u64..5,
         pattern in proptest::collection::vec(0u8..2, 1..130),
         use_pattern in proptest::bool::ANY,
+        linear in proptest::option::of(1u64..6),
         start in 0u64..140,
         count in 0u64..140,
     ) {
-        use meshplan_core::model::MoeLayerFreq;
+        use meshplan_core::model::{Ffn, Mixer, MoeLayerFreq};
         let mut m = presets::model(key).unwrap().model_config();
         m.num_layers = layers;
         m.moe_layer_freq = if use_pattern { MoeLayerFreq::Pattern(pattern) } else { MoeLayerFreq::Every(every) };
-        let walked = (0..layers).filter(|&i| m.layer_is_moe(i)).count() as u64;
+        if let Some(n) = linear {
+            m.experimental_attention_variant = Some("gated_delta_net".into());
+            m.linear_attention_freq = Some(MoeLayerFreq::Every(n));
+        }
+        let moe_at = |i: u64| m.is_moe() && flag(&m.moe_layer_freq, i, true);
+        let gdn_at = |i: u64| m.linear_attention_freq.as_ref().is_some_and(|f| flag(f, i, false));
+        for i in 0..layers {
+            proptest::prop_assert_eq!(m.layer_is_moe(i), moe_at(i));
+            let k = m.layer_kind(i);
+            proptest::prop_assert_eq!(k.mixer == Mixer::GatedDeltaNet, gdn_at(i));
+            proptest::prop_assert_eq!(k.ffn == Ffn::Moe, moe_at(i));
+        }
+        let walked = (0..layers).filter(|&i| moe_at(i)).count() as u64;
         proptest::prop_assert_eq!(m.num_moe_layers(), walked);
+        let kinds = m.kinds();
+        let counts = kinds.counts_in(start, count);
         let end = (start + count).min(layers);
-        let walked_range = (start.min(end)..end).filter(|&i| m.layer_is_moe(i)).count() as u64;
-        proptest::prop_assert_eq!(m.moe_layers_in(start, count), walked_range);
+        for (idx, kind) in kinds.totals.table.kinds().iter().enumerate() {
+            let walked = (start.min(end)..end)
+                .filter(|&i| (kind.ffn == Ffn::Moe) == moe_at(i) && (kind.mixer == Mixer::GatedDeltaNet) == gdn_at(i))
+                .count() as u64;
+            proptest::prop_assert_eq!(counts.get(idx), walked, "{:?} in [{}, {})", kind, start, end);
+        }
         let c = m.param_counts();
         let total: u128 = (0..layers).map(|i| m.layer_params(i).total()).sum();
         let active: u128 = (0..layers).map(|i| m.layer_params(i).active(m.moe_router_topk)).sum();
