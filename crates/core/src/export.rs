@@ -343,6 +343,8 @@ enum Val {
     OptStr(Option<&'static str>),
     /// `moe_layer_freq` pattern.
     Pattern(Vec<u8>),
+    /// A string read from the plan and validated (a hybrid layer pattern: only `MG*D+-E|/`).
+    Text(String),
 }
 
 impl Val {
@@ -353,6 +355,7 @@ impl Val {
             Val::Bool(b) => if *b { "True" } else { "False" }.into(),
             Val::Str(s) | Val::OptStr(Some(s)) => format!("\"{s}\""),
             Val::Pattern(p) => runs(p).iter().map(|(v, n)| format!("[{v}] * {n}")).collect::<Vec<_>>().join(" + "),
+            Val::Text(t) => format!("\"{t}\""),
         }
     }
     fn hydra(&self) -> String {
@@ -362,8 +365,53 @@ impl Val {
             Val::Bool(b) => if *b { "True" } else { "False" }.into(),
             Val::Str(s) | Val::OptStr(Some(s)) => (*s).to_string(),
             Val::Pattern(p) => format!("[{}]", p.iter().map(|b| u8::from(*b != 0).to_string()).collect::<Vec<_>>().join(",")),
+            // Hydra's quoted string: * | / are not allowed unquoted.
+            Val::Text(t) => format!("\"{t}\""),
         }
     }
+}
+
+/// The hybrid-layer, state-space and gated-block fields of a model (TransformerConfig names, and the Megatron-LM flag
+/// ArgumentGroupFactory derives from each: `--` + the name with dashes), only those the model uses.
+// Source: megatron/core/transformer/transformer_config.py (hybrid_layer_pattern is HybridModel's; mamba_state_dim,
+// mamba_head_dim, mamba_num_groups, mamba_num_heads, experimental_attention_variant, linear_attention_freq, linear_*,
+// attention_output_gate, moe_shared_expert_gate, moe_latent_size, mtp_use_repeated_layer);
+// megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq; the rest from ArgumentGroupFactory).
+fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> {
+    let mut f: Vec<(&'static str, &'static str, Val)> = Vec::new();
+    if let Some(p) = &m.hybrid_layer_pattern {
+        f.push(("model.hybrid_layer_pattern", "--hybrid-layer-pattern", Val::Text(p.as_str().to_string())));
+    }
+    let opt = |v: Option<u64>| v.map(Val::Int);
+    for (path, flag, v) in [
+        ("model.mamba_state_dim", "--mamba-state-dim", opt(m.mamba_state_dim)),
+        ("model.mamba_head_dim", "--mamba-head-dim", opt(m.mamba_head_dim)),
+        ("model.mamba_num_groups", "--mamba-num-groups", opt(m.mamba_num_groups)),
+        ("model.mamba_num_heads", "--mamba-num-heads", opt(m.mamba_num_heads)),
+        ("model.experimental_attention_variant", "--experimental-attention-variant", m.gated_delta_net_variant().then_some(Val::Str("gated_delta_net"))),
+        (
+            "model.linear_attention_freq",
+            "--linear-attention-freq",
+            m.linear_attention_freq.as_ref().map(|l| match l {
+                MoeLayerFreq::Every(n) => Val::Int(*n),
+                MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
+            }),
+        ),
+        ("model.linear_key_head_dim", "--linear-key-head-dim", opt(m.linear_key_head_dim)),
+        ("model.linear_value_head_dim", "--linear-value-head-dim", opt(m.linear_value_head_dim)),
+        ("model.linear_num_key_heads", "--linear-num-key-heads", opt(m.linear_num_key_heads)),
+        ("model.linear_num_value_heads", "--linear-num-value-heads", opt(m.linear_num_value_heads)),
+        ("model.linear_conv_kernel_dim", "--linear-conv-kernel-dim", opt(m.linear_conv_kernel_dim)),
+        ("model.attention_output_gate", "--attention-output-gate", m.attention_output_gate.then_some(Val::Bool(true))),
+        ("model.moe_shared_expert_gate", "--moe-shared-expert-gate", m.moe_shared_expert_gate.then_some(Val::Bool(true))),
+        ("model.moe_latent_size", "--moe-latent-size", opt(m.moe_latent_size)),
+        ("model.mtp_use_repeated_layer", "--mtp-use-repeated-layer", m.mtp_use_repeated_layer.then_some(Val::Bool(true))),
+    ] {
+        if let Some(v) = v {
+            f.push((path, flag, v));
+        }
+    }
+    f
 }
 
 struct Setting {
@@ -565,6 +613,12 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
         s.push(set("model.v_head_dim", Val::Int(m.v_head_dim)));
     }
     s.push(set("model.mtp_num_layers", Val::OptInt(Some(m.mtp_num_layers).filter(|&n| n > 0))));
+    if m.hybrid_layer_pattern.is_some() {
+        notes.push("a hybrid layer pattern needs Bridge's HybridModelProvider (megatron.bridge.models.hybrid.hybrid_provider), not GPTModelProvider".into());
+    }
+    for (path, _, v) in layer_kind_fields(m) {
+        s.push(set(path, v));
+    }
     if m.position_embedding_type == "learned_absolute" {
         notes.push("Bridge sizes learned position embeddings by model.seq_length (it has no max_position_embeddings)".into());
     }
@@ -718,7 +772,9 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     let t = &p.training;
     let m = &p.model;
     let mut lines = header(p, r, "Megatron-LM arguments");
-    lines.push("# Use: torchrun --nproc_per_node=… --nnodes=… pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" plus data, tokenizer, optimizer and checkpoint arguments.".into());
+    // A hybrid layer pattern builds Megatron-Core's HybridModel, which Megatron-LM trains with pretrain_hybrid.py.
+    let script = if m.hybrid_layer_pattern.is_some() { "pretrain_hybrid.py" } else { "pretrain_gpt.py" };
+    lines.push(format!("# Use: torchrun --nproc_per_node=… --nnodes=… {script} \"${{MEGATRON_ARGS[@]}}\" plus data, tokenizer, optimizer and checkpoint arguments."));
     if needs_max_connections(p) {
         lines.push("export CUDA_DEVICE_MAX_CONNECTIONS=1".into());
     }
@@ -896,6 +952,17 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
     }
     if m.mtp_num_layers > 0 {
         g.push(n("--mtp-num-layers", m.mtp_num_layers));
+    }
+    for (_, flag, v) in layer_kind_fields(m) {
+        g.push(match v {
+            Val::Bool(_) => flag.to_string(),
+            Val::Text(t) => format!("{flag} {}", shell_word(&t)),
+            Val::Pattern(p) => {
+                let expr = runs(&p).iter().map(|(v, k)| format!("[{v}]*{k}")).collect::<Vec<_>>().join("+");
+                format!("{flag} {}", shell_word(&format!("({expr})")))
+            }
+            other => format!("{flag} {}", other.hydra()),
+        });
     }
     (g, notes)
 }

@@ -1,5 +1,6 @@
 //! Hugging Face `config.json` → Megatron TransformerConfig, for the Llama, Qwen2/Qwen3, Qwen3-MoE,
-//! Mixtral, OLMoE, DeepSeek-V2/V3, Kimi-K2 and GLM-4.5 families.
+//! Mixtral, OLMoE, DeepSeek-V2/V3, Kimi-K2 and GLM-4.5 families, and the hybrid Nemotron-H and Qwen3-Next
+//! (`hf/hybrid.rs`).
 // Field mapping follows Megatron Bridge's model bridges (src/megatron/bridge/models/*/ *_bridge.py: provider_bridge).
 
 use crate::fields::{as_uint, short};
@@ -8,6 +9,8 @@ use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::model_fields::model_from_fields;
 use crate::{Code, Diagnostic, InputError};
 use serde_json::{Map, Value, json};
+
+mod hybrid;
 
 /// The `model_type` values mapped, with the family they belong to.
 pub const FAMILIES: &[(&str, &str)] = &[
@@ -23,6 +26,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("deepseek_v3", "DeepSeek-V3"),
     ("kimi_k2", "Kimi-K2"),
     ("glm4_moe", "GLM-4.5"),
+    ("nemotron_h", "Nemotron-H"),
+    ("qwen3_next", "Qwen3-Next"),
 ];
 
 /// A readable name from `_name_or_path` or the architecture.
@@ -38,8 +43,11 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     let model_type = c.get("model_type").and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
     let family = FAMILIES.iter().find(|(t, _)| *t == model_type).map(|(_, f)| *f);
     let required = ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"];
+    // A Nemotron-H config may give its layers as a block list alone (Nemotron 3 Ultra has no num_hidden_layers).
+    let listed = model_type == "nemotron_h" && c.get("layers_block_type").is_some_and(Value::is_array);
     let missing: Vec<String> = required
         .iter()
+        .filter(|k| !(listed && **k == "num_hidden_layers"))
         .filter(|k| c.get(**k).and_then(as_uint).is_none())
         .map(|k| match c.get(*k) {
             Some(v) if !v.is_null() => format!("{k} (found {}, not a whole number)", short(v)),
@@ -57,6 +65,11 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             "paste a decoder-only transformer's config.json (Llama, Qwen, Mixtral, OLMoE, DeepSeek, Kimi-K2, GLM-4.5), or give Megatron fields directly",
         ));
     }
+    if !matches!(model_type.as_str(), "nemotron_h" | "qwen3_next") {
+        if let Some(e) = hybrid::unsized_layers(c) {
+            return Err(e);
+        }
+    }
     if family.is_none() {
         diags.push(Diagnostic::new(
             Code::HfConfigFamilyUnknown,
@@ -73,7 +86,9 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     // The layer count bounds every per-layer list below, so it is checked first, by its Hugging Face name.
     let layers = match g("num_hidden_layers").unwrap_or(1) {
         n @ 1..=MAX_LAYERS => {
-            put("num_layers", json!(n));
+            if !listed {
+                put("num_layers", json!(n));
+            }
             n
         }
         n => {
@@ -108,7 +123,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         _ => flag("attention_bias").unwrap_or(false),
     };
     put("add_qkv_bias", json!(qkv_bias));
-    let qk_norm = matches!(model_type.as_str(), "qwen3" | "qwen3_moe" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
+    let qk_norm = matches!(model_type.as_str(), "qwen3" | "qwen3_moe" | "qwen3_next" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
     put("qk_layernorm", json!(qk_norm));
     put("share_embeddings_and_output_weights", json!(flag("tie_word_embeddings").unwrap_or(false)));
 
@@ -156,6 +171,11 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     }
     if let Some(n) = g("num_nextn_predict_layers").filter(|&n| n > 0) {
         put("mtp_num_layers", json!(n));
+    }
+    match model_type.as_str() {
+        "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
+        "qwen3_next" => hybrid::qwen3_next(c, &mut m),
+        _ => {}
     }
     let megatron = Value::Object(m);
     let mut config = model_from_fields(Some(&megatron), None, "model.hf_config", diags);

@@ -29,6 +29,10 @@ pub const MAX_PARALLEL: u64 = 1 << 24;
 /// (Wang et al. 2022); published LLMs have at most ~130.
 pub const MAX_LAYERS: u64 = 1 << 14;
 
+/// The longest hybrid layer pattern read, in bytes (2^16): one symbol per layer ([`MAX_LAYERS`]), a `|` between any two,
+/// and MTP depths after `/`. Parsing is linear in the length (runs of one symbol, segment lengths), ~1 ms at the limit.
+pub const MAX_PATTERN_CHARS: usize = 1 << 16;
+
 /// Most routed experts a model may have (2^16 = 65,536; published models have at most 512). The search tries every
 /// expert-parallel size that divides the expert count.
 pub const MAX_EXPERTS: u64 = 1 << 16;

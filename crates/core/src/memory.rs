@@ -202,11 +202,16 @@ fn ffn_activations(m: &ModelConfig, sh: &Shape, moe: bool) -> f64 {
     let routed = t / sh.sp * topk * sh.etp;
     let ffn = m.moe_ffn() as f64;
     let fc1_out = if m.gated_linear_unit { 2.0 * ffn } else { ffn };
+    // Tokens travel at the expert width: the latent size for a latent MoE (token_dispatcher.py: hidden_dim =
+    // moe_latent_size or hidden_size).
+    let w = m.expert_width() as f64;
     // Permuted expert input, fc1 output and activation (split over ETP), and the expert output kept to
     // weight it by the router probabilities on unpermute (moe/moe_utils.py unpermute).
-    let experts_saved = routed * (h + (fc1_out + ffn) / sh.etp) + t / sh.sp * topk * h;
+    let experts_saved = routed * (w + (fc1_out + ffn) / sh.etp) + t / sh.sp * topk * w;
     let shared = m.moe_shared_expert_intermediate_size.map_or(0.0, |f| mlp_activations(m, sh, f));
-    router + experts_saved * sh.elem + shared
+    // A latent MoE's projections save their inputs: h (fc1_latent_proj) and ℓ (fc2_latent_proj) per local token.
+    let latent = m.moe_latent_size.map_or(0.0, |l| t / sh.sp * (h + l as f64) * sh.elem);
+    router + experts_saved * sh.elem + shared + latent
 }
 
 /// Activations of every kind of the model's table, in table order (unused slots are zero).

@@ -87,6 +87,9 @@ pub struct ModelConfig {
     /// Gated attention (Qwen3-Next): linear_qkv also projects a sigmoid gate on the attention output.
     #[serde(default, skip_serializing_if = "is_false")]
     pub attention_output_gate: bool,
+    /// Latent MoE (Nemotron 3 Super / Ultra): routed experts work at this width behind h → ℓ → h projections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_latent_size: Option<u64>,
     /// A sigmoid gate (1 × h) on the shared experts' output (Qwen3-Next, Qwen2-MoE).
     #[serde(default, skip_serializing_if = "is_false")]
     pub moe_shared_expert_gate: bool,
@@ -161,6 +164,11 @@ impl ModelConfig {
         matches!(self.experimental_attention_variant.as_deref(), Some("gated_delta_net" | "gdn"))
     }
 
+    /// The width routed experts read and write: `moe_latent_size` for a latent MoE, else the hidden size.
+    pub fn expert_width(&self) -> u64 {
+        self.moe_latent_size.unwrap_or(self.hidden_size)
+    }
+
     pub fn moe_ffn(&self) -> u64 {
         self.moe_ffn_hidden_size.unwrap_or(self.ffn_hidden_size)
     }
@@ -230,9 +238,14 @@ impl ModelConfig {
     }
 
     fn mlp_weights(&self, ffn: u64) -> u128 {
+        self.mlp_weights_at(self.hidden_size, ffn)
+    }
+
+    /// An MLP from and to `width` (the hidden size, or a latent MoE's latent size).
+    fn mlp_weights_at(&self, width: u64, ffn: u64) -> u128 {
         // SwiGLU-style gated units have two input projections (fc1 is 2·ffn wide).
         let fc1 = if self.gated_linear_unit { 2 } else { 1 } * ffn as u128;
-        let mut p = self.hidden_size as u128 * fc1 + ffn as u128 * self.hidden_size as u128;
+        let mut p = width as u128 * fc1 + ffn as u128 * width as u128;
         if self.add_bias_linear {
             p += fc1;
         }
@@ -269,7 +282,13 @@ impl ModelConfig {
             Ffn::Moe => {
                 let experts = self.num_experts() as u128;
                 lp.replicated += experts * h; // router
-                lp.per_expert = self.mlp_weights(self.moe_ffn());
+                // Latent MoE: experts work at the latent width behind two duplicated projections h → ℓ → h
+                // (moe/moe_layer.py fc1_latent_proj / fc2_latent_proj, TELinear parallel_mode="duplicated").
+                let width = self.expert_width();
+                if let Some(l) = self.moe_latent_size {
+                    lp.replicated += 2 * h * l as u128 + if self.add_bias_linear { l as u128 + h } else { 0 };
+                }
+                lp.per_expert = self.mlp_weights_at(width, self.moe_ffn());
                 lp.routed_experts = lp.per_expert * experts;
                 if let Some(shared) = self.moe_shared_expert_intermediate_size.filter(|&s| s > 0) {
                     lp.tp_sharded += self.mlp_weights(shared);

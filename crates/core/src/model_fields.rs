@@ -8,6 +8,8 @@ use crate::model::{Mixer, ModelConfig, MoeLayerFreq};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
+mod pattern;
+
 /// Megatron-Core TransformerConfig fields, over `base` (a preset) or Megatron's own defaults.
 // Defaults: megatron/core/transformer/transformer_config.py (TransformerConfig, MLATransformerConfig) and
 // megatron/training/arguments.py (make_vocab_size_divisible_by=128, position_embedding_type=learned_absolute).
@@ -15,7 +17,16 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let mut f = Fields::new(value, section, diags);
     f.accept(&["preset", "name"]);
     let b = base;
-    let num_layers = f.uint("num_layers", b.map_or(1, |b| b.num_layers), 1, MAX_LAYERS);
+    // A hybrid pattern fixes the layer count (Megatron derives num_layers from it).
+    let pattern_text = pattern::read_text(&mut f, b.and_then(|b| b.hybrid_layer_pattern.as_ref()));
+    let mut hybrid = pattern_text.as_deref().and_then(|t| pattern::parse(t, f.diags));
+    let num_layers = match &hybrid {
+        Some(p) => {
+            let given = f.opt_uint("num_layers", 1, MAX_LAYERS);
+            pattern::num_layers(given, p, f.diags)
+        }
+        None => f.uint("num_layers", b.map_or(1, |b| b.num_layers), 1, MAX_LAYERS),
+    };
     let hidden_size = f.uint("hidden_size", b.map_or(1024, |b| b.hidden_size), 1, 1 << 24);
     let num_attention_heads = f.uint("num_attention_heads", b.map_or(16, |b| b.num_attention_heads), 1, 1 << 20);
     let ffn_hidden_size = f.uint("ffn_hidden_size", b.map_or(4 * hidden_size, |b| b.ffn_hidden_size), 1, 1 << 26);
@@ -63,7 +74,9 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let moe_layer_freq =
         read_layer_freq(&mut f, "moe_layer_freq", num_layers).unwrap_or_else(|| b.map_or(MoeLayerFreq::Every(1), |b| b.moe_layer_freq.clone()));
     let moe_router_pre_softmax = f.boolean("moe_router_pre_softmax", b.is_some_and(|b| b.moe_router_pre_softmax));
-    let multi_latent_attention = f.boolean("multi_latent_attention", b.is_some_and(|b| b.multi_latent_attention));
+    // A pattern with + (MLA) or D (DSA) layers turns MLA on (megatron/training/arguments.py l.918–923).
+    let mla_pattern = hybrid.as_ref().is_some_and(|p| p.has(b'+') || p.has(b'D'));
+    let multi_latent_attention = f.boolean("multi_latent_attention", b.is_some_and(|b| b.multi_latent_attention)) || mla_pattern;
     let q_lora_rank = match f.raw("q_lora_rank") {
         Some(_) => f.opt_uint("q_lora_rank", 1, 1 << 24),
         None if value.and_then(|v| v.get("q_lora_rank")).is_some_and(Value::is_null) => None,
@@ -73,11 +86,21 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let qk_head_dim = f.uint("qk_head_dim", b.map_or(128, |b| b.qk_head_dim), 1, 1 << 20);
     let qk_pos_emb_head_dim = f.uint("qk_pos_emb_head_dim", b.map_or(64, |b| b.qk_pos_emb_head_dim), 0, 1 << 20);
     let v_head_dim = f.uint("v_head_dim", b.map_or(128, |b| b.v_head_dim), 1, 1 << 20);
-    let mtp_num_layers = f.uint("mtp_num_layers", b.map_or(0, |b| b.mtp_num_layers), 0, 1 << 10);
+    let mut mtp_num_layers = f.uint("mtp_num_layers", b.map_or(0, |b| b.mtp_num_layers), 0, 1 << 10);
     let mtp_use_repeated_layer = f.boolean("mtp_use_repeated_layer", b.is_some_and(|b| b.mtp_use_repeated_layer));
+    let mtp_pattern = pattern::text(&mut f, "mtp_hybrid_override_pattern");
+    if let (Some(main), Some(p)) = (pattern_text.as_deref(), hybrid.as_ref()) {
+        if let Some(unified) = pattern::with_mtp(main, mtp_pattern.as_deref(), mtp_num_layers, mtp_use_repeated_layer, f.diags) {
+            hybrid = pattern::parse(&unified, f.diags).or_else(|| Some(p.clone()));
+        }
+    }
+    if let Some(p) = &hybrid {
+        mtp_num_layers = pattern::mtp_depths(mtp_num_layers, !f_absent(value, "mtp_num_layers"), p, f.diags);
+    }
     let ssm = read_ssm_fields(&mut f, b, num_layers);
     let attention_output_gate = f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate));
     let moe_shared_expert_gate = f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate));
+    let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
     f.finish();
     let mut config = ModelConfig {
         num_layers,
@@ -111,7 +134,7 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
         v_head_dim,
         mtp_num_layers,
         mtp_use_repeated_layer,
-        hybrid_layer_pattern: None,
+        hybrid_layer_pattern: hybrid,
         mamba_state_dim: ssm.mamba[0],
         mamba_head_dim: ssm.mamba[1],
         mamba_num_groups: ssm.mamba[2],
@@ -124,6 +147,7 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
         linear_num_value_heads: ssm.linear[3],
         linear_conv_kernel_dim: ssm.linear[4],
         attention_output_gate,
+        moe_latent_size,
         moe_shared_expert_gate,
     };
     fill_ssm_defaults(&mut config);

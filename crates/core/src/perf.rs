@@ -187,10 +187,14 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     // Mamba-2 and Gated DeltaNet per token, forward (model.rs mamba_flops / gdn_flops); ×3 for forward and backward.
     let (mamba_gemm, mamba_scan) = m.mamba_flops();
     let (gdn_gemm, gdn_scan) = m.gdn_flops();
+    let latent = m.moe_latent_size.unwrap_or(0) as f64;
     FlopSplit {
         dense_gemm: t * (6.0 * h * (f * r * n_dense + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
-            + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)),
-        expert_gemm: t * 6.0 * h * fe * k * r * n_moe,
+            + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
+            + 6.0 * 2.0 * h * latent * n_moe),
+        // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
+        // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
+        expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
         attention_core: s2 * a_core * n_attn,
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),

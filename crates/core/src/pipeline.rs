@@ -47,6 +47,23 @@ pub fn balanced_split(num_layers: u64, pp: u64) -> StageSplit {
     StageSplit { stages }
 }
 
+/// The split a hybrid pattern's `|` segments give: segment i is pipeline rank i mod PP, virtual chunk i div PP, its
+/// layers following the earlier segments'. The caller checks that there are PP·VPP segments. (A minimal version: the
+/// zoo-layout branch's `split_from_segments` adds Megatron's checks and diagnostics.)
+// Source: megatron/core/models/hybrid/hybrid_layer_allocation.py select_pipeline_segment (segment index
+// vp_stage·PP + pp_rank; offset = the sum of the earlier segments' lengths).
+pub fn split_from_segments(segments: &[u64], pp: u64) -> StageSplit {
+    let pp = pp.max(1);
+    let mut stages: Vec<Vec<Chunk>> = vec![Vec::new(); pp as usize];
+    let mut start = 0u64;
+    for (i, &count) in segments.iter().enumerate() {
+        let i = i as u64;
+        stages[(i % pp) as usize].push(Chunk { virtual_rank: i / pp, start, count });
+        start = start.saturating_add(count);
+    }
+    StageSplit { stages }
+}
+
 /// Why a layer split fails; the rules module turns these into diagnostics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SplitError {

@@ -50,9 +50,15 @@ pub fn memory_value(value: &Value) -> Result<MemoryReport, InputError> {
     Ok(memory_of(&p, &derived, &split))
 }
 
-/// The plan's layer split over its pipeline stages and virtual chunks.
+/// The plan's layer split over its pipeline stages and virtual chunks: a hybrid pattern's `|` segments when there are
+/// PP·VPP of them, else Megatron's even split (with uneven first/last stages).
 fn split_of(p: &Plan) -> Result<StageSplit, SplitError> {
     let par = &p.parallelism;
+    let segments = p.model.hybrid_layer_pattern.as_ref().map_or(&[][..], |h| h.segments());
+    let uneven = par.num_layers_in_first_pipeline_stage.is_some() || par.num_layers_in_last_pipeline_stage.is_some();
+    if segments.len() > 1 && !uneven && segments.len() as u64 == par.pp().saturating_mul(par.vpp()) {
+        return Ok(pipeline::split_from_segments(segments, par.pp()));
+    }
     pipeline::split_layers(p.model.num_layers, par.pp(), par.vpp(), par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage)
 }
 

@@ -1,6 +1,6 @@
 //! Nearest valid values for the fixes the rules name: divisors, multiples, and the nearest TP every width rule accepts.
 
-use crate::model::ModelConfig;
+use crate::model::{Ffn, Mixer, ModelConfig};
 use crate::plan::Plan;
 
 /// Divisors of `n` (n ≥ 1), ascending; n is at most 2^40 here, so trial division to √n is cheap.
@@ -41,21 +41,38 @@ pub fn lcm(a: u64, b: u64) -> u64 {
     (a / gcd(a, b)).saturating_mul(b)
 }
 
-/// Whether TP = `c` passes the width rules: heads, query groups (multiple or divisor), dense and shared FFN.
+/// Whether TP = `c` passes the width rules: heads, query groups (multiple or divisor), dense and shared FFN, and the
+/// state-space mixers' heads and groups (Mamba-2 heads and groups, Gated DeltaNet key and value heads).
 pub fn tp_widths_divide(m: &ModelConfig, c: u64) -> bool {
     let c = c.max(1);
     let g = m.num_query_groups.max(1);
-    let dense = m.num_layers > m.num_moe_layers();
+    let kinds = m.kind_totals();
+    let dense = kinds.run_where(|k| k.ffn == Ffn::Dense) > 0;
+    let mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) > 0;
+    let gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) > 0;
+    let (_, _, key_heads, value_heads, _) = m.gdn_dims();
     m.num_attention_heads % c == 0
         && (m.multi_latent_attention || g % c == 0 || c % g == 0)
         && (!dense || m.ffn_hidden_size % c == 0)
         && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
+        && (!mamba || (m.mamba_heads() % c == 0 && m.mamba_groups() % c == 0))
+        && (!gdn || (key_heads % c == 0 && value_heads % c == 0))
 }
 
-/// The TP nearest to the plan's that passes every TP width rule (heads, query groups, dense and shared FFN, see
-/// [`tp_widths_divide`]) and `also`, for "set tensor_model_parallel_size to …" fixes. Prefers a TP that divides
-/// world/(PP·CP), so the dense data-parallel size stays whole; with `whole_dp` only such a TP will do (None if none
-/// does). Ties go to the smaller TP. TP = 1 passes the width rules, so without `whole_dp` and `also` there is always one.
+/// The candidate nearest `current` (ties to the smaller), preferring one that divides `per` (keeping a data-parallel
+/// size whole); with `whole_dp` only such a one will do.
+fn nearest_of(candidates: &[u64], current: u64, per: u64, whole_dp: bool) -> Option<u64> {
+    let pick = |fits_world: bool| {
+        candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(current), c))
+    };
+    pick(true).or_else(|| if whole_dp { None } else { pick(false) })
+}
+
+/// The TP nearest to the plan's that passes every TP width rule (heads, query groups, dense and shared FFN, the
+/// state-space mixers' heads and groups, see [`tp_widths_divide`]) and `also`, for "set tensor_model_parallel_size to
+/// …" fixes. Prefers a TP that divides world/(PP·CP), so the dense data-parallel size stays whole; with `whole_dp` only
+/// such a TP will do (None if none does). Ties go to the smaller TP. TP = 1 passes the width rules, so without
+/// `whole_dp` and `also` there is always one.
 // TP must divide num_attention_heads (attention.py), so the candidates are its divisors.
 pub fn nearest_valid_tp(p: &Plan, also: impl Fn(u64) -> bool, whole_dp: bool) -> Option<u64> {
     let (tp, m) = (p.parallelism.tp(), &p.model);
@@ -63,12 +80,23 @@ pub fn nearest_valid_tp(p: &Plan, also: impl Fn(u64) -> bool, whole_dp: bool) ->
     let w = p.world_size();
     let per = if w % pp_cp == 0 { w / pp_cp } else { 0 };
     let candidates: Vec<u64> = divisors(m.num_attention_heads.max(1)).into_iter().filter(|&c| tp_widths_divide(m, c) && also(c)).collect();
-    let pick = |fits_world: bool| {
-        candidates.iter().copied().filter(|&c| !fits_world || (per > 0 && per % c == 0)).min_by_key(|&c| (c.abs_diff(tp), c))
-    };
-    pick(true).or_else(|| if whole_dp { None } else { pick(false) })
+    nearest_of(&candidates, tp, per, whole_dp)
 }
 
+/// The CP nearest to the plan's that `ok` accepts and the sequence allows (seq_length a multiple of
+/// [`seq_multiple`](super::seq_multiple)), among the divisors of world/(TP·PP), so the data-parallel size stays whole.
+pub fn nearest_valid_cp(p: &Plan, ok: impl Fn(u64) -> bool) -> Option<u64> {
+    let par = &p.parallelism;
+    let tp_pp = par.tp().saturating_mul(par.pp()).max(1);
+    let w = p.world_size();
+    let per = if w % tp_pp == 0 { w / tp_pp } else { 1 };
+    let seq = p.training.seq_length;
+    let candidates: Vec<u64> = divisors(per.max(1))
+        .into_iter()
+        .filter(|&c| ok(c) && seq % super::seq_multiple(c, par.tp(), par.sequence_parallel) == 0)
+        .collect();
+    nearest_of(&candidates, par.cp(), per, true)
+}
 
 #[cfg(test)]
 mod tests {

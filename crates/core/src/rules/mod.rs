@@ -15,6 +15,7 @@ pub mod memory_fit;
 pub mod moe;
 pub mod pipeline;
 pub mod sequence;
+pub mod ssm;
 pub mod topology;
 pub mod training;
 pub mod widths;
@@ -38,6 +39,7 @@ const VPP: &str = "parallelism.virtual_pipeline_model_parallel_size";
 const EP: &str = "parallelism.expert_model_parallel_size";
 const ETP: &str = "parallelism.expert_tensor_parallel_size";
 const SP: &str = "parallelism.sequence_parallel";
+const CP: &str = "parallelism.context_parallel_size";
 const GBS: &str = "training.global_batch_size";
 const SEQ: &str = "training.seq_length";
 
@@ -83,6 +85,8 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     widths::attention(p, out);
     widths::ffn(p, out);
     widths::vocab(p, dv, out);
+    ssm::mamba(p, out);
+    ssm::gated_delta_net(p, out);
     sequence::sequence_parallel(p, out);
     sequence::sequence_length(p, out);
     sequence::positions(p, out);

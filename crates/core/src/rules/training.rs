@@ -5,7 +5,7 @@ use super::sequence::seq_multiple;
 use super::{Findings, GBS, SEQ, TP, d};
 use crate::Code;
 use crate::derive::Derived;
-use crate::model::ModelConfig;
+use crate::model::{Ffn, Mixer, ModelConfig};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 
 /// gbs-default and gbs-not-divisible: the global batch against micro-batch size × data parallelism.
@@ -251,13 +251,14 @@ fn fp8_width_failures(m: &ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
         }
     };
     need("hidden_size".into(), m.hidden_size.saturating_mul(tp), 16);
-    if !m.multi_latent_attention {
+    let kinds = m.kind_totals();
+    if !m.multi_latent_attention && kinds.run_where(|k| k.mixer == Mixer::Attention) > 0 {
         let q = m.num_attention_heads.saturating_mul(m.kv_channels);
         let qkv = m.num_attention_heads.saturating_add(2 * m.num_query_groups).saturating_mul(m.kv_channels);
         need(format!("linear_qkv out/TP = {qkv}/{tp}"), qkv, 8);
         need(format!("linear_proj in/TP = {q}/{tp}"), q, 16);
     }
-    if m.num_layers > m.num_moe_layers() {
+    if kinds.run_where(|k| k.ffn == Ffn::Dense) > 0 {
         let glu = if m.gated_linear_unit { 2 } else { 1 };
         need(format!("linear_fc1 out/TP = {}/{tp}", glu * m.ffn_hidden_size), glu * m.ffn_hidden_size, 8);
         need(format!("linear_fc2 in/TP = {}/{tp}", m.ffn_hidden_size), m.ffn_hidden_size, 16);

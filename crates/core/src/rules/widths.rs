@@ -5,6 +5,7 @@ use super::fixes::{nearest_divisor, nearest_valid_tp};
 use super::{ETP, Findings, TP, d};
 use crate::Code;
 use crate::derive::Derived;
+use crate::model::Ffn;
 use crate::plan::Plan;
 
 /// The TP nearest to the plan's that passes every TP width rule: one pick for all of them, so applying any of their
@@ -74,7 +75,7 @@ pub fn attention(p: &Plan, out: &mut impl Findings) {
 pub fn ffn(p: &Plan, out: &mut impl Findings) {
     let (m, tp, etp) = (&p.model, p.parallelism.tp(), p.parallelism.etp());
     let moe = m.is_moe();
-    let dense_layers = m.num_layers > m.num_moe_layers();
+    let dense_layers = m.kind_totals().run_where(|k| k.ffn == Ffn::Dense) > 0;
     let shared = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0);
     let widths = [("ffn_hidden_size", Some(m.ffn_hidden_size).filter(|_| dense_layers)), ("moe_shared_expert_intermediate_size", shared)];
     for (name, width) in widths {

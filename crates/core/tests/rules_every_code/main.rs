@@ -8,6 +8,7 @@
 
 mod advice;
 mod fit;
+mod hybrid;
 mod input;
 mod limits;
 mod mesh;
@@ -193,7 +194,7 @@ pub fn run(cases: Vec<Case>) {
 }
 
 fn all_cases() -> Vec<Case> {
-    [advice::cases(), fit::cases(), input::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), training::cases()]
+    [advice::cases(), fit::cases(), hybrid::cases(), input::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), training::cases()]
         .into_iter()
         .flatten()
         .collect()
