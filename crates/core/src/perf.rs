@@ -282,9 +282,14 @@ struct Sizes {
     s: f64,
     b: f64,
     h: f64,
-    /// Decoder plus MTP layers, and the MoE ones among the decoder layers.
-    layers: f64,
+    /// The MoE layers among the decoder layers.
     moe_layers: f64,
+    /// Mixer and feed-forward blocks run per step (2 per GPT layer; 1 per hybrid `M`, `*`, `-`, `E` layer), and the
+    /// attention layers among them (decoder and MTP).
+    blocks: f64,
+    attention_layers: f64,
+    /// Elements per local token the Mamba-2 / Gated DeltaNet layers of one step move in their CP all-to-alls.
+    ssm_cp_elements: f64,
     /// Passes over each layer: forward and backward, plus the recomputed forward with full recompute.
     fwd_passes: f64,
 }
@@ -294,6 +299,17 @@ impl Sizes {
         let par = &plan.parallelism;
         let m = &plan.model;
         let tr = &plan.training;
+        let kinds = m.kind_totals();
+        let mixers = kinds.run_where(|k| k.mixer != Mixer::None) as f64;
+        let ffns = kinds.run_where(|k| k.ffn != Ffn::None) as f64;
+        // CP splits Mamba-2 and Gated DeltaNet heads by all-to-all: the in-projection's output before the
+        // convolution and the mixer's output after it (ssm/mamba_context_parallel.py pre_conv_ssm / post_conv_ssm;
+        // gated_delta_net a2a_cp_to_hp / hp_to_cp), per local token and split over TP.
+        let (d, gn, heads) = (m.mamba_inner() as f64, m.mamba_groups() as f64 * m.mamba_state() as f64, m.mamba_heads() as f64);
+        let (dk, dv, hk, hv, _) = m.gdn_dims();
+        let (qk, v) = (dk as f64 * hk as f64, dv as f64 * hv as f64);
+        let ssm_cp_elements = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64 * (2.0 * d + 2.0 * gn + heads + d)
+            + kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64 * (2.0 * qk + 2.0 * v + 2.0 * hv as f64 + v);
         Sizes {
             world: derived.world_size.max(1) as f64,
             tp: par.tp() as f64,
@@ -308,15 +324,12 @@ impl Sizes {
             s: tr.seq_length as f64,
             b: tr.micro_batch_size as f64,
             h: m.hidden_size as f64,
-            layers: m.num_layers as f64 + m.mtp_num_layers as f64,
-            moe_layers: m.num_moe_layers() as f64,
+            moe_layers: kinds.decoder_where(|k| k.ffn == Ffn::Moe) as f64,
+            blocks: mixers + ffns,
+            attention_layers: kinds.run_where(|k| k.mixer == Mixer::Attention) as f64,
+            ssm_cp_elements,
             fwd_passes: if tr.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 },
         }
-    }
-
-    /// All virtual chunks of one stage.
-    fn layers_per_gpu(&self) -> f64 {
-        self.layers / self.pp
     }
 }
 
@@ -428,7 +441,7 @@ impl Links {
 // Source: Korthikanti et al. 2022, sequence parallelism (all-gather + reduce-scatter per transformer block, fwd and bwd).
 fn tp_comm_s(sz: &Sizes, links: &Links, c: &Constants) -> f64 {
     let tp_bytes = sz.s / sz.cp * sz.b * sz.h * ACT_BYTES;
-    let tp_blocks = sz.layers_per_gpu() * 2.0 - if sz.etp < sz.tp { sz.moe_layers / sz.pp } else { 0.0 };
+    let tp_blocks = sz.blocks / sz.pp - if sz.etp < sz.tp { sz.moe_layers / sz.pp } else { 0.0 };
     let tp_raw = tp_blocks * sz.fwd_passes * 2.0 * ring(sz.tp) * tp_bytes / links.bandwidth(GroupKind::Tp) * sz.mb;
     tp_raw * if links.inside(GroupKind::Tp) { c.tp_exposed } else { 1.0 }
 }
@@ -443,9 +456,13 @@ fn cp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
         2.0 * m.num_query_groups as f64 * m.kv_channels as f64
     } / sz.tp;
     let cp_raw = if sz.cp > 1.0 {
-        sz.layers_per_gpu() * (sz.fwd_passes - 1.0 + 2.0) * (sz.cp - 1.0) * (sz.s / sz.cp * sz.b * kv_width * ACT_BYTES)
+        sz.attention_layers / sz.pp * (sz.fwd_passes - 1.0 + 2.0) * (sz.cp - 1.0) * (sz.s / sz.cp * sz.b * kv_width * ACT_BYTES)
             / links.bandwidth(GroupKind::Cp)
             * sz.mb
+            // Mamba-2 / Gated DeltaNet: an all-to-all before and after the mixer in every pass, (cp−1)/cp of the data.
+            + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * sz.s / sz.cp * sz.b * ACT_BYTES
+                / links.bandwidth(GroupKind::Cp)
+                * sz.mb
     } else {
         0.0
     };

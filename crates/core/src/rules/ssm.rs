@@ -27,7 +27,7 @@ pub fn mamba(p: &Plan, out: &mut impl Findings) {
     if m.kind_totals().run_where(|k| k.mixer == Mixer::Mamba) == 0 {
         return;
     }
-    let (tp, cp) = (p.parallelism.tp(), p.parallelism.cp());
+    let (tp, cp) = (p.parallelism.tp().max(1), p.parallelism.cp().max(1));
     let (heads, groups) = (m.mamba_heads(), m.mamba_groups());
     for (name, n, code) in [("mamba_num_heads", heads, Code::MambaHeadsNotDivisibleByTp), ("mamba_num_groups", groups, Code::MambaGroupsNotDivisibleByTp)] {
         if n % tp != 0 {
@@ -98,7 +98,7 @@ pub fn gated_delta_net(p: &Plan, out: &mut impl Findings) {
     if m.kind_totals().run_where(|k| k.mixer == Mixer::GatedDeltaNet) == 0 {
         return;
     }
-    let (tp, cp) = (p.parallelism.tp(), p.parallelism.cp());
+    let (tp, cp) = (p.parallelism.tp().max(1), p.parallelism.cp().max(1));
     let (_, _, key_heads, value_heads, _) = m.gdn_dims();
     if key_heads == 0 || value_heads % key_heads != 0 {
         out.add(Code::GdnValueHeadsNotMultipleOfKeyHeads, |code| d(
