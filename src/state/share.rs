@@ -4,6 +4,9 @@
 //! Plain Rust (no DOM), so all of it is tested natively.
 
 use super::plan_doc::default_plan;
+use base64::Engine;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 
 /// Largest world size a shared link may ask for: beyond it a link is treated as hostile
@@ -12,36 +15,22 @@ pub const MAX_LINK_GPUS: u64 = 65_536;
 /// Largest encoded plan a link may carry.
 pub const MAX_LINK_CHARS: usize = 64 * 1024;
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/// base64url without padding, as `Buffer.toString("base64url")` and the page write it; reading also
+/// takes padded text and non-zero trailing bits, as the page's links always have been read.
+const BASE64URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
 
 pub fn base64url_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-        for i in 0..chunk.len() + 1 {
-            out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    out
+    BASE64URL.encode(bytes)
 }
 
 pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    let digit = |c: u8| B64.iter().position(|&d| d == c).map(|i| i as u32);
-    let text = text.trim_end_matches('=').as_bytes();
-    if text.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    for chunk in text.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= digit(c)? << (18 - 6 * i);
-        }
-        for i in 0..chunk.len() - 1 {
-            out.push((n >> (16 - 8 * i)) as u8);
-        }
-    }
-    Some(out)
+    BASE64URL.decode(text).ok()
 }
 
 /// The URL hash for a plan and the page's flags.
@@ -149,6 +138,11 @@ mod tests {
         assert_eq!(base64url_encode(b"\xfb\xff"), "-_8");
         assert_eq!(base64url_decode("a"), None);
         assert_eq!(base64url_decode("ab$d"), None);
+        // Links written with padding, or with the unused low bits of the last digit set ("TWF": T W F =
+        // 19 22 5 → 0x4D 0x61 and 0b01 left over), read as they always have: "Ma".
+        assert_eq!(base64url_decode("TWE=").as_deref(), Some(&b"Ma"[..]));
+        assert_eq!(base64url_decode("TWE").as_deref(), Some(&b"Ma"[..]));
+        assert_eq!(base64url_decode("TWF").as_deref(), Some(&b"Ma"[..]));
     }
 
     #[test]
