@@ -235,3 +235,34 @@ test("the embed link in docs/web.md opens its plan in the compact layout, with n
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("a link with 16,777,216 pipeline stages is refused before it is planned, and the page stays responsive", async () => {
+  // Llama 3.1 8B on 8 GPUs with PP = 2^24 and 32 layers on the first stage: planned as it stands, the core
+  // builds 2^24 stages (48 s and 6.7 GB natively; a tab dies). The link's own size checks must come first.
+  const huge = {
+    model: "llama-3.1-8b",
+    cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
+    parallelism: { pipeline_model_parallel_size: 16777216, num_layers_in_first_pipeline_stage: 32 },
+  };
+  const hash = `#plan=${encode(huge)}`;
+  const { page, context, problems } = await openApp(browser, server.url + hash);
+  assert.match(await text(page, "#notice"), /not opened: the link's pipeline_model_parallel_size is 16777216/);
+  assert.equal(await page.locator(TP).inputValue(), "2", "the default plan");
+  // Still answering: an edit re-plans.
+  await page.fill(TP, "4");
+  assert.equal(await text(page, "#d-dp"), "2"); // 16 / (TP 4 · PP 2)
+
+  // The same link followed from the open page (an edited hash), and the same plan kept in localStorage.
+  await page.locator("#notice button").click();
+  await page.evaluate((h) => { location.hash = h; }, hash);
+  await page.waitForSelector("#notice");
+  assert.match(await text(page, "#notice"), /not opened: the link's pipeline_model_parallel_size is 16777216/);
+  await page.waitForTimeout(300); // the default plan written back to the hash and localStorage
+  await page.evaluate((plan) => localStorage.setItem("meshplan.plan", JSON.stringify(plan)), huge);
+  await page.goto(server.url);
+  await page.waitForSelector("#app[data-ready]");
+  assert.equal(await page.locator(TP).inputValue(), "2", "a kept plan that a link could not open is not opened either");
+  assert.equal(await text(page, "#d-world-size"), "16");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
