@@ -1,8 +1,8 @@
 //! The Export panel: the core's exports of the plan (Megatron Bridge overrides and launch command,
 //! Megatron-LM arguments, slurm sizing, the plan file), each with a Copy button.
 
-use crate::browser;
 use crate::state::Doc;
+use crate::ui::copy::CopyButton;
 use leptos::prelude::*;
 use meshplan_core::{ExportKind, export};
 
@@ -25,7 +25,8 @@ pub fn ExportPanel(doc: Doc) -> impl IntoView {
     }
 }
 
-/// One export: its text is a memo, so an edit that leaves it equal leaves its block alone.
+/// One export: its text is a memo, so an edit that leaves it equal leaves its block alone; the button says
+/// "Copied" while the text shown is the text copied.
 #[component]
 fn Export(doc: Doc, id: &'static str, kind: ExportKind) -> impl IntoView {
     let text = Memo::new(move |_| {
@@ -36,17 +37,12 @@ fn Export(doc: Doc, id: &'static str, kind: ExportKind) -> impl IntoView {
             Err(_) => String::new(),
         })
     });
-    // The text last copied: the button says "Copied" while that is still the text shown.
-    let copied = RwSignal::new(None::<String>);
-    let is_copied = move || copied.with(|c| text.with(|t| c.as_ref() == Some(t)));
     view! {
         <div class="export">
             <div class="export-head">
                 <h3 id=format!("{id}-h")>{kind.label()}</h3>
-                <button class="copy" aria-describedby=format!("{id}-h")
-                    on:click=move |_| { let t = text.get_untracked(); browser::copy_text(&t); copied.set(Some(t)); }>
-                    {move || if is_copied() { "Copied ✓" } else { "Copy" }}
-                </button>
+                <CopyButton class="copy" describedby=format!("{id}-h") text=Callback::new(move |_| text.get_untracked()) shown=text
+                    labels=["Copy", "Copied ✓", "Copy failed ✗"] advice="select the text and copy it." />
             </div>
             <pre id=id tabindex="0">{text}</pre>
         </div>

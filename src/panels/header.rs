@@ -4,6 +4,7 @@
 use crate::browser;
 use crate::format::count;
 use crate::state::{Doc, editor, share};
+use crate::ui::copy::CopyButton;
 use leptos::prelude::*;
 use meshplan_core::{InputError, Severity};
 
@@ -26,7 +27,6 @@ fn status(doc: Doc) -> (&'static str, String) {
 #[component]
 pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
     let editor = editor();
-    let copied = RwSignal::new(false);
     view! {
         <header class="top">
             <h1>"meshplan"<span class="tagline">" — Megatron-Core parallelism planner"</span></h1>
@@ -36,9 +36,8 @@ pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
                     view! { <a class="button" href=move || share_link(doc) target="_blank" rel="noopener">"Open the full planner ↗"</a> }.into_any()
                 } else {
                     view! {
-                        <button id="copy-link" on:click=move |_| { browser::copy_text(&share_link(doc)); copied.set(true); }>
-                            {move || if copied.get() { "Link copied ✓" } else { "Copy share link" }}
-                        </button>
+                        <CopyButton id="copy-link" text=Callback::new(move |_| share_link(doc))
+                            labels=["Copy share link", "Link copied ✓", "Copy failed ✗"] advice="copy the link from the address bar." />
                         <button id="reset" on:click=move |_| editor.reset()>"Reset"</button>
                         <label class="inline" for="theme">"Theme"</label>
                         <select id="theme" on:change=move |ev| theme.set(event_target_value(&ev)) prop:value=move || theme.get()>

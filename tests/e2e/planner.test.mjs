@@ -266,3 +266,43 @@ test("a link with 16,777,216 pipeline stages is refused before it is planned, an
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+/** Serves the page with a permissions policy that blocks the Clipboard API (as a docs site's iframe without allow="clipboard-write" does). */
+const denyClipboard = (context) => context.route((u) => u.pathname === "/" || u.pathname.endsWith("/index.html"), async (route) => {
+  const response = await route.fetch();
+  await route.fulfill({ response, headers: { ...response.headers(), "permissions-policy": "clipboard-write=()" } });
+});
+
+test("a clipboard write the browser refuses says so instead of \"Copied\"", async () => {
+  const { page, context, problems } = await openApp(browser, server.url, { prepare: denyClipboard });
+  await page.click("#copy-link");
+  await page.waitForSelector("#copy-link-failed");
+  assert.match(await text(page, "#copy-link"), /Copy failed/);
+  assert.match(await text(page, "#copy-link-failed"), /blocked.*copy the link from the address bar/);
+  const plan = page.locator("#export .export").filter({ has: page.locator("#export-plan") });
+  await plan.locator("button.copy").click();
+  await plan.locator(".copy-failed").waitFor();
+  assert.match(await plan.locator("button.copy").innerText(), /Copy failed/);
+  assert.doesNotMatch(await page.locator("#export").innerText(), /Copied/);
+  // The browser reports the policy violation itself; the page has no unhandled error.
+  assert.deepEqual(problems.pageErrors, []);
+  assert.ok(problems.consoleErrors.every((e) => /permissions policy/i.test(e)), problems.consoleErrors.join("\n"));
+  await context.close();
+});
+
+test("Copy share link and Copy put the link and the export on the clipboard", async () => {
+  const prepare = (context) => context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  const { page, context, problems } = await openApp(browser, server.url, { prepare });
+  await page.fill(TP, "4");
+  await page.click("#copy-link");
+  await page.waitForFunction(() => document.querySelector("#copy-link").innerText.includes("copied"));
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  const carried = JSON.parse(Buffer.from(new URL(link).hash.slice("#plan=".length), "base64url").toString());
+  assert.equal(carried.parallelism.tensor_model_parallel_size, 4);
+  const plan = page.locator("#export .export").filter({ has: page.locator("#export-plan") });
+  await plan.locator("button.copy").click();
+  await page.waitForFunction(() => [...document.querySelectorAll("#export button.copy")].some((b) => b.innerText.includes("Copied")));
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), await page.locator("#export-plan").textContent());
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
