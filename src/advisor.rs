@@ -1,7 +1,7 @@
 //! The Advisor's plan edits: what "Apply" writes into the plan document, and which part of the plan a
 //! search depends on. Plain Rust (no DOM), tested natively.
 
-use crate::plan_doc;
+use crate::state::plan_doc;
 use meshplan_core::search::{CandidateParallelism, CandidateTraining};
 use serde_json::{Value, json};
 
