@@ -197,7 +197,7 @@ pub fn model_flops_per_step(plan: &Plan, derived: &Derived) -> f64 {
 fn peaks(plan: &Plan) -> (f64, f64) {
     let g = &plan.gpu;
     let bf16 = g.dense_bf16_tflops.max(0.0) * 1e12;
-    let p = match plan.training.precision {
+    let p = match plan.training.settings.precision {
         // TF32 tensor cores run at half the BF16 rate.
         Precision::Fp32 => bf16 / 2.0,
         Precision::Fp16 | Precision::Bf16 => bf16,
@@ -282,7 +282,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let fl = flop_split(plan, derived);
     let model_flops = fl.total();
     let (peak, bf16_peak) = peaks(plan);
-    let low_precision = matches!(tr.precision, Precision::Fp8 | Precision::Fp4);
+    let low_precision = matches!(tr.settings.precision, Precision::Fp8 | Precision::Fp4);
     // Achieved rate: peak × fitted efficiency × w/(w+w0), w = per-GPU GEMM width after TP (narrow GEMMs run slower).
     let width = |w: f64| w / (w + c.gemm_width_half.max(0.0));
     let eff_hi = c.bf16_efficiency * width(h / tp);
@@ -301,19 +301,19 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     // Forward is 1/3 of fwd+bwd: full recompute re-runs the forward of the recomputed layers (×4/3 on the layers);
     // selective recomputes the attention core only (Korthikanti 2022 §5).
     let layer_time = t_dense + t_expert + t_core;
-    let recompute_s = match tr.recompute_granularity {
+    let recompute_s = match tr.settings.recompute_granularity {
         Recompute::None => 0.0,
         Recompute::Selective => t_core / 3.0,
         Recompute::Full => {
             let per_chunk = (m.num_layers as f64 / (pp * vpp)).max(1.0);
-            let share = match (tr.recompute_method, tr.recompute_num_layers) {
+            let share = match (tr.settings.recompute_method, tr.settings.recompute_num_layers) {
                 (Some(RecomputeMethod::Block), Some(n)) => (n as f64 / per_chunk).min(1.0),
                 _ => 1.0,
             };
             layer_time / 3.0 * share
         }
     };
-    let fwd_passes = if tr.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 }; // fwd(+refwd) + bwd
+    let fwd_passes = if tr.settings.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 }; // fwd(+refwd) + bwd
 
     // --- communication ------------------------------------------------------------------------------------
     let domain = plan.cluster.nvlink_domain_size;
@@ -369,7 +369,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let dense_params = (derived.total_parameters as f64 + derived.mtp_parameters as f64 - expert_total).max(0.0) / (tp * pp);
     let expert_params = expert_total / (ep * etp * pp);
     let dp_dense = dp * cp;
-    let dist = tr.use_distributed_optimizer;
+    let dist = tr.settings.use_distributed_optimizer;
     let dp_bytes = |n: f64, params: f64| {
         if dist { ring(n) * params * (4.0 + 2.0) } else { 2.0 * ring(n) * params * 4.0 }
     };

@@ -45,6 +45,9 @@ pub struct GpuSpec {
     pub scale_out_gbit_per_gpu: Option<f64>,
     pub measured_bf16_matmul_tflops: Option<f64>,
     pub measured_fp8_matmul_tflops: Option<f64>,
+    /// Host (CPU) memory per node of the GPU's reference system, in GiB (null: not stated).
+    #[serde(default)]
+    pub host_memory_per_node_gb: Option<f64>,
     #[serde(default)]
     pub sources: Value,
     #[serde(default)]
