@@ -124,7 +124,15 @@ pub struct Setting {
     pub differs: &'static str,
     /// Megatron Bridge `ConfigContainer` paths (first: the one that decides).
     pub bridge: &'static [&'static str],
+    /// Deprecated Bridge paths the exports set to None beside `bridge`, so a recipe's old spelling cannot clash.
+    pub bridge_clears: &'static [&'static str],
+    /// The plan's spelling of Megatron's None (exports write None / no flag for it).
+    pub null_spelling: Option<&'static str>,
+    /// Whether Bridge holds the value as a `torch.dtype` (the plan spells it as Megatron-LM does: fp32, bf16, …).
+    pub torch_dtype: bool,
     pub mlm: Mlm,
+    /// Megatron-LM's default as plan JSON, where it differs from the row's (None: the same).
+    pub mlm_default: Option<&'static str>,
     pub label: &'static str,
     pub help: &'static str,
     pub source: &'static str,
@@ -166,7 +174,11 @@ const ROW: Setting = Setting {
     megatron_core: "",
     differs: "",
     bridge: &[],
+    bridge_clears: &[],
+    null_spelling: None,
+    torch_dtype: false,
     mlm: Mlm::Meshplan,
+    mlm_default: None,
     label: "",
     help: "",
     source: "",
@@ -498,6 +510,7 @@ settings! {
         megatron_core: "TransformerConfig.recompute_granularity = None",
         differs: "meshplan spells Megatron's None as \"none\"",
         bridge: &["model.recompute_granularity"],
+        null_spelling: Some("none"),
         mlm: Mlm::Value("--recompute-granularity"),
         label: "Recompute",
         help: "activation recomputation: none, selective (the modules in recompute_modules) or full (whole layers)",
@@ -583,6 +596,7 @@ settings! {
         group: Group::OptimizerGradients,
         default: "fp32",
         megatron_core: "OptimizerConfig.main_params_dtype = torch.float32",
+        torch_dtype: true,
         bridge: &["optimizer.main_params_dtype"],
         mlm: Mlm::Value("--main-params-dtype"),
         label: "Master weights dtype",
@@ -593,6 +607,7 @@ settings! {
         group: Group::OptimizerGradients,
         default: "fp32",
         megatron_core: "OptimizerConfig.main_grads_dtype = torch.float32",
+        torch_dtype: true,
         bridge: &["optimizer.main_grads_dtype"],
         mlm: Mlm::Value("--main-grads-dtype"),
         label: "Main grads dtype",
@@ -604,6 +619,7 @@ settings! {
         default: "fp32",
         megatron_core: "OptimizerConfig.exp_avg_dtype = torch.float32",
         differs: "fp8 is torch.uint8 in Megatron-Core (Megatron-LM maps \"fp8\" to it); Bridge's override parser reads \"fp8\" as float8_e4m3fn, so the Bridge exports write torch.uint8 in Python",
+        torch_dtype: true,
         bridge: &["optimizer.exp_avg_dtype"],
         mlm: Mlm::Value("--exp-avg-dtype"),
         label: "Adam m dtype",
@@ -615,6 +631,7 @@ settings! {
         default: "fp32",
         megatron_core: "OptimizerConfig.exp_avg_sq_dtype = torch.float32",
         differs: "as exp_avg_dtype",
+        torch_dtype: true,
         bridge: &["optimizer.exp_avg_sq_dtype"],
         mlm: Mlm::Value("--exp-avg-sq-dtype"),
         label: "Adam v dtype",
@@ -651,6 +668,7 @@ settings! {
         differs: "Bridge's MixedPrecisionConfig defaults to 'tensorwise'; meshplan picks the recipe Bridge's perf configs run on the GPU",
         bridge: &["mixed_precision.fp8_recipe"],
         mlm: Mlm::Value("--fp8-recipe"),
+        mlm_default: Some("\"delayed\""),
         label: "FP8 recipe",
         help: "FP8 scaling: delayed (amax history), tensorwise (current scaling), blockwise (Hopper), mxfp8 (Blackwell)",
         source: MB_MP,
@@ -695,6 +713,7 @@ settings! {
         megatron_core: "TransformerConfig.fp8_amax_history_len = 1",
         bridge: &["mixed_precision.fp8_amax_history_len"],
         mlm: Mlm::Value("--fp8-amax-history-len"),
+        mlm_default: Some("1"),
         label: "FP8 amax history",
         help: "delayed scaling: amax values kept per quantizer (a few KB per layer)",
         source: ML_TC,
@@ -717,6 +736,7 @@ settings! {
         differs: "Bridge's MixedPrecisionConfig defaults to 0 and its current-scaling recipe sets 1",
         bridge: &["mixed_precision.num_layers_at_start_in_bf16"],
         mlm: Mlm::Value("--num-layers-at-start-in-bf16"),
+        mlm_default: Some("1"),
         label: "BF16 layers at start",
         help: "with first_last_layers_bf16: layers at the start of the model kept in BF16",
         source: ML_TC,
@@ -729,6 +749,7 @@ settings! {
         differs: "Bridge's MixedPrecisionConfig defaults to 0 and its current-scaling recipe sets 1",
         bridge: &["mixed_precision.num_layers_at_end_in_bf16"],
         mlm: Mlm::Value("--num-layers-at-end-in-bf16"),
+        mlm_default: Some("1"),
         label: "BF16 layers at end",
         help: "with first_last_layers_bf16: layers at the end of the model kept in BF16",
         source: ML_TC,
@@ -785,6 +806,7 @@ settings! {
         differs: "Megatron-LM's --optimizer-offload-fraction defaults to 1.0; Megatron-Core's and Bridge's 0.0 offloads nothing; meshplan takes 1.0 and the Bridge exports write it",
         bridge: &["optimizer.optimizer_offload_fraction"],
         mlm: Mlm::Value("--optimizer-offload-fraction"),
+        mlm_default: Some("1.0"),
         label: "Offload fraction",
         help: "share of the optimizer shard moved to the host (whole tensors, greedily by size)",
         source: "ML megatron/core/optimizer/optimizer_config.py; megatron/training/arguments.py --optimizer-offload-fraction",
@@ -826,9 +848,10 @@ settings! {
         group: Group::FsdpBuffers,
         default: "no_shard",
         megatron_core: "DistributedDataParallelConfig.data_parallel_sharding_strategy = 'no_shard'",
-        differs: "Megatron-LM's --data-parallel-sharding-strategy defaults to optim_grads_params; meshplan follows Megatron-Core and Bridge, and the Megatron-LM export always writes it",
+        differs: "Megatron-LM's --data-parallel-sharding-strategy defaults to optim_grads_params, and Bridge's _pretrain_common sets it (both matter only with Megatron-FSDP); meshplan follows Megatron-Core, and the Megatron-LM export writes it whenever Megatron-FSDP is on",
         bridge: &["ddp.data_parallel_sharding_strategy"],
         mlm: Mlm::Value("--data-parallel-sharding-strategy"),
+        mlm_default: Some("\"optim_grads_params\""),
         label: "FSDP sharding",
         help: "Megatron-FSDP: no_shard, optim (ZeRO-1), optim_grads (ZeRO-2), optim_grads_params (ZeRO-3)",
         source: "ML megatron/core/distributed/distributed_data_parallel_config.py; megatron/training/arguments.py",
@@ -871,8 +894,9 @@ settings! {
         group: Group::CudaGraphs,
         default: "[] (the whole layer)",
         megatron_core: "TransformerConfig.cuda_graph_modules = [] (cuda_graph_scope is its deprecated name, migrated in __post_init__)",
-        differs: "Bridge recipes write model.cuda_graph_scope; Megatron-LM's flag is --cuda-graph-modules (--cuda-graph-scope is hidden)",
-        bridge: &["model.cuda_graph_scope"],
+        differs: "Bridge recipes still write model.cuda_graph_scope, which megatron-core migrates and which cannot be set together with cuda_graph_modules: the Bridge exports write model.cuda_graph_modules and clear model.cuda_graph_scope; Megatron-LM's flag is --cuda-graph-modules (--cuda-graph-scope is hidden)",
+        bridge: &["model.cuda_graph_modules"],
+        bridge_clears: &["model.cuda_graph_scope"],
         mlm: Mlm::Value("--cuda-graph-modules"),
         label: "CUDA graph scope",
         help: "which parts of each layer are graphed: attn, mlp, moe, moe_router, moe_preprocess, mamba (empty: the whole layer)",
@@ -991,7 +1015,10 @@ pub const HOST_MEMORY: Setting = Setting {
     default: "the GPU catalogue's system: host memory per node of that GPU's reference system (null: unknown, not checked)",
     megatron_core: "none: Megatron has no such setting",
     bridge: &[],
+    bridge_clears: &[],
+    torch_dtype: false,
     mlm: Mlm::Meshplan,
+    mlm_default: None,
     label: "Host memory per node (GiB)",
     help: "meshplan's input: CPU memory of one node, in GiB as GPU memory is, for optimizer and activation offloading",
     source: "meshplan; crates/core/data/gpus.json (host_memory_per_node_gb, with its source per system)",
@@ -1109,6 +1136,25 @@ impl Settings {
             num_layers_at_start_in_bf16: if first_last { count(self.num_layers_at_start_in_bf16, |r| r.num_layers_at_start_in_bf16) } else { 0 },
             num_layers_at_end_in_bf16: if first_last { count(self.num_layers_at_end_in_bf16, |r| r.num_layers_at_end_in_bf16) } else { 0 },
         }
+    }
+
+    /// Row `key`'s value as the run uses it, as plan JSON: the given value, or the default resolved from the other
+    /// settings (the precision's Bridge recipe for the low-precision fields, Megatron-LM's offload fraction).
+    pub fn resolved(&self, key: &str, gpu_key: &str) -> Option<Value> {
+        let lp = || self.low_precision(gpu_key);
+        Some(match key {
+            "grad_reduce_in_fp32" => Value::Bool(lp().grad_reduce_in_fp32),
+            "fp8_recipe" => lp().fp8_recipe.map_or(Value::Null, |r| Value::from(r.key())),
+            "fp8_param_gather" => Value::Bool(lp().fp8_param_gather),
+            "fp4_param_gather" => Value::Bool(lp().fp4_param_gather),
+            "reuse_grad_buf_for_mxfp8_param_ag" => Value::Bool(lp().reuse_grad_buf_for_mxfp8_param_ag),
+            "fp8_amax_history_len" => Value::from(lp().fp8_amax_history_len),
+            "first_last_layers_bf16" => Value::Bool(lp().first_last_layers_bf16),
+            "num_layers_at_start_in_bf16" => Value::from(lp().num_layers_at_start_in_bf16),
+            "num_layers_at_end_in_bf16" => Value::from(lp().num_layers_at_end_in_bf16),
+            "optimizer_offload_fraction" => SettingType::to_json(&self.offload_fraction()),
+            _ => return self.get(key),
+        })
     }
 
     /// The modules selective recompute checkpoints (Megatron-Core's default `["core_attn"]` when none are given);
