@@ -162,6 +162,47 @@ impl Setting {
     }
 }
 
+impl Setting {
+    /// How Megatron-LM takes it, in words.
+    pub fn mlm_text(&self) -> String {
+        match self.mlm {
+            Mlm::Flag(f) => format!("{f} (when true)"),
+            Mlm::Switch(on, off) => {
+                let side = |f: Option<&str>, when: &str| f.map(|f| format!("{f} ({when})"));
+                [side(on, "true"), side(off, "false")].into_iter().flatten().collect::<Vec<_>>().join(" / ")
+            }
+            Mlm::Value(f) => match self.ty {
+                Ty::List(_) => format!("{f} V1 V2 …"),
+                _ => format!("{f} VALUE"),
+            },
+            Mlm::Config(field) => format!("no flag: set {field}"),
+            Mlm::Meshplan => "none (meshplan's own input)".into(),
+            Mlm::Export => "--bf16 / --fp16, --fp8-format, --fp4-format … (the precision's flags)".into(),
+        }
+    }
+
+    /// The row as `meshplan explain` prints it: names in each tool, default, values, help and source.
+    pub fn explain(&self) -> String {
+        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), self.label, self.help);
+        let mut line = |k: &str, v: String| {
+            if !v.is_empty() {
+                out.push_str(&format!("{k:<17}{v}\n"));
+            }
+        };
+        line("Values:", self.values());
+        line("Default:", self.default.to_string());
+        line("Megatron-Core:", self.megatron_core.to_string());
+        line("Defaults differ:", self.differs.to_string());
+        line(
+            "Megatron Bridge:",
+            if self.bridge.is_empty() { "none".into() } else { self.bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") },
+        );
+        line("Megatron-LM:", self.mlm_text());
+        line("Source:", self.source.to_string());
+        out
+    }
+}
+
 /// The fields every row shares unless it says otherwise.
 const ROW: Setting = Setting {
     key: "",
