@@ -144,6 +144,16 @@ fn every_row_round_trips_through_the_plan_file() {
 
 #[test]
 fn host_memory_is_a_cluster_field() {
+    // Without the field: the catalogue's reference system — DGX H100: 2 TB of DDR5 (NVIDIA DGX BasePOD reference
+    // architecture), a GB300 NVL72 compute tray: 2 Grace CPUs × 480 GB; a PCIe L40S server: not stated.
+    let on = |gpu: &str| {
+        let mut p = plan(json!({}));
+        p["cluster"]["gpu"] = json!(gpu);
+        plan_value(&p).unwrap().plan.cluster.host_memory_per_node_gb
+    };
+    assert_eq!(on("h100-sxm-80gb"), Some(2048.0));
+    assert_eq!(on("gb300"), Some(960.0));
+    assert_eq!(on("l40s"), None);
     let mut p = plan(json!({}));
     p["cluster"]["host_memory_per_node_gb"] = json!(2048);
     let r = plan_value(&p).unwrap();
