@@ -228,3 +228,39 @@ fn mixed_precision_data_reads() {
         assert!(x.source.contains("mixed_precision.py"), "{}", x.name);
     }
 }
+
+/// Arbitrary JSON for one value: every JSON kind, with numbers around the rows' bounds and the choices' spellings.
+fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-3i64..1_100_000).prop_map(Value::from),
+        (-2.0f64..2_000_000.0).prop_map(Value::from),
+        prop::sample::select(vec!["fp8", "BF16", " mlp ", "none", "flex", "optim_grads", "x", ""]).prop_map(Value::from),
+    ];
+    leaf.prop_recursive(2, 12, 6, |inner| prop::collection::vec(inner, 0..6).prop_map(Value::Array))
+}
+
+proptest::proptest! {
+    /// Whatever a row is given, reading never panics, and the row either holds what was given (as the plan spells
+    /// it back, choices canonical) or its default with an invalid-value diagnostic naming it.
+    #[test]
+    fn any_value_reads_as_given_or_as_default(row in 0..SETTINGS.len(), v in any_value()) {
+        let r = &SETTINGS[row];
+        let report = plan_value(&plan(json!({ r.key: v.clone() }))).expect("plans");
+        let got = report.plan.training.settings.get(r.key).unwrap();
+        let default = Settings::default().get(r.key).unwrap();
+        let flagged = report.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains(&format!("`training.{}`", r.key)));
+        if flagged {
+            proptest::prop_assert_eq!(got, default);
+        } else if v.is_null() {
+            proptest::prop_assert_eq!(got, default);
+        } else {
+            // Accepted: the same setting again when written back and read.
+            let mut again = Settings::default();
+            proptest::prop_assert!(again.set(r.key, &got).is_ok());
+            proptest::prop_assert_eq!(again.get(r.key).unwrap(), got);
+        }
+    }
+}
