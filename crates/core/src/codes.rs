@@ -81,7 +81,7 @@ rules! {
     SearchWorker "search-worker" E "The page's search worker failed to load or replied with something that is not a search result." "meshplan page (src/browser.rs)";
     WorldNotDivisibleDense "world-not-divisible-dense" E "The world size must be a multiple of TP·PP·CP (dense data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
     WorldNotDivisibleExpert "world-not-divisible-expert" E "The world size must be a multiple of ETP·EP·PP (expert data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
-    WorldTooLargeToLayOut "world-too-large-to-lay-out" E "The world is too large to list every rank group." "meshplan limit";
+    WorldTooLargeToLayOut "world-too-large-to-lay-out" W "The world is too large to list every rank group: the layout keeps its order and NVLink crossings, without the group lists." "meshplan limit (limits.rs MAX_LAYOUT_WORLD)";
     OrderInvalid "order-invalid" E "The rank order string is not one Megatron accepts." "megatron/core/parallel_state.py RankGenerator";
     OrderMissingDimension "order-missing-dimension" E "The order string leaves out a dimension whose size is above 1." "megatron/core/parallel_state.py RankGenerator.__init__";
     OrderPpNotLast "order-pp-not-last" E "An order not ending in pp needs dense DP to equal expert DP." "megatron/core/parallel_state.py initialize_model_parallel (expert decoder order)";
@@ -181,6 +181,11 @@ rules! {
     FlexBackendWithoutFlex "flex-backend-without-flex" I "moe_flex_dispatcher_backend is read only with moe_token_dispatcher_type = flex." "megatron/core/transformer/moe/token_dispatcher.py (MoEFlexTokenDispatcher reads the backend)";
     FlexBackendGpuBridge "flex-backend-gpu-bridge" W "The flex dispatcher's backend does not run on this GPU: Megatron Bridge rejects it; Megatron-LM leaves it to DeepEP / HybridEP to fail." "Megatron Bridge training/flex_dispatcher_backend.py validate_flex_dispatcher_backend (DeepEP is supported for Ampere, Hopper, and Blackwell (B200/B300) GPUs; HybridEP for GB200, GB300 with NVL72 and Ampere, Hopper, B200 and B300)";
     TpCommOverlapNeedsSp "tp-comm-overlap-needs-sp" W "tp_comm_overlap needs TP > 1 and sequence parallelism: Megatron-LM asserts, Megatron Bridge turns it off with a warning." "megatron/training/arguments.py validate_args (Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled); Megatron Bridge training/comm_overlap.py (disables tp_comm_overlap for TP < 2 or without SP)";
+    // input limits
+    PlanTooLarge "plan-too-large" E "The plan text is larger than meshplan reads (exit status 2)." "meshplan limit (limits.rs MAX_PLAN_BYTES)";
+    PipelineExceedsLayers "pipeline-exceeds-layers" E "pipeline_model_parallel_size exceeds num_layers: every pipeline stage builds at least one layer; PP = 1 was used instead." "megatron/core/transformer/transformer_config.py __post_init__ and megatron/training/arguments.py validate_args (num_layers divisible by PP; uneven stages larger than 0, middle stages not empty)";
+    ListTooLong "list-too-long" E "A list is longer than the model it describes (more entries than layers); it was ignored." "meshplan limit (limits.rs MAX_LAYERS)";
+    SearchTooLarge "search-too-large" E "The layout search would enumerate more than it sizes in about a second: over 2^24 GPUs, or more than 10^8 units of candidate work (exit status 2)." "meshplan limit (limits.rs MAX_SEARCH_WORLD, MAX_SEARCH_WORK)";
 }
 
 impl Code {

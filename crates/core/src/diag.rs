@@ -41,3 +41,23 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 }
+
+/// Input that cannot be planned at all (exit status 2): not JSON, too large, no model, an unknown preset.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InputError {
+    pub code: Code,
+    pub message: String,
+    pub fix: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "error[{}]: {}\n  fix: {}", self.code, self.message, self.fix)
+    }
+}
+
+impl InputError {
+    pub fn new(code: Code, message: impl Into<String>, fix: impl Into<String>) -> Self {
+        InputError { code, message: message.into(), fix: fix.into() }
+    }
+}

@@ -231,32 +231,10 @@ fn needs_max_connections(p: &Plan) -> bool {
     p.parallelism.tp() > 1 || p.parallelism.cp() > 1
 }
 
-/// A Megatron Bridge library recipe for the preset, or None.
-// Source: Megatron-Bridge src/megatron/bridge/recipes/__init__.py re-exports each family's legacy aliases
-// (llama/llama3.py, qwen/qwen3.py, qwen/qwen3_moe.py, deepseek/deepseek_v2.py, deepseek/deepseek_v3.py,
-// olmoe/olmoe_7b.py, glm/glm45.py, kimi/kimi_k2.py, moonlight/moonlight_16b.py), which
-// scripts/training/recipe_runner.py `find_library_recipe` resolves. gpt/gpt3_175b.py's alias is not
-// re-exported by gpt/__init__.py, so GPT-3 uses the H100 name from gpt/h100/__init__.py.
-// No Bridge recipe exists for Mixtral or Nemotron-4 340B.
+/// A Megatron Bridge library recipe for the preset, or None: `data/recipes.json`, each name with the Bridge module
+/// that defines it.
 pub fn bridge_recipe(model_key: &str) -> Option<&'static str> {
-    Some(match model_key {
-        "llama-3.1-8b" => "llama31_8b_pretrain_config",
-        "llama-3.1-70b" => "llama31_70b_pretrain_config",
-        "llama-3.1-405b" => "llama31_405b_pretrain_config",
-        "qwen3-8b" => "qwen3_8b_pretrain_config",
-        "qwen3-32b" => "qwen3_32b_pretrain_config",
-        "qwen3-30b-a3b" => "qwen3_30b_a3b_pretrain_config",
-        "qwen3-235b-a22b" => "qwen3_235b_a22b_pretrain_config",
-        "deepseek-v2" => "deepseek_v2_pretrain_config",
-        "deepseek-v3" => "deepseek_v3_pretrain_config",
-        "olmoe-1b-7b" => "olmoe_7b_pretrain_config",
-        "glm-4.5" => "glm45_355b_pretrain_config",
-        "glm-4.5-air" => "glm45_air_106b_pretrain_config",
-        "kimi-k2" => "kimi_k2_pretrain_config",
-        "moonlight-16b-a3b" => "moonlight_16b_pretrain_config",
-        "gpt3-175b" => "gpt3_175b_pretrain_32gpu_h100_bf16_config",
-        _ => return None,
-    })
+    crate::presets::bridge_recipe(model_key).map(|r| r.recipe.as_str())
 }
 
 /// What to launch with for each precision.
@@ -265,7 +243,7 @@ struct PrecisionChoice {
     bridge: Option<&'static str>,
     /// The precision's own Megatron-LM flags (the FP8 recipe and weight settings are rows of the settings table).
     mlm: Vec<(&'static str, Option<&'static str>)>,
-    note: Option<&'static str>,
+    note: Option<String>,
 }
 
 // Sources: Megatron-Bridge src/megatron/bridge/training/mixed_precision.py (the `@register` recipes, as data in
@@ -274,30 +252,30 @@ struct PrecisionChoice {
 // megatron/training/argument_utils.py.
 fn precision_choice(p: &Plan) -> PrecisionChoice {
     let s = &p.training.settings;
-    let recipe = s.mixed_precision_recipe(&p.cluster.gpu);
+    let recipe = s.mixed_precision_recipe(&p.gpu);
     let bridge = recipe.map(|r| r.name.as_str());
     match s.precision {
         Precision::Fp32 => PrecisionChoice {
             bridge: None,
             mlm: Vec::new(),
-            note: Some("fp32: Megatron-LM's default (neither the bf16 nor the fp16 flag); Bridge has no fp32 recipe, so check the recipe's params_dtype/pipeline_dtype"),
+            note: Some("fp32: Megatron-LM's default (neither the bf16 nor the fp16 flag); Bridge has no fp32 recipe, so check the recipe's params_dtype/pipeline_dtype".into()),
         },
         Precision::Fp16 => PrecisionChoice { bridge, mlm: vec![("--fp16", None)], note: None },
         Precision::Bf16 => PrecisionChoice { bridge, mlm: vec![("--bf16", None)], note: None },
         Precision::Fp8 => {
             let format = recipe.and_then(|r| known(r.fp8.as_deref().unwrap_or(""), &["hybrid", "e4m3"])).unwrap_or("hybrid");
             let note = match recipe.and_then(|r| r.fp8_recipe) {
-                Some(Fp8Recipe::Mxfp8) => "fp8 on Blackwell: MXFP8 block scaling",
-                Some(Fp8Recipe::Delayed) => "fp8: delayed scaling (scales from an amax history)",
-                Some(Fp8Recipe::Blockwise) => "fp8: blockwise (sub-channel) scaling, 128x128 weight blocks",
-                _ => "fp8: per-tensor current scaling (E4M3 forward, E5M2 gradients), first and last layer in BF16",
+                Some(Fp8Recipe::Mxfp8) => format!("fp8 on {}: MXFP8 block scaling", comment_text(&p.gpu.generation)),
+                Some(Fp8Recipe::Delayed) => "fp8: delayed scaling (scales from an amax history)".into(),
+                Some(Fp8Recipe::Blockwise) => "fp8: blockwise (sub-channel) scaling, 128x128 weight blocks".into(),
+                _ => "fp8: per-tensor current scaling (E4M3 forward, E5M2 gradients), first and last layer in BF16".into(),
             };
             PrecisionChoice { bridge, mlm: vec![("--bf16", None), ("--fp8-format", Some(format))], note: Some(note) }
         }
         Precision::Fp4 => PrecisionChoice {
             bridge,
             mlm: vec![("--bf16", None), ("--fp4-format", Some("e2m1")), ("--fp4-recipe", Some("nvfp4"))],
-            note: Some("fp4: NVFP4"),
+            note: Some("fp4: NVFP4".into()),
         },
     }
 }
@@ -517,7 +495,7 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
 
 /// Row `row`'s resolved value as an export value: a torch dtype, Megatron's None for the plan's "none", or as is.
 fn export_value(p: &Plan, row: &SettingRow) -> Option<Val> {
-    let value = p.training.settings.resolved(row.key, &p.cluster.gpu)?;
+    let value = p.training.settings.resolved(row.key, &p.gpu)?;
     if row.null_spelling.is_some() && value.as_str() == row.null_spelling {
         return Some(Val::Json(serde_json::Value::Null));
     }
@@ -579,7 +557,7 @@ fn mixed_precision_section(p: &Plan, sec: &mut Section) {
         sec.settings.insert(1, set("model.bf16", Val::Bool(false)));
         sec.settings.insert(2, set("model.fp16", Val::Bool(false)));
     }
-    let Some(recipe) = s.mixed_precision_recipe(&p.cluster.gpu) else { return };
+    let Some(recipe) = s.mixed_precision_recipe(&p.gpu) else { return };
     let recipe_json = serde_json::to_value(recipe).unwrap_or_default();
     let mut changed = Vec::new();
     for row in SETTINGS.iter().filter(|r| r.bridge.first().is_some_and(|b| b.starts_with("mixed_precision."))) {
@@ -906,7 +884,7 @@ fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
         "fp8_recipe" | "fp8_param_gather" | "reuse_grad_buf_for_mxfp8_param_ag" | "fp8_amax_history_len" => s.precision == Precision::Fp8,
         "fp4_param_gather" => s.precision == Precision::Fp4,
         "first_last_layers_bf16" | "num_layers_at_start_in_bf16" | "num_layers_at_end_in_bf16" => {
-            s.precision.is_low() && s.low_precision(&p.cluster.gpu).first_last_layers_bf16
+            s.precision.is_low() && s.low_precision(&p.gpu).first_last_layers_bf16
         }
         "optimizer_offload_fraction" => s.optimizer_cpu_offload,
         "data_parallel_sharding_strategy" => s.use_megatron_fsdp,
@@ -927,7 +905,7 @@ fn megatron_lm_settings(p: &Plan) -> (Vec<String>, Vec<String>) {
     let (mut flags, mut notes) = (Vec::new(), Vec::new());
     let pc = precision_choice(p);
     for row in SETTINGS.iter().filter(|r| mlm_relevant(p, r)) {
-        let Some(value) = s.resolved(row.key, &p.cluster.gpu) else { continue };
+        let Some(value) = s.resolved(row.key, &p.gpu) else { continue };
         let mlm_default = row.mlm_default.and_then(|t| serde_json::from_str(t).ok()).or_else(|| defaults.get(row.key));
         let is_default = Some(&value) == mlm_default.as_ref() || row.null_spelling.is_some_and(|n| value.as_str() == Some(n));
         match row.mlm {

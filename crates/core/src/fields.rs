@@ -1,11 +1,11 @@
 //! Reading a JSON object field by field: wrong types, out-of-range values and unknown keys become
 //! diagnostics (and a fallback value), never a panic.
 
+use crate::limits::{MAX_STRING_CHARS, MAX_UNKNOWN_FIELDS_REPORTED};
 use crate::{Code, Diagnostic};
 use serde_json::{Map, Value};
 
-/// The largest integer any field accepts; keeps every product of a few fields inside u128 and f64.
-pub const MAX_FIELD: u64 = 1 << 40;
+pub use crate::limits::MAX_FIELD;
 
 pub struct Fields<'a> {
     map: Option<&'a Map<String, Value>>,
@@ -118,10 +118,17 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A string of at most [`MAX_STRING_CHARS`] characters.
     pub fn string(&mut self, key: &'static str) -> Option<String> {
         match self.raw(key) {
             None => None,
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(s)) => match too_long(&self.path(key), s) {
+                Some(d) => {
+                    self.diags.push(d);
+                    None
+                }
+                None => Some(s.clone()),
+            },
             Some(v) => {
                 self.bad(key, "a string", v, "the default".into());
                 None
@@ -134,21 +141,40 @@ impl<'a> Fields<'a> {
         self.seen.extend_from_slice(keys);
     }
 
-    /// Warns about every key that was never read, suggesting the nearest known one.
+    /// Warns about every key that was never read, suggesting the nearest known one; past
+    /// [`MAX_UNKNOWN_FIELDS_REPORTED`] of them, one more warning counts the rest.
     pub fn finish(self) {
         let Some(map) = self.map else { return };
-        for key in map.keys() {
-            if self.seen.iter().any(|s| s == key) {
-                continue;
-            }
-            let path = self.path(key);
+        let mut unknown = map.keys().filter(|key| !self.seen.iter().any(|s| s == key));
+        for key in unknown.by_ref().take(MAX_UNKNOWN_FIELDS_REPORTED) {
+            // A key is shown whole up to the longest string field accepted.
+            let path = clip_to(&self.path(key), MAX_STRING_CHARS);
             let fix = match nearest(key, &self.seen) {
                 Some(n) => format!("did you mean `{}`? Remove or rename `{path}`", self.path(n)),
                 None => format!("remove `{path}`; known fields are {}", self.seen.join(", ")),
             };
             self.diags.push(Diagnostic::new(Code::UnknownField, format!("`{path}` is not a field meshplan knows; it was ignored"), fix));
         }
+        let rest = unknown.count();
+        if rest > 0 {
+            let section = if self.section.is_empty() { "the plan" } else { self.section.as_str() };
+            self.diags.push(Diagnostic::new(
+                Code::UnknownField,
+                format!("`{section}` has {rest} more fields meshplan does not know; they were ignored"),
+                format!("remove them; known fields are {}", self.seen.join(", ")),
+            ));
+        }
     }
+}
+
+/// The diagnostic for a string field `path` longer than [`MAX_STRING_CHARS`] characters, if `s` is.
+pub fn too_long(path: &str, s: &str) -> Option<Diagnostic> {
+    s.chars().nth(MAX_STRING_CHARS)?;
+    Some(Diagnostic::new(
+        Code::InvalidValue,
+        format!("`{path}` is {} characters long; the longest accepted is {MAX_STRING_CHARS}", s.chars().count()),
+        format!("set `{path}` to a string of at most {MAX_STRING_CHARS} characters (using the default meanwhile)"),
+    ))
 }
 
 /// A non-negative integer, accepting integral floats such as 4.0.
@@ -174,14 +200,20 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().count() > 40 {
+    clip_to(s, 40)
+}
+
+/// `s` cut to `max` characters, with an ellipsis when cut.
+fn clip_to(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if s.chars().nth(max).is_some() {
         out.push('…');
     }
     out
 }
 
-fn short(v: &Value) -> String {
+/// A value as a message shows it: strings clipped, numbers whole, anything else by its kind.
+pub fn short(v: &Value) -> String {
     match v {
         Value::String(s) => format!("{:?}", clip(s)),
         Value::Number(n) => n.to_string(),
@@ -189,29 +221,41 @@ fn short(v: &Value) -> String {
     }
 }
 
-/// Levenshtein distance, for "did you mean" suggestions.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().take(64).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The closest candidate within a third of the word's length, if any.
+/// The closest candidate within a third of its length (at least 2 edits), compared case-insensitively by
+/// Levenshtein distance on the first 64 characters, so a megabyte-long word costs no more than a short one.
 pub fn nearest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    let lower = word.to_ascii_lowercase();
+    let head = |s: &str| s.chars().take(64).collect::<String>().to_ascii_lowercase();
+    let word = head(word);
     candidates
         .iter()
-        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), *c))
+        .map(|c| (strsim::levenshtein(&word, &head(c)), *c))
         .filter(|(d, c)| *d <= (c.len() / 3).max(2))
         .min()
         .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest;
+
+    #[test]
+    fn nearest_suggests_within_a_third_of_the_name() {
+        let known = ["tensor_model_parallel_size", "pipeline_model_parallel_size", "num_query_groups"];
+        // One deletion ("paralel"), one insertion ("groups" → "group"): distance 1.
+        assert_eq!(nearest("tensor_model_paralel_size", &known), Some("tensor_model_parallel_size"));
+        assert_eq!(nearest("NUM_QUERY_GROUP", &known), Some("num_query_groups"));
+        // "seq_len" is 16+ edits from every name: no suggestion.
+        assert_eq!(nearest("seq_len", &known), None);
+        // Short names allow 2 edits: "tp" → "ep" is 1, "xyz" → "ep" is 3.
+        assert_eq!(nearest("tp", &["ep", "cp"]), Some("cp"));
+        assert_eq!(nearest("xyz", &["ep"]), None);
+    }
+
+    #[test]
+    fn nearest_reads_only_the_first_64_characters() {
+        // A megabyte-long word is compared by its head: "num_query_groups" followed by junk is 64 − 16 = 48 edits away.
+        let long = format!("num_query_groups{}", "x".repeat(1 << 20));
+        assert_eq!(nearest(&long, &["num_query_groups"]), None);
+        assert_eq!(nearest(&long[..17], &["num_query_groups"]), Some("num_query_groups"));
+    }
 }

@@ -2,10 +2,11 @@
 //! Mixtral, OLMoE, DeepSeek-V2/V3, Kimi-K2 and GLM-4.5 families.
 // Field mapping follows Megatron Bridge's model bridges (src/megatron/bridge/models/*/ *_bridge.py: provider_bridge).
 
-use crate::fields::as_uint;
+use crate::fields::{as_uint, short};
+use crate::limits::{MAX_FIELD, MAX_LAYERS};
 use crate::model::{ModelConfig, MoeLayerFreq};
-use crate::plan::InputError;
-use crate::{Code, Diagnostic, plan::model_from_fields};
+use crate::model_fields::model_from_fields;
+use crate::{Code, Diagnostic, InputError};
 use serde_json::{Map, Value, json};
 
 /// The `model_type` values mapped, with the family they belong to.
@@ -37,7 +38,14 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     let model_type = c.get("model_type").and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
     let family = FAMILIES.iter().find(|(t, _)| *t == model_type).map(|(_, f)| *f);
     let required = ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"];
-    let missing: Vec<&str> = required.iter().copied().filter(|k| c.get(*k).and_then(as_uint).is_none()).collect();
+    let missing: Vec<String> = required
+        .iter()
+        .filter(|k| c.get(**k).and_then(as_uint).is_none())
+        .map(|k| match c.get(*k) {
+            Some(v) if !v.is_null() => format!("{k} (found {}, not a whole number)", short(v)),
+            _ => k.to_string(),
+        })
+        .collect();
     if !missing.is_empty() {
         return Err(InputError::new(
             Code::HfConfigUnmappable,
@@ -58,12 +66,25 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     }
     let g = |k: &str| c.get(k).and_then(as_uint);
     let flag = |k: &str| c.get(k).and_then(Value::as_bool);
-    let layers = g("num_hidden_layers").unwrap_or(1);
     let mut m = Map::new();
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
     };
-    put("num_layers", json!(layers));
+    // The layer count bounds every per-layer list below, so it is checked first, by its Hugging Face name.
+    let layers = match g("num_hidden_layers").unwrap_or(1) {
+        n @ 1..=MAX_LAYERS => {
+            put("num_layers", json!(n));
+            n
+        }
+        n => {
+            diags.push(Diagnostic::new(
+                Code::InvalidValue,
+                format!("`model.hf_config.num_hidden_layers` must be an integer in 1..={MAX_LAYERS}, found {n}"),
+                format!("set num_hidden_layers to at most {MAX_LAYERS} (using 1 meanwhile)"),
+            ));
+            1
+        }
+    };
     put("hidden_size", json!(g("hidden_size")));
     put("num_attention_heads", json!(g("num_attention_heads")));
     put("vocab_size", json!(g("vocab_size")));
@@ -100,7 +121,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         let moe_ffn = g("moe_intermediate_size").or(g("intermediate_size"));
         put("moe_ffn_hidden_size", json!(moe_ffn));
         let shared = match (g("n_shared_experts"), g("shared_expert_intermediate_size"), moe_ffn) {
-            (Some(n), _, Some(f)) if n > 0 => Some(n * f),
+            (Some(n), _, Some(f)) if n > 0 => shared_width(n, f, diags),
             (_, Some(s), _) if s > 0 => Some(s),
             _ => None,
         };
@@ -109,18 +130,16 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         }
         let first_dense = g("first_k_dense_replace").unwrap_or(0);
         let step = g("decoder_sparse_step").or(g("moe_layer_freq")).unwrap_or(1).max(1);
-        let dense_only: Vec<u64> = match c.get("mlp_only_layers") {
-            Some(Value::Array(a)) => a.iter().filter_map(as_uint).collect(),
-            _ => Vec::new(),
-        };
+        let dense_only = mlp_only_layers(c.get("mlp_only_layers"), layers, diags);
         if first_dense > 0 || step > 1 || !dense_only.is_empty() {
             // DeepSeek: layer i is MoE iff i >= first_k_dense_replace and i % moe_layer_freq == 0;
             // Qwen-MoE: iff i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
             let qwen = model_type.starts_with("qwen");
-            let pattern: Vec<u8> = (0..layers.min(crate::plan::MAX_LAYERS))
+            let pattern: Vec<u8> = (0..layers)
                 .map(|i| {
                     let sparse = if qwen { (i + 1) % step == 0 } else { i % step == 0 };
-                    u8::from(i >= first_dense && sparse && !dense_only.contains(&i))
+                    let dense = dense_only.get(i as usize).copied().unwrap_or(false);
+                    u8::from(i >= first_dense && sparse && !dense)
                 })
                 .collect();
             put("moe_layer_freq", json!(pattern));
@@ -144,4 +163,45 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         config.moe_layer_freq = MoeLayerFreq::Every(1);
     }
     Ok(config)
+}
+
+/// The shared experts' total width, `n_shared_experts × moe_intermediate_size` (DeepSeek's and Kimi's bridges),
+/// computed without overflow: a product beyond [`MAX_FIELD`] is a diagnostic and no shared experts.
+fn shared_width(n: u64, f: u64, diags: &mut Vec<Diagnostic>) -> Option<u64> {
+    match n.checked_mul(f).filter(|&w| w <= MAX_FIELD) {
+        Some(w) => Some(w),
+        None => {
+            diags.push(Diagnostic::new(
+                Code::InvalidValue,
+                format!("`model.hf_config.n_shared_experts` × the expert width = {n} × {f} is more than {MAX_FIELD}"),
+                "check n_shared_experts and moe_intermediate_size (no shared experts are counted meanwhile)",
+            ));
+            None
+        }
+    }
+}
+
+/// Which of the model's `layers` layers Qwen's `mlp_only_layers` makes dense, one flag per layer, or nothing when it
+/// lists no integer. A list longer than the model (at most one entry per layer) is a diagnostic and ignored; entries
+/// outside the model name no layer.
+fn mlp_only_layers(list: Option<&Value>, layers: u64, diags: &mut Vec<Diagnostic>) -> Vec<bool> {
+    let Some(Value::Array(items)) = list else { return Vec::new() };
+    if items.len() as u64 > layers {
+        diags.push(Diagnostic::new(
+            Code::ListTooLong,
+            format!("`model.hf_config.mlp_only_layers` lists {} layers, but the model has num_hidden_layers = {layers}, the most it may list", items.len()),
+            format!("list at most {layers} layer indices (from 0 to {}); the list was ignored", layers - 1),
+        ));
+        return Vec::new();
+    }
+    if !items.iter().any(|x| as_uint(x).is_some()) {
+        return Vec::new();
+    }
+    let mut dense = vec![false; layers as usize];
+    for i in items.iter().filter_map(as_uint) {
+        if let Some(flag) = dense.get_mut(usize::try_from(i).unwrap_or(usize::MAX)) {
+            *flag = true;
+        }
+    }
+    dense
 }

@@ -11,8 +11,10 @@ pub mod export;
 pub mod fields;
 pub mod hf;
 pub mod layout;
+pub mod limits;
 pub mod memory;
 pub mod model;
+pub mod model_fields;
 pub mod perf;
 pub mod pipeline;
 pub mod plan;
@@ -23,10 +25,10 @@ pub mod search;
 pub mod settings;
 
 pub use codes::Code;
-pub use diag::{Diagnostic, FieldValue, Severity};
+pub use diag::{Diagnostic, FieldValue, InputError, Severity};
 pub use export::{ExportKind, export};
 pub use perf::{Breakdown, Performance};
-pub use plan::{InputError, Plan, parse_plan, parse_plan_str};
+pub use plan::{Plan, parse_plan, parse_plan_str};
 pub use report::{Derived, Report, plan_resolved, plan_str, plan_value};
 
 /// Plans from plan-file text: the function behind `meshplan plan` and the JS API.

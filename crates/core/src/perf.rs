@@ -10,6 +10,7 @@
 //! peak for fp8, FP4 peak for fp4). Breakdown terms are the time each adds to the step (communication: the exposed,
 //! non-overlapped part), so they sum to `step_time_s`.
 
+use crate::layout::{GroupKind, MeshSizes, Meshes};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 use crate::derive::Derived;
 use serde::{Deserialize, Serialize};
@@ -193,63 +194,44 @@ pub fn model_flops_per_step(plan: &Plan, derived: &Derived) -> f64 {
     flop_split(plan, derived).total()
 }
 
+/// What the model assumes where the GPU catalogue has no figure (data/perf_assumptions.json); not fitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Assumptions {
+    /// Dense TF32 tensor-core rate as a fraction of the dense BF16 rate (FP32 training runs its GEMMs in TF32).
+    pub tf32_per_bf16: Assumed,
+    /// Scale-up (NVLink) bandwidth in GB/s per GPU per direction for a GPU whose catalogue entry has none.
+    pub scale_up_bw_gbps_when_unknown: Assumed,
+    /// Scale-out (NIC) bandwidth in Gb/s per GPU for a GPU whose catalogue entry has none.
+    pub scale_out_gbit_per_gpu_when_unknown: Assumed,
+}
+
+/// One assumed value and where it comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Assumed {
+    pub value: f64,
+}
+
+static ASSUMPTIONS: OnceLock<Assumptions> = OnceLock::new();
+
+/// The embedded assumptions. A file that does not parse (a test proves this one does) reads as zeros: unknown links
+/// then cost nothing and FP32 runs at no rate, which the breakdown's finite-guards turn into zero terms.
+pub fn assumptions() -> &'static Assumptions {
+    ASSUMPTIONS.get_or_init(|| serde_json::from_str(include_str!("../data/perf_assumptions.json")).unwrap_or_default())
+}
+
 /// Dense peak FLOP/s of the precision trained in, and of BF16.
 fn peaks(plan: &Plan) -> (f64, f64) {
     let g = &plan.gpu;
     let bf16 = g.dense_bf16_tflops.max(0.0) * 1e12;
     let p = match plan.training.settings.precision {
-        // TF32 tensor cores run at half the BF16 rate.
-        Precision::Fp32 => bf16 / 2.0,
+        // TF32 tensor cores: a fixed fraction of the BF16 rate (data/perf_assumptions.json).
+        Precision::Fp32 => bf16 * assumptions().tf32_per_bf16.value,
         Precision::Fp16 | Precision::Bf16 => bf16,
+        // A GPU without FP8/FP4 tensor cores (the rules flag the plan) is estimated at the next rate it has.
         Precision::Fp8 => g.dense_fp8_tflops.map_or(bf16, |x| x * 1e12),
         Precision::Fp4 => g.dense_fp4_tflops.or(g.dense_fp8_tflops).map_or(bf16, |x| x * 1e12),
     };
     (p, bf16)
-}
-
-/// Whether a group of `size` ranks, `stride` apart, fits in one NVLink domain of contiguous ranks.
-fn fits_domain(stride: u64, size: u64, domain: u64) -> bool {
-    size <= 1 || stride.saturating_mul(size) <= domain.max(1)
-}
-
-/// Strides of tp, cp, ep, dp, pp in the dense rank order (EP counts as 1 there) and etp, ep, edp in the expert order.
-// Source: megatron/core/parallel_state.py RankGenerator: the first dimension in `order` varies fastest;
-// the expert grid uses the same order with cp dropped and tp replaced by etp.
-fn strides(plan: &Plan, derived: &Derived) -> ([u64; 5], [u64; 3]) {
-    let par = &plan.parallelism;
-    let mut dense = [1u64; 5]; // tp, cp, ep(unused), dp, pp
-    let mut expert = [1u64; 3]; // etp, ep, edp
-    let (mut sd, mut se) = (1u64, 1u64);
-    for token in par.order.split('-') {
-        match token {
-            "tp" => {
-                dense[0] = sd;
-                sd = sd.saturating_mul(par.tp());
-                expert[0] = se;
-                se = se.saturating_mul(par.etp());
-            }
-            "cp" => {
-                dense[1] = sd;
-                sd = sd.saturating_mul(par.cp());
-            }
-            "ep" => {
-                expert[1] = se;
-                se = se.saturating_mul(par.ep());
-            }
-            "dp" => {
-                dense[3] = sd;
-                sd = sd.saturating_mul(derived.data_parallel_size.max(1));
-                expert[2] = se;
-                se = se.saturating_mul(derived.expert_data_parallel_size.max(1));
-            }
-            "pp" => {
-                dense[4] = sd;
-                sd = sd.saturating_mul(par.pp());
-            }
-            _ => {}
-        }
-    }
-    (dense, expert)
 }
 
 /// Step-time estimate with the embedded constants.
@@ -261,131 +243,282 @@ fn finite(x: f64) -> f64 {
     if x.is_finite() { x } else { 0.0 }
 }
 
-/// Step-time estimate with given constants (the calibration fits them).
-pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performance {
-    let par = &plan.parallelism;
-    let m = &plan.model;
-    let tr = &plan.training;
-    let world = derived.world_size.max(1) as f64;
-    let (tp, pp, cp, ep, etp) = (par.tp() as f64, par.pp() as f64, par.cp() as f64, par.ep() as f64, par.etp() as f64);
-    let vpp = par.vpp() as f64;
-    let dp = derived.data_parallel_size.max(1) as f64;
-    let edp = derived.expert_data_parallel_size.max(1) as f64;
-    let mb = derived.num_microbatches.max(1) as f64;
-    let s = tr.seq_length as f64;
-    let b = tr.micro_batch_size as f64;
-    let h = m.hidden_size as f64;
-    let layers = m.num_layers as f64 + m.mtp_num_layers as f64;
-    let moe_layers = m.num_moe_layers() as f64;
+/// BF16 activations.
+const ACT_BYTES: f64 = 2.0;
 
-    // --- compute -------------------------------------------------------------------------------------------
+/// Ring collectives move (n−1)/n of the buffer per rank.
+// Source: Thakur, Rabenseifner & Gropp 2005 (ring reduce-scatter / all-gather: (n−1)/n · bytes per rank).
+fn ring(n: f64) -> f64 {
+    if n > 1.0 { (n - 1.0) / n } else { 0.0 }
+}
+
+/// The plan's sizes as the formulas use them.
+struct Sizes {
+    world: f64,
+    tp: f64,
+    pp: f64,
+    cp: f64,
+    ep: f64,
+    etp: f64,
+    vpp: f64,
+    dp: f64,
+    edp: f64,
+    /// Microbatches per step.
+    mb: f64,
+    /// Sequence length and micro-batch size.
+    s: f64,
+    b: f64,
+    h: f64,
+    /// Decoder plus MTP layers, and the MoE ones among the decoder layers.
+    layers: f64,
+    moe_layers: f64,
+    /// Passes over each layer: forward and backward, plus the recomputed forward with full recompute.
+    fwd_passes: f64,
+}
+
+impl Sizes {
+    fn of(plan: &Plan, derived: &Derived) -> Sizes {
+        let par = &plan.parallelism;
+        let m = &plan.model;
+        let tr = &plan.training;
+        Sizes {
+            world: derived.world_size.max(1) as f64,
+            tp: par.tp() as f64,
+            pp: par.pp() as f64,
+            cp: par.cp() as f64,
+            ep: par.ep() as f64,
+            etp: par.etp() as f64,
+            vpp: par.vpp() as f64,
+            dp: derived.data_parallel_size.max(1) as f64,
+            edp: derived.expert_data_parallel_size.max(1) as f64,
+            mb: derived.num_microbatches.max(1) as f64,
+            s: tr.seq_length as f64,
+            b: tr.micro_batch_size as f64,
+            h: m.hidden_size as f64,
+            layers: m.num_layers as f64 + m.mtp_num_layers as f64,
+            moe_layers: m.num_moe_layers() as f64,
+            fwd_passes: if tr.settings.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 },
+        }
+    }
+
+    /// All virtual chunks of one stage.
+    fn layers_per_gpu(&self) -> f64 {
+        self.layers / self.pp
+    }
+}
+
+/// Seconds per step of each kind of GEMM work on one GPU, and the rates behind them.
+struct Compute {
+    dense_s: f64,
+    expert_s: f64,
+    core_s: f64,
+    logits_s: f64,
+    model_flops: f64,
+    /// Dense peak of the training precision, FLOP/s.
+    peak: f64,
+}
+
+impl Compute {
+    fn total(&self) -> f64 {
+        self.dense_s + self.expert_s + self.core_s + self.logits_s
+    }
+}
+
+/// Every GPU does 1/W of the batch's FLOPs (stages balanced; TP/CP/EP shard the work evenly), at peak × fitted
+/// efficiency × w/(w+w0), w = per-GPU GEMM width after TP (narrow GEMMs run slower).
+fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute {
     let fl = flop_split(plan, derived);
-    let model_flops = fl.total();
     let (peak, bf16_peak) = peaks(plan);
-    let low_precision = matches!(tr.settings.precision, Precision::Fp8 | Precision::Fp4);
-    // Achieved rate: peak × fitted efficiency × w/(w+w0), w = per-GPU GEMM width after TP (narrow GEMMs run slower).
+    let low_precision = matches!(plan.training.settings.precision, Precision::Fp8 | Precision::Fp4);
     let width = |w: f64| w / (w + c.gemm_width_half.max(0.0));
-    let eff_hi = c.bf16_efficiency * width(h / tp);
-    let eff_lo = if low_precision { c.fp8_efficiency * width(h / tp) } else { eff_hi };
+    let eff_hi = c.bf16_efficiency * width(sz.h / sz.tp);
+    let eff_lo = if low_precision { c.fp8_efficiency * width(sz.h / sz.tp) } else { eff_hi };
     let gemm_rate = (peak * eff_lo).max(1.0);
     let bf16_rate = (bf16_peak * eff_hi).max(1.0);
-    let expert_rate = (peak * if low_precision { c.fp8_efficiency } else { c.bf16_efficiency } * width(m.moe_ffn() as f64 / etp)
+    let expert_rate = (peak * if low_precision { c.fp8_efficiency } else { c.bf16_efficiency } * width(plan.model.moe_ffn() as f64 / sz.etp)
         * c.moe_efficiency)
         .max(1.0);
-    // Every GPU does 1/W of the batch's FLOPs (stages balanced; TP/CP/EP shard the work evenly).
-    let t_dense = fl.dense_gemm / gemm_rate / world;
-    let t_expert = fl.expert_gemm / expert_rate / world;
-    let t_core = fl.attention_core / bf16_rate / world;
-    let t_logits = fl.logits / bf16_rate / world;
-    let compute_s = t_dense + t_expert + t_core + t_logits;
-    // Forward is 1/3 of fwd+bwd: full recompute re-runs the forward of the recomputed layers (×4/3 on the layers);
-    // selective recomputes the attention core only (Korthikanti 2022 §5).
-    let layer_time = t_dense + t_expert + t_core;
-    let recompute_s = match tr.settings.recompute_granularity {
+    Compute {
+        dense_s: fl.dense_gemm / gemm_rate / sz.world,
+        expert_s: fl.expert_gemm / expert_rate / sz.world,
+        core_s: fl.attention_core / bf16_rate / sz.world,
+        logits_s: fl.logits / bf16_rate / sz.world,
+        model_flops: fl.total(),
+        peak,
+    }
+}
+
+/// Forward is 1/3 of fwd+bwd: full recompute re-runs the forward of the recomputed layers (×4/3 on the layers);
+/// selective recomputes the attention core only.
+// Source: Korthikanti et al. 2022 §5 (selective recompute of the attention core); full recompute = one more forward.
+fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute) -> f64 {
+    let tr = &plan.training;
+    let layer_time = comp.dense_s + comp.expert_s + comp.core_s;
+    match tr.settings.recompute_granularity {
         Recompute::None => 0.0,
-        Recompute::Selective => t_core / 3.0,
+        Recompute::Selective => comp.core_s / 3.0,
         Recompute::Full => {
-            let per_chunk = (m.num_layers as f64 / (pp * vpp)).max(1.0);
+            let per_chunk = (plan.model.num_layers as f64 / (sz.pp * sz.vpp)).max(1.0);
             let share = match (tr.settings.recompute_method, tr.settings.recompute_num_layers) {
                 (Some(RecomputeMethod::Block), Some(n)) => (n as f64 / per_chunk).min(1.0),
                 _ => 1.0,
             };
             layer_time / 3.0 * share
         }
-    };
-    let fwd_passes = if tr.settings.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 }; // fwd(+refwd) + bwd
+    }
+}
 
-    // --- communication ------------------------------------------------------------------------------------
-    let domain = plan.cluster.nvlink_domain_size;
-    let up_bw = plan.gpu.scale_up_bw_gbps.unwrap_or(150.0) * 1e9 * c.bandwidth_efficiency; // GB/s per direction
-    let out_bw = plan.gpu.scale_out_gbit_per_gpu.unwrap_or(200.0) / 8.0 * 1e9 * c.bandwidth_efficiency; // Gb/s → B/s
-    let (ds, es) = strides(plan, derived);
-    let bw = |stride: u64, size: f64| if fits_domain(stride, size as u64, domain) { up_bw } else { out_bw };
-    let act_bytes = 2.0; // BF16 activations
-    let ring = |n: f64| if n > 1.0 { (n - 1.0) / n } else { 0.0 };
-    let layers_per_gpu = layers / pp; // all virtual chunks of one stage
-    // TP/SP: per layer, attention and MLP each all-gather + reduce-scatter (or all-reduce) the s/cp·b·h activation:
-    // ring 2(n−1)/n·bytes/bw, in forward and again in backward (and in the recomputed forward).
-    let tp_bytes = s / cp * b * h * act_bytes;
-    let tp_blocks = layers_per_gpu * 2.0 - if etp < tp { moe_layers / pp } else { 0.0 };
-    let tp_raw = tp_blocks * fwd_passes * 2.0 * ring(tp) * tp_bytes / bw(ds[0], tp) * mb;
-    // tp-comm-overlap (Transformer Engine userbuffers) pipelines TP collectives with GEMMs only over NVLink; a TP
-    // group that leaves the NVLink domain is fully exposed.
-    let tp_comm_s = tp_raw * if fits_domain(ds[0], par.tp(), domain) { c.tp_exposed } else { 1.0 };
-    // CP: ring exchange of K and V of the local s/cp chunk, (cp−1) steps, forward; backward also returns dK, dV (×2).
+/// The link each group kind's collectives run on: NVLink when a group fits one NVLink domain, else the NIC.
+struct Links {
+    meshes: Meshes,
+    domain: u64,
+    /// Achieved bytes/s per GPU per direction.
+    scale_up: f64,
+    scale_out: f64,
+}
+
+impl Links {
+    fn of(plan: &Plan, derived: &Derived, c: &Constants) -> Links {
+        let par = &plan.parallelism;
+        let sizes = MeshSizes { tp: par.tp(), pp: par.pp(), cp: par.cp(), ep: par.ep(), etp: par.etp() };
+        let (dp, edp) = (derived.data_parallel_size.max(1), derived.expert_data_parallel_size.max(1));
+        // An order Megatron refuses (the rules report it) is estimated on Megatron's default order.
+        let meshes = Meshes::with_data_parallel(&sizes, dp, edp, &par.order).unwrap_or_else(|_| Meshes::default_order(&sizes, dp, edp));
+        let a = assumptions();
+        let up = plan.gpu.scale_up_bw_gbps.unwrap_or(a.scale_up_bw_gbps_when_unknown.value);
+        let out = plan.gpu.scale_out_gbit_per_gpu.unwrap_or(a.scale_out_gbit_per_gpu_when_unknown.value);
+        Links {
+            meshes,
+            domain: plan.cluster.nvlink_domain_size,
+            scale_up: up * 1e9 * c.bandwidth_efficiency, // GB/s per direction
+            scale_out: out / 8.0 * 1e9 * c.bandwidth_efficiency, // Gb/s → B/s
+        }
+    }
+
+    /// Whether the groups of `kind` fit one NVLink domain ([`Meshes::fits_domain`]).
+    fn inside(&self, kind: GroupKind) -> bool {
+        self.meshes.fits_domain(kind, self.domain)
+    }
+
+    fn bandwidth(&self, kind: GroupKind) -> f64 {
+        if self.inside(kind) { self.scale_up } else { self.scale_out }
+    }
+}
+
+/// TP/SP: per layer, attention and MLP each all-gather + reduce-scatter (or all-reduce) the s/cp·b·h activation:
+/// ring 2(n−1)/n·bytes/bw, in forward and again in backward (and in the recomputed forward). tp-comm-overlap
+/// (Transformer Engine userbuffers) pipelines TP collectives with GEMMs only over NVLink; a TP group that leaves the
+/// NVLink domain is fully exposed.
+// Source: Korthikanti et al. 2022, sequence parallelism (all-gather + reduce-scatter per transformer block, fwd and bwd).
+fn tp_comm_s(sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+    let tp_bytes = sz.s / sz.cp * sz.b * sz.h * ACT_BYTES;
+    let tp_blocks = sz.layers_per_gpu() * 2.0 - if sz.etp < sz.tp { sz.moe_layers / sz.pp } else { 0.0 };
+    let tp_raw = tp_blocks * sz.fwd_passes * 2.0 * ring(sz.tp) * tp_bytes / links.bandwidth(GroupKind::Tp) * sz.mb;
+    tp_raw * if links.inside(GroupKind::Tp) { c.tp_exposed } else { 1.0 }
+}
+
+/// CP: ring exchange of K and V of the local s/cp chunk, (cp−1) steps, forward; backward also returns dK, dV (×2).
+// Source: Megatron-Core context parallelism (ring attention: cp−1 KV exchanges per layer, fwd; dKV back in bwd).
+fn cp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+    let m = &plan.model;
     let kv_width = if m.multi_latent_attention {
         m.num_attention_heads as f64 * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim) as f64
     } else {
         2.0 * m.num_query_groups as f64 * m.kv_channels as f64
-    } / tp;
-    let cp_raw = if cp > 1.0 {
-        layers_per_gpu * (fwd_passes - 1.0 + 2.0) * (cp - 1.0) * (s / cp * b * kv_width * act_bytes) / bw(ds[1], cp) * mb
+    } / sz.tp;
+    let cp_raw = if sz.cp > 1.0 {
+        sz.layers_per_gpu() * (sz.fwd_passes - 1.0 + 2.0) * (sz.cp - 1.0) * (sz.s / sz.cp * sz.b * kv_width * ACT_BYTES)
+            / links.bandwidth(GroupKind::Cp)
+            * sz.mb
     } else {
         0.0
     };
-    let cp_comm_s = cp_raw * c.cp_exposed;
-    // EP: dispatch + combine all-to-all of the rank's tokens × topk × h, forward and backward.
-    let ep_tokens = s / cp * b / tp;
-    let ep_raw = if ep > 1.0 && m.is_moe() {
-        (moe_layers / pp) * fwd_passes * 2.0 * ring(ep) * ep_tokens * m.moe_router_topk as f64 * h * act_bytes
-            / bw(es[1], ep)
-            * mb
+    cp_raw * c.cp_exposed
+}
+
+/// EP: dispatch + combine all-to-all of the rank's tokens × topk × h, forward and backward.
+// Source: Megatron-Core MoE token dispatcher (alltoall dispatch and combine per MoE layer, fwd and bwd).
+fn ep_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+    let m = &plan.model;
+    let ep_tokens = sz.s / sz.cp * sz.b / sz.tp;
+    let ep_raw = if sz.ep > 1.0 && m.is_moe() {
+        (sz.moe_layers / sz.pp) * sz.fwd_passes * 2.0 * ring(sz.ep) * ep_tokens * m.moe_router_topk as f64 * sz.h * ACT_BYTES
+            / links.bandwidth(GroupKind::Ep)
+            * sz.mb
     } else {
         0.0
     };
-    let ep_comm_s = ep_raw * c.ep_exposed;
-    // PP: each stage boundary sends one s/cp·b·h activation forward and its gradient back per microbatch per chunk
-    // (with SP, the TP ranks each send 1/TP of it); not hidden by the 1F1B schedule's compute.
-    let pp_comm_s = if pp > 1.0 {
-        let bytes = s / cp * b * h * act_bytes / if par.sequence_parallel { tp } else { 1.0 };
-        2.0 * vpp * mb * bytes / bw(ds[4], pp)
+    ep_raw * c.ep_exposed
+}
+
+/// PP: each stage boundary sends one s/cp·b·h activation forward and its gradient back per microbatch per chunk
+/// (with SP, the TP ranks each send 1/TP of it); not hidden by the 1F1B schedule's compute.
+// Source: Narayanan et al. 2021 (point-to-point activations and gradients between stages, per microbatch).
+fn pp_comm_s(plan: &Plan, sz: &Sizes, links: &Links) -> f64 {
+    if sz.pp > 1.0 {
+        let bytes = sz.s / sz.cp * sz.b * sz.h * ACT_BYTES / if plan.parallelism.sequence_parallel { sz.tp } else { 1.0 };
+        2.0 * sz.vpp * sz.mb * bytes / links.bandwidth(GroupKind::Pp)
     } else {
         0.0
-    };
-    // DP: gradients (FP32 main grads, 4 B) reduce-scatter + BF16 params (2 B) all-gather with the distributed
-    // optimizer, else an all-reduce 2(n−1)/n of the gradients; dense parameters over DP·CP, experts over EDP.
-    // Routed experts of the decoder layers; everything else (incl. MTP) is dense. Totals as report::derive counted them.
-    let expert_total = moe_layers * m.kind_params(true).routed_experts as f64;
-    let dense_params = (derived.total_parameters as f64 + derived.mtp_parameters as f64 - expert_total).max(0.0) / (tp * pp);
-    let expert_params = expert_total / (ep * etp * pp);
-    let dp_dense = dp * cp;
-    let dist = tr.settings.use_distributed_optimizer;
+    }
+}
+
+/// Parameters one GPU holds: the dense ones (replicated over DP·CP) and the routed experts (over expert DP).
+struct LocalParams {
+    dense: f64,
+    expert: f64,
+}
+
+impl LocalParams {
+    /// Routed experts of the decoder layers; everything else (incl. MTP) is dense. Totals as report::derive counted them.
+    fn of(plan: &Plan, derived: &Derived, sz: &Sizes) -> LocalParams {
+        let expert_total = sz.moe_layers * plan.model.kind_params(true).routed_experts as f64;
+        LocalParams {
+            dense: (derived.total_parameters as f64 + derived.mtp_parameters as f64 - expert_total).max(0.0) / (sz.tp * sz.pp),
+            expert: expert_total / (sz.ep * sz.etp * sz.pp),
+        }
+    }
+}
+
+/// DP: gradients (FP32 main grads, 4 B) reduce-scatter + BF16 params (2 B) all-gather with the distributed
+/// optimizer, else an all-reduce 2(n−1)/n of the gradients; dense parameters over DP·CP, experts over EDP.
+// Source: Megatron-LM docs/source/api-guide/dist_optimizer.md (reduce-scatter of grads, all-gather of params).
+fn dp_comm_s(plan: &Plan, sz: &Sizes, params: &LocalParams, links: &Links, c: &Constants) -> f64 {
+    let dp_dense = sz.dp * sz.cp;
+    let dist = plan.training.settings.use_distributed_optimizer;
     let dp_bytes = |n: f64, params: f64| {
         if dist { ring(n) * params * (4.0 + 2.0) } else { 2.0 * ring(n) * params * 4.0 }
     };
-    let dp_raw = dp_bytes(dp_dense, dense_params) / bw(ds[3].min(ds[1]), dp_dense) + dp_bytes(edp, expert_params) / bw(es[2], edp);
-    let dp_comm_s = dp_raw * c.dp_exposed;
+    let dp_raw = dp_bytes(dp_dense, params.dense) / links.bandwidth(GroupKind::DpCp)
+        + dp_bytes(sz.edp, params.expert) / links.bandwidth(GroupKind::Edp);
+    dp_raw * c.dp_exposed
+}
 
-    // --- pipeline bubble ----------------------------------------------------------------------------------
+/// Adam over the local shard is memory-bound: ~16 B/param (FP32 param, grad, m, v) / HBM bandwidth.
+// Source: Megatron-LM dist_optimizer.md (FP32 main params, grads and two Adam moments per local parameter).
+fn optimizer_s(plan: &Plan, sz: &Sizes, params: &LocalParams) -> f64 {
+    let dist = plan.training.settings.use_distributed_optimizer;
+    let shard = (params.dense / if dist { sz.dp * sz.cp } else { 1.0 }) + (params.expert / if dist { sz.edp } else { 1.0 });
+    shard * 16.0 / (plan.gpu.hbm_bandwidth_tbps.max(0.01) * 1e12)
+}
+
+/// Step-time estimate with given constants (the calibration fits them).
+pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performance {
+    let sz = Sizes::of(plan, derived);
+    let comp = compute(plan, derived, &sz, c);
+    let compute_s = comp.total();
+    let recompute_s = recompute_s(plan, &sz, &comp);
+    let links = Links::of(plan, derived, c);
+    let tp_comm_s = tp_comm_s(&sz, &links, c);
+    let cp_comm_s = cp_comm_s(plan, &sz, &links, c);
+    let ep_comm_s = ep_comm_s(plan, &sz, &links, c);
+    let pp_comm_s = pp_comm_s(plan, &sz, &links);
+    let params = LocalParams::of(plan, derived, &sz);
+    let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);
     // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time.
-    let bubble_frac = crate::pipeline::bubble_fraction(par.pp(), par.vpp(), derived.num_microbatches);
+    let bubble_frac = crate::pipeline::bubble_fraction(plan.parallelism.pp(), plan.parallelism.vpp(), derived.num_microbatches);
     let bubble_s = bubble_frac * (compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s);
-
-    // --- optimizer ----------------------------------------------------------------------------------------
-    // Adam over the local shard is memory-bound: ~16 B/param (FP32 param, grad, m, v) / HBM bandwidth.
-    let shard = (dense_params / if dist { dp_dense } else { 1.0 }) + (expert_params / if dist { edp } else { 1.0 });
-    let optimizer_s = shard * 16.0 / (plan.gpu.hbm_bandwidth_tbps.max(0.01) * 1e12);
-
+    let optimizer_s = optimizer_s(plan, &sz, &params);
     let breakdown = Breakdown {
         compute_s: finite(compute_s),
         recompute_s: finite(recompute_s),
@@ -397,14 +530,20 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
         bubble_s: finite(bubble_s),
         optimizer_s: finite(optimizer_s + c.step_overhead_s.max(0.0)),
     };
+    performance(breakdown, derived, &sz, &comp)
+}
+
+/// The step time (the breakdown's sum) and the rates it implies.
+fn performance(breakdown: Breakdown, derived: &Derived, sz: &Sizes, comp: &Compute) -> Performance {
     let bd = &breakdown;
     let step = bd.compute_s + bd.recompute_s + bd.tp_comm_s + bd.cp_comm_s + bd.ep_comm_s + bd.pp_comm_s + bd.dp_comm_s
         + bd.bubble_s
         + bd.optimizer_s;
     let tokens = derived.tokens_per_step as f64;
+    let (world, peak) = (sz.world, comp.peak);
     let (tps, tflops, mfu, gpu_h) = if step > 0.0 && step.is_finite() {
         let tps = tokens / step / world;
-        let achieved = model_flops / step / world;
+        let achieved = comp.model_flops / step / world;
         (tps, achieved / 1e12, if peak > 0.0 { achieved / peak } else { 0.0 }, if tps > 0.0 { 1e12 / tps / 3600.0 } else { 0.0 })
     } else {
         (0.0, 0.0, 0.0, 0.0)
@@ -415,7 +554,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
         model_tflops_per_gpu: finite(tflops),
         mfu: finite(mfu),
         breakdown,
-        model_flops_per_step: finite(model_flops),
+        model_flops_per_step: finite(comp.model_flops),
         gpu_hours_per_trillion_tokens: finite(gpu_h),
     }
 }

@@ -75,6 +75,11 @@ pub fn split_layers(num_layers: u64, pp: u64, vpp: u64, first: Option<u64>, last
     if f.saturating_add(l) > num_layers {
         return Err(SplitError::TooManyEdgeLayers { first: f, last: l, layers: num_layers });
     }
+    if pp > num_layers {
+        // Every stage builds at least one layer. Plans read by `plan::parse_plan` never get here (it bounds PP by the
+        // layers first); this keeps a plan built by hand from allocating per stage for more stages than layers.
+        return Err(SplitError::Uneven { layers: num_layers, stages: pp });
+    }
     let middle_stages = pp - u64::from(first.is_some()) - u64::from(last.is_some());
     let middle_layers = num_layers - f - l;
     let per_middle = if middle_stages == 0 {
@@ -103,12 +108,19 @@ pub fn split_layers(num_layers: u64, pp: u64, vpp: u64, first: Option<u64>, last
             return Err(SplitError::VirtualUneven { layers: n, vpp });
         }
     }
-    let mut stages: Vec<Vec<Chunk>> = vec![Vec::with_capacity(vpp as usize); pp as usize];
+    // Chunks only for stages with layers: each of those has at least VPP layers (it divides into VPP chunks), so
+    // there are at most num_layers chunks, however large PP and VPP are. A stage without layers (the empty middle an
+    // uneven split can leave, which the rules report) has no chunks.
+    let filled: Vec<usize> = (0..pp).filter(|&p| stage_layers(p) > 0).map(|p| p as usize).collect();
+    let mut stages: Vec<Vec<Chunk>> = vec![Vec::new(); pp as usize];
+    for &p in &filled {
+        stages[p].reserve_exact(vpp as usize);
+    }
     let mut next = 0u64;
-    for v in 0..vpp {
-        for (p, stage) in stages.iter_mut().enumerate() {
+    for v in 0..if filled.is_empty() { 0 } else { vpp } {
+        for &p in &filled {
             let count = stage_layers(p as u64) / vpp;
-            stage.push(Chunk { virtual_rank: v, start: next, count });
+            stages[p].push(Chunk { virtual_rank: v, start: next, count });
             next += count;
         }
     }
@@ -205,6 +217,18 @@ mod tests {
         assert_eq!(s.layers_per_stage().iter().sum::<u64>(), 61);
         // 61 does not divide over 16 stages evenly.
         assert_eq!(split_layers(61, 16, 1, None, None), Err(SplitError::Uneven { layers: 61, stages: 16 }));
+    }
+
+    #[test]
+    fn empty_stages_get_no_chunks() {
+        // 8 layers all in the first stage, PP = 4, VPP = 8: stages 1–3 build nothing (an error the rules report), and
+        // the first stage's 8 layers make 8 one-layer chunks, 0..8 — 8 chunks in all, not PP·VPP = 32.
+        let s = split_layers(8, 4, 8, Some(8), None).unwrap();
+        assert_eq!(s.layers_per_stage(), [8, 0, 0, 0]);
+        assert_eq!(s.stages[0].iter().map(|c| (c.start, c.count)).collect::<Vec<_>>(), (0..8).map(|i| (i, 1)).collect::<Vec<_>>());
+        assert!(s.stages[1..].iter().all(Vec::is_empty));
+        // More stages than layers never split, whatever the edges: 32 layers over 2^24 stages.
+        assert_eq!(split_layers(32, 1 << 24, 1, Some(32), None), Err(SplitError::Uneven { layers: 32, stages: 1 << 24 }));
     }
 
     #[test]

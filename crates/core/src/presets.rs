@@ -1,4 +1,5 @@
-//! The model presets and the GPU catalogue: data files embedded at build time, each entry with its source.
+//! The model presets, the GPU catalogue and the Megatron Bridge recipe of each preset: data files embedded at
+//! build time (`data/models.json`, `data/gpus.json`, `data/recipes.json`), each entry with its source.
 
 use crate::model::ModelConfig;
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,7 @@ impl ModelPreset {
     /// The preset's resolved TransformerConfig.
     pub fn model_config(&self) -> ModelConfig {
         let mut ignored = Vec::new();
-        crate::plan::model_from_fields(Some(&self.config), None, "model", &mut ignored)
+        crate::model_fields::model_from_fields(Some(&self.config), None, "model", &mut ignored)
     }
 }
 
@@ -48,10 +49,32 @@ pub struct GpuSpec {
     /// Host (CPU) memory per node of the GPU's reference system, in GiB (null: not stated).
     #[serde(default)]
     pub host_memory_per_node_gb: Option<f64>,
+    /// The GPU architecture ("Ampere", "Hopper", "Blackwell", …).
+    #[serde(default)]
+    pub generation: String,
+    /// The FP8 recipe Megatron Bridge trains this GPU with; `None` for a GPU without FP8 tensor cores.
+    #[serde(default)]
+    pub fp8_recipe: Option<Fp8Recipe>,
     #[serde(default)]
     pub sources: Value,
     #[serde(default)]
     pub notes: String,
+}
+
+/// An FP8 scaling recipe, in Megatron-Core's spelling (`megatron/core/enums.py` `Fp8Recipe`; `--fp8-recipe`); Megatron
+/// also has `custom`, which needs a quantizer factory in code. A GPU of the catalogue defaults to tensorwise or mxfp8;
+/// a plan may choose any (`training.fp8_recipe`, a row of the settings table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fp8Recipe {
+    /// Delayed scaling from an amax history (Megatron Bridge `bf16_with_fp8_delayed_scaling_mixed`).
+    Delayed,
+    /// Per-tensor current scaling (Megatron Bridge `bf16_with_fp8_current_scaling_mixed`).
+    Tensorwise,
+    /// 128x128 weight / 1x128 activation blocks (Megatron Bridge `bf16_with_fp8_subchannel_scaling_mixed`); Hopper.
+    Blockwise,
+    /// MXFP8 block scaling, 32 values per scale (Megatron Bridge `bf16_with_mxfp8_mixed`); needs Blackwell.
+    Mxfp8,
 }
 
 impl GpuSpec {
@@ -61,8 +84,25 @@ impl GpuSpec {
     }
 }
 
+/// The Megatron Bridge library recipe of one model preset, from `data/recipes.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BridgeRecipe {
+    /// The model preset's key.
+    pub model: String,
+    /// The recipe function, importable as `from megatron.bridge.recipes import NAME`.
+    pub recipe: String,
+    /// The Megatron Bridge module that defines or re-exports it.
+    pub source: String,
+}
+
+#[derive(Default, Deserialize)]
+struct RecipesFile {
+    recipes: Vec<BridgeRecipe>,
+}
+
 static MODELS: OnceLock<Vec<ModelPreset>> = OnceLock::new();
 static GPUS: OnceLock<Vec<GpuSpec>> = OnceLock::new();
+static RECIPES: OnceLock<Vec<BridgeRecipe>> = OnceLock::new();
 
 pub fn models() -> &'static [ModelPreset] {
     // The data files are checked by tests; a broken file yields an empty catalogue, never a panic.
@@ -71,6 +111,15 @@ pub fn models() -> &'static [ModelPreset] {
 
 pub fn gpus() -> &'static [GpuSpec] {
     GPUS.get_or_init(|| serde_json::from_str(include_str!("../data/gpus.json")).unwrap_or_default())
+}
+
+pub fn bridge_recipes() -> &'static [BridgeRecipe] {
+    RECIPES.get_or_init(|| serde_json::from_str::<RecipesFile>(include_str!("../data/recipes.json")).unwrap_or_default().recipes)
+}
+
+/// The Megatron Bridge recipe of the model preset `model_key` (exactly as the plan resolved it), if Bridge ships one.
+pub fn bridge_recipe(model_key: &str) -> Option<&'static BridgeRecipe> {
+    bridge_recipes().iter().find(|r| r.model == model_key)
 }
 
 fn normalise(key: &str) -> String {

@@ -7,10 +7,12 @@
 //! asks the rules' per-topic entry points and [`pipeline::split_layers`] which layouts are valid (see [`shapes`]);
 //! a candidate is valid exactly when those functions report no error, as in [`report::plan_resolved`] (whose only
 //! extra errors come from the layout builder, which cannot fail for the default order once the world-size rules
-//! pass). NVLink crossings for the default order `tp-cp-ep-dp-pp` are computed arithmetically from the group strides.
+//! pass). The explanations' NVLink crossings come from [`Meshes::crossing`], counted from the mesh for any order
+//! without building the groups.
 //!
 //! Deterministic: the enumeration order is fixed, ties are broken by peak memory and then by the layout key.
 
+use crate::layout::{GroupKind, MeshSizes, Meshes};
 use crate::memory;
 use crate::model::LayerKinds;
 use crate::perf::{self, Performance};
@@ -21,6 +23,7 @@ use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
+use crate::limits::{CANDIDATE_WORK, MAX_SEARCH_WORK, MAX_SEARCH_WORLD};
 use std::collections::BTreeMap;
 
 /// Search settings.
@@ -237,76 +240,6 @@ fn divisors_upto(n: u64, cap: u64) -> Vec<u64> {
     out
 }
 
-/// How many of the strided groups `{b + k·stride : k < size}` (the mesh dimension with this stride and size,
-/// in a world of `world` ranks) span more than one NVLink domain, and the most domains one spans.
-/// Returns (crossing, total, widest). Aligned cases are O(1); others are counted exactly in O(world).
-pub fn strided_crossings(world: u64, domain: u64, stride: u64, size: u64) -> (u64, u64, u64) {
-    let domain = domain.max(1);
-    let (stride, size) = (stride.max(1), size.max(1));
-    let block = stride.saturating_mul(size);
-    if block == 0 || world % block != 0 {
-        return (0, 0, 0);
-    }
-    let total = world / block * stride;
-    if size == 1 || world <= domain || domain % block == 0 {
-        return (0, total, u64::from(total > 0));
-    }
-    if stride % domain == 0 {
-        // Every rank of a group in its own domain.
-        return (total, total, size);
-    }
-    if domain % stride == 0 && block % domain == 0 {
-        // Each group spreads evenly over block / domain domains.
-        return (total, total, block / domain);
-    }
-    let (mut crossing, mut widest) = (0u64, 0u64);
-    for outer in 0..world / block {
-        for inner in 0..stride {
-            let base = outer * block + inner;
-            let mut spans = 1u64;
-            for k in 1..size {
-                if (base + (k - 1) * stride) / domain != (base + k * stride) / domain {
-                    spans += 1;
-                }
-            }
-            crossing += u64::from(spans > 1);
-            widest = widest.max(spans);
-        }
-    }
-    (crossing, total, widest)
-}
-
-/// NVLink crossings of the default order `tp-cp-ep-dp-pp`, by [`crate::layout::GroupKind::key`]:
-/// dense mesh tp (stride 1), cp (TP), dp (TP·CP), dp_cp (TP), pp (TP·CP·DP); expert mesh etp (1), ep (ETP),
-/// edp (ETP·EP), in [`crate::layout::GroupKind::all`] order; kinds with no crossing group are left out.
-pub fn default_order_crossings(p: &Plan, d: &Derived) -> Vec<(&'static str, u64, u64, u64)> {
-    let par = &p.parallelism;
-    let (w, dom) = (d.world_size, p.cluster.nvlink_domain_size);
-    let (tp, cp, pp, ep, etp) = (par.tp(), par.cp(), par.pp(), par.ep(), par.etp());
-    let (dp, edp) = (d.data_parallel_size, d.expert_data_parallel_size);
-    let mut out = Vec::new();
-    if dp == 0 || edp == 0 {
-        return out;
-    }
-    let kinds: [(&'static str, u64, u64); 8] = [
-        ("tp", 1, tp),
-        ("cp", tp, cp),
-        ("dp", tp * cp, dp),
-        ("dp_cp", tp, cp * dp),
-        ("pp", tp * cp * dp, pp),
-        ("ep", etp, ep),
-        ("etp", 1, etp),
-        ("edp", etp * ep, edp),
-    ];
-    for (kind, stride, size) in kinds {
-        let (c, t, widest) = strided_crossings(w, dom, stride, size);
-        if c > 0 {
-            out.push((kind, c, t, widest));
-        }
-    }
-    out
-}
-
 /// One structural layout at one micro-batch size, with what every recompute / optimizer variant of it shares.
 struct Cell<'a> {
     /// The parameters each stage holds: the layout's, the same for every micro-batch and variant.
@@ -450,7 +383,11 @@ fn split_of(splits: &mut Splits, layers: u64, pp: u64, vpp: u64, first: Option<u
 /// of [`pipeline_shapes`], and SP on and off. The rules decide which are valid, asked as they are for a plan:
 /// [`rules::world`] for both meshes, [`rules::moe::expert_parallel`] for EP against the experts and
 /// [`rules::sequence::sequence_parallel`] for SP against TP. Every other rule judges each candidate in [`evaluate`].
-fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
+///
+/// Or, as soon as sizing them all would cost more than [`MAX_SEARCH_WORK`], that partial cost. A candidate (a shape
+/// at one micro-batch size and one of the `ORDER` variants) costs [`CANDIDATE_WORK`] units for the rules plus one per
+/// pipeline stage and virtual chunk its memory estimate walks; each rule probe of the enumeration costs one unit.
+fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Shape>, u64> {
     let m = &p.model;
     let w = p.world_size();
     let moe = m.is_moe();
@@ -461,6 +398,8 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
     let world_divisors = divisors_upto(w, tp_cap.max(opts.max_cp).max(layers).max(ep_cap));
     let upto = |cap: u64| world_divisors.iter().copied().take_while(move |&d| d <= cap);
     let mut probe = Probe { plan: p.clone(), codes: rules::Codes(Vec::with_capacity(8)) };
+    let candidates_per_shape = (opts.micro_batch_sizes.len() * ORDER.len()) as u64;
+    let mut work = 0u64;
     let mut out = Vec::new();
     for tp in upto(tp_cap) {
         for cp in upto(opts.max_cp.max(1)) {
@@ -477,6 +416,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
                     for &etp in etps {
                         for ep in upto(ep_cap) {
                             for sp in [true, false] {
+                                work = work.saturating_add(1);
                                 let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last };
                                 let valid = probe.passes(&sh, |p, c| {
                                     rules::world::expert_mesh(p, c);
@@ -484,7 +424,12 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
                                     rules::sequence::sequence_parallel(p, c);
                                 });
                                 if valid {
+                                    let per_candidate = CANDIDATE_WORK.saturating_add(pp).saturating_add(pp.saturating_mul(vpp));
+                                    work = work.saturating_add(candidates_per_shape.saturating_mul(per_candidate));
                                     out.push(sh);
+                                }
+                                if work > MAX_SEARCH_WORK {
+                                    return Err(work);
                                 }
                             }
                         }
@@ -493,7 +438,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Vec<Shape> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The layer splits tried for `base.pp` stages, as (first, last, VPP): the even split, or where the layers do not
@@ -530,10 +475,7 @@ fn pipeline_shapes(probe: &mut Probe, splits: &mut Splits, layers: u64, base: Sh
 /// Reads a plan file for the search: `model`, `cluster`, `training.global_batch_size` and `training.seq_length`
 /// are required; `parallelism` may be absent (it is searched).
 pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, InputError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
-    })?;
-    search_value(&value, opts)
+    search_value(&plan::read_json(text)?, opts)
 }
 
 /// As [`search_str`], from a JSON value.
@@ -549,13 +491,35 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
         }
     }
     let (p, _) = plan::parse_plan(value)?;
-    Ok(search(&p, opts))
+    let world = p.world_size();
+    if world > MAX_SEARCH_WORLD {
+        return Err(InputError::new(
+            Code::SearchTooLarge,
+            format!("the cluster has {world} GPUs; the search enumerates layouts of at most {MAX_SEARCH_WORLD} GPUs"),
+            format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
+        ));
+    }
+    search_within_budget(&p, opts).map_err(|_work| {
+        let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
+        InputError::new(
+            Code::SearchTooLarge,
+            format!(
+                "sizing every layout of {} ({} layers{experts}) on {world} GPUs would take more than the {MAX_SEARCH_WORK} units of work the search does in about a second (a unit: one pipeline stage or virtual chunk of one candidate)",
+                p.model_name, p.model.num_layers
+            ),
+            "search fewer GPUs (a count with fewer divisors: a power of two has few), or plan this cluster's layout with `meshplan plan`",
+        )
+    })
 }
 
-/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored).
-/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored).
+/// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored). A space too large to
+/// size within the search's budget gives an empty result ([`search_value`] says why).
 pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
-    let mut result = SearchResult {
+    search_within_budget(base, opts).unwrap_or_else(|_work| empty_result(base))
+}
+
+fn empty_result(base: &Plan) -> SearchResult {
+    SearchResult {
         evaluated: 0,
         valid: 0,
         candidates: Vec::new(),
@@ -566,9 +530,15 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
         pruned_by_memory: 0,
         rejected_by: BTreeMap::new(),
         dominated: 0,
-    };
-    if base.world_size() == 0 || base.world_size() > plan::MAX_PARALLEL {
-        return result;
+    }
+}
+
+/// The search, or the work its layouts would cost when that is over [`MAX_SEARCH_WORK`].
+fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResult, u64> {
+    let mut result = empty_result(base);
+    // `search_value` says why it does not search above this; a caller of this function gets an empty result.
+    if base.world_size() == 0 || base.world_size() > MAX_SEARCH_WORLD {
+        return Ok(result);
     }
     let mut p = base.clone();
     let mut scratch = Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds() };
@@ -581,7 +551,8 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
-    for sh in shapes(base, opts, &mut splits) {
+    let shapes = shapes(base, opts, &mut splits)?;
+    for sh in shapes {
         let split = splits
             .entry((sh.pp, sh.vpp, sh.first, sh.last))
             .or_insert_with(|| pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last));
@@ -674,7 +645,7 @@ pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
             plan: Some(p.clone()),
         });
     }
-    result
+    Ok(result)
 }
 
 /// Layer splits by pipeline shape (PP, VPP, first-stage layers, last-stage layers), computed once each.
@@ -793,18 +764,19 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, d: &Derived, perf: &P
     } else {
         why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
     }
-    let crossings = default_order_crossings(p, d);
-    let crosses = |k: &str| crossings.iter().any(|c| c.0 == k);
     let dom = p.cluster.nvlink_domain_size;
+    let sizes = MeshSizes { tp: par.tp(), pp: par.pp(), cp: par.cp(), ep: par.ep(), etp: par.etp() };
+    let meshes = Meshes::resolve(d.world_size, &sizes, &par.order).ok();
+    let crosses = |kind: GroupKind| meshes.is_some_and(|m| m.crossing(kind, dom).groups_crossing > 0);
     let mut inside = Vec::new();
     let mut outside = Vec::new();
     let moe = p.model.is_moe();
     for (kind, label, size) in [
-        ("tp", "TP", par.tp()),
-        ("cp", "CP", par.cp()),
-        ("ep", "EP", if moe { par.ep() } else { 1 }),
-        ("dp", "DP", d.data_parallel_size),
-        ("pp", "PP", par.pp()),
+        (GroupKind::Tp, "TP", par.tp()),
+        (GroupKind::Cp, "CP", par.cp()),
+        (GroupKind::Ep, "EP", if moe { par.ep() } else { 1 }),
+        (GroupKind::Dp, "DP", d.data_parallel_size),
+        (GroupKind::Pp, "PP", par.pp()),
     ] {
         if size <= 1 {
             continue;

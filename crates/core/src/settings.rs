@@ -8,9 +8,11 @@
 //! Sources cited in the rows: ML = NVIDIA/Megatron-LM @ d98e8a64ddf3, MB = NVIDIA-NeMo/Megatron-Bridge @
 //! 067f987df03b.
 //!
-//! This module sits low in the core's module graph: it imports only `codes`, `diag` and `fields`.
+//! It imports `codes`, `diag`, `fields` and `presets` (a GPU's default FP8 recipe); `plan` builds on it.
 
 use crate::fields::Fields;
+pub use crate::presets::Fp8Recipe;
+use crate::presets::GpuSpec;
 use crate::{Code, Diagnostic};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -321,7 +323,13 @@ macro_rules! choice {
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }
+        choice_impl!($name { $($variant = $text),+ });
+    };
+}
 
+/// The setting-type impls of an enum of string choices defined elsewhere in the crate (serialised as these strings).
+macro_rules! choice_impl {
+    ($name:ident { $($variant:ident = $text:literal),+ }) => {
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
             /// The spelling Megatron (and the plan) uses.
@@ -381,10 +389,8 @@ choice! {
     /// `exp_avg_dtype` / `exp_avg_sq_dtype` (Megatron-LM choices; fp8 is stored as torch.uint8).
     MomentDtype { Fp32 = "fp32", Fp16 = "fp16", Bf16 = "bf16", Fp8 = "fp8" }
 }
-choice! {
-    /// `fp8_recipe` (`custom` needs a quantizer factory in code and is not offered).
-    Fp8Recipe { Delayed = "delayed", Tensorwise = "tensorwise", Blockwise = "blockwise", Mxfp8 = "mxfp8" }
-}
+// `fp8_recipe`: the GPU catalogue's type (each GPU's default recipe), spelled as Megatron-Core's Fp8Recipe.
+choice_impl!(Fp8Recipe { Delayed = "delayed", Tensorwise = "tensorwise", Blockwise = "blockwise", Mxfp8 = "mxfp8" });
 choice! {
     /// `recompute_modules` entries (ML transformer_config.py `__post_init__` allowed_modules).
     RecomputeModule {
@@ -714,6 +720,42 @@ settings! {
         help: "FP8 scaling: delayed (amax history), tensorwise (current scaling), blockwise (Hopper), mxfp8 (Blackwell)",
         source: MB_MP,
     };
+    first_last_layers_bf16: Option<bool> = None, {
+        group: Group::LowPrecision,
+        default: "null: true with the tensorwise recipe (Bridge's current-scaling recipe), else false",
+        megatron_core: "TransformerConfig.first_last_layers_bf16 = False",
+        bridge: &["mixed_precision.first_last_layers_bf16"],
+        mlm: Mlm::Flag("--first-last-layers-bf16"),
+        label: "First/last layers in BF16",
+        help: "run the first and last layers (counts below) in BF16 instead of FP8/FP4",
+        source: ML_TC,
+    };
+    num_layers_at_start_in_bf16: Option<u64> = None, {
+        group: Group::LowPrecision,
+        bounds: Some((0.0, (1u64 << 20) as f64)),
+        default: "null: 1 when first_last_layers_bf16 (Bridge's current-scaling recipe)",
+        megatron_core: "TransformerConfig.num_layers_at_start_in_bf16 = 1",
+        differs: "Bridge's MixedPrecisionConfig defaults to 0 and its current-scaling recipe sets 1",
+        bridge: &["mixed_precision.num_layers_at_start_in_bf16"],
+        mlm: Mlm::Value("--num-layers-at-start-in-bf16"),
+        mlm_default: Some("1"),
+        label: "BF16 layers at start",
+        help: "with first_last_layers_bf16: layers at the start of the model kept in BF16",
+        source: ML_TC,
+    };
+    num_layers_at_end_in_bf16: Option<u64> = None, {
+        group: Group::LowPrecision,
+        bounds: Some((0.0, (1u64 << 20) as f64)),
+        default: "null: 1 when first_last_layers_bf16 (Bridge's current-scaling recipe)",
+        megatron_core: "TransformerConfig.num_layers_at_end_in_bf16 = 1",
+        differs: "Bridge's MixedPrecisionConfig defaults to 0 and its current-scaling recipe sets 1",
+        bridge: &["mixed_precision.num_layers_at_end_in_bf16"],
+        mlm: Mlm::Value("--num-layers-at-end-in-bf16"),
+        mlm_default: Some("1"),
+        label: "BF16 layers at end",
+        help: "with first_last_layers_bf16: layers at the end of the model kept in BF16",
+        source: ML_TC,
+    };
     fp8_param_gather: Option<bool> = None, {
         group: Group::LowPrecision,
         default: "null: the Bridge recipe's value (true for delayed, tensorwise and mxfp8; false for blockwise) when the distributed optimizer is on",
@@ -757,42 +799,6 @@ settings! {
         mlm_default: Some("1"),
         label: "FP8 amax history",
         help: "delayed scaling: amax values kept per quantizer (a few KB per layer)",
-        source: ML_TC,
-    };
-    first_last_layers_bf16: Option<bool> = None, {
-        group: Group::LowPrecision,
-        default: "null: true with the tensorwise recipe (Bridge's current-scaling recipe), else false",
-        megatron_core: "TransformerConfig.first_last_layers_bf16 = False",
-        bridge: &["mixed_precision.first_last_layers_bf16"],
-        mlm: Mlm::Flag("--first-last-layers-bf16"),
-        label: "First/last layers in BF16",
-        help: "run the first and last layers (counts below) in BF16 instead of FP8/FP4",
-        source: ML_TC,
-    };
-    num_layers_at_start_in_bf16: Option<u64> = None, {
-        group: Group::LowPrecision,
-        bounds: Some((0.0, (1u64 << 20) as f64)),
-        default: "null: 1 when first_last_layers_bf16 (Bridge's current-scaling recipe)",
-        megatron_core: "TransformerConfig.num_layers_at_start_in_bf16 = 1",
-        differs: "Bridge's MixedPrecisionConfig defaults to 0 and its current-scaling recipe sets 1",
-        bridge: &["mixed_precision.num_layers_at_start_in_bf16"],
-        mlm: Mlm::Value("--num-layers-at-start-in-bf16"),
-        mlm_default: Some("1"),
-        label: "BF16 layers at start",
-        help: "with first_last_layers_bf16: layers at the start of the model kept in BF16",
-        source: ML_TC,
-    };
-    num_layers_at_end_in_bf16: Option<u64> = None, {
-        group: Group::LowPrecision,
-        bounds: Some((0.0, (1u64 << 20) as f64)),
-        default: "null: 1 when first_last_layers_bf16 (Bridge's current-scaling recipe)",
-        megatron_core: "TransformerConfig.num_layers_at_end_in_bf16 = 1",
-        differs: "Bridge's MixedPrecisionConfig defaults to 0 and its current-scaling recipe sets 1",
-        bridge: &["mixed_precision.num_layers_at_end_in_bf16"],
-        mlm: Mlm::Value("--num-layers-at-end-in-bf16"),
-        mlm_default: Some("1"),
-        label: "BF16 layers at end",
-        help: "with first_last_layers_bf16: layers at the end of the model kept in BF16",
         source: ML_TC,
     };
     disable_parameter_transpose_cache: bool = false, {
@@ -1115,12 +1121,11 @@ pub fn mixed_precision_recipes() -> &'static [MixedPrecisionRecipe] {
     RECIPES.get_or_init(|| serde_json::from_str(include_str!("../data/mixed_precision.json")).unwrap_or_default())
 }
 
-/// The FP8 recipe a GPU generation runs by default: MXFP8 on Blackwell, per-tensor current scaling before it.
-// Source: MB perf configs (Blackwell B200/B300/GB200/GB300 FP8 runs use bf16_with_mxfp8_mixed; Hopper runs use
-// bf16_with_fp8_current_scaling_mixed), as export.rs chose before the settings table. The house-layout branch moves
-// the GPU generation into gpus.json; this function is the one place to switch to that field.
-pub fn default_fp8_recipe(gpu_key: &str) -> Fp8Recipe {
-    if matches!(gpu_key, "b200" | "b300" | "gb200" | "gb300") { Fp8Recipe::Mxfp8 } else { Fp8Recipe::Tensorwise }
+/// The FP8 recipe a GPU runs by default: its catalogue data's (gpus.json `fp8_recipe`: MXFP8 on Blackwell,
+/// per-tensor current scaling on Hopper and others); a GPU without FP8 (the rules flag the plan) gets the per-tensor
+/// recipe every FP8 GPU runs.
+pub fn default_fp8_recipe(gpu: &GpuSpec) -> Fp8Recipe {
+    gpu.fp8_recipe.unwrap_or(Fp8Recipe::Tensorwise)
 }
 
 /// The low-precision and gradient settings as they run: the plan's values, or the defaults of the Bridge
@@ -1143,16 +1148,16 @@ pub struct LowPrecision {
 
 impl Settings {
     /// The Bridge mixed-precision recipe this plan's precision and FP8 recipe select (None for fp32).
-    pub fn mixed_precision_recipe(&self, gpu_key: &str) -> Option<&'static MixedPrecisionRecipe> {
-        let fp8 = (self.precision == Precision::Fp8).then(|| self.fp8_recipe.unwrap_or_else(|| default_fp8_recipe(gpu_key)));
+    pub fn mixed_precision_recipe(&self, gpu: &GpuSpec) -> Option<&'static MixedPrecisionRecipe> {
+        let fp8 = (self.precision == Precision::Fp8).then(|| self.fp8_recipe.unwrap_or_else(|| default_fp8_recipe(gpu)));
         mixed_precision_recipes().iter().find(|r| r.precision == self.precision && r.fp8_recipe == fp8)
     }
 
     /// Every low-precision and gradient setting resolved: given values win; the rest come from the mixed-precision
     /// recipe, and the parameter all-gathers in FP8/FP4 only with a sharded optimizer (Megatron-LM's validate_args:
     /// "--fp8-param-gather only supported with distributed optimizer, torch fsdp2, megatron fsdp").
-    pub fn low_precision(&self, gpu_key: &str) -> LowPrecision {
-        let r = self.mixed_precision_recipe(gpu_key);
+    pub fn low_precision(&self, gpu: &GpuSpec) -> LowPrecision {
+        let r = self.mixed_precision_recipe(gpu);
         let sharded = self.use_distributed_optimizer || self.use_megatron_fsdp;
         let from = |given: Option<bool>, recipe: fn(&MixedPrecisionRecipe) -> bool| given.unwrap_or_else(|| r.is_some_and(recipe));
         let fp8_param_gather = self.fp8_param_gather.unwrap_or_else(|| sharded && r.is_some_and(|r| r.fp8_param_gather));
@@ -1181,8 +1186,8 @@ impl Settings {
 
     /// Row `key`'s value as the run uses it, as plan JSON: the given value, or the default resolved from the other
     /// settings (the precision's Bridge recipe for the low-precision fields, Megatron-LM's offload fraction).
-    pub fn resolved(&self, key: &str, gpu_key: &str) -> Option<Value> {
-        let lp = || self.low_precision(gpu_key);
+    pub fn resolved(&self, key: &str, gpu: &GpuSpec) -> Option<Value> {
+        let lp = || self.low_precision(gpu);
         Some(match key {
             "grad_reduce_in_fp32" => Value::Bool(lp().grad_reduce_in_fp32),
             "fp8_recipe" => lp().fp8_recipe.map_or(Value::Null, |r| Value::from(r.key())),

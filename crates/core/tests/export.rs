@@ -593,3 +593,74 @@ fn overlap_p2p_comm_reaches_every_export() {
     assert_eq!(file["parallelism"]["overlap_p2p_comm"], json!(true));
     assert_eq!(parse_plan(&file).unwrap().0.parallelism.overlap_p2p_comm, Some(true));
 }
+
+#[test]
+fn a_new_blackwell_gpu_gets_mxfp8_from_its_data_alone() {
+    // A GPU added to the catalogue after this code was written: only its data says it is Blackwell with MXFP8.
+    let mut v = llama70b();
+    v["training"]["precision"] = json!("fp8");
+    let (mut plan, _) = parse_plan(&v).unwrap();
+    let mut gpu = presets::gpu("h200-sxm-141gb").unwrap().clone();
+    gpu.key = "future-blackwell-288gb".into();
+    gpu.name = "A future Blackwell GPU".into();
+    gpu.generation = "Blackwell".into();
+    gpu.fp8_recipe = Some(presets::Fp8Recipe::Mxfp8);
+    plan.cluster.gpu = gpu.key.clone();
+    plan.gpu = gpu;
+    let r = meshplan_core::plan_resolved(&plan, Vec::new());
+    // Megatron Bridge's MXFP8 recipe (mixed_precision.py bf16_with_mxfp8_mixed: fp8 e4m3, fp8_recipe mxfp8, FP8
+    // parameter gather, grad buffer reused for the MXFP8 all-gather), and Megatron-LM's flags for the same.
+    let py = export::bridge_python(&plan, &r);
+    assert!(py.contains("cfg.mixed_precision = \"bf16_with_mxfp8_mixed\"\n"), "{py}");
+    assert!(py.contains("# fp8 on Blackwell: MXFP8 block scaling\n"), "{py}");
+    let lm = export::megatron_lm(&plan, &r);
+    assert!(lm.contains("  --fp8-format e4m3\n  --fp8-recipe mxfp8\n  --fp8-param-gather\n  --reuse-grad-buf-for-mxfp8-param-ag\n"), "{lm}");
+    // The same GPU said to be per-tensor scaled gets the current-scaling recipe instead.
+    let mut plan = plan;
+    plan.gpu.fp8_recipe = Some(presets::Fp8Recipe::Tensorwise);
+    let lm = export::megatron_lm(&plan, &meshplan_core::plan_resolved(&plan, Vec::new()));
+    assert!(lm.contains("  --fp8-format hybrid\n  --fp8-recipe tensorwise\n  --first-last-layers-bf16\n"), "{lm}");
+}
+
+#[test]
+fn every_gpu_names_its_generation_and_fp8_recipe_with_sources() {
+    for g in presets::gpus() {
+        assert!(!g.generation.is_empty(), "{}: no generation", g.key);
+        for field in ["generation", "fp8_recipe"] {
+            assert!(g.sources[field].as_str().is_some_and(|s| s.len() > 20), "{}: no source for {field}", g.key);
+        }
+        // An FP8 recipe exactly when the GPU has FP8 tensor cores.
+        assert_eq!(g.fp8_recipe.is_some(), g.dense_fp8_tflops.is_some(), "{}", g.key);
+        // Transformer Engine: MXFP8 needs Blackwell (SM 10.0) tensor cores; Megatron Bridge's Blackwell perf configs use it.
+        assert_eq!(g.fp8_recipe == Some(presets::Fp8Recipe::Mxfp8), g.generation == "Blackwell", "{}", g.key);
+    }
+    let generation = |key: &str| presets::gpu(key).unwrap().generation.as_str();
+    assert_eq!(generation("h100-sxm-80gb"), "Hopper");
+    assert_eq!(generation("gb200"), "Blackwell");
+    assert_eq!(generation("a100-sxm-80gb"), "Ampere");
+}
+
+#[test]
+fn every_preset_has_its_bridge_recipe_decided_once_with_a_source() {
+    let file: Value = serde_json::from_str(include_str!("../data/recipes.json")).unwrap();
+    let with: Vec<&str> = file["recipes"].as_array().unwrap().iter().map(|r| r["model"].as_str().unwrap()).collect();
+    let without: Vec<&str> = file["without_recipe"].as_array().unwrap().iter().map(|r| r["model"].as_str().unwrap()).collect();
+    for m in presets::models() {
+        let n = with.iter().chain(&without).filter(|k| **k == m.key).count();
+        assert_eq!(n, 1, "{}: listed {n} times in recipes.json", m.key);
+    }
+    assert_eq!(with.len() + without.len(), presets::models().len(), "recipes.json names a model that is not a preset");
+    assert_eq!(presets::bridge_recipes().len(), with.len());
+    for r in presets::bridge_recipes() {
+        // Written as code (`--recipe NAME`, `from megatron.bridge.recipes import NAME`): a Python identifier only.
+        assert!(r.recipe.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{}", r.recipe);
+        assert!(r.source.starts_with("src/megatron/bridge/recipes/"), "{}: {}", r.model, r.source);
+        assert_eq!(bridge_recipe(&r.model), Some(r.recipe.as_str()));
+    }
+    // Checked by hand against NVIDIA-NeMo/Megatron-Bridge @ 067f987df03b (llama/llama3.py aliases
+    // llama31_70b_pretrain_32gpu_h100_bf16_config as llama31_70b_pretrain_config; gpt/__init__.py does not re-export
+    // gpt3_175b_pretrain_config, so GPT-3 keeps the H100 name).
+    assert_eq!(bridge_recipe("llama-3.1-70b"), Some("llama31_70b_pretrain_config"));
+    assert_eq!(bridge_recipe("gpt3-175b"), Some("gpt3_175b_pretrain_32gpu_h100_bf16_config"));
+    assert_eq!(bridge_recipe("mixtral-8x7b"), None);
+}

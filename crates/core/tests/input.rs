@@ -1,6 +1,7 @@
 //! Bad input never panics: it becomes a diagnostic, or an InputError (exit status 2).
 
 mod common;
+use common::fields::{HF_FIELDS, PLAN_FIELDS};
 use common::*;
 use meshplan_core::{plan_str, plan_value};
 use proptest::prelude::*;
@@ -98,53 +99,56 @@ fn arb_json() -> impl Strategy<Value = Value> {
         any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
         (0u64..70).prop_map(|n| json!(n)),
         "[a-z0-9<>\"'-]{0,12}".prop_map(Value::String),
+        // Sizes at and past the limits: 2^14 layers, 2^16 experts, 2^24 parallel sizes, 2^40 fields, u64::MAX.
+        prop::sample::select(vec![1u64 << 14, (1 << 14) + 1, 1 << 16, (1 << 16) + 1, 1 << 24, (1 << 24) + 1, 1 << 40, u64::MAX])
+            .prop_map(|n| json!(n)),
+        // Long lists (of 0/1 flags, or of layer indices) and long strings.
+        (0usize..20_000, any::<bool>()).prop_map(|(n, flags)| json!((0..n).map(|i| if flags { i % 2 } else { i }).collect::<Vec<_>>())),
+        (250usize..300).prop_map(|n| Value::String("x".repeat(n))),
     ];
     leaf.prop_recursive(2, 8, 3, |inner| {
         prop_oneof![prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array), inner.prop_map(|v| json!({"k": v}))]
     })
 }
 
-const PATHS: &[(&str, &str)] = &[
-    ("model", "num_layers"),
-    ("model", "hidden_size"),
-    ("model", "num_attention_heads"),
-    ("model", "num_query_groups"),
-    ("model", "num_moe_experts"),
-    ("model", "moe_router_topk"),
-    ("model", "moe_layer_freq"),
-    ("model", "multi_latent_attention"),
-    ("model", "q_lora_rank"),
-    ("cluster", "gpus_per_node"),
-    ("cluster", "num_nodes"),
-    ("cluster", "nvlink_domain_size"),
-    ("training", "seq_length"),
-    ("training", "micro_batch_size"),
-    ("training", "global_batch_size"),
-    ("training", "recompute_granularity"),
-    ("training", "recompute_num_layers"),
-    ("training", "precision"),
-    ("parallelism", "tensor_model_parallel_size"),
-    ("parallelism", "pipeline_model_parallel_size"),
-    ("parallelism", "virtual_pipeline_model_parallel_size"),
-    ("parallelism", "context_parallel_size"),
-    ("parallelism", "expert_model_parallel_size"),
-    ("parallelism", "expert_tensor_parallel_size"),
-    ("parallelism", "order"),
-    ("parallelism", "num_layers_in_first_pipeline_stage"),
-    ("parallelism", "num_layers_in_last_pipeline_stage"),
-];
+/// A report's every export and the memory of its plan answer too.
+fn exports_and_memory(v: &Value) {
+    if let Ok(r) = plan_value(v) {
+        for kind in meshplan_core::ExportKind::ALL {
+            let _ = meshplan_core::export(kind, &r.plan, &r);
+        }
+    }
+    let _ = meshplan_core::report::memory_value(v);
+}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn any_value_anywhere_never_panics(edits in prop::collection::vec((0..PATHS.len(), arb_json()), 1..5)) {
+    fn any_value_anywhere_never_panics(edits in prop::collection::vec((0..PLAN_FIELDS.len(), arb_json()), 1..5)) {
         let mut v = P { tp: 2, ep: 8, ..P::new(small_moe(), 16) }.json();
         for (i, val) in edits {
-            let (section, key) = PATHS[i];
+            let (section, key) = PLAN_FIELDS[i];
             v[section][key] = val;
         }
-        let _ = plan_value(&v);
+        exports_and_memory(&v);
+    }
+
+    #[test]
+    fn any_value_in_any_hf_config_field_never_panics(
+        base in prop::sample::select(vec!["deepseek_v3", "qwen3_moe", "mixtral", "llama", "made_up"]),
+        edits in prop::collection::vec((0..HF_FIELDS.len(), arb_json()), 1..6),
+    ) {
+        let mut hf = json!({"model_type": base, "hidden_size": 1024, "intermediate_size": 4096, "moe_intermediate_size": 512,
+            "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 4, "n_routed_experts": 16, "num_experts": 16,
+            "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "moe_layer_freq": 1, "decoder_sparse_step": 1,
+            "mlp_only_layers": [0], "kv_lora_rank": 128, "q_lora_rank": 256, "vocab_size": 32000});
+        for (i, val) in edits {
+            hf[HF_FIELDS[i]] = val;
+        }
+        let v = json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                       "training": {"global_batch_size": 64}, "parallelism": {"tensor_model_parallel_size": 2, "expert_model_parallel_size": 4}});
+        exports_and_memory(&v);
     }
 
     #[test]

@@ -91,3 +91,52 @@ fn embedded_constants_parse() {
     let c: perf::Constants = serde_json::from_value(embedded["constants"].clone()).unwrap();
     assert_eq!(&c, perf::constants());
 }
+
+#[test]
+fn upper_case_order_prices_cross_node_dp_at_the_nic() {
+    // Megatron lowercases the order, so "TP-CP-EP-DP-PP" is the default order. 64 H100 (8 per node, NVLink domain 8),
+    // TP 8 → DP 8: a DP group is {r, r+8, …, r+56}, one rank per node, so its gradients go over the NIC.
+    let training = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 64, "use_distributed_optimizer": true});
+    let par = |order: &str| json!({"tensor_model_parallel_size": 8, "sequence_parallel": true, "order": order});
+    let upper = plan("llama-3.1-8b", 8, training.clone(), par("TP-CP-EP-DP-PP"));
+    let lower = plan("llama-3.1-8b", 8, training, par("tp-cp-ep-dp-pp"));
+    let (u, l) = (upper.performance.unwrap(), lower.performance.unwrap());
+    assert_eq!(u.breakdown.dp_comm_s, l.breakdown.dp_comm_s);
+    assert_eq!(u, l);
+    // Distributed optimizer: FP32 grads reduce-scattered (4 B) + BF16 params all-gathered (2 B), ring (n−1)/n over
+    // DP·CP = 8 ranks, of the TP-sharded parameters P/8, at the NIC's 400 Gb/s = 50 GB/s × bandwidth efficiency, of
+    // which the dp_exposed share shows. No routed experts, so the expert term is 0.
+    let c = perf::constants();
+    let params = upper.derived.total_parameters as f64 / 8.0;
+    let expected = 7.0 / 8.0 * params * 6.0 / (50e9 * c.bandwidth_efficiency) * c.dp_exposed;
+    assert!((u.breakdown.dp_comm_s - expected).abs() < 1e-12 * expected, "{} vs {expected}", u.breakdown.dp_comm_s);
+}
+
+#[test]
+fn dp_groups_strided_by_pp_leave_the_node() {
+    // --use-tp-pp-dp-mapping order tp-cp-ep-pp-dp on 16 H100 (2 nodes of 8): TP 1, PP 2 → DP 8 with stride TP·CP·PP = 2,
+    // so a DP group is {r, r+2, …, r+14}, over both nodes: NIC bandwidth. With the default order tp-cp-ep-dp-pp the DP
+    // stride is 1 and a group {r, …, r+7} is one node: NVLink.
+    let training = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 64, "use_distributed_optimizer": true});
+    let par = |order: &str| json!({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2, "order": order});
+    let strided = plan("llama-3.1-8b", 2, training.clone(), par("tp-cp-ep-pp-dp")).performance.unwrap();
+    let inside = plan("llama-3.1-8b", 2, training, par("tp-cp-ep-dp-pp")).performance.unwrap();
+    // Same bytes; NVLink 450 GB/s against the NIC's 400 Gb/s = 50 GB/s: 9 times the time.
+    let ratio = strided.breakdown.dp_comm_s / inside.breakdown.dp_comm_s;
+    assert!((ratio - 9.0).abs() < 1e-9, "{ratio}");
+}
+
+#[test]
+fn embedded_assumptions_parse_and_name_their_source() {
+    let file: Value = serde_json::from_str(include_str!("../data/perf_assumptions.json")).unwrap();
+    let a = perf::assumptions();
+    for (key, value) in [
+        ("tf32_per_bf16", a.tf32_per_bf16.value),
+        ("scale_up_bw_gbps_when_unknown", a.scale_up_bw_gbps_when_unknown.value),
+        ("scale_out_gbit_per_gpu_when_unknown", a.scale_out_gbit_per_gpu_when_unknown.value),
+    ] {
+        assert_eq!(file[key]["value"].as_f64(), Some(value), "{key}");
+        assert!(value > 0.0, "{key}");
+        assert!(file[key]["source"].as_str().is_some_and(|s| s.len() > 20), "{key} names no source");
+    }
+}

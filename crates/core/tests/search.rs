@@ -1,9 +1,8 @@
 //! Layout search: validity against the full report, determinism, counts, the Pareto front, sensible picks,
 //! and the arithmetic NVLink crossings against the rank groups the layout builds.
 
-use meshplan_core::layout::{self, MeshSizes};
+use meshplan_core::layout::{self, CrossingCount, GroupKind, MeshSizes, Meshes};
 use meshplan_core::plan::DEFAULT_ORDER;
-use meshplan_core::report::derive;
 use meshplan_core::search::{self, SearchOptions, SearchResult};
 use meshplan_core::{parse_plan, plan_resolved};
 use serde_json::{Value, json};
@@ -40,17 +39,13 @@ fn every_candidate_is_valid_in_the_full_report_with_the_same_peak_and_crossings(
             assert_eq!(full.plan.parallelism.tp(), c.parallelism.tensor_model_parallel_size);
             assert_eq!(full.plan.training.micro_batch_size, c.training.micro_batch_size);
             assert_eq!(full.derived.pipeline_bubble_fraction, c.pipeline_bubble_fraction);
-            // The arithmetic crossings are the layout's.
+            // The layout's crossings (counted from the mesh) are those of the groups it lists.
             let layout = full.layout.as_ref().expect("layout");
-            let arith: Vec<(String, u64, u64, u64)> =
-                search::default_order_crossings(p, &full.derived).into_iter().map(|(k, a, b, w)| (k.to_string(), a, b, w)).collect();
-            let built: Vec<(String, u64, u64, u64)> = layout
-                .crossings
-                .iter()
-                .filter(|x| x.kind != "tp_pp")
-                .map(|x| (x.kind.clone(), x.groups_crossing, x.total_groups, x.max_domains_spanned))
-                .collect();
-            assert_eq!(arith, built, "{v}: {:?}", c.parallelism);
+            let domain = p.cluster.nvlink_domain_size;
+            for kind in GroupKind::all() {
+                let reported = layout.crossings.iter().find(|x| x.kind == kind.key()).map_or(0, |x| x.groups_crossing);
+                assert_eq!(reported, naive(layout.groups_of(kind), domain).groups_crossing, "{v}: {:?} {kind:?}", c.parallelism);
+            }
         }
     }
 }
@@ -211,11 +206,20 @@ fn missing_batch_fields_are_input_errors() {
     assert!(search::search_value(&json!({"cluster": {"gpu": "h100-sxm-80gb"}, "training": {"seq_length": 4096, "global_batch_size": 8}}), &SearchOptions::default()).is_err());
 }
 
+/// Crossings counted over materialised groups, as a reader would: distinct domains per group via a set.
+fn naive(groups: &[Vec<u32>], domain: u64) -> CrossingCount {
+    let spans: Vec<usize> = groups.iter().map(|g| g.iter().map(|&r| u64::from(r) / domain).collect::<std::collections::BTreeSet<_>>().len()).collect();
+    CrossingCount {
+        groups_crossing: spans.iter().filter(|&&s| s > 1).count() as u64,
+        total_groups: groups.len() as u64,
+        max_domains_spanned: spans.iter().copied().max().unwrap_or(0) as u64,
+    }
+}
+
 #[test]
-fn strided_crossings_match_the_layout_builder() {
-    // Odd domains and sizes exercise the exact fallback as well as the aligned shortcuts.
-    let model = json!({"num_layers": 12, "hidden_size": 256, "num_attention_heads": 12, "num_moe_experts": 12, "moe_router_topk": 2});
-    for (world, domain) in [(24u64, 4u64), (24, 6), (48, 8), (36, 9), (16, 16), (12, 5)] {
+fn arithmetic_crossings_match_the_layout_builder() {
+    // Odd domains and sizes, and orders other than the default, against the groups build_layout lists.
+    for (world, domain) in [(24u64, 4u64), (24, 6), (48, 8), (36, 9), (16, 16), (12, 5), (144, 72)] {
         for tp in [1u64, 2, 3, 4, 6] {
             for cp in [1u64, 2] {
                 for pp in [1u64, 2, 3] {
@@ -223,23 +227,18 @@ fn strided_crossings_match_the_layout_builder() {
                         if world % (tp * cp * pp) != 0 || world % (pp * ep * etp) != 0 {
                             continue;
                         }
-                        let v = json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": world, "num_nodes": 1, "nvlink_domain_size": domain},
-                            "training": {"seq_length": 1024, "global_batch_size": 96},
-                            "parallelism": {"tensor_model_parallel_size": tp, "context_parallel_size": cp, "pipeline_model_parallel_size": pp,
-                                            "expert_model_parallel_size": ep, "expert_tensor_parallel_size": etp, "sequence_parallel": tp > 1}});
-                        let (p, _) = parse_plan(&v).unwrap();
-                        let d = derive(&p, None);
                         let sizes = MeshSizes { tp, pp, cp, ep, etp };
-                        let l = layout::build_layout(world, &sizes, DEFAULT_ORDER, domain).unwrap();
-                        let built: Vec<_> = l
-                            .crossings
-                            .iter()
-                            .filter(|x| x.kind != "tp_pp")
-                            .map(|x| (x.kind.clone(), x.groups_crossing, x.total_groups, x.max_domains_spanned))
-                            .collect();
-                        let arith: Vec<_> =
-                            search::default_order_crossings(&p, &d).into_iter().map(|(k, a, b, w)| (k.to_string(), a, b, w)).collect();
-                        assert_eq!(arith, built, "world {world} domain {domain} tp {tp} cp {cp} pp {pp} ep {ep} etp {etp}");
+                        for order in [DEFAULT_ORDER, "tp-cp-ep-pp-dp", "TP-DP-CP-EP-PP", "cp-tp-dp-ep-pp"] {
+                            let Ok(l) = layout::build_layout(world, &sizes, order, domain) else { continue };
+                            let m = Meshes::resolve(world, &sizes, order).unwrap();
+                            for kind in GroupKind::all() {
+                                assert_eq!(
+                                    m.crossing(kind, domain),
+                                    naive(l.groups_of(kind), domain),
+                                    "world {world} domain {domain} tp {tp} cp {cp} pp {pp} ep {ep} etp {etp} {order} {kind:?}"
+                                );
+                            }
+                        }
                     }
                 }
             }

@@ -166,7 +166,7 @@ fn low(training: Value, gpu: &str) -> settings::LowPrecision {
     let mut p = plan(training);
     p["cluster"]["gpu"] = json!(gpu);
     let r = plan_value(&p).unwrap();
-    r.plan.training.settings.low_precision(&r.plan.cluster.gpu)
+    r.plan.training.settings.low_precision(&r.plan.gpu)
 }
 
 #[test]

@@ -22,7 +22,7 @@ const GRAPH_SCOPE: &str = "training.cuda_graph_scope";
 /// are kept in FP8/FP4 and where they are gathered.
 pub fn low_precision_weights(p: &Plan, out: &mut impl Findings) {
     let s = &p.training.settings;
-    let lp = s.low_precision(&p.cluster.gpu);
+    let lp = s.low_precision(&p.gpu);
     let sharded = s.use_distributed_optimizer || s.use_megatron_fsdp;
     if lp.fp8_param_gather && s.precision != Precision::Fp8 {
         out.add(Code::Fp8ParamGatherWithoutFp8, |code| {
@@ -70,7 +70,7 @@ pub fn low_precision_weights(p: &Plan, out: &mut impl Findings) {
 /// kept in BF16.
 pub fn fp8_layers(p: &Plan, out: &mut impl Findings) {
     let s = &p.training.settings;
-    let lp = s.low_precision(&p.cluster.gpu);
+    let lp = s.low_precision(&p.gpu);
     if s.fp8_recipe.is_some() && s.precision != Precision::Fp8 {
         out.add(Code::Fp8RecipeWithoutFp8, |code| {
             d(code, format!("fp8_recipe = {} with precision = {}: the recipe is read only with FP8", s.fp8_recipe.map_or("", |r| r.key()), s.precision.key()), "remove fp8_recipe, or set precision = \"fp8\"".into())
@@ -154,7 +154,7 @@ pub fn recompute_modules(p: &Plan, out: &mut impl Findings) {
             d(code, format!("recompute_modules entries that recompute nothing here: {}", list_.join("; ")), "remove them from recompute_modules".into()).with_apply(MODULES, kept(&drop))
         });
     }
-    let lp = s.low_precision(&p.cluster.gpu);
+    let lp = s.low_precision(&p.gpu);
     let bad: Vec<RecomputeModule> = given.iter().copied().filter(|x| matches!(x, RecomputeModule::MoeAct | RecomputeModule::Layernorm)).collect();
     if s.precision == Precision::Fp8 && lp.fp8_recipe == Some(Fp8Recipe::Delayed) && !bad.is_empty() {
         out.add(Code::DelayedFp8RecomputeModules, |code| {

@@ -72,7 +72,7 @@ pub fn precision_aware(p: &Plan, out: &mut impl Findings) {
 /// main-grads-bf16-fp32-grads-mlm: bf16 main grads over an fp32 grad buffer.
 pub fn gradient_dtype(p: &Plan, out: &mut impl Findings) {
     let s = &p.training.settings;
-    let grads_fp32 = s.low_precision(&p.cluster.gpu).grad_reduce_in_fp32;
+    let grads_fp32 = s.low_precision(&p.gpu).grad_reduce_in_fp32;
     if s.main_grads_dtype == MainGradsDtype::Bf16 && grads_fp32 && s.precision != Precision::Fp32 {
         out.add(Code::MainGradsBf16Fp32GradsMlm, |code| {
             d(
@@ -101,7 +101,7 @@ pub fn offload(p: &Plan, out: &mut impl Findings) {
             .with_apply(PA, true)
         });
     }
-    let lp = s.low_precision(&p.cluster.gpu);
+    let lp = s.low_precision(&p.gpu);
     if s.optimizer_cpu_offload && lp.fp8_param_gather && lp.fp8_recipe != Some(crate::settings::Fp8Recipe::Delayed) {
         out.add(Code::OptimizerOffloadFp8DelayedMlm, |code| {
             d(

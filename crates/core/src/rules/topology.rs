@@ -3,12 +3,22 @@
 use super::fixes::nearest_valid_tp;
 use super::{Findings, TP, d};
 use crate::Code;
-use crate::layout::Layout;
+use crate::layout::{Layout, MAX_LAYOUT_WORLD};
 use crate::plan::Plan;
 
 /// Topology rules: which groups leave the NVLink domain.
 pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
     let domain = p.cluster.nvlink_domain_size;
+    let world = p.world_size();
+    if world > MAX_LAYOUT_WORLD {
+        out.add(Code::WorldTooLargeToLayOut, |code| {
+            d(
+                code,
+                format!("world size {world} is more than the {MAX_LAYOUT_WORLD} ranks whose rank groups meshplan lists: the layout gives its order and NVLink crossings without the group lists"),
+                format!("plan at most {MAX_LAYOUT_WORLD} GPUs to see every group, or read a rank's groups from its coordinates (layout::coordinates), which have no such limit"),
+            )
+        });
+    }
     for c in &layout.crossings {
         let (code, what, fix) = match c.kind.as_str() {
             "tp" => (

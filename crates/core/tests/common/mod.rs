@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: build plan JSON and run it.
 #![allow(dead_code)]
 
+pub mod fields;
+
 use meshplan_core::{Report, plan_value};
 use serde_json::{Value, json};
 

@@ -9,6 +9,7 @@
 mod advice;
 mod fit;
 mod input;
+mod limits;
 mod mesh;
 mod model;
 mod moe;
@@ -49,6 +50,8 @@ pub enum Probe {
     Text(&'static str),
     /// A core function below the plan (the layout API): its diagnostic as JSON, or None when it succeeds.
     Call(fn() -> Option<Value>),
+    /// A plan file through the layout search (`search::search_value`): its input error, or nothing when it searches.
+    Search(Value),
 }
 
 pub struct Case {
@@ -84,6 +87,12 @@ fn outcome(probe: &Probe) -> Outcome {
         Probe::Plan(v) => meshplan_core::plan_value(v),
         Probe::Text(t) => meshplan_core::plan_str(t),
         Probe::Call(f) => return Outcome::Report(f().into_iter().collect()),
+        Probe::Search(v) => {
+            return match meshplan_core::search::search_value(v, &Default::default()) {
+                Ok(_) => Outcome::Report(Vec::new()),
+                Err(e) => Outcome::Input(serde_json::to_value(&e).expect("an input error serializes")),
+            };
+        }
     };
     match planned {
         Ok(r) => match serde_json::to_value(&r.diagnostics) {
@@ -185,7 +194,7 @@ pub fn run(cases: Vec<Case>) {
 }
 
 fn all_cases() -> Vec<Case> {
-    [advice::cases(), fit::cases(), input::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), settings::cases(), training::cases()]
+    [advice::cases(), fit::cases(), input::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), settings::cases(), training::cases()]
         .into_iter()
         .flatten()
         .collect()

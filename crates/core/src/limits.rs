@@ -1,0 +1,57 @@
+//! The sizes meshplan accepts, in one place. Every input answers within about a second and 256 MB: work that grows
+//! with a size (pipeline stages, layers, ranks, list entries, text) runs only after that size has passed one of
+//! these limits; a value beyond one is a diagnostic naming the value and the largest accepted.
+//!
+//! Each limit says why it is where it is. The costs quoted were measured on the release CLI
+//! (`meshplan plan … --format json`, one core of a shared 2-core machine).
+//!
+//! This module is at the bottom of the core's module graph with `codes`: it imports nothing from the crate.
+
+/// The largest plan file, hub config or share link text read, in bytes (1 MiB). Parsing JSON into values costs up to
+/// ~32 bytes per byte of text (a list of one-digit numbers), so 1 MiB of text stays under ~64 MB. The largest honest
+/// plan — an exported plan of a [`MAX_LAYERS`]-layer model with a per-layer `moe_layer_freq` list, pretty-printed — is
+/// about 200 KB; Hugging Face `config.json` files are a few KB.
+pub const MAX_PLAN_BYTES: usize = 1 << 20;
+
+/// The longest string field read (characters): GPU and preset keys, `order`, names. Megatron's longest rank order
+/// (`tp-cp-ep-dp-pp`) has 14; names are shown in one line. Longer strings are an `invalid-value`.
+pub const MAX_STRING_CHARS: usize = 256;
+
+/// The largest integer any field accepts; keeps every product of a few fields inside u128 and f64.
+pub const MAX_FIELD: u64 = 1 << 40;
+
+/// Largest parallel size, GPU count per node, or node count accepted (2^24).
+pub const MAX_PARALLEL: u64 = 1 << 24;
+
+/// Most layers a model may have (2^14 = 16,384). Pipeline stages and virtual chunks are bounded by the layer count
+/// (each builds at least one layer), and a report carries about 1 KB per stage, so this also bounds the per-stage
+/// work: 16,384 stages cost ~0.1 s and ~40 MB. The deepest transformer trained is DeepNet's 1,000 layers
+/// (Wang et al. 2022); published LLMs have at most ~130.
+pub const MAX_LAYERS: u64 = 1 << 14;
+
+/// Most routed experts a model may have (2^16 = 65,536; published models have at most 512). The search tries every
+/// expert-parallel size that divides the expert count.
+pub const MAX_EXPERTS: u64 = 1 << 16;
+
+/// Most "unknown field" warnings one section reports before summing up the rest in one more; each looks for the
+/// nearest known name, so a section of a million unknown keys would otherwise cost seconds.
+pub const MAX_UNKNOWN_FIELDS_REPORTED: usize = 20;
+
+/// The largest world whose rank groups a report lists (2^16 = 65,536 GPUs, as many as a shared link may open). Every
+/// group of nine kinds is materialised and sent whole: at 2^16 ranks that is ~0.4 s and ~45 MB (JSON ~18 MB); 2^17
+/// took 0.87 s and 88 MB, and the former limit 2^21 7.4 s and 1.4 GB (600 MB of JSON).
+pub const MAX_LAYOUT_WORLD: u64 = 1 << 16;
+
+/// The largest world the layout search enumerates (2^24 GPUs): its divisor loops run to the world size.
+pub const MAX_SEARCH_WORLD: u64 = 1 << 24;
+
+/// The most work one layout search does, in units of one pipeline stage or virtual chunk of one candidate's memory
+/// estimate, a candidate's rules counting [`CANDIDATE_WORK`] (10^8 ≈ 1 s). The search counts the units of every
+/// candidate before sizing any; a larger space is an input error. Fitted on release builds (s: seconds measured):
+/// DeepSeek-V3 on 16,384 H100 2.2·10^6 (0.02 s); 512 layers, 65,536 experts on 2^24 GPUs 1.0·10^8 (0.89 s);
+/// 1,024 layers, 256 experts on 2^24 GPUs 1.1·10^8 (1.1 s); 64 layers, 55,440 experts on 8,648,640 GPUs
+/// 3.0·10^8 (1.8 s); the same with 256 layers 9.2·10^8 (4.4 s).
+pub const MAX_SEARCH_WORK: u64 = 100_000_000;
+
+/// A candidate's rules and bookkeeping, in the units of [`MAX_SEARCH_WORK`] (≈ 0.3 µs against ≈ 7 ns per unit).
+pub const CANDIDATE_WORK: u64 = 40;

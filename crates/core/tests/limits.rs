@@ -1,0 +1,290 @@
+//! Input that cannot hurt: hostile sizes, lists, strings and texts get a diagnostic naming the value and the largest
+//! accepted, and every one of them answers. Each case runs in a thread of its own with a generous timeout, so a
+//! regression fails the test instead of hanging CI; nothing here asserts on time otherwise.
+//!
+//! Before the fixes: the first case took 48 s and 6.7 GB in the release CLI (and aborted under a 4 GB address-space
+//! limit); the million-layer Hugging Face config did not answer in 20 s; the shared-expert product overflowed (a
+//! panic in debug builds); the search answered an empty result without saying why; a 2^21-GPU plan took 7.4 s and
+//! 1.4 GB.
+
+mod common;
+use common::*;
+use meshplan_core::{Diagnostic, ExportKind, Report, export, plan_resolved, plan_str, plan_value};
+use serde_json::{Value, json};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::Duration;
+
+/// Runs `f` in its own thread and returns its answer, failing if it panics or has not answered in 60 s.
+fn answers<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(v) => v,
+        Err(RecvTimeoutError::Timeout) => panic!("{what}: no answer within 60 s"),
+        Err(RecvTimeoutError::Disconnected) => panic!("{what}: panicked"),
+    }
+}
+
+/// Plans `v` in a thread, then its memory alone and every export of the report, each in a thread.
+fn plan_all(what: &str, v: Value) -> Report {
+    let v2 = v.clone();
+    let r = answers(what, move || plan_value(&v).expect("the plan is read"));
+    answers(what, move || meshplan_core::report::memory_value(&v2).expect("the plan is read"));
+    for kind in ExportKind::ALL.iter().copied() {
+        let r2 = r.clone();
+        answers(what, move || export(kind, &r2.plan, &r2));
+    }
+    r
+}
+
+fn find<'a>(r: &'a Report, code: &str) -> &'a Diagnostic {
+    r.diagnostics.iter().find(|d| d.code == code).unwrap_or_else(|| panic!("no {code} in {:?}", codes(r)))
+}
+
+fn llama_8b_on_8(par: Value) -> Value {
+    json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+           "training": {"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 128}, "parallelism": par})
+}
+
+#[test]
+fn pipeline_stages_beyond_the_layers_are_refused_before_any_per_stage_work() {
+    // The plan: Llama-3.1-8B (32 layers) on 8 GPUs, PP = 2^24 with all 32 layers in the first stage.
+    let v = llama_8b_on_8(json!({"pipeline_model_parallel_size": 16777216, "num_layers_in_first_pipeline_stage": 32}));
+    let r = plan_all("PP = 2^24", v);
+    let d = find(&r, "pipeline-exceeds-layers");
+    assert!(d.message.contains("16777216") && d.message.contains("largest accepted is 32"), "{}", d.message);
+    assert!(!r.valid);
+    // PP = 1 is used meanwhile: one stage holds all 32 layers.
+    assert_eq!(r.memory.stages.len(), 1);
+    assert_eq!(r.memory.stages[0].num_layers, 32);
+}
+
+#[test]
+fn a_plan_built_by_hand_with_more_stages_than_layers_does_not_split() {
+    // Past the reader, a Plan edited in code: 2^24 stages for 32 layers is the layer split's error, and memory is
+    // shown over the nearest even split (32 stages of 1 layer).
+    let (mut p, _) = meshplan_core::parse_plan(&llama_8b_on_8(json!({}))).unwrap();
+    p.parallelism.pipeline_model_parallel_size = 1 << 24;
+    p.parallelism.num_layers_in_first_pipeline_stage = Some(32);
+    let r = answers("hand-built PP = 2^24", move || plan_resolved(&p, Vec::new()));
+    assert!(codes(&r).contains(&"layers-not-divisible-by-pp"), "{:?}", codes(&r));
+    assert_eq!(r.memory.stages.len(), 32);
+}
+
+#[test]
+fn virtual_chunks_of_empty_stages_are_not_built() {
+    // 16,384 layers all in the first of 16,384 stages, VPP = 16,384: the middle stages are empty (an error), and only
+    // the first stage's 16,384 one-layer chunks exist — not PP·VPP = 2^28 of them.
+    let model = json!({"num_layers": 16384, "hidden_size": 256, "num_attention_heads": 4, "ffn_hidden_size": 1024});
+    let mut v = P::new(model, 8).json();
+    v["parallelism"] = json!({"pipeline_model_parallel_size": 16384, "virtual_pipeline_model_parallel_size": 16384,
+                              "num_layers_in_first_pipeline_stage": 16384});
+    let r = plan_all("VPP over empty stages", v);
+    assert!(codes(&r).contains(&"uneven-stages-empty-middle"), "{:?}", codes(&r));
+    assert_eq!(r.derived.layers_per_stage.len(), 16384);
+    assert_eq!(r.derived.layers_per_stage[0], 16384);
+}
+
+fn hf_plan(hf: Value) -> Value {
+    json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1}})
+}
+
+fn qwen_moe(layers: u64) -> Value {
+    json!({"model_type": "qwen3_moe", "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
+           "num_hidden_layers": layers, "num_attention_heads": 4, "num_key_value_heads": 2, "num_experts": 8,
+           "num_experts_per_tok": 2, "vocab_size": 32000})
+}
+
+#[test]
+fn a_million_layer_hf_config_with_a_million_mlp_only_layers_answers() {
+    // The config: 10^6 layers and a 10^6-entry mlp_only_layers (a per-layer scan of the list took > 20 s).
+    let mut hf = qwen_moe(1_000_000);
+    hf["mlp_only_layers"] = json!((0..1_000_000).collect::<Vec<u64>>());
+    let r = plan_all("10^6 layers", hf_plan(hf));
+    let d = r.diagnostics.iter().find(|d| d.message.contains("num_hidden_layers")).expect("num_hidden_layers named");
+    assert_eq!(d.code, "invalid-value");
+    assert!(d.message.contains("1000000") && d.message.contains("16384"), "{}", d.message);
+    // The model falls back to 1 layer, so the list (10^6 entries for 1 layer) is refused too.
+    let d = find(&r, "list-too-long");
+    assert!(d.message.contains("1000000") && d.message.contains("num_hidden_layers = 1"), "{}", d.message);
+}
+
+#[test]
+fn mlp_only_layers_as_long_as_the_model_is_read_in_linear_time() {
+    // 16,384 layers (the most accepted), every one listed as dense: no MoE layer is left.
+    let mut hf = qwen_moe(16384);
+    hf["mlp_only_layers"] = json!((0..16384).rev().collect::<Vec<u64>>());
+    let text = serde_json::to_string(&hf_plan(hf.clone())).unwrap();
+    let r = answers("16,384 mlp_only_layers", move || plan_str(&text).unwrap());
+    assert!(!codes(&r).contains(&"list-too-long"), "{:?}", codes(&r));
+    assert_eq!(r.plan.model.num_moe_layers(), 0);
+    // One entry more than layers is refused, and the list ignored: every layer is MoE again.
+    hf["mlp_only_layers"] = json!((0..16385).collect::<Vec<u64>>());
+    let r = plan_all("16,385 mlp_only_layers", hf_plan(hf));
+    assert!(find(&r, "list-too-long").message.contains("16385"));
+    assert_eq!(r.plan.model.num_moe_layers(), 16384);
+}
+
+#[test]
+fn hf_widths_that_overflow_are_diagnosed() {
+    // n_shared_experts × moe_intermediate_size = 2^40 · 2^40 overflows u64.
+    let mut hf = json!({"model_type": "deepseek_v3", "hidden_size": 1024, "intermediate_size": 4096,
+        "moe_intermediate_size": 1u64 << 40, "num_hidden_layers": 4, "num_attention_heads": 8, "n_routed_experts": 8,
+        "n_shared_experts": 1u64 << 40, "num_experts_per_tok": 2, "vocab_size": 32000});
+    let r = plan_all("shared width overflow", hf_plan(hf.clone()));
+    let d = r.diagnostics.iter().find(|d| d.message.contains("n_shared_experts")).unwrap_or_else(|| panic!("{:?}", codes(&r)));
+    assert_eq!(d.code, "invalid-value");
+    assert!(r.plan.model.moe_shared_expert_intermediate_size.is_none());
+    // Every other HF width at u64::MAX and 1e300: diagnostics, no panic.
+    for key in ["hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim", "vocab_size",
+                "n_routed_experts", "num_experts_per_tok", "first_k_dense_replace", "moe_layer_freq", "kv_lora_rank",
+                "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers"] {
+        for big in [json!(u64::MAX), json!(1e300), json!(-1), json!(0)] {
+            hf[key] = big.clone();
+            let v = hf_plan(hf.clone());
+            answers(key, move || {
+                let _ = plan_value(&v);
+            });
+        }
+        hf[key] = json!(2);
+    }
+}
+
+#[test]
+fn the_search_says_why_it_does_not_search_above_2_pow_24_gpus() {
+    let text = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 4194304},
+                      "training": {"seq_length": 4096, "global_batch_size": 1024}})
+    .to_string();
+    let e = answers("search of 2^25 GPUs", move || meshplan_core::search::search_str(&text, &Default::default()))
+        .expect_err("an input error, not an empty result");
+    assert_eq!(e.code, "search-too-large");
+    assert!(e.message.contains("33554432") && e.message.contains("16777216"), "{}", e.message);
+}
+
+#[test]
+fn worlds_too_large_to_list_every_group_say_so() {
+    // 2^21 GPUs (the former limit) took 7.4 s and 1.4 GB; the rank groups are listed up to 2^16.
+    // TP 8 with SP: the plan fits, so the listing limit is its only finding above info.
+    let mut v = llama_8b_on_8(json!({"tensor_model_parallel_size": 8, "sequence_parallel": true}));
+    v["cluster"]["num_nodes"] = json!(262144);
+    v["training"]["global_batch_size"] = json!(1 << 21);
+    let r = plan_all("2^21 GPUs", v);
+    let d = find(&r, "world-too-large-to-lay-out");
+    assert!(d.message.contains("2097152") && d.message.contains("65536"), "{}", d.message);
+    // A warning, not an error: the plan stays valid; its layout has the order and crossings but no group lists.
+    assert_eq!(d.severity, meshplan_core::Severity::Warning);
+    assert!(r.valid, "{:?}", codes(&r));
+    let layout = r.layout.as_ref().expect("a layout without group lists");
+    assert_eq!(layout.order, "tp-cp-ep-dp-pp");
+    assert!(layout.groups.tp.is_empty() && layout.groups.dp.is_empty());
+    // Derived sizes are still there: DP = 2^21 / 8 at TP 8, PP 1.
+    assert_eq!(r.derived.data_parallel_size, 1 << 18);
+}
+
+#[test]
+fn mesh_sizes_beyond_the_world_are_divisibility_errors() {
+    let v = llama_8b_on_8(json!({"tensor_model_parallel_size": 16777216, "context_parallel_size": 16777216,
+                                 "expert_model_parallel_size": 16777216, "expert_tensor_parallel_size": 16777216}));
+    let r = plan_all("meshes of 2^24 on 8 GPUs", v);
+    assert!(codes(&r).contains(&"world-not-divisible-dense") && codes(&r).contains(&"world-not-divisible-expert"), "{:?}", codes(&r));
+    assert!(r.layout.is_none() && r.performance.is_none());
+}
+
+#[test]
+fn long_strings_are_refused_by_length() {
+    // A 10 MB `order` (as a share link's plan value could carry it past a text limit).
+    let v = llama_8b_on_8(json!({"order": "tp-".repeat((10 << 20) / 3)}));
+    let r = plan_all("10 MB order", v);
+    let d = r.diagnostics.iter().find(|d| d.message.contains("parallelism.order")).unwrap_or_else(|| panic!("{:?}", codes(&r)));
+    assert_eq!(d.code, "invalid-value");
+    assert!(d.message.contains("longest accepted is 256"), "{}", d.message);
+    assert_eq!(r.plan.parallelism.order, "tp-cp-ep-dp-pp");
+    // A megabyte-long GPU key is refused by its length (the default GPU is used meanwhile); a megabyte-long preset
+    // key is an input error whose message stays short.
+    let mut v = llama_8b_on_8(json!({}));
+    v["cluster"]["gpu"] = json!("h".repeat(1 << 20));
+    let r = plan_all("1 MB gpu key", v);
+    assert!(find(&r, "invalid-value").message.contains("cluster.gpu"), "{:?}", r.diagnostics);
+    let mut v = llama_8b_on_8(json!({}));
+    v["model"] = json!("l".repeat(1 << 20));
+    let e = answers("1 MB preset key", move || plan_value(&v).unwrap_err());
+    assert_eq!(e.code, "unknown-model-preset");
+    assert!(e.message.len() < 200 && e.fix.len() < 2000, "{} / {}", e.message.len(), e.fix.len());
+    // A model that is a million-entry list: named by its kind, not printed.
+    let mut v = llama_8b_on_8(json!({}));
+    v["model"] = json!(vec![0; 1 << 20]);
+    let e = answers("1M-entry model", move || plan_value(&v).unwrap_err());
+    assert!(e.message.len() < 200, "{}", e.message.len());
+}
+
+#[test]
+fn plan_text_over_a_mebibyte_is_refused_before_parsing() {
+    let mut v = llama_8b_on_8(json!({}));
+    v["comment"] = json!("x".repeat(2 << 20));
+    let text = v.to_string();
+    let e = answers("2 MiB plan", move || plan_str(&text).unwrap_err());
+    assert_eq!(e.code, "plan-too-large");
+    assert!(e.message.contains("1048576"), "{}", e.message);
+    // The search reads the same way.
+    let text = v.to_string();
+    let e = answers("2 MiB search", move || meshplan_core::search::search_str(&text, &Default::default()).unwrap_err());
+    assert_eq!(e.code, "plan-too-large");
+}
+
+#[test]
+fn deeply_nested_json_stops_at_serde_jsons_recursion_limit() {
+    // serde_json refuses nesting deeper than 128: 100,000 brackets, and a hf_config 200 deep, are not JSON to it.
+    for text in ["[".repeat(100_000), format!("{{\"model\": {{\"hf_config\": {}{}}}}}", "[".repeat(200), "]".repeat(200))] {
+        let e = answers("deep JSON", move || plan_str(&text).unwrap_err());
+        assert_eq!(e.code, "invalid-json");
+        assert!(e.message.contains("recursion limit"), "{}", e.message);
+    }
+    // 100 deep is read, and an hf_config that is a list is an input error.
+    let text = format!("{{\"model\": {{\"hf_config\": {}{}}}, \"cluster\": {{}}}}", "[".repeat(100), "]".repeat(100));
+    let e = answers("100 deep", move || plan_str(&text).unwrap_err());
+    assert_eq!(e.code, "hf-config-unmappable");
+}
+
+#[test]
+fn a_moe_layer_freq_list_longer_than_the_model_is_refused_without_reading_it_whole() {
+    let mut v = P::new(small_moe(), 8).json();
+    v["model"]["moe_layer_freq"] = json!(vec![1; 400_000]);
+    let text = v.to_string();
+    let r = answers("400,000-entry moe_layer_freq", move || plan_str(&text).unwrap());
+    let d = find(&r, "moe-layer-freq-length");
+    assert!(d.message.contains("400000") && d.message.contains("num_layers = 16"), "{}", d.message);
+}
+
+#[test]
+fn a_hundred_thousand_unknown_fields_are_summed_up() {
+    let mut v = P::new(small_dense(), 8).json();
+    for i in 0..100_000 {
+        v["training"][format!("field_{i}")] = json!(i);
+    }
+    let r = plan_all("10^5 unknown fields", v);
+    let unknown: Vec<&Diagnostic> = r.diagnostics.iter().filter(|d| d.code == "unknown-field").collect();
+    // 20 named, then one for the other 99,980.
+    assert_eq!(unknown.len(), 21);
+    assert!(unknown[20].message.contains("99980"), "{}", unknown[20].message);
+}
+
+#[test]
+fn a_search_space_too_large_to_size_in_a_second_is_refused_before_sizing_it() {
+    // 64 layers and 55,440 experts (120 divisors) on 8,648,640 GPUs (448 divisors): 4.7·10^6 candidates, 1.8 s of
+    // sizing in a release build before the limit (and 2.3 s with its expert-count loop).
+    let text = json!({"model": {"num_layers": 64, "hidden_size": 1024, "num_attention_heads": 16, "num_moe_experts": 55440},
+                      "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1081080},
+                      "training": {"seq_length": 4096, "global_batch_size": 8192}})
+    .to_string();
+    let e = answers("search of 8,648,640 GPUs", move || meshplan_core::search::search_str(&text, &Default::default()).unwrap_err());
+    assert_eq!(e.code, "search-too-large");
+    assert!(e.message.contains("8648640") && e.message.contains("55440 experts") && e.message.contains("100000000"), "{}", e.message);
+    // DeepSeek-V3 on 16,384 GPUs (2.2·10^6 units) is searched.
+    let text = json!({"model": "deepseek-v3", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2048},
+                      "training": {"seq_length": 4096, "global_batch_size": 8192}})
+    .to_string();
+    let r = answers("DeepSeek-V3 search", move || meshplan_core::search::search_str(&text, &Default::default()).unwrap());
+    assert!(r.evaluated > 0);
+}
