@@ -15,6 +15,7 @@ mod model;
 mod moe;
 mod pipeline;
 mod sequence;
+mod settings;
 mod training;
 
 use meshplan_core::rules::RULES;
@@ -193,7 +194,7 @@ pub fn run(cases: Vec<Case>) {
 }
 
 fn all_cases() -> Vec<Case> {
-    [advice::cases(), fit::cases(), input::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), training::cases()]
+    [advice::cases(), fit::cases(), input::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), settings::cases(), training::cases()]
         .into_iter()
         .flatten()
         .collect()
