@@ -133,7 +133,8 @@ rules! {
     OutOfMemory "out-of-memory" E "Peak memory of some pipeline stage exceeds the GPU's memory." "meshplan memory model";
     LowMemoryHeadroom "low-memory-headroom" W "The plan fits but leaves under 10% of the GPU's memory free." "meshplan memory model";
     TpCrossesNvlink "tp-crosses-nvlink" W "A tensor-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology, Pitfall 1";
-    EpCrossesNvlink "ep-crosses-nvlink" W "An expert-parallel (EP·ETP) group spans more than one NVLink domain." "seed: Decision by Hardware Topology";
+    EpCrossesNvlink "ep-crosses-nvlink" W "An expert-parallel group spans more than one NVLink domain: the token all-to-all leaves NVLink." "seed: Decision by Hardware Topology";
+    EtpCrossesNvlink "etp-crosses-nvlink" W "An expert-tensor-parallel group spans more than one NVLink domain: each expert GEMM's collectives leave NVLink (like TP across nodes)." "seed: Decision by Hardware Topology, Pitfall 1 (applied to the expert mesh's TP)";
     CpCrossesNvlink "cp-crosses-nvlink" I "A context-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology";
     WorldExceedsNeed "world-exceeds-need" I "The cluster is larger than the layout needs at DP = 1; the extra GPUs become data parallelism." "seed: Scaling above the minimum";
     MinGpus "min-gpus" I "The minimum GPU count is PP·max(TP·CP, EP·ETP), not the full product PP·TP·CP·EP·ETP." "seed: Minimum GPU Count";

@@ -236,14 +236,21 @@ fn find_model_preset(key: &str) -> Result<&'static presets::ModelPreset, InputEr
 }
 
 fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(Cluster, GpuSpec), InputError> {
-    let mut f = Fields::new(value, "cluster", diags);
-    if !f.is_present() {
-        return Err(InputError::new(
-            Code::MissingCluster,
-            "the plan has no `cluster`",
-            "add \"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"num_nodes\": 1}",
-        ));
+    let example = "\"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"num_nodes\": 1}";
+    match value {
+        None | Some(Value::Null) => return Err(InputError::new(Code::MissingCluster, "the plan has no `cluster`", format!("add {example}"))),
+        // Without its GPU and counts there is nothing to plan on: an input error, not a default cluster.
+        Some(v) if !v.is_object() => {
+            let found = serde_json::to_string(v).unwrap_or_default().chars().take(40).collect::<String>();
+            return Err(InputError::new(
+                Code::MissingCluster,
+                format!("`cluster` must be a JSON object with gpu, gpus_per_node and num_nodes; found {found}"),
+                format!("write {example}"),
+            ));
+        }
+        Some(_) => {}
     }
+    let mut f = Fields::new(value, "cluster", diags);
     let key = f.string("gpu").unwrap_or_else(|| "h100-sxm-80gb".into());
     let gpu = presets::gpu(&key).cloned().ok_or_else(|| {
         let keys: Vec<&str> = presets::gpus().iter().map(|g| g.key.as_str()).collect();

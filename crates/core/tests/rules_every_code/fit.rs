@@ -35,6 +35,10 @@ pub fn cases() -> Vec<Case> {
         // EP 8 (ETP 1): the expert mesh puts EP at stride ETP = 1, so each EP group is 8 consecutive ranks: 2 domains.
         // EP 4: 4 consecutive ranks, one domain.
         case("ep-crosses-nvlink", Kind::Warning, domains_of_4(moe(), &[(EP, json!(8))]), domains_of_4(moe(), &[(EP, json!(4))])),
+        // ETP 8 (EP 1, TP 1) on 8 GPUs: the expert mesh puts ETP at stride 1, ranks 0–7: 2 domains of 4. The fix: the
+        // divisor of moe_ffn_hidden_size 512 nearest 8 that divides the domain (4) and 8/(PP·EP) = 8: 1, 2, 4 → 4.
+        case("etp-crosses-nvlink", Kind::Warning, domains_of_4(moe(), &[(ETP, json!(8))]), domains_of_4(moe(), &[(ETP, json!(4))]))
+            .fix(&[(ETP, json!(4))]),
         // CP 8 at TP 1: CP groups are 8 consecutive ranks (stride TP = 1): 2 domains (an info). CP 4: one domain.
         case("cp-crosses-nvlink", Kind::Info, domains_of_4(dense(), &[(CP, json!(8))]), domains_of_4(dense(), &[(CP, json!(4))])),
     ]
