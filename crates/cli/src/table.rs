@@ -84,7 +84,7 @@ pub fn report(r: &Report) -> String {
     );
     if let Some(perf) = &r.performance {
         let b = &perf.breakdown;
-        let _ = writeln!(s, "\nPerformance (estimate; MFU vs the dense {} peak; communication: its exposed share)", p.training.precision.key());
+        let _ = writeln!(s, "\nPerformance (estimate; MFU vs the dense {} peak; communication: its exposed share)", p.training.settings.precision.key());
         let _ = writeln!(
             s,
             "  step {:.3} s · {:.0} tokens/s/GPU · {:.1} model TFLOP/s/GPU · MFU {:.1}% · {:.0} GPU-hours per 1T tokens",

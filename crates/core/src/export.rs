@@ -256,9 +256,9 @@ struct PrecisionChoice {
 // megatron/training/argument_utils.py; --fp8-param-gather, --fp4-param-gather, --reuse-grad-buf-for-mxfp8-param-ag
 // in megatron/training/arguments.py, where validate_args allows --fp8-param-gather only with the distributed optimizer.
 fn precision_choice(p: &Plan) -> PrecisionChoice {
-    let dist = p.training.use_distributed_optimizer;
+    let dist = p.training.settings.use_distributed_optimizer;
     let gather = |flag: &'static str| if dist { vec![(flag, None)] } else { Vec::new() };
-    match p.training.precision {
+    match p.training.settings.precision {
         Precision::Fp32 => PrecisionChoice {
             bridge: None,
             param_gather: None,
@@ -301,7 +301,7 @@ fn precision_choice(p: &Plan) -> PrecisionChoice {
 }
 
 fn recompute_granularity(p: &Plan) -> Option<&'static str> {
-    match p.training.recompute_granularity {
+    match p.training.settings.recompute_granularity {
         Recompute::None => None,
         Recompute::Selective => Some("selective"),
         Recompute::Full => Some("full"),
@@ -309,7 +309,7 @@ fn recompute_granularity(p: &Plan) -> Option<&'static str> {
 }
 
 fn recompute_method(p: &Plan) -> Option<&'static str> {
-    p.training.recompute_method.map(|m| match m {
+    p.training.settings.recompute_method.map(|m| match m {
         RecomputeMethod::Uniform => "uniform",
         RecomputeMethod::Block => "block",
     })
@@ -466,7 +466,7 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
         vec![
             set("model.recompute_granularity", Val::OptStr(recompute_granularity(p))),
             set("model.recompute_method", Val::OptStr(recompute_method(p))),
-            set("model.recompute_num_layers", Val::OptInt(t.recompute_num_layers)),
+            set("model.recompute_num_layers", Val::OptInt(t.settings.recompute_num_layers)),
         ],
     ));
 
@@ -474,8 +474,8 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
     out.push(section(
         "Optimizer",
         vec![
-            set("optimizer.use_distributed_optimizer", Val::Bool(t.use_distributed_optimizer)),
-            set("ddp.use_distributed_optimizer", Val::Bool(t.use_distributed_optimizer)),
+            set("optimizer.use_distributed_optimizer", Val::Bool(t.settings.use_distributed_optimizer)),
+            set("ddp.use_distributed_optimizer", Val::Bool(t.settings.use_distributed_optimizer)),
         ],
     ));
 
@@ -484,7 +484,7 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
     if let Some(n) = pc.note {
         prec.notes.push(n.to_string());
     }
-    if let (Some(recipe), Some(field), false) = (pc.bridge, pc.param_gather, t.use_distributed_optimizer) {
+    if let (Some(recipe), Some(field), false) = (pc.bridge, pc.param_gather, t.settings.use_distributed_optimizer) {
         prec.python_after = vec![
             "from megatron.bridge.training.mixed_precision import get_mixed_precision_config".into(),
             format!("cfg.mixed_precision = get_mixed_precision_config(\"{recipe}\")"),
@@ -495,7 +495,7 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
             "{recipe} sets {field}=True, which Megatron supports only with the distributed optimizer: turn it off (the Python export does) or enable the distributed optimizer"
         ));
     }
-    if p.training.precision == Precision::Fp32 {
+    if p.training.settings.precision == Precision::Fp32 {
         prec.settings.push(set("model.bf16", Val::Bool(false)));
         prec.settings.push(set("model.fp16", Val::Bool(false)));
     }
@@ -776,16 +776,16 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     if let Some(method) = recompute_method(p) {
         g.push(flag("--recompute-method", Some(method.into())));
     }
-    if let Some(n) = t.recompute_num_layers {
+    if let Some(n) = t.settings.recompute_num_layers {
         g.push(flag("--recompute-num-layers", Some(n.to_string())));
     }
-    if t.use_distributed_optimizer {
+    if t.settings.use_distributed_optimizer {
         g.push(flag("--use-distributed-optimizer", None));
     }
     let pc = precision_choice(p);
     g.extend(pc.mlm.iter().map(|(f, v)| flag(f, v.map(str::to_string))));
     let mut notes: Vec<String> = pc.note.iter().map(|n| n.to_string()).collect();
-    if pc.param_gather.is_some() && !t.use_distributed_optimizer {
+    if pc.param_gather.is_some() && !t.settings.use_distributed_optimizer {
         notes.push("without the distributed optimizer, parameters are not gathered in FP8/FP4 (validate_args requires it)".into());
     }
     groups.push(("training", g, notes));

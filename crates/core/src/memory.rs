@@ -109,8 +109,8 @@ impl Shape {
             sp: if par.sequence_parallel { tp } else { 1.0 },
             etp: par.etp().max(1) as f64,
             // FP8/FP4 recipes keep bf16 activations for backward; TE's extra low-precision copies are not counted.
-            elem: if p.training.precision == Precision::Fp32 { 4.0 } else { 2.0 },
-            selective: p.training.recompute_granularity == Recompute::Selective,
+            elem: if p.training.settings.precision == Precision::Fp32 { 4.0 } else { 2.0 },
+            selective: p.training.settings.recompute_granularity == Recompute::Selective,
         }
     }
 }
@@ -206,14 +206,14 @@ fn stage_activations(p: &Plan, dense: LayerActivations, moe: LayerActivations, c
     for &(n_dense, n_moe) in chunks {
         let layers = n_dense + n_moe;
         let full = n_dense as f64 * dense.full + n_moe as f64 * moe.full;
-        if t.recompute_granularity != Recompute::Full || layers == 0 {
+        if t.settings.recompute_granularity != Recompute::Full || layers == 0 {
             saved += full;
             continue;
         }
         let per_layer_full = full / layers as f64;
         let per_layer_ckpt = (n_dense as f64 * dense.checkpointed + n_moe as f64 * moe.checkpointed) / layers as f64;
-        let n = t.recompute_num_layers.unwrap_or(1).min(layers);
-        match t.recompute_method {
+        let n = t.settings.recompute_num_layers.unwrap_or(1).min(layers);
+        match t.settings.recompute_method {
             // Block: the first n layers of each chunk keep only their input; the rest keep everything, all of them
             // when n = 0 (megatron/core/recompute.py checkpointed_forward, recompute_method == "block": layer_idx < n).
             Some(RecomputeMethod::Block) => {
@@ -343,7 +343,7 @@ pub fn estimate_into(p: &Plan, d: &Derived, params: &[StageParams], out: &mut Me
     let dense_act = layer_activations(m, p, false);
     let moe_act = if m.is_moe() { layer_activations(m, p, true) } else { dense_act };
     let dense_shard = d.data_parallel_size.max(1) * par.cp().max(1);
-    let (precision, distributed) = (p.training.precision, p.training.use_distributed_optimizer);
+    let (precision, distributed) = (p.training.settings.precision, p.training.settings.use_distributed_optimizer);
     let (w, g, o_dense) = bytes_per_param(precision, distributed, dense_shard);
     let (_, _, o_expert) = bytes_per_param(precision, distributed, d.expert_data_parallel_size.max(1));
     let nccl = communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;

@@ -52,6 +52,9 @@ pub struct GpuSpec {
     /// The FP8 recipe Megatron Bridge trains this GPU with; `None` for a GPU without FP8 tensor cores.
     #[serde(default)]
     pub fp8_recipe: Option<Fp8Recipe>,
+    /// Host (CPU) memory per node of the GPU's reference system, in GiB (null: not stated).
+    #[serde(default)]
+    pub host_memory_per_node_gb: Option<f64>,
     #[serde(default)]
     pub sources: Value,
     #[serde(default)]

@@ -36,10 +36,10 @@ pub fn check_memory(p: &Plan, mem: &MemoryReport, out: &mut impl Findings) {
 
 fn suggest_memory_fix(p: &Plan) -> String {
     let mut s = Vec::new();
-    if !p.training.use_distributed_optimizer {
+    if !p.training.settings.use_distributed_optimizer {
         s.push("use_distributed_optimizer = true".to_string());
     }
-    if p.training.recompute_granularity == Recompute::None {
+    if p.training.settings.recompute_granularity == Recompute::None {
         s.push("recompute_granularity = \"selective\"".to_string());
     }
     s.push(format!("raise pipeline_model_parallel_size above {}", p.parallelism.pp()));
