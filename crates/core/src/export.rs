@@ -281,7 +281,8 @@ fn precision_choice(p: &Plan) -> PrecisionChoice {
                     note: Some(format!("fp8 on {}: MXFP8 block scaling", comment_text(&p.gpu.generation))),
                 }
             }
-            Fp8Recipe::Tensorwise => {
+            // No GPU of the catalogue defaults to delayed or blockwise scaling: the per-tensor recipe stands for them.
+            Fp8Recipe::Tensorwise | Fp8Recipe::Delayed | Fp8Recipe::Blockwise => {
                 let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("hybrid")), ("--fp8-recipe", Some("tensorwise")), ("--first-last-layers-bf16", None)];
                 mlm.extend(gather("--fp8-param-gather"));
                 PrecisionChoice {

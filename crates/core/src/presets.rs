@@ -61,16 +61,9 @@ pub struct GpuSpec {
     pub notes: String,
 }
 
-/// An FP8 scaling recipe, in Megatron-Core's spelling (`megatron/core/enums.py` `Fp8Recipe`; `--fp8-recipe`). Only
-/// the ones a GPU of the catalogue defaults to; Megatron also has `delayed`, `blockwise` and `custom`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fp8Recipe {
-    /// Per-tensor current scaling (Megatron Bridge `bf16_with_fp8_current_scaling_mixed`).
-    Tensorwise,
-    /// MXFP8 block scaling, 32 values per scale (Megatron Bridge `bf16_with_mxfp8_mixed`); needs Blackwell.
-    Mxfp8,
-}
+/// An FP8 scaling recipe: the settings table's type (`training.fp8_recipe`), so the GPU's default and the plan's choice
+/// are one type.
+pub use crate::settings::Fp8Recipe;
 
 impl GpuSpec {
     /// Device memory in bytes. Capacities are sold in GiB-sized HBM stacks (an 80 GB H100 reports 81,559 MiB).

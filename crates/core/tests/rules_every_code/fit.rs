@@ -22,12 +22,14 @@ pub fn cases() -> Vec<Case> {
         // output side (final norm 33,554,432 + logits and fp32 softmax t·32000·6 = 786,432,000) → 4,913,627,136 B.
         // MBS 16 (PP 1: one microbatch in flight): 78,618,034,176 B of activations plus 829,034,496 parameters ·
         // 7.5 B (2 + 4 + 12/8) = 6,217,758,720 B already pass 80 GiB = 85,899,345,920 B, before any overhead.
-        // MBS 8: 39,309,017,088 + 6,217,758,720 + 1 GiB context + 128 MiB NCCL + 10% allocator: fits (sums below).
+        // MBS 8: 39,309,017,088 + 6,217,758,720 + the LSE recompute working set + 1 GiB context + 128 MiB NCCL +
+        // 5.825% fragmentation: fits (sums below).
         case("out-of-memory", Kind::Error, probe(dense(), &[(MBS, json!(16))]), probe(dense(), &[(MBS, json!(8))])),
         // Stage 0 of llama_8b_pp4_vpp4 holds 8 layers at 139,392 B per token and layer (1,141,899,264 B at 8192) for
-        // 4.75 stage-microbatches. At seq 8704: 139,392·8704·8·4.75 = 46,104,182,784 B; parameters 27,242,790,912 B;
-        // overhead 1 GiB + 2·128 MiB + 10% of activations = 5,952,595,558 B → 79,299,569,254 B = 92.3% of 80 GiB:
-        // 7.7% free, under 10%. At seq 8192 the same sums give 76,316,357,427 B = 88.8%: 11.2% free.
+        // 4.75 stage-microbatches. At seq 8704: 139,392·8704·8·4.75 = 46,104,182,784 B; model state 27,242,790,912 B;
+        // allocated 73,346,973,696 B; fragmentation 5.825% of it 4,272,461,217 B, 1 GiB context, 2·128 MiB NCCL →
+        // 78,961,612,193 B = 91.9% of 80 GiB: 8.1% free, under 10%. At seq 8192 (43,392,172,032 B of activations) the
+        // same sums give 76,091,626,815 B = 88.6%: 11.4% free.
         case("low-memory-headroom", Kind::Warning, llama_8b_pp4_vpp4(8704), llama_8b_pp4_vpp4(8192)),
         // TP 8 in domains of 4: each TP group [8k, 8k+8) spans 2 domains. The fix is the TP nearest 8 that divides the
         // domain and the widths: 4, whose groups [4k, 4k+4) sit in one domain each.
@@ -47,12 +49,14 @@ fn memory_cases_peak_where_worked_out() {
         Probe::Plan(v) => meshplan_core::plan_value(&v).map(|r| r.memory.peak_bytes).ok(),
         _ => None,
     };
-    // MBS 16: 78,618,034,176 + 6,217,758,720 + 1,073,741,824 + 134,217,728 + 7,861,803,417 (10%, rounded down).
-    assert_eq!(peak(probe(dense(), &[(MBS, json!(16))])), Some(93_905_555_865));
-    // MBS 8: 39,309,017,088 + 6,217,758,720 + 1,073,741,824 + 134,217,728 + 3,930,901,708.
-    assert_eq!(peak(probe(dense(), &[(MBS, json!(8))])), Some(50_665_637_068));
-    assert_eq!(peak(llama_8b_pp4_vpp4(8704)), Some(79_299_569_254));
-    assert_eq!(peak(llama_8b_pp4_vpp4(8192)), Some(76_316_357_427));
+    // MBS 16: allocated 78,618,034,176 + 6,217,758,720 + the core_attn recompute working set (one layer's fp32 LSE,
+    // 16·4096 tokens · 16 heads · 4 B = 4,194,304) = 84,839,987,200; + 5.825% fragmentation 4,941,929,254 (rounded
+    // down) + 1,073,741,824 + 134,217,728.
+    assert_eq!(peak(probe(dense(), &[(MBS, json!(16))])), Some(90_989_876_006));
+    // MBS 8: 39,309,017,088 + 6,217,758,720 + 2,097,152 = 45,528,872,960; + 2,652,056,849 + 1,073,741,824 + 134,217,728.
+    assert_eq!(peak(probe(dense(), &[(MBS, json!(8))])), Some(49_388_889_361));
+    assert_eq!(peak(llama_8b_pp4_vpp4(8704)), Some(78_961_612_193));
+    assert_eq!(peak(llama_8b_pp4_vpp4(8192)), Some(76_091_626_815));
 }
 
 #[test]
