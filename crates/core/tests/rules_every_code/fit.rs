@@ -14,6 +14,16 @@ fn llama_8b_pp4_vpp4(seq: u64) -> Probe {
     probe(json!("llama-3.1-8b"), &[(PP, json!(4)), (VPP, json!(4)), (GBS, json!(128)), (RECOMPUTE, json!("none")), (SEQ, json!(seq))])
 }
 
+/// The dense model with the whole optimizer shard offloaded (Bridge semantics: precision-aware optimizer off) on nodes
+/// of `host_gib` GiB host memory.
+fn offloaded(host_gib: u64) -> Probe {
+    probe(dense(), &[
+        ("training.optimizer_cpu_offload", json!(true)),
+        ("training.optimizer_offload_fraction", json!(1.0)),
+        ("cluster.host_memory_per_node_gb", json!(host_gib)),
+    ])
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         // The dense model on 8 GPUs (TP 1, DP 8, selective recompute, seq t = 4096): one microbatch's activations per
@@ -31,6 +41,13 @@ pub fn cases() -> Vec<Case> {
         // 78,961,612,193 B = 91.9% of 80 GiB: 8.1% free, under 10%. At seq 8192 (43,392,172,032 B of activations) the
         // same sums give 76,091,626,815 B = 88.6%: 11.4% free.
         case("low-memory-headroom", Kind::Warning, llama_8b_pp4_vpp4(8704), llama_8b_pp4_vpp4(8192)),
+        // The dense model holds 829,034,496 parameters per GPU (16 layers of 47,194,112 — QKV 2048·4096, proj 2048²,
+        // SwiGLU 3·2048·5632, two LayerNorms 4·2048 — the tied embedding 32000·2048, a learned position table of
+        // seq_length 4096 rows ·2048, the final LayerNorm 4096). DP 8 shards the optimizer: 103,629,312 elements per
+        // GPU, each 16 B on the host when offloaded (fp32 master, fp32 moments, fp32 grad: hybrid_optimizer.py) =
+        // 1,658,068,992 B; 8 GPUs per node: 13,264,551,936 B = 12.35 GiB. A 12 GiB node (12,884,901,888 B) is short;
+        // 13 GiB holds it. The fix offloads 0.9 of the shard (⌊10 · 12/12.35⌋/10): 11,938,096,742 B, which fits.
+        case("host-memory-exceeded", Kind::Warning, offloaded(12), offloaded(13)).fix(&[("training.optimizer_offload_fraction", json!(0.9))]),
         // TP 8 in domains of 4: each TP group [8k, 8k+8) spans 2 domains. The fix is the TP nearest 8 that divides the
         // domain and the widths: 4, whose groups [4k, 4k+4) sit in one domain each.
         case("tp-crosses-nvlink", Kind::Warning, domains_of_4(dense(), &[(TP, json!(8))]), domains_of_4(dense(), &[(TP, json!(4))])).fix(&[(TP, json!(4))]),
