@@ -196,20 +196,18 @@ fn moe_block(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, routed: f64, c: &Ch
 }
 
 /// Saved activations of one layer (dense or MoE), in FP8/FP4 (`low`) or BF16, and of its checkpointed form.
-pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, moe_layer: bool, low: bool) -> LayerActivations {
-    let sh = Shape::of(p);
-    let c = Choices::of(p);
+pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choices, moe_layer: bool, low: bool) -> LayerActivations {
     let g = if low { run.gemm_in } else { run.act };
     let mut t = Tally::default();
-    attention(m, &sh, run, g, &c, &mut t);
+    attention(m, sh, run, g, c, &mut t);
     if moe_layer {
-        moe_block(m, &sh, run, g, moe::routed_tokens(m, p, &sh), &c, &mut t);
+        moe_block(m, sh, run, g, moe::routed_tokens(m, p, sh), c, &mut t);
     } else {
         // The dense MLP's pre-MLP norm is fused into fc1 (TE spec), whose input (the residual) is the `mlp`
         // checkpoint's input; `mlp` frees the rest (transformer_layer.py l.990-1010).
         let recompute = c.recomputes(RecomputeModule::Mlp);
         t.tensor(sh.local() * m.hidden_size as f64, run.act, false, false);
-        mlp(m, &sh, run, g, m.ffn_hidden_size, true, recompute, &mut t);
+        mlp(m, sh, run, g, m.ffn_hidden_size, true, recompute, &mut t);
     }
     // Full recompute keeps only the layer's input (transformer_block.py _checkpointed_forward); with
     // distribute_saved_activations (no SP) it is split over TP (tensor_parallel/random.py).
@@ -226,8 +224,7 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, moe_layer: bool, low: 
 // Final norm input and output (the output layer's input), bf16 logits and the fp32 softmax that
 // tensor_parallel/cross_entropy.py _VocabParallelCrossEntropy saves, each split over TP by vocabulary. The output
 // layer is a ColumnParallelLinear, not a TE FP8 module: BF16 under every recipe.
-pub(crate) fn output(p: &Plan, run: &Run, vocab: u64) -> f64 {
-    let sh = Shape::of(p);
+pub(crate) fn output(p: &Plan, run: &Run, sh: &Shape, vocab: u64) -> f64 {
     let h = p.model.hidden_size as f64;
     2.0 * sh.local() * h * run.act + sh.tokens * vocab as f64 / sh.tp * (run.act + 4.0)
 }
@@ -236,13 +233,12 @@ pub(crate) fn output(p: &Plan, run: &Run, vocab: u64) -> f64 {
 /// every deferred microbatch until the pipeline flush.
 // ML megatron/core/tensor_parallel/layers.py ColumnParallelLinear.forward: embedding_activation_buffer.append(input)
 // while fewer than wgrad_deferral_limit (0: no limit) are buffered, and grad_output_buffer the same in backward.
-pub(crate) fn deferred_wgrad(p: &Plan, run: &Run, vocab: u64, microbatches: u64) -> f64 {
+pub(crate) fn deferred_wgrad(p: &Plan, run: &Run, sh: &Shape, vocab: u64, microbatches: u64) -> f64 {
     let s = &p.training.settings;
     if !s.defer_embedding_wgrad_compute {
         return 0.0;
     }
     let deferred = if s.wgrad_deferral_limit == 0 { microbatches } else { microbatches.min(s.wgrad_deferral_limit) };
-    let sh = Shape::of(p);
     deferred as f64 * (sh.local() * p.model.hidden_size as f64 + sh.tokens * vocab as f64 / sh.tp) * run.act
 }
 
@@ -274,8 +270,10 @@ fn graphs_per_layer(p: &Plan, moe_layer: bool) -> f64 {
 // grad inputs/outputs, ≈ 4·t·h/sp elements at 2 B per graphed scope, per layer and microbatch in flight
 // (ML megatron/core/transformer/cuda_graphs.py _get_sample_arguments, _get_cuda_graph_input_data; TECudaGraphHelper
 // captures one graph per layer per microbatch in the schedule's order).
-pub(crate) fn graph_buffers(p: &Plan, run: &Run, dense: u64, moe: u64) -> f64 {
-    let sh = Shape::of(p);
+pub(crate) fn graph_buffers(p: &Plan, run: &Run, sh: &Shape, dense: u64, moe: u64) -> f64 {
+    if p.training.settings.cuda_graph_impl == crate::settings::CudaGraphImpl::None {
+        return 0.0;
+    }
     let per_graph = 4.0 * sh.local() * p.model.hidden_size as f64 * run.act;
     per_graph * (dense as f64 * graphs_per_layer(p, false) + moe as f64 * graphs_per_layer(p, true))
 }

@@ -207,12 +207,15 @@ struct Layers {
 }
 
 impl Layers {
-    fn of(p: &Plan, run: &Run) -> Layers {
+    fn of(p: &Plan, run: &Run, sh: &Shape) -> Layers {
         let m = &p.model;
-        let dense = activations::layer(m, p, run, false, run.low());
-        let moe = if m.is_moe() { activations::layer(m, p, run, true, run.low()) } else { dense };
-        let (dense_bf16, moe_bf16) = if run.low() {
-            (activations::layer(m, p, run, false, false), if m.is_moe() { activations::layer(m, p, run, true, false) } else { dense })
+        let c = activations::Choices::of(p);
+        let layer = |moe: bool, low: bool| activations::layer(m, p, run, sh, &c, moe, low);
+        let dense = layer(false, run.low());
+        let moe = if m.is_moe() { layer(true, run.low()) } else { dense };
+        // BF16 variants only for layers first_last_layers_bf16 keeps in BF16 under FP8/FP4.
+        let (dense_bf16, moe_bf16) = if run.low() && run.bf16_first + run.bf16_last > 0 {
+            (layer(false, false), if m.is_moe() { layer(true, false) } else { dense })
         } else {
             (dense, moe)
         };
@@ -222,7 +225,7 @@ impl Layers {
 
 /// Saved activations of one stage per microbatch (layers only), its recompute working set, and what it offloads per
 /// microbatch (with one layer's worth that stays on the GPU).
-fn stage_activations(p: &Plan, l: &Layers, st: &StageParams) -> (f64, f64, f64, f64) {
+fn stage_activations(p: &Plan, l: &Layers, st: &StageParams, (n_dense, n_moe): (u64, u64)) -> (f64, f64, f64, f64) {
     let t = &p.training.settings;
     let (dense, moe) = (l.dense, l.moe);
     let mut saved = 0.0;
@@ -263,7 +266,6 @@ fn stage_activations(p: &Plan, l: &Layers, st: &StageParams) -> (f64, f64, f64, 
         // Layers kept in BF16 under FP8/FP4 save their GEMM inputs at 2 B.
         let (bd, bm) = st.bf16_layers;
         saved += bd as f64 * (l.dense_bf16.full - dense.full) + bm as f64 * (l.moe_bf16.full - moe.full);
-        let (n_dense, n_moe) = st.chunks.iter().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
         if n_dense > 0 {
             transient = transient.max(dense.recompute_working_set);
         }
@@ -286,6 +288,10 @@ struct PlanWide {
     nccl: f64,
     shards: (f64, f64),
     deferred: f64,
+    /// Bytes outside the allocator: the CUDA context, NCCL and the MoE communication libraries' buffers.
+    outside: u64,
+    /// CUDA-graph static buffers per (dense, MoE) layer and microbatch in flight.
+    graphs: (f64, f64),
 }
 
 impl PlanWide {
@@ -295,14 +301,18 @@ impl PlanWide {
         let m = &p.model;
         let par = &p.parallelism;
         let vocab = d.padded_vocab_size;
+        let nccl = overhead::communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
+        let library = moe::library_buffers(m, p, &sh);
         PlanWide {
-            layers: Layers::of(p, &run),
-            output: activations::output(p, &run, vocab),
+            layers: Layers::of(p, &run, &sh),
+            output: activations::output(p, &run, &sh, vocab),
             dispatch: if m.is_moe() { moe::dispatcher_working_set(m, p, &run, &sh) } else { (0.0, "") },
-            library: moe::library_buffers(m, p, &sh),
-            nccl: overhead::communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP,
+            library,
+            nccl,
+            outside: CUDA_CONTEXT_BYTES as u64 + nccl as u64 + library.0 as u64,
             shards: state::shards(&run, d.data_parallel_size.max(1) * par.cp().max(1), d.expert_data_parallel_size.max(1)),
-            deferred: activations::deferred_wgrad(p, &run, vocab, d.num_microbatches),
+            deferred: activations::deferred_wgrad(p, &run, &sh, vocab, d.num_microbatches),
+            graphs: (activations::graph_buffers(p, &run, &sh, 1, 0), activations::graph_buffers(p, &run, &sh, 0, 1)),
             run,
         }
     }
@@ -311,13 +321,29 @@ impl PlanWide {
 /// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout), into `out`, reusing its
 /// buffers (the layout search sizes thousands of candidates).
 pub fn estimate_into(p: &Plan, d: &Derived, params: &[StageParams], out: &mut MemoryReport) {
+    estimate_with(p, d, params, out, true);
+}
+
+/// As [`estimate_into`] with only what the layout search reads: each stage's `pipeline_rank`, `num_layers`,
+/// `total_bytes`, `allocated_bytes`, `bound_by` and `host_bytes`, and the report's totals, the same as
+/// [`estimate_into`]'s; the breakdown and the terms are left empty or stale.
+pub fn estimate_peaks_into(p: &Plan, d: &Derived, params: &[StageParams], out: &mut MemoryReport) {
+    estimate_with(p, d, params, out, false);
+}
+
+fn estimate_with(p: &Plan, d: &Derived, params: &[StageParams], out: &mut MemoryReport, detail: bool) {
     let wide = PlanWide::of(p, d);
     let mut stages = std::mem::take(&mut out.stages);
     stages.truncate(params.len());
     stages.resize_with(params.len(), StageMemory::default);
     let last = params.len().saturating_sub(1);
     for (rank, (st, sm)) in params.iter().zip(stages.iter_mut()).enumerate() {
-        stage(p, d, &wide, rank, rank == last, st, sm);
+        let parts = stage(p, d, &wide, rank, rank == last, st, sm);
+        sm.terms.clear();
+        if detail {
+            stage_breakdown(&wide, st, &parts, sm);
+            stage_terms(&wide, &parts, sm);
+        }
     }
     let peak_bytes = stages.iter().map(|s| s.total_bytes).max().unwrap_or(0);
     let allocated_peak_bytes = stages.iter().map(|s| s.allocated_bytes).max().unwrap_or(0);
@@ -369,13 +395,34 @@ fn optimizer_labels(run: &Run) -> (&'static str, &'static str) {
     (master, moments)
 }
 
-/// One stage's memory into `sm`.
-fn stage(p: &Plan, d: &Derived, w: &PlanWide, rank: usize, last: bool, st: &StageParams, sm: &mut StageMemory) {
+/// The parts of one stage's memory, in bytes, before they are rounded into [`StageMemory`].
+struct Parts {
+    state: state::State,
+    graphs: f64,
+    /// Saved activations on the GPU, the kept offload groups included.
+    activations: f64,
+    copies: f64,
+    recompute: f64,
+    dispatch: f64,
+    deferred: f64,
+    fragmentation: f64,
+    host_activations: f64,
+    in_flight: f64,
+    /// Saved activations of one microbatch: the layers', and the output side's (last stage).
+    layer_act: f64,
+    output_act: f64,
+    /// Allocated bytes at the forward/backward peak and at the optimizer step.
+    fwd: f64,
+    step: f64,
+}
+
+/// One stage's memory into `sm` (all but its terms), and its parts for [`stage_terms`].
+fn stage(p: &Plan, d: &Derived, w: &PlanWide, rank: usize, last: bool, st: &StageParams, sm: &mut StageMemory) -> Parts {
     let par = &p.parallelism;
-    let run = &w.run;
     let m = &p.model;
-    let s = state::of(run, st, w.shards);
-    let (layer_act, recompute_ws, offloaded, kept) = stage_activations(p, &w.layers, st);
+    let s = state::of(&w.run, st, w.shards);
+    let (n_dense, n_moe) = st.chunks.iter().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
+    let (layer_act, recompute, offloaded, kept) = stage_activations(p, &w.layers, st, (n_dense, n_moe));
     let output_act = if last {
         // Each MTP module runs a layer like the last decoder layer (gpt_layer_specs.py get_gpt_mtp_block_spec:
         // spec.layer_specs[-1]), dense or MoE, then its own final norm and the shared output layer.
@@ -389,54 +436,70 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, rank: usize, last: bool, st: &Stag
     let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
     // The output side lives in the last chunk only, whose forward the schedule follows with its backward.
     let output_flight = pipeline::last_chunk_in_flight(par.pp(), par.vpp(), group, d.num_microbatches) as f64;
-    let activations = layer_act * in_flight + output_act * output_flight;
-    let host_activations = (offloaded * in_flight - kept).max(0.0);
-    let (n_dense, n_moe) = st.chunks.iter().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
-    let graphs = activations::graph_buffers(p, run, n_dense, n_moe) * in_flight;
-    let copies = s.weight_copy_per_microbatch * in_flight;
-    let deferred = if last { w.deferred } else { 0.0 };
-    let dispatch = if n_moe > 0 { w.dispatch.0 } else { 0.0 };
-    let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + graphs;
-    let fwd = persistent + activations + kept + copies + deferred + recompute_ws + dispatch + s.fsdp_unsharded;
+    let parts = Parts {
+        state: s,
+        graphs: (n_dense as f64 * w.graphs.0 + n_moe as f64 * w.graphs.1) * in_flight,
+        activations: layer_act * in_flight + output_act * output_flight + kept,
+        copies: s.weight_copy_per_microbatch * in_flight,
+        recompute,
+        dispatch: if n_moe > 0 { w.dispatch.0 } else { 0.0 },
+        deferred: if last { w.deferred } else { 0.0 },
+        fragmentation: 0.0,
+        host_activations: (offloaded * in_flight - kept).max(0.0),
+        in_flight: 0.0,
+        layer_act: 0.0,
+        output_act: 0.0,
+        fwd: 0.0,
+        step: 0.0,
+    };
+    let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + parts.graphs;
+    let fwd = persistent + parts.activations + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded;
     let step = persistent + s.step_grad_copy;
     let (allocated, bound_by) = if step > fwd { (step, Phase::OptimizerStep) } else { (fwd, Phase::ForwardBackward) };
-    let fragmentation = FRAGMENTATION * allocated;
-    let library = w.library.0;
-    let overhead = Overhead {
-        cuda_context_bytes: CUDA_CONTEXT_BYTES as u64,
-        nccl_bytes: (w.nccl + library) as u64,
-        allocator_bytes: fragmentation as u64,
-        recompute_transient_bytes: recompute_ws as u64,
-    };
-    let total = (allocated as u64)
-        .saturating_add(overhead.allocator_bytes)
-        .saturating_add(overhead.cuda_context_bytes)
-        .saturating_add(overhead.nccl_bytes);
-    let (params_b, grads_b, optim_b, act_b) =
-        ((s.weights + s.weight_cache) as u64, s.grads as u64, (s.master + s.moments) as u64, (activations + kept) as u64);
+    let parts = Parts { fragmentation: FRAGMENTATION * allocated, in_flight, layer_act, output_act, fwd, step, ..parts };
+    let allocated_b = allocated as u64;
     sm.pipeline_rank = rank as u64;
     sm.num_layers = st.layers;
+    sm.total_bytes = allocated_b.saturating_add(parts.fragmentation as u64).saturating_add(w.outside);
+    sm.allocated_bytes = allocated_b;
+    sm.bound_by = bound_by;
+    sm.host_bytes = (s.host + parts.host_activations) as u64;
+    parts
+}
+
+/// The rest of one stage's fields: the breakdown [`stage`] leaves out for the search.
+fn stage_breakdown(w: &PlanWide, st: &StageParams, x: &Parts, sm: &mut StageMemory) {
+    let s = &x.state;
+    let overhead = Overhead {
+        cuda_context_bytes: CUDA_CONTEXT_BYTES as u64,
+        nccl_bytes: w.outside - CUDA_CONTEXT_BYTES as u64,
+        allocator_bytes: x.fragmentation as u64,
+        recompute_transient_bytes: x.recompute as u64,
+    };
+    let (params_b, grads_b, optim_b, act_b) =
+        ((s.weights + s.weight_cache) as u64, s.grads as u64, (s.master + s.moments) as u64, x.activations as u64);
     sm.parameters_bytes = params_b;
     sm.gradients_bytes = grads_b;
     sm.optimizer_bytes = optim_b;
     sm.activations_bytes = act_b;
-    sm.overhead_bytes = total.saturating_sub(params_b).saturating_sub(grads_b).saturating_sub(optim_b).saturating_sub(act_b);
-    sm.total_bytes = total;
+    sm.overhead_bytes = sm.total_bytes.saturating_sub(params_b).saturating_sub(grads_b).saturating_sub(optim_b).saturating_sub(act_b);
     sm.dense_parameters = st.dense as u64;
     sm.expert_parameters = st.experts as u64;
-    sm.activations_per_microbatch_bytes = (layer_act + output_act) as u64;
-    sm.microbatches_in_flight = in_flight;
-    sm.output_activations_bytes = output_act as u64;
+    sm.activations_per_microbatch_bytes = (x.layer_act + x.output_act) as u64;
+    sm.microbatches_in_flight = x.in_flight;
+    sm.output_activations_bytes = x.output_act as u64;
+    sm.reserved_bytes = sm.allocated_bytes.saturating_add(overhead.allocator_bytes);
     sm.overhead = overhead;
-    sm.allocated_bytes = allocated as u64;
-    sm.reserved_bytes = (allocated + fragmentation) as u64;
-    sm.forward_backward_bytes = fwd as u64;
-    sm.optimizer_step_bytes = step as u64;
-    sm.bound_by = bound_by;
-    sm.host_bytes = (s.host + host_activations) as u64;
+    sm.forward_backward_bytes = x.fwd as u64;
+    sm.optimizer_step_bytes = x.step as u64;
+}
+
+/// One stage's labelled terms into `sm.terms` (cleared by the caller).
+fn stage_terms(w: &PlanWide, x: &Parts, sm: &mut StageMemory) {
+    let run = &w.run;
+    let s = &x.state;
     let (master_label, moments_label) = optimizer_labels(run);
     let terms = &mut sm.terms;
-    terms.clear();
     let mut push = |key, label: &'static str, bytes: f64, location, phase, allocated| {
         if bytes > 0.0 {
             terms.push(MemoryTerm { key, label: Cow::Borrowed(label), bytes: bytes as u64, location, phase, allocated });
@@ -449,18 +512,18 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, rank: usize, last: bool, st: &Stag
     push(TermKey::Gradients, "main-gradient buffer", s.grads, Device, Persistent, true);
     push(TermKey::MasterWeights, master_label, s.master, Device, Persistent, true);
     push(TermKey::OptimizerMoments, moments_label, s.moments, Device, Persistent, true);
-    push(TermKey::CudaGraphBuffers, "CUDA graph static input/output buffers (per graphed scope and microbatch in flight)", graphs, Device, Persistent, true);
-    push(TermKey::Activations, "saved activations (microbatches in flight)", activations + kept, Device, ForwardBackward, true);
-    push(TermKey::QuantizedWeightCopies, "quantized weight copies per microbatch in flight (disable_parameter_transpose_cache)", copies, Device, ForwardBackward, true);
-    push(TermKey::RecomputeWorkingSet, "recompute working set (one recomputed layer or group in backward)", recompute_ws, Device, ForwardBackward, true);
-    push(TermKey::MoeDispatchWorkingSet, w.dispatch.1, dispatch, Device, ForwardBackward, true);
-    push(TermKey::DeferredWgradBuffers, "deferred output-layer wgrad inputs and grads (defer_embedding_wgrad_compute)", deferred, Device, ForwardBackward, true);
+    push(TermKey::CudaGraphBuffers, "CUDA graph static input/output buffers (per graphed scope and microbatch in flight)", x.graphs, Device, Persistent, true);
+    push(TermKey::Activations, "saved activations (microbatches in flight)", x.activations, Device, ForwardBackward, true);
+    push(TermKey::QuantizedWeightCopies, "quantized weight copies per microbatch in flight (disable_parameter_transpose_cache)", x.copies, Device, ForwardBackward, true);
+    push(TermKey::RecomputeWorkingSet, "recompute working set (one recomputed layer or group in backward)", x.recompute, Device, ForwardBackward, true);
+    push(TermKey::MoeDispatchWorkingSet, w.dispatch.1, x.dispatch, Device, ForwardBackward, true);
+    push(TermKey::DeferredWgradBuffers, "deferred output-layer wgrad inputs and grads (defer_embedding_wgrad_compute)", x.deferred, Device, ForwardBackward, true);
     push(TermKey::FsdpUnshardedBuffers, "Megatron-FSDP unsharded weights/grads of two units in flight", s.fsdp_unsharded, Device, ForwardBackward, true);
     push(TermKey::Fp32GradCopies, "fp32 copies of the grad shard at the optimizer step (bf16 grad buffer)", s.step_grad_copy, Device, OptimizerStep, true);
-    push(TermKey::AllocatorFragmentation, "allocator fragmentation: reserved − allocated", fragmentation, Device, Persistent, false);
+    push(TermKey::AllocatorFragmentation, "allocator fragmentation: reserved − allocated", x.fragmentation, Device, Persistent, false);
     push(TermKey::CudaContext, "CUDA context and library workspaces (outside the allocator)", CUDA_CONTEXT_BYTES, Device, Persistent, false);
     push(TermKey::NcclBuffers, "NCCL communicator buffers (outside the allocator)", w.nccl, Device, Persistent, false);
-    push(TermKey::MoeCommBuffers, w.library.1, library, Device, Persistent, false);
+    push(TermKey::MoeCommBuffers, w.library.1, w.library.0, Device, Persistent, false);
     push(TermKey::HostOptimizerState, "offloaded optimizer state on the host (fp32 master, moments, fp32 grads)", s.host, Host, Persistent, false);
-    push(TermKey::HostActivations, "offloaded activations on the host (pinned)", host_activations, Host, ForwardBackward, false);
+    push(TermKey::HostActivations, "offloaded activations on the host (pinned)", x.host_activations, Host, ForwardBackward, false);
 }
