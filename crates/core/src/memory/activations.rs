@@ -155,14 +155,15 @@ fn attention(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, c: &Choices, t: &mu
 
 /// Saved tensors of a dense MLP (or a shared expert) of width `ffn`: fc1 output (2·ffn when gated: SwiGLU's gate and
 /// up halves) and the activation output (fc2's input, a quantized copy under FP8/FP4); `input` counts the fc1 input
-/// copy too (the norm output, when the MLP does not share it with another consumer in this precision).
-fn mlp(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, ffn: u64, input: bool, recompute: bool, t: &mut Tally) {
+/// copy too (the norm output, when the MLP does not share it with another consumer in this precision). `(a, g)` are
+/// the bytes of a saved activation and of a saved GEMM input.
+fn mlp(m: &ModelConfig, sh: &Shape, (a, g): (f64, f64), ffn: u64, input: bool, recompute: bool, t: &mut Tally) {
     let ffn = ffn as f64;
     let fc1_out = if m.gated_linear_unit { 2.0 * ffn } else { ffn };
     if input {
         t.tensor(sh.local() * m.hidden_size as f64, g, recompute, false);
     }
-    t.tensor(sh.tokens * fc1_out / sh.tp, run.act, recompute, false);
+    t.tensor(sh.tokens * fc1_out / sh.tp, a, recompute, false);
     t.tensor(sh.tokens * ffn / sh.tp, g, recompute, false);
 }
 
@@ -191,7 +192,7 @@ fn moe_block(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, routed: f64, c: &Ch
     t.tensor(routed, 4.0, whole, false);
     if let Some(shared) = m.moe_shared_expert_intermediate_size.filter(|&f| f > 0) {
         // The shared expert reads the norm output: no copy of its own in BF16, a quantized one under FP8/FP4.
-        mlp(m, sh, run, g, shared, g != a, whole || c.recomputes(RecomputeModule::SharedExperts), t);
+        mlp(m, sh, (a, g), shared, g != a, whole || c.recomputes(RecomputeModule::SharedExperts), t);
     }
 }
 
@@ -207,7 +208,7 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
         // checkpoint's input; `mlp` frees the rest (transformer_layer.py l.990-1010).
         let recompute = c.recomputes(RecomputeModule::Mlp);
         t.tensor(sh.local() * m.hidden_size as f64, run.act, false, false);
-        mlp(m, sh, run, g, m.ffn_hidden_size, true, recompute, &mut t);
+        mlp(m, sh, (run.act, g), m.ffn_hidden_size, true, recompute, &mut t);
     }
     // Full recompute keeps only the layer's input (transformer_block.py _checkpointed_forward); with
     // distribute_saved_activations (no SP) it is split over TP (tensor_parallel/random.py).
