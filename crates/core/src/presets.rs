@@ -55,6 +55,10 @@ pub struct GpuSpec {
     /// The FP8 recipe Megatron Bridge trains this GPU with; `None` for a GPU without FP8 tensor cores.
     #[serde(default)]
     pub fp8_recipe: Option<Fp8Recipe>,
+    /// Whether Transformer Engine keeps a transposed (column-wise) copy of each FP8 weight: GPUs before Blackwell run
+    /// only TN FP8 GEMMs. Absent: assumed true (the larger footprint).
+    #[serde(default)]
+    pub fp8_gemm_needs_transpose: Option<bool>,
     #[serde(default)]
     pub sources: Value,
     #[serde(default)]

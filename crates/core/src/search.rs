@@ -271,7 +271,7 @@ enum Outcome {
 /// the memory rules and the performance estimate.
 fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
     result.evaluated += 1;
-    memory::estimate_into(p, cell.derived, cell.params, &mut s.mem);
+    memory::estimate_peaks_into(p, cell.derived, cell.params, &mut s.mem);
     let mem = &s.mem;
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
