@@ -1,7 +1,7 @@
 //! The Advisor's plan edits: what "Apply" writes into the plan document, and which part of the plan a
 //! search depends on. Plain Rust (no DOM), tested natively.
 
-use crate::plan_doc;
+use crate::state::plan_doc;
 use meshplan_core::search::{CandidateParallelism, CandidateTraining};
 use serde_json::{Value, json};
 
@@ -99,7 +99,7 @@ mod tests {
                 assert_eq!(par.expert_tensor_parallel_size, c.parallelism.expert_tensor_parallel_size);
                 assert_eq!(par.sequence_parallel, c.parallelism.sequence_parallel);
                 assert_eq!(r.plan.training.micro_batch_size, c.training.micro_batch_size);
-                assert_eq!(r.plan.training.recompute_granularity, c.training.recompute_granularity);
+                assert_eq!(r.plan.training.settings.recompute_granularity, c.training.recompute_granularity);
                 assert!(r.valid, "{model}: applied candidate invalid: {:?}", r.diagnostics.iter().filter(|d| d.severity == meshplan_core::Severity::Error).collect::<Vec<_>>());
                 assert_eq!(r.memory.peak_bytes, c.peak_bytes, "{model}: the report agrees with the search");
                 let perf = r.performance.expect("the applied plan has a step-time estimate");

@@ -50,9 +50,34 @@ pub fn save(key: &str, value: &str) {
     }
 }
 
-pub fn copy_text(text: &str) {
-    if let Some(w) = window() {
-        let _ = w.navigator().clipboard().write_text(text);
+/// Writes `text` to the clipboard and calls `done` once the browser has answered: `Err` says in a sentence
+/// why it did not write (no Clipboard API outside a secure context, a permissions policy, the user refusing).
+// Promise callbacks, not an async fn: awaiting would bring an executor into the page's wasm (9.5 KB gzipped).
+pub fn copy_text(text: &str, done: impl FnOnce(Result<(), String>) + 'static) {
+    let Some(navigator) = window().map(|w| w.navigator()) else { return done(Err("There is no window".into())) };
+    // `navigator.clipboard` is missing outside secure contexts: calling it would throw, not reject.
+    if !js_sys::Reflect::has(&navigator, &"clipboard".into()).unwrap_or(false) {
+        return done(Err("This page has no clipboard (it needs https or localhost)".into()));
+    }
+    let promise = navigator.clipboard().write_text(text);
+    // Exactly one of the two callbacks runs; each frees itself when called (the other is left to the page).
+    let done = std::rc::Rc::new(std::cell::Cell::new(Some(Box::new(done) as Box<dyn FnOnce(Result<(), String>)>)));
+    let answer = move |result: Result<(), String>| {
+        if let Some(done) = done.take() {
+            done(result)
+        }
+    };
+    let answer_too = answer.clone();
+    let written = wasm_bindgen::closure::Closure::once_into_js(move |_: wasm_bindgen::JsValue| answer(Ok(())));
+    let refused = wasm_bindgen::closure::Closure::once_into_js(move |e: wasm_bindgen::JsValue| {
+        answer_too(Err(match js_field(&e, "name").as_string().as_deref() {
+            Some("NotAllowedError") => "The browser blocked the clipboard".to_string(),
+            Some(name) => format!("The clipboard write failed ({name})"),
+            None => "The clipboard write failed".to_string(),
+        }))
+    });
+    if let Ok(then) = js_sys::Reflect::get(&promise, &"then".into()).and_then(|f| f.dyn_into::<js_sys::Function>()) {
+        let _ = then.call2(&promise, &written, &refused);
     }
 }
 

@@ -3,6 +3,7 @@
 //! page's HTML, not plotters': plotters measures legend text in the browser through a styled
 //! span, which the page's Content-Security-Policy (no style attributes) forbids.
 
+use crate::format::{GIB, axis_seconds, hex_colour};
 use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
@@ -21,10 +22,8 @@ pub const CAPACITY_COLOUR: &str = "#d55e00";
 
 pub fn term_colour(i: usize) -> String {
     let RGBColor(r, g, b) = TERM_COLOURS[i % 5];
-    format!("#{r:02x}{g:02x}{b:02x}")
+    hex_colour([r, g, b])
 }
-
-const GIB: f64 = (1u64 << 30) as f64;
 
 fn ink(dark: bool) -> RGBColor {
     if dark { RGBColor(0xe8, 0xe8, 0xe8) } else { RGBColor(0x22, 0x22, 0x22) }
@@ -145,7 +144,7 @@ fn step_rgb(i: usize, dark: bool) -> RGBColor {
 /// The fill of step-time term `i` as `#rrggbb` (for the page's legend).
 pub fn step_colour(i: usize, dark: bool) -> String {
     let RGBColor(r, g, b) = step_rgb(i, dark);
-    format!("#{r:02x}{g:02x}{b:02x}")
+    hex_colour([r, g, b])
 }
 
 /// The current plan's marker on the Pareto chart.
@@ -171,7 +170,7 @@ pub fn step_bar(terms: &[f64; 9], dark: bool, size: (u32, u32)) -> String {
             .disable_mesh()
             .disable_y_axis()
             .x_desc("seconds per step")
-            .x_label_formatter(&|x| seconds(*x))
+            .x_label_formatter(&|x| axis_seconds(*x))
             .draw();
         let mut at = 0.0;
         for (i, &t) in terms.iter().enumerate() {
@@ -184,16 +183,6 @@ pub fn step_bar(terms: &[f64; 9], dark: bool, size: (u32, u32)) -> String {
         let _ = root.present();
     }
     lean(svg)
-}
-
-fn seconds(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x.abs() < 0.1 {
-        format!("{:.0} ms", x * 1e3)
-    } else {
-        format!("{x:.2} s")
-    }
 }
 
 /// One point of the Pareto front (or the current plan): peak memory per GPU and throughput.

@@ -3,6 +3,8 @@
 //! shows with a single `putImageData`. Plain Rust, tested natively; the rank groups come from
 //! the core's layout, this module only draws them.
 
+use crate::format::hex_colour;
+
 /// Colour-blind-safe palette (Okabe & Ito), in the order fills are used.
 pub const PALETTE: [[u8; 3]; 8] = [
     [0xE6, 0x9F, 0x00], // orange
@@ -24,21 +26,17 @@ pub fn fill(index: u32) -> ([u8; 3], usize) {
     (PALETTE[i % PALETTE.len()], (i / PALETTE.len()) % PATTERNS)
 }
 
-pub fn css_colour(rgb: [u8; 3]) -> String {
-    format!("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2])
-}
-
 /// A 14-pixel legend swatch for a fill, as SVG (presentation attributes only: the page's CSP
 /// forbids style attributes).
 pub fn swatch_svg(index: u32) -> String {
     let (rgb, pattern) = fill(index);
-    let ink = css_colour(mix(rgb, [0, 0, 0], 0.45));
+    let ink = hex_colour(mix(rgb, [0, 0, 0], 0.45));
     let marks = match pattern {
         1 => format!(r#"<path d="M0 4L4 0M0 9L9 0M0 14L14 0M5 14L14 5M10 14L14 10" stroke="{ink}" stroke-width="1.5"/>"#),
         2 => (0..3).flat_map(|y| (0..3).map(move |x| (x, y))).map(|(x, y)| format!(r#"<rect x="{}" y="{}" width="2" height="2" fill="{ink}"/>"#, 2 + 4 * x, 2 + 4 * y)).collect(),
         _ => String::new(),
     };
-    format!(r#"<svg width="14" height="14" viewBox="0 0 14 14" xmlns="http://www.w3.org/2000/svg"><rect width="14" height="14" fill="{}"/>{marks}</svg>"#, css_colour(rgb))
+    format!(r#"<svg width="14" height="14" viewBox="0 0 14 14" xmlns="http://www.w3.org/2000/svg"><rect width="14" height="14" fill="{}"/>{marks}</svg>"#, hex_colour(rgb))
 }
 
 /// Where things go, in device pixels.

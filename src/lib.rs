@@ -1,14 +1,21 @@
 //! meshplan-web: the Leptos single-page planner over meshplan-core. The app edits the plan and
 //! renders the core's report; all sizing stays in the core.
+//!
+//! `state` holds the plan and the report; `panels` one file per panel; `ui` the controls and chart
+//! frame panels share; `format` how numbers read. `charts`, `grid`, `advisor` and `fields` are plain
+//! Rust (SVG, pixels, plan edits, field facts); `browser` wraps the browser; `api` is the JS API.
 
-pub mod api;
 pub mod advisor;
+pub mod api;
 pub mod app;
 pub mod browser;
 pub mod charts;
 pub mod fields;
+pub mod format;
 pub mod grid;
-pub mod plan_doc;
+pub mod panels;
+pub mod state;
+pub mod ui;
 
 pub use app::App;
 

@@ -61,7 +61,7 @@ async fn editing_a_field_rerenders_and_writes_the_share_link() {
     // The URL and localStorage follow after 150 ms without edits.
     sleep_ms(250).await;
     let hash = web_sys::window().unwrap().location().hash().unwrap();
-    let plan = meshplan_web::plan_doc::decode_shared(meshplan_web::plan_doc::hash_param(&hash, "plan").unwrap()).unwrap();
+    let plan = meshplan_web::state::share::decode_shared(meshplan_web::state::share::hash_param(&hash, "plan").unwrap()).unwrap();
     assert_eq!(plan["parallelism"]["tensor_model_parallel_size"], 4);
     let kept = web_sys::window().unwrap().local_storage().unwrap().unwrap().get_item("meshplan.plan").unwrap().unwrap();
     assert!(kept.contains("\"tensor_model_parallel_size\":4"));

@@ -235,3 +235,74 @@ test("the embed link in docs/web.md opens its plan in the compact layout, with n
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("a link with 16,777,216 pipeline stages is refused before it is planned, and the page stays responsive", async () => {
+  // Llama 3.1 8B on 8 GPUs with PP = 2^24 and 32 layers on the first stage: planned as it stands, the core
+  // builds 2^24 stages (48 s and 6.7 GB natively; a tab dies). The link's own size checks must come first.
+  const huge = {
+    model: "llama-3.1-8b",
+    cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
+    parallelism: { pipeline_model_parallel_size: 16777216, num_layers_in_first_pipeline_stage: 32 },
+  };
+  const hash = `#plan=${encode(huge)}`;
+  const { page, context, problems } = await openApp(browser, server.url + hash);
+  assert.match(await text(page, "#notice"), /not opened: the link's pipeline_model_parallel_size is 16777216/);
+  assert.equal(await page.locator(TP).inputValue(), "2", "the default plan");
+  // Still answering: an edit re-plans.
+  await page.fill(TP, "4");
+  assert.equal(await text(page, "#d-dp"), "2"); // 16 / (TP 4 · PP 2)
+
+  // The same link followed from the open page (an edited hash), and the same plan kept in localStorage.
+  await page.locator("#notice button").click();
+  await page.evaluate((h) => { location.hash = h; }, hash);
+  await page.waitForSelector("#notice");
+  assert.match(await text(page, "#notice"), /not opened: the link's pipeline_model_parallel_size is 16777216/);
+  await page.waitForTimeout(300); // the default plan written back to the hash and localStorage
+  await page.evaluate((plan) => localStorage.setItem("meshplan.plan", JSON.stringify(plan)), huge);
+  await page.goto(server.url);
+  await page.waitForSelector("#app[data-ready]");
+  assert.equal(await page.locator(TP).inputValue(), "2", "a kept plan that a link could not open is not opened either");
+  assert.equal(await text(page, "#d-world-size"), "16");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+/** Serves the page with a permissions policy that blocks the Clipboard API (as a docs site's iframe without allow="clipboard-write" does). */
+const denyClipboard = (context) => context.route((u) => u.pathname === "/" || u.pathname.endsWith("/index.html"), async (route) => {
+  const response = await route.fetch();
+  await route.fulfill({ response, headers: { ...response.headers(), "permissions-policy": "clipboard-write=()" } });
+});
+
+test("a clipboard write the browser refuses says so instead of \"Copied\"", async () => {
+  const { page, context, problems } = await openApp(browser, server.url, { prepare: denyClipboard });
+  await page.click("#copy-link");
+  await page.waitForSelector("#copy-link-failed");
+  assert.match(await text(page, "#copy-link"), /Copy failed/);
+  assert.match(await text(page, "#copy-link-failed"), /blocked.*copy the link from the address bar/);
+  const plan = page.locator("#export .export").filter({ has: page.locator("#export-plan") });
+  await plan.locator("button.copy").click();
+  await plan.locator(".copy-failed").waitFor();
+  assert.match(await plan.locator("button.copy").innerText(), /Copy failed/);
+  assert.doesNotMatch(await page.locator("#export").innerText(), /Copied/);
+  // The browser reports the policy violation itself; the page has no unhandled error.
+  assert.deepEqual(problems.pageErrors, []);
+  assert.ok(problems.consoleErrors.every((e) => /permissions policy/i.test(e)), problems.consoleErrors.join("\n"));
+  await context.close();
+});
+
+test("Copy share link and Copy put the link and the export on the clipboard", async () => {
+  const prepare = (context) => context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  const { page, context, problems } = await openApp(browser, server.url, { prepare });
+  await page.fill(TP, "4");
+  await page.click("#copy-link");
+  await page.waitForFunction(() => document.querySelector("#copy-link").innerText.includes("copied"));
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  const carried = JSON.parse(Buffer.from(new URL(link).hash.slice("#plan=".length), "base64url").toString());
+  assert.equal(carried.parallelism.tensor_model_parallel_size, 4);
+  const plan = page.locator("#export .export").filter({ has: page.locator("#export-plan") });
+  await plan.locator("button.copy").click();
+  await page.waitForFunction(() => [...document.querySelectorAll("#export button.copy")].some((b) => b.innerText.includes("Copied")));
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), await page.locator("#export-plan").textContent());
+  assert.deepEqual(problems, clean);
+  await context.close();
+});

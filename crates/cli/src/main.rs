@@ -5,7 +5,7 @@
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use meshplan_core::{ExportKind, Report, Severity, presets, rules};
+use meshplan_core::{ExportKind, Report, Severity, presets, rules, settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -58,9 +58,10 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
-    /// Explain a diagnostic code: what it means and where the rule comes from
+    /// Explain a diagnostic code (what it means, where the rule comes from) or a run setting (its names in
+    /// Megatron-Core, Megatron Bridge and Megatron-LM, default, values and source)
     Explain {
-        /// A diagnostic code, e.g. sp-requires-tp
+        /// A diagnostic code, e.g. sp-requires-tp, or a setting, e.g. grad_reduce_in_fp32
         #[arg(value_name = "CODE")]
         code: String,
     },
@@ -208,26 +209,26 @@ fn cmd_presets(format: Format) -> ExitCode {
 }
 
 fn cmd_explain(code: &str) -> ExitCode {
-    match rules::rule(code) {
-        Some(r) => {
-            let sev = match r.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Info => "info",
-            };
-            emit(&format!("{} ({sev})\n\n{}\n\nSource: {}\n", r.code, r.summary, r.source));
-            ExitCode::SUCCESS
-        }
-        None => {
-            let known: Vec<String> = rules::RULES.iter().map(|r| r.code.to_string()).collect();
-            let codes: Vec<&str> = known.iter().map(String::as_str).collect();
-            match meshplan_core::fields::nearest(code, &codes) {
-                Some(n) => eprintln!("meshplan: no diagnostic code {code:?}; did you mean {n:?}?"),
-                None => eprintln!("meshplan: no diagnostic code {code:?}; known codes:\n  {}", codes.join("\n  ")),
-            }
-            ExitCode::from(2)
-        }
+    if let Some(r) = rules::rule(code) {
+        let sev = match r.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        emit(&format!("{} ({sev})\n\n{}\n\nSource: {}\n", r.code, r.summary, r.source));
+        return ExitCode::SUCCESS;
     }
+    if let Some(s) = settings::setting(code) {
+        emit(&s.explain());
+        return ExitCode::SUCCESS;
+    }
+    let known: Vec<String> = rules::RULES.iter().map(|r| r.code.to_string()).collect();
+    let codes: Vec<&str> = known.iter().map(String::as_str).chain(settings::all().map(|s| s.key)).collect();
+    match meshplan_core::fields::nearest(code, &codes) {
+        Some(n) => eprintln!("meshplan: no diagnostic code or setting {code:?}; did you mean {n:?}?"),
+        None => eprintln!("meshplan: no diagnostic code or setting {code:?}; known codes and settings:\n  {}", codes.join("\n  ")),
+    }
+    ExitCode::from(2)
 }
 
 fn main() -> ExitCode {

@@ -82,9 +82,33 @@ pub fn report(r: &Report) -> String {
         gib(m.gpu_memory_bytes),
         if m.fits { "fits" } else { "DOES NOT FIT" }
     );
+    // Megatron-LM prints max allocated in MiB, Megatron Bridge in GB (1e9 B): the GB figure compares with Bridge's log.
+    let _ = writeln!(s, "  {:>5} {:>10} {:>12} {:>9} {:>9}  {:<16} {:>9}", "stage", "allocated", "(Bridge GB)", "reserved", "device", "bound by", "host/node");
+    for st in &m.stages {
+        let _ = writeln!(
+            s,
+            "  {:>5} {:>10} {:>12} {:>9} {:>9}  {:<16} {:>9}",
+            st.pipeline_rank,
+            gib(st.allocated_bytes),
+            format!("{:.2} GB", st.allocated_bytes as f64 / 1e9),
+            gib(st.reserved_bytes),
+            gib(st.total_bytes),
+            st.bound_by.label(),
+            gib(st.host_bytes.saturating_mul(p.cluster.gpus_per_node))
+        );
+    }
+    match (m.host_memory_per_node_bytes, m.host_fits) {
+        (Some(cap), Some(fits)) => {
+            let _ = writeln!(s, "  host {} of {} GiB per node: {}", gib(m.host_bytes_per_node), gib(cap), if fits { "fits" } else { "DOES NOT FIT" });
+        }
+        _ if m.host_bytes_per_node > 0 => {
+            let _ = writeln!(s, "  host {} GiB per node (cluster.host_memory_per_node_gb not known: not checked)", gib(m.host_bytes_per_node));
+        }
+        _ => {}
+    }
     if let Some(perf) = &r.performance {
         let b = &perf.breakdown;
-        let _ = writeln!(s, "\nPerformance (estimate; MFU vs the dense {} peak; communication: its exposed share)", p.training.precision.key());
+        let _ = writeln!(s, "\nPerformance (estimate; MFU vs the dense {} peak; communication: its exposed share)", p.training.settings.precision.key());
         let _ = writeln!(
             s,
             "  step {:.3} s · {:.0} tokens/s/GPU · {:.1} model TFLOP/s/GPU · MFU {:.1}% · {:.0} GPU-hours per 1T tokens",

@@ -119,6 +119,31 @@ fn explain_known_and_unknown_codes() {
 }
 
 #[test]
+fn explain_a_setting() {
+    // A settings row: its names in each tool (megatron/core/optimizer/optimizer_config.py, Bridge's optimizer section,
+    // megatron/training/arguments.py --exp-avg-dtype), its values and default.
+    let out = meshplan(&["explain", "exp_avg_dtype"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "training.exp_avg_dtype (setting, Optimizer & gradients)");
+    for line in [
+        "Values:          one of fp32, fp16, bf16, fp8",
+        "Default:         fp32",
+        "Megatron-Core:   OptimizerConfig.exp_avg_dtype = torch.float32",
+        "Megatron Bridge: cfg.optimizer.exp_avg_dtype",
+        "Megatron-LM:     --exp-avg-dtype VALUE",
+    ] {
+        assert!(lines.contains(&line), "{line:?} in\n{text}");
+    }
+    // With its section, and a typo's nearest setting.
+    assert_eq!(meshplan(&["explain", "cluster.host_memory_per_node_gb"], None).status.code(), Some(0));
+    let out = meshplan(&["explain", "exp_avg_dtyp"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean \"exp_avg_dtype\"?"));
+}
+
+#[test]
 fn readme_example_output_is_what_the_cli_prints() {
     // README.md shows `meshplan plan examples/llama-3.1-70b.json` and its output; keep them in step.
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");

@@ -11,8 +11,8 @@
 
 use crate::layout::{DEFAULT_ORDER, TP_PP_DP_ORDER};
 use crate::model::{ModelConfig, MoeLayerFreq};
-use crate::plan::{Cluster, Plan, Precision, Recompute, RecomputeMethod};
-use crate::presets::Fp8Recipe;
+use crate::plan::{Cluster, Plan, Precision};
+use crate::settings::{Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
 
@@ -241,78 +241,43 @@ pub fn bridge_recipe(model_key: &str) -> Option<&'static str> {
 struct PrecisionChoice {
     /// Megatron Bridge mixed-precision recipe name; None for fp32 (Bridge has no fp32 recipe).
     bridge: Option<&'static str>,
-    /// Whether the recipe all-gathers FP8/FP4 parameters (needs the distributed optimizer).
-    param_gather: Option<&'static str>,
+    /// The precision's own Megatron-LM flags (the FP8 recipe and weight settings are rows of the settings table).
     mlm: Vec<(&'static str, Option<&'static str>)>,
     note: Option<String>,
 }
 
-// Sources: Megatron-Bridge src/megatron/bridge/training/mixed_precision.py (`@register` recipes bf16_mixed,
-// fp16_mixed, bf16_with_fp8_current_scaling_mixed [fp8="hybrid", fp8_recipe="tensorwise", first/last layer in
-// bf16, fp8_param_gather], bf16_with_mxfp8_mixed [fp8="e4m3", fp8_recipe="mxfp8", fp8_param_gather,
-// reuse_grad_buf_for_mxfp8_param_ag], bf16_with_nvfp4_mixed [fp4="e2m1", fp4_recipe="nvfp4", fp4_param_gather]).
-// Megatron-LM: megatron/core/model_parallel_config.py / transformer_config.py fields bf16, fp16, fp8 (argparse
-// name --fp8-format), fp8_recipe, first_last_layers_bf16, fp4 (--fp4-format), fp4_recipe, built into flags by
-// megatron/training/argument_utils.py; --fp8-param-gather, --fp4-param-gather, --reuse-grad-buf-for-mxfp8-param-ag
-// in megatron/training/arguments.py, where validate_args allows --fp8-param-gather only with the distributed optimizer.
+// Sources: Megatron-Bridge src/megatron/bridge/training/mixed_precision.py (the `@register` recipes, as data in
+// data/mixed_precision.json: fp8 format hybrid or e4m3, fp4 format e2m1). Megatron-LM: transformer_config.py fields
+// bf16, fp16, fp8 (argparse name --fp8-format), fp4 (--fp4-format), fp4_recipe, built into flags by
+// megatron/training/argument_utils.py.
 fn precision_choice(p: &Plan) -> PrecisionChoice {
-    let dist = p.training.use_distributed_optimizer;
-    let gather = |flag: &'static str| if dist { vec![(flag, None)] } else { Vec::new() };
-    match p.training.precision {
+    let s = &p.training.settings;
+    let recipe = s.mixed_precision_recipe(&p.gpu);
+    let bridge = recipe.map(|r| r.name.as_str());
+    match s.precision {
         Precision::Fp32 => PrecisionChoice {
             bridge: None,
-            param_gather: None,
             mlm: Vec::new(),
             note: Some("fp32: Megatron-LM's default (neither the bf16 nor the fp16 flag); Bridge has no fp32 recipe, so check the recipe's params_dtype/pipeline_dtype".into()),
         },
-        Precision::Fp16 => PrecisionChoice { bridge: Some("fp16_mixed"), param_gather: None, mlm: vec![("--fp16", None)], note: None },
-        Precision::Bf16 => PrecisionChoice { bridge: Some("bf16_mixed"), param_gather: None, mlm: vec![("--bf16", None)], note: None },
-        // The GPU's FP8 flavour is data (gpus.json `fp8_recipe`); a GPU without FP8 (the rules flag the plan) gets the
-        // per-tensor recipe every FP8 GPU runs.
-        Precision::Fp8 => match p.gpu.fp8_recipe.unwrap_or(Fp8Recipe::Tensorwise) {
-            Fp8Recipe::Mxfp8 => {
-                let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("e4m3")), ("--fp8-recipe", Some("mxfp8"))];
-                mlm.extend(gather("--fp8-param-gather"));
-                mlm.extend(gather("--reuse-grad-buf-for-mxfp8-param-ag"));
-                PrecisionChoice {
-                    bridge: Some("bf16_with_mxfp8_mixed"),
-                    param_gather: Some("fp8_param_gather"),
-                    mlm,
-                    note: Some(format!("fp8 on {}: MXFP8 block scaling", comment_text(&p.gpu.generation))),
-                }
-            }
-            Fp8Recipe::Tensorwise => {
-                let mut mlm = vec![("--bf16", None), ("--fp8-format", Some("hybrid")), ("--fp8-recipe", Some("tensorwise")), ("--first-last-layers-bf16", None)];
-                mlm.extend(gather("--fp8-param-gather"));
-                PrecisionChoice {
-                    bridge: Some("bf16_with_fp8_current_scaling_mixed"),
-                    param_gather: Some("fp8_param_gather"),
-                    mlm,
-                    note: Some("fp8: per-tensor current scaling (E4M3 forward, E5M2 gradients), first and last layer in BF16".into()),
-                }
-            }
-        },
-        Precision::Fp4 => {
-            let mut mlm = vec![("--bf16", None), ("--fp4-format", Some("e2m1")), ("--fp4-recipe", Some("nvfp4"))];
-            mlm.extend(gather("--fp4-param-gather"));
-            PrecisionChoice { bridge: Some("bf16_with_nvfp4_mixed"), param_gather: Some("fp4_param_gather"), mlm, note: Some("fp4: NVFP4".into()) }
+        Precision::Fp16 => PrecisionChoice { bridge, mlm: vec![("--fp16", None)], note: None },
+        Precision::Bf16 => PrecisionChoice { bridge, mlm: vec![("--bf16", None)], note: None },
+        Precision::Fp8 => {
+            let format = recipe.and_then(|r| known(r.fp8.as_deref().unwrap_or(""), &["hybrid", "e4m3"])).unwrap_or("hybrid");
+            let note = match recipe.and_then(|r| r.fp8_recipe) {
+                Some(Fp8Recipe::Mxfp8) => format!("fp8 on {}: MXFP8 block scaling", comment_text(&p.gpu.generation)),
+                Some(Fp8Recipe::Delayed) => "fp8: delayed scaling (scales from an amax history)".into(),
+                Some(Fp8Recipe::Blockwise) => "fp8: blockwise (sub-channel) scaling, 128x128 weight blocks".into(),
+                _ => "fp8: per-tensor current scaling (E4M3 forward, E5M2 gradients), first and last layer in BF16".into(),
+            };
+            PrecisionChoice { bridge, mlm: vec![("--bf16", None), ("--fp8-format", Some(format))], note: Some(note) }
         }
+        Precision::Fp4 => PrecisionChoice {
+            bridge,
+            mlm: vec![("--bf16", None), ("--fp4-format", Some("e2m1")), ("--fp4-recipe", Some("nvfp4"))],
+            note: Some("fp4: NVFP4".into()),
+        },
     }
-}
-
-fn recompute_granularity(p: &Plan) -> Option<&'static str> {
-    match p.training.recompute_granularity {
-        Recompute::None => None,
-        Recompute::Selective => Some("selective"),
-        Recompute::Full => Some("full"),
-    }
-}
-
-fn recompute_method(p: &Plan) -> Option<&'static str> {
-    p.training.recompute_method.map(|m| match m {
-        RecomputeMethod::Uniform => "uniform",
-        RecomputeMethod::Block => "block",
-    })
 }
 
 /// `moe_layer_freq` as run lengths: `[(0, 3), (1, 58)]`.
@@ -345,6 +310,10 @@ enum Val {
     Pattern(Vec<u8>),
     /// A string read from the plan and validated (a hybrid layer pattern: only `MG*D+-E|/`).
     Text(String),
+    /// A settings-table value as the plan spells it (bool, number, string, list, null).
+    Json(serde_json::Value),
+    /// A `torch.dtype` given by its Megatron-LM name (fp32, fp16, bf16; fp8 is torch.uint8).
+    Dtype(&'static str),
 }
 
 impl Val {
@@ -356,10 +325,13 @@ impl Val {
             Val::Str(s) | Val::OptStr(Some(s)) => format!("\"{s}\""),
             Val::Pattern(p) => runs(p).iter().map(|(v, n)| format!("[{v}] * {n}")).collect::<Vec<_>>().join(" + "),
             Val::Text(t) => format!("\"{t}\""),
+            Val::Json(v) => json_py(v),
+            Val::Dtype(d) => format!("torch.{}", torch_dtype(d)),
         }
     }
-    fn hydra(&self) -> String {
-        match self {
+    /// The Hydra override value; None when the launch command cannot express it.
+    fn hydra(&self) -> Option<String> {
+        Some(match self {
             Val::Int(n) | Val::OptInt(Some(n)) => n.to_string(),
             Val::OptInt(None) | Val::OptStr(None) => "null".into(),
             Val::Bool(b) => if *b { "True" } else { "False" }.into(),
@@ -367,7 +339,47 @@ impl Val {
             Val::Pattern(p) => format!("[{}]", p.iter().map(|b| u8::from(*b != 0).to_string()).collect::<Vec<_>>().join(",")),
             // Hydra's quoted string: * | / are not allowed unquoted.
             Val::Text(t) => format!("\"{t}\""),
-        }
+            Val::Json(v) => json_hydra(v),
+            // Bridge's override parser turns a dtype name back into a torch.dtype with str_to_dtype, which reads "fp8"
+            // as torch.float8_e4m3fn and has no name for torch.uint8.
+            Val::Dtype("fp8") => return None,
+            Val::Dtype(d) => (*d).to_string(),
+        })
+    }
+}
+
+/// `torch.<name>` of a Megatron-LM dtype name (megatron/training/arguments.py dtype_map: fp8 is torch.uint8).
+fn torch_dtype(name: &str) -> &'static str {
+    match name {
+        "fp16" => "float16",
+        "bf16" => "bfloat16",
+        "fp8" => "uint8",
+        _ => "float32",
+    }
+}
+
+/// A settings value as Python. Strings come only from the settings table's choices (never from the user's text).
+fn json_py(v: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match v {
+        J::Null => "None".into(),
+        J::Bool(b) => if *b { "True" } else { "False" }.into(),
+        J::Number(n) => n.to_string(),
+        J::String(s) => format!("\"{s}\""),
+        J::Array(a) => format!("[{}]", a.iter().map(json_py).collect::<Vec<_>>().join(", ")),
+        J::Object(_) => "None".into(),
+    }
+}
+
+/// A settings value in Hydra's override grammar.
+fn json_hydra(v: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match v {
+        J::Null | J::Object(_) => "null".into(),
+        J::Bool(b) => if *b { "True" } else { "False" }.into(),
+        J::Number(n) => n.to_string(),
+        J::String(s) => s.clone(),
+        J::Array(a) => format!("[{}]", a.iter().map(json_hydra).collect::<Vec<_>>().join(",")),
     }
 }
 
@@ -436,12 +448,16 @@ struct Section {
     /// replace the Python line of the setting at `python_replaces`.
     python_after: Vec<String>,
     python_replaces: Option<&'static str>,
+    /// Python-only lines before the settings (imports).
+    python_before: Vec<String>,
     /// Comment lines for both forms.
     notes: Vec<String>,
+    /// Comment lines for the launch command only (what its overrides cannot say).
+    launch_notes: Vec<String>,
 }
 
 fn section(title: &'static str, settings: Vec<Setting>) -> Section {
-    Section { title, settings, python_after: Vec::new(), python_replaces: None, notes: Vec::new() }
+    Section { title, settings, python_after: Vec::new(), python_replaces: None, python_before: Vec::new(), notes: Vec::new(), launch_notes: Vec::new() }
 }
 
 /// Every Megatron Bridge setting the plan decides.
@@ -509,50 +525,119 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
         ],
     ));
 
-    out.push(section(
-        "Activation recompute",
-        vec![
-            set("model.recompute_granularity", Val::OptStr(recompute_granularity(p))),
-            set("model.recompute_method", Val::OptStr(recompute_method(p))),
-            set("model.recompute_num_layers", Val::OptInt(t.recompute_num_layers)),
-        ],
-    ));
-
-    // Bridge's _validate_and_sync_distributed_optimizer_settings turns both on if either is on, so both are set.
-    out.push(section(
-        "Optimizer",
-        vec![
-            set("optimizer.use_distributed_optimizer", Val::Bool(t.use_distributed_optimizer)),
-            set("ddp.use_distributed_optimizer", Val::Bool(t.use_distributed_optimizer)),
-        ],
-    ));
-
-    let pc = precision_choice(p);
-    let mut prec = section("Precision", vec![set("mixed_precision", Val::OptStr(pc.bridge))]);
-    if let Some(n) = pc.note {
-        prec.notes.push(n.to_string());
+    for group in Group::ALL {
+        let mut sec = settings_section(p, group);
+        if group == Group::LowPrecision {
+            mixed_precision_section(p, &mut sec);
+        }
+        if !sec.settings.is_empty() || !sec.python_after.is_empty() {
+            out.push(sec);
+        }
     }
-    if let (Some(recipe), Some(field), false) = (pc.bridge, pc.param_gather, t.use_distributed_optimizer) {
-        prec.python_after = vec![
-            "from megatron.bridge.training.mixed_precision import get_mixed_precision_config".into(),
-            format!("cfg.mixed_precision = get_mixed_precision_config(\"{recipe}\")"),
-            format!("cfg.mixed_precision.{field} = False  # parameter all-gather in FP8/FP4 needs the distributed optimizer"),
-        ];
-        prec.python_replaces = Some("mixed_precision");
-        prec.notes.push(format!(
-            "{recipe} sets {field}=True, which Megatron supports only with the distributed optimizer: turn it off (the Python export does) or enable the distributed optimizer"
-        ));
-    }
-    if p.training.precision == Precision::Fp32 {
-        prec.settings.push(set("model.bf16", Val::Bool(false)));
-        prec.settings.push(set("model.fp16", Val::Bool(false)));
-    }
-    out.push(prec);
 
     if bridge_recipe(&p.model_key).is_none() {
         out.push(bridge_model_section(&p.model));
     }
     out
+}
+
+/// Row `row`'s resolved value as an export value: a torch dtype, Megatron's None for the plan's "none", or as is.
+fn export_value(p: &Plan, row: &SettingRow) -> Option<Val> {
+    let value = p.training.settings.resolved(row.key, &p.gpu)?;
+    if row.null_spelling.is_some() && value.as_str() == row.null_spelling {
+        return Some(Val::Json(serde_json::Value::Null));
+    }
+    if row.torch_dtype {
+        let name = known(value.as_str().unwrap_or(""), &["fp32", "fp16", "bf16", "fp8"])?;
+        return Some(Val::Dtype(name));
+    }
+    Some(Val::Json(value))
+}
+
+/// One settings group as Bridge settings: every row with a Bridge path, at its resolved value, so the run does not
+/// depend on what the recipe sets. The precision's mixed-precision fields are [`mixed_precision_section`]'s.
+// Paths and values: the settings table (settings.rs), each row citing its Megatron-Core / Bridge source.
+fn settings_section(p: &Plan, group: Group) -> Section {
+    let mut sec = section(group.label(), Vec::new());
+    if group == Group::MoeDispatch && !p.model.is_moe() {
+        return sec;
+    }
+    let defaults = Settings::default();
+    for row in SETTINGS.iter().filter(|r| r.group == group) {
+        let Some(&first) = row.bridge.first() else { continue };
+        if row.mlm == Mlm::Export || first.starts_with("mixed_precision") {
+            continue;
+        }
+        let Some(val) = export_value(p, row) else { continue };
+        // Recipes often leave cfg.comm_overlap None, whose fields an override cannot reach: write only what turns
+        // something on.
+        if first.starts_with("comm_overlap.") && p.training.settings.get(row.key) == defaults.get(row.key) {
+            continue;
+        }
+        if let Val::Dtype(d) = val {
+            if val.hydra().is_none() {
+                sec.launch_notes.push(format!("{} = {d} is torch.{} in Bridge, which a launch override cannot spell (Bridge's override parser reads \"fp8\" as float8_e4m3fn): set cfg.{first} = torch.{} in Python", row.key, torch_dtype(d), torch_dtype(d)));
+            }
+            if sec.python_before.is_empty() {
+                sec.python_before.push("import torch".into());
+            }
+        }
+        sec.settings.extend(row.bridge.iter().map(|&path| set(path, val.clone())));
+        sec.settings.extend(row.bridge_clears.iter().map(|&path| set_note(path, Val::Json(serde_json::Value::Null), format!("deprecated spelling of {first}"))));
+    }
+    sec
+}
+
+/// The precision's Bridge mixed-precision recipe and every field of it the plan changes. A recipe named by a string
+/// cannot take field overrides, so the Python form builds it with get_mixed_precision_config and sets the fields;
+/// the launch command keeps the recipe's values and names the difference.
+// Source: Megatron-Bridge training/mixed_precision.py (MixedPrecisionConfig.setup copies every field onto the model,
+// optimizer and ddp configs, so mixed_precision.X wins over model./ddp.X); training/config.py (a str mixed_precision
+// is resolved with get_mixed_precision_config at setup).
+fn mixed_precision_section(p: &Plan, sec: &mut Section) {
+    let s = &p.training.settings;
+    let pc = precision_choice(p);
+    sec.settings.insert(0, set("mixed_precision", Val::OptStr(pc.bridge)));
+    if let Some(n) = pc.note {
+        sec.notes.push(n.to_string());
+    }
+    if s.precision == Precision::Fp32 {
+        sec.settings.insert(1, set("model.bf16", Val::Bool(false)));
+        sec.settings.insert(2, set("model.fp16", Val::Bool(false)));
+    }
+    let Some(recipe) = s.mixed_precision_recipe(&p.gpu) else { return };
+    let recipe_json = serde_json::to_value(recipe).unwrap_or_default();
+    let mut changed = Vec::new();
+    for row in SETTINGS.iter().filter(|r| r.bridge.first().is_some_and(|b| b.starts_with("mixed_precision."))) {
+        let field = &row.bridge[0]["mixed_precision.".len()..];
+        let Some(Val::Json(value)) = export_value(p, row) else { continue };
+        let given = s.get(row.key).is_some_and(|v| !v.is_null());
+        // fp8_recipe picks the recipe itself; on NVFP4 Bridge keeps MixedPrecisionConfig's own fp8_recipe.
+        if row.key == "fp8_recipe" || (!given && recipe_json.get(field) == Some(&value)) {
+            continue;
+        }
+        changed.push((row, field, value));
+    }
+    if changed.is_empty() {
+        return;
+    }
+    let recipe_name = recipe.name.as_str();
+    sec.python_after.push("from megatron.bridge.training.mixed_precision import get_mixed_precision_config".into());
+    sec.python_after.push(format!("cfg.mixed_precision = get_mixed_precision_config(\"{recipe_name}\")"));
+    sec.python_replaces = Some("mixed_precision");
+    for (row, field, value) in changed {
+        let note = (row.key.ends_with("param_gather") && !(s.use_distributed_optimizer || s.use_megatron_fsdp))
+            .then_some("  # parameter all-gather in FP8/FP4 needs the distributed optimizer")
+            .unwrap_or("");
+        sec.python_after.push(format!("cfg.mixed_precision.{field} = {}{note}", json_py(&value)));
+        let was = recipe_json.get(field).map_or("unset".into(), json_hydra);
+        if recipe_json.get(field) != Some(&value) {
+            sec.launch_notes.push(format!(
+                "{recipe_name} sets {field}={was}; the plan runs {field}={}: a launch override cannot reach a field of a recipe named by string — use the Python form (cfg.mixed_precision.{field})",
+                json_hydra(&value)
+            ));
+        }
+    }
 }
 
 /// The architecture, for models without a Bridge recipe (TransformerConfig / GPTModelProvider names).
@@ -622,7 +707,7 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     if m.position_embedding_type == "learned_absolute" {
         notes.push("Bridge sizes learned position embeddings by model.seq_length (it has no max_position_embeddings)".into());
     }
-    Section { title: "Model architecture", settings: s, python_after: Vec::new(), python_replaces: None, notes }
+    Section { notes, ..section("Model architecture", s) }
 }
 
 /// Megatron Bridge Python overrides for the recipe's `ConfigContainer` `cfg`.
@@ -648,6 +733,7 @@ pub fn bridge_python(p: &Plan, r: &Report) -> String {
         for n in &s.notes {
             lines.push(format!("# {n}"));
         }
+        lines.extend(s.python_before.iter().cloned());
         for st in s.settings.iter().filter(|st| s.python_after.is_empty() || s.python_replaces != Some(st.path)) {
             let code = format!("cfg.{} = {}", st.path, st.value.py());
             match &st.note {
@@ -664,7 +750,7 @@ pub fn bridge_python(p: &Plan, r: &Report) -> String {
 fn bridge_overrides(p: &Plan, r: &Report) -> Vec<String> {
     bridge_sections(p, r)
         .iter()
-        .flat_map(|s| s.settings.iter().map(|st| shell_word(&format!("{}={}", st.path, st.value.hydra()))))
+        .flat_map(|s| s.settings.iter().filter_map(|st| Some(shell_word(&format!("{}={}", st.path, st.value.hydra()?)))))
         .collect()
 }
 
@@ -688,7 +774,7 @@ const SMOKE_TEST: &[&str] = &[
 /// Comment lines both launch exports share.
 fn launch_notes(p: &Plan, r: &Report, lines: &mut Vec<String>) {
     for s in bridge_sections(p, r) {
-        for n in s.notes {
+        for n in s.notes.iter().chain(&s.launch_notes) {
             lines.push(format!("# {}: {n}", s.title));
         }
     }
@@ -826,24 +912,8 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
         flag("--global-batch-size", Some(r.derived.global_batch_size.to_string())),
         flag("--seq-length", Some(t.seq_length.to_string())),
     ];
-    if let Some(gran) = recompute_granularity(p) {
-        g.push(flag("--recompute-granularity", Some(gran.into())));
-    }
-    if let Some(method) = recompute_method(p) {
-        g.push(flag("--recompute-method", Some(method.into())));
-    }
-    if let Some(n) = t.recompute_num_layers {
-        g.push(flag("--recompute-num-layers", Some(n.to_string())));
-    }
-    if t.use_distributed_optimizer {
-        g.push(flag("--use-distributed-optimizer", None));
-    }
-    let pc = precision_choice(p);
-    g.extend(pc.mlm.iter().map(|(f, v)| flag(f, v.map(str::to_string))));
-    let mut notes: Vec<String> = pc.note.iter().map(|n| n.to_string()).collect();
-    if pc.param_gather.is_some() && !t.use_distributed_optimizer {
-        notes.push("without the distributed optimizer, parameters are not gathered in FP8/FP4 (validate_args requires it)".into());
-    }
+    let (flags, notes) = megatron_lm_settings(p);
+    g.extend(flags);
     groups.push(("training", g, notes));
 
     let (g, notes) = megatron_lm_model(m, t.seq_length);
@@ -862,6 +932,76 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     lines.push(")".into());
     lines.join("\n") + "\n"
 }
+
+/// Whether a row matters to this plan under Megatron-LM (its switch is on, the model has the layers it acts on).
+fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
+    let s = &p.training.settings;
+    match row.key {
+        "fp8_recipe" | "fp8_param_gather" | "reuse_grad_buf_for_mxfp8_param_ag" | "fp8_amax_history_len" => s.precision == Precision::Fp8,
+        "fp4_param_gather" => s.precision == Precision::Fp4,
+        "first_last_layers_bf16" | "num_layers_at_start_in_bf16" | "num_layers_at_end_in_bf16" => {
+            s.precision.is_low() && s.low_precision(&p.gpu).first_last_layers_bf16
+        }
+        "optimizer_offload_fraction" => s.optimizer_cpu_offload,
+        "data_parallel_sharding_strategy" => s.use_megatron_fsdp,
+        "wgrad_deferral_limit" => s.defer_embedding_wgrad_compute,
+        "moe_flex_dispatcher_backend" => p.model.is_moe() && s.moe_token_dispatcher_type == crate::settings::DispatcherType::Flex,
+        _ if row.group == Group::MoeDispatch => p.model.is_moe(),
+        _ => true,
+    }
+}
+
+/// The settings rows as `pretrain_gpt.py` flags: each row whose value differs from Megatron-LM's default, in table
+/// order, and a note for each row Megatron-LM has no flag for.
+// Flags: the settings table's `mlm` column, checked against megatron/training/arguments.py and the arguments
+// megatron/training/argument_utils.py generates from TransformerConfig / ModelParallelConfig / DistributedInitConfig.
+fn megatron_lm_settings(p: &Plan) -> (Vec<String>, Vec<String>) {
+    let s = &p.training.settings;
+    let defaults = Settings::default();
+    let (mut flags, mut notes) = (Vec::new(), Vec::new());
+    let pc = precision_choice(p);
+    for row in SETTINGS.iter().filter(|r| mlm_relevant(p, r)) {
+        let Some(value) = s.resolved(row.key, &p.gpu) else { continue };
+        let mlm_default = row.mlm_default.and_then(|t| serde_json::from_str(t).ok()).or_else(|| defaults.get(row.key));
+        let is_default = Some(&value) == mlm_default.as_ref() || row.null_spelling.is_some_and(|n| value.as_str() == Some(n));
+        match row.mlm {
+            Mlm::Export => {
+                flags.extend(pc.mlm.iter().map(|(f, v)| mlm_flag(f, v.map(str::to_string))));
+                notes.extend(pc.note.iter().map(|n| n.to_string()));
+            }
+            Mlm::Flag(f) if value == serde_json::Value::Bool(true) => flags.push(f.to_string()),
+            // --bf16 reduces gradients in fp32 unless --grad-reduce-in-bf16; other precisions in the parameter dtype.
+            Mlm::Switch(on, off) => {
+                let fp32_by_default = matches!(s.precision, Precision::Bf16 | Precision::Fp8 | Precision::Fp4);
+                let want = value == serde_json::Value::Bool(true);
+                if s.precision != Precision::Fp32 && want != fp32_by_default {
+                    flags.extend(if want { on } else { off }.map(str::to_string));
+                }
+            }
+            Mlm::Value(f) if !is_default && !value.is_null() => match &value {
+                serde_json::Value::Array(a) if a.is_empty() => notes.push(format!("{} = []: {f} takes one value or more; leave it out for Megatron-LM's default", row.key)),
+                // nargs='+': one shell word per value.
+                serde_json::Value::Array(a) => flags.push(format!("{f} {}", a.iter().map(|x| shell_word(&json_hydra(x))).collect::<Vec<_>>().join(" "))),
+                other => flags.push(mlm_flag(f, Some(json_hydra(other)))),
+            },
+            Mlm::Config(field) if !is_default => notes.push(format!("{} = {}: Megatron-LM has no flag; set {field} in code", row.key, json_py(&value))),
+            _ => {}
+        }
+    }
+    if s.precision.is_low() && !(s.use_distributed_optimizer || s.use_megatron_fsdp) {
+        notes.push("without the distributed optimizer, parameters are not gathered in FP8/FP4 (validate_args requires it)".into());
+    }
+    (flags, notes)
+}
+
+/// `--flag` or `--flag VALUE` (a shell word).
+fn mlm_flag(f: &str, v: Option<String>) -> String {
+    match v {
+        Some(v) => format!("{f} {}", shell_word(&v)),
+        None => f.to_string(),
+    }
+}
+
 
 fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<String>) {
     let n = |f: &str, v: u64| format!("{f} {v}");
@@ -961,7 +1101,7 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
                 let expr = runs(&p).iter().map(|(v, k)| format!("[{v}]*{k}")).collect::<Vec<_>>().join("+");
                 format!("{flag} {}", shell_word(&format!("({expr})")))
             }
-            other => format!("{flag} {}", other.hydra()),
+            other => format!("{flag} {}", other.hydra().unwrap_or_default()),
         });
     }
     (g, notes)

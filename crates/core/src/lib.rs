@@ -22,6 +22,7 @@ pub mod presets;
 pub mod report;
 pub mod rules;
 pub mod search;
+pub mod settings;
 
 pub use codes::Code;
 pub use diag::{Diagnostic, FieldValue, InputError, Severity};

@@ -236,7 +236,7 @@ pub fn assumptions() -> &'static Assumptions {
 fn peaks(plan: &Plan) -> (f64, f64) {
     let g = &plan.gpu;
     let bf16 = g.dense_bf16_tflops.max(0.0) * 1e12;
-    let p = match plan.training.precision {
+    let p = match plan.training.settings.precision {
         // TF32 tensor cores: a fixed fraction of the BF16 rate (data/perf_assumptions.json).
         Precision::Fp32 => bf16 * assumptions().tf32_per_bf16.value,
         Precision::Fp16 | Precision::Bf16 => bf16,
@@ -328,7 +328,7 @@ impl Sizes {
             blocks: mixers + ffns,
             attention_layers: kinds.run_where(|k| k.mixer == Mixer::Attention) as f64,
             ssm_cp_elements,
-            fwd_passes: if tr.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 },
+            fwd_passes: if tr.settings.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 },
         }
     }
 }
@@ -357,7 +357,7 @@ impl Compute {
 fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute {
     let fl = flop_split(plan, derived);
     let (peak, bf16_peak) = peaks(plan);
-    let low_precision = matches!(plan.training.precision, Precision::Fp8 | Precision::Fp4);
+    let low_precision = matches!(plan.training.settings.precision, Precision::Fp8 | Precision::Fp4);
     let width = |w: f64| w / (w + c.gemm_width_half.max(0.0));
     let eff_hi = c.bf16_efficiency * width(sz.h / sz.tp);
     let eff_lo = if low_precision { c.fp8_efficiency * width(sz.h / sz.tp) } else { eff_hi };
@@ -383,12 +383,12 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
 fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute) -> f64 {
     let tr = &plan.training;
     let layer_time = comp.dense_s + comp.expert_s + comp.core_s + comp.ssm_s;
-    match tr.recompute_granularity {
+    match tr.settings.recompute_granularity {
         Recompute::None => 0.0,
         Recompute::Selective => comp.core_s / 3.0,
         Recompute::Full => {
             let per_chunk = (plan.model.num_layers as f64 / (sz.pp * sz.vpp)).max(1.0);
-            let share = match (tr.recompute_method, tr.recompute_num_layers) {
+            let share = match (tr.settings.recompute_method, tr.settings.recompute_num_layers) {
                 (Some(RecomputeMethod::Block), Some(n)) => (n as f64 / per_chunk).min(1.0),
                 _ => 1.0,
             };
@@ -520,7 +520,7 @@ impl LocalParams {
 // Source: Megatron-LM docs/source/api-guide/dist_optimizer.md (reduce-scatter of grads, all-gather of params).
 fn dp_comm_s(plan: &Plan, sz: &Sizes, params: &LocalParams, links: &Links, c: &Constants) -> f64 {
     let dp_dense = sz.dp * sz.cp;
-    let dist = plan.training.use_distributed_optimizer;
+    let dist = plan.training.settings.use_distributed_optimizer;
     let dp_bytes = |n: f64, params: f64| {
         if dist { ring(n) * params * (4.0 + 2.0) } else { 2.0 * ring(n) * params * 4.0 }
     };
@@ -532,7 +532,7 @@ fn dp_comm_s(plan: &Plan, sz: &Sizes, params: &LocalParams, links: &Links, c: &C
 /// Adam over the local shard is memory-bound: ~16 B/param (FP32 param, grad, m, v) / HBM bandwidth.
 // Source: Megatron-LM dist_optimizer.md (FP32 main params, grads and two Adam moments per local parameter).
 fn optimizer_s(plan: &Plan, sz: &Sizes, params: &LocalParams) -> f64 {
-    let dist = plan.training.use_distributed_optimizer;
+    let dist = plan.training.settings.use_distributed_optimizer;
     let shard = (params.dense / if dist { sz.dp * sz.cp } else { 1.0 }) + (params.expert / if dist { sz.edp } else { 1.0 });
     shard * 16.0 / (plan.gpu.hbm_bandwidth_tbps.max(0.01) * 1e12)
 }

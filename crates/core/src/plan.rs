@@ -5,7 +5,7 @@ use crate::fields::{Fields, nearest, short, too_long};
 use crate::limits::{MAX_FIELD, MAX_PLAN_BYTES};
 use crate::model::ModelConfig;
 use crate::presets::{self, GpuSpec};
-use crate::{Code, Diagnostic, hf};
+use crate::{Code, Diagnostic, hf, settings};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -19,44 +19,12 @@ pub struct Cluster {
     pub gpus_per_node: u64,
     pub num_nodes: u64,
     pub nvlink_domain_size: u64,
+    /// Host (CPU) memory of one node in GiB: the plan's value, else the GPU catalogue's system; None when unknown.
+    #[serde(default)]
+    pub host_memory_per_node_gb: Option<f64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Recompute {
-    None,
-    Selective,
-    Full,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RecomputeMethod {
-    Uniform,
-    Block,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    Fp32,
-    Fp16,
-    Bf16,
-    Fp8,
-    Fp4,
-}
-
-impl Precision {
-    pub fn key(self) -> &'static str {
-        match self {
-            Precision::Fp32 => "fp32",
-            Precision::Fp16 => "fp16",
-            Precision::Bf16 => "bf16",
-            Precision::Fp8 => "fp8",
-            Precision::Fp4 => "fp4",
-        }
-    }
-}
+pub use crate::settings::{Precision, Recompute, RecomputeMethod, Settings};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Training {
@@ -64,11 +32,9 @@ pub struct Training {
     pub micro_batch_size: u64,
     /// None: Megatron's default, micro_batch_size × data_parallel_size.
     pub global_batch_size: Option<u64>,
-    pub recompute_granularity: Recompute,
-    pub recompute_method: Option<RecomputeMethod>,
-    pub recompute_num_layers: Option<u64>,
-    pub use_distributed_optimizer: bool,
-    pub precision: Precision,
+    /// Every other run setting, one row of [`crate::settings::SETTINGS`] each, written flat into `training`.
+    #[serde(flatten)]
+    pub settings: Settings,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -168,6 +134,7 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
     top.finish();
 
     let (model_key, model_name, model) = parse_model(value.get("model"), &mut diags)?;
+    training_keys_under_model(value.get("model"), &mut diags);
     let (cluster, gpu) = parse_cluster(value.get("cluster"), &mut diags)?;
     let training = parse_training(value.get("training"), &mut diags);
     let mut parallelism = parse_parallelism(value.get("parallelism"), &mut diags);
@@ -269,14 +236,21 @@ fn find_model_preset(key: &str) -> Result<&'static presets::ModelPreset, InputEr
 }
 
 fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(Cluster, GpuSpec), InputError> {
-    let mut f = Fields::new(value, "cluster", diags);
-    if !f.is_present() {
-        return Err(InputError::new(
-            Code::MissingCluster,
-            "the plan has no `cluster`",
-            "add \"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"num_nodes\": 1}",
-        ));
+    let example = "\"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"num_nodes\": 1}";
+    match value {
+        None | Some(Value::Null) => return Err(InputError::new(Code::MissingCluster, "the plan has no `cluster`", format!("add {example}"))),
+        // Without its GPU and counts there is nothing to plan on: an input error, not a default cluster.
+        Some(v) if !v.is_object() => {
+            let found = serde_json::to_string(v).unwrap_or_default().chars().take(40).collect::<String>();
+            return Err(InputError::new(
+                Code::MissingCluster,
+                format!("`cluster` must be a JSON object with gpu, gpus_per_node and num_nodes; found {found}"),
+                format!("write {example}"),
+            ));
+        }
+        Some(_) => {}
     }
+    let mut f = Fields::new(value, "cluster", diags);
     let key = f.string("gpu").unwrap_or_else(|| "h100-sxm-80gb".into());
     let gpu = presets::gpu(&key).cloned().ok_or_else(|| {
         let keys: Vec<&str> = presets::gpus().iter().map(|g| g.key.as_str()).collect();
@@ -297,8 +271,9 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
     let default_domain =
         if gpu.nvlink_domain_size > gpu.gpus_per_node { gpu.nvlink_domain_size } else { gpu.nvlink_domain_size.min(gpus_per_node) };
     let nvlink_domain_size = f.uint("nvlink_domain_size", default_domain.max(1), 1, MAX_PARALLEL * MAX_PARALLEL);
+    let host_memory_per_node_gb = settings::read_value::<f64>(&mut f, &settings::HOST_MEMORY).or(gpu.host_memory_per_node_gb);
     f.finish();
-    Ok((Cluster { gpu: gpu.key.clone(), gpus_per_node, num_nodes, nvlink_domain_size }, gpu))
+    Ok((Cluster { gpu: gpu.key.clone(), gpus_per_node, num_nodes, nvlink_domain_size, host_memory_per_node_gb }, gpu))
 }
 
 fn parse_training(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Training {
@@ -306,37 +281,22 @@ fn parse_training(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Trainin
     let seq_length = f.uint("seq_length", 4096, 1, MAX_FIELD);
     let micro_batch_size = f.uint("micro_batch_size", 1, 1, MAX_FIELD);
     let global_batch_size = f.opt_uint("global_batch_size", 1, MAX_FIELD);
-    let recompute_granularity = match f.choice("recompute_granularity", &["none", "selective", "full"], "none") {
-        "selective" => Recompute::Selective,
-        "full" => Recompute::Full,
-        _ => Recompute::None,
-    };
-    let recompute_method = match f.raw("recompute_method") {
-        None => None,
-        Some(_) => Some(match f.choice("recompute_method", &["uniform", "block"], "uniform") {
-            "block" => RecomputeMethod::Block,
-            _ => RecomputeMethod::Uniform,
-        }),
-    };
-    let recompute_num_layers = f.opt_uint("recompute_num_layers", 0, MAX_LAYERS);
-    let use_distributed_optimizer = f.boolean("use_distributed_optimizer", false);
-    let precision = match f.choice("precision", &["bf16", "fp16", "fp8", "fp4", "fp32"], "bf16") {
-        "fp32" => Precision::Fp32,
-        "fp16" => Precision::Fp16,
-        "fp8" => Precision::Fp8,
-        "fp4" => Precision::Fp4,
-        _ => Precision::Bf16,
-    };
+    let settings = Settings::read(&mut f);
     f.finish();
-    Training {
-        seq_length,
-        micro_batch_size,
-        global_batch_size,
-        recompute_granularity,
-        recompute_method,
-        recompute_num_layers,
-        use_distributed_optimizer,
-        precision,
+    Training { seq_length, micro_batch_size, global_batch_size, settings }
+}
+
+/// A run setting written under `model` (where Megatron Bridge keeps many of them) is read from `training`: its
+/// unknown-field warning says where it belongs.
+fn training_keys_under_model(model: Option<&Value>, diags: &mut [Diagnostic]) {
+    let Some(map) = model.and_then(Value::as_object) else { return };
+    for key in map.keys().filter(|k| settings::SETTINGS.iter().any(|r| r.key == k.as_str())) {
+        let prefix = format!("`model.{key}`");
+        if let Some(d) = diags.iter_mut().find(|d| d.code == Code::UnknownField && d.message.starts_with(&prefix)) {
+            d.fix = format!(
+                "did you mean `training.{key}`? meshplan reads run settings from the plan's `training` section (Megatron Bridge keeps some under cfg.model): move it there"
+            );
+        }
     }
 }
 

@@ -46,25 +46,37 @@ pub struct GpuSpec {
     pub scale_out_gbit_per_gpu: Option<f64>,
     pub measured_bf16_matmul_tflops: Option<f64>,
     pub measured_fp8_matmul_tflops: Option<f64>,
+    /// Host (CPU) memory per node of the GPU's reference system, in GiB (null: not stated).
+    #[serde(default)]
+    pub host_memory_per_node_gb: Option<f64>,
     /// The GPU architecture ("Ampere", "Hopper", "Blackwell", …).
     #[serde(default)]
     pub generation: String,
     /// The FP8 recipe Megatron Bridge trains this GPU with; `None` for a GPU without FP8 tensor cores.
     #[serde(default)]
     pub fp8_recipe: Option<Fp8Recipe>,
+    /// Whether Transformer Engine keeps a transposed (column-wise) copy of each FP8 weight: GPUs before Blackwell run
+    /// only TN FP8 GEMMs. Absent: assumed true (the larger footprint).
+    #[serde(default)]
+    pub fp8_gemm_needs_transpose: Option<bool>,
     #[serde(default)]
     pub sources: Value,
     #[serde(default)]
     pub notes: String,
 }
 
-/// An FP8 scaling recipe, in Megatron-Core's spelling (`megatron/core/enums.py` `Fp8Recipe`; `--fp8-recipe`). Only
-/// the ones a GPU of the catalogue defaults to; Megatron also has `delayed`, `blockwise` and `custom`.
+/// An FP8 scaling recipe, in Megatron-Core's spelling (`megatron/core/enums.py` `Fp8Recipe`; `--fp8-recipe`); Megatron
+/// also has `custom`, which needs a quantizer factory in code. A GPU of the catalogue defaults to tensorwise or mxfp8;
+/// a plan may choose any (`training.fp8_recipe`, a row of the settings table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Fp8Recipe {
+    /// Delayed scaling from an amax history (Megatron Bridge `bf16_with_fp8_delayed_scaling_mixed`).
+    Delayed,
     /// Per-tensor current scaling (Megatron Bridge `bf16_with_fp8_current_scaling_mixed`).
     Tensorwise,
+    /// 128x128 weight / 1x128 activation blocks (Megatron Bridge `bf16_with_fp8_subchannel_scaling_mixed`); Hopper.
+    Blockwise,
     /// MXFP8 block scaling, 32 values per scale (Megatron Bridge `bf16_with_mxfp8_mixed`); needs Blackwell.
     Mxfp8,
 }

@@ -195,11 +195,11 @@ fn apply(p: &mut Plan, k: &Key) {
 /// Writes the recompute and optimizer choice of `k` into `p`.
 fn apply_training(p: &mut Plan, k: &Key) {
     let t = &mut p.training;
-    t.recompute_granularity = recompute_of(k.recompute);
+    t.settings.recompute_granularity = recompute_of(k.recompute);
     let full = k.recompute == 2;
-    t.recompute_method = full.then_some(RecomputeMethod::Uniform);
-    t.recompute_num_layers = full.then_some(1);
-    t.use_distributed_optimizer = k.distopt;
+    t.settings.recompute_method = full.then_some(RecomputeMethod::Uniform);
+    t.settings.recompute_num_layers = full.then_some(1);
+    t.settings.use_distributed_optimizer = k.distopt;
 }
 
 fn parallelism_of(k: &Key) -> CandidateParallelism {
@@ -271,7 +271,7 @@ enum Outcome {
 /// the memory rules and the performance estimate.
 fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
     result.evaluated += 1;
-    memory::estimate_into(p, cell.derived, &s.kinds, cell.params, &mut s.mem);
+    memory::estimate_peaks_into(p, cell.derived, &s.kinds, cell.params, &mut s.mem);
     let mem = &s.mem;
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));

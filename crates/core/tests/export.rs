@@ -61,12 +61,42 @@ fn llama70b_bridge_python_line_by_line() {
             "cfg.train.micro_batch_size = 1",
             "cfg.model.seq_length = 8192",
             "cfg.dataset.seq_length = 8192",
+            // Every settings row at the value the plan runs, group by group, so the recipe's own values cannot
+            // change what was planned: Megatron-Core's defaults here, the plan's selective recompute and
+            // distributed optimizer, and bf16_mixed (whose grad_reduce_in_fp32 = True is the plan's too).
+            "import torch",
+            "cfg.optimizer.use_distributed_optimizer = True",
+            "cfg.ddp.use_distributed_optimizer = True",
+            "cfg.optimizer.optimizer = \"adam\"",
+            "cfg.optimizer.use_precision_aware_optimizer = False",
+            "cfg.optimizer.main_params_dtype = torch.float32",
+            "cfg.optimizer.main_grads_dtype = torch.float32",
+            "cfg.optimizer.exp_avg_dtype = torch.float32",
+            "cfg.optimizer.exp_avg_sq_dtype = torch.float32",
+            "cfg.optimizer.store_param_remainders = True",
+            "cfg.ddp.num_distributed_optimizer_instances = 1",
+            "cfg.mixed_precision = \"bf16_mixed\"",
+            "cfg.model.disable_parameter_transpose_cache = False",
             "cfg.model.recompute_granularity = \"selective\"",
             "cfg.model.recompute_method = None",
             "cfg.model.recompute_num_layers = None",
-            "cfg.optimizer.use_distributed_optimizer = True",
-            "cfg.ddp.use_distributed_optimizer = True",
-            "cfg.mixed_precision = \"bf16_mixed\"",
+            "cfg.model.recompute_modules = None",
+            "cfg.model.distribute_saved_activations = False",
+            "cfg.optimizer.optimizer_cpu_offload = False",
+            // No offload: Megatron-Core's 0.0 (the plan's default 1.0 applies only with optimizer_cpu_offload).
+            "cfg.optimizer.optimizer_offload_fraction = 0.0",
+            "cfg.model.fine_grained_activation_offloading = False",
+            "cfg.model.offload_modules = []",
+            "cfg.ddp.use_megatron_fsdp = False",
+            "cfg.dist.use_megatron_fsdp = False",
+            "cfg.ddp.data_parallel_sharding_strategy = \"no_shard\"",
+            "cfg.ddp.overlap_grad_reduce = False",
+            "cfg.ddp.overlap_param_gather = False",
+            "cfg.optimizer.overlap_param_gather = False",
+            "cfg.model.cuda_graph_impl = \"none\"",
+            "cfg.model.cuda_graph_modules = []",
+            "cfg.model.cuda_graph_scope = None",
+            // A dense model: no MoE dispatch lines; no communication-overlap setting is on, so none is written.
         ]
     );
 }
@@ -98,12 +128,37 @@ fn llama70b_bridge_launch_line_by_line() {
             "train.micro_batch_size=1",
             "model.seq_length=8192",
             "dataset.seq_length=8192",
+            // The same settings as the Python form, in Hydra's grammar (dtypes by name; lists quoted for the shell).
+            "optimizer.use_distributed_optimizer=True",
+            "ddp.use_distributed_optimizer=True",
+            "optimizer.optimizer=adam",
+            "optimizer.use_precision_aware_optimizer=False",
+            "optimizer.main_params_dtype=fp32",
+            "optimizer.main_grads_dtype=fp32",
+            "optimizer.exp_avg_dtype=fp32",
+            "optimizer.exp_avg_sq_dtype=fp32",
+            "optimizer.store_param_remainders=True",
+            "ddp.num_distributed_optimizer_instances=1",
+            "mixed_precision=bf16_mixed",
+            "model.disable_parameter_transpose_cache=False",
             "model.recompute_granularity=selective",
             "model.recompute_method=null",
             "model.recompute_num_layers=null",
-            "optimizer.use_distributed_optimizer=True",
-            "ddp.use_distributed_optimizer=True",
-            "mixed_precision=bf16_mixed",
+            "model.recompute_modules=null",
+            "model.distribute_saved_activations=False",
+            "optimizer.optimizer_cpu_offload=False",
+            "optimizer.optimizer_offload_fraction=0.0",
+            "model.fine_grained_activation_offloading=False",
+            "'model.offload_modules=[]'",
+            "ddp.use_megatron_fsdp=False",
+            "dist.use_megatron_fsdp=False",
+            "ddp.data_parallel_sharding_strategy=no_shard",
+            "ddp.overlap_grad_reduce=False",
+            "ddp.overlap_param_gather=False",
+            "optimizer.overlap_param_gather=False",
+            "model.cuda_graph_impl=none",
+            "'model.cuda_graph_modules=[]'",
+            "model.cuda_graph_scope=null",
             "train.train_iters=3",
             "scheduler.lr_warmup_iters=0",
             "validation.eval_iters=0 validation.eval_interval=0",
@@ -182,7 +237,8 @@ fn llama70b_slurm_line_by_line() {
     assert!(lines.contains(&"srun --nodes=8 --ntasks-per-node=8 --gpus-per-node=8 --kill-on-bad-exit=1 \\"));
     assert!(lines.contains(&"  --recipe llama31_70b_pretrain_config \\"));
     assert!(lines.contains(&"  model.tensor_model_parallel_size=4 \\"));
-    assert!(text.ends_with("  mixed_precision=bf16_mixed\n"));
+    assert!(text.contains("  mixed_precision=bf16_mixed \\\n"));
+    assert!(text.ends_with("  model.cuda_graph_scope=null\n"));
 }
 
 /// The seed's MoE example: PP=1, TP=2, CP=1, EP=8, ETP=1 — min_gpus 8, not the full product 16.

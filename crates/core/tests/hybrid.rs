@@ -213,7 +213,7 @@ fn mamba_saved_activations_by_hand() {
     // 2·4096 + 2·8·128 + 64 = 10,304, scan output, gated-norm input and out_proj input 3·4096 = 12,288: 27,968 bf16
     // elements, plus the gated norm's rstd, 8 groups in fp32. 4096 tokens: 4096·(27,968·2 + 8·4) = 229,244,928 bytes.
     let r = plan_of(json!("nemotron-3-nano-30b-a3b"), json!({}));
-    let a = memory::layer_activations(&r.plan.model, &r.plan, LayerKind::new(Mixer::Mamba, Ffn::None));
+    let a = memory::layer_activations(&r.plan, LayerKind::new(Mixer::Mamba, Ffn::None));
     assert_eq!(a.full, 229_244_928.0);
     assert_eq!(a.checkpointed, 4096.0 * 2688.0 * 2.0);
 }

@@ -52,6 +52,12 @@ fn unreadable_input_is_an_input_error() {
     assert!(e.fix.contains("llama-3.1-8b"), "{}", e.fix);
     let e = plan_str(r#"{"model": "llama-3.1-8b", "cluster": {"gpu": "h1000"}}"#).unwrap_err();
     assert_eq!(e.code, "unknown-gpu");
+    // A cluster that is not an object says what it found, not that there is none.
+    let e = plan_str(r#"{"model": "llama-3.1-8b", "cluster": "h100"}"#).unwrap_err();
+    assert_eq!(e.code, "missing-cluster");
+    assert!(e.message.contains("must be a JSON object") && e.message.contains("\"h100\""), "{}", e.message);
+    let e = plan_str(r#"{"model": "llama-3.1-8b"}"#).unwrap_err();
+    assert_eq!(e.message, "the plan has no `cluster`");
 }
 
 #[test]

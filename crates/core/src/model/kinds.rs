@@ -115,6 +115,12 @@ impl KindCounts {
             *c = c.saturating_add(n);
         }
     }
+    /// Adds `other`'s layers kind by kind.
+    pub fn add_all(&mut self, other: &KindCounts) {
+        for (c, n) in self.0.iter_mut().zip(other.0) {
+            *c = c.saturating_add(n);
+        }
+    }
 }
 
 /// The kinds a model declares, in a fixed order (mixer, then feed-forward block), each with its parameters.

@@ -10,12 +10,14 @@ pub const MAMBA_D_CONV: u64 = 4;
 pub const MAMBA_EXPAND: u64 = 2;
 
 /// One tensor a layer keeps for its backward pass: elements per local token (one of the s·b/CP tokens a CP rank
-/// owns) on one GPU, and whether it is kept in fp32 rather than the activation dtype.
+/// owns) on one GPU, whether it is kept in fp32 rather than the activation dtype, and whether it is a GEMM's input
+/// (which Transformer Engine saves quantized in FP8/FP4 layers).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SavedTensor {
     pub name: &'static str,
     pub elements: f64,
     pub fp32: bool,
+    pub gemm_input: bool,
 }
 
 /// What splits a layer's saved tensors on one GPU.
@@ -28,7 +30,15 @@ pub struct Split {
 }
 
 fn saved(name: &'static str, elements: f64) -> SavedTensor {
-    SavedTensor { name, elements, fp32: false }
+    SavedTensor { name, elements, fp32: false, gemm_input: false }
+}
+
+fn gemm_input(name: &'static str, elements: f64) -> SavedTensor {
+    SavedTensor { name, elements, fp32: false, gemm_input: true }
+}
+
+fn fp32(name: &'static str, elements: f64) -> SavedTensor {
+    SavedTensor { name, elements, fp32: true, gemm_input: false }
 }
 
 impl ModelConfig {
@@ -84,12 +94,12 @@ impl ModelConfig {
         let groups_per_rank = (groups / (s.tp * s.cp)).max(1.0) * s.cp;
         [
             saved("in_proj layernorm input", h / s.sp),
-            saved("in_proj input (layernorm output)", h / s.sp),
+            gemm_input("in_proj input (layernorm output)", h / s.sp),
             saved("zxBCdt (in_proj output)", (2.0 * d + heads) / s.tp + 2.0 * n * groups_per_rank),
             saved("scan output", d / s.tp),
             saved("gated norm input", d / s.tp),
-            saved("out_proj input", d / s.tp),
-            SavedTensor { name: "gated norm rstd", elements: groups_per_rank, fp32: true },
+            gemm_input("out_proj input", d / s.tp),
+            fp32("gated norm rstd", groups_per_rank),
         ]
     }
 
@@ -138,22 +148,23 @@ impl ModelConfig {
     // _prepare_input_for_gated_delta_rule), v, g (fp32) and β, and what fla's ChunkGatedDeltaRuleFunction.forward saves
     // (`ctx.save_for_backward(q, q_rstd, k, k_rstd, v, g, beta, A, …)`, A of chunk size 64 per head, counted in the
     // activation dtype), the kernel output and the gated norm's output (out_proj input).
-    pub fn gdn_saved(&self, s: Split) -> [SavedTensor; 10] {
+    pub fn gdn_saved(&self, s: Split) -> [SavedTensor; 11] {
         let h = self.hidden_size as f64;
         let (dk, dv, hk, hv, _) = self.gdn_dims();
         let (dk, hv) = (dk as f64, hv as f64);
         let (qk, v) = (dk * hk as f64, dv as f64 * hv);
         [
             saved("in_proj layernorm input", h / s.sp),
-            saved("in_proj input (layernorm output)", h / s.sp),
+            gemm_input("in_proj input (layernorm output)", h / s.sp),
             saved("qkvzba (in_proj output)", (2.0 * qk + 2.0 * v + 2.0 * hv) / s.tp),
             saved("conv output", (2.0 * qk + v) / s.tp),
             saved("q, k normalised, repeated to the value heads", 2.0 * hv * dk / s.tp),
             saved("v", v / s.tp),
-            SavedTensor { name: "g", elements: hv / s.tp, fp32: true },
+            fp32("g", hv / s.tp),
             saved("beta", hv / s.tp),
             saved("chunk A (64 per head)", 64.0 * hv / s.tp),
-            saved("kernel output, gated norm output", 2.0 * v / s.tp),
+            saved("kernel output (gated norm input)", v / s.tp),
+            gemm_input("out_proj input (gated norm output)", v / s.tp),
         ]
     }
 

@@ -98,6 +98,19 @@ pub fn nearest_valid_cp(p: &Plan, ok: impl Fn(u64) -> bool) -> Option<u64> {
     nearest_of(&candidates, par.cp(), per, true)
 }
 
+/// The ETP nearest to the plan's that divides `moe_ffn_hidden_size` (experts.py splits each expert's FFN over ETP) and
+/// passes `also`, for "set expert_tensor_parallel_size to …" fixes. Prefers an ETP that divides world/(PP·EP), so the
+/// expert data-parallel size stays whole (the world rule's own fix); ties go to the smaller ETP. ETP = 1 divides every
+/// width, so unless `also` refuses it there is always one.
+pub fn nearest_valid_etp(p: &Plan, also: impl Fn(u64) -> bool) -> Option<u64> {
+    let par = &p.parallelism;
+    let pp_ep = par.pp().saturating_mul(par.ep()).max(1);
+    let w = p.world_size();
+    let per = if w % pp_ep == 0 { w / pp_ep } else { 0 };
+    let candidates: Vec<u64> = divisors(p.model.moe_ffn().max(1)).into_iter().filter(|&c| also(c)).collect();
+    nearest_of(&candidates, par.etp(), per, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,14 +5,18 @@
 //! One file per topic, each check a function of one concept: [`world`] (the world against both meshes),
 //! [`widths`] (model widths against TP and ETP), [`sequence`] (SP, CP and the sequence), [`moe`] (experts and the
 //! router), [`pipeline`] (VPP, uneven stages, the layer split and the schedule), [`training`] (batch, recompute and
-//! precision), [`memory_fit`], [`topology`], and [`advice`] (the guide's tables, infos only). [`fixes`] finds the
+//! precision), [`optimizer`] (optimizer, gradient, offload and data-parallel buffer settings), [`model_settings`]
+//! (low-precision weights, recompute modules, activation offloading, CUDA graphs, the MoE dispatcher, TP overlap),
+//! [`memory_fit`], [`topology`], and [`advice`] (the guide's tables, infos only). [`fixes`] finds the
 //! nearest valid values the fixes name. [`check`] runs them in a fixed order; the search calls the cheap
 //! per-topic entry points directly.
 
 pub mod advice;
 pub mod fixes;
 pub mod memory_fit;
+pub mod model_settings;
 pub mod moe;
+pub mod optimizer;
 pub mod pipeline;
 pub mod sequence;
 pub mod ssm;
@@ -102,5 +106,18 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     training::recompute_config(p, out);
     training::recompute_num_layers(p, dv, split_error.is_some(), out);
     training::precision(p, out);
+    optimizer::precision_aware(p, out);
+    optimizer::gradient_dtype(p, out);
+    optimizer::offload(p, out);
+    optimizer::optimizer_instances(p, dv, out);
+    optimizer::data_parallel_buffers(p, out);
+    model_settings::low_precision_weights(p, out);
+    model_settings::fp8_layers(p, out);
+    model_settings::recompute_modules(p, out);
+    model_settings::full_recompute(p, out);
+    model_settings::activation_offload(p, out);
+    model_settings::cuda_graphs(p, out);
+    model_settings::moe_dispatch(p, out);
+    model_settings::tp_comm_overlap(p, out);
     advice::advice(p, dv, out);
 }

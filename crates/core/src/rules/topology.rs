@@ -1,7 +1,7 @@
 //! Topology: which parallel groups leave the NVLink domain.
 
-use super::fixes::nearest_valid_tp;
-use super::{Findings, TP, d};
+use super::fixes::{nearest_valid_etp, nearest_valid_tp};
+use super::{ETP, Findings, TP, d};
 use crate::Code;
 use crate::layout::{Layout, MAX_LAYOUT_WORLD};
 use crate::plan::Plan;
@@ -31,6 +31,11 @@ pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
                 "expert-parallel",
                 format!("keep EP·ETP ≤ {domain} if the all-to-all is the bottleneck, or accept scale-out all-to-all"),
             ),
+            "etp" if p.model.is_moe() => (
+                Code::EtpCrossesNvlink,
+                "expert-tensor-parallel",
+                format!("keep expert_tensor_parallel_size within the NVLink domain of {domain} GPUs: each expert GEMM's all-gather and reduce-scatter then stays on NVLink"),
+            ),
             "cp" => (Code::CpCrossesNvlink, "context-parallel", "keep CP inside a domain where possible, or use a2a+p2p".to_string()),
             _ => continue,
         };
@@ -43,9 +48,17 @@ pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
                 ),
                 fix,
             );
-            match (code == Code::TpCrossesNvlink).then(|| nearest_valid_tp(p, |c| domain % c == 0, false)).flatten() {
-                Some(g) => diag.with_apply(TP, g),
-                None => diag,
+            match code {
+                Code::TpCrossesNvlink => match nearest_valid_tp(p, |c| domain % c == 0, false) {
+                    Some(g) => diag.with_apply(TP, g),
+                    None => diag,
+                },
+                // ETP groups sit at stride 1 of the expert mesh in Megatron's orders, so an ETP dividing the domain fits.
+                Code::EtpCrossesNvlink => match nearest_valid_etp(p, |c| domain % c == 0) {
+                    Some(e) => diag.with_apply(ETP, e),
+                    None => diag,
+                },
+                _ => diag,
             }
         });
     }

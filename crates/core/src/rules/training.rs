@@ -45,8 +45,8 @@ pub fn batch(p: &Plan, dv: &Derived, out: &mut impl Findings) {
 /// recompute settings go together.
 pub fn recompute_config(p: &Plan, out: &mut impl Findings) {
     let t = &p.training;
-    match t.recompute_granularity {
-        Recompute::Full if t.recompute_method.is_none() || t.recompute_num_layers.is_none() => {
+    match t.settings.recompute_granularity {
+        Recompute::Full if t.settings.recompute_method.is_none() || t.settings.recompute_num_layers.is_none() => {
             out.add(Code::FullRecomputeNeedsMethod, |code|
                 d(
                     code,
@@ -59,21 +59,21 @@ pub fn recompute_config(p: &Plan, out: &mut impl Findings) {
         }
         // MCore TransformerConfig raises for recompute_num_layers with selective; only Megatron-LM's validate_args
         // asserts on recompute_method with selective (MCore, and so Bridge, ignore it).
-        Recompute::Selective if t.recompute_num_layers.is_some() => {
+        Recompute::Selective if t.settings.recompute_num_layers.is_some() => {
             out.add(Code::SelectiveRecomputeForbidsMethod, |code|
                 d(
                     code,
                     format!(
                         "recompute_granularity = selective with recompute_num_layers = {}: megatron-core requires recompute_num_layers = None{}",
-                        t.recompute_num_layers.unwrap_or(0),
-                        if t.recompute_method.is_some() { " (and Megatron-LM also rejects recompute_method)" } else { "" }
+                        t.settings.recompute_num_layers.unwrap_or(0),
+                        if t.settings.recompute_method.is_some() { " (and Megatron-LM also rejects recompute_method)" } else { "" }
                     ),
                     "remove recompute_num_layers (and recompute_method)".into(),
                 )
                 .with_apply("training.recompute_num_layers", serde_json::Value::Null),
             );
         }
-        Recompute::Selective if t.recompute_method.is_some() => {
+        Recompute::Selective if t.settings.recompute_method.is_some() => {
             out.add(Code::SelectiveRecomputeMethodMlm, |code|
                 d(
                     code,
@@ -91,15 +91,15 @@ pub fn recompute_config(p: &Plan, out: &mut impl Findings) {
 /// mtp-recompute-uniform-needs-one: what full recompute with a method and a layer count runs as.
 pub fn recompute_num_layers(p: &Plan, dv: &Derived, split_failed: bool, out: &mut impl Findings) {
     let (m, t, vpp) = (&p.model, &p.training, p.parallelism.vpp());
-    let complete = t.recompute_method.is_some() && t.recompute_num_layers.is_some();
-    if t.recompute_granularity != Recompute::Full || !complete {
+    let complete = t.settings.recompute_method.is_some() && t.settings.recompute_num_layers.is_some();
+    if t.settings.recompute_granularity != Recompute::Full || !complete {
         return;
     }
     // megatron/core/recompute.py: uniform steps layer_idx += recompute_num_layers (0 never advances) and
     // clips the last unit with min(); block recomputes the first recompute_num_layers layers of the chunk,
     // so a larger value recomputes them all. TransformerConfig checks only that the value is set.
-    let n = t.recompute_num_layers.unwrap_or(1);
-    let uniform = t.recompute_method == Some(RecomputeMethod::Uniform);
+    let n = t.settings.recompute_num_layers.unwrap_or(1);
+    let uniform = t.settings.recompute_method == Some(RecomputeMethod::Uniform);
     // The largest model chunk: a valid split gives every stage's layers to its VPP chunks evenly.
     let per_chunk = dv.layers_per_stage.iter().max().filter(|_| !split_failed).map(|&n| n / vpp.max(1));
     if n == 0 && uniform {
@@ -138,7 +138,7 @@ pub fn recompute_num_layers(p: &Plan, dv: &Derived, split_failed: bool, out: &mu
                 .with_apply("training.recompute_num_layers", good),
         );
     }
-    if m.mtp_num_layers > 0 && t.recompute_method == Some(RecomputeMethod::Block) {
+    if m.mtp_num_layers > 0 && t.settings.recompute_method == Some(RecomputeMethod::Block) {
         out.add(Code::MtpBlockRecomputeSkipped, |code|
             d(
                 code,
@@ -167,7 +167,7 @@ pub fn recompute_num_layers(p: &Plan, dv: &Derived, split_failed: bool, out: &mu
 /// precision-unsupported: the GPU has tensor cores for the precision.
 pub fn precision(p: &Plan, out: &mut impl Findings) {
     let t = &p.training;
-    let unsupported = match t.precision {
+    let unsupported = match t.settings.precision {
         Precision::Fp8 => p.gpu.dense_fp8_tflops.is_none(),
         Precision::Fp4 => p.gpu.dense_fp4_tflops.is_none(),
         _ => false,
@@ -176,7 +176,7 @@ pub fn precision(p: &Plan, out: &mut impl Findings) {
         out.add(Code::PrecisionUnsupported, |code|
             d(
                 code,
-                format!("{} has no {} tensor cores", p.gpu.name, t.precision.key()),
+                format!("{} has no {} tensor cores", p.gpu.name, t.settings.precision.key()),
                 "use precision = \"bf16\", or a GPU that supports it".into(),
             )
             .with_apply("training.precision", "bf16"),
@@ -190,7 +190,7 @@ fn fp8_dims(p: &Plan, out: &mut impl Findings) {
     let (m, t, par) = (&p.model, &p.training, &p.parallelism);
     let (tp, cp, seq, mbs) = (par.tp(), par.cp(), t.seq_length, t.micro_batch_size);
     let seq_multiple = seq_multiple(cp, tp, par.sequence_parallel);
-    if matches!(t.precision, Precision::Fp8 | Precision::Fp4) {
+    if matches!(t.settings.precision, Precision::Fp8 | Precision::Fp4) {
         // Transformer Engine utils.assert_dim_for_fp8_exec (called by Linear, LayerNormLinear, LayerNormMLP): the
         // product of all dims but the last must be divisible by 8 and the last by 16, for the input and for the
         // weight [out_per_partition, in_per_partition]. The column-parallel input is checked before the SP
@@ -207,7 +207,7 @@ fn fp8_dims(p: &Plan, out: &mut impl Findings) {
                         code,
                         format!(
                             "{} GEMMs need the rank-local token count divisible by 8: seq_length/(CP{})·micro_batch_size = {seq}/{local}·{mbs} = {tokens}, and {tokens} mod 8 = {}",
-                            t.precision.key(),
+                            t.settings.precision.key(),
                             if t_sp > 1 { "·TP" } else { "" },
                             tokens % 8
                         ),
@@ -225,7 +225,7 @@ fn fp8_dims(p: &Plan, out: &mut impl Findings) {
                 let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
                 let diag = d(
                     code,
-                    format!("{} GEMM weights need rank-local dims divisible by 16 (input side) and 8 (output side) at TP = {tp}: {}", t.precision.key(), list.join(", ")),
+                    format!("{} GEMM weights need rank-local dims divisible by 16 (input side) and 8 (output side) at TP = {tp}: {}", t.settings.precision.key(), list.join(", ")),
                     match good_tp {
                         Some(g) => format!("set tensor_model_parallel_size to {g}, the nearest TP whose local widths all align"),
                         None => "no TP that divides num_attention_heads aligns every width: pad the model widths to multiples of 16·TP".into(),

@@ -1,7 +1,7 @@
 //! The model's widths against tensor parallelism: attention heads and query groups, the dense and shared-expert
 //! FFN, the expert FFN against ETP, and the vocabulary.
 
-use super::fixes::{nearest_divisor, nearest_valid_tp};
+use super::fixes::{nearest_divisor, nearest_valid_etp, nearest_valid_tp};
 use super::{ETP, Findings, TP, d};
 use crate::Code;
 use crate::derive::Derived;
@@ -92,7 +92,7 @@ pub fn ffn(p: &Plan, out: &mut impl Findings) {
         }
     }
     if moe && m.moe_ffn() % etp != 0 {
-        let good = nearest_divisor(m.moe_ffn(), etp);
+        let good = nearest_valid_etp(p, |_| true).unwrap_or(1);
         out.add(Code::MoeFfnNotDivisibleByEtp, |code|
             d(
                 code,

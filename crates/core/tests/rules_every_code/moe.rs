@@ -53,16 +53,16 @@ pub fn cases() -> Vec<Case> {
             probe(moe(), &[(TP, json!(2)), (SP, json!(true)), (EP, json!(2)), (ETP, json!(2))]),
         )
         .fix(&[(ETP, json!(1))]),
-        // moe_ffn_hidden_size 510 over ETP 4 (EP 2: 4·2 = 8 GPUs): 510 mod 4 = 2. The fix is the divisor of 510
-        // nearest 4: 3 and 5 tie, ties go low → 3, which clears it but breaks the expert mesh (see FIX_RAISES in
-        // main.rs). The silent plan is 512 = 4·128.
+        // moe_ffn_hidden_size 510 over ETP 4 (EP 2: 4·2 = 8 GPUs): 510 mod 4 = 2. The fix is the divisor of 510 = 2·3·5·17
+        // nearest 4 among those that also divide 8/(PP·EP) = 4, so expert DP stays whole: 1 and 2 → 2 (3 and 5 divide
+        // 510 but not 4). The silent plan is 512 = 4·128.
         case(
             "moe-ffn-not-divisible-by-etp",
             Kind::Error,
             probe(moe_with(&[("moe_ffn_hidden_size", json!(510))]), &[(EP, json!(2)), (ETP, json!(4))]),
             probe(moe(), &[(EP, json!(2)), (ETP, json!(4))]),
         )
-        .fix(&[(ETP, json!(3))]),
+        .fix(&[(ETP, json!(2))]),
     ]
 }
 

@@ -1,0 +1,308 @@
+//! Saved activations per layer and microbatch: every tensor a transformer layer keeps for its backward, with its
+//! element size under the precision recipe, what each `recompute_modules` entry frees, and what fine-grained
+//! activation offloading moves to the host.
+//!
+//! Per-tensor accounting after Korthikanti et al. 2022 §4.1 (eq. 1), with flash attention (no s² scores saved) and
+//! dropout 0, as Megatron Bridge's recipes set it; the tensor lists per sub-layer and what each recompute entry frees
+//! are in the research note memory-settings.md §2–§4 (ML = NVIDIA/Megatron-LM@d98e8a64ddf3,
+//! TE = NVIDIA/TransformerEngine@d0067d0da6cb).
+
+use super::moe;
+use super::run::Run;
+use crate::model::{Ffn, LayerKind, Mixer, ModelConfig, SavedTensor, Split};
+use crate::plan::Plan;
+use crate::settings::{OffloadModule, RecomputeModule};
+
+/// The shapes that set activation sizes on one GPU.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    /// Tokens of one microbatch on this CP rank: micro_batch_size · seq_length / CP.
+    pub tokens: f64,
+    pub tp: f64,
+    /// Divisor of the tensors SP shards along the sequence (TP with sequence_parallel, else 1).
+    pub sp: f64,
+    pub etp: f64,
+}
+
+impl Shape {
+    pub fn of(p: &Plan) -> Shape {
+        let par = &p.parallelism;
+        let tp = par.tp().max(1) as f64;
+        Shape {
+            tokens: p.training.micro_batch_size as f64 * p.training.seq_length as f64 / par.cp().max(1) as f64,
+            tp,
+            sp: if par.sequence_parallel { tp } else { 1.0 },
+            etp: par.etp().max(1) as f64,
+        }
+    }
+
+    /// Tokens of one microbatch held by this rank along the sequence.
+    pub fn local(&self) -> f64 {
+        self.tokens / self.sp
+    }
+}
+
+/// What one layer keeps for one microbatch.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LayerActivations {
+    /// Everything the layer saves for backward on the GPU, after selective recompute and activation offloading.
+    pub full: f64,
+    /// What the layer keeps when full recompute checkpoints it: its input only.
+    pub checkpointed: f64,
+    /// What selective recompute re-creates for one layer during its backward (the recompute working set).
+    pub recompute_working_set: f64,
+    /// Bytes the layer offloads to the host per microbatch (fine-grained activation offloading).
+    pub offloaded: f64,
+}
+
+/// The run's selective-recompute and offload choices, as flags.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Choices {
+    recompute: [bool; RecomputeModule::ALL.len()],
+    offload: [bool; OffloadModule::ALL.len()],
+}
+
+impl Choices {
+    pub fn of(p: &Plan) -> Choices {
+        let s = &p.training.settings;
+        let mut c = Choices::default();
+        for &r in s.recompute_modules_run() {
+            c.recompute[r as usize] = true;
+        }
+        if s.fine_grained_activation_offloading {
+            for &o in &s.offload_modules {
+                c.offload[o as usize] = true;
+            }
+        }
+        c
+    }
+    fn recomputes(&self, r: RecomputeModule) -> bool {
+        self.recompute[r as usize]
+    }
+    fn offloads(&self, o: OffloadModule) -> bool {
+        self.offload[o as usize]
+    }
+}
+
+// Megatron-Core's default --min-offloaded-tensor-size: smaller tensors stay on the GPU
+// (ML megatron/core/transformer/transformer_config.py min_offloaded_tensor_size).
+const MIN_OFFLOADED_ELEMENTS: f64 = 1_048_576.0;
+
+/// Accumulates one sub-layer's saved tensors: kept, freed by recompute (re-created in backward) or offloaded.
+#[derive(Default)]
+struct Tally {
+    kept: f64,
+    recomputed: f64,
+    offloaded: f64,
+}
+
+impl Tally {
+    /// A saved tensor of `elements` at `bytes` each; `recompute` frees it, `offload` moves it to the host.
+    fn tensor(&mut self, elements: f64, bytes: f64, recompute: bool, offload: bool) {
+        let b = elements * bytes;
+        if recompute {
+            self.recomputed += b;
+        } else if offload && elements >= MIN_OFFLOADED_ELEMENTS {
+            self.offloaded += b;
+        } else {
+            self.kept += b;
+        }
+    }
+}
+
+/// Saved tensors of the attention block (its input norm included) for one microbatch.
+// Tensors (memory-settings.md §2, §3): the norm input (residual, saved by the fused norm), the QKV GEMM input (the norm
+// output; an FP8/FP4 copy in low-precision layers, TE linear.py l.596-621), MLA's latents, Q/K/V and O saved by flash
+// attention (bf16), the output projection's input (the same tensor as O in BF16, a quantized copy under FP8/FP4), and
+// the fp32 softmax log-sum-exp. GQA: K and V have num_query_groups heads, at least one per TP rank (attention.py).
+fn attention(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, c: &Choices, t: &mut Tally) {
+    let (tokens, h, a) = (sh.tokens, m.hidden_size as f64, run.act);
+    let heads = m.num_attention_heads as f64;
+    let local = sh.local() * h;
+    // The input norm is a module of its own only with MLA (the TE spec fuses it into linear_qkv otherwise:
+    // ML megatron/core/models/gpt/gpt_layer_specs.py), so only then can `layernorm` / `attn_norm` act on it.
+    let real_norm = m.multi_latent_attention;
+    t.tensor(local, a, false, real_norm && c.offloads(OffloadModule::AttnNorm));
+    t.tensor(local, g, real_norm && c.recomputes(RecomputeModule::Layernorm), c.offloads(OffloadModule::QkvLinear));
+    let up_proj = c.recomputes(RecomputeModule::MlaUpProj);
+    let (qk_dim, v_dim, kv_heads) = if m.multi_latent_attention {
+        // ML multi_latent_attention.py: the down-projection outputs (checkpoint inputs of mla_up_proj) and their norms'
+        // outputs, the up-projections' inputs, freed by mla_up_proj (output-discarding, l.448-458).
+        let q_lora = m.q_lora_rank.unwrap_or(0) as f64;
+        let kv = m.kv_lora_rank as f64;
+        t.tensor(sh.local() * (q_lora + kv + m.qk_pos_emb_head_dim as f64), a, false, false);
+        t.tensor(sh.local() * (q_lora + kv), g, up_proj, false);
+        ((m.qk_head_dim + m.qk_pos_emb_head_dim) as f64, m.v_head_dim as f64, heads)
+    } else {
+        (m.kv_channels as f64, m.kv_channels as f64, m.num_query_groups.max(1) as f64)
+    };
+    let kv_per_rank = (kv_heads / sh.tp).max(1.0);
+    t.tensor(tokens * (heads * qk_dim / sh.tp + kv_per_rank * (qk_dim + v_dim)), a, up_proj, c.offloads(OffloadModule::CoreAttn));
+    let o = tokens * heads * v_dim / sh.tp;
+    let core_attn = c.recomputes(RecomputeModule::CoreAttn);
+    let proj_offload = c.offloads(OffloadModule::AttnProj);
+    if g == a {
+        // BF16: O is the projection's input, kept by it whatever core_attn recompute does.
+        t.tensor(o, a, false, proj_offload);
+    } else {
+        // FP8/FP4: flash attention's bf16 O (freed by core_attn recompute) and the projection's quantized copy.
+        t.tensor(o, a, core_attn, false);
+        t.tensor(o, g, false, proj_offload);
+    }
+    // Flash attention's fp32 log-sum-exp per head and token (TEDotProductAttention), re-created by core_attn.
+    t.tensor(tokens * heads / sh.tp, 4.0, core_attn, false);
+}
+
+/// Saved tensors of a dense MLP (or a shared expert) of width `ffn`: fc1 output (2·ffn when gated: SwiGLU's gate and
+/// up halves) and the activation output (fc2's input, a quantized copy under FP8/FP4); `input` counts the fc1 input
+/// copy too (the norm output, when the MLP does not share it with another consumer in this precision). `(a, g)` are
+/// the bytes of a saved activation and of a saved GEMM input.
+fn mlp(m: &ModelConfig, sh: &Shape, (a, g): (f64, f64), ffn: u64, input: bool, recompute: bool, t: &mut Tally) {
+    let ffn = ffn as f64;
+    let fc1_out = if m.gated_linear_unit { 2.0 * ffn } else { ffn };
+    if input {
+        t.tensor(sh.local() * m.hidden_size as f64, g, recompute, false);
+    }
+    t.tensor(sh.tokens * fc1_out / sh.tp, a, recompute, false);
+    t.tensor(sh.tokens * ffn / sh.tp, g, recompute, false);
+}
+
+/// Saved tensors of an MoE block (its pre-MLP norm included) for one microbatch; `routed` tokens reach this rank's
+/// experts ([`moe::routed_tokens`]).
+// ML megatron/core/transformer/moe: the pre-MLP norm is a real module in MoE layers (gpt_layer_specs.py); the router
+// saves fp32 logits and probabilities (router.py); the grouped experts save the permuted input (fc1's, quantized under
+// FP8/FP4), the fc1 output and the activation output; the router probabilities are applied inside the activation
+// ("Activation and post-multiply probs", experts.py l.545, weighted_bias_swiglu_impl), so the expert output is not
+// saved — only the fp32 probabilities of the routed tokens. `moe` checkpoints all but the block's input (normal),
+// `moe_act` discards the activation output (experts.py l.269-277), `shared_experts` checkpoints the shared MLP.
+fn moe_block(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, routed: f64, c: &Choices, t: &mut Tally) {
+    let (h, a) = (m.hidden_size as f64, run.act);
+    let local = sh.local() * h;
+    let whole = c.recomputes(RecomputeModule::Moe);
+    t.tensor(local, a, false, c.offloads(OffloadModule::MlpNorm));
+    // The norm output: the router's (bf16) GEMM input and the checkpoint input of `moe`; `layernorm` discards it.
+    t.tensor(local, a, c.recomputes(RecomputeModule::Layernorm), false);
+    t.tensor(2.0 * sh.local() * m.num_experts().max(1) as f64, 4.0, whole, false);
+    let ffn = m.moe_ffn() as f64;
+    let fc1_out = if m.gated_linear_unit { 2.0 * ffn } else { ffn };
+    let fc1_offload = c.offloads(OffloadModule::ExpertFc1) || c.offloads(OffloadModule::FusedGroupMlp);
+    // Tokens reach the experts at the expert width: the latent size for a latent MoE (token_dispatcher.py hidden_dim =
+    // moe_latent_size or hidden_size).
+    t.tensor(routed * m.expert_width() as f64, g, whole, fc1_offload);
+    t.tensor(routed * fc1_out / sh.etp, a, whole, c.offloads(OffloadModule::MoeAct));
+    t.tensor(routed * ffn / sh.etp, g, whole || c.recomputes(RecomputeModule::MoeAct), false);
+    t.tensor(routed, 4.0, whole, false);
+    if let Some(shared) = m.moe_shared_expert_intermediate_size.filter(|&f| f > 0) {
+        // The shared expert reads the norm output: no copy of its own in BF16, a quantized one under FP8/FP4.
+        mlp(m, sh, (a, g), shared, g != a, whole || c.recomputes(RecomputeModule::SharedExperts), t);
+    }
+    if let Some(l) = m.moe_latent_size {
+        // Latent MoE (moe/moe_layer.py): fc1_latent_proj reads the norm output (a quantized copy under FP8/FP4) and
+        // fc2_latent_proj the experts' combined output at width ℓ.
+        if g != a {
+            t.tensor(local, g, whole, false);
+        }
+        t.tensor(sh.local() * l as f64, g, whole, false);
+    }
+}
+
+/// Saved tensors of a state-space mixer (model/ssm.rs: elements per local token by tensor) for one microbatch: GEMM
+/// inputs at `g` bytes (quantized under FP8/FP4), fp32 tensors at 4, the rest at the activation size.
+fn ssm(tensors: &[SavedTensor], sh: &Shape, run: &Run, g: f64, t: &mut Tally) {
+    for x in tensors {
+        let bytes = if x.fp32 { 4.0 } else if x.gemm_input { g } else { run.act };
+        t.tensor(sh.tokens * x.elements, bytes, false, false);
+    }
+}
+
+/// Saved activations of one layer of `kind`, in FP8/FP4 (`low`) or BF16, and of its checkpointed form: its mixer's
+/// tensors, then its feed-forward block's.
+pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choices, kind: LayerKind, low: bool) -> LayerActivations {
+    let g = if low { run.gemm_in } else { run.act };
+    let mut t = Tally::default();
+    let split = Split { tp: sh.tp, sp: sh.sp, cp: p.parallelism.cp().max(1) as f64 };
+    match kind.mixer {
+        Mixer::None => {}
+        Mixer::Attention => attention(m, sh, run, g, c, &mut t),
+        Mixer::Mamba => ssm(&m.mamba_saved(split), sh, run, g, &mut t),
+        Mixer::GatedDeltaNet => ssm(&m.gdn_saved(split), sh, run, g, &mut t),
+    }
+    match kind.ffn {
+        Ffn::None => {}
+        Ffn::Moe => moe_block(m, sh, run, g, moe::routed_tokens(m, p, sh), c, &mut t),
+        Ffn::Dense => {
+            // The dense MLP's pre-MLP norm is fused into fc1 (TE spec), whose input (the residual) is the `mlp`
+            // checkpoint's input; `mlp` frees the rest (transformer_layer.py l.990-1010).
+            let recompute = c.recomputes(RecomputeModule::Mlp);
+            t.tensor(sh.local() * m.hidden_size as f64, run.act, false, false);
+            mlp(m, sh, (run.act, g), m.ffn_hidden_size, true, recompute, &mut t);
+        }
+    }
+    // Full recompute keeps only the layer's input (transformer_block.py _checkpointed_forward); with
+    // distribute_saved_activations (no SP) it is split over TP (tensor_parallel/random.py).
+    let split = if p.training.settings.distribute_saved_activations && sh.sp == 1.0 { sh.tp } else { 1.0 };
+    LayerActivations {
+        full: t.kept,
+        checkpointed: sh.local() * m.hidden_size as f64 * run.act / split,
+        recompute_working_set: t.recomputed,
+        offloaded: t.offloaded,
+    }
+}
+
+/// Activations of the output side of the last stage for one microbatch: final norm, logits and cross-entropy.
+// Final norm input and output (the output layer's input), bf16 logits and the fp32 softmax that
+// tensor_parallel/cross_entropy.py _VocabParallelCrossEntropy saves, each split over TP by vocabulary. The output
+// layer is a ColumnParallelLinear, not a TE FP8 module: BF16 under every recipe.
+pub(crate) fn output(p: &Plan, run: &Run, sh: &Shape, vocab: u64) -> f64 {
+    let h = p.model.hidden_size as f64;
+    2.0 * sh.local() * h * run.act + sh.tokens * vocab as f64 / sh.tp * (run.act + 4.0)
+}
+
+/// What the last stage keeps with `defer_embedding_wgrad_compute`: the output layer's input and output gradient of
+/// every deferred microbatch until the pipeline flush.
+// ML megatron/core/tensor_parallel/layers.py ColumnParallelLinear.forward: embedding_activation_buffer.append(input)
+// while fewer than wgrad_deferral_limit (0: no limit) are buffered, and grad_output_buffer the same in backward.
+pub(crate) fn deferred_wgrad(p: &Plan, run: &Run, sh: &Shape, vocab: u64, microbatches: u64) -> f64 {
+    let s = &p.training.settings;
+    if !s.defer_embedding_wgrad_compute {
+        return 0.0;
+    }
+    let deferred = if s.wgrad_deferral_limit == 0 { microbatches } else { microbatches.min(s.wgrad_deferral_limit) };
+    deferred as f64 * (sh.local() * p.model.hidden_size as f64 + sh.tokens * vocab as f64 / sh.tp) * run.act
+}
+
+/// Graphs one layer of `kind` holds under the plan's CUDA-graph settings.
+fn graphs_per_layer(p: &Plan, kind: LayerKind) -> f64 {
+    use crate::settings::{CudaGraphImpl, CudaGraphScope};
+    let s = &p.training.settings;
+    if s.cuda_graph_impl == CudaGraphImpl::None {
+        return 0.0;
+    }
+    // An empty scope (or full_iteration) graphs the whole layer: one graph.
+    if s.cuda_graph_scope.is_empty() || s.cuda_graph_impl == CudaGraphImpl::FullIteration {
+        return 1.0;
+    }
+    s.cuda_graph_scope
+        .iter()
+        .filter(|scope| match scope {
+            CudaGraphScope::Attn => kind.mixer == Mixer::Attention,
+            CudaGraphScope::Mlp => kind.ffn == Ffn::Dense,
+            CudaGraphScope::Moe | CudaGraphScope::MoeRouter | CudaGraphScope::MoePreprocess => kind.ffn == Ffn::Moe,
+            CudaGraphScope::Mamba => kind.mixer == Mixer::Mamba,
+        })
+        .count() as f64
+}
+
+/// CUDA graphs' static buffers per microbatch for one layer of `kind`: each graph's input and output hidden states
+/// and their gradients.
+// Inferred from the capture API (memory-settings.md §6): every graph keeps static sample inputs/outputs and static
+// grad inputs/outputs, ≈ 4·t·h/sp elements at 2 B per graphed scope, per layer and microbatch in flight
+// (ML megatron/core/transformer/cuda_graphs.py _get_sample_arguments, _get_cuda_graph_input_data; TECudaGraphHelper
+// captures one graph per layer per microbatch in the schedule's order).
+pub(crate) fn graph_buffers(p: &Plan, run: &Run, sh: &Shape, kind: LayerKind) -> f64 {
+    if p.training.settings.cuda_graph_impl == crate::settings::CudaGraphImpl::None {
+        return 0.0;
+    }
+    let per_graph = 4.0 * sh.local() * p.model.hidden_size as f64 * run.act;
+    per_graph * graphs_per_layer(p, kind)
+}

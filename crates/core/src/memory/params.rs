@@ -1,0 +1,175 @@
+//! What each pipeline stage holds that the layout decides: its layers by kind per virtual chunk and its parameters
+//! per GPU, with the share of them that FP8/FP4 layers store quantized.
+
+use super::run::Run;
+use crate::derive::Derived;
+use crate::model::{Ffn, KindCounts, LayerKind, LayerKinds, LayerParams, MAX_LAYER_KINDS, Mixer, ModelConfig};
+use crate::pipeline::StageSplit;
+use crate::plan::Plan;
+
+/// What one pipeline stage holds that the layout alone decides: its layers by kind in each virtual chunk and its
+/// parameters per GPU. The same for every micro-batch size, recompute and optimizer choice of that layout.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageParams {
+    pub layers: u64,
+    /// Parameters per GPU of the dense part (sharded over TP, or replicated) and of the routed experts (over EP·ETP).
+    pub dense: f64,
+    pub experts: f64,
+    /// Layers of each kind (indexed like the model's kind table) in each virtual chunk, in order.
+    pub chunks: Vec<KindCounts>,
+    /// The GEMM weights among `dense` / `experts` of layers that run in FP8 / FP4 (0 without low precision): what TE
+    /// stores quantized. Embeddings, the output layer, norms and routers stay in the parameter dtype.
+    pub dense_low: f64,
+    pub experts_low: f64,
+    /// Layers of each kind of this stage kept in BF16 under FP8 / FP4 (`first_last_layers_bf16`).
+    pub bf16_layers: KindCounts,
+    /// Parameters per GPU of the stage's largest layer (a Megatron-FSDP unit).
+    pub largest_layer: f64,
+}
+
+/// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
+/// callers that size many layouts of one model.
+pub fn stage_params(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds) -> Vec<StageParams> {
+    let mut out = Vec::new();
+    stage_params_into(p, d, split, kinds, &mut out);
+    out
+}
+
+/// The GEMM weights among a layer's replicated parameters: MLA's down-projections, duplicated on every TP rank, and a
+/// latent MoE's projections h → ℓ → h, duplicated likewise.
+// ML megatron/core/transformer/multi_latent_attention.py: linear_q_down_proj (h × q_lora_rank) and linear_kv_down_proj
+// (h × (kv_lora_rank + qk_pos_emb_head_dim)), TE linears in parallel_mode "duplicated"; moe/moe_layer.py
+// fc1_latent_proj / fc2_latent_proj (TELinear, parallel_mode "duplicated").
+fn replicated_gemms(m: &ModelConfig, kind: LayerKind) -> f64 {
+    let h = m.hidden_size as f64;
+    let mla = if m.multi_latent_attention && kind.mixer == Mixer::Attention {
+        h * m.q_lora_rank.unwrap_or(0) as f64 + h * (m.kv_lora_rank + m.qk_pos_emb_head_dim) as f64
+    } else {
+        0.0
+    };
+    let latent = if kind.ffn == Ffn::Moe { m.moe_latent_size.map_or(0.0, |l| 2.0 * h * l as f64) } else { 0.0 };
+    mla + latent
+}
+
+/// Layers `start..start + count` that fall in the first `first` or the last `last` layers of a `total`-layer model.
+fn edge_overlap(start: u64, count: u64, total: u64, first: u64, last: u64) -> [(u64, u64); 2] {
+    let end = start.saturating_add(count);
+    let head = (start, end.min(first).saturating_sub(start));
+    let tail_from = total.saturating_sub(last).max(first);
+    let tail_start = start.max(tail_from);
+    [head, (tail_start, end.saturating_sub(tail_start))]
+}
+
+/// As [`stage_params`], into `out`, reusing its buffers (the layout search sizes thousands of layouts).
+pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
+    let par = &p.parallelism;
+    let m = &p.model;
+    let run = Run::of(p);
+    let tp = par.tp().max(1) as f64;
+    let expert_shard = (par.ep().max(1) * par.etp().max(1)) as f64;
+    let vocab = d.padded_vocab_size;
+    let last = split.stages.len().saturating_sub(1);
+    // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in
+    // megatron/training/arguments.py); Megatron Bridge's gpt_provider.py provide() passes max_sequence_length = seq_length.
+    let position_rows = m.max_position_embeddings.unwrap_or(p.training.seq_length);
+    // Layers of one kind have identical parameters (model.rs params_of): per GPU, the TP-sharded part over TP plus
+    // the replicated part, and the routed experts over EP·ETP; the GEMM weights are the TP-sharded part plus the
+    // duplicated GEMMs (MLA's down-projections, a latent MoE's projections).
+    let per_gpu = |lp: &LayerParams| (lp.tp_sharded as f64 / tp + lp.replicated as f64, lp.routed_experts as f64 / expert_shard);
+    let table = &kinds.totals.table;
+    let mut per_kind = [(0.0, 0.0); MAX_LAYER_KINDS];
+    let mut gemm_kind = [0.0; MAX_LAYER_KINDS];
+    for (i, (&kind, lp)) in table.kinds().iter().zip(table.params()).enumerate() {
+        per_kind[i] = per_gpu(lp);
+        gemm_kind[i] = lp.tp_sharded as f64 / tp + replicated_gemms(m, kind);
+    }
+    let n_kinds = table.len();
+    out.resize_with(split.stages.len(), StageParams::default);
+    for ((rank, chunks), st) in split.stages.iter().enumerate().zip(out.iter_mut()) {
+        st.chunks.clear();
+        (st.layers, st.dense, st.experts, st.dense_low, st.experts_low) = (0, 0.0, 0.0, 0.0, 0.0);
+        st.bf16_layers = KindCounts::default();
+        let mut counts = KindCounts::default();
+        for c in chunks {
+            let chunk = kinds.counts_in(c.start, c.count);
+            counts.add_all(&chunk);
+            st.chunks.push(chunk);
+            st.layers += c.count;
+            if run.low() {
+                // ML megatron/core/fp8_utils.py is_first_last_bf16_layer: the first num_layers_at_start_in_bf16 and the
+                // last num_layers_at_end_in_bf16 layers of the model run in BF16.
+                for (from, n) in edge_overlap(c.start, c.count, m.num_layers, run.bf16_first, run.bf16_last) {
+                    st.bf16_layers.add_all(&kinds.counts_in(from, n));
+                }
+            }
+        }
+        st.largest_layer = 0.0;
+        for kind in 0..n_kinds {
+            let ((dense_per_layer, experts_per_layer), count) = (per_kind[kind], counts.get(kind));
+            st.dense += count as f64 * dense_per_layer;
+            st.experts += count as f64 * experts_per_layer;
+            if run.low() {
+                let quantized = count.saturating_sub(st.bf16_layers.get(kind)) as f64;
+                st.dense_low += quantized * gemm_kind[kind];
+                st.experts_low += quantized * experts_per_layer;
+            }
+            if count > 0 {
+                st.largest_layer = st.largest_layer.max(dense_per_layer + experts_per_layer);
+            }
+        }
+        if rank == 0 {
+            // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
+            st.dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
+        }
+        if rank == last {
+            // The final norm sits with the last decoder layer, on the last stage without a custom pipeline layout
+            // (megatron/core/transformer/transformer_block.py has_final_layernorm_in_this_stage); replicated over TP.
+            st.dense += m.final_norm_params() as f64;
+            // The output layer; with tied embeddings and PP > 1 the last stage keeps its own copy
+            // (megatron/core/models/common/language_module/language_module.py setup_embeddings_and_output_layer).
+            if !m.share_embeddings_and_output_weights || par.pp() > 1 {
+                st.dense += vocab as f64 * m.hidden_size as f64 / tp;
+            }
+            // With MTP the last stage builds its own LanguageModelEmbedding for the MTP inputs (gpt_model.py: built
+            // when pre_process or mtp_process; language_module.py keeps it in sync with the first stage's). With
+            // PP = 1 it is the first stage's. With tied weights its output_layer weight is still allocated
+            // (skip_weight_param_allocation only when pre_process), so both copies are counted.
+            if m.mtp_num_layers > 0 && par.pp() > 1 {
+                st.dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
+            }
+            // MTP layers sit on the last stage (multi_token_prediction.py), each depth its layers plus its projections
+            // (one depth's weights for every depth with mtp_use_repeated_layer); their GEMMs (the layers' and eh_proj,
+            // 2h·h) run in the layers' precision.
+            let block = &kinds.totals.mtp;
+            let (mtp_dense, mtp_experts) = per_gpu(&block.params);
+            let mtp = block.weight_copies as f64;
+            st.dense += mtp * mtp_dense;
+            st.experts += mtp * mtp_experts;
+            if run.low() {
+                let replicated =
+                    table.kinds().iter().enumerate().fold(0.0, |s, (i, &k)| s + block.layers.get(i) as f64 * replicated_gemms(m, k));
+                st.dense_low += mtp * (block.params.tp_sharded as f64 / tp + replicated);
+                st.experts_low += mtp * mtp_experts;
+            }
+            if block.weight_copies > 0 {
+                st.largest_layer = st.largest_layer.max(mtp_dense + mtp_experts);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edge_overlap;
+
+    #[test]
+    fn edge_layers_of_a_chunk() {
+        // 80 layers, first 1 and last 1 in BF16: chunk 0..4 holds layer 0; chunk 76..80 holds layer 79; 40..44 neither.
+        assert_eq!(edge_overlap(0, 4, 80, 1, 1), [(0, 1), (79, 0)]);
+        assert_eq!(edge_overlap(76, 4, 80, 1, 1), [(76, 0), (79, 1)]);
+        assert_eq!(edge_overlap(40, 4, 80, 1, 1), [(40, 0), (79, 0)]);
+        // Start and end ranges overlapping (3 layers, 2 + 2): counted once: layers 0, 1 from the start, 2 from the end.
+        let [a, b] = edge_overlap(0, 3, 3, 2, 2);
+        assert_eq!(a.1 + b.1, 3);
+    }
+}

@@ -1,0 +1,27 @@
+//! One file per panel of the page. Each panel gets what it shows as props (the [`crate::state::Doc`] or
+//! one of its memos) and writes through the [`crate::state::Editor`] in context; its own view state
+//! (a chosen mesh, a search's result) stays inside it.
+
+pub mod advisor;
+pub mod cluster;
+pub mod derived;
+pub mod diagnostics;
+pub mod exports;
+pub mod grid;
+pub mod header;
+pub mod memory;
+pub mod model;
+pub mod parallelism;
+pub mod training;
+
+pub use advisor::AdvisorPanel;
+pub use cluster::ClusterPanel;
+pub use derived::DerivedPanel;
+pub use diagnostics::DiagnosticsPanel;
+pub use exports::ExportPanel;
+pub use grid::GridPanel;
+pub use header::{Header, InputErrorPanel, Notice};
+pub use memory::MemoryPanel;
+pub use model::ModelPanel;
+pub use parallelism::ParallelismPanel;
+pub use training::TrainingPanel;

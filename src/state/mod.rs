@@ -1,0 +1,84 @@
+//! The app's state: one plan document, what the core makes of it, and the one writer that changes it.
+//!
+//! Panels get what they show as props (a [`Doc`]: the plan and memos over the core's report) and change
+//! the plan through the [`Editor`] in context. `plan_doc` edits the document, `share` carries it in a
+//! link, `sync` keeps the URL hash, localStorage and the theme in step with it.
+
+pub mod plan_doc;
+pub mod share;
+pub mod sync;
+
+use leptos::prelude::*;
+use meshplan_core::presets::{self, Catalog};
+use meshplan_core::{InputError, Report};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// What the core makes of the plan: its report, or why the plan file cannot be read.
+pub type Outcome = Result<Report, InputError>;
+
+/// The plan and the core's report on it, read-only: what panels are handed as props.
+#[derive(Clone, Copy)]
+pub struct Doc {
+    /// The plan document (the plan file's JSON).
+    pub plan: ReadSignal<Value>,
+    /// The core's report, a memo over the plan.
+    pub outcome: Memo<Outcome>,
+    /// The resolved plan (every default filled in) as JSON, addressed by the same paths as the plan.
+    pub resolved: Memo<Value>,
+}
+
+impl Doc {
+    /// The report and the resolved plan as memos over `plan`.
+    pub fn new(plan: ReadSignal<Value>) -> Doc {
+        let outcome = Memo::new(move |_| plan.with(meshplan_core::plan_value));
+        let resolved = Memo::new(move |_| {
+            outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
+        });
+        Doc { plan, outcome, resolved }
+    }
+}
+
+/// Every change to the plan or the notice goes through here; provided as context by the app.
+#[derive(Clone, Copy)]
+pub struct Editor {
+    plan: RwSignal<Value>,
+    notice: RwSignal<Option<String>>,
+}
+
+impl Editor {
+    pub fn new(plan: RwSignal<Value>, notice: RwSignal<Option<String>>) -> Editor {
+        Editor { plan, notice }
+    }
+
+    /// Sets the field at a dotted path (`Value::Null` removes it), see [`plan_doc::set`].
+    pub fn edit(&self, path: &str, value: Value) {
+        self.plan.update(|p| plan_doc::set(p, path, value));
+    }
+
+    /// Any other change to the document (the Advisor's Apply writes a whole layout).
+    pub fn update(&self, change: impl FnOnce(&mut Value)) {
+        self.plan.update(change);
+    }
+
+    /// Back to the default plan, with no notice.
+    pub fn reset(&self) {
+        self.plan.set(plan_doc::default_plan());
+        self.notice.set(None);
+    }
+
+    pub fn dismiss_notice(&self) {
+        self.notice.set(None);
+    }
+}
+
+/// The editor the app provides.
+pub fn editor() -> Editor {
+    expect_context::<Editor>()
+}
+
+/// The model presets and the GPU catalogue, read once.
+pub fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(presets::catalog)
+}

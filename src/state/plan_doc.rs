@@ -1,0 +1,132 @@
+//! The plan document: the app's one source of truth, the plan file's JSON exactly as
+//! `meshplan plan` reads it, edited by dotted path (`share.rs` carries it in the URL hash).
+//!
+//! Plain Rust (no DOM), so all of it is tested natively.
+
+use serde_json::{Map, Value, json};
+
+/// The plan the page opens with.
+pub fn default_plan() -> Value {
+    json!({
+        "model": "llama-3.1-8b",
+        "cluster": { "gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2 },
+        "training": {
+            "seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 128,
+            "recompute_granularity": "selective", "use_distributed_optimizer": true, "precision": "bf16"
+        },
+        "parallelism": {
+            "tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 2,
+            "context_parallel_size": 1, "expert_model_parallel_size": 1,
+            "sequence_parallel": true, "order": "tp-cp-ep-dp-pp"
+        }
+    })
+}
+
+/// The value at a dotted path (`parallelism.tensor_model_parallel_size`), if any.
+pub fn get<'a>(plan: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(plan, |v, key| v.get(key))
+}
+
+/// Sets the value at a dotted path, creating objects on the way. Setting a model field while
+/// `model` is a preset key turns it into `{"preset": key, field: value}`, which the core reads
+/// as that preset with an override. `Value::Null` removes the field (Megatron's default applies).
+pub fn set(plan: &mut Value, path: &str, value: Value) {
+    let keys: Vec<&str> = path.split('.').collect();
+    if keys.len() > 1 && keys[0] == "model" {
+        if let Some(Value::String(key)) = plan.get("model") {
+            let preset = json!({ "preset": key });
+            plan["model"] = preset;
+        }
+    }
+    let mut node = plan;
+    for key in &keys[..keys.len() - 1] {
+        if !node.is_object() {
+            *node = Value::Object(Map::new());
+        }
+        node = node.as_object_mut().expect("made an object").entry(*key).or_insert_with(|| Value::Object(Map::new()));
+    }
+    if !node.is_object() {
+        *node = Value::Object(Map::new());
+    }
+    let map = node.as_object_mut().expect("made an object");
+    let last = keys[keys.len() - 1];
+    if value.is_null() {
+        map.remove(last);
+    } else {
+        map.insert(last.to_string(), value);
+    }
+}
+
+/// What an edited text box means: an integer or a number if it reads as one, `true`/`false`,
+/// nothing (remove the field) when empty, otherwise the text itself — so any value can be
+/// typed and the core flags what is wrong instead of the form blocking it.
+pub fn typed_value(text: &str) -> Value {
+    let t = text.trim();
+    if t.is_empty() {
+        return Value::Null;
+    }
+    if let Ok(n) = t.parse::<u64>() {
+        return Value::from(n);
+    }
+    if let Ok(n) = t.parse::<i64>() {
+        return Value::from(n);
+    }
+    if let Ok(x) = t.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(x)
+    {
+        return Value::Number(n);
+    }
+    match t {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => Value::String(t.to_string()),
+    }
+}
+
+/// How a plan value shows in a text box.
+pub fn display_value(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_and_get_by_path() {
+        let mut p = default_plan();
+        set(&mut p, "parallelism.tensor_model_parallel_size", json!(4));
+        assert_eq!(get(&p, "parallelism.tensor_model_parallel_size"), Some(&json!(4)));
+        set(&mut p, "parallelism.virtual_pipeline_model_parallel_size", json!(2));
+        set(&mut p, "parallelism.virtual_pipeline_model_parallel_size", Value::Null);
+        assert_eq!(get(&p, "parallelism.virtual_pipeline_model_parallel_size"), None);
+        set(&mut p, "new.section.field", json!("x"));
+        assert_eq!(get(&p, "new.section.field"), Some(&json!("x")));
+    }
+
+    #[test]
+    fn editing_a_model_field_keeps_the_preset_as_base() {
+        let mut p = default_plan();
+        set(&mut p, "model.num_layers", json!(40));
+        assert_eq!(p["model"], json!({"preset": "llama-3.1-8b", "num_layers": 40}));
+        let report = meshplan_core::plan_value(&p).unwrap();
+        assert_eq!(report.plan.model.num_layers, 40);
+        assert_eq!(report.plan.model.hidden_size, 4096);
+    }
+
+    #[test]
+    fn typed_values() {
+        assert_eq!(typed_value(" 8 "), json!(8));
+        assert_eq!(typed_value("-2"), json!(-2));
+        assert_eq!(typed_value("2.5"), json!(2.5));
+        assert_eq!(typed_value(""), Value::Null);
+        assert_eq!(typed_value("true"), json!(true));
+        assert_eq!(typed_value("four"), json!("four"));
+        assert_eq!(display_value(Some(&json!(8))), "8");
+        assert_eq!(display_value(Some(&json!("tp-cp-ep-dp-pp"))), "tp-cp-ep-dp-pp");
+    }
+}
