@@ -151,6 +151,14 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
         moe_shared_expert_gate,
     };
     fill_ssm_defaults(&mut config);
+    if config.hybrid_layer_pattern.as_ref().is_some_and(|p| p.has(b'E')) && !config.is_moe() {
+        // HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).
+        diags.push(Diagnostic::new(
+            Code::InvalidValue,
+            "the hybrid pattern has E (MoE) layers but num_moe_experts is not set: they are counted without experts",
+            "set model.num_moe_experts (and moe_router_topk, moe_ffn_hidden_size)",
+        ));
+    }
     config
 }
 
