@@ -61,7 +61,15 @@ pub fn nemotron_h(c: &Map<String, Value>, m: &mut Map<String, Value>) -> Result<
         ));
     };
     put("hybrid_layer_pattern", json!(pattern));
-    for (hf, megatron) in [("mamba_head_dim", "mamba_head_dim"), ("mamba_num_heads", "mamba_num_heads"), ("n_groups", "mamba_num_groups"), ("ssm_state_size", "mamba_state_dim")] {
+    let renamed = [
+        ("mamba_head_dim", "mamba_head_dim"),
+        ("mamba_num_heads", "mamba_num_heads"),
+        ("n_groups", "mamba_num_groups"),
+        ("ssm_state_size", "mamba_state_dim"),
+        ("moe_shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"),
+        ("moe_latent_size", "moe_latent_size"),
+    ];
+    for (hf, megatron) in renamed {
         if let Some(v) = g(hf) {
             put(megatron, json!(v));
         }
@@ -72,12 +80,6 @@ pub fn nemotron_h(c: &Map<String, Value>, m: &mut Map<String, Value>) -> Result<
     put("add_bias_linear", json!(c.get("use_bias").and_then(Value::as_bool).unwrap_or(false)));
     if let Some(kv) = g("head_dim").or(g("attention_head_dim")) {
         put("kv_channels", json!(kv));
-    }
-    if let Some(s) = g("moe_shared_expert_intermediate_size") {
-        put("moe_shared_expert_intermediate_size", json!(s));
-    }
-    if let Some(l) = g("moe_latent_size") {
-        put("moe_latent_size", json!(l));
     }
     let depths = g("num_nextn_predict_layers").unwrap_or(0);
     if depths > 0 {
