@@ -1,7 +1,7 @@
 //! Sizes that follow from a plan: data-parallel sizes, minimum GPUs, microbatches, bubble, parameters.
 //! Pure arithmetic with no checks; the rules judge these numbers, memory and perf build on them.
 
-use crate::pipeline::{self, StageSplit};
+use crate::pipeline::{self, Placement, StageSplit};
 use crate::plan::Plan;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +28,13 @@ pub struct Derived {
     pub mtp_parameters: u64,
     pub layers_per_stage: Vec<u64>,
     pub tokens_per_step: u64,
+    /// Decoder layers of each virtual chunk of each pipeline stage, `layers_per_chunk[pp][vpp]` (a stage the split
+    /// leaves without layers has no chunks listed, unless a layout names its empty chunks).
+    #[serde(default)]
+    pub layers_per_chunk: Vec<Vec<u64>>,
+    /// The chunks that build the embedding, the output layer and loss, and the MTP layers (None without MTP).
+    #[serde(default)]
+    pub pipeline_placement: Placement,
 }
 
 fn div_exact(a: u64, b: u64) -> u64 {
@@ -73,8 +80,22 @@ pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
     let counts = p.model.param_counts();
     let mut layers_per_stage = std::mem::take(&mut out.layers_per_stage);
     layers_per_stage.clear();
+    // Inner lists are kept and refilled, so a search deriving many layouts of one pipeline shape allocates once.
+    let mut layers_per_chunk = std::mem::take(&mut out.layers_per_chunk);
+    let stages = split.map_or(0, |s| s.stages.len());
+    layers_per_chunk.truncate(stages);
+    layers_per_chunk.resize_with(stages, Vec::new);
+    let mut pipeline_placement = Placement::default_for(par.pp(), par.vpp());
     if let Some(split) = split {
         layers_per_stage.extend(split.layer_counts());
+        for (rank, chunks) in layers_per_chunk.iter_mut().enumerate() {
+            chunks.clear();
+            chunks.extend(split.chunk_counts(rank));
+        }
+        pipeline_placement = split.placement;
+    }
+    if p.model.mtp_num_layers == 0 {
+        pipeline_placement.mtp = None;
     }
     *out = Derived {
         world_size: world,
@@ -92,6 +113,8 @@ pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
         mtp_parameters: sat(counts.mtp),
         layers_per_stage,
         tokens_per_step: sat(gbs as u128 * p.training.seq_length as u128),
+        layers_per_chunk,
+        pipeline_placement,
     };
 }
 

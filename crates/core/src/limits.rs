@@ -33,6 +33,18 @@ pub const MAX_LAYERS: u64 = 1 << 14;
 /// and MTP depths after `/`. Parsing is linear in the length (runs of one symbol, segment lengths), ~1 ms at the limit.
 pub const MAX_PATTERN_CHARS: usize = 1 << 16;
 
+/// Most pipeline stages (PP·VPP) a `pipeline_model_parallel_layout` or a hybrid pattern's `|` segments may describe
+/// (2^14 = 16,384, as many as [`MAX_LAYERS`]). Without a layout every stage builds at least one layer, so the layers
+/// bound the stages; a layout may leave stages empty (`E||t|L`), so it needs a bound of its own. Each stage costs the
+/// report about 1 KB, as for layers. Published layouts have at most 40 stages (Llama-3 70B on PP 8 × VPP 5).
+pub const MAX_PIPELINE_STAGES: u64 = 1 << 14;
+
+/// The longest `pipeline_model_parallel_layout` text read, in characters, and the longest it may grow to when its
+/// `(…)*n` groups are unrolled (2^16 = 65,536). A layout written out in full for a [`MAX_LAYERS`]-layer model with a
+/// stage per layer has 2·2^14 characters; Megatron Bridge's longest recipe layout (GLM-5.2 on PP 13 × VPP 2) has 106.
+/// The repetition counts are read before anything is unrolled, so `t*999999999` costs no more than `t*9`.
+pub const MAX_LAYOUT_CHARS: usize = 1 << 16;
+
 /// Most routed experts a model may have (2^16 = 65,536; published models have at most 512). The search tries every
 /// expert-parallel size that divides the expert count.
 pub const MAX_EXPERTS: u64 = 1 << 16;

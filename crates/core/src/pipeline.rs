@@ -1,4 +1,14 @@
 //! Which layers each pipeline stage (and each virtual chunk) builds, and the pipeline schedule's numbers.
+//!
+//! Three ways to split the decoder layers, each giving a [`StageSplit`]: Megatron's even split with optional uneven
+//! first/last stages and `account_for_*_in_pipeline_split` ([`split_layers_accounting`]), an explicit
+//! `pipeline_model_parallel_layout` ([`layout`]), and a hybrid layer pattern's `|` segments ([`segments`]).
+
+pub mod layout;
+pub mod segments;
+
+pub use layout::{LayoutError, LayoutSpec, LayoutSplit};
+pub use segments::{SegmentError, split_from_segments};
 
 use serde::{Deserialize, Serialize};
 
@@ -10,13 +20,49 @@ pub struct Chunk {
     pub count: u64,
 }
 
+/// One model chunk: a pipeline rank and one of its virtual chunks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChunkRef {
+    pub pipeline_rank: u64,
+    pub virtual_rank: u64,
+}
+
+/// Where the modules that are not decoder layers are built.
+// megatron/core/models/gpt/gpt_model.py: the embedding where pre_process (is_pipeline_first_stage: pp 0, vpp 0), the
+// output layer and loss where post_process (is_pipeline_last_stage: last pp, last vpp), wherever a layout's `E` and
+// `L` sit; the MTP block where multi_token_prediction.py mtp_on_this_rank says (a layout's `m`, else the last chunk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    pub embedding: ChunkRef,
+    /// The output layer, the loss (and, without MTP, the final norm).
+    pub loss: ChunkRef,
+    /// The chunk that builds the MTP layers; None when the model has none.
+    pub mtp: Option<ChunkRef>,
+}
+
+impl Placement {
+    /// Megatron's placement without a layout: embedding on (0, 0), output, loss and MTP on (PP − 1, VPP − 1).
+    pub fn default_for(pp: u64, vpp: u64) -> Placement {
+        let last = ChunkRef { pipeline_rank: pp.max(1) - 1, virtual_rank: vpp.max(1) - 1 };
+        Placement { embedding: ChunkRef::default(), loss: last, mtp: Some(last) }
+    }
+}
+
 /// Layer assignment of every pipeline stage, one entry per pipeline rank.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageSplit {
     pub stages: Vec<Vec<Chunk>>,
+    /// Where the embedding, the output layer and the MTP layers are built.
+    #[serde(default)]
+    pub placement: Placement,
 }
 
 impl StageSplit {
+    /// A split with Megatron's placement of embedding, output and MTP on `vpp` chunks per stage.
+    pub fn new(stages: Vec<Vec<Chunk>>, vpp: u64) -> StageSplit {
+        let placement = Placement::default_for(stages.len() as u64, vpp);
+        StageSplit { stages, placement }
+    }
     pub fn layers_per_stage(&self) -> Vec<u64> {
         self.layer_counts().collect()
     }
@@ -24,9 +70,17 @@ impl StageSplit {
     pub fn layer_counts(&self) -> impl Iterator<Item = u64> + '_ {
         self.stages.iter().map(|s| s.iter().map(|c| c.count).sum())
     }
+    /// Layers of each virtual chunk of `stage`, in chunk order.
+    pub fn chunk_counts(&self, stage: usize) -> impl Iterator<Item = u64> + '_ {
+        self.stages.get(stage).into_iter().flatten().map(|c| c.count)
+    }
     /// Every layer index of `stage`, in model order.
     pub fn layer_indices(&self, stage: usize) -> impl Iterator<Item = u64> + '_ {
         self.stages.get(stage).into_iter().flatten().flat_map(|c| c.start..c.start + c.count)
+    }
+    /// The pipeline rank whose chunks hold decoder layer `layer` (0-based), if any.
+    pub fn stage_of_layer(&self, layer: u64) -> Option<usize> {
+        self.stages.iter().position(|s| s.iter().any(|c| (c.start..c.start + c.count).contains(&layer)))
     }
 }
 
@@ -44,24 +98,7 @@ pub fn balanced_split(num_layers: u64, pp: u64) -> StageSplit {
             vec![chunk]
         })
         .collect();
-    StageSplit { stages }
-}
-
-/// The split a hybrid pattern's `|` segments give: segment i is pipeline rank i mod PP, virtual chunk i div PP, its
-/// layers following the earlier segments'. The caller checks that there are PP·VPP segments. (A minimal version: the
-/// zoo-layout branch's `split_from_segments` adds Megatron's checks and diagnostics.)
-// Source: megatron/core/models/hybrid/hybrid_layer_allocation.py select_pipeline_segment (segment index
-// vp_stage·PP + pp_rank; offset = the sum of the earlier segments' lengths).
-pub fn split_from_segments(segments: &[u64], pp: u64) -> StageSplit {
-    let pp = pp.max(1);
-    let mut stages: Vec<Vec<Chunk>> = vec![Vec::new(); pp as usize];
-    let mut start = 0u64;
-    for (i, &count) in segments.iter().enumerate() {
-        let i = i as u64;
-        stages[(i % pp) as usize].push(Chunk { virtual_rank: i / pp, start, count });
-        start = start.saturating_add(count);
-    }
-    StageSplit { stages }
+    StageSplit::new(stages, 1)
 }
 
 /// Why a layer split fails; the rules module turns these into diagnostics.
@@ -75,6 +112,16 @@ pub enum SplitError {
     TooManyEdgeLayers { first: u64, last: u64, layers: u64 },
     /// Uneven first/last stages need PP > 1 (or PP > 2 with both and a middle).
     EdgeNeedsPipeline,
+    /// `account_for_*_in_pipeline_split` together with uneven first/last stages.
+    AccountWithUneven,
+    /// `layers` plus the `extra` accounted embedding/loss do not divide over `stages`.
+    AccountedUneven { layers: u64, extra: u64, stages: u64 },
+    /// A stage of `per_stage` accounted layers does not split into `vpp` chunks.
+    AccountedVirtualUneven { per_stage: u64, vpp: u64 },
+    /// An invalid `pipeline_model_parallel_layout`.
+    Layout(LayoutError),
+    /// Hybrid `|` segments that do not map onto the pipeline.
+    Segments(SegmentError),
 }
 
 /// Splits `num_layers` over `pp` stages × `vpp` chunks, with optional uneven first/last stages.
@@ -83,7 +130,31 @@ pub enum SplitError {
 // (chunk v of stage p holds model chunk v·PP + p), first/last stage counts are split evenly over their
 // virtual chunks, the middle layers evenly over the middle stages.
 pub fn split_layers(num_layers: u64, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>) -> Result<StageSplit, SplitError> {
+    split_layers_accounting(num_layers, pp, vpp, first, last, false, false)
+}
+
+/// As [`split_layers`], with Megatron's `account_for_embedding_in_pipeline_split` / `account_for_loss_in_pipeline_split`:
+/// the embedding and the loss each count as one more layer of the even split, so the first chunk (pp 0, vpp 0) builds
+/// one decoder layer fewer, and the last chunk (last pp, last vpp) one fewer.
+// Source: megatron/core/transformer/transformer_block.py get_num_layers_to_build (num_layers + e + l over PP, then VPP;
+// minus one on the first/last chunk), transformer_layer.py get_transformer_layer_offset (the offset minus one past the
+// first chunk when the embedding is accounted), transformer_config.py __post_init__ (ValueError with uneven stages).
+pub fn split_layers_accounting(
+    num_layers: u64,
+    pp: u64,
+    vpp: u64,
+    first: Option<u64>,
+    last: Option<u64>,
+    embedding: bool,
+    loss: bool,
+) -> Result<StageSplit, SplitError> {
     let pp = pp.max(1);
+    if embedding || loss {
+        if first.is_some() || last.is_some() {
+            return Err(SplitError::AccountWithUneven);
+        }
+        return accounted_split(num_layers, pp, vpp.max(1), embedding, loss);
+    }
     let vpp = vpp.max(1);
     let (f, l) = (first.unwrap_or(0), last.unwrap_or(0));
     if (first.is_some() || last.is_some()) && pp == 1 {
@@ -141,7 +212,34 @@ pub fn split_layers(num_layers: u64, pp: u64, vpp: u64, first: Option<u64>, last
             next += count;
         }
     }
-    Ok(StageSplit { stages })
+    Ok(StageSplit::new(stages, vpp))
+}
+
+/// The even split with the embedding and/or the loss counted as a layer (see [`split_layers_accounting`]).
+fn accounted_split(num_layers: u64, pp: u64, vpp: u64, embedding: bool, loss: bool) -> Result<StageSplit, SplitError> {
+    let extra = u64::from(embedding) + u64::from(loss);
+    let total = num_layers.saturating_add(extra);
+    if pp > num_layers || total % pp != 0 {
+        // PP ≤ num_layers also bounds the chunks below: each stage holds total / PP ≥ 1 slots, VPP of them at most.
+        return Err(SplitError::AccountedUneven { layers: num_layers, extra, stages: pp });
+    }
+    let per_stage = total / pp;
+    if per_stage % vpp != 0 {
+        return Err(SplitError::AccountedVirtualUneven { per_stage, vpp });
+    }
+    let per_chunk = per_stage / vpp;
+    let mut stages: Vec<Vec<Chunk>> = (0..pp).map(|_| Vec::with_capacity(vpp as usize)).collect();
+    let mut next = 0u64;
+    for v in 0..vpp {
+        for (p, stage) in stages.iter_mut().enumerate() {
+            let first_chunk = embedding && p == 0 && v == 0;
+            let last_chunk = loss && p as u64 == pp - 1 && v == vpp - 1;
+            let count = per_chunk - u64::from(first_chunk) - u64::from(last_chunk);
+            stage.push(Chunk { virtual_rank: v, start: next, count });
+            next += count;
+        }
+    }
+    Ok(StageSplit::new(stages, vpp))
 }
 
 /// Fraction of the step the pipeline idles: (PP − 1) / (VPP · m).
@@ -191,6 +289,31 @@ pub fn last_chunk_in_flight(pp: u64, vpp: u64, group: u64, microbatches: u64) ->
         return 1;
     }
     (vpp - 1).saturating_mul(group - r).saturating_add(1).min(r).max(1)
+}
+
+/// Microbatches whose last-chunk activations pipeline rank `rank` holds at its peak: [`last_chunk_in_flight`] on the
+/// last rank; on another rank (a layout's standalone MTP chunk) its last chunk's forward for a microbatch comes
+/// 2·(PP − 1 − rank) chunk-steps before that chunk's backward.
+// megatron/core/pipeline_parallel/schedules.py (interleaved): rank r runs W = (PP − r − 1)·2 + (VPP − 1)·N warm-up
+// forwards, then forward W + k with backward k. In forward order chunk c of microbatch j of group g is g·N·VPP + c·N + j,
+// in backward order chunk VPP − 1 of it is g·N·VPP + j, so its backward runs at step g·N·VPP + j + W = its forward step
+// + 2·(PP − r − 1). The last chunk's forwards are N steps in a row every N·VPP steps, so a window of 2·(PP − r − 1) + 1
+// steps holds at most q·N + min(N, rest) of them (q whole periods and a rest). Without interleaving the rank's one
+// chunk is its whole stage: PP − r microbatches (1F1B).
+pub fn last_chunk_in_flight_at(pp: u64, vpp: u64, group: u64, rank: u64, microbatches: u64) -> u64 {
+    let pp = pp.max(1);
+    if rank >= pp - 1 {
+        return last_chunk_in_flight(pp, vpp, group, microbatches);
+    }
+    let m = microbatches.max(1);
+    if vpp <= 1 {
+        return (pp - rank).min(m);
+    }
+    let group = group.max(1);
+    let window = 2 * (pp - 1 - rank) + 1;
+    let period = group.saturating_mul(vpp);
+    let alive = (window / period).saturating_mul(group).saturating_add(group.min(window % period));
+    alive.min(m).max(1)
 }
 
 #[cfg(test)]
@@ -283,6 +406,35 @@ mod tests {
         assert_eq!(microbatches_in_flight(4, 2, 8, 3, 16), 4.5);
         // Only 3 microbatches (6 chunk forwards): the warm-up of 14 is capped at all 6, i.e. 3 stage-microbatches.
         assert_eq!(microbatches_in_flight(4, 2, 8, 0, 3), 3.0);
+    }
+
+    #[test]
+    fn last_chunk_in_flight_on_other_ranks_follows_the_schedule_order() {
+        // Brute force from schedules.py's order: rank r runs W = 2·(PP − r − 1) + (VPP − 1)·N warm-up forwards, then
+        // at step s forward s, then backward s − W. Forward item g·N·VPP + c·N + j is chunk c of microbatch g·N + j;
+        // backward item g·N·VPP + c'·N + j is chunk VPP − 1 − c' of it. Count the last chunk's forwards whose backward
+        // has not run, after each step's forward.
+        for (pp, vpp, n, m) in [(2u64, 8u64, 2u64, 16u64), (4, 2, 4, 16), (8, 4, 8, 64), (4, 3, 4, 12), (16, 2, 16, 32)] {
+            for r in 0..pp - 1 {
+                let w = 2 * (pp - r - 1) + (vpp - 1) * n;
+                let total = m * vpp;
+                let (mut alive, mut peak) = (std::collections::BTreeSet::new(), 0);
+                for s in 0..total + w {
+                    if s < total && (s % (n * vpp)) / n == vpp - 1 {
+                        alive.insert(s / (n * vpp) * n + s % n);
+                    }
+                    peak = peak.max(alive.len() as u64);
+                    if s >= w && s - w < total && (s - w) % (n * vpp) / n == 0 {
+                        alive.remove(&((s - w) / (n * vpp) * n + (s - w) % n));
+                    }
+                }
+                assert_eq!(last_chunk_in_flight_at(pp, vpp, n, r, m), peak, "PP {pp} VPP {vpp} N {n} rank {r}");
+            }
+        }
+        // Without interleaving the last chunk is the stage: PP − r microbatches (1F1B).
+        assert_eq!(last_chunk_in_flight_at(4, 1, 4, 1, 16), 3);
+        // The last rank is last_chunk_in_flight's.
+        assert_eq!(last_chunk_in_flight_at(2, 2, 3, 1, 5), 2);
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! Megatron's names and defaults.
 
 use crate::fields::{Fields, nearest, short, too_long};
-use crate::limits::{MAX_FIELD, MAX_PLAN_BYTES};
+use crate::limits::{MAX_FIELD, MAX_LAYOUT_CHARS, MAX_PLAN_BYTES};
 use crate::model::ModelConfig;
+use crate::pipeline::layout::{self, LayoutSpec};
 use crate::presets::{self, GpuSpec};
 use crate::{Code, Diagnostic, hf, settings};
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,16 @@ pub struct Parallelism {
     /// when PP > 1 and VPP > 1).
     #[serde(default)]
     pub overlap_p2p_comm: Option<bool>,
+    /// Megatron-Core's explicit split of every (pipeline rank, virtual chunk), as the plan gives it; when it reads, its
+    /// stages / PP set the VPP (see [`crate::pipeline::layout`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline_model_parallel_layout: Option<LayoutSpec>,
+    /// Count the embedding (the loss) as one more layer of the even split: the first (last) chunk builds one decoder
+    /// layer fewer (megatron/core/transformer/transformer_block.py get_num_layers_to_build).
+    #[serde(default)]
+    pub account_for_embedding_in_pipeline_split: bool,
+    #[serde(default)]
+    pub account_for_loss_in_pipeline_split: bool,
 }
 
 impl Parallelism {
@@ -138,16 +149,34 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
     let (cluster, gpu) = parse_cluster(value.get("cluster"), &mut diags)?;
     let training = parse_training(value.get("training"), &mut diags);
     let mut parallelism = parse_parallelism(value.get("parallelism"), &mut diags);
-    bound_pipeline(model.num_layers, &mut parallelism, &mut diags);
+    bound_pipeline(&model, &mut parallelism, &mut diags);
     Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism }, diags))
 }
 
-/// Pipeline stages beyond the layer count: in every split Megatron accepts each stage builds at least one layer, so
-/// PP ≤ num_layers. A larger PP is an error here, before any per-stage work, and the default PP = 1 is used instead.
-/// (Virtual chunks need no such bound: [`crate::pipeline::split_layers`] builds chunks only for stages with layers,
-/// each at least one layer.)
-pub fn bound_pipeline(num_layers: u64, par: &mut Parallelism, diags: &mut Vec<Diagnostic>) {
+/// Pipeline stages beyond the layer count: in every split Megatron accepts without a layout each stage builds at least
+/// one layer, so PP ≤ num_layers. A larger PP is an error here, before any per-stage work, and the default PP = 1 is
+/// used instead. A `pipeline_model_parallel_layout` or a hybrid pattern's `|` segments may leave stages empty: their
+/// stage count (bounded by [`crate::limits::MAX_PIPELINE_STAGES`] before anything is built) then bounds PP, and sets
+/// the VPP Megatron derives from it when the plan leaves VPP unset. (Virtual chunks need no bound of their own: [`crate::pipeline::split_layers`]
+/// builds chunks only for stages with layers, each at least one layer; a layout's chunks are its stages.)
+pub fn bound_pipeline(model: &ModelConfig, par: &mut Parallelism, diags: &mut Vec<Diagnostic>) {
+    let num_layers = model.num_layers;
     let pp = par.pipeline_model_parallel_size;
+    // A hybrid pattern's `|` segments are its stages (bounded by the pattern's length, MAX_PATTERN_CHARS); else a
+    // layout's stages.
+    let explicit_stages = match &model.hybrid_layer_pattern {
+        Some(h) if h.segments().len() > 1 => Some(h.segments().len() as u64),
+        Some(_) => None,
+        None => par.pipeline_model_parallel_layout.as_ref().and_then(|spec| layout::stage_count(spec, num_layers, model.mtp_num_layers).ok()),
+    };
+    if let Some(stages) = explicit_stages.filter(|&stages| stages % pp == 0 && stages <= crate::limits::MAX_PIPELINE_STAGES) {
+        // transformer_config.py __post_init__ sets VPP from a layout when it is None and the layout gives > 1;
+        // megatron/training/arguments.py does the same for a hybrid pattern's segments.
+        if par.virtual_pipeline_model_parallel_size.is_none() && stages / pp > 1 {
+            par.virtual_pipeline_model_parallel_size = Some(stages / pp);
+        }
+        return;
+    }
     if pp > num_layers {
         diags.push(Diagnostic::new(
             Code::PipelineExceedsLayers,
@@ -317,6 +346,9 @@ fn parse_parallelism(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Para
     let last = f.opt_uint("num_layers_in_last_pipeline_stage", 0, MAX_LAYERS);
     let group = f.opt_uint("microbatch_group_size_per_vp_stage", 1, MAX_PARALLEL);
     let overlap_p2p_comm = f.opt_bool("overlap_p2p_comm");
+    let layout = read_layout(&mut f);
+    let account_embedding = f.boolean("account_for_embedding_in_pipeline_split", false);
+    let account_loss = f.boolean("account_for_loss_in_pipeline_split", false);
     f.finish();
     Parallelism {
         tensor_model_parallel_size: tp,
@@ -333,5 +365,37 @@ fn parse_parallelism(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Para
         num_layers_in_last_pipeline_stage: last,
         microbatch_group_size_per_vp_stage: group,
         overlap_p2p_comm,
+        pipeline_model_parallel_layout: layout,
+        account_for_embedding_in_pipeline_split: account_embedding,
+        account_for_loss_in_pipeline_split: account_loss,
+    }
+}
+
+/// `pipeline_model_parallel_layout`: Megatron's string form (at most [`MAX_LAYOUT_CHARS`] characters) or its list of
+/// lists, kept as given; its meaning is checked when the plan is planned.
+fn read_layout(f: &mut Fields) -> Option<LayoutSpec> {
+    const KEY: &str = "pipeline_model_parallel_layout";
+    match f.raw(KEY)? {
+        serde_json::Value::String(s) => {
+            let chars = s.chars().count();
+            if chars > MAX_LAYOUT_CHARS {
+                f.diags.push(Diagnostic::new(
+                    Code::LayoutTooLarge,
+                    format!("`parallelism.{KEY}` is {chars} characters long; the longest layout read is {MAX_LAYOUT_CHARS} (it was ignored)"),
+                    "write the layout with (…)*n and x*n repetitions: a layout has one t per decoder layer, one m per MTP layer, E, L and | between stages",
+                ));
+                return None;
+            }
+            Some(LayoutSpec::Text(s.clone()))
+        }
+        serde_json::Value::Array(rows) => Some(LayoutSpec::List(rows.clone())),
+        other => {
+            f.diags.push(Diagnostic::new(
+                Code::InvalidValue,
+                format!("`parallelism.{KEY}` must be a layout string such as \"Et*3|(tt|)*29,m|L\" or a list of stage lists, found {}", short(other)),
+                format!("set `parallelism.{KEY}` to Megatron's string form or list form (ignored meanwhile)"),
+            ));
+            None
+        }
     }
 }

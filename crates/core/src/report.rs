@@ -50,16 +50,32 @@ pub fn memory_value(value: &Value) -> Result<MemoryReport, InputError> {
     Ok(memory_of(&p, &derived, &split))
 }
 
-/// The plan's layer split over its pipeline stages and virtual chunks: a hybrid pattern's `|` segments when there are
-/// PP·VPP of them, else Megatron's even split (with uneven first/last stages).
-fn split_of(p: &Plan) -> Result<StageSplit, SplitError> {
+/// The plan's layer split over its pipeline stages and virtual chunks: a hybrid pattern's `|` segments, else its
+/// `pipeline_model_parallel_layout`, else Megatron's even split (uneven first/last stages,
+/// `account_for_*_in_pipeline_split`).
+pub fn split_of(p: &Plan) -> Result<StageSplit, SplitError> {
     let par = &p.parallelism;
-    let segments = p.model.hybrid_layer_pattern.as_ref().map_or(&[][..], |h| h.segments());
-    let uneven = par.num_layers_in_first_pipeline_stage.is_some() || par.num_layers_in_last_pipeline_stage.is_some();
-    if segments.len() > 1 && !uneven && segments.len() as u64 == par.pp().saturating_mul(par.vpp()) {
-        return Ok(pipeline::split_from_segments(segments, par.pp()));
+    let (first, last) = (par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage);
+    if let Some(h) = &p.model.hybrid_layer_pattern {
+        // The pattern's segments are the stages; a layout or account_for_* beside it is its own error
+        // (rules::pipeline_layout::hybrid), as Megatron-LM asserts before it builds anything.
+        return pipeline::split_from_segments(h.segments(), par.pp(), par.virtual_pipeline_model_parallel_size, first, last);
     }
-    pipeline::split_layers(p.model.num_layers, par.pp(), par.vpp(), par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage)
+    if let Some(spec) = &par.pipeline_model_parallel_layout {
+        let explicit_vpp = par.virtual_pipeline_model_parallel_size;
+        return pipeline::layout::split(spec, par.pp(), explicit_vpp, p.model.num_layers, p.model.mtp_num_layers)
+            .map(|l| l.split)
+            .map_err(SplitError::Layout);
+    }
+    pipeline::split_layers_accounting(
+        p.model.num_layers,
+        par.pp(),
+        par.vpp(),
+        first,
+        last,
+        par.account_for_embedding_in_pipeline_split,
+        par.account_for_loss_in_pipeline_split,
+    )
 }
 
 /// Memory over the plan's layer split; an invalid split still gets an estimate, over the nearest even split (its

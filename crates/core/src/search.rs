@@ -187,6 +187,11 @@ fn apply(p: &mut Plan, k: &Key) {
     }
     par.num_layers_in_first_pipeline_stage = k.first;
     par.num_layers_in_last_pipeline_stage = k.last;
+    // The search plans the split itself (even, or one lighter edge stage): a layout or accounted split of the base
+    // plan is written for the base plan's pipeline, not the candidate's.
+    par.pipeline_model_parallel_layout = None;
+    par.account_for_embedding_in_pipeline_split = false;
+    par.account_for_loss_in_pipeline_split = false;
     par.microbatch_group_size_per_vp_stage = None;
     p.training.micro_batch_size = k.mbs;
     apply_training(p, k);

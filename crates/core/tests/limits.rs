@@ -288,3 +288,65 @@ fn a_search_space_too_large_to_size_in_a_second_is_refused_before_sizing_it() {
     let r = answers("DeepSeek-V3 search", move || meshplan_core::search::search_str(&text, &Default::default()).unwrap());
     assert!(r.evaluated > 0);
 }
+
+fn llama_8b_pp2_layout(layout: Value) -> Value {
+    llama_8b_on_8(json!({"pipeline_model_parallel_size": 2, "pipeline_model_parallel_layout": layout}))
+}
+
+#[test]
+fn layout_repetitions_are_counted_before_anything_is_unrolled() {
+    // Llama-3.1-8B: 32 layers, no MTP; a layout holds at most 32 + 0 + 2 + 16,383 = 16,417 entries and separators.
+    // `t*999999999` would be a 10^9-character string in Megatron's parser.
+    let r = plan_all("t*999999999", llama_8b_pp2_layout(json!("Et*999999999|L")));
+    let d = find(&r, "layout-too-large");
+    assert!(d.message.contains("1000000002") && d.message.contains("16417"), "{}", d.message);
+    // `(t|)*4294967296`: 2^32 copies of a 2-character group (+ E and L: 8,589,934,594 characters), refused at 2^16
+    // characters after unrolling `(…)*n`.
+    let r = plan_all("(t|)*2^32", llama_8b_pp2_layout(json!("E(t|)*4294967296L")));
+    let d = find(&r, "layout-too-large");
+    assert!(d.message.contains("8589934594") && d.message.contains("65536"), "{}", d.message);
+    // Counts past u64 saturate instead of wrapping around to something small.
+    let r = plan_all("t*10^40", llama_8b_pp2_layout(json!(format!("Et*{}|L", "9".repeat(40)))));
+    assert!(find(&r, "layout-too-large").message.contains(&u64::MAX.to_string()));
+    // A group of 65,000 characters repeated 9 times.
+    let r = plan_all("big group", llama_8b_pp2_layout(json!(format!("E({}|)*9L", "t".repeat(65_000)))));
+    find(&r, "layout-too-large");
+}
+
+#[test]
+fn long_layout_texts_are_refused_when_read() {
+    // A 1 MB layout (the plan text may be 1 MiB): refused when read, before any parsing, and ignored.
+    let r = plan_all("1 MB layout", llama_8b_pp2_layout(json!("t".repeat(1_000_000))));
+    let d = find(&r, "layout-too-large");
+    assert!(d.message.contains("1000000") && d.message.contains("65536"), "{}", d.message);
+    assert!(r.plan.parallelism.pipeline_model_parallel_layout.is_none());
+    // 65,536 opening parentheses: each looks for its `)` in a table built once, not by a scan of the rest; then the
+    // 65,536 characters are more than the 16,417 entries a layout of this model can hold.
+    let r = plan_all("65,536 (", llama_8b_pp2_layout(json!("(".repeat(65_536))));
+    find(&r, "layout-too-large");
+    // 21,845 × `t*0`: 65,535 characters that unroll to nothing, one empty stage (Megatron: an empty layout) on PP 1.
+    let v = llama_8b_on_8(json!({"pipeline_model_parallel_layout": "t*0".repeat(21_845)}));
+    let r = plan_all("t*0 × 21,845", v);
+    find(&r, "layout-empty");
+}
+
+#[test]
+fn list_layouts_are_bounded_by_their_stages_and_entries() {
+    // 300,000 empty stages (≈ 900 KB of plan): more than 2^14 stages, counted before any is read.
+    let r = plan_all("300,000 stages", llama_8b_pp2_layout(json!(vec![Vec::<String>::new(); 300_000])));
+    assert!(find(&r, "layout-too-large").message.contains("300000"));
+    // One stage of 100,000 names: past the 16,417 entries the model can use.
+    let r = plan_all("100,000 names", llama_8b_pp2_layout(json!([vec!["decoder"; 100_000]])));
+    find(&r, "layout-too-large");
+}
+
+#[test]
+fn the_most_stages_a_layout_may_have_are_planned() {
+    // 2^14 stages, all but the last empty (`|*16383` unrolls to 16,383 separators), on PP = 2^14: PP may exceed the 32
+    // layers with a layout, and each of the 16,384 stages gets its memory line.
+    let v = llama_8b_on_8(json!({"pipeline_model_parallel_size": 16384, "pipeline_model_parallel_layout": "E|*16383t*32L"}));
+    let r = plan_all("2^14 stages", v);
+    assert!(r.diagnostics.iter().all(|d| d.code != "pipeline-exceeds-layers" && !d.code.as_str().starts_with("layout")), "{:?}", codes(&r));
+    assert_eq!(r.memory.stages.len(), 16384);
+    assert_eq!(r.derived.layers_per_stage[16383], 32);
+}

@@ -415,3 +415,72 @@ fn memory_alone_is_the_reports_memory() {
     }
     assert!(meshplan_core::report::memory_value(&serde_json::json!({"model": "no-such-model"})).is_err());
 }
+
+/// A 4-layer model small enough to count by hand, with one MTP layer and untied output: hidden 8, ffn 16 (SwiGLU), 2
+/// heads in 2 groups of 4, vocabulary 32 (unpadded), RMSNorm, RoPE, no biases.
+fn tiny_mtp() -> Value {
+    json!({"num_layers": 4, "hidden_size": 8, "ffn_hidden_size": 16, "num_attention_heads": 2, "num_query_groups": 2,
+           "kv_channels": 4, "vocab_size": 32, "make_vocab_size_divisible_by": 1, "gated_linear_unit": true,
+           "add_bias_linear": false, "normalization": "RMSNorm", "position_embedding_type": "rope",
+           "share_embeddings_and_output_weights": false, "mtp_num_layers": 1})
+}
+
+fn tiny_on_pp2(layout: Option<&str>) -> Report {
+    let mut par = json!({"pipeline_model_parallel_size": 2, "overlap_p2p_comm": true});
+    if let Some(l) = layout {
+        par["pipeline_model_parallel_layout"] = json!(l);
+    }
+    // 8 GPUs (one node): DP 4, 8 / 4 = 2 microbatches, a multiple of PP for the interleaved schedule.
+    report(&plan(tiny_mtp(), 8, json!({"seq_length": 16, "micro_batch_size": 1, "global_batch_size": 8}), par))
+}
+
+#[test]
+fn modules_sit_where_the_layout_builds_them() {
+    // A layer: QKV 8·(2 + 2·2)·4 = 192, output projection 2·4·8 = 64, SwiGLU fc1 8·2·16 = 256, fc2 16·8 = 128, two
+    // norms 16 → 656. The MTP module: a layer + the 2h→h projection 2·8·8 = 128 + three norms 24 → 808. Embedding and
+    // output layer 32·8 = 256 each; final norm 8.
+    // Without a layout (PP 2): pp 0 = 2 layers + embedding = 1,568; pp 1 = 2 layers + output + final norm + MTP + the
+    // MTP's own embedding copy = 1,312 + 256 + 8 + 808 + 256 = 2,640.
+    let r = tiny_on_pp2(None);
+    let dense: Vec<u64> = r.memory.stages.iter().map(|s| s.dense_parameters).collect();
+    assert_eq!(dense, [1568, 2640]);
+    assert_eq!(r.memory.stages[0].output_activations_bytes, 0);
+    // Layout `Et|t|t|t|m|L` on PP 2 (VPP 3): pp 0 = [E t0] [t2] [m], pp 1 = [t1] [t3] [L]. The MTP chunk (pp 0, vpp 2) is
+    // neither the first nor the last chunk: it builds its own embedding copy and output layer. pp 0 = 1,312 + 256 + 808 +
+    // 256 + 256 = 2,888; pp 1 = 1,312 + output 256 + the final norm (with MTP it sits with the last decoder layer, t3)
+    // 8 = 1,576.
+    let r = tiny_on_pp2(Some("Et|t|t|t|m|L"));
+    assert!(r.diagnostics.iter().all(|d| !d.is_error()), "{:?}", r.diagnostics);
+    let dense: Vec<u64> = r.memory.stages.iter().map(|s| s.dense_parameters).collect();
+    assert_eq!(dense, [2888, 1576]);
+    assert_eq!(r.derived.layers_per_chunk, [vec![1, 1, 0], vec![1, 1, 0]]);
+    let place = r.derived.pipeline_placement;
+    assert_eq!((place.mtp.map(|c| (c.pipeline_rank, c.virtual_rank)), place.loss.pipeline_rank), (Some((0, 2)), 1));
+    // The MTP's activations (a layer and its own logits) now sit on pp 0, the output's on pp 1.
+    assert!(r.memory.stages.iter().all(|s| s.output_activations_bytes > 0));
+}
+
+#[test]
+fn deepseek_v3_gb300_nvfp4_follows_its_layout() {
+    // measured_memory.json row m26-020 (Megatron Bridge pull #3364, the DeepSeek-V3 256-GPU GB300 NVFP4 perf recipe):
+    // `Et*4|(t*4|)*14tmL` on PP 2 × VPP 8. pp 0 builds t0–3, t8–11, …, t56–59 (32 layers) and the embedding; pp 1
+    // t4–7, …, t52–55, t60 (29) and the MTP layer, the output layer and the MTP's embedding copy (research §2.7).
+    let v = json!({"model": "deepseek-v3", "cluster": {"gpu": "gb300", "gpus_per_node": 4, "num_nodes": 64},
+                   "training": {"seq_length": 4096, "micro_batch_size": 2, "global_batch_size": 4096, "precision": "fp4",
+                                "use_distributed_optimizer": true, "recompute_granularity": "selective"},
+                   "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2,
+                                   "virtual_pipeline_model_parallel_size": 8, "expert_model_parallel_size": 32,
+                                   "expert_tensor_parallel_size": 1, "sequence_parallel": false,
+                                   "pipeline_model_parallel_layout": "Et*4|(t*4|)*14tmL"}});
+    let r = report(&v);
+    assert!(!r.diagnostics.iter().any(|d| d.code.as_str().starts_with("layout") || d.code == "layers-not-divisible-by-pp"), "{:?}", r.diagnostics);
+    assert_eq!(r.derived.layers_per_stage, [32, 29]);
+    assert_eq!(r.derived.layers_per_chunk, [vec![4; 8], [vec![4; 7], vec![1]].concat()]);
+    let layers: Vec<u64> = r.memory.stages.iter().map(|s| s.num_layers).collect();
+    assert_eq!(layers, [32, 29]);
+    // DeepSeek-V3's first 3 layers are dense (moe_layer_freq), all on pp 0: its routed experts are 32 − 3 = 29 layers'
+    // worth, pp 1's 29 + the MTP layer's (an MoE layer like the last decoder layer) = 30.
+    let experts: Vec<u64> = r.memory.stages.iter().map(|s| s.expert_parameters).collect();
+    assert_eq!(experts[0] / 29, experts[1] / 30);
+    assert!(r.memory.stages[1].output_activations_bytes > 0 && r.memory.stages[0].output_activations_bytes == 0);
+}

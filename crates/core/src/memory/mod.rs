@@ -354,9 +354,8 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
     let mut stages = std::mem::take(&mut out.stages);
     stages.truncate(params.len());
     stages.resize_with(params.len(), StageMemory::default);
-    let last = params.len().saturating_sub(1);
     for (rank, (st, sm)) in params.iter().zip(stages.iter_mut()).enumerate() {
-        let parts = stage(p, d, &wide, kinds, rank, rank == last, st, sm);
+        let parts = stage(p, d, &wide, kinds, rank, st, sm);
         sm.terms.clear();
         if detail {
             stage_breakdown(&wide, st, &parts, sm);
@@ -436,7 +435,7 @@ struct Parts {
 
 /// One stage's memory into `sm` (all but its terms), and its parts for [`stage_terms`].
 #[allow(clippy::too_many_arguments)]
-fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, last: bool, st: &StageParams, sm: &mut StageMemory) -> Parts {
+fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, st: &StageParams, sm: &mut StageMemory) -> Parts {
     let par = &p.parallelism;
     let s = state::of(&w.run, st, w.shards);
     let mut counts = KindCounts::default();
@@ -444,21 +443,20 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, l
         counts.add_all(c);
     }
     let (layer_act, recompute, offloaded, kept) = stage_activations(p, &w.layers, st, &counts);
-    let output_act = if last {
-        // Each MTP depth runs its layers (GPT: a layer like the last decoder layer, gpt_layer_specs.py
-        // get_gpt_mtp_block_spec: spec.layer_specs[-1]; hybrid: the MTP pattern), then its own final norm and the
-        // shared output layer.
-        let mtp = &kinds.totals.mtp;
-        w.output + mtp.depths as f64 * (w.layers.weigh(&mtp.layers, |a| a.full) + w.output)
-    } else {
-        0.0
-    };
+    // The output side on the stage that builds the output layer and loss, the MTP block's where the split puts it: each
+    // MTP depth runs its layers (GPT: a layer like the last decoder layer, gpt_layer_specs.py get_gpt_mtp_block_spec:
+    // spec.layer_specs[-1]; hybrid: the MTP pattern), then its own final norm and the shared output layer.
+    let mtp = &kinds.totals.mtp;
+    let mtp_act = if st.mtp { mtp.depths as f64 * (w.layers.weigh(&mtp.layers, |a| a.full) + w.output) } else { 0.0 };
+    let output_act = if st.output { w.output } else { 0.0 } + mtp_act;
+    let last = st.output;
     let moe_layers: u64 = kinds.totals.table.kinds().iter().zip(counts.0).filter(|(k, _)| k.ffn == Ffn::Moe).map(|(_, n)| n).sum();
     // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
     let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
     let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
-    // The output side lives in the last chunk only, whose forward the schedule follows with its backward.
-    let output_flight = pipeline::last_chunk_in_flight(par.pp(), par.vpp(), group, d.num_microbatches) as f64;
+    // The output side (and MTP) lives in the stage's last chunk only, whose forward the schedule follows with its
+    // backward soonest.
+    let output_flight = pipeline::last_chunk_in_flight_at(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches) as f64;
     let parts = Parts {
         state: s,
         graphs: w.layers.graphs[..w.layers.n].iter().zip(counts.0).fold(0.0, |s, (g, n)| s + n as f64 * g) * in_flight,

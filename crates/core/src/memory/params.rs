@@ -4,7 +4,7 @@
 use super::run::Run;
 use crate::derive::Derived;
 use crate::model::{Ffn, KindCounts, LayerKind, LayerKinds, LayerParams, MAX_LAYER_KINDS, Mixer, ModelConfig};
-use crate::pipeline::StageSplit;
+use crate::pipeline::{ChunkRef, StageSplit};
 use crate::plan::Plan;
 
 /// What one pipeline stage holds that the layout alone decides: its layers by kind in each virtual chunk and its
@@ -25,6 +25,10 @@ pub struct StageParams {
     pub bf16_layers: KindCounts,
     /// Parameters per GPU of the stage's largest layer (a Megatron-FSDP unit).
     pub largest_layer: f64,
+    /// Whether this stage builds the output layer and the loss (the split's last chunk).
+    pub output: bool,
+    /// Whether this stage builds the MTP block (the split's MTP chunk: a layout's `m`, else the last chunk).
+    pub mtp: bool,
 }
 
 /// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
@@ -68,7 +72,13 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
     let tp = par.tp().max(1) as f64;
     let expert_shard = (par.ep().max(1) * par.etp().max(1)) as f64;
     let vocab = d.padded_vocab_size;
-    let last = split.stages.len().saturating_sub(1);
+    let place = split.placement;
+    // The final norm: without MTP on the post_process (last) chunk; with MTP on the chunk holding the last decoder layer
+    // (megatron/core/transformer/transformer_block.py has_final_layernorm_in_this_stage).
+    let final_norm_rank = match place.mtp {
+        Some(_) if m.mtp_num_layers > 0 => split.stage_of_layer(m.num_layers.saturating_sub(1)).unwrap_or(place.loss.pipeline_rank as usize),
+        _ => place.loss.pipeline_rank as usize,
+    };
     // Rows of a learned position table: Megatron-LM builds max_position_embeddings (required, ≥ seq_length, in
     // megatron/training/arguments.py); Megatron Bridge's gpt_provider.py provide() passes max_sequence_length = seq_length.
     let position_rows = m.max_position_embeddings.unwrap_or(p.training.seq_length);
@@ -117,27 +127,39 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
                 st.largest_layer = st.largest_layer.max(dense_per_layer + experts_per_layer);
             }
         }
-        if rank == 0 {
+        // Each module where the split places it (pipeline::Placement: the embedding on the first chunk, the output
+        // layer and loss on the last, the MTP block where a layout's `m` is, else on the last chunk).
+        let at = |c: ChunkRef| c.pipeline_rank == rank as u64;
+        let word_embedding = m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
+        let output_layer = vocab as f64 * m.hidden_size as f64 / tp;
+        if at(place.embedding) {
             // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
-            st.dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
+            st.dense += word_embedding;
         }
-        if rank == last {
-            // The final norm sits with the last decoder layer, on the last stage without a custom pipeline layout
-            // (megatron/core/transformer/transformer_block.py has_final_layernorm_in_this_stage); replicated over TP.
+        if rank == final_norm_rank {
+            // Replicated over TP.
             st.dense += m.final_norm_params() as f64;
-            // The output layer; with tied embeddings and PP > 1 the last stage keeps its own copy
-            // (megatron/core/models/common/language_module/language_module.py setup_embeddings_and_output_layer).
-            if !m.share_embeddings_and_output_weights || par.pp() > 1 {
-                st.dense += vocab as f64 * m.hidden_size as f64 / tp;
+        }
+        st.output = at(place.loss);
+        // The output layer; with tied embeddings it shares the embedding's weight only on the first chunk
+        // (language_module.py setup_embeddings_and_output_layer: skip_weight_param_allocation = pre_process and
+        // share_embeddings_and_output_weights), so with PP > 1 the last stage keeps its own copy.
+        if st.output && !(m.share_embeddings_and_output_weights && place.loss == place.embedding) {
+            st.dense += output_layer;
+        }
+        st.mtp = place.mtp.is_some_and(at);
+        if let Some(mtp_chunk) = place.mtp.filter(|_| st.mtp) {
+            // The MTP chunk builds its own LanguageModelEmbedding for the MTP inputs unless it is the first chunk
+            // (gpt_model.py: built when pre_process or mtp_process; language_module.py keeps it in sync with the first
+            // stage's), and its own output layer unless it is the last chunk (built when post_process or mtp_process;
+            // with tied weights still allocated unless pre_process). A layout's standalone MTP chunk holds both.
+            if m.mtp_num_layers > 0 && mtp_chunk != place.embedding {
+                st.dense += word_embedding;
             }
-            // With MTP the last stage builds its own LanguageModelEmbedding for the MTP inputs (gpt_model.py: built
-            // when pre_process or mtp_process; language_module.py keeps it in sync with the first stage's). With
-            // PP = 1 it is the first stage's. With tied weights its output_layer weight is still allocated
-            // (skip_weight_param_allocation only when pre_process), so both copies are counted.
-            if m.mtp_num_layers > 0 && par.pp() > 1 {
-                st.dense += m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
+            if m.mtp_num_layers > 0 && mtp_chunk != place.loss && !(m.share_embeddings_and_output_weights && mtp_chunk == place.embedding) {
+                st.dense += output_layer;
             }
-            // MTP layers sit on the last stage (multi_token_prediction.py), each depth its layers plus its projections
+            // The MTP layers (multi_token_prediction.py), each depth its layers plus its projections
             // (one depth's weights for every depth with mtp_use_repeated_layer); their GEMMs (the layers' and eh_proj,
             // 2h·h) run in the layers' precision.
             let block = &kinds.totals.mtp;

@@ -4,7 +4,8 @@
 //!
 //! One file per topic, each check a function of one concept: [`world`] (the world against both meshes),
 //! [`widths`] (model widths against TP and ETP), [`sequence`] (SP, CP and the sequence), [`moe`] (experts and the
-//! router), [`pipeline`] (VPP, uneven stages, the layer split and the schedule), [`training`] (batch, recompute and
+//! router), [`pipeline`] (VPP, uneven stages, the layer split and the schedule), [`pipeline_layout`] (explicit layouts:
+//! `pipeline_model_parallel_layout` and hybrid `|` segments), [`training`] (batch, recompute and
 //! precision), [`optimizer`] (optimizer, gradient, offload and data-parallel buffer settings), [`model_settings`]
 //! (low-precision weights, recompute modules, activation offloading, CUDA graphs, the MoE dispatcher, TP overlap),
 //! [`memory_fit`], [`topology`], and [`advice`] (the guide's tables, infos only). [`fixes`] finds the
@@ -18,6 +19,7 @@ pub mod model_settings;
 pub mod moe;
 pub mod optimizer;
 pub mod pipeline;
+pub mod pipeline_layout;
 pub mod sequence;
 pub mod ssm;
 pub mod topology;
@@ -33,7 +35,7 @@ use crate::{Code, Diagnostic, Severity};
 pub use crate::codes::{RULES, Rule, rule};
 pub use fixes::{lcm, nearest_divisor};
 pub use memory_fit::check_memory;
-pub use pipeline::{interleaved_microbatches_at_least, split_code, split_diagnostic};
+pub use pipeline::{interleaved_microbatches_at_least, split_code, split_diagnostic, split_diagnostic_for};
 pub use sequence::seq_multiple;
 pub use topology::check_topology;
 
@@ -97,8 +99,13 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     moe::expert_parallel(p, out);
     moe::router_and_experts(p, out);
     pipeline::stages(p, out);
+    pipeline_layout::conflicts(p, out);
     if let Some(e) = split_error {
-        out.add(split_code(e), |_| split_diagnostic(e));
+        out.add(split_code(e), |_| split_diagnostic_for(p, e));
+    }
+    pipeline_layout::markers(p, out);
+    if let Some(h) = &p.model.hybrid_layer_pattern {
+        pipeline_layout::hybrid(p, h.segments().len() as u64, out);
     }
     training::batch(p, dv, out);
     pipeline::interleaved(p, dv, out);

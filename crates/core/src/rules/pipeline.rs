@@ -2,6 +2,7 @@
 //! schedule needs of the microbatches.
 
 use super::fixes::nearest_divisor;
+use super::pipeline_layout::{self as layout, Shape};
 use super::{Findings, GBS, VPP, d};
 use crate::derive::Derived;
 use crate::pipeline::SplitError;
@@ -30,13 +31,52 @@ pub fn split_code(e: &SplitError) -> Code {
         SplitError::VirtualUneven { .. } => Code::LayersNotDivisibleByVpp,
         SplitError::TooManyEdgeLayers { .. } => Code::UnevenStagesTooManyLayers,
         SplitError::EdgeNeedsPipeline => Code::UnevenStagesNeedPp,
+        SplitError::AccountWithUneven => Code::AccountForWithUnevenStages,
+        SplitError::AccountedUneven { .. } => Code::LayersNotDivisibleByPp,
+        SplitError::AccountedVirtualUneven { .. } => Code::LayersNotDivisibleByVpp,
+        SplitError::Layout(e) => layout::layout_code(e),
+        SplitError::Segments(e) => layout::segment_code(e),
     }
 }
 
 /// The diagnostic for a layer split that fails.
 pub fn split_diagnostic(e: &SplitError) -> Diagnostic {
+    split_diagnostic_in(None, e)
+}
+
+/// The diagnostic for a layer split of plan `p` that fails: a layout's fix can then offer a layout of its shape.
+pub fn split_diagnostic_for(p: &Plan, e: &SplitError) -> Diagnostic {
+    split_diagnostic_in(Some(&Shape::of(p)), e)
+}
+
+fn split_diagnostic_in(shape: Option<&Shape>, e: &SplitError) -> Diagnostic {
     let code = split_code(e);
     match *e {
+        SplitError::Layout(ref e) => layout::layout_diagnostic(e, shape),
+        SplitError::Segments(ref e) => layout::segment_diagnostic(e),
+        SplitError::AccountWithUneven => d(
+            code,
+            "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage cannot beset at the same time with account_for_embedding_in_pipeline_splitand account_for_loss_in_pipeline_split (megatron-core ValueError)".into(),
+            "use either the uneven first/last stage sizes or account_for_embedding/loss_in_pipeline_split, not both".into(),
+        ),
+        SplitError::AccountedUneven { layers, extra, stages } => d(
+            code,
+            format!(
+                "{layers} layers + {extra} accounted for the embedding/loss = {} do not divide evenly over {stages} pipeline stages (account_for_*_in_pipeline_split)",
+                layers + extra
+            ),
+            format!(
+                "use a pipeline size that divides {} (e.g. {}), or change account_for_embedding/loss_in_pipeline_split",
+                layers + extra,
+                nearest_divisor(layers + extra, stages.max(1))
+            ),
+        ),
+        SplitError::AccountedVirtualUneven { per_stage, vpp } => d(
+            code,
+            format!("a pipeline stage of {per_stage} layers (the embedding/loss accounted as layers) does not split into {vpp} virtual chunks"),
+            format!("set virtual_pipeline_model_parallel_size to a divisor of {per_stage} (e.g. {})", nearest_divisor(per_stage.max(1), vpp)),
+        )
+        .with_apply(VPP, nearest_divisor(per_stage.max(1), vpp)),
         SplitError::Uneven { layers, stages } => d(
             code,
             format!("{layers} layers do not divide evenly over {stages} pipeline stages"),

@@ -119,6 +119,9 @@ pub const PLAN_FIELDS: &[(&str, &str)] = &[
     ("parallelism", "num_layers_in_last_pipeline_stage"),
     ("parallelism", "microbatch_group_size_per_vp_stage"),
     ("parallelism", "overlap_p2p_comm"),
+    ("parallelism", "pipeline_model_parallel_layout"),
+    ("parallelism", "account_for_embedding_in_pipeline_split"),
+    ("parallelism", "account_for_loss_in_pipeline_split"),
 ];
 
 /// Every Hugging Face `config.json` field the import reads.
