@@ -1,6 +1,7 @@
 //! Readable text for the terminal: the same report as the JSON, laid out as tables.
 
 use meshplan_core::presets::Catalog;
+use meshplan_core::pipeline::{ChunkRef, layout};
 use meshplan_core::{Report, Severity};
 use std::fmt::Write;
 
@@ -10,6 +11,56 @@ fn gib(bytes: u64) -> String {
 
 fn billions(n: u64) -> String {
     format!("{:.2}B", n as f64 / 1e9)
+}
+
+/// The pipeline's chunks, one line per rank in Megatron's pretty_repr style (`E t*4 | t*4 | … | t*1 m L`), when the
+/// plan has virtual stages or a layout.
+fn pipeline(r: &Report, s: &mut String) {
+    let par = &r.plan.parallelism;
+    let layout = par.pipeline_model_parallel_layout.as_ref();
+    if layout.is_none() && par.vpp() <= 1 {
+        return;
+    }
+    let d = &r.derived;
+    let text = layout.map(|l| layout::as_text(l).unwrap_or_else(|| "(list form)".into()));
+    let stages: usize = d.layers_per_chunk.iter().map(Vec::len).sum();
+    let what = text.map_or("virtual chunks".to_string(), |t| format!("layout {}", clipped(&t, 100)));
+    let _ = writeln!(s, "\nPipeline {what} ({stages} chunks: PP {} × VPP {})", par.pp(), par.vpp());
+    let place = &d.pipeline_placement;
+    let mtp = r.plan.model.mtp_num_layers;
+    for (rank, chunks) in d.layers_per_chunk.iter().enumerate() {
+        let rank = rank as u64;
+        let cells: Vec<String> = chunks
+            .iter()
+            .enumerate()
+            .map(|(v, &n)| {
+                let here = |c: &ChunkRef| c.pipeline_rank == rank && c.virtual_rank == v as u64;
+                let mut parts = Vec::new();
+                if here(&place.embedding) {
+                    parts.push("E".to_string());
+                }
+                if n > 0 {
+                    parts.push(format!("t*{n}"));
+                }
+                if place.mtp.as_ref().is_some_and(here) {
+                    parts.push(if mtp == 1 { "m".into() } else { format!("m*{mtp}") });
+                }
+                if here(&place.loss) {
+                    parts.push("L".to_string());
+                }
+                if parts.is_empty() { "(empty)".to_string() } else { parts.join(" ") }
+            })
+            .collect();
+        let _ = writeln!(s, "  pp {rank:<4}{}", cells.join(" | "));
+    }
+}
+
+fn clipped(t: &str, n: usize) -> String {
+    let mut out: String = t.chars().take(n).collect();
+    if t.chars().nth(n).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 pub fn report(r: &Report) -> String {
@@ -58,6 +109,7 @@ pub fn report(r: &Report) -> String {
     for (k, v) in rows {
         let _ = writeln!(s, "  {k:<24}{v}");
     }
+    pipeline(r, &mut s);
     let m = &r.memory;
     let _ = writeln!(s, "\nMemory per GPU (GiB)");
     let _ = writeln!(s, "  {:>5} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "stage", "layers", "params", "grads", "optim", "activ", "overhead", "total");

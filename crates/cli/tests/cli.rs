@@ -157,3 +157,30 @@ fn readme_example_output_is_what_the_cli_prints() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end(), shown);
 }
+
+#[test]
+fn the_table_shows_a_layout_per_rank_and_chunk() {
+    // Megatron Bridge's DeepSeek-V3 GB300 layout on PP 2: 16 stages → VPP 8; pp 0 = E t0–3 | t8–11 | …, pp 1 ends with
+    // the stage `tmL` (research notes §2.7). The report's JSON carries the same per chunk, and where MTP and loss sit.
+    let plan = serde_json::json!({"model": "deepseek-v3", "cluster": {"gpu": "gb300", "gpus_per_node": 4, "num_nodes": 64},
+        "training": {"seq_length": 4096, "micro_batch_size": 2, "global_batch_size": 4096, "precision": "fp4",
+                     "use_distributed_optimizer": true, "recompute_granularity": "selective"},
+        "parallelism": {"pipeline_model_parallel_size": 2, "expert_model_parallel_size": 32, "expert_tensor_parallel_size": 1,
+                        "pipeline_model_parallel_layout": "Et*4|(t*4|)*14tmL"}});
+    let (_, text, _) = common::run(&["plan", "-"], Some(&plan.to_string()));
+    let lines: Vec<&str> = text.lines().collect();
+    for line in [
+        "TP 1 · PP 2 (VPP 8) · CP 1 · EP 32 · ETP 1 · SP off · order tp-cp-ep-dp-pp",
+        "  layers per stage        [32, 29]",
+        "Pipeline layout Et*4|(t*4|)*14tmL (16 chunks: PP 2 × VPP 8)",
+        "  pp 0   E t*4 | t*4 | t*4 | t*4 | t*4 | t*4 | t*4 | t*4",
+        "  pp 1   t*4 | t*4 | t*4 | t*4 | t*4 | t*4 | t*4 | t*1 m L",
+    ] {
+        assert!(lines.contains(&line), "{line:?} missing:\n{text}");
+    }
+    let (_, json, _) = common::run(&["plan", "-", "--format", "json"], Some(&plan.to_string()));
+    let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(r["derived"]["layers_per_chunk"][1][7], 1);
+    assert_eq!(r["derived"]["pipeline_placement"]["mtp"], serde_json::json!({"pipeline_rank": 1, "virtual_rank": 7}));
+    assert_eq!(r["plan"]["parallelism"]["pipeline_model_parallel_layout"], "Et*4|(t*4|)*14tmL");
+}

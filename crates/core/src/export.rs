@@ -11,6 +11,7 @@
 
 use crate::layout::{DEFAULT_ORDER, TP_PP_DP_ORDER};
 use crate::model::{ModelConfig, MoeLayerFreq};
+use crate::pipeline::layout::{self, LayoutSpec};
 use crate::plan::{Cluster, Plan, Precision};
 use crate::settings::{Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
 use crate::report::Report;
@@ -314,6 +315,10 @@ enum Val {
     Json(serde_json::Value),
     /// A `torch.dtype` given by its Megatron-LM name (fp32, fp16, bf16; fp8 is torch.uint8).
     Dtype(&'static str),
+    /// A layout string made only of the characters Megatron's layout parser reads (see [`layout_text`]).
+    LayoutText(String),
+    /// A layout's list form, as `LayerType` names.
+    LayoutList(Vec<Vec<&'static str>>),
 }
 
 impl Val {
@@ -327,6 +332,11 @@ impl Val {
             Val::Text(t) => format!("\"{t}\""),
             Val::Json(v) => json_py(v),
             Val::Dtype(d) => format!("torch.{}", torch_dtype(d)),
+            Val::LayoutText(t) => format!("\"{t}\""),
+            Val::LayoutList(rows) => {
+                let rows: Vec<String> = rows.iter().map(|r| format!("[{}]", r.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))).collect();
+                format!("[{}]", rows.join(", "))
+            }
         }
     }
     /// The Hydra override value; None when the launch command cannot express it.
@@ -344,6 +354,9 @@ impl Val {
             // as torch.float8_e4m3fn and has no name for torch.uint8.
             Val::Dtype("fp8") => return None,
             Val::Dtype(d) => (*d).to_string(),
+            // Quoted: Hydra's grammar reads `(`, `)` and `*` outside quotes as its own syntax.
+            Val::LayoutText(t) => format!("\"{t}\""),
+            Val::LayoutList(rows) => format!("[{}]", rows.iter().map(|r| format!("[{}]", r.join(","))).collect::<Vec<_>>().join(",")),
         })
     }
 }
@@ -460,6 +473,32 @@ fn section(title: &'static str, settings: Vec<Setting>) -> Section {
     Section { title, settings, python_after: Vec::new(), python_replaces: None, python_before: Vec::new(), notes: Vec::new(), launch_notes: Vec::new() }
 }
 
+/// The plan's layout if it can be written as code: its string form when every character is one Megatron's layout
+/// parser reads, its list form as `LayerType` names. Anything else is refused by the rules anyway, and never written.
+fn layout_text(spec: &LayoutSpec) -> Option<String> {
+    let text = layout::as_text(spec)?;
+    text.chars().all(|c| "EtmL|()*,".contains(c) || c.is_ascii_digit()).then_some(text)
+}
+
+/// `model.pipeline_model_parallel_layout`: the plan's layout in the form it was given; without one, None, which also
+/// clears a recipe's layout so the split below is the one planned.
+// Source: Megatron Bridge models/model_provider.py (pipeline_model_parallel_layout: list[list[str]] | None; recipes also
+// assign strings, which TransformerConfig.__post_init__ parses).
+fn layout_setting(p: &Plan) -> Setting {
+    const PATH: &str = "model.pipeline_model_parallel_layout";
+    match &p.parallelism.pipeline_model_parallel_layout {
+        None => set_note(PATH, Val::OptInt(None), "meshplan plans the split from the first/last stage sizes below"),
+        Some(spec @ LayoutSpec::List(_)) => match layout::list_names(spec) {
+            Some(rows) => set(PATH, Val::LayoutList(rows)),
+            None => set_note(PATH, Val::OptInt(None), "the plan's layout has entries Megatron rejects; it is not written"),
+        },
+        Some(spec) => match layout_text(spec) {
+            Some(text) => set(PATH, Val::LayoutText(text)),
+            None => set_note(PATH, Val::OptInt(None), "the plan's layout has characters Megatron rejects; it is not written"),
+        },
+    }
+}
+
 /// Every Megatron Bridge setting the plan decides.
 // Field names: megatron/core/model_parallel_config.py (tensor/pipeline/virtual_pipeline/context/expert/
 // expert_tensor_parallel_size, sequence_parallel, microbatch_group_size_per_vp_stage) and
@@ -489,11 +528,16 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
             set("model.expert_tensor_parallel_size", Val::Int(par.etp()))
         },
         set("model.sequence_parallel", Val::Bool(par.sequence_parallel)),
-        // A recipe's pipeline_model_parallel_layout would override the split meshplan planned.
-        set_note("model.pipeline_model_parallel_layout", Val::OptInt(None), "meshplan plans the split from the first/last stage sizes below"),
+        layout_setting(p),
         set("model.num_layers_in_first_pipeline_stage", Val::OptInt(par.num_layers_in_first_pipeline_stage)),
         set("model.num_layers_in_last_pipeline_stage", Val::OptInt(par.num_layers_in_last_pipeline_stage)),
     ];
+    // Written when the plan sets them, and beside a layout (a recipe may set them; Megatron rejects them with one).
+    let (account_embedding, account_loss) = (par.account_for_embedding_in_pipeline_split, par.account_for_loss_in_pipeline_split);
+    if account_embedding || account_loss || par.pipeline_model_parallel_layout.is_some() {
+        parallel.push(set("model.account_for_embedding_in_pipeline_split", Val::Bool(account_embedding)));
+        parallel.push(set("model.account_for_loss_in_pipeline_split", Val::Bool(account_loss)));
+    }
     if let Some(g) = par.microbatch_group_size_per_vp_stage {
         parallel.push(set("model.microbatch_group_size_per_vp_stage", Val::Int(g)));
     }
@@ -850,6 +894,8 @@ fn continued(parts: &[String]) -> String {
 //     --qk-head-dim --qk-pos-emb-head-dim --v-head-dim --swiglu --squared-relu
 //     --untie-embeddings-and-output-weights --position-embedding-type --max-position-embeddings
 //     --make-vocab-size-divisible-by --fp8-param-gather --fp4-param-gather --reuse-grad-buf-for-mxfp8-param-ag
+//     --pipeline-model-parallel-layout
+//   generated from transformer_config.py: --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split
 //   absent: --virtual-pipeline-model-parallel-size (virtual_pipeline_model_parallel_size is excluded; validate_args
 //     derives it from --num-virtual-stages-per-pipeline-rank, which, unlike --num-layers-per-virtual-pipeline-stage,
 //     also works with uneven first/last stages).
@@ -874,8 +920,19 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
         flag("--tensor-model-parallel-size", Some(par.tp().to_string())),
         flag("--pipeline-model-parallel-size", Some(par.pp().to_string())),
     ];
-    if let Some(v) = par.virtual_pipeline_model_parallel_size {
-        g.push(flag("--num-virtual-stages-per-pipeline-rank", Some(v.to_string())));
+    // validate_args takes at most one of --num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout
+    // (whose stages / PP set the VPP).
+    let layout = par.pipeline_model_parallel_layout.as_ref().and_then(layout_text);
+    match (&layout, par.virtual_pipeline_model_parallel_size) {
+        (Some(l), _) => g.push(flag("--pipeline-model-parallel-layout", Some(l.clone()))),
+        (None, Some(v)) => g.push(flag("--num-virtual-stages-per-pipeline-rank", Some(v.to_string()))),
+        (None, None) => {}
+    }
+    if par.account_for_embedding_in_pipeline_split {
+        g.push(flag("--account-for-embedding-in-pipeline-split", None));
+    }
+    if par.account_for_loss_in_pipeline_split {
+        g.push(flag("--account-for-loss-in-pipeline-split", None));
     }
     g.push(flag("--context-parallel-size", Some(par.cp().to_string())));
     g.push(flag("--expert-model-parallel-size", Some(par.ep().to_string())));
@@ -897,6 +954,9 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
         g.push(flag("--overlap-p2p-communication", None));
     }
     let mut notes = Vec::new();
+    if par.pipeline_model_parallel_layout.is_some() && layout.is_none() {
+        notes.push("the plan's pipeline_model_parallel_layout has entries Megatron rejects; it is not written".to_string());
+    }
     match order_of(p) {
         Order::Default => {}
         Order::TpPpDp => g.push(flag("--use-tp-pp-dp-mapping", None)),
@@ -1207,6 +1267,16 @@ struct ParallelismOut<'a> {
     microbatch_group_size_per_vp_stage: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     overlap_p2p_comm: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pipeline_model_parallel_layout: Option<&'a LayoutSpec>,
+    #[serde(skip_serializing_if = "is_false")]
+    account_for_embedding_in_pipeline_split: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    account_for_loss_in_pipeline_split: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The plan file `meshplan plan` reads: every field written out (null where the plan takes a default it
@@ -1230,6 +1300,9 @@ pub fn plan_json(p: &Plan) -> String {
             num_layers_in_last_pipeline_stage: par.num_layers_in_last_pipeline_stage,
             microbatch_group_size_per_vp_stage: par.microbatch_group_size_per_vp_stage,
             overlap_p2p_comm: par.overlap_p2p_comm,
+            pipeline_model_parallel_layout: par.pipeline_model_parallel_layout.as_ref(),
+            account_for_embedding_in_pipeline_split: par.account_for_embedding_in_pipeline_split,
+            account_for_loss_in_pipeline_split: par.account_for_loss_in_pipeline_split,
         },
     };
     // Serializing these plain structs cannot fail; an empty object is the never-reached fallback.

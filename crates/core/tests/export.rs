@@ -664,3 +664,95 @@ fn every_preset_has_its_bridge_recipe_decided_once_with_a_source() {
     assert_eq!(bridge_recipe("gpt3-175b"), Some("gpt3_175b_pretrain_32gpu_h100_bf16_config"));
     assert_eq!(bridge_recipe("mixtral-8x7b"), None);
 }
+
+/// DeepSeek-V3 on 256 GB300 with Bridge's perf-recipe layout (measured_memory.json m26-020), VPP left for the layout.
+fn deepseek_layout(layout: Value) -> Value {
+    json!({"model": "deepseek-v3", "cluster": {"gpu": "gb300", "gpus_per_node": 4, "num_nodes": 64},
+           "training": {"seq_length": 4096, "micro_batch_size": 2, "global_batch_size": 4096, "precision": "fp4",
+                        "use_distributed_optimizer": true, "recompute_granularity": "selective"},
+           "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2, "expert_model_parallel_size": 32,
+                           "expert_tensor_parallel_size": 1, "pipeline_model_parallel_layout": layout}})
+}
+
+#[test]
+fn the_layout_is_written_back_as_given() {
+    let r = report(deepseek_layout(json!("Et*4|(t*4|)*14tmL")));
+    // Bridge: the string as given, the VPP its 16 stages / PP 2 = 8 imply, and the account_for_* settings a layout
+    // excludes written off (a recipe could have them on); no note that meshplan plans the split itself.
+    let py = export::export(ExportKind::Bridge, &r.plan, &r);
+    let lines = code_lines(&py);
+    for want in [
+        "cfg.model.virtual_pipeline_model_parallel_size = 8",
+        "cfg.model.pipeline_model_parallel_layout = \"Et*4|(t*4|)*14tmL\"",
+        "cfg.model.account_for_embedding_in_pipeline_split = False",
+        "cfg.model.account_for_loss_in_pipeline_split = False",
+    ] {
+        assert!(lines.iter().any(|l| l == want), "{want} not in\n{py}");
+    }
+    assert!(!py.contains("meshplan plans the split"), "{py}");
+    // The launch command quotes the string for Hydra (whose grammar reads `(`, `)` and `*`) and for the shell.
+    let cli = export::export(ExportKind::BridgeCli, &r.plan, &r);
+    assert!(command_lines(&cli).iter().any(|l| l == "'model.pipeline_model_parallel_layout=\"Et*4|(t*4|)*14tmL\"'"), "{cli}");
+    // Megatron-LM: --pipeline-model-parallel-layout, and no --num-virtual-stages-per-pipeline-rank (validate_args
+    // takes at most one of them; the layout sets VPP).
+    let mlm = export::export(ExportKind::MegatronLm, &r.plan, &r);
+    assert!(mlm.contains("\n  --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'\n"), "{mlm}");
+    assert!(!mlm.contains("--num-virtual-stages-per-pipeline-rank"), "{mlm}");
+}
+
+#[test]
+fn a_list_layout_is_written_as_a_list() {
+    // Moonlight-style list form for DeepSeek-V3's 61 layers on PP 2: [E + t×31, t×30 + m + L] (names normalized).
+    let first: Vec<&str> = [" Embedding"].into_iter().chain(std::iter::repeat_n("decoder", 31)).collect();
+    let last: Vec<&str> = std::iter::repeat_n("DECODER", 30).chain(["mtp", "loss"]).collect();
+    let r = report(deepseek_layout(json!([first, last])));
+    assert!(r.diagnostics.iter().all(|d| !d.code.as_str().starts_with("layout")), "{:?}", r.diagnostics);
+    let py = export::export(ExportKind::Bridge, &r.plan, &r);
+    let t = |n: usize| vec!["\"decoder\""; n].join(", ");
+    let want = format!("cfg.model.pipeline_model_parallel_layout = [[\"embedding\", {}], [{}, \"mtp\", \"loss\"]]", t(31), t(30));
+    assert!(code_lines(&py).contains(&want), "{py}");
+    let cli = export::export(ExportKind::BridgeCli, &r.plan, &r);
+    let d = |n: usize| vec!["decoder"; n].join(",");
+    assert!(cli.contains(&format!("model.pipeline_model_parallel_layout=[[embedding,{}],[{},mtp,loss]]", d(31), d(30))), "{cli}");
+    // Megatron-LM takes the string form only: the same layout in letters.
+    let mlm = export::export(ExportKind::MegatronLm, &r.plan, &r);
+    assert!(mlm.contains(&format!("--pipeline-model-parallel-layout 'E{}|{}mL'", "t".repeat(31), "t".repeat(30))), "{mlm}");
+}
+
+#[test]
+fn a_layout_megatron_rejects_is_never_written_as_code() {
+    // A quote and a newline in the layout (layout-char): the exports name the problem instead of writing it.
+    let r = report(deepseek_layout(json!("Et*4'\n|(t*4|)*14tmL")));
+    assert!(r.diagnostics.iter().any(|d| d.code == "layout-char"));
+    for kind in ExportKind::ALL {
+        let text = export::export(kind, &r.plan, &r);
+        if kind != ExportKind::Plan {
+            assert!(!text.contains("t*4'"), "{kind:?}:\n{text}");
+        }
+    }
+    let py = export::export(ExportKind::Bridge, &r.plan, &r);
+    assert!(py.contains("cfg.model.pipeline_model_parallel_layout = None  # the plan's layout has characters Megatron rejects"), "{py}");
+}
+
+#[test]
+fn layouts_and_accounted_splits_round_trip_through_the_plan_file() {
+    for v in [
+        deepseek_layout(json!("Et*4|(t*4|)*14tmL")),
+        deepseek_layout(json!([["embedding", "decoder"], ["decoder", "loss"]])),
+        json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+               "parallelism": {"pipeline_model_parallel_size": 2, "account_for_embedding_in_pipeline_split": true,
+                               "account_for_loss_in_pipeline_split": true}}),
+    ] {
+        let r = report(v);
+        let text = export::export(ExportKind::Plan, &r.plan, &r);
+        let (back, _) = parse_plan(&serde_json::from_str(&text).unwrap()).unwrap();
+        assert_eq!(back, r.plan, "{text}");
+    }
+    // Llama-3.1-8B, 32 layers + embedding + loss = 34 over PP 2: 17 per stage, so 16 decoder layers each.
+    let r = report(json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+                          "parallelism": {"pipeline_model_parallel_size": 2, "account_for_embedding_in_pipeline_split": true,
+                                          "account_for_loss_in_pipeline_split": true}}));
+    assert_eq!(r.derived.layers_per_stage, [16, 16]);
+    let mlm = export::export(ExportKind::MegatronLm, &r.plan, &r);
+    assert!(mlm.contains("\n  --account-for-embedding-in-pipeline-split\n  --account-for-loss-in-pipeline-split\n"), "{mlm}");
+}

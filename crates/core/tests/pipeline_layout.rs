@@ -455,3 +455,45 @@ fn account_for_embedding_and_loss_in_the_split() {
     assert!(matches!(split_layers_accounting(61, 2, 2, None, None, true, false), Err(pipeline::SplitError::AccountedVirtualUneven { per_stage: 31, vpp: 2 })));
     assert_eq!(split_layers_accounting(8, 2, 1, Some(4), None, true, false), Err(pipeline::SplitError::AccountWithUneven));
 }
+
+#[test]
+fn megatron_docstring_and_help_examples() {
+    // transformer_config.py's docstring: 'E|(tt|)*2,(t|)*4,mL' — "vpp rank 0 pp rank 0 holds: embedding, pp rank 1~2:
+    // decoder*2, pp rank 3: decoder; vpp rank 1 pp rank 0~2: decoder, pp rank 3: mtp, loss". Its 8 stages read that
+    // way on PP 4 × VPP 2 (the docstring's "pp = 2, vpp = 4" does not match its own description): 2 + 2 + 4 = 8
+    // decoders, 1 MTP.
+    let l = ok(&text("E|(tt|)*2,(t|)*4,mL"), 4, None, 8, 1);
+    assert_eq!(l.split.stages.iter().map(|s| s.iter().map(|c| c.count).collect()).collect::<Vec<Vec<u64>>>(), [[0, 1], [2, 1], [2, 1], [1, 0]]);
+    assert_eq!(l.split.placement.mtp, Some(at(3, 1)));
+    // --pipeline-model-parallel-layout's help: "E|(t|)*3,m|m||L", 8 stages with the two m in different stages; with 2
+    // MTP layers Megatron rejects it on every PP that divides 8: on PP 1 and 2 an m is not in a rank's last chunk, on
+    // PP 4 and 8 a rank's last chunk holds one m of two.
+    let help = text("E|(t|)*3,m|m||L");
+    assert_eq!(code(&help, 1, None, 3, 2), "layout-mtp-not-last-chunk");
+    assert_eq!(code(&help, 2, None, 3, 2), "layout-mtp-not-last-chunk");
+    assert_eq!(code(&help, 4, None, 3, 2), "layout-mtp-split");
+    assert_eq!(code(&help, 8, None, 3, 2), "layout-mtp-split");
+}
+
+#[test]
+fn a_plan_takes_its_vpp_from_the_layout() {
+    use meshplan_core::plan_value;
+    // 16 stages on PP 2: VPP 8 when the plan leaves it unset (transformer_config.py: set when detected > 1); PP 4 with
+    // `E||t|L` (row 12) keeps VPP unset and may exceed the model's single layer.
+    let plan = |model: Value, pp: u64, layout: &str| {
+        json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+               "training": {"global_batch_size": 64},
+               "parallelism": {"pipeline_model_parallel_size": pp, "pipeline_model_parallel_layout": layout}})
+    };
+    // Llama-3.1-8B's 32 layers as `Et|(tt|)*14t*3L`: stages of 1, 14 × 2 and 3 layers; even stages on pp 0.
+    let r = plan_value(&plan(json!("llama-3.1-8b"), 2, "Et|(tt|)*14t*3L")).unwrap();
+    assert_eq!(r.plan.parallelism.virtual_pipeline_model_parallel_size, Some(8));
+    assert_eq!(r.derived.layers_per_chunk, [vec![1, 2, 2, 2, 2, 2, 2, 2], vec![2, 2, 2, 2, 2, 2, 2, 3]]);
+    let one_layer = json!({"num_layers": 1, "hidden_size": 1024, "ffn_hidden_size": 4096, "num_attention_heads": 8,
+                           "num_query_groups": 8, "kv_channels": 128, "vocab_size": 32000});
+    let r = plan_value(&plan(one_layer, 4, "E||t|L")).unwrap();
+    assert_eq!(r.plan.parallelism.pipeline_model_parallel_size, 4);
+    assert_eq!(r.plan.parallelism.virtual_pipeline_model_parallel_size, None);
+    assert_eq!(r.derived.layers_per_stage, [0, 0, 1, 0]);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "pipeline-exceeds-layers" || d.code.as_str().starts_with("layout")), "{:?}", r.diagnostics);
+}

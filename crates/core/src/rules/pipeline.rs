@@ -116,14 +116,20 @@ pub fn stages(p: &Plan, out: &mut impl Findings) {
     let (m, par) = (&p.model, &p.parallelism);
     let (pp, vpp) = (par.pp(), par.vpp());
     if par.virtual_pipeline_model_parallel_size.is_some_and(|v| v > 1) && pp == 1 {
-        out.add(Code::VppRequiresPp, |code|
-            d(
+        out.add(Code::VppRequiresPp, |code| match par.pipeline_model_parallel_layout {
+            // The layout's stages are the virtual stages: unsetting VPP would not help (the layout sets it again).
+            Some(_) => d(
+                code,
+                format!("pipeline_model_parallel_layout has {vpp} stages on pipeline_model_parallel_size = 1: they become {vpp} virtual stages of one rank, and interleaving needs several pipeline stages"),
+                format!("set pipeline_model_parallel_size to a divisor of {vpp} above 1 (one stage per rank: {vpp}), or write the layout as one stage"),
+            ),
+            None => d(
                 code,
                 format!("virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 1: interleaving needs several pipeline stages"),
                 "unset virtual_pipeline_model_parallel_size, or use pipeline_model_parallel_size > 1".into(),
             )
             .with_apply(VPP, serde_json::Value::Null),
-        );
+        });
     }
     // TransformerConfig.__post_init__ (uneven pipeline): first/last must be > 0, and the middle stages get layers
     // exactly when there are middle stages ("Mismatch: … middle layers remaining but … middle PP stages").
@@ -231,7 +237,11 @@ pub fn schedule(p: &Plan, dv: &Derived, split_failed: bool, out: &mut impl Findi
             out.add(Code::PpWithoutVpp, |code| d(
                 code,
                 format!("PP = {pp} without interleaving: bubble = (PP−1)/m = {:.1}% of the step", 100.0 * dv.pipeline_bubble_fraction),
-                format!("set virtual_pipeline_model_parallel_size to a divisor of {per_stage} layers per stage (e.g. {})", nearest_divisor(per_stage, 2)),
+                if par.pipeline_model_parallel_layout.is_some() {
+                    format!("write pipeline_model_parallel_layout with 2·{pp} stages or more (a multiple of {pp}): its stages / PP are the virtual stages")
+                } else {
+                    format!("set virtual_pipeline_model_parallel_size to a divisor of {per_stage} layers per stage (e.g. {})", nearest_divisor(per_stage, 2))
+                },
             ));
         }
     }

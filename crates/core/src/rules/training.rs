@@ -100,8 +100,9 @@ pub fn recompute_num_layers(p: &Plan, dv: &Derived, split_failed: bool, out: &mu
     // so a larger value recomputes them all. TransformerConfig checks only that the value is set.
     let n = t.settings.recompute_num_layers.unwrap_or(1);
     let uniform = t.settings.recompute_method == Some(RecomputeMethod::Uniform);
-    // The largest model chunk: a valid split gives every stage's layers to its VPP chunks evenly.
-    let per_chunk = dv.layers_per_stage.iter().max().filter(|_| !split_failed).map(|&n| n / vpp.max(1));
+    // The largest model chunk of a valid split (a layout's chunks may differ; an even split's are equal).
+    let largest_chunk = dv.layers_per_chunk.iter().flatten().max().copied();
+    let per_chunk = largest_chunk.or_else(|| dv.layers_per_stage.iter().max().map(|&n| n / vpp.max(1))).filter(|_| !split_failed);
     if n == 0 && uniform {
         out.add(Code::RecomputeNumLayersRange, |code|
             d(
