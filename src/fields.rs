@@ -70,6 +70,24 @@ pub const PARALLELISM: &[FieldInfo] = &[
     f("parallelism.num_layers_in_last_pipeline_stage", "Last-stage layers", "uneven split: layers on the last pipeline stage"),
 ];
 
+/// Megatron-Core's explicit split; the help restates TransformerConfig.pipeline_model_parallel_layout's docstring.
+pub const LAYOUT: FieldInfo = f(
+    "parallelism.pipeline_model_parallel_layout",
+    "Pipeline layout",
+    "explicit split: E embedding, t decoder layer, m MTP layer, L loss, | between stages; (…)*n and x*n repeat, commas are \
+     ignored. Stage i goes to pipeline rank i mod PP, virtual chunk i div PP, so VPP = stages / PP. \
+     E.g. Et*3|(tt|)*29,m|L (DeepSeek-V3 on PP 16). A JSON list of stage lists ([[\"embedding\", \"decoder\"], …]) is the list form",
+);
+pub const ACCOUNT_EMBEDDING: FieldInfo = f(
+    "parallelism.account_for_embedding_in_pipeline_split",
+    "Embedding counts as a layer",
+    "the embedding takes one layer's place in the even split: the first stage builds one decoder layer fewer",
+);
+pub const ACCOUNT_LOSS: FieldInfo = f(
+    "parallelism.account_for_loss_in_pipeline_split",
+    "Loss counts as a layer",
+    "the loss takes one layer's place in the even split: the last stage builds one decoder layer fewer",
+);
 pub const SEQUENCE_PARALLEL: FieldInfo =
     f("parallelism.sequence_parallel", "Sequence parallel", "shards LayerNorm/dropout activations over TP; needs TP > 1");
 pub const ORDER: FieldInfo =

@@ -2,6 +2,37 @@
 //! panel and chart formats through here, so one figure reads the same everywhere. Plain Rust,
 //! tested natively.
 
+use meshplan_core::Report;
+use meshplan_core::pipeline::ChunkRef;
+
+/// Pipeline rank `rank`'s virtual chunks as the report places them: `E 4 · 4 · … · 1 m L` (decoder layers per chunk,
+/// and the chunks that build the embedding, the MTP layers and the output layer and loss).
+pub fn chunks(r: &Report, rank: u64) -> String {
+    let d = &r.derived;
+    let place = &d.pipeline_placement;
+    let Some(chunks) = d.layers_per_chunk.get(rank as usize) else { return String::new() };
+    let cells: Vec<String> = chunks
+        .iter()
+        .enumerate()
+        .map(|(v, n)| {
+            let here = |c: &ChunkRef| c.pipeline_rank == rank && c.virtual_rank == v as u64;
+            let mut parts = Vec::new();
+            if here(&place.embedding) {
+                parts.push("E".to_string());
+            }
+            parts.push(n.to_string());
+            if place.mtp.as_ref().is_some_and(here) {
+                parts.push("m".into());
+            }
+            if here(&place.loss) {
+                parts.push("L".into());
+            }
+            parts.join(" ")
+        })
+        .collect();
+    cells.join(" · ")
+}
+
 /// Bytes per GiB.
 pub const GIB: f64 = (1u64 << 30) as f64;
 

@@ -1,7 +1,7 @@
 //! The Derived panel: the sizes the core derives from the plan (DP, expert DP, minimum GPUs, microbatches,
-//! bubble, parameters, layers per stage, peak memory), one fixed row each.
+//! bubble, parameters, layers per stage and per virtual chunk, peak memory), one fixed row each.
 
-use crate::format::{billions, gib, percent};
+use crate::format::{billions, chunks, gib, percent};
 use crate::state::Outcome;
 use leptos::prelude::*;
 use meshplan_core::Report;
@@ -14,7 +14,7 @@ fn per(n: u64) -> String {
 /// One derived figure: element id, label, and its value from the report.
 type Figure = (&'static str, &'static str, fn(&Report) -> String);
 
-const DERIVED: [Figure; 11] = [
+const DERIVED: [Figure; 12] = [
     ("world-size", "World size", |r| r.derived.world_size.to_string()),
     ("dp", "Data parallel (DP)", |r| per(r.derived.data_parallel_size)),
     ("edp", "Expert data parallel", |r| per(r.derived.expert_data_parallel_size)),
@@ -25,6 +25,9 @@ const DERIVED: [Figure; 11] = [
     ("total-params", "Total parameters", |r| billions(r.derived.total_parameters)),
     ("active-params", "Active parameters", |r| billions(r.derived.active_parameters)),
     ("layers-per-stage", "Layers per stage", |r| r.derived.layers_per_stage.iter().map(u64::to_string).collect::<Vec<_>>().join(" · ")),
+    ("layers-per-chunk", "Layers per virtual chunk, by stage", |r| {
+        (0..r.derived.layers_per_chunk.len() as u64).map(|rank| chunks(r, rank)).collect::<Vec<_>>().join(" | ")
+    }),
     ("peak", "Peak memory per GPU", |r| {
         let m = &r.memory;
         format!("{} of {}{}", gib(m.peak_bytes), gib(m.gpu_memory_bytes), if m.fits { "" } else { " — does not fit" })

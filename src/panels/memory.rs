@@ -1,7 +1,7 @@
 //! The Memory panel: memory per GPU by pipeline stage (stacked bars and a table) against the GPU's
 //! capacity, and peak memory swept over one field (TP, PP, micro-batch or sequence length).
 
-use crate::format::gib;
+use crate::format::{chunks, gib};
 use crate::state::{Doc, Outcome, plan_doc};
 use crate::ui::chart::{Chart, swatch_box, swatch_line};
 use crate::{browser, charts};
@@ -40,7 +40,7 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             <details>
                 <summary>"Figures per stage"</summary>
                 <table class="memory-table">
-                    <thead><tr><th>"stage"</th><th>"layers"</th>{charts::TERMS.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th></tr></thead>
+                    <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::TERMS.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th></tr></thead>
                     <tbody><StageRows outcome /></tbody>
                 </table>
             </details>
@@ -49,7 +49,7 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     }
 }
 
-/// One table row per pipeline stage: its layers and each memory term.
+/// One table row per pipeline stage: its layers, their chunks and each memory term.
 #[component]
 fn StageRows(outcome: Memo<Outcome>) -> impl IntoView {
     move || {
@@ -62,7 +62,7 @@ fn StageRows(outcome: Memo<Outcome>) -> impl IntoView {
                         .map(|st| {
                             view! {
                                 <tr>
-                                    <td>{st.pipeline_rank}</td><td>{st.num_layers}</td>
+                                    <td>{st.pipeline_rank}</td><td>{st.num_layers}</td><td class="chunks">{chunks(r, st.pipeline_rank)}</td>
                                     <td>{gib(st.parameters_bytes)}</td><td>{gib(st.gradients_bytes)}</td><td>{gib(st.optimizer_bytes)}</td>
                                     <td>{gib(st.activations_bytes)}</td><td>{gib(st.overhead_bytes)}</td><td><strong>{gib(st.total_bytes)}</strong></td>
                                 </tr>

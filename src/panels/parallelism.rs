@@ -1,11 +1,12 @@
-//! The Parallelism panel: TP, PP, VPP, CP, EP, ETP, uneven first and last stages, sequence parallel and
-//! the rank order (with Megatron-Core's usual orders offered).
+//! The Parallelism panel: TP, PP, VPP, CP, EP, ETP, uneven first and last stages, sequence parallel, the
+//! rank order (with Megatron-Core's usual orders offered), and the explicit pipeline layout with its diagnostics.
 
 use crate::fields;
-use crate::state::plan_doc::typed_value;
+use crate::state::plan_doc::{layout_value, typed_value};
 use crate::state::{Doc, editor};
 use crate::ui::controls::{CheckField, TextField, field_id, field_text};
 use leptos::prelude::*;
+use meshplan_core::Severity;
 
 #[component]
 pub fn ParallelismPanel(doc: Doc) -> impl IntoView {
@@ -16,6 +17,9 @@ pub fn ParallelismPanel(doc: Doc) -> impl IntoView {
                 {fields::PARALLELISM.iter().map(|info| view! { <TextField doc info /> }).collect_view()}
                 <CheckField doc info=&fields::SEQUENCE_PARALLEL />
                 <OrderField doc />
+                <LayoutField doc />
+                <CheckField doc info=&fields::ACCOUNT_EMBEDDING />
+                <CheckField doc info=&fields::ACCOUNT_LOSS />
             </div>
         </section>
     }
@@ -40,6 +44,47 @@ fn OrderField(doc: Doc) -> impl IntoView {
                 <option value="tp-cp-ep-pp-dp"></option>
                 <option value="tp-pp-dp"></option>
             </datalist>
+        </div>
+    }
+}
+
+/// Whether a diagnostic is about the pipeline layout: its own rules, and the rules of what sits beside it.
+fn about_layout(code: &str) -> bool {
+    code.starts_with("layout-") || code == "hybrid-pattern-with-layout"
+}
+
+/// `pipeline_model_parallel_layout` as text (Megatron's string form, or a JSON list of stage lists), with the
+/// report's layout diagnostics right under it.
+#[component]
+fn LayoutField(doc: Doc) -> impl IntoView {
+    let editor = editor();
+    let info = &fields::LAYOUT;
+    let id = field_id(info.path);
+    let (value, _) = field_text(doc, info.path);
+    let diagnostics = Memo::new(move |_| {
+        doc.outcome.with(|o| {
+            o.as_ref()
+                .map(|r| r.diagnostics.iter().filter(|d| about_layout(d.code.as_str())).map(|d| (d.severity, d.code.to_string(), d.message.clone())).collect())
+                .unwrap_or_default()
+        })
+    });
+    let flagged = Memo::new(move |_| diagnostics.with(|ds: &Vec<(Severity, String, String)>| ds.iter().any(|d| d.0 == Severity::Error)));
+    view! {
+        <div class="field wide" class:flagged=move || flagged.get()>
+            <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
+            <input id=id type="text" autocomplete="off" spellcheck="false" title=info.tooltip()
+                placeholder="none: Megatron's even split (e.g. Et*3|(tt|)*29,m|L)"
+                aria-invalid=move || if flagged.get() { "true" } else { "false" }
+                aria-describedby="layout-diagnostics"
+                prop:value=value
+                on:input=move |ev| editor.edit(info.path, layout_value(&event_target_value(&ev))) />
+            <ul id="layout-diagnostics" class="field-diags" aria-live="polite">
+                {move || diagnostics.get().into_iter().map(|(sev, code, message)| {
+                    let class = if sev == Severity::Error { "field-error" } else { "field-warning" };
+                    let shown = code.clone();
+                    view! { <li class=class data-code=code><code>{shown}</code>" "{message}</li> }
+                }).collect_view()}
+            </ul>
         </div>
     }
 }

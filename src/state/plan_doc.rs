@@ -83,6 +83,18 @@ pub fn typed_value(text: &str) -> Value {
     }
 }
 
+/// What the layout box's text is in the plan: nothing when empty, the list form when it reads as a JSON list, else the
+/// string as typed (untrimmed: Megatron reads a space as an invalid layer character, and the report says so).
+pub fn layout_value(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Null;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(list @ Value::Array(_)) => list,
+        _ => Value::String(text.to_string()),
+    }
+}
+
 /// How a plan value shows in a text box.
 pub fn display_value(v: Option<&Value>) -> String {
     match v {
@@ -95,6 +107,15 @@ pub fn display_value(v: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layout_text_is_kept_as_typed() {
+        assert_eq!(layout_value("Et*3|(tt|)*29,m|L"), json!("Et*3|(tt|)*29,m|L"));
+        assert_eq!(layout_value("Et |tL"), json!("Et |tL"));
+        assert_eq!(layout_value("  "), Value::Null);
+        assert_eq!(layout_value(r#"[["embedding", "decoder"], ["decoder", "loss"]]"#), json!([["embedding", "decoder"], ["decoder", "loss"]]));
+        assert_eq!(layout_value("[not json"), json!("[not json"));
+    }
 
     #[test]
     fn set_and_get_by_path() {

@@ -1,0 +1,71 @@
+// End-to-end: the pipeline layout field. Typing Megatron Bridge's DeepSeek-V3 layout re-splits the stages (and the
+// VPP follows the layout); a broken layout shows Megatron's error next to the field and in the diagnostics.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launch, openApp } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+const LAYOUT = "#f-parallelism-pipeline-model-parallel-layout";
+const VPP = "#f-parallelism-virtual-pipeline-model-parallel-size";
+const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+
+// measured_memory.json m26-020 without its layout: DeepSeek-V3 (61 layers, 1 MTP) on 256 GB300, PP 2, EP 32.
+const deepseek = {
+  model: "deepseek-v3",
+  cluster: { gpu: "gb300", gpus_per_node: 4, num_nodes: 64 },
+  training: { seq_length: 4096, micro_batch_size: 2, global_batch_size: 4096, precision: "fp4",
+              use_distributed_optimizer: true, recompute_granularity: "selective" },
+  parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 2, expert_model_parallel_size: 32,
+                 expert_tensor_parallel_size: 1, sequence_parallel: false },
+};
+
+const text = async (page, selector) => (await page.locator(selector).innerText()).trim();
+
+test("typing DeepSeek-V3's layout splits its stages as Megatron does, and a broken one says why", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(deepseek)}`);
+  // Without a layout 61 layers do not divide over PP 2: an error, and no split to show.
+  assert.equal(await page.locator('#diagnostics li[data-code="layers-not-divisible-by-pp"]').count(), 1);
+  assert.equal(await text(page, "#d-layers-per-stage"), "");
+
+  // Bridge's GB300 perf-recipe layout: 16 stages → VPP 8; pp 0 builds 8 chunks of 4 (32 layers), pp 1 7 of 4 and the
+  // last stage `tmL` (29 layers, the MTP layer, the output and loss).
+  await page.fill(LAYOUT, "Et*4|(t*4|)*14tmL");
+  await page.waitForFunction(() => document.querySelector("#d-layers-per-stage").innerText.trim() === "32 · 29");
+  assert.equal(await text(page, "#d-layers-per-chunk"),
+    "E 4 · 4 · 4 · 4 · 4 · 4 · 4 · 4 | 4 · 4 · 4 · 4 · 4 · 4 · 4 · 1 m L");
+  assert.equal(await page.locator(VPP).getAttribute("placeholder"), "8", "the VPP the layout implies");
+  assert.equal(await page.locator('#diagnostics li[data-code="layers-not-divisible-by-pp"]').count(), 0);
+  assert.equal(await page.locator("#layout-diagnostics li").count(), 0);
+  const rows = page.locator(".memory-table tbody tr");
+  assert.equal(await rows.count(), 2);
+  // The table sits in a closed <details>: its text, not its rendering.
+  assert.equal(await rows.nth(1).locator("td.chunks").textContent(), "4 · 4 · 4 · 4 · 4 · 4 · 4 · 1 m L");
+  assert.match(await text(page, "#export-bridge"), /cfg\.model\.pipeline_model_parallel_layout = "Et\*4\|\(t\*4\|\)\*14tmL"/);
+  assert.match(await text(page, "#export-megatron"), /--pipeline-model-parallel-layout 'Et\*4\|\(t\*4\|\)\*14tmL'/);
+
+  // Without the `m`: Megatron's "Number of mtp layers in layout must match mtp_num_layers", under the field and in the
+  // diagnostics panel; the field is flagged and keeps what was typed.
+  await page.fill(LAYOUT, "Et*4|(t*4|)*14tL");
+  const under = page.locator('#layout-diagnostics li[data-code="layout-mtp-count"]');
+  await under.waitFor();
+  assert.match(await under.innerText(), /Number of mtp layers in layout must match mtp_num_layers/);
+  assert.equal(await page.locator('#diagnostics li[data-code="layout-mtp-count"]').count(), 1);
+  assert.equal(await page.locator(LAYOUT).getAttribute("aria-invalid"), "true");
+  assert.equal(await page.locator(LAYOUT).inputValue(), "Et*4|(t*4|)*14tL");
+
+  // An invalid character names itself, as Megatron's message does.
+  await page.fill(LAYOUT, "Et*4|(t*4|)*14tmX");
+  await page.locator('#layout-diagnostics li[data-code="layout-char"]').waitFor();
+  assert.match(await text(page, "#layout-diagnostics"), /Invalid layer character: X/);
+
+  // Clearing the field drops the layout: back to the even split's error.
+  await page.fill(LAYOUT, "");
+  await page.locator('#diagnostics li[data-code="layers-not-divisible-by-pp"]').waitFor();
+  assert.equal(await page.locator("#layout-diagnostics li").count(), 0);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
