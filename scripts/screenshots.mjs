@@ -3,7 +3,7 @@
 // and advisor.png: the Advisor panel after Find layouts.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
 import { mkdirSync } from "node:fs";
-import { startServer, launch, openApp } from "../tests/e2e/harness.mjs";
+import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
 
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
 const moe = {
@@ -24,17 +24,6 @@ const big = {
                  num_layers_in_first_pipeline_stage: 16, num_layers_in_last_pipeline_stage: 14 },
 };
 
-// measured_memory.json m26-020: DeepSeek-V3 on 256 GB300 with Megatron Bridge's perf-recipe layout (PP 2 × VPP 8), and
-// the same layout without its MTP layer (Megatron's "Number of mtp layers in layout must match mtp_num_layers").
-const deepseekLayout = (layout) => ({
-  model: "deepseek-v3",
-  cluster: { gpu: "gb300", gpus_per_node: 4, num_nodes: 64 },
-  training: { seq_length: 4096, micro_batch_size: 2, global_batch_size: 4096, precision: "fp4",
-              use_distributed_optimizer: true, recompute_granularity: "selective" },
-  parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 2, expert_model_parallel_size: 32,
-                 expert_tensor_parallel_size: 1, pipeline_model_parallel_layout: layout },
-});
-
 mkdirSync("docs/screenshots", { recursive: true });
 const server = await startServer();
 const browser = await launch();
@@ -45,8 +34,9 @@ const shots = [
   ["embed", `#plan=${encode(moe)}&embed=1`, { viewport: { width: 800, height: 900 } }],
   ["dark", "", { dark: true }],
   ["advisor", "", { advisor: true }],
-  ["layout", `#plan=${encode(deepseekLayout("Et*4|(t*4|)*14tmL"))}`, {}],
-  ["layout-error", `#plan=${encode(deepseekLayout("Et*4|(t*4|)*14tL"))}`, {}],
+  // DeepSeek-V3 with Megatron Bridge's perf-recipe layout (PP 2 × VPP 8), and the same layout without its MTP layer.
+  ["layout", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tmL"))}`, {}],
+  ["layout-error", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tL"))}`, {}],
 ];
 const only = process.argv.slice(2);
 for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.includes(n))) {

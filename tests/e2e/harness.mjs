@@ -50,3 +50,20 @@ export async function openApp(browser, url, { viewport = { width: 1280, height: 
   await page.waitForSelector("#app[data-ready]", { timeout: 30_000 });
   return { page, context, problems };
 }
+
+/**
+ * measured_memory.json m26-020: DeepSeek-V3 (61 layers, 1 MTP) on 256 GB300, PP 2, EP 32, with `layout` as its
+ * pipeline_model_parallel_layout (Megatron Bridge's GB300 perf recipe uses "Et*4|(t*4|)*14tmL"); none when undefined.
+ */
+export function deepseekV3Gb300(layout) {
+  const parallelism = { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 2, expert_model_parallel_size: 32,
+                        expert_tensor_parallel_size: 1, sequence_parallel: false };
+  if (layout !== undefined) parallelism.pipeline_model_parallel_layout = layout;
+  return {
+    model: "deepseek-v3",
+    cluster: { gpu: "gb300", gpus_per_node: 4, num_nodes: 64 },
+    training: { seq_length: 4096, micro_batch_size: 2, global_batch_size: 4096, precision: "fp4",
+                use_distributed_optimizer: true, recompute_granularity: "selective" },
+    parallelism,
+  };
+}

@@ -2,7 +2,7 @@
 // VPP follows the layout); a broken layout shows Megatron's error next to the field and in the diagnostics.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launch, openApp } from "./harness.mjs";
+import { startServer, launch, openApp, deepseekV3Gb300 } from "./harness.mjs";
 
 let server, browser;
 before(async () => { server = await startServer(); browser = await launch(); });
@@ -13,20 +13,10 @@ const VPP = "#f-parallelism-virtual-pipeline-model-parallel-size";
 const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
 
-// measured_memory.json m26-020 without its layout: DeepSeek-V3 (61 layers, 1 MTP) on 256 GB300, PP 2, EP 32.
-const deepseek = {
-  model: "deepseek-v3",
-  cluster: { gpu: "gb300", gpus_per_node: 4, num_nodes: 64 },
-  training: { seq_length: 4096, micro_batch_size: 2, global_batch_size: 4096, precision: "fp4",
-              use_distributed_optimizer: true, recompute_granularity: "selective" },
-  parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 2, expert_model_parallel_size: 32,
-                 expert_tensor_parallel_size: 1, sequence_parallel: false },
-};
-
 const text = async (page, selector) => (await page.locator(selector).innerText()).trim();
 
 test("typing DeepSeek-V3's layout splits its stages as Megatron does, and a broken one says why", async () => {
-  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(deepseek)}`);
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(deepseekV3Gb300())}`);
   // Without a layout 61 layers do not divide over PP 2: an error, and no split to show.
   assert.equal(await page.locator('#diagnostics li[data-code="layers-not-divisible-by-pp"]').count(), 1);
   assert.equal(await text(page, "#d-layers-per-stage"), "");
