@@ -497,3 +497,34 @@ fn a_plan_takes_its_vpp_from_the_layout() {
     assert_eq!(r.derived.layers_per_stage, [0, 0, 1, 0]);
     assert!(!r.diagnostics.iter().any(|d| d.code == "pipeline-exceeds-layers" || d.code.as_str().starts_with("layout")), "{:?}", r.diagnostics);
 }
+
+#[test]
+fn a_hybrid_patterns_segments_are_its_stages() {
+    use meshplan_core::plan_value;
+    // Nemotron-H 8B's 52-layer pattern cut by `|` into 4 segments of 13 on PP 2: segment i on rank i mod 2, chunk i div 2
+    // (hybrid_layer_allocation.py select_pipeline_segment), VPP 4 / 2 = 2 set from the segments (arguments.py).
+    let preset = meshplan_core::presets::model("nemotron-h-8b").unwrap();
+    let pattern = preset.config["hybrid_layer_pattern"].as_str().unwrap().to_string();
+    let cut = |n: usize| pattern.as_bytes().chunks(52 / n).map(|c| String::from_utf8(c.to_vec()).unwrap()).collect::<Vec<_>>().join("|");
+    let plan = |pattern: String, par: Value| {
+        json!({"model": {"preset": "nemotron-h-8b", "hybrid_layer_pattern": pattern},
+               "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+               "training": {"global_batch_size": 64}, "parallelism": par})
+    };
+    let r = plan_value(&plan(cut(4), json!({"pipeline_model_parallel_size": 2, "overlap_p2p_comm": true}))).unwrap();
+    assert_eq!(r.plan.parallelism.virtual_pipeline_model_parallel_size, Some(2));
+    assert_eq!(r.derived.layers_per_chunk, [vec![13, 13], vec![13, 13]]);
+    let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(codes.contains(&"hybrid-vpp-unsupported-in-bridge") && !r.diagnostics.iter().any(|d| d.is_error() && d.code.as_str().starts_with("hybrid")), "{codes:?}");
+    // With a first-stage size beside the `|`: Megatron raises. On PP 4 the 4 segments are one per rank, no VPP.
+    let r = plan_value(&plan(cut(4), json!({"pipeline_model_parallel_size": 2, "num_layers_in_first_pipeline_stage": 26}))).unwrap();
+    assert!(r.diagnostics.iter().any(|d| d.code == "hybrid-pipes-with-first-last-stage"));
+    let r = plan_value(&plan(cut(4), json!({"pipeline_model_parallel_size": 4, "tensor_model_parallel_size": 2}))).unwrap();
+    assert_eq!(r.derived.layers_per_stage, [13, 13, 13, 13]);
+    assert_eq!(r.plan.parallelism.virtual_pipeline_model_parallel_size, None);
+    // Without `|` on PP 2: Megatron's legacy even split, 26 + 26; on PP 3 52 does not divide.
+    let r = plan_value(&plan(pattern.clone(), json!({"pipeline_model_parallel_size": 2}))).unwrap();
+    assert_eq!(r.derived.layers_per_stage, [26, 26]);
+    let r = plan_value(&plan(pattern, json!({"pipeline_model_parallel_size": 3}))).unwrap();
+    assert!(r.diagnostics.iter().any(|d| d.code == "hybrid-legacy-split-uneven"), "{:?}", r.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>());
+}
