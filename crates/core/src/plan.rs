@@ -120,9 +120,41 @@ pub fn read_json(text: &str) -> Result<Value, InputError> {
             "remove what the plan does not need (a plan file is a few KB; a Hugging Face config.json too)",
         ));
     }
-    serde_json::from_str(text).map_err(|e| {
-        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+    serde_json::from_str(text).or_else(|e| {
+        // Python's json module writes Infinity, -Infinity and NaN (Nemotron-H configs: "time_step_limit": [0.0,
+        // Infinity]); a pasted config.json with them is read with each as null. Anything else stays an error.
+        non_finite_as_null(text).and_then(|t| serde_json::from_str(&t).ok()).ok_or_else(|| {
+            InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+        })
     })
+}
+
+/// `text` with every bare `Infinity`, `-Infinity` and `NaN` outside strings replaced by `null`, or `None` when it has
+/// none. One pass over text already bounded by [`MAX_PLAN_BYTES`].
+fn non_finite_as_null(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped, mut replaced) = (false, false, false);
+    let mut rest = text;
+    while let Some(ch) = rest.chars().next() {
+        if in_string {
+            match ch {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if let Some(token) = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| rest.starts_with(t)) {
+            out.push_str("null");
+            rest = &rest[token.len()..];
+            replaced = true;
+            continue;
+        } else if ch == '"' {
+            in_string = true;
+        }
+        out.push(ch);
+        rest = &rest[ch.len_utf8()..];
+    }
+    replaced.then_some(out)
 }
 
 /// Parses plan-file text.

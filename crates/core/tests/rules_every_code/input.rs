@@ -64,6 +64,14 @@ pub fn cases() -> Vec<Case> {
             probe(json!({"hf_config": llama_hf("gpt_neox")}), &[]),
             probe(json!({"hf_config": llama_hf("llama")}), &[]),
         ),
+        // A multimodal config (Llama 4's shape) keeps its language model under text_config: with a vision_config beside it,
+        // the encoder is left out and the plan says so; the same text_config alone says nothing.
+        case(
+            "hf-config-part-excluded",
+            Kind::Info,
+            probe(json!({"hf_config": {"model_type": "llama4", "text_config": llama_hf("llama4_text"), "vision_config": {"hidden_size": 1408}}}), &[]),
+            probe(json!({"hf_config": {"model_type": "llama4", "text_config": llama_hf("llama4_text")}}), &[]),
+        ),
         // A gated (SwiGLU) model that leaves add_bias_linear out is read without biases (Megatron's default is True).
         case(
             "add-bias-linear-default",
