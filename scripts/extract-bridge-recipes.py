@@ -75,6 +75,8 @@ PARALLELISM = [
 ]
 TORCH_DTYPES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "uint8": "fp8"}
 MAX_STEPS = 200_000
+# crates/core/data/mixed_precision.json: the Bridge mixed-precision recipe meshplan selects for each precision.
+MESHPLAN_MP = []
 # Settings whose recipe values meshplan's settings table (crates/core/src/settings.rs) does not take: the values it
 # takes, and why the others are left out.
 UNSUPPORTED = {
@@ -692,9 +694,12 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
                 break
     mp = mixed_precision_of(interp, cfg)
     mp_name = None
+    base_mp = None
     if isinstance(mp, Obj):
         mp_name = mp.fields.get("__recipe__")
         training["precision"] = precision_of(mp)
+        fp8_recipe = mp.fields.get("fp8_recipe") if mp.fields.get("fp8") else None
+        base_mp = next((m for m in MESHPLAN_MP if m["precision"] == training["precision"] and m["fp8_recipe"] == fp8_recipe), None)
     else:
         unresolved.append({"field": "precision", "path": "cfg.mixed_precision", "reason": "the mixed-precision config is not known statically"})
     for key, (paths, null, _torch) in rows.items():
@@ -709,7 +714,9 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
             if field == "fp8_recipe" and not mp.fields.get("fp8"):
                 continue
             j, ok = to_json(v)
-            if ok and j is not None:
+            # Only what differs from the mixed-precision recipe meshplan's precision (and FP8 recipe) selects: a plan
+            # that changes the precision then gets that precision's recipe, not this one's fields.
+            if ok and j is not None and (field == "fp8_recipe" or base_mp is None or base_mp.get(field) != j):
                 training[key] = j
             continue
         chosen = None
@@ -773,6 +780,7 @@ def main():
     here = __file__.rsplit("/scripts/", 1)[0]
     rows = settings_rows(open(f"{here}/crates/core/src/settings.rs").read())
     models = {m["key"]: m for m in json.load(open(f"{here}/crates/core/data/models.json"))}
+    MESHPLAN_MP.extend(json.load(open(f"{here}/crates/core/data/mixed_precision.json")))
     modules = load_modules(git_dir, commit)
     mark_mixed_precision_names(modules)
 

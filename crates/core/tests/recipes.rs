@@ -97,11 +97,12 @@ fn llama31_70b_32gpu_as_the_source_reads() {
         ("recompute_granularity", json!("none")),
         ("data_parallel_sharding_strategy", json!("no_shard")),
         ("tp_comm_overlap", json!(true)),
-        ("grad_reduce_in_fp32", json!(true)),
         ("precision", json!("bf16")),
     ] {
         assert_eq!(tr(r, k), v, "{k}");
     }
+    // bf16_mixed's own grad_reduce_in_fp32 = True is what meshplan's bf16 precision selects: not restated.
+    assert_eq!(tr(r, "grad_reduce_in_fp32"), Value::Null);
     let alias = recipe("llama31_70b_pretrain_config");
     assert_eq!(alias.alias_of.as_deref(), Some("llama31_70b_pretrain_32gpu_h100_bf16_config"));
     assert_eq!((&alias.parallelism, &alias.training), (&r.parallelism, &r.training));
@@ -185,6 +186,23 @@ fn the_plan_overrides_the_recipe_key_by_key() {
     // The report's plan echoes the recipe.
     let v = serde_json::to_value(&report).unwrap();
     assert_eq!(v["plan"]["recipe"], json!("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config"));
+}
+
+/// A recipe's mixed-precision fields are those it changes on top of its mixed-precision recipe, so a plan that changes
+/// the precision runs that precision's recipe: Llama 3.1 70B's bf16_mixed recipe planned in fp8 on H100 takes
+/// bf16_with_fp8_current_scaling_mixed (training/mixed_precision.py: fp8_param_gather True, first and last layer in
+/// BF16), while nemotron_h_bf16_with_fp8_current_scaling_mixed's 2 + 2 BF16 layers (not the 1 + 1 of the recipe
+/// meshplan maps fp8 to) are kept as the recipe's own.
+#[test]
+fn a_changed_precision_takes_its_own_mixed_precision_recipe() {
+    let report = plan_value(&json!({"recipe": "llama31_70b_pretrain_32gpu_h100_bf16_config", "training": {"precision": "fp8"}})).unwrap();
+    let (s, gpu) = (&report.plan.training.settings, &report.plan.gpu);
+    assert_eq!(s.resolved("fp8_param_gather", gpu), Some(json!(true)));
+    assert_eq!(s.resolved("first_last_layers_bf16", gpu), Some(json!(true)));
+    let r = recipe("nemotronh_56b_pretrain_8gpu_h100_bf16_config");
+    assert_eq!(r.mixed_precision_recipe.as_deref(), Some("nemotron_h_bf16_with_fp8_current_scaling_mixed"));
+    assert_eq!((tr(r, "precision"), tr(r, "fp8_recipe")), (json!("fp8"), json!("tensorwise")));
+    assert_eq!((tr(r, "num_layers_at_start_in_bf16"), tr(r, "num_layers_at_end_in_bf16")), (json!(2), json!(2)));
 }
 
 /// A recipe of fewer GPUs than a node runs on one node of that many: nemotronh_8b on 2 H100.
