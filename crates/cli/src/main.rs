@@ -5,7 +5,7 @@
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use meshplan_core::{ExportKind, Report, Severity, presets, rules, settings};
+use meshplan_core::{ExportKind, Report, Severity, presets, recipes, rules, settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -53,7 +53,7 @@ enum Command {
         #[arg(short, long, value_name = "KIND", default_value = "all", value_parser = export_kinds())]
         kind: String,
     },
-    /// List the model presets and the GPU catalogue
+    /// List the model presets, the GPU catalogue and the Megatron Bridge recipes a plan may name
     Presets {
         #[command(flatten)]
         output: Output,
@@ -202,8 +202,16 @@ fn cmd_search(input: &Input, top: usize, format: Format) -> ExitCode {
 fn cmd_presets(format: Format) -> ExitCode {
     let catalog = presets::catalog();
     match format {
-        Format::Json => print_json(&catalog),
-        Format::Table => emit(&table::presets(&catalog)),
+        Format::Json => {
+            // The catalogue's keys, and `recipes`: the Megatron Bridge recipes a plan may name.
+            let mut v = serde_json::to_value(&catalog).unwrap_or_default();
+            if let Some(map) = v.as_object_mut() {
+                map.insert("recipes".into(), serde_json::to_value(recipes::all()).unwrap_or_default());
+                map.insert("recipes_source".into(), recipes::source_repository().into());
+            }
+            print_json(&v)
+        }
+        Format::Table => emit(&(table::presets(&catalog) + &table::recipes(recipes::all()))),
     }
     ExitCode::SUCCESS
 }

@@ -74,6 +74,8 @@ rules! {
     UnknownModelPreset "unknown-model-preset" E "No model preset has this key (exit status 2)." "meshplan input";
     MissingCluster "missing-cluster" E "The plan has no cluster (exit status 2)." "meshplan input";
     UnknownGpu "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
+    UnknownRecipe "unknown-recipe" E "No Megatron Bridge recipe meshplan knows has this name; the plan was read without one." "meshplan input (data/bridge_recipes.json, read from Megatron Bridge src/megatron/bridge/recipes)";
+    RecipeModelDiffers "recipe-model-differs" W "The plan names a Bridge recipe and gives a different model: the plan's model is planned with the recipe's parallelism and settings." "meshplan input (data/bridge_recipes.json)";
     HfConfigUnmappable "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";
     HfConfigFamilyUnknown "hf-config-family-unknown" W "The Hugging Face model_type is not a mapped family; it was read as a Llama-style decoder." "meshplan input";
     HfConfigPartExcluded "hf-config-part-excluded" I "A multimodal Hugging Face config: its vision or audio encoder is not counted; meshplan sizes the language model under text_config." "meshplan input (hf/families.rs unwrap_text_config)";

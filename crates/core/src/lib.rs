@@ -19,6 +19,7 @@ pub mod perf;
 pub mod pipeline;
 pub mod plan;
 pub mod presets;
+pub mod recipes;
 pub mod report;
 pub mod rules;
 pub mod search;

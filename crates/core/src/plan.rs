@@ -6,7 +6,7 @@ use crate::limits::{MAX_FIELD, MAX_LAYOUT_CHARS, MAX_PLAN_BYTES};
 use crate::model::ModelConfig;
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::presets::{self, GpuSpec};
-use crate::{Code, Diagnostic, hf, settings};
+use crate::{Code, Diagnostic, hf, recipes, settings};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -102,6 +102,9 @@ pub struct Plan {
     pub gpu: GpuSpec,
     pub training: Training,
     pub parallelism: Parallelism,
+    /// The Megatron Bridge recipe the plan started from (`"recipe"` at the plan's top level; see [`crate::recipes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<String>,
 }
 
 impl Plan {
@@ -172,8 +175,10 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
         ));
     }
     let mut diags = Vec::new();
+    let (value, recipe) = recipes::resolve(value, &mut diags)?;
+    let value = value.as_ref();
     let mut top = Fields::new(Some(value), "", &mut diags);
-    top.accept(&["model", "cluster", "training", "parallelism", "$schema", "comment"]);
+    top.accept(&["model", "cluster", "training", "parallelism", "recipe", "$schema", "comment"]);
     top.finish();
 
     let (model_key, model_name, model) = parse_model(value.get("model"), &mut diags)?;
@@ -182,7 +187,8 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
     let training = parse_training(value.get("training"), &mut diags);
     let mut parallelism = parse_parallelism(value.get("parallelism"), &mut diags);
     bound_pipeline(&model, &mut parallelism, &mut diags);
-    Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism }, diags))
+    let recipe = recipe.map(|r| r.name.clone());
+    Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism, recipe }, diags))
 }
 
 /// Pipeline stages beyond the layer count: in every split Megatron accepts without a layout each stage builds at least
