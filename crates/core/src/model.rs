@@ -93,6 +93,13 @@ pub struct ModelConfig {
     /// A sigmoid gate (1 × h) on the shared experts' output (Qwen3-Next, Qwen2-MoE).
     #[serde(default, skip_serializing_if = "is_false")]
     pub moe_shared_expert_gate: bool,
+    /// Sliding-window attention (Megatron-Core `window_size`): each query sees `left` keys before it and `right` after
+    /// (causal: 0); `None` is full attention. Which attention layers it applies to: `window_attn_skip_freq`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_size: Option<[u64; 2]>,
+    /// An int N: every N-th layer (1-indexed) keeps full attention, the rest are windowed; a list: 1 = windowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_attn_skip_freq: Option<MoeLayerFreq>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -171,6 +178,52 @@ impl ModelConfig {
 
     pub fn moe_ffn(&self) -> u64 {
         self.moe_ffn_hidden_size.unwrap_or(self.ffn_hidden_size)
+    }
+
+    /// Whether decoder layer `index` (0-based) attends through the sliding window, as Megatron-Core decides it.
+    // Source: megatron/core/transformer/utils.py is_layer_window_attention (layer_number 1-indexed: no window_size →
+    // full; no skip freq → windowed; an int N → windowed unless layer_number % N == 0; a list → its entry).
+    pub fn is_window_layer(&self, index: u64) -> bool {
+        if self.window_size.is_none() {
+            return false;
+        }
+        match &self.window_attn_skip_freq {
+            None => true,
+            Some(MoeLayerFreq::Every(n)) => *n == 0 || (index + 1) % n != 0,
+            Some(MoeLayerFreq::Pattern(p)) => p.get(usize::try_from(index).unwrap_or(usize::MAX)).is_some_and(|&v| v != 0),
+        }
+    }
+
+    /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention), counted over
+    /// the layer runs: O(layers) at most, and nothing without a window.
+    pub fn window_attention_layers(&self) -> u64 {
+        if self.window_size.is_none() {
+            return 0;
+        }
+        let mut start = 0u64;
+        let mut n = 0u64;
+        for (kind, len) in self.layer_runs() {
+            if kind.mixer == Mixer::Attention {
+                let end = start.saturating_add(len).min(crate::limits::MAX_LAYERS);
+                n += (start..end).filter(|&i| self.is_window_layer(i)).count() as u64;
+            }
+            start = start.saturating_add(len);
+        }
+        n
+    }
+
+    /// The attended (query, key) pairs of one causal sequence of `s` tokens, in units where full attention has s²:
+    /// s² without a window, else s·(2W − W(W−1)/s) for a window of W = left + right + 1 keys shorter than s.
+    // Source: Megatron Bridge src/megatron/bridge/training/utils/flop_utils.py calculate_swa_context (average context
+    // W − W(W−1)/(2s), against s/2 for full causal attention, whose pairs Megatron counts as s²/2).
+    pub fn window_pairs(&self, s: f64) -> f64 {
+        match self.window_size {
+            Some([left, right]) => {
+                let w = left as f64 + right as f64 + 1.0;
+                if w < s { s * (2.0 * w - w * (w - 1.0) / s) } else { s * s }
+            }
+            None => s * s,
+        }
     }
 
     /// Vocabulary padded so that each TP rank holds an equal, aligned slice.

@@ -211,3 +211,83 @@ fn non_finite_numbers_in_a_pasted_config_read_as_null() {
     // Anything else that is not JSON stays an error.
     assert_eq!(meshplan_core::plan_str(r#"{"model": Infinite}"#).unwrap_err().code, "invalid-json");
 }
+
+fn plan_of(model: Value, seq: u64, gbs: u64) -> meshplan_core::Report {
+    plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                       "training": {"seq_length": seq, "micro_batch_size": 1, "global_batch_size": gbs}}))
+    .unwrap()
+}
+
+#[test]
+fn sliding_window_layers_as_megatron_picks_them() {
+    // megatron/core/transformer/utils.py is_layer_window_attention, layer_number 1-indexed: an int N keeps every N-th
+    // layer full; a list marks windowed layers with 1. EXAONE 4.0 32B (LLLG): layers 3, 7, … (0-based) are full.
+    let m = presets::model("exaone-4.0-32b").unwrap().model_config();
+    assert_eq!(m.window_size, Some([4095, 0]));
+    assert!(m.is_window_layer(0) && m.is_window_layer(2) && !m.is_window_layer(3) && !m.is_window_layer(63));
+    assert_eq!(m.window_attention_layers(), 48);
+    // gpt-oss: "sliding_attention" on even layers (0-based) of its layer_types → 12 of 24.
+    assert_eq!(presets::model("gpt-oss-20b").unwrap().model_config().window_attention_layers(), 12);
+    // The CLI form "left,right", an unbounded left (-1: no window), a list, and a malformed value.
+    let dense = json!({"num_layers": 4, "hidden_size": 256, "num_attention_heads": 4, "add_bias_linear": false, "gated_linear_unit": true});
+    let with = |extra: Value| {
+        let mut v = dense.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(v, 1024, 16)
+    };
+    let r = with(json!({"window_size": "63,0", "window_attn_skip_freq": [1, 1, 0, 1]}));
+    assert_eq!(r.plan.model.window_size, Some([63, 0]));
+    assert_eq!(r.plan.model.window_attention_layers(), 3);
+    assert_eq!(with(json!({"window_size": [-1, 0]})).plan.model.window_size, None);
+    let r = with(json!({"window_size": [64]}));
+    assert!(r.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains("window_size")));
+    let r = with(json!({"window_size": [63, 0], "window_attn_skip_freq": [1, 0]}));
+    assert!(r.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains("window_attn_skip_freq")));
+}
+
+#[test]
+fn sliding_window_attention_flops() {
+    // gpt-oss-20b at s = 4096: 24 attention layers, 12 of them windowed to W = 127 + 0 + 1 = 128 keys. Megatron
+    // Bridge's flop_utils (calculate_swa_context) gives a windowed layer an average context W − W(W−1)/(2s) against s/2
+    // for full causal attention, i.e. s·(2W − W(W−1)/s) = 2·4096·128 − 128·127 = 1,032,320 pairs per sequence
+    // against s² = 16,777,216. Core attention per pair: 6 × q (q = 64 heads × 64 = 4096; fwd+bwd, QKᵀ and PV, causal
+    // halving folded into Megatron's s²).
+    let gbs = 32.0;
+    let r = plan_of(json!("gpt-oss-20b"), 4096, 32);
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    let expected = 6.0 * 4096.0 * gbs * (12.0 * 16_777_216.0 + 12.0 * 1_032_320.0);
+    assert!((split.attention_core / expected - 1.0).abs() < 1e-12, "{} vs {expected}", split.attention_core);
+    // Without the window every layer pays s².
+    let mut plain = r.plan.clone();
+    plain.model.window_size = None;
+    let full = meshplan_core::perf::flop_split(&plain, &r.derived).attention_core;
+    assert!((full / (6.0 * 4096.0 * gbs * 24.0 * 16_777_216.0) - 1.0).abs() < 1e-12);
+    // A window at least as long as the sequence changes nothing (Gemma 2's 4096 keys at s = 4096).
+    let g = plan_of(json!("gemma-2-9b"), 4096, 32);
+    let mut g_plain = g.plan.clone();
+    g_plain.model.window_size = None;
+    assert_eq!(meshplan_core::perf::flop_split(&g.plan, &g.derived).attention_core, meshplan_core::perf::flop_split(&g_plain, &g.derived).attention_core);
+}
+
+#[test]
+fn hf_sliding_window_mapping_by_family() {
+    let base = json!({"hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 8, "num_key_value_heads": 4,
+                      "num_hidden_layers": 12, "vocab_size": 32000, "head_dim": 128, "sliding_window": 512});
+    let model = |extra: Value| {
+        let mut v = base.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(json!({"hf_config": v}), 2048, 16).plan.model
+    };
+    // Gemma 2: sliding on even layer_idx (Gemma2DecoderLayer) → every 2nd layer full; tied by default.
+    let g2 = model(json!({"model_type": "gemma2"}));
+    assert_eq!((g2.window_size, g2.window_attn_skip_freq.clone()), (Some([511, 0]), Some(meshplan_core::model::MoeLayerFreq::Every(2))));
+    assert!(g2.share_embeddings_and_output_weights);
+    // Gemma 3: every sliding_window_pattern-th layer full; q/k norms.
+    let g3 = model(json!({"model_type": "gemma3_text", "sliding_window_pattern": 6}));
+    assert_eq!(g3.window_attention_layers(), 10);
+    assert!(g3.qk_layernorm);
+    // Qwen2 configs carry sliding_window with use_sliding_window false: no window.
+    assert_eq!(model(json!({"model_type": "qwen2", "use_sliding_window": false})).window_size, None);
+    // Mistral: every layer windowed.
+    assert_eq!(model(json!({"model_type": "mistral"})).window_attention_layers(), 12);
+}
