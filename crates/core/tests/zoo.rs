@@ -112,6 +112,35 @@ fn gemma_2_against_the_gemma_2_report() {
 }
 
 #[test]
+fn gemma_3_against_keras_hubs_exact_counts() {
+    // keras-hub's Gemma 3 presets (keras_hub/src/models/gemma3/gemma3_presets.py "params", text-only backbones):
+    // 1B 999,885,952; 4B 3,880,099,328; 27B 27,009,002,240. By hand, 1B: tied 262144·1152 = 301,989,888 +
+    // 26 × (q/k/v 1152·(4+1+1)·256 + o 1024·1152 + MLP 3·1152·6912 + 4 norms·1152 + q/k norms 2·256 = 26,842,112)
+    // + 1152 = 999,885,952. meshplan counts 2 of the 4 per-layer norms (see Gemma 2), and keras-hub's text backbones
+    // hold 262144 of the HF config's vocab rows (4B and 27B configs list 262208: 64 image tokens more).
+    for (key, layers, hidden, vocab, keras) in [
+        ("gemma-3-1b", 26.0, 1152.0, 262_144.0, 999_885_952.0),
+        ("gemma-3-4b", 34.0, 2560.0, 262_208.0, 3_880_099_328.0),
+        ("gemma-3-27b", 62.0, 5376.0, 262_208.0, 27_009_002_240.0),
+    ] {
+        let (t, _, _) = counts(key);
+        assert_eq!(t + layers * 2.0 * hidden - (vocab - 262_144.0) * hidden, keras, "{key}");
+    }
+}
+
+#[test]
+fn deepseek_v2_lite_against_the_deepseek_v2_paper() {
+    // DeepSeek-V2 paper (arXiv 2405.04434, appendix B): DeepSeek-V2-Lite has 15.7B total parameters, 2.4B activated
+    // per token. meshplan's active count holds both embedding tables (2 × 102400·2048 = 419,430,400); without the
+    // input embedding it is 2.45B, 2.1% above the published 2.4B, whose rounding the paper does not state.
+    let (t, a, e) = counts("deepseek-v2-lite");
+    within("deepseek-v2-lite total", t, 15.7e9, 0.01);
+    within("deepseek-v2-lite active without the input embedding", a - e / 2.0, 2.4e9, 0.025);
+    let m = presets::model("deepseek-v2-lite").unwrap().model_config();
+    assert_eq!((m.q_lora_rank, m.num_moe_layers()), (None, 26));
+}
+
+#[test]
 fn phi_4_exaone_4_and_minimax_m2() {
     // phi-4 (published as "14B"), by hand: 40 × (q/k/v 5120·(40+10+10)·128 + o 5120·5120 + MLP 3·5120·17920 + 2 norms
     // ·5120) = 40 × 340,797,440 = 13,631,897,600; untied embeddings 2 × 100352·5120 = 1,027,604,480; final norm 5120.
@@ -147,6 +176,10 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("phi-4", "microsoft--phi-4"),
     ("exaone-4.0-32b", "LGAI-EXAONE--EXAONE-4.0-32B"),
     ("minimax-m2.5", "MiniMaxAI--MiniMax-M2.5"),
+    ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
+    ("gemma-3-1b", "google--gemma-3-1b"),
+    ("gemma-3-4b", "google--gemma-3-4b"),
+    ("gemma-3-27b", "google--gemma-3-27b"),
 ];
 
 #[test]
@@ -175,6 +208,8 @@ fn every_new_family_has_a_valid_layout() {
         ("qwen3.5-35b-a3b", 16),
         ("gpt-oss-20b", 16),
         ("gemma-2-9b", 8),
+        ("gemma-3-1b", 8),
+        ("deepseek-v2-lite", 8),
         ("phi-4", 8),
         ("exaone-4.0-32b", 16),
         ("minimax-m2.5", 64),
