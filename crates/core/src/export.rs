@@ -401,7 +401,7 @@ fn json_hydra(v: &serde_json::Value) -> String {
 // Source: megatron/core/transformer/transformer_config.py (hybrid_layer_pattern is HybridModel's; mamba_state_dim,
 // mamba_head_dim, mamba_num_groups, mamba_num_heads, experimental_attention_variant, linear_attention_freq, linear_*,
 // attention_output_gate, moe_shared_expert_gate, moe_latent_size, mtp_use_repeated_layer, window_size,
-// window_attn_skip_freq); megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq,
+// window_attn_skip_freq, softmax_type); megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq,
 // --window-size as tuple_type "left,right", --window-attn-skip-freq; the rest from ArgumentGroupFactory).
 fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> {
     let mut f: Vec<(&'static str, &'static str, Val)> = Vec::new();
@@ -432,6 +432,7 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ("model.moe_shared_expert_gate", "--moe-shared-expert-gate", m.moe_shared_expert_gate.then_some(Val::Bool(true))),
         ("model.moe_latent_size", "--moe-latent-size", opt(m.moe_latent_size)),
         ("model.mtp_use_repeated_layer", "--mtp-use-repeated-layer", m.mtp_use_repeated_layer.then_some(Val::Bool(true))),
+        ("model.softmax_type", "--softmax-type", m.softmax_type.as_deref().and_then(|t| ["off-by-one", "learnable"].into_iter().find(|k| *k == t)).map(Val::Str)),
         // Sliding-window attention: --window-size takes "left,right" (arguments.py tuple_type).
         ("model.window_size", "--window-size", m.window_size.map(|[l, r]| Val::Json(serde_json::json!([l, r])))),
         (

@@ -100,6 +100,10 @@ pub struct ModelConfig {
     /// An int N: every N-th layer (1-indexed) keeps full attention, the rest are windowed; a list: 1 = windowed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_attn_skip_freq: Option<MoeLayerFreq>,
+    /// Megatron-Core's `softmax_type`: "vanilla" (None), "off-by-one", or "learnable" — attention sinks, one learned
+    /// logit per head (gpt-oss).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub softmax_type: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -281,6 +285,11 @@ impl ModelConfig {
             if self.qk_layernorm {
                 replicated += 2 * self.norm_params(self.kv_channels);
             }
+            if self.softmax_type.as_deref() == Some("learnable") {
+                // Attention sinks: one learnable softmax offset per head, split with the heads over TP
+                // (transformer/dot_product_attention.py softmax_offset, shape [heads per partition]).
+                sharded += heads;
+            }
             if self.attention_output_gate {
                 // Gated attention: linear_qkv's output grows by one gate per query channel (attention.py SelfAttention:
                 // linear_qkv_out_dim += kv_channels · num_attention_heads).
@@ -342,6 +351,10 @@ impl ModelConfig {
                     lp.replicated += 2 * h * l as u128 + if self.add_bias_linear { l as u128 + h } else { 0 };
                 }
                 lp.per_expert = self.mlp_weights_at(width, self.moe_ffn());
+                if self.add_bias_linear {
+                    // Each expert's fc2 has its own bias (moe/experts.py TEGroupedMLP: bias=add_bias_linear on fc1 and fc2).
+                    lp.per_expert += width as u128;
+                }
                 lp.routed_experts = lp.per_expert * experts;
                 if let Some(shared) = self.moe_shared_expert_intermediate_size.filter(|&s| s > 0) {
                     lp.tp_sharded += self.mlp_weights(shared);
@@ -350,10 +363,12 @@ impl ModelConfig {
                     }
                 }
             }
-            Ffn::Dense => lp.tp_sharded += self.mlp_weights(self.ffn_hidden_size),
-        }
-        if self.add_bias_linear {
-            lp.replicated += h; // fc2 bias is added after the row-parallel reduction
+            Ffn::Dense => {
+                lp.tp_sharded += self.mlp_weights(self.ffn_hidden_size);
+                if self.add_bias_linear {
+                    lp.replicated += h; // fc2 bias is added after the row-parallel reduction
+                }
+            }
         }
         lp
     }

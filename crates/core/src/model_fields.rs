@@ -101,6 +101,10 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let attention_output_gate = f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate));
     let moe_shared_expert_gate = f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate));
     let (window_size, window_attn_skip_freq) = read_window(&mut f, b, num_layers);
+    let softmax_type = match f.raw("softmax_type") {
+        Some(_) => Some(f.choice("softmax_type", &["vanilla", "off-by-one", "learnable"], "vanilla")).filter(|t| *t != "vanilla").map(str::to_string),
+        None => b.and_then(|b| b.softmax_type.clone()),
+    };
     let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
     f.finish();
     let mut config = ModelConfig {
@@ -152,6 +156,7 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
         moe_shared_expert_gate,
         window_size,
         window_attn_skip_freq,
+        softmax_type,
     };
     fill_ssm_defaults(&mut config);
     if config.hybrid_layer_pattern.as_ref().is_some_and(|p| p.has(b'E')) && !config.is_moe() {

@@ -89,6 +89,11 @@ fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
 fn gpt_oss_against_the_openai_model_card() {
     // gpt-oss model card (OpenAI, Aug 2025), parameter table: 120b 116.83B total, 5.13B active; 20b 20.91B total,
     // 3.61B active, where "active" counts the unembedding but not the input embedding (201088 × 2880 = 579,133,440).
+    // By hand, gpt-oss-20b: attention 2880·(64+16)·64 + qkv bias 5120 + o 4096·2880 + o bias 2880 + 64 sinks + norm
+    // 2880 = 26,553,024; MoE router 32·2880 + 32 experts × (fc1 2880·5760 + 5760 + fc2 2880·2880 + 2880) + norm 2880
+    // = 796,633,920; 24 layers × 823,186,944 + 2 × 201088·2880 + 2880 = 20,914,756,416 (the router's 32 biases per
+    // layer are not counted).
+    assert_eq!(counts("gpt-oss-20b").0, 20_914_756_416.0);
     for (key, total, active) in [("gpt-oss-20b", 20.91e9, 3.61e9), ("gpt-oss-120b", 116.83e9, 5.13e9)] {
         let (t, a, _) = counts(key);
         within(&format!("{key} total"), t, total, 0.01);

@@ -87,9 +87,11 @@ pub fn apply(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut Map<
         }
         "gpt_oss" => {
             // GptOssConfig: q/k/v/o biases (attention_bias) and expert biases; Bridge's GPT-OSS provider sets
-            // add_bias_linear. Attention sinks (one logit per head) and the clamped SwiGLU add no sized weights here.
+            // add_bias_linear. The clamped SwiGLU (activation_func_clamp_value 7) adds no weights.
             put("add_bias_linear", json!(true));
             put("add_qkv_bias", json!(true));
+            // Attention sinks: Bridge's GPT-OSS provider sets softmax_type = "learnable".
+            put("softmax_type", json!("learnable"));
             if let Some(k) = g("num_experts_per_tok").or(g("experts_per_token")) {
                 put("moe_router_topk", json!(k));
             }
