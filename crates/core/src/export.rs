@@ -400,8 +400,9 @@ fn json_hydra(v: &serde_json::Value) -> String {
 /// ArgumentGroupFactory derives from each: `--` + the name with dashes), only those the model uses.
 // Source: megatron/core/transformer/transformer_config.py (hybrid_layer_pattern is HybridModel's; mamba_state_dim,
 // mamba_head_dim, mamba_num_groups, mamba_num_heads, experimental_attention_variant, linear_attention_freq, linear_*,
-// attention_output_gate, moe_shared_expert_gate, moe_latent_size, mtp_use_repeated_layer);
-// megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq; the rest from ArgumentGroupFactory).
+// attention_output_gate, moe_shared_expert_gate, moe_latent_size, mtp_use_repeated_layer, window_size,
+// window_attn_skip_freq, softmax_type); megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq,
+// --window-size as tuple_type "left,right", --window-attn-skip-freq; the rest from ArgumentGroupFactory).
 fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> {
     let mut f: Vec<(&'static str, &'static str, Val)> = Vec::new();
     if let Some(p) = &m.hybrid_layer_pattern {
@@ -431,6 +432,17 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ("model.moe_shared_expert_gate", "--moe-shared-expert-gate", m.moe_shared_expert_gate.then_some(Val::Bool(true))),
         ("model.moe_latent_size", "--moe-latent-size", opt(m.moe_latent_size)),
         ("model.mtp_use_repeated_layer", "--mtp-use-repeated-layer", m.mtp_use_repeated_layer.then_some(Val::Bool(true))),
+        ("model.softmax_type", "--softmax-type", m.softmax_type.as_deref().and_then(|t| ["off-by-one", "learnable"].into_iter().find(|k| *k == t)).map(Val::Str)),
+        // Sliding-window attention: --window-size takes "left,right" (arguments.py tuple_type).
+        ("model.window_size", "--window-size", m.window_size.map(|[l, r]| Val::Json(serde_json::json!([l, r])))),
+        (
+            "model.window_attn_skip_freq",
+            "--window-attn-skip-freq",
+            m.window_attn_skip_freq.as_ref().filter(|_| m.window_size.is_some()).map(|l| match l {
+                MoeLayerFreq::Every(n) => Val::Int(*n),
+                MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
+            }),
+        ),
     ] {
         if let Some(v) = v {
             f.push((path, flag, v));
@@ -1196,6 +1208,7 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         g.push(match v {
             Val::Bool(_) => flag.to_string(),
             Val::Text(t) => format!("{flag} {}", shell_word(&t)),
+            Val::Json(serde_json::Value::Array(a)) => format!("{flag} {}", a.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")),
             Val::Pattern(p) => {
                 let expr = runs(&p).iter().map(|(v, k)| format!("[{v}]*{k}")).collect::<Vec<_>>().join("+");
                 format!("{flag} {}", shell_word(&format!("({expr})")))

@@ -157,6 +157,7 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
     let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
     let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
+    let n_window = (m.window_attention_layers() as f64).min(n_attn);
     let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
     let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
     let f = m.ffn_hidden_size as f64;
@@ -195,7 +196,8 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
-        attention_core: s2 * a_core * n_attn,
+        // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
+        attention_core: a_core * (s2 * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),

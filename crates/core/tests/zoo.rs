@@ -89,6 +89,11 @@ fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
 fn gpt_oss_against_the_openai_model_card() {
     // gpt-oss model card (OpenAI, Aug 2025), parameter table: 120b 116.83B total, 5.13B active; 20b 20.91B total,
     // 3.61B active, where "active" counts the unembedding but not the input embedding (201088 × 2880 = 579,133,440).
+    // By hand, gpt-oss-20b: attention 2880·(64+16)·64 + qkv bias 5120 + o 4096·2880 + o bias 2880 + 64 sinks + norm
+    // 2880 = 26,553,024; MoE router 32·2880 + 32 experts × (fc1 2880·5760 + 5760 + fc2 2880·2880 + 2880) + norm 2880
+    // = 796,633,920; 24 layers × 823,186,944 + 2 × 201088·2880 + 2880 = 20,914,756,416 (the router's 32 biases per
+    // layer are not counted).
+    assert_eq!(counts("gpt-oss-20b").0, 20_914_756_416.0);
     for (key, total, active) in [("gpt-oss-20b", 20.91e9, 3.61e9), ("gpt-oss-120b", 116.83e9, 5.13e9)] {
         let (t, a, _) = counts(key);
         within(&format!("{key} total"), t, total, 0.01);
@@ -109,6 +114,35 @@ fn gemma_2_against_the_gemma_2_report() {
     assert_eq!(t - e + 46.0 * 2.0 * 4608.0, 26_047_480_320.0);
     // Tied embeddings (Gemma2Config's default): one 256000 × 3584 table.
     assert_eq!(e, 256_000.0 * 4608.0);
+}
+
+#[test]
+fn gemma_3_against_keras_hubs_exact_counts() {
+    // keras-hub's Gemma 3 presets (keras_hub/src/models/gemma3/gemma3_presets.py "params", text-only backbones):
+    // 1B 999,885,952; 4B 3,880,099,328; 27B 27,009,002,240. By hand, 1B: tied 262144·1152 = 301,989,888 +
+    // 26 × (q/k/v 1152·(4+1+1)·256 + o 1024·1152 + MLP 3·1152·6912 + 4 norms·1152 + q/k norms 2·256 = 26,842,112)
+    // + 1152 = 999,885,952. meshplan counts 2 of the 4 per-layer norms (see Gemma 2), and keras-hub's text backbones
+    // hold 262144 of the HF config's vocab rows (4B and 27B configs list 262208: 64 image tokens more).
+    for (key, layers, hidden, vocab, keras) in [
+        ("gemma-3-1b", 26.0, 1152.0, 262_144.0, 999_885_952.0),
+        ("gemma-3-4b", 34.0, 2560.0, 262_208.0, 3_880_099_328.0),
+        ("gemma-3-27b", 62.0, 5376.0, 262_208.0, 27_009_002_240.0),
+    ] {
+        let (t, _, _) = counts(key);
+        assert_eq!(t + layers * 2.0 * hidden - (vocab - 262_144.0) * hidden, keras, "{key}");
+    }
+}
+
+#[test]
+fn deepseek_v2_lite_against_the_deepseek_v2_paper() {
+    // DeepSeek-V2 paper (arXiv 2405.04434, appendix B): DeepSeek-V2-Lite has 15.7B total parameters, 2.4B activated
+    // per token. meshplan's active count holds both embedding tables (2 × 102400·2048 = 419,430,400); without the
+    // input embedding it is 2.45B, 2.1% above the published 2.4B, whose rounding the paper does not state.
+    let (t, a, e) = counts("deepseek-v2-lite");
+    within("deepseek-v2-lite total", t, 15.7e9, 0.01);
+    within("deepseek-v2-lite active without the input embedding", a - e / 2.0, 2.4e9, 0.025);
+    let m = presets::model("deepseek-v2-lite").unwrap().model_config();
+    assert_eq!((m.q_lora_rank, m.num_moe_layers()), (None, 26));
 }
 
 #[test]
@@ -147,6 +181,10 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("phi-4", "microsoft--phi-4"),
     ("exaone-4.0-32b", "LGAI-EXAONE--EXAONE-4.0-32B"),
     ("minimax-m2.5", "MiniMaxAI--MiniMax-M2.5"),
+    ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
+    ("gemma-3-1b", "google--gemma-3-1b"),
+    ("gemma-3-4b", "google--gemma-3-4b"),
+    ("gemma-3-27b", "google--gemma-3-27b"),
 ];
 
 #[test]
@@ -175,6 +213,8 @@ fn every_new_family_has_a_valid_layout() {
         ("qwen3.5-35b-a3b", 16),
         ("gpt-oss-20b", 16),
         ("gemma-2-9b", 8),
+        ("gemma-3-1b", 8),
+        ("deepseek-v2-lite", 8),
         ("phi-4", 8),
         ("exaone-4.0-32b", 16),
         ("minimax-m2.5", 64),
@@ -210,4 +250,84 @@ fn non_finite_numbers_in_a_pasted_config_read_as_null() {
     assert_eq!(r.derived.total_parameters as f64, counts("llama-3.2-1b").0);
     // Anything else that is not JSON stays an error.
     assert_eq!(meshplan_core::plan_str(r#"{"model": Infinite}"#).unwrap_err().code, "invalid-json");
+}
+
+fn plan_of(model: Value, seq: u64, gbs: u64) -> meshplan_core::Report {
+    plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                       "training": {"seq_length": seq, "micro_batch_size": 1, "global_batch_size": gbs}}))
+    .unwrap()
+}
+
+#[test]
+fn sliding_window_layers_as_megatron_picks_them() {
+    // megatron/core/transformer/utils.py is_layer_window_attention, layer_number 1-indexed: an int N keeps every N-th
+    // layer full; a list marks windowed layers with 1. EXAONE 4.0 32B (LLLG): layers 3, 7, … (0-based) are full.
+    let m = presets::model("exaone-4.0-32b").unwrap().model_config();
+    assert_eq!(m.window_size, Some([4095, 0]));
+    assert!(m.is_window_layer(0) && m.is_window_layer(2) && !m.is_window_layer(3) && !m.is_window_layer(63));
+    assert_eq!(m.window_attention_layers(), 48);
+    // gpt-oss: "sliding_attention" on even layers (0-based) of its layer_types → 12 of 24.
+    assert_eq!(presets::model("gpt-oss-20b").unwrap().model_config().window_attention_layers(), 12);
+    // The CLI form "left,right", an unbounded left (-1: no window), a list, and a malformed value.
+    let dense = json!({"num_layers": 4, "hidden_size": 256, "num_attention_heads": 4, "add_bias_linear": false, "gated_linear_unit": true});
+    let with = |extra: Value| {
+        let mut v = dense.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(v, 1024, 16)
+    };
+    let r = with(json!({"window_size": "63,0", "window_attn_skip_freq": [1, 1, 0, 1]}));
+    assert_eq!(r.plan.model.window_size, Some([63, 0]));
+    assert_eq!(r.plan.model.window_attention_layers(), 3);
+    assert_eq!(with(json!({"window_size": [-1, 0]})).plan.model.window_size, None);
+    let r = with(json!({"window_size": [64]}));
+    assert!(r.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains("window_size")));
+    let r = with(json!({"window_size": [63, 0], "window_attn_skip_freq": [1, 0]}));
+    assert!(r.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains("window_attn_skip_freq")));
+}
+
+#[test]
+fn sliding_window_attention_flops() {
+    // gpt-oss-20b at s = 4096: 24 attention layers, 12 of them windowed to W = 127 + 0 + 1 = 128 keys. Megatron
+    // Bridge's flop_utils (calculate_swa_context) gives a windowed layer an average context W − W(W−1)/(2s) against s/2
+    // for full causal attention, i.e. s·(2W − W(W−1)/s) = 2·4096·128 − 128·127 = 1,032,320 pairs per sequence
+    // against s² = 16,777,216. Core attention per pair: 6 × q (q = 64 heads × 64 = 4096; fwd+bwd, QKᵀ and PV, causal
+    // halving folded into Megatron's s²).
+    let gbs = 32.0;
+    let r = plan_of(json!("gpt-oss-20b"), 4096, 32);
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    let expected = 6.0 * 4096.0 * gbs * (12.0 * 16_777_216.0 + 12.0 * 1_032_320.0);
+    assert!((split.attention_core / expected - 1.0).abs() < 1e-12, "{} vs {expected}", split.attention_core);
+    // Without the window every layer pays s².
+    let mut plain = r.plan.clone();
+    plain.model.window_size = None;
+    let full = meshplan_core::perf::flop_split(&plain, &r.derived).attention_core;
+    assert!((full / (6.0 * 4096.0 * gbs * 24.0 * 16_777_216.0) - 1.0).abs() < 1e-12);
+    // A window at least as long as the sequence changes nothing (Gemma 2's 4096 keys at s = 4096).
+    let g = plan_of(json!("gemma-2-9b"), 4096, 32);
+    let mut g_plain = g.plan.clone();
+    g_plain.model.window_size = None;
+    assert_eq!(meshplan_core::perf::flop_split(&g.plan, &g.derived).attention_core, meshplan_core::perf::flop_split(&g_plain, &g.derived).attention_core);
+}
+
+#[test]
+fn hf_sliding_window_mapping_by_family() {
+    let base = json!({"hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 8, "num_key_value_heads": 4,
+                      "num_hidden_layers": 12, "vocab_size": 32000, "head_dim": 128, "sliding_window": 512});
+    let model = |extra: Value| {
+        let mut v = base.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(json!({"hf_config": v}), 2048, 16).plan.model
+    };
+    // Gemma 2: sliding on even layer_idx (Gemma2DecoderLayer) → every 2nd layer full; tied by default.
+    let g2 = model(json!({"model_type": "gemma2"}));
+    assert_eq!((g2.window_size, g2.window_attn_skip_freq.clone()), (Some([511, 0]), Some(meshplan_core::model::MoeLayerFreq::Every(2))));
+    assert!(g2.share_embeddings_and_output_weights);
+    // Gemma 3: every sliding_window_pattern-th layer full; q/k norms.
+    let g3 = model(json!({"model_type": "gemma3_text", "sliding_window_pattern": 6}));
+    assert_eq!(g3.window_attention_layers(), 10);
+    assert!(g3.qk_layernorm);
+    // Qwen2 configs carry sliding_window with use_sliding_window false: no window.
+    assert_eq!(model(json!({"model_type": "qwen2", "use_sliding_window": false})).window_size, None);
+    // Mistral: every layer windowed.
+    assert_eq!(model(json!({"model_type": "mistral"})).window_attention_layers(), 12);
 }

@@ -61,6 +61,7 @@ pub fn ties_by_default(model_type: &str) -> bool {
 
 /// The family's own Megatron fields, written over the generic reading in `m`. `layers` is the checked layer count.
 pub fn apply(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>) {
+    sliding_window(model_type, c, layers, m);
     let g = |k: &str| c.get(k).and_then(as_uint);
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
@@ -86,9 +87,11 @@ pub fn apply(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut Map<
         }
         "gpt_oss" => {
             // GptOssConfig: q/k/v/o biases (attention_bias) and expert biases; Bridge's GPT-OSS provider sets
-            // add_bias_linear. Attention sinks (one logit per head) and the clamped SwiGLU add no sized weights here.
+            // add_bias_linear. The clamped SwiGLU (activation_func_clamp_value 7) adds no weights.
             put("add_bias_linear", json!(true));
             put("add_qkv_bias", json!(true));
+            // Attention sinks: Bridge's GPT-OSS provider sets softmax_type = "learnable".
+            put("softmax_type", json!("learnable"));
             if let Some(k) = g("num_experts_per_tok").or(g("experts_per_token")) {
                 put("moe_router_topk", json!(k));
             }
@@ -139,4 +142,39 @@ fn llama4_moe_layers(c: &Map<String, Value>, layers: u64) -> Option<Vec<u8>> {
     }
     let step = c.get("interleave_moe_layer_step").and_then(as_uint).unwrap_or(1).max(1);
     (step > 1).then(|| (0..layers).map(|i| u8::from((i + 1) % step == 0)).collect())
+}
+
+/// Sliding-window attention as Megatron Bridge's bridges map it: `window_size = (sliding_window - 1, 0)` and
+/// `window_attn_skip_freq` one 0/1 per layer from `layer_types` (1 = "sliding_attention"), or the family's fixed
+/// alternation where the config has no list (Gemma 2: every 2nd layer full; Gemma 3: every `sliding_window_pattern`-th).
+/// Families whose `sliding_window` is off unless `use_sliding_window` (Qwen2/Qwen3) or absent get none.
+// Source: Megatron Bridge src/megatron/bridge/models/exaone/exaone_moe/exaone_moe_bridge.py (window_attn_skip_freq
+// from layer_types, window_size = (sliding_window - 1, 0)); transformers Gemma2DecoderLayer (sliding on even
+// layer_idx), Gemma3DecoderLayer (sliding unless (layer_idx + 1) % sliding_window_pattern == 0).
+fn sliding_window(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>) {
+    let Some(w) = c.get("sliding_window").and_then(as_uint).filter(|&w| w >= 1) else { return };
+    if c.get("use_sliding_window").and_then(Value::as_bool) == Some(false) || model_type.starts_with("qwen") {
+        return;
+    }
+    let freq = match c.get("layer_types") {
+        Some(Value::Array(types)) if types.len() as u64 == layers && layers <= MAX_LAYERS => {
+            let flags: Vec<u8> = types.iter().map(|t| u8::from(t.as_str() == Some("sliding_attention"))).collect();
+            if !flags.contains(&1) {
+                return;
+            }
+            Some(json!(flags))
+        }
+        // Chunked attention (Llama 4) and other lists without a sliding layer: no window.
+        Some(Value::Array(_)) => return,
+        _ => match model_type {
+            "gemma2" => Some(json!(2)),
+            "gemma3" | "gemma3_text" => Some(json!(c.get("sliding_window_pattern").and_then(as_uint).unwrap_or(6).max(1))),
+            "gpt_oss" | "exaone4" | "olmo3" => return, // these always list layer_types
+            _ => None,
+        },
+    };
+    m.insert("window_size".into(), json!([w - 1, 0]));
+    if let Some(f) = freq {
+        m.insert("window_attn_skip_freq".into(), f);
+    }
 }
