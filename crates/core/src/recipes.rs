@@ -179,7 +179,7 @@ impl Recipe {
 /// are laid over the recipe's key by key (`cluster`, `training`, `parallelism`); a `model` the plan gives replaces
 /// the recipe's. Without `recipe` the plan is returned as it is.
 pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<'v, Value>, Option<&'static Recipe>), InputError> {
-    let Some(given) = plan.get("recipe") else { return Ok((Cow::Borrowed(plan), None)) };
+    let Some(given) = plan.get("recipe").filter(|v| !v.is_null()) else { return Ok((Cow::Borrowed(plan), None)) };
     let name = match given {
         Value::String(s) if s.chars().count() <= crate::limits::MAX_STRING_CHARS => s.as_str(),
         other => {
