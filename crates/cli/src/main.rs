@@ -58,8 +58,9 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
-    /// Explain a diagnostic code (what it means, where the rule comes from) or a run setting (its names in
-    /// Megatron-Core, Megatron Bridge and Megatron-LM, default, values and source)
+    /// Explain a diagnostic code (what it means, where the rule comes from), a run setting (its names in
+    /// Megatron-Core, Megatron Bridge and Megatron-LM, default, values and source) or a Megatron Bridge recipe (its
+    /// source and every setting it carries)
     Explain {
         /// A diagnostic code, e.g. sp-requires-tp, or a setting, e.g. grad_reduce_in_fp32
         #[arg(value_name = "CODE")]
@@ -228,6 +229,10 @@ fn cmd_explain(code: &str) -> ExitCode {
     }
     if let Some(s) = settings::setting(code) {
         emit(&s.explain());
+        return ExitCode::SUCCESS;
+    }
+    if let Some(r) = recipes::find(code.trim()) {
+        emit(&r.explain());
         return ExitCode::SUCCESS;
     }
     let known: Vec<String> = rules::RULES.iter().map(|r| r.code.to_string()).collect();

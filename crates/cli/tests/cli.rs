@@ -118,6 +118,17 @@ fn presets_json_lists_models_and_gpus() {
 }
 
 #[test]
+fn explain_a_recipe() {
+    // recipes/qwen/h100/qwen3_moe.py:146, EP 16 (line 173), HybridEP (205).
+    let out = meshplan(&["explain", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("src/megatron/bridge/recipes/qwen/h100/qwen3_moe.py:146"), "{text}");
+    assert!(text.contains("expert_model_parallel_size               16"), "{text}");
+    assert!(text.contains("moe_flex_dispatcher_backend              \"hybridep\""), "{text}");
+}
+
+#[test]
 fn presets_table_lists_recipes() {
     let out = meshplan(&["presets"], None);
     let text = String::from_utf8_lossy(&out.stdout);

@@ -76,6 +76,7 @@ rules! {
     UnknownGpu "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
     UnknownRecipe "unknown-recipe" E "No Megatron Bridge recipe meshplan knows has this name; the plan was read without one." "meshplan input (data/bridge_recipes.json, read from Megatron Bridge src/megatron/bridge/recipes)";
     RecipeModelDiffers "recipe-model-differs" W "The plan names a Bridge recipe and gives a different model: the plan's model is planned with the recipe's parallelism and settings." "meshplan input (data/bridge_recipes.json)";
+    RecipeUnresolved "recipe-unresolved" I "The named Bridge recipe sets something its data could not carry (an optimizer meshplan does not size, a value known only at run time); meshplan's default is planned there." "meshplan input (data/bridge_recipes.json `unresolved`)";
     HfConfigUnmappable "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";
     HfConfigFamilyUnknown "hf-config-family-unknown" W "The Hugging Face model_type is not a mapped family; it was read as a Llama-style decoder." "meshplan input";
     HfConfigPartExcluded "hf-config-part-excluded" I "A multimodal Hugging Face config: its vision or audio encoder is not counted; meshplan sizes the language model under text_config." "meshplan input (hf/families.rs unwrap_text_config)";

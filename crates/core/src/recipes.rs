@@ -154,6 +154,31 @@ impl Recipe {
         format!("{} · {cluster} · {}{seq} · {precision}{alias}", self.kind, sizes.join(" "))
     }
 
+    /// The recipe as `meshplan explain NAME` prints it: source, cluster, and every plan key it sets.
+    pub fn explain(&self) -> String {
+        let mut out = format!("{} (Megatron Bridge recipe, {})\n\n", self.name, self.description);
+        let alias = self.alias_of.as_deref().map_or(String::new(), |a| format!(", legacy alias of {a}"));
+        out.push_str(&format!("Source:          {}{alias} in {}\n", self.source, source_repository()));
+        out.push_str(&format!("Model preset:    {}\n", self.model));
+        out.push_str(&format!("Mixed precision: {}\n", self.mixed_precision_recipe.as_deref().unwrap_or("a MixedPrecisionConfig built in the recipe")));
+        for (title, section) in [("parallelism", &self.parallelism), ("training", &self.training)] {
+            out.push_str(&format!("\n{title}\n"));
+            for (k, v) in section {
+                let text = serde_json::to_string(v).unwrap_or_default();
+                let text = if text.chars().count() > 100 { text.chars().take(100).collect::<String>() + "…" } else { text };
+                out.push_str(&format!("  {k:<40} {text}\n"));
+            }
+        }
+        if !self.unresolved.is_empty() {
+            out.push_str("\nunresolved (meshplan's default is planned)\n");
+            for u in &self.unresolved {
+                out.push_str(&format!("  {:<40} {}: {}\n", u.field, u.path, u.reason));
+            }
+        }
+        out.push_str(&format!("\nPlan it: {{\"recipe\": \"{}\"}} (the plan's own keys override the recipe's)\n", self.name));
+        out
+    }
+
     /// The plan this recipe implies, as plan JSON: its model, a cluster of the GPUs its name states (whole nodes of
     /// the catalogue's node size, or one node of fewer GPUs), its parallelism and training.
     pub fn plan_value(&self) -> Value {
@@ -179,7 +204,7 @@ impl Recipe {
 /// are laid over the recipe's key by key (`cluster`, `training`, `parallelism`); a `model` the plan gives replaces
 /// the recipe's. Without `recipe` the plan is returned as it is.
 pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<'v, Value>, Option<&'static Recipe>), InputError> {
-    let Some(given) = plan.get("recipe") else { return Ok((Cow::Borrowed(plan), None)) };
+    let Some(given) = plan.get("recipe").filter(|v| !v.is_null()) else { return Ok((Cow::Borrowed(plan), None)) };
     let name = match given {
         Value::String(s) if s.chars().count() <= crate::limits::MAX_STRING_CHARS => s.as_str(),
         other => {
@@ -231,9 +256,28 @@ pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<
             );
         }
     }
+    unresolved_note(recipe, plan, diags);
     let mut merged = recipe.plan_value();
     overlay(&mut merged, plan);
     Ok((Cow::Owned(merged), Some(recipe)))
+}
+
+/// What the recipe sets that its data could not carry (listed under `unresolved`), unless the plan gives it: an info,
+/// since the plan then runs meshplan's default there instead of the recipe's value.
+fn unresolved_note(recipe: &Recipe, plan: &Value, diags: &mut Vec<Diagnostic>) {
+    let given = |field: &str| ["cluster", "training", "parallelism"].iter().any(|s| plan.get(s).and_then(|v| v.get(field)).is_some())
+        || plan.get(field).is_some();
+    let open: Vec<&Unresolved> = recipe.unresolved.iter().filter(|u| !given(&u.field)).collect();
+    if open.is_empty() {
+        return;
+    }
+    let list = open.iter().map(|u| format!("{} ({}: {})", u.field, u.path, u.reason)).collect::<Vec<_>>().join("; ");
+    let keys = open.iter().map(|u| u.field.as_str()).collect::<Vec<_>>().join(", ");
+    diags.push(Diagnostic::new(
+        Code::RecipeUnresolved,
+        format!("the recipe {} sets what meshplan's recipe data could not carry, so meshplan's default is planned instead: {list}", recipe.name),
+        format!("set {keys} in the plan to the value you run"),
+    ));
 }
 
 /// Lays `plan` over `base`: objects key by key one level down (a section's keys), anything else replaced.

@@ -255,3 +255,35 @@ fn exports_start_from_the_recipe_and_write_only_overrides() {
         assert!(mlm.contains(flag), "{flag} missing:\n{mlm}");
     }
 }
+
+/// Hostile `recipe` values: a megabyte-long name, a number, an object, null, and a near miss of 300 characters. Each is
+/// a diagnostic (or, without a model to fall back on, an input error), answered at once.
+#[test]
+fn hostile_recipe_values_are_diagnostics() {
+    let long = "qwen3_30b_a3b_pretrain_config".repeat(40_000);
+    let cluster = json!({"gpu": "h100-sxm-80gb", "num_nodes": 1});
+    for bad in [json!(long), json!(3), json!({"name": "x"}), json!("x".repeat(300))] {
+        let t = std::time::Instant::now();
+        let report = plan_value(&json!({"recipe": bad, "model": "qwen3-8b", "cluster": cluster})).unwrap();
+        assert!(report.diagnostics.iter().any(|d| d.code.as_str() == "invalid-value"), "{:?}", report.diagnostics);
+        assert_eq!(report.plan.recipe, None);
+        assert!(t.elapsed().as_secs_f64() < 1.0);
+    }
+    // Without a model: an input error naming the nearest recipe.
+    let e = plan_value(&json!({"recipe": "qwen3_30b_a3b_pretrain_confg", "cluster": cluster})).unwrap_err();
+    assert_eq!(e.code.as_str(), "missing-model");
+    assert!(e.fix.contains("qwen3_30b_a3b_pretrain_config"), "{}", e.fix);
+    // null: no recipe, the plan as it is.
+    let report = plan_value(&json!({"recipe": null, "model": "qwen3-8b", "cluster": cluster})).unwrap();
+    assert_eq!(report.plan.recipe, None);
+}
+
+/// The search reads a plan naming a recipe with the recipe's batch and sequence (qwen3_30b_a3b 16-GPU: global batch
+/// 1024, seq 4096), which it requires.
+#[test]
+fn the_search_takes_a_recipe() {
+    let opts = meshplan_core::search::SearchOptions::default();
+    let result = meshplan_core::search::search_value(&json!({"recipe": "qwen3_8b_pretrain_4gpu_h100_bf16_config"}), &opts).unwrap();
+    assert_eq!(result.world_size, 4);
+    assert!(result.evaluated > 0);
+}

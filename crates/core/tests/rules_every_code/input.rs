@@ -75,6 +75,15 @@ pub fn cases() -> Vec<Case> {
             recipe_plan("qwen3_8b_pretrain_4gpu_h100_bf16_config", json!("qwen3-8b")),
         )
         .fix(&[("model", json!("qwen3-8b"))]),
+        // kimi_k2_pretrain_512gpu_h100_bf16_config sets optimizer "dist_muon" (recipes/kimi/h100/kimi_k2.py
+        // _apply_kimi_k2_optimizer), which the settings table does not take: listed under `unresolved`, an info.
+        // Giving training.optimizer in the plan silences it.
+        case(
+            "recipe-unresolved",
+            Kind::Info,
+            Probe::Plan(json!({"recipe": "kimi_k2_pretrain_512gpu_h100_bf16_config"})),
+            Probe::Plan(json!({"recipe": "kimi_k2_pretrain_512gpu_h100_bf16_config", "training": {"optimizer": "adam"}})),
+        ),
         // vocab_size is one of the four fields hf.rs needs to size a transformer.
         case(
             "hf-config-unmappable",
