@@ -33,7 +33,7 @@ fn validation_runs_the_fit_never_saw() {
     assert!(val.len() >= 150, "only {} validation runs mapped", val.len());
     let errs = calibrate::errors(&val, perf::constants());
     let (median, _) = calibrate::summary(&errs);
-    assert!(median < 0.23, "validation median |TFLOP/s error| {median}");
+    assert!(median < 0.19, "validation median |TFLOP/s error| {median}");
     assert!((file()["validation_median_abs_tflops_error"].as_f64().unwrap() - median).abs() < 1e-3);
 }
 
@@ -43,4 +43,10 @@ fn leave_one_group_out_is_recorded_for_every_dimension() {
     for dim in calibrate::DIMENSIONS {
         assert!(held.iter().any(|h| h["dimension"] == dim), "no held-out group of {dim}");
     }
+    // Measured by the committed fit (docs/calibration.md): the median over groups of the held-out median is 12.7%,
+    // and the worst group (Grok-1, the only 8-expert top-2 MoE with 32k-wide experts) 32.5%.
+    let mut medians: Vec<f64> = held.iter().map(|h| h["held_out"].as_f64().unwrap()).collect();
+    medians.sort_by(f64::total_cmp);
+    assert!(medians[(medians.len() - 1) / 2] < 0.14, "median held-out {medians:?}");
+    assert!(medians.iter().all(|&m| m < 0.35), "a held-out group above 35%: {medians:?}");
 }
