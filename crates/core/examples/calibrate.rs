@@ -424,6 +424,20 @@ pub struct HeldOut {
     pub held_out_mfu: f64,
     /// Median signed held-out error (which way the model misses).
     pub held_out_bias: f64,
+    /// Every held-out run's relative error (pooled per dimension: each run is held out once per dimension).
+    pub errors: Vec<f64>,
+}
+
+/// Per dimension: the median |error| of every run when its group was held out (all groups' runs pooled; groups under
+/// the minimum size are not held out and not counted).
+pub fn pooled_held_out(held: &[HeldOut]) -> Vec<(&'static str, usize, f64)> {
+    DIMENSIONS
+        .iter()
+        .map(|dim| {
+            let e: Vec<f64> = held.iter().filter(|h| h.dimension == *dim).flat_map(|h| h.errors.iter().copied()).collect();
+            (*dim, e.len(), summary(&e).0)
+        })
+        .collect()
 }
 
 fn median_signed(errs: &[f64]) -> f64 {
@@ -462,6 +476,7 @@ pub fn leave_one_group_out(runs: &[Run], all_fit: &Constants, min_runs: usize, s
                 held_out: summary(&errs).0,
                 held_out_mfu: summary(&mfu_errors(&held, &c)).0,
                 held_out_bias: median_signed(&errs),
+                errors: errs,
             });
         }
     }
@@ -566,6 +581,9 @@ fn main() {
         if let Some(w) = held.iter().max_by(|a, b| a.held_out.total_cmp(&b.held_out)) {
             println!("  median over groups of the held-out median: {}; worst group: {}={} ({})", pct(ho[(ho.len() - 1) / 2]), w.dimension, w.group, pct(w.held_out));
         }
+        for (dim, n, m) in pooled_held_out(&held) {
+            println!("  pooled held-out median by {dim:<10}: {} over {n} runs", pct(m));
+        }
     }
     let (vmed, vp90) = summary(&verrs);
     println!("\nruns used {} / skipped {}; in-sample median |TFLOP/s error| {}, p90 {}, within 15%: {}; median |MFU error| {:.2} pts, p90 {:.2} pts",
@@ -580,6 +598,7 @@ fn main() {
             "median_abs_tflops_error": r4(med), "p90_abs_tflops_error": r4(p90),
             "median_abs_mfu_error": r4(mfu_med), "p90_abs_mfu_error": r4(mfu_p90),
             "validation_runs": val.len(), "validation_median_abs_tflops_error": r4(vmed),
+            "pooled_held_out": pooled_held_out(&held).iter().map(|(d, n, m)| json!({"dimension": d, "runs": n, "median": r4(*m)})).collect::<Vec<_>>(),
             "held_out": held.iter().map(|h| json!({"dimension": h.dimension, "group": h.group, "runs": h.runs,
                 "in_sample": r4(h.in_sample), "held_out": r4(h.held_out), "held_out_mfu": r4(h.held_out_mfu)})).collect::<Vec<_>>(),
             "constants": c,
