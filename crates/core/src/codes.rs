@@ -237,6 +237,8 @@ rules! {
     PipelineExceedsLayers "pipeline-exceeds-layers" E "pipeline_model_parallel_size exceeds num_layers: every pipeline stage builds at least one layer; PP = 1 was used instead." "megatron/core/transformer/transformer_config.py __post_init__ and megatron/training/arguments.py validate_args (num_layers divisible by PP; uneven stages larger than 0, middle stages not empty)";
     ListTooLong "list-too-long" E "A list is longer than the model it describes (more entries than layers); it was ignored." "meshplan limit (limits.rs MAX_LAYERS)";
     SearchTooLarge "search-too-large" E "The layout search would enumerate more than it sizes in about a second: over 2^24 GPUs, or more than 10^8 units of candidate work (exit status 2)." "meshplan limit (limits.rs MAX_SEARCH_WORLD, MAX_SEARCH_WORK)";
+    MeasuredAbovePeak "measured-above-peak" W "The measured model TFLOP/s per GPU is above the GPU's dense peak in the training precision: the run did less work than the plan says, typically a parallelism silently disabled (context parallelism with a cp_comm_type that turns it off) or FLOPs counted differently." "meshplan sanity alarm (issue 12 item 5); peak: the GPU catalogue's dense TFLOP/s of the precision";
+    MeasuredBelowPrediction "measured-below-prediction" W "The measured throughput is below 0.6 of meshplan's estimate: the largest non-compute terms of the step-time breakdown (exposed communication, bubble, recompute, MoE routing, launches) are where to look." "meshplan sanity alarm (issue 12 item 5); the step-time model (perf.rs, docs/calibration.md: held-out median error ~13%)";
 }
 
 impl Code {
