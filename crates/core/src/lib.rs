@@ -10,6 +10,7 @@ pub mod diag;
 pub mod export;
 pub mod fields;
 pub mod hf;
+pub mod imports;
 pub mod layout;
 pub mod limits;
 pub mod memory;
