@@ -73,6 +73,19 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
+    /// Compare two plans: settings that differ, memory per stage by term, step time by term, findings that appear or
+    /// disappear, rank-group kinds whose NVLink crossings change (exit 1 if B has errors)
+    #[command(after_help = EXIT_STATUS)]
+    Diff {
+        /// The baseline plan file (A), or - for standard input
+        #[arg(value_name = "A")]
+        a: PathBuf,
+        /// The plan file compared with it (B)
+        #[arg(value_name = "B")]
+        b: PathBuf,
+        #[command(flatten)]
+        output: Output,
+    },
     /// List the model presets and the GPU catalogue
     Presets {
         #[command(flatten)]
@@ -260,6 +273,7 @@ fn main() -> ExitCode {
         Command::Search { input, top, output } => cmd_search(input, *top, output.format),
         Command::Export { input, kind } => cmd_export(input, kind),
         Command::Import { input, from, model, gpu, output } => trace::cmd_import(input, from.as_deref(), model.clone(), gpu.clone(), output.format),
+        Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),
         Command::Presets { output } => cmd_presets(output.format),
         Command::Explain { code } => cmd_explain(code),
     }

@@ -46,3 +46,90 @@ pub fn cmd_import(input: &Input, from: Option<&str>, model: Option<String>, gpu:
     }
     ExitCode::SUCCESS
 }
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+fn signed_gib(delta: i64) -> String {
+    format!("{:+.2}", delta as f64 / (1u64 << 30) as f64)
+}
+
+fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "(unset)".into(),
+        other => other.to_string(),
+    }
+}
+
+fn report_of(path: &std::path::Path) -> Result<meshplan_core::Report, ExitCode> {
+    let text = read_input(path).map_err(unreadable)?;
+    meshplan_core::plan_json(&text).map_err(unreadable)
+}
+
+pub fn cmd_diff(a: &std::path::Path, b: &std::path::Path, format: Format) -> ExitCode {
+    let (ra, rb) = match (report_of(a), report_of(b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let d = meshplan_core::diff::diff(&ra, &rb);
+    match format {
+        Format::Json => print_json(&d),
+        Format::Table => emit(&diff_table(&d)),
+    }
+    if d.b_valid { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+fn diff_table(d: &meshplan_core::diff::Diff) -> String {
+    let mut out = String::new();
+    let valid = |v: bool| if v { "VALID" } else { "INVALID" };
+    out += &format!("A {} → B {}\n\nSettings that differ (A → B)\n", valid(d.a_valid), valid(d.b_valid));
+    if d.settings.is_empty() {
+        out += "  none\n";
+    }
+    for c in &d.settings {
+        out += &format!("  {:<48} {} → {}\n", c.path, value_text(&c.a), value_text(&c.b));
+    }
+    out += &format!(
+        "\nMemory per GPU: peak {:.2} → {:.2} GiB ({}) of {:.2} → {:.2} GiB\n",
+        gib(d.a_peak_bytes),
+        gib(d.b_peak_bytes),
+        signed_gib(d.b_peak_bytes as i64 - d.a_peak_bytes as i64),
+        gib(d.gpu_memory_bytes.0),
+        gib(d.gpu_memory_bytes.1)
+    );
+    for s in &d.stages {
+        out += &format!("  stage {:>3}  {:>8.2} → {:>8.2} GiB  {}\n", s.pipeline_rank, gib(s.a_total_bytes), gib(s.b_total_bytes), signed_gib(s.delta_bytes));
+        for t in &s.terms {
+            out += &format!("      {:<44} {:>8.2} → {:>8.2}  {}\n", t.label, gib(t.a_bytes), gib(t.b_bytes), signed_gib(t.delta_bytes));
+        }
+    }
+    match (d.a_step_time_s, d.b_step_time_s) {
+        (Some(x), Some(y)) => {
+            out += &format!("\nStep time {x:.3} → {y:.3} s ({:+.3} s)\n", y - x);
+            for t in &d.step_time {
+                out += &format!("  {:<12} {:>10.4} → {:>10.4} s  {:+.4}\n", t.term, t.a_s, t.b_s, t.delta_s);
+            }
+        }
+        _ => out += "\nStep time: not estimated for both plans (a mesh does not divide the world)\n",
+    }
+    out += "\nFindings\n";
+    if d.findings_added.is_empty() && d.findings_removed.is_empty() {
+        out += "  the same codes\n";
+    }
+    for f in &d.findings_added {
+        out += &format!("  + {}[{}]: {}\n", f.severity, f.code, f.message);
+    }
+    for f in &d.findings_removed {
+        out += &format!("  - {}[{}]: {}\n", f.severity, f.code, f.message);
+    }
+    out += "\nRank groups crossing NVLink domains\n";
+    if d.crossings.is_empty() {
+        out += "  no change\n";
+    }
+    for c in &d.crossings {
+        out += &format!("  {:<6} {} of {} groups → {} of {} groups\n", c.kind, c.a_groups_crossing, c.a_total_groups, c.b_groups_crossing, c.b_total_groups);
+    }
+    out
+}

@@ -7,6 +7,7 @@
 pub mod codes;
 pub mod derive;
 pub mod diag;
+pub mod diff;
 pub mod export;
 pub mod fields;
 pub mod hf;
