@@ -86,6 +86,22 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
+    /// Explain a CUDA out-of-memory message for a plan: the failing rank's stage and groups, the prediction term by
+    /// term beside the message's numbers, fragmentation or overrun, and the cheapest fixes by predicted step time
+    #[command(after_help = EXIT_STATUS)]
+    Oom {
+        /// The plan file of the run (meshplan import makes one from a launch command or config)
+        #[arg(value_name = "PLAN")]
+        plan: PathBuf,
+        /// A file holding the out-of-memory message (a log excerpt is fine), or - for standard input
+        #[arg(value_name = "MESSAGE_FILE")]
+        message: PathBuf,
+        /// The global rank that failed (default: the message's [rankN] prefix, else its GPU index on node 0)
+        #[arg(long, value_name = "N")]
+        rank: Option<u64>,
+        #[command(flatten)]
+        output: Output,
+    },
     /// List the model presets and the GPU catalogue
     Presets {
         #[command(flatten)]
@@ -274,6 +290,7 @@ fn main() -> ExitCode {
         Command::Export { input, kind } => cmd_export(input, kind),
         Command::Import { input, from, model, gpu, output } => trace::cmd_import(input, from.as_deref(), model.clone(), gpu.clone(), output.format),
         Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),
+        Command::Oom { plan, message, rank, output } => trace::cmd_oom(plan, message, *rank, output.format),
         Command::Presets { output } => cmd_presets(output.format),
         Command::Explain { code } => cmd_explain(code),
     }

@@ -133,3 +133,75 @@ fn diff_table(d: &meshplan_core::diff::Diff) -> String {
     }
     out
 }
+
+pub fn cmd_oom(plan: &std::path::Path, message: &std::path::Path, rank: Option<u64>, format: Format) -> ExitCode {
+    let read = |p: &std::path::Path| read_input(p).map_err(unreadable);
+    let (plan_text, message_text) = match (read(plan), read(message)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let value = match meshplan_core::plan::read_json(&plan_text) {
+        Ok(v) => v,
+        Err(e) => return unreadable(e),
+    };
+    let report = match meshplan_core::plan_value(&value) {
+        Ok(r) => r,
+        Err(e) => return unreadable(e),
+    };
+    let x = match meshplan_core::oom::explain(&value, &report, &message_text, rank) {
+        Ok(x) => x,
+        Err(e) => return unreadable(e),
+    };
+    match format {
+        Format::Json => print_json(&x),
+        Format::Table => emit(&oom_table(&x)),
+    }
+    ExitCode::SUCCESS
+}
+
+fn opt_gib(b: Option<u64>) -> String {
+    b.map_or("—".into(), |b| format!("{:.2}", gib(b)))
+}
+
+fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
+    let m = &x.message;
+    let mut out = format!(
+        "Out of memory ({} message): {:.2} GiB requested on GPU {}\n\nFailing rank {} ({})\n  pipeline stage {}\n",
+        m.form,
+        gib(m.requested_bytes),
+        m.gpu_index.map_or("?".into(), |g| g.to_string()),
+        x.rank,
+        x.rank_source,
+        x.pipeline_stage
+    );
+    if let Some(c) = &x.coordinates {
+        out += &format!("  coordinates tp {} cp {} dp {} pp {} · ep {} etp {} edp {}\n", c.tp, c.cp, c.dp, c.pp, c.ep, c.etp, c.edp);
+    }
+    for (kind, ranks) in &x.groups {
+        let shown: Vec<String> = ranks.iter().take(16).map(|r| r.to_string()).collect();
+        let more = if ranks.len() > 16 { format!(", … ({} ranks)", ranks.len()) } else { String::new() };
+        out += &format!("  {kind:<6} [{}{more}]\n", shown.join(", "));
+    }
+    out += "\nMessage vs meshplan's prediction for this stage (GiB)\n";
+    for c in &x.compared {
+        out += &format!("  {:<40} {:>9} {:>9}\n", c.what, opt_gib(c.message_bytes), opt_gib(c.predicted_bytes));
+    }
+    out += "\nPredicted terms of the stage (GiB)\n";
+    for t in &x.predicted_terms {
+        out += &format!("  {:<60} {:>8.2}  {} · {}\n", t.label, gib(t.bytes), t.phase, t.location);
+    }
+    out += &format!("\nCause: {}\n", x.cause_text);
+    out += "\nFixes, cheapest first (predicted peak, step time and its change)\n";
+    for (i, f) in x.fixes.iter().enumerate() {
+        let t = f.step_time_s.map_or("—".into(), |t| format!("{t:.3} s"));
+        let dt = f.step_time_delta_s.map_or(String::new(), |d| format!(" ({d:+.3} s)"));
+        out += &format!("  {}. {}\n     peak {:.2} GiB · step {t}{dt}\n", i + 1, f.change, gib(f.peak_bytes));
+        if let Some(c) = &f.caveat {
+            out += &format!("     ({c})\n");
+        }
+    }
+    for n in &x.notes {
+        out += &format!("note: {n}\n");
+    }
+    out
+}
