@@ -1045,7 +1045,7 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
 }
 
 /// Whether a row matters to this plan under Megatron-LM (its switch is on, the model has the layers it acts on).
-fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
+pub(crate) fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
     let s = &p.training.settings;
     match row.key {
         "fp8_recipe" | "fp8_param_gather" | "reuse_grad_buf_for_mxfp8_param_ag" | "fp8_amax_history_len" => s.precision == Precision::Fp8,

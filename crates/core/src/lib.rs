@@ -7,14 +7,17 @@
 pub mod codes;
 pub mod derive;
 pub mod diag;
+pub mod diff;
 pub mod export;
 pub mod fields;
 pub mod hf;
+pub mod imports;
 pub mod layout;
 pub mod limits;
 pub mod memory;
 pub mod model;
 pub mod model_fields;
+pub mod oom;
 pub mod perf;
 pub mod pipeline;
 pub mod plan;

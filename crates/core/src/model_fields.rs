@@ -14,6 +14,27 @@ mod pattern;
 // Defaults: megatron/core/transformer/transformer_config.py (TransformerConfig, MLATransformerConfig) and
 // megatron/training/arguments.py (make_vocab_size_divisible_by=128, position_embedding_type=learned_absolute).
 pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, section: &str, diags: &mut Vec<Diagnostic>) -> ModelConfig {
+    model_from_fields_known(value, base, section, diags, &mut Vec::new())
+}
+
+/// Every field name the model section reads (TransformerConfig names), as the imports route `model.*` settings.
+pub fn model_field_names() -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut known = Vec::new();
+        model_from_fields_known(None, None, "model", &mut Vec::new(), &mut known);
+        known
+    })
+}
+
+/// [`model_from_fields`], also giving the names of the fields it reads in `known`.
+fn model_from_fields_known(
+    value: Option<&Value>,
+    base: Option<&ModelConfig>,
+    section: &str,
+    diags: &mut Vec<Diagnostic>,
+    known: &mut Vec<&'static str>,
+) -> ModelConfig {
     let mut f = Fields::new(value, section, diags);
     f.accept(&["preset", "name"]);
     let b = base;
@@ -106,6 +127,7 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
         None => b.and_then(|b| b.softmax_type.clone()),
     };
     let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
+    known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
         num_layers,
