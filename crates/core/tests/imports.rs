@@ -65,6 +65,12 @@ fn every_export_of_every_preset_reads_back_as_the_same_plan() {
             let want = normalised(&report);
             for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Plan] {
                 let text = export(kind, &report.plan, &report);
+                // An export that says a model feature has no flag in its tool (Megatron-LM has none for gated GELU,
+                // Gemma's GeGLU) cannot round-trip; only the Gemma presets may say so.
+                if text.contains("has no flag for it") {
+                    assert!(preset.key.starts_with("gemma"), "{} {l:?} {}: an export that drops a model feature", preset.key, kind.key());
+                    continue;
+                }
                 let got = match imports::import_plan(&text, &ImportOptions::default()) {
                     Ok((imported, plan, diags)) => {
                         // The launch command's smoke-test overrides (3 iterations, no checkpoints) are not settings.
@@ -89,7 +95,7 @@ fn every_export_of_every_preset_reads_back_as_the_same_plan() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} round trips differ:\n{}", failures.len(), checked, failures.iter().take(15).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(failures.is_empty(), "{} of {} round trips differ:\n{}", failures.len(), checked, failures.iter().take(60).cloned().collect::<Vec<_>>().join("\n"));
     assert_eq!(presets_checked.len(), presets::models().len(), "every preset is checked");
     // Most presets fit at least one of the layouts above (the largest models only the larger clusters).
     assert!(valid >= 25, "only {valid} valid plans among those checked");

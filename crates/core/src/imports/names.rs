@@ -119,6 +119,9 @@ pub const MODEL: &[Name] = &[
     n("model.moe_shared_expert_gate", &[], Some(("--moe-shared-expert-gate", Flag))),
     n("model.moe_latent_size", &[], Some(("--moe-latent-size", Value))),
     n("model.mtp_use_repeated_layer", &[], Some(("--mtp-use-repeated-layer", Flag))),
+    n("model.softmax_type", &[], Some(("--softmax-type", Value))),
+    n("model.window_size", &[], Some(("--window-size", Value))),
+    n("model.window_attn_skip_freq", &[], Some(("--window-attn-skip-freq", Value))),
 ];
 
 /// The Megatron-LM flag `flag` (with or without its leading dashes, `-` or `_` between words) of a layout, batch or
