@@ -18,6 +18,16 @@ Two helpers are modelled by hand, because they read the machine they run on:
   becomes `flex` with that backend, elsewhere it falls back to `alltoall` with no backend. It is evaluated for the GPU
   the recipe's name states (h100: 9.0; gb200/gb300/b200/b300: 10.x).
 - `get_mixed_precision_config(name)` (training/mixed_precision.py): the registered recipe function of that name.
+- `set_cuda_graph_modules`, `clear_cuda_graph_modules`, `set_full_iteration_cuda_graph` (utils/cuda_graph.py, outside
+  the recipe packages): the module names go to `cuda_graph_modules` (the current Megatron-Core API).
+Any other function from outside the packages read here that is handed a config object is listed under `unresolved`
+as a `(helper)` whose changes are not read. Model providers: the Hugging Face bridges of the covered MoE families set
+`moe_token_dispatcher_type = "alltoall"` (models/*/..._bridge.py), and every covered MoE recipe sets the dispatcher
+itself; no covered provider sets another settings-table row, so a row a recipe leaves alone is Megatron-Core's default.
+
+The mixed-precision fields kept are those the recipe changes relative to the Bridge mixed-precision recipe that
+meshplan's precision (and FP8 recipe) selects (crates/core/data/mixed_precision.json), so that a plan which changes
+the precision runs that precision's own recipe.
 
 Only the models meshplan has presets for are kept (PRESET_PREFIXES below), pretrain and SFT recipes (PEFT recipes
 train adapters on frozen weights, which meshplan does not size). Legacy aliases (`from ...h100.x import A as B` in the
@@ -75,6 +85,7 @@ PARALLELISM = [
 ]
 TORCH_DTYPES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "uint8": "fp8"}
 MAX_STEPS = 200_000
+CUDA_GRAPH_HELPERS = ("set_cuda_graph_modules", "clear_cuda_graph_modules", "set_full_iteration_cuda_graph")
 # crates/core/data/mixed_precision.json: the Bridge mixed-precision recipe meshplan selects for each precision.
 MESHPLAN_MP = []
 # Settings whose recipe values meshplan's settings table (crates/core/src/settings.rs) does not take: the values it
@@ -162,6 +173,7 @@ class Interp:
         self.modules = modules  # dotted name -> Module
         self.ctx = context  # {"gpu_major": int, "moe": bool}
         self.steps = 0
+        self.opaque_calls = []  # helpers outside the packages read here that were handed a config
 
     # -- names ------------------------------------------------------------------------------------------------
     def global_value(self, module, name):
@@ -332,8 +344,19 @@ class Interp:
                 if isinstance(target, str):
                     return self.call(self.global_value(self.modules["megatron.bridge.training.mixed_precision"], target.replace("-", "_")), [], {})
             return target if isinstance(target, Obj) else Unknown("get_mixed_precision_config of an unknown name")
+        if isinstance(f, Ext) and f.path in ("typing.cast", "cast") and len(args) == 2:
+            return args[1]
+        if name in CUDA_GRAPH_HELPERS:
+            return self.cuda_graph_helper(name, args, kwargs)
         if isinstance(f, Func):
             return self.run_function(f, args, kwargs)
+        def is_config(a):
+            return isinstance(a, Obj) and (a.kind == "model" or a.kind[:1].isupper())
+
+        callee = f.path.rsplit(".", 1)[-1] if isinstance(f, Ext) else ""
+        if isinstance(f, Ext) and callee[:1].islower() and not f.path.startswith("builtins.") and any(is_config(a) for a in list(args) + list(kwargs.values())):
+            # A helper outside the packages read here is handed a config: what it changes is not known.
+            self.opaque_calls.append(f.path)
         if isinstance(f, Klass):
             fields = dict(f.defaults)
             fields.update(kwargs)
@@ -384,6 +407,25 @@ class Interp:
         except Exception:
             raise Raised(f"{name}() fails")
         return Unknown(f"builtin {name}")
+
+    def cuda_graph_helper(self, name, args, kwargs):
+        """utils/cuda_graph.py: set_cuda_graph_modules(config, modules) writes the module names to
+        config.cuda_graph_modules and clears cuda_graph_scope; clear_cuda_graph_modules sets []; 
+        set_full_iteration_cuda_graph sets cuda_graph_impl "full_iteration" and no modules (current Megatron-Core API)."""
+        config = args[0] if args else kwargs.get("config")
+        if not isinstance(config, Obj):
+            return None
+        if name == "set_full_iteration_cuda_graph":
+            config.fields.update(cuda_graph_impl="full_iteration", cuda_graph_modules=[], cuda_graph_scope=None)
+            return None
+        modules = [] if name == "clear_cuda_graph_modules" else (args[1] if len(args) > 1 else kwargs.get("modules"))
+        if isinstance(modules, Unknown):
+            config.fields["cuda_graph_modules"] = modules
+            return None
+        items = [] if modules is None else (modules.split(",") if isinstance(modules, str) and modules not in ("", "full") else [] if isinstance(modules, str) else list(modules) if isinstance(modules, (list, tuple)) else [modules])
+        names = [x.path.rsplit(".", 1)[-1] if isinstance(x, Ext) else str(x).rsplit(".", 1)[-1] for x in items]
+        config.fields.update(cuda_graph_modules=names, cuda_graph_scope=None)
+        return None
 
     def flex_dispatcher(self, args, kwargs):
         model = args[0] if args else kwargs.get("model_config")
@@ -845,6 +887,8 @@ def main():
             skipped.append({"name": name, "reason": "the function does not return a config the static reading knows"})
             continue
         entry = recipe_entry(name, model_key, kind, gpu, gpus, tm, cfg, interp, rows, alias_of)
+        for call in dict.fromkeys(interp.opaque_calls):
+            entry["unresolved"].append({"field": "(helper)", "path": call, "reason": "a helper outside the recipe packages is handed the config; what it changes is not read"})
         entry["source"] = f"{tm.path}:{tnode.lineno}" + (f" (alias in {m.path})" if alias_of else "")
         if not mm:
             entry["unresolved"].append({"field": "cluster", "path": "(recipe name)", "reason": "the recipe's name states no GPU count and type"})

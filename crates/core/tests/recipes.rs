@@ -142,6 +142,21 @@ fn deepseek_v3_1024gpu_as_the_source_reads() {
     }
 }
 
+/// recipes/nemotronh/h100/nemotron_3_nano.py, read by hand: 65 `def nemotron_3_nano_pretrain_8gpu_h100_bf16_config()`
+/// builds its provider with expert_model_parallel_size=8 (125), sets 155 cuda_graph_impl "transformer_engine" and 156
+/// `set_cuda_graph_modules(cfg.model, ["attn", "mamba"])` (utils/cuda_graph.py: the modules list, scope cleared), and
+/// 170-171 selective recompute of ["moe", "layernorm"].
+#[test]
+fn nemotron_3_nano_8gpu_as_the_source_reads() {
+    let r = recipe("nemotron_3_nano_pretrain_8gpu_h100_bf16_config");
+    assert_eq!((r.model.as_str(), r.gpus), ("nemotron-3-nano-30b-a3b", Some(8)));
+    assert_eq!(par(r, "expert_model_parallel_size"), json!(8));
+    assert_eq!(tr(r, "cuda_graph_impl"), json!("transformer_engine"));
+    assert_eq!(tr(r, "cuda_graph_scope"), json!(["attn", "mamba"]));
+    assert_eq!(tr(r, "recompute_granularity"), json!("selective"));
+    assert_eq!(tr(r, "recompute_modules"), json!(["moe", "layernorm"]));
+}
+
 /// Every recipe is a plan meshplan reads: its model is a preset, and every parallelism and training key and value it
 /// carries is read without an unknown-field or invalid-value diagnostic.
 #[test]
