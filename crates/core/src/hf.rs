@@ -45,6 +45,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("exaone4", "EXAONE 4"),
     ("minimax_m2", "MiniMax-M2"),
     ("nemotron", "Nemotron-4"),
+    ("nemotron-nas", "Llama-Nemotron (DeciLM block_configs)"),
+    ("deci", "DeciLM (block_configs)"),
 ];
 
 /// The families whose layer kinds are not all attention: their own readers size them (`hf/hybrid.rs`).
@@ -103,7 +105,8 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             "paste a decoder-only transformer's config.json (Llama, Qwen, Mixtral, OLMoE, DeepSeek, Kimi-K2, GLM-4.5), or give Megatron fields directly",
         ));
     }
-    if !hybrid_family(&model_type) {
+    let heterogeneous = matches!(model_type.as_str(), "nemotron-nas" | "deci") && c.contains_key("block_configs");
+    if !hybrid_family(&model_type) && !heterogeneous {
         if let Some(e) = hybrid::unsized_layers(c) {
             return Err(e);
         }
@@ -183,6 +186,9 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         put("mtp_num_layers", json!(n));
     }
     families::apply(&model_type, c, layers, &mut m);
+    if heterogeneous {
+        families::block_configs(c, layers, &mut m)?;
+    }
     match model_type.as_str() {
         "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
         "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),
