@@ -390,3 +390,29 @@ fn hf_sliding_window_mapping_by_family() {
     // Mistral: every layer windowed.
     assert_eq!(model(json!({"model_type": "mistral"})).window_attention_layers(), 12);
 }
+
+#[test]
+fn nemotron_4_olmo_2_and_exaone_3_configs_map() {
+    // A Nemotron-4 340B config.json as NeMo's Nemotron → HF converter writes it (model_type nemotron, hidden_act relu2,
+    // norm_eps, partial_rotary_factor, untied) gives the preset's counts (Bridge's Nemotron4ModelProvider340B):
+    // squared ReLU without a gate, LayerNorm with biases.
+    let hf = json!({"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "hidden_act": "relu2", "hidden_size": 18432,
+        "intermediate_size": 73728, "max_position_embeddings": 4096, "num_attention_heads": 96, "num_hidden_layers": 96,
+        "num_key_value_heads": 8, "norm_eps": 1e-5, "rope_theta": 10000, "partial_rotary_factor": 0.5,
+        "tie_word_embeddings": false, "vocab_size": 256000});
+    let r = plan_of(json!({"hf_config": hf}), 4096, 16);
+    let preset = presets::model("nemotron-4-340b").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.total_parameters as u128, preset.total);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
+    // OLMo-2 normalises q and k; EXAONE 3.x names its layer count num_layers.
+    let small = json!({"hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 8, "num_key_value_heads": 8,
+        "vocab_size": 32000, "tie_word_embeddings": false});
+    let with = |extra: Value| {
+        let mut v = small.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(json!({"hf_config": v}), 2048, 16)
+    };
+    assert!(with(json!({"model_type": "olmo2", "num_hidden_layers": 4})).plan.model.qk_layernorm);
+    let exaone = with(json!({"model_type": "exaone", "num_layers": 6}));
+    assert_eq!(exaone.plan.model.num_layers, 6);
+}
