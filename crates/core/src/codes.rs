@@ -76,7 +76,7 @@ rules! {
     UnknownGpu "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
     HfConfigUnmappable "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";
     HfConfigFamilyUnknown "hf-config-family-unknown" W "The Hugging Face model_type is not a mapped family; it was read as a Llama-style decoder." "meshplan input";
-    HfConfigPartExcluded "hf-config-part-excluded" I "A multimodal Hugging Face config: its vision or audio encoder is not counted; meshplan sizes the language model under text_config." "meshplan input (hf/families.rs unwrap_text_config)";
+    HfConfigPartExcluded "hf-config-part-excluded" I "A part of the Hugging Face config is not counted: a multimodal config's vision or audio encoder (meshplan sizes the language model under text_config), or a DSA indexer." "meshplan input (hf/families.rs unwrap_text_config, hf.rs)";
     AddBiasLinearDefault "add-bias-linear-default" I "add_bias_linear was not given for a gated (SwiGLU) model: read as False, while Megatron defaults to True." "megatron/core/transformer/transformer_config.py (add_bias_linear = True)";
     MoeLayerFreqLength "moe-layer-freq-length" E "moe_layer_freq as a list must have one 0/1 entry per layer." "megatron/core/transformer/transformer_config.py (moe_layer_freq)";
     HybridPatternSymbol "hybrid-pattern-symbol" E "A hybrid layer pattern character is not a layer symbol (M G * D + - E, and | between pipeline segments of the main pattern)." "megatron/core/models/hybrid/hybrid_layer_allocation.py _validate_pattern (In main pattern, '…' is not a valid layer symbol. Valid symbols are: …)";

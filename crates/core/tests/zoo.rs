@@ -416,3 +416,25 @@ fn nemotron_4_olmo_2_and_exaone_3_configs_map() {
     let exaone = with(json!({"model_type": "exaone", "num_layers": 6}));
     assert_eq!(exaone.plan.model.num_layers, 6);
 }
+
+#[test]
+fn vision_language_and_dsa_configs_read_their_language_model() {
+    // Qwen3-VL keeps Qwen3's language model under text_config (q/k norms included): its 8B text shape is Qwen3-8B's.
+    let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 36, "vocab_size": 151936, "tie_word_embeddings": false});
+    let r = plan_of(json!({"hf_config": {"model_type": "qwen3_vl", "text_config": text, "vision_config": {"depth": 27}}}), 4096, 16);
+    assert_eq!(r.derived.total_parameters as u128, presets::model("qwen3-8b").unwrap().model_config().param_counts().total);
+    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("vision_config")));
+    // A DeepSeek-V3.2 config is DeepSeek-V3's MLA and MoE with a DSA indexer, which is said not to be counted.
+    let mut v32 = json!({"model_type": "deepseek_v32", "hidden_size": 7168, "intermediate_size": 18432,
+        "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+        "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+        "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "vocab_size": 129280, "tie_word_embeddings": false, "num_nextn_predict_layers": 1});
+    v32["index_n_heads"] = json!(64);
+    v32["index_head_dim"] = json!(128);
+    let r = plan_of(json!({"hf_config": v32}), 4096, 16);
+    assert_eq!(r.derived.total_parameters as u128, presets::model("deepseek-v3").unwrap().model_config().param_counts().total);
+    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("DSA indexer")));
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
+}
