@@ -396,6 +396,12 @@ fn json_hydra(v: &serde_json::Value) -> String {
     }
 }
 
+/// What the exports say of heterogeneous layers, which they do not write as a setting: Megatron-Core takes them as the
+/// model's whole config.json (heterogeneous_layers_config_encoded_json), which the plan does not keep.
+// Source: megatron/core/transformer/heterogeneous/heterogeneous_config.py (heterogeneous_layers_config_path /
+// heterogeneous_layers_config_encoded_json).
+const HETEROGENEOUS_NOTE: &str = "heterogeneous layers (block_configs) are not written here: set heterogeneous_layers_config_encoded_json (or heterogeneous_layers_config_path) to the model's config.json, as Megatron Bridge's Llama-Nemotron bridge does";
+
 /// The hybrid-layer, state-space and gated-block fields of a model (TransformerConfig names, and the Megatron-LM flag
 /// ArgumentGroupFactory derives from each: `--` + the name with dashes), only those the model uses.
 // Source: megatron/core/transformer/transformer_config.py (hybrid_layer_pattern is HybridModel's; mamba_state_dim,
@@ -756,6 +762,9 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     s.push(set("model.mtp_num_layers", Val::OptInt(Some(m.mtp_num_layers).filter(|&n| n > 0))));
     if m.hybrid_layer_pattern.is_some() {
         notes.push("a hybrid layer pattern needs Bridge's HybridModelProvider (megatron.bridge.models.hybrid.hybrid_provider), not GPTModelProvider".into());
+    }
+    if m.heterogeneous_layers.is_some() {
+        notes.push(HETEROGENEOUS_NOTE.into());
     }
     for (path, _, v) in layer_kind_fields(m) {
         s.push(set(path, v));
@@ -1123,6 +1132,9 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         n("--num-attention-heads", m.num_attention_heads),
     ];
     let mut notes = Vec::new();
+    if m.heterogeneous_layers.is_some() {
+        notes.push(HETEROGENEOUS_NOTE.into());
+    }
     if !m.multi_latent_attention {
         // core_transformer_config_from_args passes num_query_groups only with --group-query-attention.
         if m.num_query_groups != m.num_attention_heads {

@@ -203,12 +203,15 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     // Layers run per step by kind: the decoder's and each MTP depth's (GPT: a layer like the last decoder layer).
     let kinds = m.kind_totals();
     let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
-    let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
+    // Dense MLP widths summed over the layers run (heterogeneous layers each have their own width).
+    let dense_widths: f64 = (kinds.table.kinds().iter().enumerate())
+        .filter(|(_, k)| k.ffn == Ffn::Dense)
+        .map(|(i, k)| m.dense_width(*k) as f64 * kinds.decoder.get(i).saturating_add(kinds.mtp.layers.get(i).saturating_mul(kinds.mtp.depths)) as f64)
+        .sum();
     let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
     let n_window = (m.window_attention_layers() as f64).min(n_attn);
     let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
     let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
-    let f = m.ffn_hidden_size as f64;
     let fe = m.moe_ffn() as f64;
     let k = if m.is_moe() { m.moe_router_topk as f64 } else { 0.0 };
     let fs = m.moe_shared_expert_intermediate_size.unwrap_or(0) as f64;
@@ -238,7 +241,7 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let (gdn_gemm, gdn_scan) = m.gdn_flops();
     let latent = m.moe_latent_size.unwrap_or(0) as f64;
     FlopSplit {
-        dense_gemm: t * (6.0 * h * (f * r * n_dense + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
+        dense_gemm: t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
             + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
             + 6.0 * 2.0 * h * latent * n_moe),
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
