@@ -704,27 +704,35 @@ fn tp_comm_s(sz: &Sizes, links: &Links, c: &Constants, overlap: bool) -> f64 {
     tp_raw * if links.inside(GroupKind::Tp) && overlap { c.tp_exposed } else { 1.0 }
 }
 
-/// CP: ring exchange of K and V of the local s/cp chunk, (cp−1) steps, forward; backward also returns dK, dV (×2).
-// Source: Megatron-Core context parallelism (ring attention: cp−1 KV exchanges per layer, fwd; dKV back in bwd).
+/// CP by `cp_comm_type`, per attention layer: p2p exchanges K and V of the local s/cp chunk in (cp−1) ring steps
+/// forward, dK and dV back (×2), overlapped with attention (cp_exposed); all_gather gathers the same K,V volume before
+/// attention and reduce-scatters their gradients, not overlapped; a2a (Ulysses) all-to-alls Q, K, V and the output
+/// ((n−1)/n of each, forward and backward), not overlapped; a2a+p2p is charged as p2p (its ring runs between the a2a
+/// groups). Mamba-2 / Gated DeltaNet layers all-to-all before and after the mixer in every pass.
+// Source: Megatron-Core TransformerConfig.cp_comm_type docstring (p2p async and overlapped; all_gather not async,
+// cannot be overlapped; a2a like DeepSpeed Ulysses); Transformer Engine attention context parallelism.
 fn cp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+    use crate::settings::CpCommType;
+    if sz.cp <= 1.0 {
+        return 0.0;
+    }
     let m = &plan.model;
     let kv_width = if m.multi_latent_attention {
         m.num_attention_heads as f64 * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim) as f64
     } else {
         2.0 * m.num_query_groups as f64 * m.kv_channels as f64
     } / sz.tp;
-    let cp_raw = if sz.cp > 1.0 {
-        sz.attention_layers / sz.pp * (sz.fwd_passes - 1.0 + 2.0) * (sz.cp - 1.0) * (sz.s / sz.cp * sz.b * kv_width * ACT_BYTES)
-            / links.bandwidth(GroupKind::Cp)
-            * sz.mb
-            // Mamba-2 / Gated DeltaNet: an all-to-all before and after the mixer in every pass, (cp−1)/cp of the data.
-            + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * sz.s / sz.cp * sz.b * ACT_BYTES
-                / links.bandwidth(GroupKind::Cp)
-                * sz.mb
-    } else {
-        0.0
+    let chunk = sz.s / sz.cp * sz.b * ACT_BYTES / links.bandwidth(GroupKind::Cp) * sz.mb;
+    let per_layer = sz.attention_layers / sz.pp;
+    let attention = match plan.training.settings.cp_comm_type.unwrap_or(CpCommType::P2p) {
+        CpCommType::P2p | CpCommType::A2aP2p => per_layer * (sz.fwd_passes - 1.0 + 2.0) * (sz.cp - 1.0) * kv_width * chunk * c.cp_exposed,
+        CpCommType::AllGather => per_layer * (sz.fwd_passes - 1.0 + 2.0) * (sz.cp - 1.0) * kv_width * chunk,
+        CpCommType::A2a => {
+            let q_width = m.num_attention_heads as f64 * m.kv_channels as f64 / sz.tp;
+            per_layer * sz.fwd_passes * ring(sz.cp) * (2.0 * q_width + kv_width) * chunk
+        }
     };
-    cp_raw * c.cp_exposed
+    attention + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * chunk * c.cp_exposed
 }
 
 /// EP: dispatch + combine of the rank's tokens × topk × h, forward and backward: an all-to-all (alltoall, flex) or

@@ -148,3 +148,30 @@ fn embedded_assumptions_parse_and_name_their_source() {
         assert!(file[key]["source"].as_str().is_some_and(|s| s.len() > 20), "{key} names no source");
     }
 }
+
+#[test]
+fn cp_comm_type_prices_each_exchange() {
+    // Llama-3.1-8B on 8 H100 (one NVLink domain), CP 2, TP 1, seq 8192, MBS 1, GBS 8: DP 4, 2 micro-batches. The CP
+    // group fits the domain: NVLink 450 GB/s × bandwidth_efficiency. Per attention layer (32, PP 1), per micro-batch,
+    // a local chunk of 8192/2 = 4096 tokens × 2 B. K,V width 2·8·128 = 2048; Q and output width 32·128 = 4096.
+    //   all_gather: (1 fwd + 2 bwd) × (cp−1 = 1) × 2048 × chunk, not overlapped;
+    //   a2a (Ulysses): 2 passes × (cp−1)/cp = 1/2 × (2·4096 + 2048) × chunk, not overlapped;
+    //   p2p: the all_gather volume × cp_exposed (overlapped with attention).
+    let c = perf::constants();
+    let chunk = 4096.0 * 2.0 / (450e9 * c.bandwidth_efficiency) * 2.0;
+    let cp = |kind: &str| {
+        let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8, "cp_comm_type": kind}),
+                     json!({"tensor_model_parallel_size": 1, "context_parallel_size": 2}));
+        r.performance.unwrap().breakdown.cp_comm_s
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-30);
+    let gather = 32.0 * 3.0 * 1.0 * 2048.0 * chunk;
+    assert!(close(cp("all_gather"), gather), "{} vs {gather}", cp("all_gather"));
+    let a2a = 32.0 * 2.0 * 0.5 * (2.0 * 4096.0 + 2048.0) * chunk;
+    assert!(close(cp("a2a"), a2a), "{} vs {a2a}", cp("a2a"));
+    assert!(close(cp("p2p"), gather * c.cp_exposed));
+    // Not given: p2p, Megatron-LM's default.
+    let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8}),
+                 json!({"tensor_model_parallel_size": 1, "context_parallel_size": 2}));
+    assert_eq!(r.performance.unwrap().breakdown.cp_comm_s, cp("p2p"));
+}
