@@ -273,7 +273,24 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
         plan_json["training"]["moe_expert_capacity_factor"] = json!(1.0);
         plan_json["training"]["moe_pad_expert_input_to_capacity"] = json!(true);
     }
-    let report = plan_value(&plan_json).map_err(|e| format!("plan: {}", e.message))?;
+    // Bridge's MoE perf recipes run ETP 1 (every MoE entry of bridge_perf_settings.json); the tables do not print it.
+    let bridge = r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge");
+    if bridge && u(r, "ep").unwrap_or(1) > 1 && u(r, "etp").is_none() {
+        plan_json["parallelism"]["expert_tensor_parallel_size"] = json!(1);
+    }
+    let mut report = plan_value(&plan_json).map_err(|e| format!("plan: {}", e.message))?;
+    // A layer count the stages do not divide: Bridge recipes then count the embedding and the loss as layers
+    // (account_for_*_in_pipeline_split), as Qwen3-235B's 94 + 2 = 96 over PP 8 × VPP 4.
+    if bridge && report.diagnostics.iter().any(|d| d.code.as_str().starts_with("layers-not-divisible")) {
+        let mut alt = plan_json.clone();
+        alt["parallelism"]["account_for_embedding_in_pipeline_split"] = json!(true);
+        alt["parallelism"]["account_for_loss_in_pipeline_split"] = json!(true);
+        if let Ok(a) = plan_value(&alt) {
+            if a.valid {
+                report = a;
+            }
+        }
+    }
     if report.derived.world_size != n {
         return Err(format!("{n} GPUs is not a whole number of nodes"));
     }

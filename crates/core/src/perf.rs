@@ -517,7 +517,12 @@ fn local_tokens(plan: &Plan, sz: &Sizes) -> f64 {
 // Source: Korthikanti et al. 2022 §4.1 (the element-wise ops of a transformer layer and the bytes each keeps) — memory-
 // bound at HBM bandwidth.
 fn memory_bound_s(plan: &Plan, sz: &Sizes, c: &Constants) -> f64 {
-    sz.blocks / sz.pp * sz.mb * local_tokens(plan, sz) * sz.h * c.elementwise_bytes.max(0.0) * sz.fwd_passes / 2.0 / hbm(plan)
+    // Mamba-2 / Gated DeltaNet mixers also run their element-wise kernels (conv1d, SiLU, gating, gated norm) on the
+    // in-projection's output and the mixer's output, `ssm_cp_elements` wide per token (split over TP), at the same
+    // bytes per element.
+    // Source: Mamba-2 (Dao & Gu 2024, §7 / mamba_ssm Mamba2 layer: conv1d over xBC, z-gated RMSNorm over d_inner).
+    let width = sz.blocks / sz.pp * sz.h + sz.ssm_cp_elements / sz.tp / sz.pp;
+    sz.mb * local_tokens(plan, sz) * width * c.elementwise_bytes.max(0.0) * sz.fwd_passes / 2.0 / hbm(plan)
 }
 
 /// MoE token permutation and unpermutation (each token copied to its top-k experts and combined back), the router's
