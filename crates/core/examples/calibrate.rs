@@ -91,7 +91,7 @@ fn bridge_entry(r: &Value, recipe: Option<&str>) -> Option<&'static Value> {
 /// benchmarks) overlap TP communication (with TP > 1 and SP) and DP gradient reduction, and dispatch MoE tokens by
 /// all-to-all; Bridge rows also take their perf recipe's recompute modules, CUDA graphs, flex dispatcher backend
 /// and EP all-to-all overlap.
-fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) {
+fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<&'static str> {
     let sp = plan["parallelism"]["sequence_parallel"].as_bool().unwrap_or(false);
     let t = &mut plan["training"];
     t["overlap_grad_reduce"] = json!(true);
@@ -99,10 +99,10 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) {
     t["tp_comm_overlap"] = json!(tp_gt_1 && sp);
     t["moe_token_dispatcher_type"] = json!("alltoall");
     if !r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge") {
-        return;
+        return None;
     }
     let recipe = t["fp8_recipe"].as_str().map(str::to_owned);
-    let Some(e) = bridge_entry(r, recipe.as_deref()) else { return };
+    let e = bridge_entry(r, recipe.as_deref())?;
     if let Some(m) = e["recompute_modules"].as_array().filter(|m| !m.is_empty()) {
         t["recompute_granularity"] = json!("selective");
         t["recompute_modules"] = json!(m);
@@ -125,6 +125,7 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) {
     if e["moe_a2a_overlap"].as_bool() == Some(true) {
         t["overlap_moe_expert_parallel_comm"] = json!(true);
     }
+    e["name"].as_str()
 }
 
 /// Generation (the catalogue's), precision recipe, dense or MoE, and model family of a run.
@@ -268,7 +269,7 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
         plan_json["training"]["use_megatron_fsdp"] = json!(true);
         plan_json["training"]["data_parallel_sharding_strategy"] = json!("optim_grads_params");
     }
-    apply_recipe_settings(r, &mut plan_json, tp > 1);
+    let settings_entry = apply_recipe_settings(r, &mut plan_json, tp > 1);
     if r["model"].as_str().unwrap_or("").contains("tokendrop") {
         plan_json["training"]["moe_expert_capacity_factor"] = json!(1.0);
         plan_json["training"]["moe_pad_expert_input_to_capacity"] = json!(true);
@@ -316,8 +317,10 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     if peak <= 0.0 {
         return Err("no peak for the precision".into());
     }
-    let label = format!("{} {}×{} {} tp{} pp{} cp{} ep{}", r["model"].as_str().unwrap_or("?"), n, gpu, precision, tp,
-        u(r, "pp").unwrap_or(1), u(r, "cp").unwrap_or(1), u(r, "ep").unwrap_or(1));
+    // The Bridge perf-recipe entry whose settings the row ran with, so every row's settings can be traced.
+    let label = format!("{} {}×{} {} tp{} pp{} cp{} ep{}{}", r["model"].as_str().unwrap_or("?"), n, gpu, precision, tp,
+        u(r, "pp").unwrap_or(1), u(r, "cp").unwrap_or(1), u(r, "ep").unwrap_or(1),
+        settings_entry.map(|e| format!(" [settings {e}]")).unwrap_or_default());
     let groups = groups_of(r, &report.plan, precision, recipe);
     Ok(Run { id, label, measured_tflops: achieved / 1e12, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak, groups })
 }
