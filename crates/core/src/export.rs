@@ -632,8 +632,9 @@ fn settings_section(p: &Plan, group: Group) -> Section {
         }
         let Some(val) = export_value(p, row) else { continue };
         // Recipes often leave cfg.comm_overlap None, whose fields an override cannot reach: write only what turns
-        // something on.
-        if first.starts_with("comm_overlap.") && p.training.settings.get(row.key) == defaults.get(row.key) {
+        // something on. The other communication settings (cp_comm_type) likewise: only a value the plan gives, so a
+        // recipe's own choice is not overwritten with Megatron's default.
+        if (first.starts_with("comm_overlap.") || row.group == Group::CommOverlap) && p.training.settings.get(row.key) == defaults.get(row.key) {
             continue;
         }
         if let Val::Dtype(d) = val {
