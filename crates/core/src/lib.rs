@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod presets;
 pub mod report;
+pub mod schedule;
 pub mod rules;
 pub mod search;
 pub mod settings;
