@@ -378,10 +378,20 @@ fn setting_value(row: &Setting, v: Value) -> Value {
     }
 }
 
-/// The settings row whose Bridge path is `path`, and the path's rank (a deprecated spelling ranks last).
+/// The settings row whose Bridge path is `path`, and the path's rank (a deprecated spelling ranks last). A
+/// `mixed_precision.F` row is also read from `model.F`, `ddp.F` and `optimizer.F`, the copies Bridge's
+/// MixedPrecisionConfig.setup writes (a config dump holds both; the `mixed_precision` section decides).
 pub fn row_by_bridge(path: &str) -> Option<(&'static Setting, usize)> {
-    SETTINGS.iter().find_map(|r| {
+    let direct = SETTINGS.iter().find_map(|r| {
         r.bridge.iter().position(|b| *b == path).map(|i| (r, i)).or_else(|| r.bridge_clears.contains(&path).then_some((r, 99)))
+    });
+    direct.or_else(|| {
+        let (section, field) = path.split_once('.')?;
+        if !matches!(section, "model" | "ddp" | "optimizer") {
+            return None;
+        }
+        let mp = format!("mixed_precision.{field}");
+        SETTINGS.iter().find(|r| r.bridge.first() == Some(&mp.as_str())).map(|r| (r, 50))
     })
 }
 
