@@ -24,6 +24,7 @@ pub mod plan;
 pub mod presets;
 pub mod recipes;
 pub mod report;
+pub mod schedule;
 pub mod rules;
 pub mod search;
 pub mod settings;

@@ -131,7 +131,7 @@ pub fn detect(text: &str) -> Format {
     if lines.iter().any(|l| l.starts_with("cfg.")) {
         return Format::BridgeOverrides;
     }
-    if text.contains("run_recipe.py") {
+    if text.contains("run_recipe.py") || text.contains("--recipe") {
         return Format::BridgeOverrides;
     }
     let yaml_keys = lines.iter().filter(|l| l.ends_with(':') && !l.contains(' ') && !l.contains('=')).count();
@@ -344,12 +344,12 @@ impl Builder {
 /// The preset whose Bridge recipe is `name` (the library's name, with or without a `_config` / variant suffix).
 pub fn recipe_preset(name: &str) -> Option<&'static presets::ModelPreset> {
     let name = name.trim().rsplit('.').next().unwrap_or(name);
+    // The model stem before the mode: `qwen3_30b_a3b_sft_8gpu_h100_bf16_config` → `qwen3_30b_a3b`, the stem of the
+    // library's `qwen3_30b_a3b_pretrain_config`.
+    let stem = |n: &str| ["_pretrain", "_sft", "_peft", "_finetune", "_lora"].iter().filter_map(|m| n.find(m)).min().map(|i| n[..i].to_string());
     let r = presets::bridge_recipes().iter().find(|r| r.recipe == name).or_else(|| {
-        // `llama31_70b_pretrain_32gpu_h100_bf16_config` → the recipe `llama31_70b_pretrain_config`.
-        presets::bridge_recipes().iter().find(|r| {
-            let stem = r.recipe.trim_end_matches("_config");
-            name.starts_with(stem) && name.ends_with("_config")
-        })
+        let s = stem(name)?;
+        presets::bridge_recipes().iter().find(|r| stem(&r.recipe).as_deref() == Some(s.as_str()))
     })?;
     presets::model(&r.model)
 }
@@ -378,10 +378,20 @@ fn setting_value(row: &Setting, v: Value) -> Value {
     }
 }
 
-/// The settings row whose Bridge path is `path`, and the path's rank (a deprecated spelling ranks last).
+/// The settings row whose Bridge path is `path`, and the path's rank (a deprecated spelling ranks last). A
+/// `mixed_precision.F` row is also read from `model.F`, `ddp.F` and `optimizer.F`, the copies Bridge's
+/// MixedPrecisionConfig.setup writes (a config dump holds both; the `mixed_precision` section decides).
 pub fn row_by_bridge(path: &str) -> Option<(&'static Setting, usize)> {
-    SETTINGS.iter().find_map(|r| {
+    let direct = SETTINGS.iter().find_map(|r| {
         r.bridge.iter().position(|b| *b == path).map(|i| (r, i)).or_else(|| r.bridge_clears.contains(&path).then_some((r, 99)))
+    });
+    direct.or_else(|| {
+        let (section, field) = path.split_once('.')?;
+        if !matches!(section, "model" | "ddp" | "optimizer") {
+            return None;
+        }
+        let mp = format!("mixed_precision.{field}");
+        SETTINGS.iter().find(|r| r.bridge.first() == Some(&mp.as_str())).map(|r| (r, 50))
     })
 }
 
