@@ -107,6 +107,7 @@ struct Tally {
     top1: u64,
     top5: u64,
     within10: u64,
+    in_space: u64,
     ratios: Vec<f64>,
     ms: Vec<f64>,
 }
@@ -116,7 +117,7 @@ fn main() {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let runs: Vec<Value> = serde_json::from_str(&text).expect("a JSON list of runs");
     let mut t = Tally::default();
-    println!("{:<13} {:<16} {:<6} {:>5} {:<8} {:<28} {:>6} {:>8} {:>7}  best pick", "id", "model", "gpu", "gpus", "prec", "published TP/PP/VPP/CP/EP/mbs", "rank", "pub/best", "ms");
+    println!("{:<13} {:<16} {:<6} {:>5} {:<8} {:<28} {:>5} {:>6} {:>8} {:>7}  best pick", "id", "model", "gpu", "gpus", "prec", "published TP/PP/VPP/CP/EP/mbs", "found", "rank", "pub/best", "ms");
     for r in &runs {
         let id = r["id"].as_str().unwrap_or("?");
         let bridge_table = r["source_type"] == "vendor_benchmark_table" && r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge");
@@ -162,6 +163,11 @@ fn main() {
             continue;
         };
         let rank = res.candidates.iter().position(|c| layout_of(c) == published);
+        // Whether the search proposes the published layout at all: every valid layout within its TP, CP and micro-batch.
+        let narrow = SearchOptions { top: 100_000, max_tp: published[0], max_cp: published[3], micro_batch_sizes: vec![published[5]] };
+        let in_space = rank.is_some()
+            || search::search_value(&base, &narrow).is_ok_and(|r| r.candidates.iter().any(|c| layout_of(c) == published));
+        t.in_space += u64::from(in_space);
         let (layers, mtp) = match meshplan_core::parse_plan(&base) {
             Ok((p, _)) => (p.model.num_layers, p.model.mtp_num_layers),
             Err(_) => (0, 0),
@@ -182,10 +188,11 @@ fn main() {
         }
         let bl = layout_of(best);
         println!(
-            "{id:<13} {model:<16} {gpu:<6} {:>5} {:<8} {:<28} {:>6} {:>8} {:>7.1}  {}",
+            "{id:<13} {model:<16} {gpu:<6} {:>5} {:<8} {:<28} {:>5} {:>6} {:>8} {:>7.1}  {}",
             u(r, "num_gpus").unwrap_or(0),
             recipe.unwrap_or(precision),
             format!("{}/{}/{}/{}/{}/{}", published[0], published[1], published[2], published[3], published[4], published[5]),
+            if in_space { "yes" } else { "no" },
             rank.map_or(format!(">{TOP}"), |i| (i + 1).to_string()),
             match (&pub_tps, ratio) {
                 (_, Some(x)) => format!("{:.2}", x),
@@ -202,8 +209,10 @@ fn main() {
     };
     let n = t.rows.max(1) as f64;
     println!(
-        "\n{} runs searched: published layout top-1 {} ({:.0}%), top-5 {} ({:.0}%), within 10% of the best predicted {} ({:.0}%); median published/best {:.2}; search median {:.0} ms, max {:.0} ms",
+        "\n{} runs searched: published layout proposed by the search {} ({:.0}%), top-1 {} ({:.0}%), top-5 {} ({:.0}%), within 10% of the best predicted {} ({:.0}%); median published/best {:.2}; search median {:.0} ms, max {:.0} ms",
         t.rows,
+        t.in_space,
+        100.0 * t.in_space as f64 / n,
         t.top1,
         100.0 * t.top1 as f64 / n,
         t.top5,
