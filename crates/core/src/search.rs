@@ -1030,7 +1030,8 @@ fn versus_line(v: &Versus, rec: &Rec, other: &Rec) -> String {
 }
 
 /// What differs between two layouts that moves the breakdown term `term` (matched by its key's start: compute,
-/// recompute, TP, CP, EP, PP, DP, bubble, optimizer; any other term gets every difference).
+/// recompute, TP, CP, EP, PP, DP, bubble, optimizer, launch, and the memory-bound MoE routing / element-wise /
+/// quantize terms; any other term gets every difference).
 fn cause(term: &str, a: &Rec, sa: &Sized, b: &Rec, sb: &Sized) -> String {
     let (ka, kb) = (&a.key, &b.key);
     let (da, db) = (&sa.derived, &sb.derived);
@@ -1091,6 +1092,22 @@ fn cause(term: &str, a: &Rec, sa: &Sized, b: &Rec, sb: &Sized) -> String {
         num(&mut parts, "DP", da.data_parallel_size, db.data_parallel_size);
         num(&mut parts, "TP", ka.tp, kb.tp);
         num(&mut parts, "PP", ka.pp, kb.pp);
+    } else if t.starts_with("launch") {
+        // Kernel launches per block per microbatch on each stage.
+        num(&mut parts, "PP", ka.pp, kb.pp);
+        num(&mut parts, "microbatches", da.num_microbatches, db.num_microbatches);
+    } else if t.starts_with("moe") || t.starts_with("memory") || t.starts_with("quantize") {
+        // Memory-bound work per local token of the stage's layers: tokens split over CP (and TP), layers over PP.
+        num(&mut parts, "TP", ka.tp, kb.tp);
+        num(&mut parts, "CP", ka.cp, kb.cp);
+        num(&mut parts, "PP", ka.pp, kb.pp);
+        num(&mut parts, "DP", da.data_parallel_size, db.data_parallel_size);
+        if ka.sp != kb.sp {
+            parts.push(format!("SP {} vs {}", on_off(ka.sp), on_off(kb.sp)));
+        }
+        if ka.recompute != kb.recompute {
+            parts.push(format!("{} vs {} recompute", recompute_name(ka.recompute), recompute_name(kb.recompute)));
+        }
     } else {
         parts = differences(ka, kb);
     }
