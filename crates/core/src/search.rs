@@ -592,10 +592,13 @@ fn layout_vpps(layers: u64, pp: u64) -> Vec<u64> {
 const LAYOUT_MAX_VPP: u64 = 12;
 
 /// Largest chunk sizes (layers) the search lays out. Megatron Bridge's tuned layouts have chunks of ≤ 8, 6, 4, 3 and 2
-/// layers; 6 and 3 are left out for time (each chunk size adds about a fifth to a DeepSeek-V3 search). Of the layouts
-/// above only Qwen3-235B's PP 8 × VPP 4 is then out of reach (PP 8 × VPP 2 is the smallest VPP for chunks of ≤ 8).
+/// layers; only 8 and 4 are tried, for time: on DeepSeek-V3 (16,384 H100) chunks of ≤ 8 and 4 take the search from
+/// 0.63 to 0.99 s of CPU per ten searches, adding 2 took it to 1.44 s (chunks of 2 mean PP·VPP ≈ layers/2 chunks for
+/// every candidate's memory), past the browser's 100 ms budget. Of the layouts above, PP 8 × VPP 2 (chunks of ≤ 8) and
+/// ≤ 4 ones are reached; those of chunks of 2 (DeepSeek-V3 PP 8 × VPP 4, Qwen3-235B PP 4 × VPP 12, Llama 3.1 405B
+/// PP 8 × VPP 8 and PP 16 × VPP 4) and Qwen3-235B's PP 8 × VPP 4 are not.
 /// Chunks of one layer come from the even split when the layers divide.
-const LAYOUT_CHUNKS: [u64; 3] = [8, 4, 2];
+const LAYOUT_CHUNKS: [u64; 2] = [8, 4];
 
 /// Reads a plan file for the search: `model`, `cluster`, `training.global_batch_size` and `training.seq_length`
 /// are required; `parallelism` may be absent (it is searched).

@@ -10,37 +10,37 @@ use meshplan_core::search::{self, SearchOptions};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
-fn thirteen_layers_on_16_gpus() -> Value {
+fn twenty_nine_layers_on_16_gpus() -> Value {
     let mut model = small_dense();
-    model["num_layers"] = json!(13);
+    model["num_layers"] = json!(29);
     json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
            "training": {"seq_length": 4096, "global_batch_size": 256}})
 }
 
 #[test]
-fn thirteen_layers_are_laid_out_where_no_split_reaches_the_vpp() {
-    // 13 layers (prime) on 16 GPUs, TP 1, CP 1, micro-batch 1. Even splits: PP 1 only. PP 2: ⌈13/2⌉ = 7 and an edge
-    // stage of 6 (VPP 1: 6 and 7 share no divisor > 1). PP 4: 4, 4, 4 and an edge of 1 (VPP 1). PP 8: 7 stages of 2
-    // leave none for the edge. Layouts, the smallest VPP whose chunks hold ≤ 8, ≤ 4, ≤ 2 layers (⌈13/(PP·VPP)⌉):
-    // PP 2: ≤ 8 needs VPP 1 (not a layout), ≤ 4 VPP ⌈13/8⌉ = 2, ≤ 2 VPP ⌈13/4⌉ = 4; PP 4: ≤ 2 VPP ⌈13/8⌉ = 2;
-    // PP 8: ≤ 2 needs VPP 1. So exactly (2, 2), (2, 4) and (4, 2) are laid out.
+fn twenty_nine_layers_are_laid_out_where_no_split_reaches_the_vpp() {
+    // 29 layers (prime) on 16 GPUs, TP 1, CP 1, micro-batch 1. Even splits: PP 1 only. PP 2: ⌈29/2⌉ = 15 and an edge
+    // stage of 14 (VPP 1: 14 and 15 share no divisor > 1); PP 4: 8, 8, 8 and 5 (VPP 1); PP 8: 4 ×7 and 1 (VPP 1);
+    // PP 16: 15 stages of 2 leave none. Layouts, the smallest VPP whose chunks hold ≤ 8 and ≤ 4 layers
+    // (⌈29/(PP·VPP)⌉): PP 2: VPP ⌈29/16⌉ = 2 and ⌈29/8⌉ = 4; PP 4: ≤ 8 needs VPP 1 (not a layout), ≤ 4 VPP
+    // ⌈29/16⌉ = 2; PP 8 and 16: VPP 1. So exactly (2, 2), (2, 4) and (4, 2) are laid out.
     let opts = SearchOptions { top: 10_000, max_tp: 1, max_cp: 1, micro_batch_sizes: vec![1] };
-    let r = search::search_value(&thirteen_layers_on_16_gpus(), &opts).expect("search");
+    let r = search::search_value(&twenty_nine_layers_on_16_gpus(), &opts).expect("search");
     let mut laid_out = BTreeSet::new();
     for c in &r.candidates {
         let par = &c.parallelism;
         let Some(text) = &par.pipeline_model_parallel_layout else { continue };
         let (pp, vpp) = (par.pipeline_model_parallel_size, par.virtual_pipeline_model_parallel_size.expect("a layout's VPP"));
         laid_out.insert((pp, vpp));
-        // 13 layers dealt over PP·VPP chunks, the first 13 mod (PP·VPP) chunks one more; chunk i on rank i mod PP.
-        // (2, 2): chunks 4 3 3 3 → ranks 4+3, 3+3. (2, 4): 2 2 2 2 2 1 1 1 → 2+2+2+1, 2+2+1+1.
-        // (4, 2): 2 2 2 2 2 1 1 1 → ranks 2+2, 2+1, 2+1, 2+1.
+        // 29 layers dealt over PP·VPP chunks, the first 29 mod (PP·VPP) chunks one more; chunk i on rank i mod PP.
+        // (2, 2): chunks 8 7 7 7 → ranks 8+7, 7+7. (2, 4): 4 4 4 4 4 3 3 3 → 4+4+4+3, 4+4+3+3.
+        // (4, 2): 4 4 4 4 4 3 3 3 → ranks 4+4, 4+3, 4+3, 4+3.
         let want: &[u64] = match (pp, vpp) {
-            (2, 2) | (2, 4) => &[7, 6],
-            (4, 2) => &[4, 3, 3, 3],
+            (2, 2) | (2, 4) => &[15, 14],
+            (4, 2) => &[8, 7, 7, 7],
             other => panic!("unexpected layout shape {other:?}: {text}"),
         };
-        let l = layout::split(&LayoutSpec::Text(text.clone()), pp, Some(vpp), 13, 0).expect("Megatron accepts the layout");
+        let l = layout::split(&LayoutSpec::Text(text.clone()), pp, Some(vpp), 29, 0).expect("Megatron accepts the layout");
         assert_eq!(l.split.layers_per_stage(), want, "{text}");
         // The full report plans the candidate's plan (with its layout) to the same peak.
         let full = plan_resolved(c.plan.as_ref().expect("plan"), Vec::new());
