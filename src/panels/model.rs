@@ -26,22 +26,49 @@ fn mode_of(plan: &Value) -> Mode {
     }
 }
 
-/// The presets whose name, key or Hugging Face id contains `query` (any case), as (key, "name — size").
-fn matching_presets(query: &str) -> Vec<(String, String)> {
+/// A preset's family: the catalogue's `family` field where the data has one, else the family its key names (the part
+/// before the first size or version: `llama`, `qwen3`, `nemotron-h`). Read through the summary's JSON, so the grouping
+/// follows the field whenever the data carries it.
+pub fn family_of(m: &presets::ModelSummary) -> String {
+    let given = serde_json::to_value(m).ok().and_then(|v| v.get("family").and_then(Value::as_str).map(str::to_string));
+    given.filter(|f| !f.trim().is_empty()).unwrap_or_else(|| family_from_key(&m.key))
+}
+
+/// `nemotron-h-8b` → `nemotron-h`, `llama-3.1-8b` → `llama`, `qwen3-30b-a3b` → `qwen3`: the key's parts up to the
+/// first one that starts with a digit (a size or a version), at least one part.
+fn family_from_key(key: &str) -> String {
+    let parts: Vec<&str> = key.split('-').collect();
+    let n = parts.iter().skip(1).position(|p| p.starts_with(|c: char| c.is_ascii_digit())).map_or(parts.len(), |i| i + 1);
+    parts[..n].join("-")
+}
+
+/// The presets whose name, key, family or Hugging Face id contains `query` (any case), grouped by family in catalogue
+/// order, as (family, [(key, "name — size")]).
+fn matching_presets(query: &str) -> Vec<(String, Vec<(String, String)>)> {
     let q = query.to_lowercase();
-    catalog()
-        .models
-        .iter()
-        .filter(|m| q.is_empty() || m.name.to_lowercase().contains(&q) || m.key.contains(&q) || m.hf_id.to_lowercase().contains(&q))
-        .map(|m| {
-            let params = if m.moe {
-                format!("{} total · {} active", billions(m.total_parameters), billions(m.active_parameters))
-            } else {
-                billions(m.total_parameters)
-            };
-            (m.key.clone(), format!("{} — {params}", m.name))
-        })
-        .collect()
+    let mut groups: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for m in &catalog().models {
+        let family = family_of(m);
+        let hit = q.is_empty()
+            || m.name.to_lowercase().contains(&q)
+            || m.key.contains(&q)
+            || m.hf_id.to_lowercase().contains(&q)
+            || family.to_lowercase().contains(&q);
+        if !hit {
+            continue;
+        }
+        let params = if m.moe {
+            format!("{} total · {} active", billions(m.total_parameters), billions(m.active_parameters))
+        } else {
+            billions(m.total_parameters)
+        };
+        let item = (m.key.clone(), format!("{} — {params}", m.name));
+        match groups.iter_mut().find(|g| g.0 == family) {
+            Some(g) => g.1.push(item),
+            None => groups.push((family, vec![item])),
+        }
+    }
+    groups
 }
 
 #[component]
@@ -80,10 +107,14 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
             </div>
             <div class="field">
                 <label for="model-preset" title="The model preset: Megatron TransformerConfig fields of a published model">"Preset"</label>
-                <select id="model-preset" size="6" on:change=move |ev| { editor.edit("model", Value::String(event_target_value(&ev))); }>
-                    {move || matching_presets(&query.get()).into_iter().map(|(key, text)| {
-                        let k = key.clone();
-                        view! { <option value=key selected=move || mode.get() == Mode::Preset && current_key.with(|c| *c == k)>{text}</option> }
+                <select id="model-preset" size="8" on:change=move |ev| { editor.edit("model", Value::String(event_target_value(&ev))); }>
+                    {move || matching_presets(&query.get()).into_iter().map(|(family, items)| view! {
+                        <optgroup label=family>
+                            {items.into_iter().map(|(key, text)| {
+                                let k = key.clone();
+                                view! { <option value=key selected=move || mode.get() == Mode::Preset && current_key.with(|c| *c == k)>{text}</option> }
+                            }).collect_view()}
+                        </optgroup>
                     }).collect_view()}
                 </select>
             </div>
@@ -98,6 +129,36 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
             </details>
             <HfConfig open_for_hf=Signal::derive(move || mode.get() == Mode::Hf) />
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_from_keys() {
+        assert_eq!(family_from_key("llama-3.1-8b"), "llama");
+        assert_eq!(family_from_key("nemotron-h-8b"), "nemotron-h");
+        assert_eq!(family_from_key("nemotron-3-nano-30b-a3b"), "nemotron");
+        assert_eq!(family_from_key("qwen3-30b-a3b"), "qwen3");
+        assert_eq!(family_from_key("gpt3-175b"), "gpt3");
+        assert_eq!(family_from_key("kimi-k2"), "kimi-k2");
+    }
+
+    #[test]
+    fn every_preset_is_in_one_group_in_catalogue_order() {
+        let groups = matching_presets("");
+        let keys: Vec<&str> = groups.iter().flat_map(|g| g.1.iter().map(|i| i.0.as_str())).collect();
+        assert_eq!(keys.len(), catalog().models.len());
+        let mut families: Vec<&str> = groups.iter().map(|g| g.0.as_str()).collect();
+        families.dedup();
+        assert_eq!(families.len(), groups.len(), "each family once");
+        // The Llama 3.1 presets sit together; a search narrows the groups.
+        let llama = groups.iter().find(|g| g.1.iter().any(|i| i.0 == "llama-3.1-70b")).unwrap();
+        assert!(llama.1.iter().any(|i| i.0 == "llama-3.1-8b") && llama.1.iter().any(|i| i.0 == "llama-3.1-405b"));
+        let found = matching_presets("mamba-free-nonsense");
+        assert!(found.is_empty());
     }
 }
 
