@@ -151,7 +151,7 @@ pub fn step_colour(i: usize, dark: bool) -> String {
 pub const CURRENT_COLOUR: &str = "#d55e00";
 
 /// One stacked horizontal bar of a step's time, `terms` in [`STEP_TERMS`] order, in seconds.
-pub fn step_bar(terms: &[f64; 9], dark: bool, size: (u32, u32)) -> String {
+pub fn step_bar(terms: &[f64], dark: bool, size: (u32, u32)) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();

@@ -5,11 +5,12 @@
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use meshplan_core::{ExportKind, Report, Severity, presets, rules, settings};
+use meshplan_core::{ExportKind, Report, Severity, presets, recipes, rules, settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod table;
+mod trace;
 
 const EXIT_STATUS: &str = "\
 FILE may be - for standard input.
@@ -53,13 +54,62 @@ enum Command {
         #[arg(short, long, value_name = "KIND", default_value = "all", value_parser = export_kinds())]
         kind: String,
     },
-    /// List the model presets and the GPU catalogue
+    /// Read a Megatron-LM command line or arguments block, Megatron Bridge overrides or config YAML, or a meshplan
+    /// export, and print the plan file (unrecognized settings and assumptions on stderr)
+    #[command(after_help = EXIT_STATUS)]
+    Import {
+        #[command(flatten)]
+        input: Input,
+        /// What FILE is; detected when absent
+        #[arg(long, value_name = "FORMAT", value_parser = PossibleValuesParser::new(["megatron-args", "bridge-overrides", "bridge-yaml", "plan"]))]
+        from: Option<String>,
+        /// A model preset for an input that names none (or instead of the one it names)
+        #[arg(long, value_name = "PRESET")]
+        model: Option<String>,
+        /// The GPU (catalogue key) the run used; the input rarely names it
+        #[arg(long, value_name = "GPU")]
+        gpu: Option<String>,
+        /// table prints the plan file; json prints {format, plan, unrecognized, notes, diagnostics}
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Compare two plans: settings that differ, memory per stage by term, step time by term, findings that appear or
+    /// disappear, rank-group kinds whose NVLink crossings change (exit 1 if B has errors)
+    #[command(after_help = EXIT_STATUS)]
+    Diff {
+        /// The baseline plan file (A), or - for standard input
+        #[arg(value_name = "A")]
+        a: PathBuf,
+        /// The plan file compared with it (B)
+        #[arg(value_name = "B")]
+        b: PathBuf,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Explain a CUDA out-of-memory message for a plan: the failing rank's stage and groups, the prediction term by
+    /// term beside the message's numbers, fragmentation or overrun, and the cheapest fixes by predicted step time
+    #[command(after_help = EXIT_STATUS)]
+    Oom {
+        /// The plan file of the run (meshplan import makes one from a launch command or config)
+        #[arg(value_name = "PLAN")]
+        plan: PathBuf,
+        /// A file holding the out-of-memory message (a log excerpt is fine), or - for standard input
+        #[arg(value_name = "MESSAGE_FILE")]
+        message: PathBuf,
+        /// The global rank that failed (default: the message's [rankN] prefix, else its GPU index on node 0)
+        #[arg(long, value_name = "N")]
+        rank: Option<u64>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// List the model presets, the GPU catalogue and the Megatron Bridge recipes a plan may name
     Presets {
         #[command(flatten)]
         output: Output,
     },
-    /// Explain a diagnostic code (what it means, where the rule comes from) or a run setting (its names in
-    /// Megatron-Core, Megatron Bridge and Megatron-LM, default, values and source)
+    /// Explain a diagnostic code (what it means, where the rule comes from), a run setting (its names in
+    /// Megatron-Core, Megatron Bridge and Megatron-LM, default, values and source) or a Megatron Bridge recipe (its
+    /// source and every setting it carries)
     Explain {
         /// A diagnostic code, e.g. sp-requires-tp, or a setting, e.g. grad_reduce_in_fp32
         #[arg(value_name = "CODE")]
@@ -68,10 +118,10 @@ enum Command {
 }
 
 #[derive(Args)]
-struct Input {
+pub(crate) struct Input {
     /// The plan file (JSON, Megatron names), or - for standard input
     #[arg(value_name = "FILE")]
-    file: PathBuf,
+    pub(crate) file: PathBuf,
 }
 
 #[derive(Args)]
@@ -82,7 +132,7 @@ struct Output {
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
-enum Format {
+pub(crate) enum Format {
     #[value(alias = "text")]
     Table,
     Json,
@@ -101,7 +151,7 @@ fn export_kinds() -> PossibleValuesParser {
     PossibleValuesParser::new(ExportKind::ALL.iter().map(|k| k.key()).chain(["all"]))
 }
 
-fn read_input(path: &Path) -> Result<String, String> {
+pub(crate) fn read_input(path: &Path) -> Result<String, String> {
     if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| format!("cannot read standard input: {e}"))?;
@@ -113,11 +163,11 @@ fn read_input(path: &Path) -> Result<String, String> {
 
 /// Writes `text` to standard output. A reader that went away (`meshplan plan … | head`) is not an error of
 /// the plan: the rest of the output is dropped quietly instead of panicking in `print!`.
-fn emit(text: &str) {
+pub(crate) fn emit(text: &str) {
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
 }
 
-fn print_json<T: serde::Serialize>(value: &T) {
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
         Ok(s) => emit(&(s + "\n")),
         Err(e) => eprintln!("meshplan: cannot encode the report: {e}"),
@@ -125,7 +175,7 @@ fn print_json<T: serde::Serialize>(value: &T) {
 }
 
 /// Prints `message` and gives exit status 2 (unreadable input).
-fn unreadable(message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn unreadable(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("meshplan: {message}");
     ExitCode::from(2)
 }
@@ -202,8 +252,16 @@ fn cmd_search(input: &Input, top: usize, format: Format) -> ExitCode {
 fn cmd_presets(format: Format) -> ExitCode {
     let catalog = presets::catalog();
     match format {
-        Format::Json => print_json(&catalog),
-        Format::Table => emit(&table::presets(&catalog)),
+        Format::Json => {
+            // The catalogue's keys, and `recipes`: the Megatron Bridge recipes a plan may name.
+            let mut v = serde_json::to_value(&catalog).unwrap_or_default();
+            if let Some(map) = v.as_object_mut() {
+                map.insert("recipes".into(), serde_json::to_value(recipes::all()).unwrap_or_default());
+                map.insert("recipes_source".into(), recipes::source_repository().into());
+            }
+            print_json(&v)
+        }
+        Format::Table => emit(&(table::presets(&catalog) + &table::recipes(recipes::all()))),
     }
     ExitCode::SUCCESS
 }
@@ -220,6 +278,10 @@ fn cmd_explain(code: &str) -> ExitCode {
     }
     if let Some(s) = settings::setting(code) {
         emit(&s.explain());
+        return ExitCode::SUCCESS;
+    }
+    if let Some(r) = recipes::find(code.trim()) {
+        emit(&r.explain());
         return ExitCode::SUCCESS;
     }
     let known: Vec<String> = rules::RULES.iter().map(|r| r.code.to_string()).collect();
@@ -239,6 +301,9 @@ fn main() -> ExitCode {
         Command::Plan { input, output } => cmd_plan(input, output.format),
         Command::Search { input, top, output } => cmd_search(input, *top, output.format),
         Command::Export { input, kind } => cmd_export(input, kind),
+        Command::Import { input, from, model, gpu, output } => trace::cmd_import(input, from.as_deref(), model.clone(), gpu.clone(), output.format),
+        Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),
+        Command::Oom { plan, message, rank, output } => trace::cmd_oom(plan, message, *rank, output.format),
         Command::Presets { output } => cmd_presets(output.format),
         Command::Explain { code } => cmd_explain(code),
     }

@@ -73,6 +73,9 @@ pub fn report(r: &Report) -> String {
         "{} on {} × {} ({} GPUs, NVLink domain {})",
         p.model_name, p.cluster.num_nodes, p.gpu.name, d.world_size, p.cluster.nvlink_domain_size
     );
+    if let Some(recipe) = &p.recipe {
+        let _ = writeln!(s, "from Megatron Bridge recipe {recipe} (the plan's own keys override it)");
+    }
     let _ = writeln!(
         s,
         "TP {} · PP {}{} · CP {} · EP {} · ETP {} · SP {} · order {}",
@@ -217,6 +220,17 @@ pub fn presets(c: &Catalog) -> String {
             g.dense_fp8_tflops.map(|v| v.to_string()).unwrap_or("-".into()),
             g.nvlink_domain_size
         );
+    }
+    s
+}
+
+/// The Megatron Bridge recipes a plan may name (`"recipe": NAME`), one line each.
+pub fn recipes(all: &[meshplan_core::recipes::Recipe]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "\nMegatron Bridge recipes (plan key \"recipe\"; {})", meshplan_core::recipes::source_repository());
+    let width = all.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
+    for r in all {
+        let _ = writeln!(s, "  {:<width$}  {:<26} {}", r.name, r.model, r.description);
     }
     s
 }

@@ -101,11 +101,54 @@ fn presets_json_lists_models_and_gpus() {
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models.len(), 27);
+    assert_eq!(models.len(), 50);
     assert!(models.iter().all(|m| m["key"].is_string() && m["name"].is_string() && m["hf_id"].is_string()));
+    assert!(models.iter().all(|m| m["family"].as_str().is_some_and(|f| !f.is_empty())), "every preset has a family");
     let gpus = v["gpus"].as_array().unwrap();
     assert_eq!(gpus.len(), 13);
     assert!(gpus.iter().any(|g| g["key"] == "h100-sxm-80gb"));
+    // The Bridge recipes (data/bridge_recipes.json): the one README's example names, with its model preset, GPU, and
+    // GPU count from its name.
+    let recipes = v["recipes"].as_array().unwrap();
+    let r = recipes.iter().find(|r| r["name"] == "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config").unwrap();
+    assert_eq!((&r["model"], &r["gpu"], &r["gpus"]), (&json!("qwen3-30b-a3b"), &json!("h100-sxm-80gb"), &json!(16)));
+    assert!(r["description"].as_str().unwrap().contains("EP16"));
+    assert!(recipes.iter().all(|r| models.iter().any(|m| m["key"] == r["model"])));
+    assert!(v["recipes_source"].as_str().unwrap().starts_with("github:NVIDIA-NeMo/Megatron-Bridge@"));
+}
+
+#[test]
+fn explain_a_recipe() {
+    // recipes/qwen/h100/qwen3_moe.py:146, EP 16 (line 173), HybridEP (205).
+    let out = meshplan(&["explain", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("src/megatron/bridge/recipes/qwen/h100/qwen3_moe.py:146"), "{text}");
+    assert!(text.contains("expert_model_parallel_size               16"), "{text}");
+    assert!(text.contains("moe_flex_dispatcher_backend              \"hybridep\""), "{text}");
+}
+
+#[test]
+fn presets_table_lists_recipes() {
+    let out = meshplan(&["presets"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Megatron Bridge recipes"), "{text}");
+    assert!(text.contains("\n  deepseek_v3_pretrain_1024gpu_h100_bf16_config "), "{text}");
+}
+
+#[test]
+fn a_plan_that_is_a_recipe_and_a_cluster() {
+    // qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config on the cluster the plan gives (4 nodes of 8 H100 instead of 2).
+    let plan = r#"{"recipe": "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 4}}"#;
+    let out = meshplan(&["plan", "-"], Some(plan));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.starts_with("Qwen3-30B-A3B on 4 × NVIDIA H100"), "{text}");
+    assert!(text.contains("from Megatron Bridge recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config"), "{text}");
+    assert!(text.contains("TP 1 · PP 1 · CP 1 · EP 16 · ETP 1 · SP off"), "{text}");
+    let out = meshplan(&["plan", "-", "--format", "json"], Some(plan));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["plan"]["recipe"], json!("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config"));
 }
 
 #[test]
@@ -156,6 +199,25 @@ fn readme_example_output_is_what_the_cli_prints() {
     let out = meshplan(&["plan", &format!("{root}/examples/llama-3.1-70b.json")], None);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end(), shown);
+}
+
+#[test]
+fn readme_recipe_example_is_what_the_cli_prints() {
+    // README.md shows an excerpt of `meshplan plan examples/qwen3-30b-a3b-recipe.json`: its first three lines, then
+    // the memory section; keep them in step.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let shown = readme
+        .split("`meshplan plan examples/qwen3-30b-a3b-recipe.json`")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").nth(1))
+        .expect("README shows the recipe example's output");
+    let out = meshplan(&["plan", &format!("{root}/examples/qwen3-30b-a3b-recipe.json")], None);
+    assert_eq!(out.status.code(), Some(0));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let (head, memory) = shown.split_once("…\n").expect("head … memory");
+    assert!(printed.starts_with(head), "{printed}");
+    assert!(printed.contains(memory), "{printed}");
 }
 
 #[test]

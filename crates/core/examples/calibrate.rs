@@ -23,6 +23,126 @@ pub struct Run {
     pub derived: Derived,
     /// Measured model FLOP/s per GPU over the dense peak of the run's precision.
     pub measured_mfu: f64,
+    /// Measured model TFLOP/s per GPU (meshplan's FLOP count over the published time or tokens/s).
+    pub measured_tflops: f64,
+    /// The run's group in each of [`DIMENSIONS`].
+    pub groups: [String; 4],
+}
+
+/// The dimensions leave-one-group-out holds out in turn.
+pub const DIMENSIONS: [&str; 4] = ["generation", "precision", "kind", "family"];
+
+/// The plan precision and FP8 recipe of a published precision. Old rows' plain "fp8" ran NeMo's delayed scaling;
+/// Bridge 25.09 rows without a precision are the page's primary (unparenthesised) FP8, per-tensor current scaling
+/// as in 25.11 (the parenthesised variant is a separate row, fp8_block32x32 / fp8_blockwise).
+fn precision_of(r: &Value) -> Result<(&'static str, Option<&'static str>), String> {
+    Ok(match r.get("precision_normalized").and_then(Value::as_str) {
+        Some("bf16") => ("bf16", None),
+        Some("fp16") => ("fp16", None),
+        Some("fp8") => ("fp8", Some("delayed")),
+        Some("fp8_current_scaling") => ("fp8", Some("tensorwise")),
+        Some("fp8_blockwise") => ("fp8", Some("blockwise")),
+        // 32x32 block scaling on Blackwell: the MXFP8 family (Bridge's FP8-MX).
+        Some("fp8_block32x32") | Some("mxfp8") => ("fp8", Some("mxfp8")),
+        Some("nvfp4") => ("fp4", None),
+        None if r["release"].as_str() == Some("25.09") => ("fp8", Some("tensorwise")),
+        _ => return Err("precision not published".into()),
+    })
+}
+
+/// Bridge's perf recipes (reference/bridge_perf_settings.json, scripts/extract-bridge-perf-settings.py).
+pub const BRIDGE_SETTINGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../reference/bridge_perf_settings.json");
+
+fn bridge_settings() -> &'static [Value] {
+    static S: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+    S.get_or_init(|| std::fs::read_to_string(BRIDGE_SETTINGS).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default())
+}
+
+/// The Bridge perf-recipe entry of a Bridge table row: <MODEL>_<GPU>_<PRECISION> (B300 reads B200's).
+fn bridge_entry(r: &Value, recipe: Option<&str>) -> Option<&'static Value> {
+    let model = match r["model_key"].as_str()? {
+        "llama-3.1-8b" => "LLAMA3_8B",
+        "llama-3.1-70b" => "LLAMA3_70B",
+        "llama-3.1-405b" => "LLAMA31_405B",
+        "deepseek-v3" => "DEEPSEEK_V3",
+        "qwen3-30b-a3b" => "QWEN3_30B_A3B",
+        "qwen3-235b-a22b" => "QWEN3_235B_A22B",
+        _ => return None,
+    };
+    let gpu = match r["gpu_type"].as_str()? {
+        "GB300" => "GB300",
+        "GB200" => "GB200",
+        "B200" | "B300" => "B200",
+        "H100-SXM-80GB" => "H100",
+        _ => return None,
+    };
+    let prec = match (r["precision_normalized"].as_str(), recipe) {
+        (Some("bf16"), _) => "BF16",
+        (Some("nvfp4"), _) => "NVFP4",
+        (_, Some("mxfp8")) => "FP8_MX",
+        (_, Some("blockwise")) => "FP8_SC",
+        _ => "FP8_CS",
+    };
+    let name = format!("{model}_{gpu}_{prec}");
+    bridge_settings().iter().find(|e| e["name"].as_str() == Some(name.as_str()))
+}
+
+/// Settings the runs' recipes turn on that change speed. NVIDIA's recipes (NeMo, Bridge, DGX Cloud, Megatron-LM's
+/// benchmarks) overlap TP communication (with TP > 1 and SP) and DP gradient reduction, and dispatch MoE tokens by
+/// all-to-all; Bridge rows also take their perf recipe's recompute modules, CUDA graphs, flex dispatcher backend
+/// and EP all-to-all overlap.
+fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) {
+    let sp = plan["parallelism"]["sequence_parallel"].as_bool().unwrap_or(false);
+    let t = &mut plan["training"];
+    t["overlap_grad_reduce"] = json!(true);
+    t["overlap_param_gather"] = json!(true);
+    t["tp_comm_overlap"] = json!(tp_gt_1 && sp);
+    t["moe_token_dispatcher_type"] = json!("alltoall");
+    if !r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge") {
+        return;
+    }
+    let recipe = t["fp8_recipe"].as_str().map(str::to_owned);
+    let Some(e) = bridge_entry(r, recipe.as_deref()) else { return };
+    if let Some(m) = e["recompute_modules"].as_array().filter(|m| !m.is_empty()) {
+        t["recompute_granularity"] = json!("selective");
+        t["recompute_modules"] = json!(m);
+    }
+    if let Some(n) = e["recompute_num_layers"].as_u64() {
+        t["recompute_granularity"] = json!("full");
+        t["recompute_method"] = json!("block");
+        t["recompute_num_layers"] = json!(n);
+    }
+    if let Some(g) = e["cuda_graph_impl"].as_str() {
+        t["cuda_graph_impl"] = json!(g);
+        if let Some(sc) = e["cuda_graph_scope"].as_array() {
+            t["cuda_graph_scope"] = json!(sc);
+        }
+    }
+    if let Some(b) = e["moe_flex_dispatcher_backend"].as_str() {
+        t["moe_token_dispatcher_type"] = json!("flex");
+        t["moe_flex_dispatcher_backend"] = json!(b);
+    }
+    if e["moe_a2a_overlap"].as_bool() == Some(true) {
+        t["overlap_moe_expert_parallel_comm"] = json!(true);
+    }
+}
+
+/// Generation (the catalogue's), precision recipe, dense or MoE, and model family of a run.
+fn groups_of(r: &Value, plan: &Plan, precision: &str, recipe: Option<&str>) -> [String; 4] {
+    let prec = match (precision, recipe) {
+        ("fp8", Some("delayed" | "tensorwise")) => "fp8-per-tensor".to_string(),
+        ("fp8", Some(rc)) => format!("fp8-{rc}"),
+        ("fp4", _) => "nvfp4".to_string(),
+        (p, _) => p.to_string(),
+    };
+    let name = format!("{} {}", r["model_key"].as_str().unwrap_or(""), r["model"].as_str().unwrap_or("")).to_ascii_lowercase();
+    let name = name.replace("nemotron_3", "nemotron-3");
+    // Nemotron 3 (hybrid Mamba MoE) is a family of its own, apart from Nemotron-4 (dense GPT).
+    let family = ["nemotron-3", "llama", "deepseek", "qwen", "nemotron", "grok", "mixtral", "kimi", "gpt"]
+        .into_iter()
+        .find(|f| name.contains(f))
+        .unwrap_or("other");
+    [plan.gpu.generation.clone(), prec, if plan.model.is_moe() { "moe" } else { "dense" }.to_string(), family.to_string()]
 }
 
 fn u(r: &Value, k: &str) -> Option<u64> {
@@ -100,20 +220,22 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     if r.get("task").and_then(Value::as_str) == Some("lora") {
         return Err("LoRA: frozen base weights, not the pretraining FLOP count".into());
     }
-    let model = model_of(r)?;
+    let mut model = model_of(r)?;
+    // Bridge's "DeepSeekV3 (w/o MTP)" rows ran without the preset's MTP layer.
+    if r["model"].as_str().unwrap_or("").contains("w/o MTP") {
+        model["mtp_num_layers"] = json!(0);
+    }
     let gpu = match r.get("gpu_type").and_then(Value::as_str).unwrap_or("") {
         "H100-SXM-80GB" => "h100-sxm-80gb",
         "A100-SXM-80GB" => "a100-sxm-80gb",
         "GB200" => "gb200",
+        "GB300" => "gb300",
+        "B200" => "b200",
+        "B300" => "b300",
         "H800" => "h800",
         other => return Err(format!("GPU {other:?} not in the catalogue")),
     };
-    let precision = match r.get("precision_normalized").and_then(Value::as_str) {
-        Some("bf16") => "bf16",
-        Some("fp16") => "fp16",
-        Some(p) if p.contains("fp8") => "fp8",
-        _ => return Err("precision not published".into()),
-    };
+    let (precision, recipe) = precision_of(r)?;
     let n = u(r, "num_gpus").ok_or("GPU count not published")?;
     let (seq, gbs) = (u(r, "seq_len").ok_or("no seq_len")?, u(r, "gbs").ok_or("no global batch")?);
     let tp = u(r, "tp").unwrap_or(1);
@@ -133,11 +255,24 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     if let Some(e) = u(r, "etp") {
         par["expert_tensor_parallel_size"] = json!(e);
     }
-    let plan_json = json!({"model": model, "cluster": {"gpu": gpu, "num_gpus": n},
+    let mut plan_json = json!({"model": model, "cluster": {"gpu": gpu, "num_gpus": n},
         "training": {"seq_length": seq, "micro_batch_size": u(r, "mbs").unwrap_or(1), "global_batch_size": gbs,
                      "precision": precision, "recompute_granularity": recompute,
                      "use_distributed_optimizer": r.get("distributed_optimizer").and_then(Value::as_bool).unwrap_or(true)},
         "parallelism": par});
+    if let Some(rc) = recipe {
+        plan_json["training"]["fp8_recipe"] = json!(rc);
+    }
+    // Bridge tables: FSDP > 0 is Megatron-FSDP (the page's definition); token-drop runs use capacity factor 1.
+    if u(r, "fsdp").unwrap_or(0) > 0 {
+        plan_json["training"]["use_megatron_fsdp"] = json!(true);
+        plan_json["training"]["data_parallel_sharding_strategy"] = json!("optim_grads_params");
+    }
+    apply_recipe_settings(r, &mut plan_json, tp > 1);
+    if r["model"].as_str().unwrap_or("").contains("tokendrop") {
+        plan_json["training"]["moe_expert_capacity_factor"] = json!(1.0);
+        plan_json["training"]["moe_pad_expert_input_to_capacity"] = json!(true);
+    }
     let report = plan_value(&plan_json).map_err(|e| format!("plan: {}", e.message))?;
     if report.derived.world_size != n {
         return Err(format!("{n} GPUs is not a whole number of nodes"));
@@ -166,7 +301,8 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     }
     let label = format!("{} {}×{} {} tp{} pp{} cp{} ep{}", r["model"].as_str().unwrap_or("?"), n, gpu, precision, tp,
         u(r, "pp").unwrap_or(1), u(r, "cp").unwrap_or(1), u(r, "ep").unwrap_or(1));
-    Ok(Run { id, label, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak })
+    let groups = groups_of(r, &report.plan, precision, recipe);
+    Ok(Run { id, label, measured_tflops: achieved / 1e12, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak, groups })
 }
 
 /// Runs mapped, and (id, reason) of those skipped.
@@ -185,7 +321,13 @@ pub fn load(path: &str) -> Result<Loaded, String> {
     Ok((runs, skipped))
 }
 
+/// Relative error of the predicted model TFLOP/s per GPU: model / measured − 1.
 pub fn errors(runs: &[Run], c: &Constants) -> Vec<f64> {
+    runs.iter().map(|r| perf::estimate_with(&r.plan, &r.derived, c).model_tflops_per_gpu / r.measured_tflops - 1.0).collect()
+}
+
+/// MFU error in points of the precision's dense peak: model − measured.
+pub fn mfu_errors(runs: &[Run], c: &Constants) -> Vec<f64> {
     runs.iter().map(|r| perf::estimate_with(&r.plan, &r.derived, c).mfu - r.measured_mfu).collect()
 }
 
@@ -200,10 +342,20 @@ pub fn summary(errs: &[f64]) -> (f64, f64) {
     (q(0.5), q(0.9))
 }
 
+/// Share of errors within ±`within`.
+pub fn share_within(errs: &[f64], within: f64) -> f64 {
+    if errs.is_empty() { 0.0 } else { errs.iter().filter(|e| e.abs() <= within).count() as f64 / errs.len() as f64 }
+}
+
+/// The mean over every group of every dimension of the group's median |error|, plus a tenth of the overall p90: each
+/// GPU generation, precision, dense/MoE and family weighs the same, however many runs it has, so the fit cannot
+/// buy the many H100 dense runs with the few Blackwell MoE ones.
 fn objective(runs: &[Run], c: &Constants) -> f64 {
-    let (med, p90) = summary(&errors(runs, c));
-    // Median first; p90 breaks ties between equally good medians.
-    med + 1e-3 * p90
+    let errs = errors(runs, c);
+    let (_, p90) = summary(&errs);
+    let groups = by_group(runs, &errs);
+    let mean = groups.iter().map(|g| g.2).sum::<f64>() / groups.len().max(1) as f64;
+    mean + 0.1 * p90
 }
 
 fn grid(lo: f64, hi: f64, n: usize) -> Vec<f64> {
@@ -212,9 +364,8 @@ fn grid(lo: f64, hi: f64, n: usize) -> Vec<f64> {
 
 type Field = (&'static str, fn(&mut Constants) -> &mut f64, Vec<f64>);
 
-pub fn fit(runs: &[Run]) -> Constants {
-    let mut c = perf::DEFAULT_CONSTANTS;
-    let fields: Vec<Field> = vec![
+fn fields() -> Vec<Field> {
+    vec![
         ("bf16_efficiency", |c| &mut c.bf16_efficiency, grid(0.30, 0.95, 66)),
         ("fp8_efficiency", |c| &mut c.fp8_efficiency, grid(0.20, 0.80, 61)),
         ("gemm_width_half", |c| &mut c.gemm_width_half, grid(0.0, 1024.0, 33)),
@@ -223,9 +374,21 @@ pub fn fit(runs: &[Run]) -> Constants {
         ("cp_exposed", |c| &mut c.cp_exposed, grid(0.0, 1.0, 21)),
         ("ep_exposed", |c| &mut c.ep_exposed, grid(0.0, 1.0, 21)),
         ("dp_exposed", |c| &mut c.dp_exposed, grid(0.0, 1.0, 21)),
-    ];
+        ("elementwise_bytes", |c| &mut c.elementwise_bytes, grid(0.0, 400.0, 41)),
+        ("permute_bytes", |c| &mut c.permute_bytes, grid(0.0, 160.0, 41)),
+        ("expert_tokens_half", |c| &mut c.expert_tokens_half, grid(0.0, 2048.0, 33)),
+        ("quantize_scale", |c| &mut c.quantize_scale, grid(0.0, 12.0, 25)),
+        ("launch_s_per_block", |c| &mut c.launch_s_per_block, grid(0.0, 0.004, 41)),
+        ("moe_launch_factor", |c| &mut c.moe_launch_factor, grid(0.0, 20.0, 41)),
+    ]
+}
+
+/// Deterministic coordinate search from the defaults, at most `sweeps` passes over every field's grid.
+pub fn fit_sweeps(runs: &[Run], sweeps: usize) -> Constants {
+    let mut c = perf::DEFAULT_CONSTANTS;
+    let fields = fields();
     let mut best = objective(runs, &c);
-    for _sweep in 0..6 {
+    for _sweep in 0..sweeps {
         let before = best;
         for (_, get, values) in &fields {
             for &v in values {
@@ -245,11 +408,132 @@ pub fn fit(runs: &[Run]) -> Constants {
     c
 }
 
+pub fn fit(runs: &[Run]) -> Constants {
+    fit_sweeps(runs, 6)
+}
+
+/// One held-out group: its runs' errors with the constants fitted on every run and with those fitted without it.
+pub struct HeldOut {
+    pub dimension: &'static str,
+    pub group: String,
+    pub runs: usize,
+    /// Median |relative TFLOP/s error| in-sample (fit on all runs) and held out (fit on the other groups).
+    pub in_sample: f64,
+    pub held_out: f64,
+    /// Median |MFU error| held out, in points of the dense peak (fractions).
+    pub held_out_mfu: f64,
+    /// Median signed held-out error (which way the model misses).
+    pub held_out_bias: f64,
+    /// Every held-out run's relative error (pooled per dimension: each run is held out once per dimension).
+    pub errors: Vec<f64>,
+}
+
+/// Per dimension: the median |error| of every run when its group was held out (all groups' runs pooled; groups under
+/// the minimum size are not held out and not counted).
+pub fn pooled_held_out(held: &[HeldOut]) -> Vec<(&'static str, usize, f64)> {
+    DIMENSIONS
+        .iter()
+        .map(|dim| {
+            let e: Vec<f64> = held.iter().filter(|h| h.dimension == *dim).flat_map(|h| h.errors.iter().copied()).collect();
+            (*dim, e.len(), summary(&e).0)
+        })
+        .collect()
+}
+
+fn median_signed(errs: &[f64]) -> f64 {
+    let mut a = errs.to_vec();
+    a.sort_by(f64::total_cmp);
+    if a.is_empty() { 0.0 } else { a[(a.len() - 1) / 2] }
+}
+
+/// The distinct groups of dimension `d`, sorted.
+fn group_values(runs: &[Run], d: usize) -> Vec<&str> {
+    let mut groups: Vec<&str> = runs.iter().map(|r| r.groups[d].as_str()).collect();
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// Leave-one-group-out: for each dimension and each group with at least `min_runs` runs, refit on the other runs
+/// and evaluate on the group.
+pub fn leave_one_group_out(runs: &[Run], all_fit: &Constants, min_runs: usize, sweeps: usize) -> Vec<HeldOut> {
+    let mut out = Vec::new();
+    for (d, dim) in DIMENSIONS.iter().enumerate() {
+        for g in group_values(runs, d) {
+            let (held, rest): (Vec<&Run>, Vec<&Run>) = runs.iter().partition(|r| r.groups[d] == g);
+            if held.len() < min_runs || rest.is_empty() {
+                continue;
+            }
+            let rest: Vec<Run> = rest.into_iter().map(Run::clone_run).collect();
+            let held: Vec<Run> = held.into_iter().map(Run::clone_run).collect();
+            let c = fit_sweeps(&rest, sweeps);
+            let errs = errors(&held, &c);
+            out.push(HeldOut {
+                dimension: dim,
+                group: g.to_string(),
+                runs: held.len(),
+                in_sample: summary(&errors(&held, all_fit)).0,
+                held_out: summary(&errs).0,
+                held_out_mfu: summary(&mfu_errors(&held, &c)).0,
+                held_out_bias: median_signed(&errs),
+                errors: errs,
+            });
+        }
+    }
+    out
+}
+
+impl Run {
+    fn clone_run(&self) -> Run {
+        Run {
+            id: self.id.clone(),
+            label: self.label.clone(),
+            plan: self.plan.clone(),
+            derived: self.derived.clone(),
+            measured_mfu: self.measured_mfu,
+            measured_tflops: self.measured_tflops,
+            groups: self.groups.clone(),
+        }
+    }
+}
+
+/// The validation runs, kept apart from the fit (reference/validation_runs.json).
+pub const VALIDATION_RUNS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../reference/validation_runs.json");
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+fn print_runs(runs: &[Run], errs: &[f64], mfu: &[f64]) {
+    println!("{:<12} {:>9} {:>9} {:>7} {:>7}  run", "id", "measured", "model", "error", "MFU pts");
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| errs[b].abs().total_cmp(&errs[a].abs()).then(a.cmp(&b)));
+    for &i in &order {
+        let r = &runs[i];
+        println!("{:<12} {:>9.0} {:>9.0} {:>+6.1}% {:>+7.1}  {}", r.id, r.measured_tflops, r.measured_tflops * (1.0 + errs[i]),
+            100.0 * errs[i], 100.0 * mfu[i], r.label);
+    }
+}
+
+/// Per-group (median |error|, runs) of a set, by each dimension.
+fn by_group(runs: &[Run], errs: &[f64]) -> Vec<(String, usize, f64)> {
+    let mut out = Vec::new();
+    for (d, dim) in DIMENSIONS.iter().enumerate() {
+        for g in group_values(runs, d) {
+            let e: Vec<f64> = runs.iter().zip(errs).filter(|(r, _)| r.groups[d] == g).map(|(_, e)| *e).collect();
+            out.push((format!("{dim}={g}"), e.len(), summary(&e).0));
+        }
+    }
+    out
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = args.iter().any(|a| a == "--check");
+    let logo = !check || args.iter().any(|a| a == "--logo");
     let path = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| DEFAULT_RUNS.to_string());
-    let (runs, skipped) = match load(&path) {
+    let loaded = load(&path).and_then(|cal| Ok((cal, load(VALIDATION_RUNS)?)));
+    let ((runs, skipped), (val, val_skipped)) = match loaded {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -258,25 +542,65 @@ fn main() {
     };
     let c = if check { *perf::constants() } else { fit(&runs) };
     let errs = errors(&runs, &c);
+    let mfu = mfu_errors(&runs, &c);
     let (med, p90) = summary(&errs);
-    println!("{:<9} {:>8} {:>8} {:>7}  run", "id", "measured", "model", "error");
-    let mut order: Vec<usize> = (0..runs.len()).collect();
-    order.sort_by(|&a, &b| errs[b].abs().total_cmp(&errs[a].abs()).then(a.cmp(&b)));
-    for &i in &order {
-        let r = &runs[i];
-        println!("{:<9} {:>7.1}% {:>7.1}% {:>+6.1}  {}", r.id, 100.0 * r.measured_mfu, 100.0 * (r.measured_mfu + errs[i]), 100.0 * errs[i], r.label);
-    }
+    let (mfu_med, mfu_p90) = summary(&mfu);
+    println!("== calibration set (fitted): model TFLOP/s per GPU, error = model / measured - 1");
+    print_runs(&runs, &errs, &mfu);
     println!("\nskipped {} runs:", skipped.len());
     for (id, why) in &skipped {
         println!("  {id}: {why}");
     }
+    let verrs = errors(&val, &c);
+    let vmfu = mfu_errors(&val, &c);
+    println!("\n== validation set (never fitted): {}", VALIDATION_RUNS);
+    print_runs(&val, &verrs, &vmfu);
+    println!("\nvalidation skipped {} runs:", val_skipped.len());
+    for (id, why) in &val_skipped {
+        println!("  {id}: {why}");
+    }
     println!("\nconstants: {}", serde_json::to_string_pretty(&c).unwrap_or_default());
-    println!("runs used {} / skipped {}; median |MFU error| {:.2} pts, p90 {:.2} pts", runs.len(), skipped.len(), 100.0 * med, 100.0 * p90);
+    println!("\n== in-sample by group (median |TFLOP/s error|)");
+    for (g, n, m) in by_group(&runs, &errs) {
+        println!("  {g:<28} {n:>4}  {}", pct(m));
+    }
+    println!("\n== validation by group (median |TFLOP/s error|)");
+    for (g, n, m) in by_group(&val, &verrs) {
+        println!("  {g:<28} {n:>4}  {}", pct(m));
+    }
+    let held = if logo { leave_one_group_out(&runs, &c, 3, 3) } else { Vec::new() };
+    if logo {
+        println!("\n== leave-one-group-out (refit without the group, 3 sweeps): median |TFLOP/s error|");
+        println!("  {:<11} {:<16} {:>4} {:>9} {:>9} {:>8} {:>8}", "dimension", "group", "runs", "in-sample", "held-out", "bias", "MFU pts");
+        for h in &held {
+            println!("  {:<11} {:<16} {:>4} {:>9} {:>9} {:>+7.1}% {:>8.2}", h.dimension, h.group, h.runs, pct(h.in_sample), pct(h.held_out),
+                100.0 * h.held_out_bias, 100.0 * h.held_out_mfu);
+        }
+        let mut ho: Vec<f64> = held.iter().map(|h| h.held_out).collect();
+        ho.sort_by(f64::total_cmp);
+        if let Some(w) = held.iter().max_by(|a, b| a.held_out.total_cmp(&b.held_out)) {
+            println!("  median over groups of the held-out median: {}; worst group: {}={} ({})", pct(ho[(ho.len() - 1) / 2]), w.dimension, w.group, pct(w.held_out));
+        }
+        for (dim, n, m) in pooled_held_out(&held) {
+            println!("  pooled held-out median by {dim:<10}: {} over {n} runs", pct(m));
+        }
+    }
+    let (vmed, vp90) = summary(&verrs);
+    println!("\nruns used {} / skipped {}; in-sample median |TFLOP/s error| {}, p90 {}, within 15%: {}; median |MFU error| {:.2} pts, p90 {:.2} pts",
+        runs.len(), skipped.len(), pct(med), pct(p90), pct(share_within(&errs, 0.15)), 100.0 * mfu_med, 100.0 * mfu_p90);
+    println!("validation runs {} / skipped {}; median |TFLOP/s error| {}, p90 {}, within 15%: {}; median |MFU error| {:.2} pts",
+        val.len(), val_skipped.len(), pct(vmed), pct(vp90), pct(share_within(&verrs, 0.15)), 100.0 * summary(&vmfu).0);
     if !check {
+        let r4 = |x: f64| (x * 1e4).round() / 1e4;
         let file = json!({
             "comment": "Fitted by `cargo run --release -p meshplan-core --example calibrate` on reference/calibration_runs.json (see docs/calibration.md). Do not edit by hand.",
             "runs_used": runs.len(), "runs_skipped": skipped.len(),
-            "median_abs_mfu_error": (med * 1e4).round() / 1e4, "p90_abs_mfu_error": (p90 * 1e4).round() / 1e4,
+            "median_abs_tflops_error": r4(med), "p90_abs_tflops_error": r4(p90),
+            "median_abs_mfu_error": r4(mfu_med), "p90_abs_mfu_error": r4(mfu_p90),
+            "validation_runs": val.len(), "validation_median_abs_tflops_error": r4(vmed),
+            "pooled_held_out": pooled_held_out(&held).iter().map(|(d, n, m)| json!({"dimension": d, "runs": n, "median": r4(*m)})).collect::<Vec<_>>(),
+            "held_out": held.iter().map(|h| json!({"dimension": h.dimension, "group": h.group, "runs": h.runs,
+                "in_sample": r4(h.in_sample), "held_out": r4(h.held_out), "held_out_mfu": r4(h.held_out_mfu)})).collect::<Vec<_>>(),
             "constants": c,
         });
         let out = concat!(env!("CARGO_MANIFEST_DIR"), "/data/perf_constants.json");

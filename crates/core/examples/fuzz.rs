@@ -227,7 +227,7 @@ fn mutate_bytes(rng: &mut Rng, text: &str, other: &str) -> String {
     String::from_utf8_lossy(&b).into_owned()
 }
 
-/// The seed plans: every model preset on a typical layout, the README's example, the measured-memory plans and the
+/// The seed plans: every model preset on a typical layout, the README's examples, every 7th Bridge recipe, the measured-memory plans and the
 /// Hugging Face configs of `fuzz_seeds.json`.
 fn seeds() -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
@@ -240,6 +240,11 @@ fn seeds() -> Vec<Value> {
                             "expert_model_parallel_size": if moe { 8 } else { 1 }, "sequence_parallel": true}}));
     }
     out.push(serde_json::from_str(include_str!("../../../examples/llama-3.1-70b.json")).expect("the README example is JSON"));
+    out.push(serde_json::from_str(include_str!("../../../examples/qwen3-30b-a3b-recipe.json")).expect("the README recipe example is JSON"));
+    // A plan naming each Megatron Bridge recipe (recipes.rs): the mutations reach `recipe` and the merged sections.
+    for r in meshplan_core::recipes::all().iter().step_by(7) {
+        out.push(json!({"recipe": r.name, "cluster": {"gpu": "h100-sxm-80gb", "num_nodes": 4}}));
+    }
     let file: Value = serde_json::from_str(include_str!("fuzz_seeds.json")).expect("fuzz_seeds.json is JSON");
     out.extend(file["plans"].as_array().into_iter().flatten().cloned());
     for hf in file["hf_configs"].as_array().into_iter().flatten() {

@@ -74,8 +74,12 @@ rules! {
     UnknownModelPreset "unknown-model-preset" E "No model preset has this key (exit status 2)." "meshplan input";
     MissingCluster "missing-cluster" E "The plan has no cluster (exit status 2)." "meshplan input";
     UnknownGpu "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
+    UnknownRecipe "unknown-recipe" E "No Megatron Bridge recipe meshplan knows has this name; the plan was read without one." "meshplan input (data/bridge_recipes.json, read from Megatron Bridge src/megatron/bridge/recipes)";
+    RecipeModelDiffers "recipe-model-differs" W "The plan names a Bridge recipe and gives a different model: the plan's model is planned with the recipe's parallelism and settings." "meshplan input (data/bridge_recipes.json)";
+    RecipeUnresolved "recipe-unresolved" I "The named Bridge recipe sets something its data could not carry (an optimizer meshplan does not size, a value known only at run time); meshplan's default is planned there." "meshplan input (data/bridge_recipes.json `unresolved`)";
     HfConfigUnmappable "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";
     HfConfigFamilyUnknown "hf-config-family-unknown" W "The Hugging Face model_type is not a mapped family; it was read as a Llama-style decoder." "meshplan input";
+    HfConfigPartExcluded "hf-config-part-excluded" I "A multimodal Hugging Face config: its vision or audio encoder is not counted; meshplan sizes the language model under text_config." "meshplan input (hf/families.rs unwrap_text_config)";
     AddBiasLinearDefault "add-bias-linear-default" I "add_bias_linear was not given for a gated (SwiGLU) model: read as False, while Megatron defaults to True." "megatron/core/transformer/transformer_config.py (add_bias_linear = True)";
     MoeLayerFreqLength "moe-layer-freq-length" E "moe_layer_freq as a list must have one 0/1 entry per layer." "megatron/core/transformer/transformer_config.py (moe_layer_freq)";
     HybridPatternSymbol "hybrid-pattern-symbol" E "A hybrid layer pattern character is not a layer symbol (M G * D + - E, and | between pipeline segments of the main pattern)." "megatron/core/models/hybrid/hybrid_layer_allocation.py _validate_pattern (In main pattern, '…' is not a valid layer symbol. Valid symbols are: …)";
@@ -233,6 +237,8 @@ rules! {
     PipelineExceedsLayers "pipeline-exceeds-layers" E "pipeline_model_parallel_size exceeds num_layers: every pipeline stage builds at least one layer; PP = 1 was used instead." "megatron/core/transformer/transformer_config.py __post_init__ and megatron/training/arguments.py validate_args (num_layers divisible by PP; uneven stages larger than 0, middle stages not empty)";
     ListTooLong "list-too-long" E "A list is longer than the model it describes (more entries than layers); it was ignored." "meshplan limit (limits.rs MAX_LAYERS)";
     SearchTooLarge "search-too-large" E "The layout search would enumerate more than it sizes in about a second: over 2^24 GPUs, or more than 10^8 units of candidate work (exit status 2)." "meshplan limit (limits.rs MAX_SEARCH_WORLD, MAX_SEARCH_WORK)";
+    MeasuredAbovePeak "measured-above-peak" W "The measured model TFLOP/s per GPU is above the GPU's dense peak in the training precision: the run did less work than the plan says, typically a parallelism silently disabled (context parallelism with a cp_comm_type that turns it off) or FLOPs counted differently." "meshplan sanity alarm (issue 12 item 5); peak: the GPU catalogue's dense TFLOP/s of the precision";
+    MeasuredBelowPrediction "measured-below-prediction" W "The measured throughput is below 0.6 of meshplan's estimate: the largest non-compute terms of the step-time breakdown (exposed communication, bubble, recompute, MoE routing, launches) are where to look." "meshplan sanity alarm (issue 12 item 5); the step-time model (perf.rs, docs/calibration.md: held-out median error ~13%)";
 }
 
 impl Code {

@@ -400,8 +400,9 @@ fn json_hydra(v: &serde_json::Value) -> String {
 /// ArgumentGroupFactory derives from each: `--` + the name with dashes), only those the model uses.
 // Source: megatron/core/transformer/transformer_config.py (hybrid_layer_pattern is HybridModel's; mamba_state_dim,
 // mamba_head_dim, mamba_num_groups, mamba_num_heads, experimental_attention_variant, linear_attention_freq, linear_*,
-// attention_output_gate, moe_shared_expert_gate, moe_latent_size, mtp_use_repeated_layer);
-// megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq; the rest from ArgumentGroupFactory).
+// attention_output_gate, moe_shared_expert_gate, moe_latent_size, mtp_use_repeated_layer, window_size,
+// window_attn_skip_freq, softmax_type); megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq,
+// --window-size as tuple_type "left,right", --window-attn-skip-freq; the rest from ArgumentGroupFactory).
 fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> {
     let mut f: Vec<(&'static str, &'static str, Val)> = Vec::new();
     if let Some(p) = &m.hybrid_layer_pattern {
@@ -431,6 +432,17 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ("model.moe_shared_expert_gate", "--moe-shared-expert-gate", m.moe_shared_expert_gate.then_some(Val::Bool(true))),
         ("model.moe_latent_size", "--moe-latent-size", opt(m.moe_latent_size)),
         ("model.mtp_use_repeated_layer", "--mtp-use-repeated-layer", m.mtp_use_repeated_layer.then_some(Val::Bool(true))),
+        ("model.softmax_type", "--softmax-type", m.softmax_type.as_deref().and_then(|t| ["off-by-one", "learnable"].into_iter().find(|k| *k == t)).map(Val::Str)),
+        // Sliding-window attention: --window-size takes "left,right" (arguments.py tuple_type).
+        ("model.window_size", "--window-size", m.window_size.map(|[l, r]| Val::Json(serde_json::json!([l, r])))),
+        (
+            "model.window_attn_skip_freq",
+            "--window-attn-skip-freq",
+            m.window_attn_skip_freq.as_ref().filter(|_| m.window_size.is_some()).map(|l| match l {
+                MoeLayerFreq::Every(n) => Val::Int(*n),
+                MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
+            }),
+        ),
     ] {
         if let Some(v) = v {
             f.push((path, flag, v));
@@ -754,10 +766,49 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     Section { notes, ..section("Model architecture", s) }
 }
 
+/// The Bridge recipe the exports start from: the one the plan names, else the model preset's.
+fn recipe_of(p: &Plan) -> Option<&str> {
+    p.recipe.as_deref().or_else(|| bridge_recipe(&p.model_key))
+}
+
+/// The Bridge settings the exports write: every one the plan decides, or, for a plan that names a recipe, only those
+/// whose value differs from what the recipe itself sets (the recipe alone planned on the same cluster, through the
+/// same sections).
+// Source: data/bridge_recipes.json (each recipe's settings, read from its Bridge source).
+fn export_sections(p: &Plan, r: &Report) -> Vec<Section> {
+    let mut sections = bridge_sections(p, r);
+    let Some(name) = p.recipe.as_deref() else { return sections };
+    let alone = serde_json::json!({ "recipe": name, "cluster": &p.cluster });
+    let Ok(base) = crate::report::plan_value(&alone) else { return sections };
+    let base_sections = bridge_sections(&base.plan, &base);
+    let same: std::collections::HashSet<(&str, String)> =
+        base_sections.iter().flat_map(|s| s.settings.iter().map(|st| (st.path, st.value.py()))).collect();
+    for sec in &mut sections {
+        let base_after = base_sections.iter().find(|b| b.title == sec.title).map(|b| &b.python_after);
+        if base_after == Some(&sec.python_after) {
+            sec.python_after.clear();
+            sec.python_replaces = None;
+        }
+        sec.settings.retain(|st| !same.contains(&(st.path, st.value.py())));
+        if sec.settings.is_empty() && sec.python_after.is_empty() {
+            sec.python_before.clear();
+            sec.notes.clear();
+            sec.launch_notes.clear();
+        }
+    }
+    sections.retain(|s| !s.settings.is_empty() || !s.python_after.is_empty());
+    sections
+}
+
 /// Megatron Bridge Python overrides for the recipe's `ConfigContainer` `cfg`.
 pub fn bridge_python(p: &Plan, r: &Report) -> String {
     let mut lines = header(p, r, "Megatron Bridge overrides");
-    match bridge_recipe(&p.model_key) {
+    match recipe_of(p) {
+        Some(recipe) if p.recipe.is_some() => {
+            lines.push("# The plan starts from this recipe: only what the plan changes is set below.".into());
+            lines.push(format!("#   from megatron.bridge.recipes import {recipe}"));
+            lines.push(format!("#   cfg = {recipe}()"));
+        }
         Some(recipe) => {
             lines.push("# Apply to the ConfigContainer of the recipe; its model architecture is kept:".into());
             lines.push(format!("#   from megatron.bridge.recipes import {recipe}"));
@@ -771,7 +822,7 @@ pub fn bridge_python(p: &Plan, r: &Report) -> String {
     if needs_max_connections(p) {
         lines.push("# Launch with CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (TP/CP communication overlap).".into());
     }
-    for s in bridge_sections(p, r) {
+    for s in export_sections(p, r) {
         lines.push(String::new());
         lines.push(format!("# {}", s.title));
         for n in &s.notes {
@@ -792,7 +843,7 @@ pub fn bridge_python(p: &Plan, r: &Report) -> String {
 
 /// The Hydra overrides of the Bridge launch command, one shell word each.
 fn bridge_overrides(p: &Plan, r: &Report) -> Vec<String> {
-    bridge_sections(p, r)
+    export_sections(p, r)
         .iter()
         .flat_map(|s| s.settings.iter().filter_map(|st| Some(shell_word(&format!("{}={}", st.path, st.value.hydra()?)))))
         .collect()
@@ -800,7 +851,7 @@ fn bridge_overrides(p: &Plan, r: &Report) -> Vec<String> {
 
 /// The `--recipe` argument: the preset's recipe, or a placeholder the shell refuses to run without.
 fn recipe_arg(p: &Plan) -> String {
-    match bridge_recipe(&p.model_key) {
+    match recipe_of(p) {
         Some(r) => r.to_string(),
         None => "\"${RECIPE:?set RECIPE to a Megatron Bridge recipe for this model}\"".into(),
     }
@@ -817,12 +868,12 @@ const SMOKE_TEST: &[&str] = &[
 
 /// Comment lines both launch exports share.
 fn launch_notes(p: &Plan, r: &Report, lines: &mut Vec<String>) {
-    for s in bridge_sections(p, r) {
+    for s in export_sections(p, r) {
         for n in s.notes.iter().chain(&s.launch_notes) {
             lines.push(format!("# {}: {n}", s.title));
         }
     }
-    if bridge_recipe(&p.model_key).is_none() {
+    if recipe_of(p).is_none() {
         lines.push("# RECIPE is a placeholder: no Megatron Bridge recipe ships for this model (a dense GPT-style model can start from vanilla_gpt_pretrain_config).".into());
     }
 }
@@ -994,7 +1045,7 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
 }
 
 /// Whether a row matters to this plan under Megatron-LM (its switch is on, the model has the layers it acts on).
-fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
+pub(crate) fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
     let s = &p.training.settings;
     match row.key {
         "fp8_recipe" | "fp8_param_gather" | "reuse_grad_buf_for_mxfp8_param_ag" | "fp8_amax_history_len" => s.precision == Precision::Fp8,
@@ -1157,6 +1208,7 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         g.push(match v {
             Val::Bool(_) => flag.to_string(),
             Val::Text(t) => format!("{flag} {}", shell_word(&t)),
+            Val::Json(serde_json::Value::Array(a)) => format!("{flag} {}", a.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")),
             Val::Pattern(p) => {
                 let expr = runs(&p).iter().map(|(v, k)| format!("[{v}]*{k}")).collect::<Vec<_>>().join("+");
                 format!("{flag} {}", shell_word(&format!("({expr})")))
@@ -1236,6 +1288,8 @@ pub fn slurm(p: &Plan, r: &Report) -> String {
 
 #[derive(Serialize)]
 struct PlanFile<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recipe: Option<&'a str>,
     model: ModelOut<'a>,
     cluster: &'a Cluster,
     training: &'a crate::plan::Training,
@@ -1284,6 +1338,7 @@ fn is_false(b: &bool) -> bool {
 pub fn plan_json(p: &Plan) -> String {
     let par = &p.parallelism;
     let file = PlanFile {
+        recipe: p.recipe.as_deref(),
         model: ModelOut { preset: (p.model_key != "custom").then_some(p.model_key.as_str()), name: &p.model_name, config: &p.model },
         cluster: &p.cluster,
         training: &p.training,

@@ -136,6 +136,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The keys read or accepted so far (the section's known fields, once every field was read).
+    pub fn seen(&self) -> &[&'static str] {
+        &self.seen
+    }
+
     /// Marks keys as known without reading them (read elsewhere, or accepted and ignored).
     pub fn accept(&mut self, keys: &[&'static str]) {
         self.seen.extend_from_slice(keys);

@@ -1,6 +1,7 @@
-//! Hugging Face `config.json` → Megatron TransformerConfig, for the Llama, Qwen2/Qwen3, Qwen3-MoE,
-//! Mixtral, OLMoE, DeepSeek-V2/V3, Kimi-K2 and GLM-4.5 families, and the hybrid Nemotron-H and Qwen3-Next
-//! (`hf/hybrid.rs`).
+//! Hugging Face `config.json` → Megatron TransformerConfig, for the Llama (3 and 4), Qwen2/Qwen2.5/Qwen3, Qwen-MoE,
+//! Mixtral, OLMoE, OLMo-2, DeepSeek-V2/V3, Kimi-K2, GLM-4.5, gpt-oss, Gemma 2/3, Phi-3/Phi-4, EXAONE, MiniMax-M2 and
+//! Nemotron-4 families (`hf/families.rs` holds what differs per family, and unwraps `text_config`), and the hybrid
+//! Nemotron-H, Qwen3-Next and Qwen3.5 (`hf/hybrid.rs`).
 // Field mapping follows Megatron Bridge's model bridges (src/megatron/bridge/models/*/ *_bridge.py: provider_bridge).
 
 use crate::fields::{as_uint, short};
@@ -10,6 +11,7 @@ use crate::model_fields::model_from_fields;
 use crate::{Code, Diagnostic, InputError};
 use serde_json::{Map, Value, json};
 
+mod families;
 mod hybrid;
 
 /// The `model_type` values mapped, with the family they belong to.
@@ -28,7 +30,27 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("glm4_moe", "GLM-4.5"),
     ("nemotron_h", "Nemotron-H"),
     ("qwen3_next", "Qwen3-Next"),
+    ("qwen3_5", "Qwen3.5"),
+    ("qwen3_5_moe", "Qwen3.5-MoE"),
+    ("llama4", "Llama 4"),
+    ("gpt_oss", "gpt-oss"),
+    ("gemma", "Gemma"),
+    ("gemma2", "Gemma 2"),
+    ("gemma3", "Gemma 3"),
+    ("gemma3_text", "Gemma 3"),
+    ("phi3", "Phi-3 / Phi-4"),
+    ("olmo2", "OLMo-2"),
+    ("olmo3", "OLMo-3"),
+    ("exaone", "EXAONE"),
+    ("exaone4", "EXAONE 4"),
+    ("minimax_m2", "MiniMax-M2"),
+    ("nemotron", "Nemotron-4"),
 ];
+
+/// The families whose layer kinds are not all attention: their own readers size them (`hf/hybrid.rs`).
+fn hybrid_family(model_type: &str) -> bool {
+    matches!(model_type, "nemotron_h" | "qwen3_next" | "qwen3_5" | "qwen3_5_moe")
+}
 
 /// A readable name from `_name_or_path` or the architecture.
 pub fn hf_model_name(hf: &Value) -> Option<String> {
@@ -37,10 +59,26 @@ pub fn hf_model_name(hf: &Value) -> Option<String> {
 }
 
 pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelConfig, InputError> {
-    let Value::Object(c) = hf else {
+    let Value::Object(outer) = hf else {
         return Err(InputError::new(Code::HfConfigUnmappable, "`model.hf_config` must be a config.json object", "paste the whole config.json"));
     };
-    let model_type = c.get("model_type").and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
+    let model_type = outer.get("model_type").and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
+    // A multimodal config's language model sits under text_config; its encoders are not counted (and the plan says so).
+    let (mut flat, excluded) = families::unwrap_text_config(outer).unwrap_or_else(|| (outer.clone(), Vec::new()));
+    families::rename_keys(&mut flat, &model_type);
+    let c = &flat;
+    if !excluded.is_empty() {
+        diags.push(Diagnostic::new(
+            Code::HfConfigPartExcluded,
+            format!(
+                "the config's {} {} not counted: meshplan sizes the language model under text_config (model_type {:?})",
+                excluded.join(" and "),
+                if excluded.len() == 1 { "is" } else { "are" },
+                model_type.chars().take(40).collect::<String>()
+            ),
+            "the encoder's weights, activations and FLOPs are left out: add its memory by hand (it sits on the first pipeline stage), or plan the text model alone",
+        ));
+    }
     let family = FAMILIES.iter().find(|(t, _)| *t == model_type).map(|(_, f)| *f);
     let required = ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"];
     // A Nemotron-H config may give its layers as a block list alone (Nemotron 3 Ultra has no num_hidden_layers).
@@ -65,7 +103,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             "paste a decoder-only transformer's config.json (Llama, Qwen, Mixtral, OLMoE, DeepSeek, Kimi-K2, GLM-4.5), or give Megatron fields directly",
         ));
     }
-    if !matches!(model_type.as_str(), "nemotron_h" | "qwen3_next") {
+    if !hybrid_family(&model_type) {
         if let Some(e) = hybrid::unsized_layers(c) {
             return Err(e);
         }
@@ -125,8 +163,45 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     put("add_qkv_bias", json!(qkv_bias));
     let qk_norm = matches!(model_type.as_str(), "qwen3" | "qwen3_moe" | "qwen3_next" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
     put("qk_layernorm", json!(qk_norm));
-    put("share_embeddings_and_output_weights", json!(flag("tie_word_embeddings").unwrap_or(false)));
+    put("share_embeddings_and_output_weights", json!(flag("tie_word_embeddings").unwrap_or(families::ties_by_default(&model_type))));
 
+    moe_fields(c, &model_type, layers, &mut m, diags);
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
+    // Multi-latent attention (DeepSeek-V2/V3, Kimi-K2).
+    if g("kv_lora_rank").is_some() {
+        put("multi_latent_attention", json!(true));
+        put("q_lora_rank", json!(g("q_lora_rank")));
+        put("kv_lora_rank", json!(g("kv_lora_rank")));
+        put("qk_head_dim", json!(g("qk_nope_head_dim").unwrap_or(128)));
+        put("qk_pos_emb_head_dim", json!(g("qk_rope_head_dim").unwrap_or(64)));
+        put("v_head_dim", json!(g("v_head_dim").unwrap_or(128)));
+    }
+    // MTP depths: DeepSeek / GLM / Nemotron-H `num_nextn_predict_layers`, Qwen3.5 `mtp_num_hidden_layers`.
+    if let Some(n) = g("num_nextn_predict_layers").or(g("mtp_num_hidden_layers")).filter(|&n| n > 0) {
+        put("mtp_num_layers", json!(n));
+    }
+    families::apply(&model_type, c, layers, &mut m);
+    match model_type.as_str() {
+        "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
+        "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),
+        _ => {}
+    }
+    let megatron = Value::Object(m);
+    let mut config = model_from_fields(Some(&megatron), None, "model.hf_config", diags);
+    if config.moe_layer_freq == MoeLayerFreq::Every(0) {
+        config.moe_layer_freq = MoeLayerFreq::Every(1);
+    }
+    Ok(config)
+}
+
+/// The MoE fields: routed experts (each family's key), their width, shared experts, and which layers are MoE.
+fn moe_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut Map<String, Value>, diags: &mut Vec<Diagnostic>) {
+    let g = |k: &str| c.get(k).and_then(as_uint);
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
     // Routed experts: the key differs by family.
     let experts = g("n_routed_experts").or(g("num_experts")).or(g("num_local_experts")).filter(|&e| e > 0);
     if let Some(e) = experts {
@@ -160,29 +235,6 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             put("moe_layer_freq", json!(pattern));
         }
     }
-    // Multi-latent attention (DeepSeek-V2/V3, Kimi-K2).
-    if g("kv_lora_rank").is_some() {
-        put("multi_latent_attention", json!(true));
-        put("q_lora_rank", json!(g("q_lora_rank")));
-        put("kv_lora_rank", json!(g("kv_lora_rank")));
-        put("qk_head_dim", json!(g("qk_nope_head_dim").unwrap_or(128)));
-        put("qk_pos_emb_head_dim", json!(g("qk_rope_head_dim").unwrap_or(64)));
-        put("v_head_dim", json!(g("v_head_dim").unwrap_or(128)));
-    }
-    if let Some(n) = g("num_nextn_predict_layers").filter(|&n| n > 0) {
-        put("mtp_num_layers", json!(n));
-    }
-    match model_type.as_str() {
-        "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
-        "qwen3_next" => hybrid::qwen3_next(c, &mut m),
-        _ => {}
-    }
-    let megatron = Value::Object(m);
-    let mut config = model_from_fields(Some(&megatron), None, "model.hf_config", diags);
-    if config.moe_layer_freq == MoeLayerFreq::Every(0) {
-        config.moe_layer_freq = MoeLayerFreq::Every(1);
-    }
-    Ok(config)
 }
 
 /// The shared experts' total width, `n_shared_experts × moe_intermediate_size` (DeepSeek's and Kimi's bridges),

@@ -93,6 +93,17 @@ pub struct ModelConfig {
     /// A sigmoid gate (1 × h) on the shared experts' output (Qwen3-Next, Qwen2-MoE).
     #[serde(default, skip_serializing_if = "is_false")]
     pub moe_shared_expert_gate: bool,
+    /// Sliding-window attention (Megatron-Core `window_size`): each query sees `left` keys before it and `right` after
+    /// (causal: 0); `None` is full attention. Which attention layers it applies to: `window_attn_skip_freq`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_size: Option<[u64; 2]>,
+    /// An int N: every N-th layer (1-indexed) keeps full attention, the rest are windowed; a list: 1 = windowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_attn_skip_freq: Option<MoeLayerFreq>,
+    /// Megatron-Core's `softmax_type`: "vanilla" (None), "off-by-one", or "learnable" — attention sinks, one learned
+    /// logit per head (gpt-oss).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub softmax_type: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -173,6 +184,52 @@ impl ModelConfig {
         self.moe_ffn_hidden_size.unwrap_or(self.ffn_hidden_size)
     }
 
+    /// Whether decoder layer `index` (0-based) attends through the sliding window, as Megatron-Core decides it.
+    // Source: megatron/core/transformer/utils.py is_layer_window_attention (layer_number 1-indexed: no window_size →
+    // full; no skip freq → windowed; an int N → windowed unless layer_number % N == 0; a list → its entry).
+    pub fn is_window_layer(&self, index: u64) -> bool {
+        if self.window_size.is_none() {
+            return false;
+        }
+        match &self.window_attn_skip_freq {
+            None => true,
+            Some(MoeLayerFreq::Every(n)) => *n == 0 || (index + 1) % n != 0,
+            Some(MoeLayerFreq::Pattern(p)) => p.get(usize::try_from(index).unwrap_or(usize::MAX)).is_some_and(|&v| v != 0),
+        }
+    }
+
+    /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention), counted over
+    /// the layer runs: O(layers) at most, and nothing without a window.
+    pub fn window_attention_layers(&self) -> u64 {
+        if self.window_size.is_none() {
+            return 0;
+        }
+        let mut start = 0u64;
+        let mut n = 0u64;
+        for (kind, len) in self.layer_runs() {
+            if kind.mixer == Mixer::Attention {
+                let end = start.saturating_add(len).min(crate::limits::MAX_LAYERS);
+                n += (start..end).filter(|&i| self.is_window_layer(i)).count() as u64;
+            }
+            start = start.saturating_add(len);
+        }
+        n
+    }
+
+    /// The attended (query, key) pairs of one causal sequence of `s` tokens, in units where full attention has s²:
+    /// s² without a window, else s·(2W − W(W−1)/s) for a window of W = left + right + 1 keys shorter than s.
+    // Source: Megatron Bridge src/megatron/bridge/training/utils/flop_utils.py calculate_swa_context (average context
+    // W − W(W−1)/(2s), against s/2 for full causal attention, whose pairs Megatron counts as s²/2).
+    pub fn window_pairs(&self, s: f64) -> f64 {
+        match self.window_size {
+            Some([left, right]) => {
+                let w = left as f64 + right as f64 + 1.0;
+                if w < s { s * (2.0 * w - w * (w - 1.0) / s) } else { s * s }
+            }
+            None => s * s,
+        }
+    }
+
     /// Vocabulary padded so that each TP rank holds an equal, aligned slice.
     // Source: megatron/training/tokenizer/tokenizer.py `_vocab_size_with_padding`: multiple = divisible_by * TP.
     pub fn padded_vocab_size(&self, tp: u64) -> u64 {
@@ -227,6 +284,11 @@ impl ModelConfig {
             }
             if self.qk_layernorm {
                 replicated += 2 * self.norm_params(self.kv_channels);
+            }
+            if self.softmax_type.as_deref() == Some("learnable") {
+                // Attention sinks: one learnable softmax offset per head, split with the heads over TP
+                // (transformer/dot_product_attention.py softmax_offset, shape [heads per partition]).
+                sharded += heads;
             }
             if self.attention_output_gate {
                 // Gated attention: linear_qkv's output grows by one gate per query channel (attention.py SelfAttention:
@@ -289,6 +351,10 @@ impl ModelConfig {
                     lp.replicated += 2 * h * l as u128 + if self.add_bias_linear { l as u128 + h } else { 0 };
                 }
                 lp.per_expert = self.mlp_weights_at(width, self.moe_ffn());
+                if self.add_bias_linear {
+                    // Each expert's fc2 has its own bias (moe/experts.py TEGroupedMLP: bias=add_bias_linear on fc1 and fc2).
+                    lp.per_expert += width as u128;
+                }
                 lp.routed_experts = lp.per_expert * experts;
                 if let Some(shared) = self.moe_shared_expert_intermediate_size.filter(|&s| s > 0) {
                     lp.tp_sharded += self.mlp_weights(shared);
@@ -297,10 +363,12 @@ impl ModelConfig {
                     }
                 }
             }
-            Ffn::Dense => lp.tp_sharded += self.mlp_weights(self.ffn_hidden_size),
-        }
-        if self.add_bias_linear {
-            lp.replicated += h; // fc2 bias is added after the row-parallel reduction
+            Ffn::Dense => {
+                lp.tp_sharded += self.mlp_weights(self.ffn_hidden_size);
+                if self.add_bias_linear {
+                    lp.replicated += h; // fc2 bias is added after the row-parallel reduction
+                }
+            }
         }
         lp
     }

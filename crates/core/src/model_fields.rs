@@ -14,6 +14,27 @@ mod pattern;
 // Defaults: megatron/core/transformer/transformer_config.py (TransformerConfig, MLATransformerConfig) and
 // megatron/training/arguments.py (make_vocab_size_divisible_by=128, position_embedding_type=learned_absolute).
 pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, section: &str, diags: &mut Vec<Diagnostic>) -> ModelConfig {
+    model_from_fields_known(value, base, section, diags, &mut Vec::new())
+}
+
+/// Every field name the model section reads (TransformerConfig names), as the imports route `model.*` settings.
+pub fn model_field_names() -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut known = Vec::new();
+        model_from_fields_known(None, None, "model", &mut Vec::new(), &mut known);
+        known
+    })
+}
+
+/// [`model_from_fields`], also giving the names of the fields it reads in `known`.
+fn model_from_fields_known(
+    value: Option<&Value>,
+    base: Option<&ModelConfig>,
+    section: &str,
+    diags: &mut Vec<Diagnostic>,
+    known: &mut Vec<&'static str>,
+) -> ModelConfig {
     let mut f = Fields::new(value, section, diags);
     f.accept(&["preset", "name"]);
     let b = base;
@@ -100,7 +121,13 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
     let ssm = read_ssm_fields(&mut f, b, num_layers);
     let attention_output_gate = f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate));
     let moe_shared_expert_gate = f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate));
+    let (window_size, window_attn_skip_freq) = read_window(&mut f, b, num_layers);
+    let softmax_type = match f.raw("softmax_type") {
+        Some(_) => Some(f.choice("softmax_type", &["vanilla", "off-by-one", "learnable"], "vanilla")).filter(|t| *t != "vanilla").map(str::to_string),
+        None => b.and_then(|b| b.softmax_type.clone()),
+    };
     let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
+    known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
         num_layers,
@@ -149,6 +176,9 @@ pub fn model_from_fields(value: Option<&Value>, base: Option<&ModelConfig>, sect
         attention_output_gate,
         moe_latent_size,
         moe_shared_expert_gate,
+        window_size,
+        window_attn_skip_freq,
+        softmax_type,
     };
     fill_ssm_defaults(&mut config);
     if config.hybrid_layer_pattern.as_ref().is_some_and(|p| p.has(b'E')) && !config.is_moe() {
@@ -210,6 +240,33 @@ fn fill_ssm_defaults(c: &mut ModelConfig) {
     }
 }
 
+/// Megatron-Core's `window_size` ([left, right], or the CLI's "left,right"; -1 on the left is an unbounded window, i.e.
+/// none) and `window_attn_skip_freq` (as `moe_layer_freq`), over `base`'s.
+// Source: megatron/core/transformer/transformer_config.py (window_size: Optional[Tuple[int, int]], -1 infinite;
+// window_attn_skip_freq: int or list, 1 = sliding window); megatron/training/arguments.py (--window-size tuple_type).
+fn read_window(f: &mut Fields, b: Option<&ModelConfig>, num_layers: u64) -> (Option<[u64; 2]>, Option<MoeLayerFreq>) {
+    let freq = read_layer_freq(f, "window_attn_skip_freq", num_layers).or_else(|| b.and_then(|b| b.window_attn_skip_freq.clone()));
+    let Some(raw) = f.raw("window_size") else { return (b.and_then(|b| b.window_size), freq) };
+    let parts: Vec<Option<i64>> = match raw {
+        Value::Array(items) => items.iter().map(Value::as_i64).collect(),
+        Value::String(t) => t.split(',').take(3).map(|p| p.trim().parse::<i64>().ok()).collect(),
+        Value::Null => return (None, freq),
+        _ => Vec::new(),
+    };
+    match parts.as_slice() {
+        [Some(-1), Some(_)] => (None, freq),
+        [Some(l @ 0..), Some(r @ -1..)] if *l <= 1 << 32 && *r <= 1 << 32 => (Some([*l as u64, (*r).max(0) as u64]), freq),
+        _ => {
+            f.diags.push(Diagnostic::new(
+                Code::InvalidValue,
+                format!("`model.window_size` must be two integers [left, right] (≥ -1), found {}", crate::fields::short(raw)),
+                "give window_size as [left, 0] for a causal sliding window of left + 1 keys, or leave it out for full attention",
+            ));
+            (None, freq)
+        }
+    }
+}
+
 fn f_absent(value: Option<&Value>, key: &str) -> bool {
     value.and_then(|v| v.get(key)).is_none_or(Value::is_null)
 }
@@ -229,7 +286,11 @@ fn read_layer_freq(f: &mut Fields, key: &'static str, num_layers: u64) -> Option
             if items.len() as u64 == num_layers {
                 return Some(MoeLayerFreq::Pattern(items.iter().map(|x| u8::from(as_uint(x) == Some(1))).collect()));
             }
-            let (code, one) = if key == "moe_layer_freq" { (Code::MoeLayerFreqLength, "MoE") } else { (Code::InvalidValue, "linear attention") };
+            let (code, one) = match key {
+                "moe_layer_freq" => (Code::MoeLayerFreqLength, "MoE"),
+                "window_attn_skip_freq" => (Code::InvalidValue, "sliding window"),
+                _ => (Code::InvalidValue, "linear attention"),
+            };
             let zero = if key == "moe_layer_freq" { "dense" } else { "full attention" };
             f.diags.push(Diagnostic::new(
                 code,
@@ -241,6 +302,8 @@ fn read_layer_freq(f: &mut Fields, key: &'static str, num_layers: u64) -> Option
     }
     let (what, example) = if key == "moe_layer_freq" {
         ("1 (every layer MoE)", "[0,0,0,1,1,...]")
+    } else if key == "window_attn_skip_freq" {
+        ("2 (every 2nd layer full attention, the rest windowed)", "[1,0,1,0,...]")
     } else {
         ("4 (every 4th layer full attention, the rest linear)", "[1,1,1,0,...]")
     };

@@ -28,14 +28,29 @@ pub struct Breakdown {
     pub dp_comm_s: f64,
     pub bubble_s: f64,
     pub optimizer_s: f64,
+    /// MoE token permutation / unpermutation, router and routing imbalance (memory-bound work around the experts).
+    #[serde(default)]
+    pub moe_routing_s: f64,
+    /// Element-wise, memory-bound kernels of every block (norms, residuals, activations, RoPE).
+    #[serde(default)]
+    pub memory_bound_s: f64,
+    /// FP8 / NVFP4 quantisation, scaling and transposes of GEMM inputs.
+    #[serde(default)]
+    pub quantize_s: f64,
+    /// Kernel-launch overhead not hidden by CUDA graphs.
+    #[serde(default)]
+    pub launch_s: f64,
 }
 
 /// The breakdown's terms in display order; communication terms are the exposed share.
-pub const BREAKDOWN_TERMS: [&str; 9] = ["compute", "recompute", "TP comm", "CP comm", "EP comm", "PP comm", "DP comm", "bubble", "optimizer"];
+pub const BREAKDOWN_TERMS: [&str; 13] = [
+    "compute", "recompute", "TP comm", "CP comm", "EP comm", "PP comm", "DP comm", "bubble", "optimizer", "MoE routing",
+    "memory-bound", "quantize", "launch",
+];
 
 impl Breakdown {
     /// Every term with its label from [`BREAKDOWN_TERMS`], in seconds; they sum to the step time.
-    pub fn terms(&self) -> [(&'static str, f64); 9] {
+    pub fn terms(&self) -> [(&'static str, f64); 13] {
         let t = [
             self.compute_s,
             self.recompute_s,
@@ -46,8 +61,17 @@ impl Breakdown {
             self.dp_comm_s,
             self.bubble_s,
             self.optimizer_s,
+            self.moe_routing_s,
+            self.memory_bound_s,
+            self.quantize_s,
+            self.launch_s,
         ];
         std::array::from_fn(|i| (BREAKDOWN_TERMS[i], t[i]))
+    }
+
+    /// The sum of every term: the step time.
+    pub fn total(&self) -> f64 {
+        self.terms().iter().map(|t| t.1).sum()
     }
 }
 
@@ -85,6 +109,24 @@ pub struct Constants {
     pub dp_exposed: f64,
     /// Fixed per-step overhead in seconds (data loading, logging, launch latency).
     pub step_overhead_s: f64,
+    /// HBM bytes moved per hidden element per local token per block by element-wise kernels, fwd + bwd.
+    #[serde(default)]
+    pub elementwise_bytes: f64,
+    /// HBM bytes moved per routed hidden element (token × top-k × h) by permute, unpermute and combine, fwd + bwd.
+    #[serde(default)]
+    pub permute_bytes: f64,
+    /// Tokens per expert per micro-batch at which grouped-GEMM efficiency halves: m / (m + m0).
+    #[serde(default)]
+    pub expert_tokens_half: f64,
+    /// Scale on the recipe's quantisation bytes per GEMM-input element (perf_assumptions.json).
+    #[serde(default)]
+    pub quantize_scale: f64,
+    /// Seconds of un-graphed kernel launches per block per micro-batch, fwd + bwd.
+    #[serde(default)]
+    pub launch_s_per_block: f64,
+    /// Launch cost of an MoE layer relative to a block.
+    #[serde(default)]
+    pub moe_launch_factor: f64,
 }
 
 /// Values used when the embedded file cannot be read (tests check it can).
@@ -99,6 +141,12 @@ pub const DEFAULT_CONSTANTS: Constants = Constants {
     ep_exposed: 0.7,
     dp_exposed: 0.1,
     step_overhead_s: 0.0,
+    elementwise_bytes: 0.0,
+    permute_bytes: 0.0,
+    expert_tokens_half: 0.0,
+    quantize_scale: 0.0,
+    launch_s_per_block: 0.0,
+    moe_launch_factor: 0.0,
 };
 
 #[derive(Deserialize)]
@@ -157,6 +205,7 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
     let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
     let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
+    let n_window = (m.window_attention_layers() as f64).min(n_attn);
     let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
     let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
     let f = m.ffn_hidden_size as f64;
@@ -195,7 +244,8 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
-        attention_core: s2 * a_core * n_attn,
+        // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
+        attention_core: a_core * (s2 * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
@@ -216,6 +266,37 @@ pub struct Assumptions {
     pub scale_up_bw_gbps_when_unknown: Assumed,
     /// Scale-out (NIC) bandwidth in Gb/s per GPU for a GPU whose catalogue entry has none.
     pub scale_out_gbit_per_gpu_when_unknown: Assumed,
+    /// Achieved fraction of the dense peak of a large GEMM for a GPU without a measured matmul rate in gpus.json.
+    #[serde(default)]
+    pub gemm_fraction_when_unmeasured: Assumed,
+    /// Achieved NVFP4 GEMM fraction of the FP4 peak relative to the FP8 fraction (no published NVFP4 matmul figure).
+    #[serde(default)]
+    pub fp4_gemm_fraction_of_fp8: Assumed,
+    /// HBM bytes per GEMM-input element each recipe's quantisation, scaling and transposes move, fwd + bwd.
+    #[serde(default)]
+    pub quantize_bytes_per_tensor: Assumed,
+    #[serde(default)]
+    pub quantize_bytes_blockwise: Assumed,
+    #[serde(default)]
+    pub quantize_bytes_mxfp8: Assumed,
+    #[serde(default)]
+    pub quantize_bytes_nvfp4: Assumed,
+    /// Share of a block's kernel launches a CUDA graph of the whole layer removes, and of each listed scope.
+    #[serde(default)]
+    pub cuda_graph_share_whole_layer: Assumed,
+    #[serde(default)]
+    pub cuda_graph_share_per_scope: Assumed,
+    /// Achieved fraction of link bandwidth of the flex dispatcher (DeepEP / HybridEP kernels).
+    #[serde(default)]
+    pub flex_dispatcher_bandwidth_fraction: Assumed,
+    /// Share of the EP all-to-all hidden by overlap_moe_expert_parallel_comm.
+    #[serde(default)]
+    pub ep_a2a_overlap_hidden: Assumed,
+    /// Host memory bandwidth per GPU (TB/s) of a CPU-offloaded optimizer step, and the host link (GB/s per GPU).
+    #[serde(default)]
+    pub host_optimizer_tbps_per_gpu: Assumed,
+    #[serde(default)]
+    pub host_link_gbps_per_gpu: Assumed,
 }
 
 /// One assumed value and where it comes from.
@@ -352,23 +433,58 @@ impl Compute {
     }
 }
 
-/// Every GPU does 1/W of the batch's FLOPs (stages balanced; TP/CP/EP shard the work evenly), at peak × fitted
-/// efficiency × w/(w+w0), w = per-GPU GEMM width after TP (narrow GEMMs run slower).
+/// Achieved fraction of the dense peak of large GEMMs on this GPU: (training precision, BF16), from the catalogue's
+/// measured matmul rate where it has one.
+// Source: gpus.json measured_bf16/fp8_matmul_tflops over the dense peak (with their sources); NVFP4 and unmeasured
+// GPUs: data/perf_assumptions.json.
+fn gemm_fraction(plan: &Plan) -> (f64, f64) {
+    let g = &plan.gpu;
+    let a = assumptions();
+    let unmeasured = a.gemm_fraction_when_unmeasured.value;
+    let frac = |measured: Option<f64>, peak: Option<f64>| match (measured, peak) {
+        (Some(m), Some(p)) if p > 0.0 && m > 0.0 => (m / p).min(1.0),
+        _ => unmeasured,
+    };
+    let bf16 = frac(g.measured_bf16_matmul_tflops, Some(g.dense_bf16_tflops));
+    let fp8 = frac(g.measured_fp8_matmul_tflops, g.dense_fp8_tflops);
+    let lo = match plan.training.settings.precision {
+        Precision::Fp8 => fp8,
+        Precision::Fp4 => fp8 * a.fp4_gemm_fraction_of_fp8.value,
+        _ => bf16,
+    };
+    (lo, bf16)
+}
+
+/// Tokens one expert receives per micro-batch under balanced routing: the EP group's tokens × top-k over the experts.
+// Source: Megatron-Core MoE (moe_utils permute: each token is copied to its top-k experts; EP ranks exchange them).
+fn tokens_per_expert(plan: &Plan, sz: &Sizes) -> f64 {
+    let m = &plan.model;
+    let experts = m.num_experts().max(1) as f64;
+    sz.s / sz.cp * sz.b * sz.ep * m.moe_router_topk as f64 / experts
+}
+
+/// Every GPU does 1/W of the batch's FLOPs (stages balanced; TP/CP/EP shard the work evenly), at peak × the GPU's
+/// achieved GEMM fraction × fitted efficiency × w/(w+w0), w = per-GPU GEMM width after TP (narrow GEMMs run
+/// slower); routed experts also × m/(m+m0), m = tokens per expert (grouped GEMMs of few rows run slower), and take
+/// the busiest rank's share (routing imbalance).
 fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute {
     let fl = flop_split(plan, derived);
     let (peak, bf16_peak) = peaks(plan);
+    let (frac_lo, frac_bf16) = gemm_fraction(plan);
     let low_precision = matches!(plan.training.settings.precision, Precision::Fp8 | Precision::Fp4);
     let width = |w: f64| w / (w + c.gemm_width_half.max(0.0));
-    let eff_hi = c.bf16_efficiency * width(sz.h / sz.tp);
-    let eff_lo = if low_precision { c.fp8_efficiency * width(sz.h / sz.tp) } else { eff_hi };
+    let eff_hi = frac_bf16 * c.bf16_efficiency * width(sz.h / sz.tp);
+    let eff_lo = if low_precision { frac_lo * c.fp8_efficiency * width(sz.h / sz.tp) } else { eff_hi };
     let gemm_rate = (peak * eff_lo).max(1.0);
     let bf16_rate = (bf16_peak * eff_hi).max(1.0);
-    let expert_rate = (peak * if low_precision { c.fp8_efficiency } else { c.bf16_efficiency } * width(plan.model.moe_ffn() as f64 / sz.etp)
-        * c.moe_efficiency)
-        .max(1.0);
+    let m = tokens_per_expert(plan, sz);
+    let grouped = if m > 0.0 { m / (m + c.expert_tokens_half.max(0.0)) } else { 1.0 };
+    let expert_eff = if low_precision { frac_lo * c.fp8_efficiency } else { frac_bf16 * c.bf16_efficiency };
+    let expert_rate = (peak * expert_eff * width(plan.model.moe_ffn() as f64 / sz.etp) * grouped * c.moe_efficiency).max(1.0);
+    let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);
     Compute {
         dense_s: fl.dense_gemm / gemm_rate / sz.world,
-        expert_s: fl.expert_gemm / expert_rate / sz.world,
+        expert_s: fl.expert_gemm / expert_rate / sz.world * imbalance,
         core_s: fl.attention_core / bf16_rate / sz.world,
         logits_s: fl.logits / bf16_rate / sz.world,
         ssm_s: fl.ssm_scan / bf16_rate / sz.world,
@@ -377,15 +493,114 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
     }
 }
 
+/// HBM bytes/s of the GPU.
+fn hbm(plan: &Plan) -> f64 {
+    plan.gpu.hbm_bandwidth_tbps.max(0.01) * 1e12
+}
+
+/// Local tokens per micro-batch on one GPU: the sequence split over CP and, with sequence parallelism, over TP.
+fn local_tokens(plan: &Plan, sz: &Sizes) -> f64 {
+    sz.s / sz.cp * sz.b / if plan.parallelism.sequence_parallel { sz.tp } else { 1.0 }
+}
+
+/// Element-wise kernels (norms, residual adds, activations, RoPE, dropout) read and write the block's hidden
+/// activations from HBM: fitted bytes per hidden element per local token per block, fwd + bwd (+ recomputed fwd).
+// Source: Korthikanti et al. 2022 Table 2 (per-layer activations of the element-wise ops: ~34·s·b·h bytes) — memory-
+// bound at HBM bandwidth; the byte count per element is fitted (elementwise_bytes).
+fn memory_bound_s(plan: &Plan, sz: &Sizes, c: &Constants) -> f64 {
+    sz.blocks / sz.pp * sz.mb * local_tokens(plan, sz) * sz.h * c.elementwise_bytes.max(0.0) * sz.fwd_passes / 2.0 / hbm(plan)
+}
+
+/// MoE token permutation and unpermutation (each token copied to its top-k experts and combined back), the router's
+/// scores (E per token, fp32) and the busiest rank's extra tokens (routing imbalance), memory-bound at HBM bandwidth.
+// Source: Megatron-Core moe_utils.py permute / unpermute and router.py (topk softmax over num_moe_experts logits).
+fn moe_routing_s(plan: &Plan, sz: &Sizes, c: &Constants) -> f64 {
+    let m = &plan.model;
+    if !m.is_moe() {
+        return 0.0;
+    }
+    let tokens = sz.s / sz.cp * sz.b / sz.tp.max(1.0);
+    let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);
+    let permute = m.moe_router_topk as f64 * m.expert_width() as f64 * ACT_BYTES * c.permute_bytes.max(0.0) * imbalance;
+    // Router: logits, softmax/sigmoid and top-k over E experts in fp32, read and written fwd + bwd (~3 passes × 4 B).
+    let router = m.num_experts() as f64 * 4.0 * 3.0;
+    sz.moe_layers / sz.pp * sz.mb * tokens * (permute + router) * sz.fwd_passes / 2.0 / hbm(plan)
+}
+
+/// FP8 / NVFP4: every GEMM input (activation fwd, output gradient and transposed copies bwd) is scaled and cast; the
+/// recipe's bytes per element (data) × a fitted scale, memory-bound at HBM bandwidth. BF16: none.
+// Source: Transformer Engine recipes (tensorwise amax + cast; blockwise 128-element scales; MXFP8 32-element E8M0
+// scales in row and column layouts; NVFP4 16-element scales, random Hadamard transform on wgrad inputs).
+fn quantize_s(plan: &Plan, sz: &Sizes, c: &Constants) -> f64 {
+    let a = assumptions();
+    let bytes = match plan.training.settings.precision {
+        Precision::Fp4 => a.quantize_bytes_nvfp4.value,
+        Precision::Fp8 => match plan.training.settings.low_precision(&plan.gpu).fp8_recipe {
+            Some(crate::settings::Fp8Recipe::Blockwise) => a.quantize_bytes_blockwise.value,
+            Some(crate::settings::Fp8Recipe::Mxfp8) => a.quantize_bytes_mxfp8.value,
+            _ => a.quantize_bytes_per_tensor.value,
+        },
+        _ => return 0.0,
+    };
+    let m = &plan.model;
+    // Inputs of the two GEMM groups per block (h wide) and of the routed experts (top-k copies, h and ffn wide).
+    let per_token = sz.blocks / sz.pp * 2.0 * sz.h
+        + if m.is_moe() { sz.moe_layers / sz.pp * m.moe_router_topk as f64 * (m.expert_width() + m.moe_ffn()) as f64 / sz.tp.max(1.0) } else { 0.0 };
+    sz.mb * local_tokens(plan, sz) * per_token * bytes * c.quantize_scale.max(0.0) * sz.fwd_passes / 2.0 / hbm(plan)
+}
+
+/// Kernel launches: the host issues each block's kernels at a fitted cost per block per micro-batch (fwd + bwd; an
+/// MoE layer costs `moe_launch_factor` times more: router, permutation and the dispatcher's token-count sync), less
+/// the share CUDA graphs capture (whole layer, each listed scope, or the full iteration). Only what exceeds the
+/// block's GPU time is exposed: long kernels hide the launches behind them.
+// Source: Megatron-Core cuda_graphs.py / TE make_graphed_callables (graphed modules replay without per-kernel launch);
+// token_dispatcher.py (the all-to-all dispatcher reads per-expert token counts to the host before its all-to-all).
+fn launch_s(plan: &Plan, sz: &Sizes, c: &Constants, gpu_s: f64) -> f64 {
+    use crate::settings::CudaGraphImpl;
+    let st = &plan.training.settings;
+    let a = assumptions();
+    let graphed = match st.cuda_graph_impl {
+        CudaGraphImpl::None => 0.0,
+        CudaGraphImpl::FullIteration => 1.0,
+        _ if st.cuda_graph_scope.is_empty() => a.cuda_graph_share_whole_layer.value,
+        _ => (st.cuda_graph_scope.len() as f64 * a.cuda_graph_share_per_scope.value).min(a.cuda_graph_share_whole_layer.value),
+    };
+    let units = (sz.blocks / sz.pp + sz.moe_layers / sz.pp * c.moe_launch_factor.max(0.0)) * sz.mb;
+    if units <= 0.0 {
+        return 0.0;
+    }
+    let host = units * c.launch_s_per_block.max(0.0) * (1.0 - graphed).max(0.0) * sz.fwd_passes / 2.0;
+    (host - gpu_s).max(0.0)
+}
+
 /// Forward is 1/3 of fwd+bwd: full recompute re-runs the forward of the recomputed layers (×4/3 on the layers);
-/// selective recomputes the attention core only.
-// Source: Korthikanti et al. 2022 §5 (selective recompute of the attention core); full recompute = one more forward.
-fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute) -> f64 {
+/// selective recomputes the forward of each listed module: core_attn the attention core, mlp the dense MLP GEMMs,
+/// moe the routed experts and their routing, shared_experts / mla_up_proj their GEMMs, moe_act / layernorm their
+/// element-wise kernels.
+// Source: Korthikanti et al. 2022 §5 (selective recompute of the attention core); Megatron-Core TransformerConfig
+// recompute_modules (each listed module's forward re-runs in backward); full recompute = one more forward.
+fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute, side: (f64, f64)) -> f64 {
+    use crate::settings::RecomputeModule as M;
     let tr = &plan.training;
+    let (routing_s, memory_bound_s) = side;
     let layer_time = comp.dense_s + comp.expert_s + comp.core_s + comp.ssm_s;
     match tr.settings.recompute_granularity {
         Recompute::None => 0.0,
-        Recompute::Selective => comp.core_s / 3.0,
+        Recompute::Selective => {
+            let shares = dense_shares(plan);
+            tr.settings.recompute_modules_run().iter().fold(0.0, |t, m| {
+                t + match m {
+                    M::CoreAttn => comp.core_s,
+                    M::Mlp => comp.dense_s * shares.mlp,
+                    M::Moe => comp.expert_s + routing_s,
+                    M::SharedExperts => comp.dense_s * shares.shared,
+                    M::MlaUpProj => comp.dense_s * shares.mla_up,
+                    // Element-wise modules: their share of the element-wise traffic (one of ~4 kernels per block).
+                    M::MoeAct | M::Layernorm => memory_bound_s / 4.0,
+                    _ => 0.0,
+                } / 3.0
+            })
+        }
         Recompute::Full => {
             let per_chunk = (plan.model.num_layers as f64 / (sz.pp * sz.vpp)).max(1.0);
             let share = match (tr.settings.recompute_method, tr.settings.recompute_num_layers) {
@@ -395,6 +610,39 @@ fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute) -> f64 {
             layer_time / 3.0 * share
         }
     }
+}
+
+/// Shares of the dense GEMM FLOPs that selective recompute modules re-run.
+struct DenseShares {
+    mlp: f64,
+    shared: f64,
+    mla_up: f64,
+}
+
+/// Per-token forward FLOPs of the dense MLPs, shared experts and MLA up-projections over all dense GEMM FLOPs.
+// Source: the same per-token terms as flop_split (training.py transformer_flops): 2·h·f·r per MLP, MLA q/kv up-proj.
+fn dense_shares(plan: &Plan) -> DenseShares {
+    let m = &plan.model;
+    let kinds = m.kind_totals();
+    let h = m.hidden_size as f64;
+    let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
+    let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
+    let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
+    let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
+    let a = m.num_attention_heads as f64;
+    let mlp = h * m.ffn_hidden_size as f64 * r * n_dense;
+    let shared = h * m.moe_shared_expert_intermediate_size.unwrap_or(0) as f64 * r * n_moe;
+    let (attn, up) = if m.multi_latent_attention {
+        let up = (m.q_lora_rank.unwrap_or(0) as f64 * a * (m.qk_head_dim + m.qk_pos_emb_head_dim) as f64
+            + m.kv_lora_rank as f64 * a * (m.qk_head_dim + m.v_head_dim) as f64)
+            * n_attn;
+        (up + h * (m.kv_lora_rank + m.q_lora_rank.unwrap_or(0)) as f64 * n_attn + a * m.v_head_dim as f64 * h * n_attn, up)
+    } else {
+        let q = m.kv_channels as f64 * a;
+        ((h * (q + 2.0 * m.kv_channels as f64 * m.num_query_groups as f64) + q * h) * n_attn, 0.0)
+    };
+    let total = (mlp + shared + attn).max(1.0);
+    DenseShares { mlp: mlp / total, shared: shared / total, mla_up: up / total }
 }
 
 /// The link each group kind's collectives run on: NVLink when a group fits one NVLink domain, else the NIC.
@@ -439,11 +687,12 @@ impl Links {
 /// (Transformer Engine userbuffers) pipelines TP collectives with GEMMs only over NVLink; a TP group that leaves the
 /// NVLink domain is fully exposed.
 // Source: Korthikanti et al. 2022, sequence parallelism (all-gather + reduce-scatter per transformer block, fwd and bwd).
-fn tp_comm_s(sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+fn tp_comm_s(sz: &Sizes, links: &Links, c: &Constants, overlap: bool) -> f64 {
     let tp_bytes = sz.s / sz.cp * sz.b * sz.h * ACT_BYTES;
     let tp_blocks = sz.blocks / sz.pp - if sz.etp < sz.tp { sz.moe_layers / sz.pp } else { 0.0 };
     let tp_raw = tp_blocks * sz.fwd_passes * 2.0 * ring(sz.tp) * tp_bytes / links.bandwidth(GroupKind::Tp) * sz.mb;
-    tp_raw * if links.inside(GroupKind::Tp) { c.tp_exposed } else { 1.0 }
+    // tp_comm_overlap (Transformer Engine userbuffers) hides part of it inside the NVLink domain only.
+    tp_raw * if links.inside(GroupKind::Tp) && overlap { c.tp_exposed } else { 1.0 }
 }
 
 /// CP: ring exchange of K and V of the local s/cp chunk, (cp−1) steps, forward; backward also returns dK, dV (×2).
@@ -469,19 +718,31 @@ fn cp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
     cp_raw * c.cp_exposed
 }
 
-/// EP: dispatch + combine all-to-all of the rank's tokens × topk × h, forward and backward.
-// Source: Megatron-Core MoE token dispatcher (alltoall dispatch and combine per MoE layer, fwd and bwd).
+/// EP: dispatch + combine of the rank's tokens × topk × h, forward and backward: an all-to-all (alltoall, flex) or
+/// an all-gather of every token (allgather). The flex dispatcher (DeepEP / HybridEP) runs near the link's bandwidth
+/// (data); overlap_moe_expert_parallel_comm hides a share behind the other micro-batch's compute (data).
+// Source: Megatron-Core MoE token dispatchers (token_dispatcher.py: MoEAllGatherTokenDispatcher,
+// MoEAlltoAllTokenDispatcher, MoEFlexTokenDispatcher; dispatch and combine per MoE layer, fwd and bwd).
 fn ep_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+    use crate::settings::DispatcherType;
     let m = &plan.model;
+    let st = &plan.training.settings;
+    if !(sz.ep > 1.0 && m.is_moe()) {
+        return 0.0;
+    }
     let ep_tokens = sz.s / sz.cp * sz.b / sz.tp;
-    let ep_raw = if sz.ep > 1.0 && m.is_moe() {
-        (sz.moe_layers / sz.pp) * sz.fwd_passes * 2.0 * ring(sz.ep) * ep_tokens * m.moe_router_topk as f64 * sz.h * ACT_BYTES
-            / links.bandwidth(GroupKind::Ep)
-            * sz.mb
-    } else {
-        0.0
+    let a = assumptions();
+    let per_token = match st.moe_token_dispatcher_type {
+        DispatcherType::Allgather => sz.ep * ring(sz.ep),
+        _ => ring(sz.ep) * m.moe_router_topk as f64,
     };
-    ep_raw * c.ep_exposed
+    let mut bw = links.bandwidth(GroupKind::Ep);
+    if st.moe_token_dispatcher_type == DispatcherType::Flex && c.bandwidth_efficiency > 0.0 {
+        bw = bw / c.bandwidth_efficiency * a.flex_dispatcher_bandwidth_fraction.value;
+    }
+    let raw = (sz.moe_layers / sz.pp) * sz.fwd_passes * 2.0 * per_token * ep_tokens * m.expert_width() as f64 * ACT_BYTES / bw * sz.mb;
+    let hidden = if st.overlap_moe_expert_parallel_comm { a.ep_a2a_overlap_hidden.value } else { 0.0 };
+    raw * c.ep_exposed * (1.0 - hidden).max(0.0)
 }
 
 /// PP: each stage boundary sends one s/cp·b·h activation forward and its gradient back per microbatch per chunk
@@ -520,13 +781,19 @@ impl LocalParams {
 // Source: Megatron-LM docs/source/api-guide/dist_optimizer.md (reduce-scatter of grads, all-gather of params).
 fn dp_comm_s(plan: &Plan, sz: &Sizes, params: &LocalParams, links: &Links, c: &Constants) -> f64 {
     let dp_dense = sz.dp * sz.cp;
-    let dist = plan.training.settings.use_distributed_optimizer;
+    let st = &plan.training.settings;
+    let dist = st.use_distributed_optimizer || st.use_megatron_fsdp;
+    let lp = st.low_precision(&plan.gpu);
+    // fp8_param_gather / fp4_param_gather: the weights are all-gathered in 1 B / 0.5 B instead of 2 B.
+    let param_bytes = if lp.fp4_param_gather { 0.5 } else if lp.fp8_param_gather { 1.0 } else { 2.0 };
+    let grad_bytes = if lp.grad_reduce_in_fp32 { 4.0 } else { 2.0 };
     let dp_bytes = |n: f64, params: f64| {
-        if dist { ring(n) * params * (4.0 + 2.0) } else { 2.0 * ring(n) * params * 4.0 }
+        if dist { ring(n) * params * (grad_bytes + param_bytes) } else { 2.0 * ring(n) * params * grad_bytes }
     };
     let dp_raw = dp_bytes(dp_dense, params.dense) / links.bandwidth(GroupKind::DpCp)
         + dp_bytes(sz.edp, params.expert) / links.bandwidth(GroupKind::Edp);
-    dp_raw * c.dp_exposed
+    // overlap_grad_reduce hides the fitted share behind backward; without it the reduction follows the step.
+    dp_raw * if st.overlap_grad_reduce { c.dp_exposed } else { 1.0 }
 }
 
 /// Adam over the local shard is memory-bound: ~16 B/param (FP32 param, grad, m, v) / HBM bandwidth.
@@ -534,7 +801,16 @@ fn dp_comm_s(plan: &Plan, sz: &Sizes, params: &LocalParams, links: &Links, c: &C
 fn optimizer_s(plan: &Plan, sz: &Sizes, params: &LocalParams) -> f64 {
     let dist = plan.training.settings.use_distributed_optimizer;
     let shard = (params.dense / if dist { sz.dp * sz.cp } else { 1.0 }) + (params.expert / if dist { sz.edp } else { 1.0 });
-    shard * 16.0 / (plan.gpu.hbm_bandwidth_tbps.max(0.01) * 1e12)
+    // optimizer_cpu_offload: the offloaded fraction steps in host memory and its grads (4 B) and params (2 B) cross
+    // the host link (data/perf_assumptions.json).
+    let f = plan.training.settings.offload_fraction().clamp(0.0, 1.0);
+    let a = assumptions();
+    let host = if f > 0.0 {
+        f * shard * (16.0 / (a.host_optimizer_tbps_per_gpu.value.max(1e-3) * 1e12) + 6.0 / (a.host_link_gbps_per_gpu.value.max(1e-3) * 1e9))
+    } else {
+        0.0
+    };
+    (1.0 - f) * shard * 16.0 / hbm(plan) + host
 }
 
 /// Step-time estimate with given constants (the calibration fits them).
@@ -542,9 +818,14 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let sz = Sizes::of(plan, derived);
     let comp = compute(plan, derived, &sz, c);
     let compute_s = comp.total();
-    let recompute_s = recompute_s(plan, &sz, &comp);
+    let moe_routing_s = moe_routing_s(plan, &sz, c);
+    let memory_bound_s = memory_bound_s(plan, &sz, c);
+    let quantize_s = quantize_s(plan, &sz, c);
+    let recompute_s = recompute_s(plan, &sz, &comp, (moe_routing_s, memory_bound_s));
+    let launch_s = launch_s(plan, &sz, c, compute_s + recompute_s + moe_routing_s + memory_bound_s + quantize_s);
     let links = Links::of(plan, derived, c);
-    let tp_comm_s = tp_comm_s(&sz, &links, c);
+    let st = &plan.training.settings;
+    let tp_comm_s = tp_comm_s(&sz, &links, c, st.tp_comm_overlap && plan.parallelism.sequence_parallel);
     let cp_comm_s = cp_comm_s(plan, &sz, &links, c);
     let ep_comm_s = ep_comm_s(plan, &sz, &links, c);
     let pp_comm_s = pp_comm_s(plan, &sz, &links);
@@ -552,7 +833,8 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);
     // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time.
     let bubble_frac = crate::pipeline::bubble_fraction(plan.parallelism.pp(), plan.parallelism.vpp(), derived.num_microbatches);
-    let bubble_s = bubble_frac * (compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s);
+    let pipelined = compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
+    let bubble_s = bubble_frac * pipelined;
     let optimizer_s = optimizer_s(plan, &sz, &params);
     let breakdown = Breakdown {
         compute_s: finite(compute_s),
@@ -564,6 +846,10 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
         dp_comm_s: finite(dp_comm_s),
         bubble_s: finite(bubble_s),
         optimizer_s: finite(optimizer_s + c.step_overhead_s.max(0.0)),
+        moe_routing_s: finite(moe_routing_s),
+        memory_bound_s: finite(memory_bound_s),
+        quantize_s: finite(quantize_s),
+        launch_s: finite(launch_s),
     };
     performance(breakdown, derived, &sz, &comp)
 }
@@ -571,9 +857,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
 /// The step time (the breakdown's sum) and the rates it implies.
 fn performance(breakdown: Breakdown, derived: &Derived, sz: &Sizes, comp: &Compute) -> Performance {
     let bd = &breakdown;
-    let step = bd.compute_s + bd.recompute_s + bd.tp_comm_s + bd.cp_comm_s + bd.ep_comm_s + bd.pp_comm_s + bd.dp_comm_s
-        + bd.bubble_s
-        + bd.optimizer_s;
+    let step = bd.total();
     let tokens = derived.tokens_per_step as f64;
     let (world, peak) = (sz.world, comp.peak);
     let (tps, tflops, mfu, gpu_h) = if step > 0.0 && step.is_finite() {

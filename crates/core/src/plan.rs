@@ -6,7 +6,7 @@ use crate::limits::{MAX_FIELD, MAX_LAYOUT_CHARS, MAX_PLAN_BYTES};
 use crate::model::ModelConfig;
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::presets::{self, GpuSpec};
-use crate::{Code, Diagnostic, hf, settings};
+use crate::{Code, Diagnostic, hf, recipes, settings};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -102,6 +102,9 @@ pub struct Plan {
     pub gpu: GpuSpec,
     pub training: Training,
     pub parallelism: Parallelism,
+    /// The Megatron Bridge recipe the plan started from (`"recipe"` at the plan's top level; see [`crate::recipes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<String>,
 }
 
 impl Plan {
@@ -120,9 +123,41 @@ pub fn read_json(text: &str) -> Result<Value, InputError> {
             "remove what the plan does not need (a plan file is a few KB; a Hugging Face config.json too)",
         ));
     }
-    serde_json::from_str(text).map_err(|e| {
-        InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+    serde_json::from_str(text).or_else(|e| {
+        // Python's json module writes Infinity, -Infinity and NaN (Nemotron-H configs: "time_step_limit": [0.0,
+        // Infinity]); a pasted config.json with them is read with each as null. Anything else stays an error.
+        non_finite_as_null(text).and_then(|t| serde_json::from_str(&t).ok()).ok_or_else(|| {
+            InputError::new(Code::InvalidJson, format!("the plan is not valid JSON: {e}"), "fix the JSON syntax at the position shown")
+        })
     })
+}
+
+/// `text` with every bare `Infinity`, `-Infinity` and `NaN` outside strings replaced by `null`, or `None` when it has
+/// none. One pass over text already bounded by [`MAX_PLAN_BYTES`].
+fn non_finite_as_null(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped, mut replaced) = (false, false, false);
+    let mut rest = text;
+    while let Some(ch) = rest.chars().next() {
+        if in_string {
+            match ch {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if let Some(token) = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| rest.starts_with(t)) {
+            out.push_str("null");
+            rest = &rest[token.len()..];
+            replaced = true;
+            continue;
+        } else if ch == '"' {
+            in_string = true;
+        }
+        out.push(ch);
+        rest = &rest[ch.len_utf8()..];
+    }
+    replaced.then_some(out)
 }
 
 /// Parses plan-file text.
@@ -140,8 +175,10 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
         ));
     }
     let mut diags = Vec::new();
+    let (value, recipe) = recipes::resolve(value, &mut diags)?;
+    let value = value.as_ref();
     let mut top = Fields::new(Some(value), "", &mut diags);
-    top.accept(&["model", "cluster", "training", "parallelism", "$schema", "comment"]);
+    top.accept(&["model", "cluster", "training", "parallelism", "recipe", "$schema", "comment"]);
     top.finish();
 
     let (model_key, model_name, model) = parse_model(value.get("model"), &mut diags)?;
@@ -150,7 +187,8 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
     let training = parse_training(value.get("training"), &mut diags);
     let mut parallelism = parse_parallelism(value.get("parallelism"), &mut diags);
     bound_pipeline(&model, &mut parallelism, &mut diags);
-    Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism }, diags))
+    let recipe = recipe.map(|r| r.name.clone());
+    Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism, recipe }, diags))
 }
 
 /// Pipeline stages beyond the layer count: in every split Megatron accepts without a layout each stage builds at least

@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 pub struct ModelPreset {
     pub key: String,
     pub name: String,
+    /// The model family the page groups presets by ("Llama 3", "Qwen3", "DeepSeek", "Nemotron-H", …); required.
+    pub family: String,
     pub hf_id: String,
     pub source: String,
     #[serde(default)]
@@ -153,6 +155,8 @@ pub struct Catalog {
 pub struct ModelSummary {
     pub key: String,
     pub name: String,
+    /// The preset's model family (`family` in `data/models.json`).
+    pub family: String,
     pub hf_id: String,
     pub source: String,
     pub moe: bool,
@@ -175,6 +179,7 @@ pub fn catalog() -> Catalog {
             ModelSummary {
                 key: p.key.clone(),
                 name: p.name.clone(),
+                family: p.family.clone(),
                 hf_id: p.hf_id.clone(),
                 source: p.source.clone(),
                 moe: c.is_moe(),

@@ -112,6 +112,9 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
     rules::check_memory(p, &memory, &mut diags);
     let performance = (derived.data_parallel_size > 0 && derived.expert_data_parallel_size > 0 && derived.num_microbatches > 0)
         .then(|| perf::estimate(p, &derived));
+    if let Some(perf) = &performance {
+        rules::check_measured(p, &derived, perf, &mut diags);
+    }
     diags.sort_by_key(|d| d.severity);
     let valid = !diags.iter().any(|d| d.severity == Severity::Error);
     Report { valid, diagnostics: diags, derived, memory, layout, performance, plan: p.clone() }

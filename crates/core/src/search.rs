@@ -485,6 +485,9 @@ pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, Inpu
 
 /// As [`search_str`], from a JSON value.
 pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult, InputError> {
+    // A plan naming a Bridge recipe takes its batch and sequence from it (crate::recipes).
+    let (resolved, _) = crate::recipes::resolve(value, &mut Vec::new())?;
+    let value = resolved.as_ref();
     for (field, example) in [("global_batch_size", "1024"), ("seq_length", "4096")] {
         let present = value.get("training").and_then(|t| t.get(field)).is_some_and(|v| !v.is_null());
         if !present && value.is_object() {

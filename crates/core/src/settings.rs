@@ -30,10 +30,11 @@ pub enum Group {
     CudaGraphs,
     MoeDispatch,
     CommOverlap,
+    Measured,
 }
 
 impl Group {
-    pub const ALL: [Group; 8] = [
+    pub const ALL: [Group; 9] = [
         Group::OptimizerGradients,
         Group::LowPrecision,
         Group::Recompute,
@@ -42,6 +43,7 @@ impl Group {
         Group::CudaGraphs,
         Group::MoeDispatch,
         Group::CommOverlap,
+        Group::Measured,
     ];
 
     pub fn label(self) -> &'static str {
@@ -54,6 +56,7 @@ impl Group {
             Group::CudaGraphs => "CUDA graphs",
             Group::MoeDispatch => "MoE dispatch",
             Group::CommOverlap => "Communication overlap",
+            Group::Measured => "Measured throughput",
         }
     }
 }
@@ -1028,6 +1031,17 @@ settings! {
         help: "overlap TP all-gather / reduce-scatter with GEMMs through Transformer Engine userbuffers (needs sequence parallelism)",
         source: "ML megatron/core/model_parallel_config.py; MB training/comm_overlap.py",
     };
+    overlap_moe_expert_parallel_comm: bool = false, {
+        group: Group::CommOverlap,
+        default: "false",
+        megatron_core: "ModelParallelConfig.overlap_moe_expert_parallel_comm = False",
+        differs: "Bridge sets it through comm_overlap.overlap_moe_expert_parallel_comm (its perf recipes' moe_a2a_overlap)",
+        bridge: &["comm_overlap.overlap_moe_expert_parallel_comm"],
+        mlm: Mlm::Flag("--overlap-moe-expert-parallel-comm"),
+        label: "EP all-to-all overlap",
+        help: "overlap the MoE all-to-all of one micro-batch with the compute of another (1F1B schedule); the step-time model hides a share of the EP communication",
+        source: "ML megatron/core/model_parallel_config.py; MB training/comm_overlap.py",
+    };
     defer_embedding_wgrad_compute: bool = false, {
         group: Group::CommOverlap,
         default: "false",
@@ -1049,7 +1063,33 @@ settings! {
         help: "with deferred output-layer wgrad: microbatches deferred at most (0: all)",
         source: ML_MPC,
     };
+
+    // Measured throughput (meshplan's input: the sanity alarm compares it with the peak and the estimate)
+    measured_tflops_per_gpu: Option<f64> = None, {
+        group: Group::Measured,
+        bounds: Some((0.0, 1.0e6)),
+        default: "null (not measured)",
+        megatron_core: "none: meshplan's input; Megatron-LM logs it as \"throughput per GPU (TFLOP/s/GPU)\"",
+        bridge: &[],
+        mlm: Mlm::Meshplan,
+        label: "Measured TFLOP/s per GPU",
+        help: "the model TFLOP/s per GPU your run logged: above the GPU's peak or far below the estimate, meshplan says what could explain it",
+        source: "meshplan; ML megatron/training/training.py training_log (throughput per GPU (TFLOP/s/GPU))",
+    };
+    measured_tokens_per_s_per_gpu: Option<f64> = None, {
+        group: Group::Measured,
+        bounds: Some((0.0, 1.0e9)),
+        default: "null (not measured)",
+        megatron_core: "none: meshplan's input; Megatron Bridge's performance tables report Tokens / sec / GPU",
+        bridge: &[],
+        mlm: Mlm::Meshplan,
+        label: "Measured tokens/s per GPU",
+        help: "the tokens per second per GPU your run achieved (used when no TFLOP/s is given; converted with meshplan's model FLOPs per token)",
+        source: "meshplan; MB docs/performance-summary.md (Tokens / sec / GPU)",
+    };
 }
+
+/// `cluster.host_memory_per_node_gb`
 
 /// `cluster.host_memory_per_node_gb`: a cluster field, read with the cluster (Megatron has no name for it).
 pub const HOST_MEMORY: Setting = Setting {

@@ -148,10 +148,16 @@ fn cases() -> Vec<RowCase> {
         // meshplan's own input: no tool has it.
         moe_row("moe_routing_imbalance_factor", json!({"moe_routing_imbalance_factor": 1.5}), &[], &[], None),
         row("tp_comm_overlap", json!({"tp_comm_overlap": true}), &["cfg.comm_overlap.tp_comm_overlap = True"], &["comm_overlap.tp_comm_overlap=True"], Some("--tp-comm-overlap")),
+        moe_row("overlap_moe_expert_parallel_comm", json!({"overlap_moe_expert_parallel_comm": true}),
+            &["cfg.comm_overlap.overlap_moe_expert_parallel_comm = True"], &["comm_overlap.overlap_moe_expert_parallel_comm=True"],
+            Some("--overlap-moe-expert-parallel-comm")),
         row("defer_embedding_wgrad_compute", json!({"defer_embedding_wgrad_compute": true}), &["cfg.comm_overlap.defer_embedding_wgrad_compute = True"],
             &["comm_overlap.defer_embedding_wgrad_compute=True"], Some("--defer-embedding-wgrad-compute")),
         row("wgrad_deferral_limit", json!({"defer_embedding_wgrad_compute": true, "wgrad_deferral_limit": 22}), &["cfg.comm_overlap.wgrad_deferral_limit = 22"],
             &["comm_overlap.wgrad_deferral_limit=22"], Some("--wgrad-deferral-limit 22")),
+        // meshplan's own inputs (the sanity alarm): no tool has them.
+        row("measured_tflops_per_gpu", json!({"measured_tflops_per_gpu": 400.0}), &[], &[], None),
+        row("measured_tokens_per_s_per_gpu", json!({"measured_tokens_per_s_per_gpu": 1000.0}), &[], &[], None),
     ]
 }
 

@@ -51,11 +51,17 @@ fn presets_match_published_totals() {
 
 #[test]
 fn every_reference_model_and_gpu_is_a_preset() {
-    assert_eq!(presets::models().len(), 27);
+    assert_eq!(presets::models().len(), 50);
     assert_eq!(presets::gpus().len(), 13);
     for m in presets::models() {
         assert!(!m.hf_id.is_empty() && !m.source.is_empty(), "{}", m.key);
+        assert!(!m.family.trim().is_empty(), "{}: a preset needs a family (the page groups by it)", m.key);
     }
+    // Families as the page groups them: the Llama 3.1 presets share one, and a hybrid Mamba family is its own.
+    let family = |k: &str| presets::model(k).unwrap().family.as_str();
+    assert_eq!(family("llama-3.1-8b"), family("llama-3.1-405b"));
+    assert_eq!(family("nemotron-h-8b"), "Nemotron-H");
+    assert_ne!(family("qwen3-8b"), family("deepseek-v3"));
     let gb200 = presets::gpu("GB200").unwrap();
     assert_eq!(gb200.nvlink_domain_size, 72);
 }

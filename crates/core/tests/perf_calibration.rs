@@ -1,20 +1,52 @@
-//! Recomputes the calibration error with the embedded constants on the published runs.
+//! Recomputes the calibration error with the embedded constants on the published runs, and the error on the
+//! validation runs the fit never sees (reference/validation_runs.json). Thresholds are the measured values of the
+//! committed fit rounded up (docs/calibration.md), so a change that makes the model worse fails here.
 
 #[path = "../examples/calibrate.rs"]
 mod calibrate;
 
 use meshplan_core::perf;
 
+fn file() -> serde_json::Value {
+    serde_json::from_str(include_str!("../data/perf_constants.json")).unwrap()
+}
+
 #[test]
 fn embedded_constants_reproduce_the_calibration() {
     let path = std::env::var("MESHPLAN_CALIBRATION_RUNS").unwrap_or_else(|_| calibrate::DEFAULT_RUNS.to_string());
     let (runs, skipped) = calibrate::load(&path).unwrap_or_else(|e| panic!("{path}: {e:?}"));
-    assert!(runs.len() >= 200, "only {} runs mapped ({} skipped)", runs.len(), skipped.len());
+    assert!(runs.len() >= 270, "only {} runs mapped ({} skipped)", runs.len(), skipped.len());
     let (median, p90) = calibrate::summary(&calibrate::errors(&runs, perf::constants()));
-    assert!(median < 0.025, "median |MFU error| {median}");
-    assert!(p90 < 0.12, "p90 |MFU error| {p90}");
+    assert!(median < 0.06, "median |TFLOP/s error| {median}");
+    assert!(p90 < 0.27, "p90 |TFLOP/s error| {p90}");
+    let (mfu_median, _) = calibrate::summary(&calibrate::mfu_errors(&runs, perf::constants()));
+    assert!(mfu_median < 0.025, "median |MFU error| {mfu_median}");
     // The file records the summary of its own fit.
-    let file: serde_json::Value = serde_json::from_str(include_str!("../data/perf_constants.json")).unwrap();
-    assert!((file["median_abs_mfu_error"].as_f64().unwrap() - median).abs() < 1e-3);
+    let file = file();
+    assert!((file["median_abs_tflops_error"].as_f64().unwrap() - median).abs() < 1e-3);
     assert_eq!(file["runs_used"].as_u64(), Some(runs.len() as u64));
+}
+
+#[test]
+fn validation_runs_the_fit_never_saw() {
+    let (val, _) = calibrate::load(calibrate::VALIDATION_RUNS).unwrap();
+    assert!(val.len() >= 150, "only {} validation runs mapped", val.len());
+    let errs = calibrate::errors(&val, perf::constants());
+    let (median, _) = calibrate::summary(&errs);
+    assert!(median < 0.19, "validation median |TFLOP/s error| {median}");
+    assert!((file()["validation_median_abs_tflops_error"].as_f64().unwrap() - median).abs() < 1e-3);
+}
+
+#[test]
+fn leave_one_group_out_is_recorded_for_every_dimension() {
+    let held = file()["held_out"].as_array().cloned().unwrap_or_default();
+    for dim in calibrate::DIMENSIONS {
+        assert!(held.iter().any(|h| h["dimension"] == dim), "no held-out group of {dim}");
+    }
+    // Measured by the committed fit (docs/calibration.md): the median over groups of the held-out median is 12.7%,
+    // and the worst group (Grok-1, the only 8-expert top-2 MoE with 32k-wide experts) 32.5%.
+    let mut medians: Vec<f64> = held.iter().map(|h| h["held_out"].as_f64().unwrap()).collect();
+    medians.sort_by(f64::total_cmp);
+    assert!(medians[(medians.len() - 1) / 2] < 0.14, "median held-out {medians:?}");
+    assert!(medians.iter().all(|&m| m < 0.35), "a held-out group above 35%: {medians:?}");
 }

@@ -230,6 +230,18 @@ impl Layout {
         self.index.get(kind, rank)
     }
 
+    /// Upstream: none (meshplan-only). Every group holding `rank`: its kind, index and ranks, in [`GroupKind::all`]
+    /// order (none for a rank outside the layout).
+    pub fn groups_of_rank(&self, rank: u32) -> Vec<(GroupKind, usize, &[u32])> {
+        GroupKind::all()
+            .iter()
+            .filter_map(|&k| {
+                let i = self.group_index(k, rank)?;
+                Some((k, i, self.groups_of(k).get(i)?.as_slice()))
+            })
+            .collect()
+    }
+
     /// Upstream: none (the number of ranks laid out).
     pub fn world(&self) -> u64 {
         self.index.world as u64

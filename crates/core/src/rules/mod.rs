@@ -14,6 +14,7 @@
 
 pub mod advice;
 pub mod fixes;
+pub mod measured;
 pub mod memory_fit;
 pub mod model_settings;
 pub mod moe;
@@ -34,6 +35,7 @@ use crate::{Code, Diagnostic, Severity};
 
 pub use crate::codes::{RULES, Rule, rule};
 pub use fixes::{lcm, nearest_divisor};
+pub use measured::measured as check_measured;
 pub use memory_fit::check_memory;
 pub use pipeline::{interleaved_microbatches_at_least, split_code, split_diagnostic, split_diagnostic_for};
 pub use sequence::seq_multiple;

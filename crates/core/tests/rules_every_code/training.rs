@@ -15,6 +15,21 @@ fn mtp() -> Value {
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // The H100's dense BF16 peak is 989 TFLOP/s (gpus.json): a measured 1000 is above it; 980 is not.
+        case(
+            "measured-above-peak",
+            Kind::Warning,
+            probe(dense(), &[("training.measured_tflops_per_gpu", json!(1000.0))]),
+            probe(dense(), &[("training.measured_tflops_per_gpu", json!(980.0))]),
+        ),
+        // Below 0.6 of the estimate: the estimate lies between 167 TFLOP/s (MFU 17%, below every calibrated dense
+        // run) and the 989 peak, so 100 is below 0.6 × the estimate and 900 (≥ 0.6 × 989 = 593) is not.
+        case(
+            "measured-below-prediction",
+            Kind::Warning,
+            probe(dense(), &[("training.measured_tflops_per_gpu", json!(100.0))]),
+            probe(dense(), &[("training.measured_tflops_per_gpu", json!(900.0))]),
+        ),
         // Full recompute without recompute_method and recompute_num_layers; the fix is uniform, 1 (every layer).
         case("full-recompute-needs-method", Kind::Error, full(dense(), None, None), full(dense(), Some("uniform"), Some(1))).fix(&[(METHOD, json!("uniform")), (RECOMPUTE_LAYERS, json!(1))]),
         // Selective with recompute_num_layers 2: megatron-core requires None (the fix unsets it).

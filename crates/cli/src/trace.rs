@@ -1,0 +1,207 @@
+//! The commands that trace a run back to its configuration: `import`, `diff`, `oom`, `schedule`. Printing only: the
+//! core computes everything.
+
+use crate::{Format, Input, emit, print_json, read_input, unreadable};
+use meshplan_core::imports::{self, ImportOptions};
+use std::process::ExitCode;
+
+pub fn cmd_import(input: &Input, from: Option<&str>, model: Option<String>, gpu: Option<String>, format: Format) -> ExitCode {
+    let text = match read_input(&input.file) {
+        Ok(t) => t,
+        Err(e) => return unreadable(e),
+    };
+    let opts = ImportOptions { from: from.and_then(imports::Format::from_key), model, gpu };
+    let (imported, plan, diags) = match imports::import_plan(&text, &opts) {
+        Ok(r) => r,
+        Err(e) => return unreadable(e),
+    };
+    let plan_file = meshplan_core::export::plan_json(&plan);
+    match format {
+        Format::Json => {
+            let plan_value: serde_json::Value = serde_json::from_str(&plan_file).unwrap_or_default();
+            print_json(&serde_json::json!({
+                "format": imported.format,
+                "plan": plan_value,
+                "unrecognized": imported.unrecognized,
+                "notes": imported.notes,
+                "diagnostics": diags,
+            }));
+        }
+        Format::Table => {
+            emit(&plan_file);
+            eprintln!("meshplan import: read as {}", imported.format.key());
+            for n in &imported.notes {
+                eprintln!("meshplan import: note: {n}");
+            }
+            for d in &diags {
+                eprintln!("meshplan import: {}[{}]: {}", format!("{:?}", d.severity).to_lowercase(), d.code.as_str(), d.message);
+            }
+            if !imported.unrecognized.is_empty() {
+                eprintln!("meshplan import: {} settings not read:", imported.unrecognized.len());
+                for u in &imported.unrecognized {
+                    eprintln!("  {} = {} ({})", u.name, u.value, u.why);
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+fn signed_gib(delta: i64) -> String {
+    format!("{:+.2}", delta as f64 / (1u64 << 30) as f64)
+}
+
+fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "(unset)".into(),
+        other => other.to_string(),
+    }
+}
+
+fn report_of(path: &std::path::Path) -> Result<meshplan_core::Report, ExitCode> {
+    let text = read_input(path).map_err(unreadable)?;
+    meshplan_core::plan_json(&text).map_err(unreadable)
+}
+
+pub fn cmd_diff(a: &std::path::Path, b: &std::path::Path, format: Format) -> ExitCode {
+    let (ra, rb) = match (report_of(a), report_of(b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let d = meshplan_core::diff::diff(&ra, &rb);
+    match format {
+        Format::Json => print_json(&d),
+        Format::Table => emit(&diff_table(&d)),
+    }
+    if d.b_valid { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+fn diff_table(d: &meshplan_core::diff::Diff) -> String {
+    let mut out = String::new();
+    let valid = |v: bool| if v { "VALID" } else { "INVALID" };
+    out += &format!("A {} → B {}\n\nSettings that differ (A → B)\n", valid(d.a_valid), valid(d.b_valid));
+    if d.settings.is_empty() {
+        out += "  none\n";
+    }
+    for c in &d.settings {
+        out += &format!("  {:<48} {} → {}\n", c.path, value_text(&c.a), value_text(&c.b));
+    }
+    out += &format!(
+        "\nMemory per GPU: peak {:.2} → {:.2} GiB ({}) of {:.2} → {:.2} GiB\n",
+        gib(d.a_peak_bytes),
+        gib(d.b_peak_bytes),
+        signed_gib(d.b_peak_bytes as i64 - d.a_peak_bytes as i64),
+        gib(d.gpu_memory_bytes.0),
+        gib(d.gpu_memory_bytes.1)
+    );
+    for s in &d.stages {
+        out += &format!("  stage {:>3}  {:>8.2} → {:>8.2} GiB  {}\n", s.pipeline_rank, gib(s.a_total_bytes), gib(s.b_total_bytes), signed_gib(s.delta_bytes));
+        for t in &s.terms {
+            out += &format!("      {:<44} {:>8.2} → {:>8.2}  {}\n", t.label, gib(t.a_bytes), gib(t.b_bytes), signed_gib(t.delta_bytes));
+        }
+    }
+    match (d.a_step_time_s, d.b_step_time_s) {
+        (Some(x), Some(y)) => {
+            out += &format!("\nStep time {x:.3} → {y:.3} s ({:+.3} s)\n", y - x);
+            for t in &d.step_time {
+                out += &format!("  {:<12} {:>10.4} → {:>10.4} s  {:+.4}\n", t.term, t.a_s, t.b_s, t.delta_s);
+            }
+        }
+        _ => out += "\nStep time: not estimated for both plans (a mesh does not divide the world)\n",
+    }
+    out += "\nFindings\n";
+    if d.findings_added.is_empty() && d.findings_removed.is_empty() {
+        out += "  the same codes\n";
+    }
+    for f in &d.findings_added {
+        out += &format!("  + {}[{}]: {}\n", f.severity, f.code, f.message);
+    }
+    for f in &d.findings_removed {
+        out += &format!("  - {}[{}]: {}\n", f.severity, f.code, f.message);
+    }
+    out += "\nRank groups crossing NVLink domains\n";
+    if d.crossings.is_empty() {
+        out += "  no change\n";
+    }
+    for c in &d.crossings {
+        out += &format!("  {:<6} {} of {} groups → {} of {} groups\n", c.kind, c.a_groups_crossing, c.a_total_groups, c.b_groups_crossing, c.b_total_groups);
+    }
+    out
+}
+
+pub fn cmd_oom(plan: &std::path::Path, message: &std::path::Path, rank: Option<u64>, format: Format) -> ExitCode {
+    let read = |p: &std::path::Path| read_input(p).map_err(unreadable);
+    let (plan_text, message_text) = match (read(plan), read(message)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let value = match meshplan_core::plan::read_json(&plan_text) {
+        Ok(v) => v,
+        Err(e) => return unreadable(e),
+    };
+    let report = match meshplan_core::plan_value(&value) {
+        Ok(r) => r,
+        Err(e) => return unreadable(e),
+    };
+    let x = match meshplan_core::oom::explain(&value, &report, &message_text, rank) {
+        Ok(x) => x,
+        Err(e) => return unreadable(e),
+    };
+    match format {
+        Format::Json => print_json(&x),
+        Format::Table => emit(&oom_table(&x)),
+    }
+    ExitCode::SUCCESS
+}
+
+fn opt_gib(b: Option<u64>) -> String {
+    b.map_or("—".into(), |b| format!("{:.2}", gib(b)))
+}
+
+fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
+    let m = &x.message;
+    let mut out = format!(
+        "Out of memory ({} message): {:.2} GiB requested on GPU {}\n\nFailing rank {} ({})\n  pipeline stage {}\n",
+        m.form,
+        gib(m.requested_bytes),
+        m.gpu_index.map_or("?".into(), |g| g.to_string()),
+        x.rank,
+        x.rank_source,
+        x.pipeline_stage
+    );
+    if let Some(c) = &x.coordinates {
+        out += &format!("  coordinates tp {} cp {} dp {} pp {} · ep {} etp {} edp {}\n", c.tp, c.cp, c.dp, c.pp, c.ep, c.etp, c.edp);
+    }
+    for (kind, ranks) in &x.groups {
+        let shown: Vec<String> = ranks.iter().take(16).map(|r| r.to_string()).collect();
+        let more = if ranks.len() > 16 { format!(", … ({} ranks)", ranks.len()) } else { String::new() };
+        out += &format!("  {kind:<6} [{}{more}]\n", shown.join(", "));
+    }
+    out += "\nMessage vs meshplan's prediction for this stage (GiB)\n";
+    for c in &x.compared {
+        out += &format!("  {:<40} {:>9} {:>9}\n", c.what, opt_gib(c.message_bytes), opt_gib(c.predicted_bytes));
+    }
+    out += "\nPredicted terms of the stage (GiB)\n";
+    for t in &x.predicted_terms {
+        out += &format!("  {:<60} {:>8.2}  {} · {}\n", t.label, gib(t.bytes), t.phase, t.location);
+    }
+    out += &format!("\nCause: {}\n", x.cause_text);
+    out += "\nFixes, cheapest first (predicted peak, step time and its change)\n";
+    for (i, f) in x.fixes.iter().enumerate() {
+        let t = f.step_time_s.map_or("—".into(), |t| format!("{t:.3} s"));
+        let dt = f.step_time_delta_s.map_or(String::new(), |d| format!(" ({d:+.3} s)"));
+        out += &format!("  {}. {}\n     peak {:.2} GiB · step {t}{dt}\n", i + 1, f.change, gib(f.peak_bytes));
+        if let Some(c) = &f.caveat {
+            out += &format!("     ({c})\n");
+        }
+    }
+    for n in &x.notes {
+        out += &format!("note: {n}\n");
+    }
+    out
+}

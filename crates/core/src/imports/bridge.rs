@@ -1,0 +1,214 @@
+//! Megatron Bridge: Hydra overrides (`model.tensor_model_parallel_size=2`, the words of a `run_recipe.py` launch),
+//! Python overrides (`cfg.model.tensor_model_parallel_size = 2`), and config YAML (the `ConfigContainer` dump a run
+//! writes, or an override file). Every `section.field` path goes through one mapping: [`super::names::LAYOUT`], the
+//! settings rows' Bridge paths, and the model's TransformerConfig fields (the plan's own names).
+
+use super::{Builder, dtype_name, list_expr, names, row_by_bridge, shell, yaml};
+use crate::settings::mixed_precision_recipes;
+use serde_json::Value;
+
+/// `a.b=c`, `+a.b=c`, `++a.b=c` → (`a.b`, `c`): a Hydra override word.
+pub(crate) fn override_word(w: &str) -> Option<(&str, &str)> {
+    let (k, v) = w.split_once('=')?;
+    let k = k.trim_start_matches('+');
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (k.contains('.') || k == "mixed_precision").then_some(())?;
+    k.split('.').all(ident).then_some((k, v))
+}
+
+/// Hydra words or Python lines.
+pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
+    let mut votes = Vec::new();
+    for line in text.lines() {
+        if let Some(name) = line.split("from megatron.bridge.recipes import ").nth(1) {
+            b.recipe = Some(name.trim().to_string());
+        }
+    }
+    let python: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with("cfg.")).collect();
+    if !python.is_empty() {
+        for line in python {
+            let code = strip_py_comment(line);
+            let Some((lhs, rhs)) = code.split_once('=') else { continue };
+            let path = lhs.trim().trim_start_matches("cfg.");
+            entry(b, path, python_value(rhs), &mut votes);
+        }
+    } else {
+        let words = shell::words(text);
+        let mut i = 0;
+        while i < words.len() {
+            let w = words[i].as_str();
+            i += 1;
+            let (flag, inline) = w.split_once('=').map_or((w, None), |(f, v)| (f, Some(v)));
+            let next = || words.get(i).map(String::as_str);
+            match flag.replace('_', "-").as_str() {
+                "--recipe" => b.recipe = inline.or_else(next).map(str::to_string),
+                "--nproc-per-node" => b.set("cluster.gpus_per_node", yaml::scalar(inline.or_else(next).unwrap_or("")), 0),
+                "--nnodes" => b.set("cluster.num_nodes", yaml::scalar(inline.or_else(next).unwrap_or("")), 0),
+                _ => {
+                    if let Some((path, value)) = override_word(w) {
+                        entry(b, path, yaml::scalar(value), &mut votes);
+                    }
+                }
+            }
+        }
+    }
+    decide_precision(b, &votes);
+}
+
+/// A Bridge config YAML (a `ConfigContainer` dump, or an override file with `model:`/`train:` or `model_config:`
+/// sections).
+pub(crate) fn read_yaml(text: &str, b: &mut Builder) {
+    let mut votes = Vec::new();
+    if let Value::Object(root) = yaml::parse(text) {
+        for (section, v) in root {
+            let section = section.strip_suffix("_config").unwrap_or(&section).to_string();
+            flatten(b, &section, v, &mut votes);
+        }
+    }
+    decide_precision(b, &votes);
+}
+
+/// Reads a nested section; an object that only names a callable (`{_target_: torch.nn.functional.silu}`) is a value.
+fn flatten(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(map) if map.keys().all(|k| k.starts_with('_') && k.ends_with('_')) => {
+            if let Some(t) = map.get("_target_").and_then(Value::as_str) {
+                if path.contains('.') {
+                    entry(b, path, Value::from(t), votes);
+                }
+            }
+        }
+        Value::Object(map) => {
+            for (k, child) in map {
+                if k == "_target_" {
+                    continue;
+                }
+                flatten(b, &format!("{path}.{k}"), child, votes);
+            }
+        }
+        other => entry(b, path, other, votes),
+    }
+}
+
+/// One `section.field = value` of Bridge.
+fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>) {
+    if path == "mixed_precision" || is_precision_switch(path) {
+        votes.push((path.to_string(), v));
+        return;
+    }
+    if path == "model.hf_model_id" {
+        b.hf_id = v.as_str().map(str::to_string);
+        return;
+    }
+    if let Some((name, rank)) = names::by_bridge(path) {
+        if !v.is_null() {
+            b.set(name.plan, v, rank);
+        }
+        return;
+    }
+    if path == "dist.use_tp_pp_dp_mapping" {
+        if v == Value::Bool(true) {
+            b.set("parallelism.order", Value::from(crate::layout::TP_PP_DP_ORDER), 0);
+        }
+        return;
+    }
+    if let Some((row, rank)) = row_by_bridge(path) {
+        if !(rank == 99 && v.is_null()) {
+            b.set_row(row, v, rank);
+        }
+        return;
+    }
+    if let Some(field) = path.strip_prefix("model.").filter(|f| crate::model_fields::model_field_names().contains(f)) {
+        let v = match (field, &v) {
+            // `torch.nn.functional.silu`, `megatron.core.activations.squared_relu` → the function's name.
+            ("activation_func", Value::String(s)) => Value::from(s.rsplit('.').next().unwrap_or(s).to_string()),
+            ("moe_layer_freq" | "linear_attention_freq", Value::String(s)) => list_expr(s).map_or(v.clone(), Value::from),
+            _ => v,
+        };
+        if !v.is_null() {
+            b.set(path, v, 0);
+        }
+        return;
+    }
+    if !v.is_null() {
+        b.unknown(path, &v, "not a setting meshplan models");
+    }
+}
+
+/// The fields that pick the precision (`mixed_precision.fp8`, `model.bf16`, …).
+fn is_precision_switch(path: &str) -> bool {
+    let Some((section, field)) = path.split_once('.') else { return false };
+    matches!(section, "mixed_precision" | "model") && matches!(field, "bf16" | "fp16" | "fp8" | "fp4" | "fp32")
+}
+
+/// The precision: a mixed-precision recipe named by string, else the switches (the `mixed_precision` section's over
+/// the model's, as Bridge's setup copies them onto the model): fp4 or fp8 given a format, else bf16, fp16, fp32.
+// Source: Megatron-Bridge training/mixed_precision.py (MixedPrecisionConfig fields bf16, fp16, fp8, fp4; the registered
+// recipes, data/mixed_precision.json).
+fn decide_precision(b: &mut Builder, votes: &[(String, Value)]) {
+    if let Some((_, v)) = votes.iter().find(|(p, _)| p == "mixed_precision") {
+        match v.as_str() {
+            Some(name) => match mixed_precision_recipes().iter().find(|r| r.name == name) {
+                Some(r) => {
+                    b.precision = Some(r.precision.key());
+                    if let Some(f) = r.fp8_recipe {
+                        b.set("training.fp8_recipe", Value::from(f.key()), 1);
+                    }
+                    return;
+                }
+                None => b.unknown("mixed_precision", v, "not one of the Bridge mixed-precision recipes meshplan knows (data/mixed_precision.json)"),
+            },
+            None if v.is_null() => {}
+            None => b.unknown("mixed_precision", v, "a recipe name was expected"),
+        }
+    }
+    let section = if votes.iter().any(|(p, _)| p.starts_with("mixed_precision.")) { "mixed_precision." } else { "model." };
+    let get = |f: &str| votes.iter().find(|(p, _)| p.strip_prefix(section) == Some(f)).map(|(_, v)| v);
+    let set = |v: Option<&Value>| v.is_some_and(|v| !v.is_null() && *v != Value::Bool(false));
+    let precision = if set(get("fp4")) {
+        "fp4"
+    } else if set(get("fp8")) {
+        "fp8"
+    } else if get("bf16") == Some(&Value::Bool(true)) {
+        "bf16"
+    } else if get("fp16") == Some(&Value::Bool(true)) {
+        "fp16"
+    } else if votes.is_empty() {
+        return;
+    } else {
+        "fp32"
+    };
+    b.precision = Some(precision);
+}
+
+/// A Python line's code, without a trailing `# comment` outside quotes.
+fn strip_py_comment(line: &str) -> &str {
+    let mut quote = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '#') => return line[..i].trim_end(),
+            _ => {}
+        }
+    }
+    line
+}
+
+/// A Python value as the exports write them: literals, lists, `torch.bfloat16`, `[0] * 3 + [1] * 58`,
+/// `get_mixed_precision_config("bf16_mixed")`.
+fn python_value(s: &str) -> Value {
+    let s = s.trim();
+    if let Some(arg) = s.strip_prefix("get_mixed_precision_config(").and_then(|r| r.strip_suffix(')')) {
+        return yaml::scalar(arg);
+    }
+    if s.contains("] *") || s.contains("]*") {
+        if let Some(l) = list_expr(s) {
+            return Value::from(l);
+        }
+    }
+    if let Some(d) = s.strip_prefix("torch.").and_then(dtype_name) {
+        return Value::from(d);
+    }
+    yaml::scalar(s)
+}

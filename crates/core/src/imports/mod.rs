@@ -1,0 +1,425 @@
+//! Imports: what users already hold, read back into a plan file — a Megatron-LM launch command or script
+//! (`pretrain_gpt.py --flag value …`, arrays and variables included), the `arguments` block Megatron-LM prints at
+//! start-up, Megatron Bridge overrides (Hydra `model.x=2` words, or `cfg.model.x = 2` Python lines), the config YAML a
+//! Bridge run writes (or an override YAML), and every meshplan export (the plan file itself included).
+//!
+//! Every name goes through one mapping: the settings table's rows ([`crate::settings::SETTINGS`]: Bridge paths and
+//! Megatron-LM flags) and [`names`] for the layout, batch and model fields. A setting none of them knows is listed in
+//! [`Imported::unrecognized`] with its value and why — never dropped silently. The model comes from a Bridge recipe
+//! name (`--recipe`, or the Python export's import line), a Hugging Face id, or the TransformerConfig fields given;
+//! fields that restate a preset keep the preset.
+//!
+//! Pure and bounded: the text is at most [`crate::limits::MAX_PLAN_BYTES`]; the readers below bound what they unroll.
+
+mod bridge;
+mod mlm;
+pub mod names;
+pub mod shell;
+pub mod yaml;
+
+use crate::limits::MAX_PLAN_BYTES;
+use crate::plan::{InputError, Plan};
+use crate::settings::{SETTINGS, Setting, Ty};
+use crate::{Code, Diagnostic, presets};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What the text is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// A Megatron-LM command line or launch script, or the `arguments` block it prints.
+    MegatronArgs,
+    /// Megatron Bridge overrides: Hydra `key=value` words (a launch command) or `cfg.key = value` Python lines.
+    BridgeOverrides,
+    /// A Megatron Bridge config YAML (the `ConfigContainer` a run writes, or an override file).
+    BridgeYaml,
+    /// A meshplan plan file (JSON).
+    Plan,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::MegatronArgs, Format::BridgeOverrides, Format::BridgeYaml, Format::Plan];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Format::MegatronArgs => "megatron-args",
+            Format::BridgeOverrides => "bridge-overrides",
+            Format::BridgeYaml => "bridge-yaml",
+            Format::Plan => "plan",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.key() == key)
+    }
+}
+
+/// A setting of the input meshplan does not read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Unrecognized {
+    /// As the input spells it (`--lr`, `optimizer.lr`).
+    pub name: String,
+    pub value: String,
+    pub why: String,
+}
+
+/// What an import read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Imported {
+    pub format: Format,
+    /// The plan file built from the input (Megatron names; what the input does not say takes meshplan's defaults).
+    pub plan: Value,
+    pub unrecognized: Vec<Unrecognized>,
+    /// What was assumed or derived (the cluster when the input does not size it, a recipe's preset, …).
+    pub notes: Vec<String>,
+}
+
+/// Choices the text cannot carry (a launch command rarely names the GPU).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportOptions {
+    pub from: Option<Format>,
+    /// A model preset key, used when the input names no model (or instead of it).
+    pub model: Option<String>,
+    /// A GPU catalogue key, used instead of the input's (or the default, h100-sxm-80gb).
+    pub gpu: Option<String>,
+}
+
+/// Reads `text` as `opts.from` (or the format it looks like) into a plan file.
+pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> {
+    if text.len() > MAX_PLAN_BYTES {
+        return Err(InputError::new(
+            Code::PlanTooLarge,
+            format!("the input is {} bytes; the largest meshplan reads is {MAX_PLAN_BYTES} bytes (1 MiB)", text.len()),
+            "paste only the launch command, the arguments block or the config YAML",
+        ));
+    }
+    let format = opts.from.unwrap_or_else(|| detect(text));
+    let mut b = Builder::default();
+    match format {
+        Format::Plan => {
+            let plan = crate::plan::read_json(text)?;
+            return Ok(Imported { format, plan, unrecognized: Vec::new(), notes: Vec::new() });
+        }
+        Format::MegatronArgs => mlm::read(text, &mut b),
+        Format::BridgeOverrides => bridge::read_overrides(text, &mut b),
+        Format::BridgeYaml => bridge::read_yaml(text, &mut b),
+    }
+    meshplan_header(text, &mut b);
+    let (built, set_keys) = b.finish(format, opts)?;
+    let built = if format == Format::MegatronArgs { mlm::defaults(built, &set_keys) } else { built };
+    Ok(Imported { format, plan: built.plan, unrecognized: built.unrecognized, notes: built.notes })
+}
+
+/// Imports and resolves: the plan and the findings of reading it.
+pub fn import_plan(text: &str, opts: &ImportOptions) -> Result<(Imported, Plan, Vec<Diagnostic>), InputError> {
+    let imported = import(text, opts)?;
+    let (plan, diags) = crate::plan::parse_plan(&imported.plan)?;
+    Ok((imported, plan, diags))
+}
+
+/// The format `text` looks like.
+pub fn detect(text: &str) -> Format {
+    let t = text.trim_start();
+    if t.starts_with('{') {
+        return Format::Plan;
+    }
+    if mlm::is_args_block(text) {
+        return Format::MegatronArgs;
+    }
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    if lines.iter().any(|l| l.starts_with("cfg.")) {
+        return Format::BridgeOverrides;
+    }
+    if text.contains("run_recipe.py") {
+        return Format::BridgeOverrides;
+    }
+    let yaml_keys = lines.iter().filter(|l| l.ends_with(':') && !l.contains(' ') && !l.contains('=')).count();
+    if yaml_keys > 0 && lines.iter().all(|l| !l.starts_with("--")) {
+        return Format::BridgeYaml;
+    }
+    let flags = shell::words(text).iter().filter(|w| w.starts_with("--")).count();
+    let dotted = shell::words(text).iter().filter(|w| bridge::override_word(w).is_some()).count();
+    if dotted > flags { Format::BridgeOverrides } else { Format::MegatronArgs }
+}
+
+/// The cluster and model name a meshplan export states in its first comment line:
+/// `… — meshplan plan for NAME — TP=… , 64 GPUs (8 nodes × 8 h100-sxm-80gb)`.
+fn meshplan_header(text: &str, b: &mut Builder) {
+    let Some(line) = text.lines().take(5).find(|l| l.contains("— meshplan plan for ")) else { return };
+    let Some(tail) = line.rsplit_once(" GPUs (").map(|(_, t)| t.trim_end_matches(')')) else { return };
+    let mut words = tail.split_whitespace();
+    let (nodes, _, _, gpn, gpu) = (words.next(), words.next(), words.next(), words.next(), words.next());
+    if let (Some(nodes), Some(gpn)) = (nodes.and_then(|n| n.parse::<u64>().ok()), gpn.and_then(|n| n.parse::<u64>().ok())) {
+        b.set("cluster.num_nodes", Value::from(nodes), 0);
+        b.set("cluster.gpus_per_node", Value::from(gpn), 0);
+    }
+    if let Some(g) = gpu.filter(|g| presets::gpu(g).is_some()) {
+        b.set("cluster.gpu", Value::from(g), 0);
+    }
+    if let Some(name) = line.split("— meshplan plan for ").nth(1).and_then(|r| r.split(" — ").next()) {
+        b.header_name = Some(name.trim().to_string());
+    }
+}
+
+/// A plan under construction: values by plan path, each with the rank of the name it came from (0 decides).
+#[derive(Default)]
+pub(crate) struct Builder {
+    plan: Map<String, Value>,
+    ranks: Vec<(String, usize)>,
+    pub unrecognized: Vec<Unrecognized>,
+    pub notes: Vec<String>,
+    /// A Bridge recipe function name.
+    pub recipe: Option<String>,
+    /// A Hugging Face id (Bridge's `model.hf_model_id`).
+    pub hf_id: Option<String>,
+    /// The model name a meshplan export's header gives.
+    pub header_name: Option<String>,
+    /// The precision, once decided.
+    pub precision: Option<&'static str>,
+    /// Total GPUs, when the input gives only the world size.
+    pub world_size: Option<u64>,
+}
+
+/// The plan built, with what was not read.
+pub(crate) struct Built {
+    pub plan: Value,
+    pub unrecognized: Vec<Unrecognized>,
+    pub notes: Vec<String>,
+}
+
+impl Builder {
+    /// Sets `path` (`section.field`) unless a name of lower rank already set it.
+    pub fn set(&mut self, path: &str, value: Value, rank: usize) {
+        if let Some((_, r)) = self.ranks.iter().find(|(p, _)| p == path) {
+            if *r < rank {
+                return;
+            }
+        }
+        self.ranks.retain(|(p, _)| p != path);
+        self.ranks.push((path.to_string(), rank));
+        let (section, field) = path.split_once('.').unwrap_or(("", path));
+        if let Value::Object(m) = self.plan.entry(section.to_string()).or_insert_with(|| Value::Object(Map::new())) {
+            m.insert(field.to_string(), value);
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Option<&Value> {
+        let (section, field) = path.split_once('.')?;
+        self.plan.get(section)?.get(field)
+    }
+
+    pub fn remove(&mut self, path: &str) -> Option<Value> {
+        let (section, field) = path.split_once('.')?;
+        self.ranks.retain(|(p, _)| p != path);
+        self.plan.get_mut(section)?.as_object_mut()?.remove(field)
+    }
+
+    pub fn unknown(&mut self, name: &str, value: &Value, why: &str) {
+        let shown = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        self.unrecognized.push(Unrecognized { name: name.chars().take(200).collect(), value: shown.chars().take(200).collect(), why: why.into() });
+    }
+
+    /// A settings row's value in the plan's spelling, from a tool's value (`v` parsed as a scalar or list).
+    pub fn set_row(&mut self, row: &'static Setting, v: Value, rank: usize) {
+        let v = setting_value(row, v);
+        // Bridge writes the offload fraction (0.0) with offloading off: nothing is offloaded, as when it is not set.
+        if row.key == "optimizer_offload_fraction" && v.as_f64() == Some(0.0) {
+            return;
+        }
+        self.set(&format!("training.{}", row.key), v, rank);
+    }
+
+    /// The model section: the recipe's or Hugging Face id's preset, the given fields, or both; None when there is none.
+    fn model(&mut self, opts: &ImportOptions) -> Option<Value> {
+        let mut fields = self.plan.remove("model").and_then(|v| v.as_object().cloned()).unwrap_or_default();
+        // Megatron-LM requires --max-position-embeddings; a value equal to the sequence length (what the Megatron-LM
+        // export writes when the plan leaves it unset) says nothing of the model when a preset leaves it unset.
+        let seq = self.get("training.seq_length").cloned();
+        let unset_in_preset = |p: &presets::ModelPreset| p.model_config().max_position_embeddings.is_none();
+        let named = opts
+            .model
+            .as_deref()
+            .and_then(presets::model)
+            .or_else(|| self.recipe.as_deref().and_then(recipe_preset))
+            .or_else(|| self.hf_id.as_deref().and_then(presets::model))
+            .or_else(|| self.header_name.as_deref().and_then(|n| presets::models().iter().find(|p| p.name == n)));
+        if let Some(p) = named {
+            if unset_in_preset(p) && seq.is_some() && fields.get("max_position_embeddings") == seq.as_ref() {
+                fields.remove("max_position_embeddings");
+            }
+            self.notes.push(format!("model: the {} preset{}", p.key, if fields.is_empty() { String::new() } else { " with the fields the input sets".into() }));
+            let mut m = fields;
+            m.insert("preset".into(), Value::from(p.key.clone()));
+            return Some(Value::Object(m));
+        }
+        if fields.is_empty() {
+            return None;
+        }
+        // Fields that restate a preset (all of them, the vocabulary aside when the input leaves it to the tokenizer).
+        let obj = Value::Object(fields.clone());
+        let given = crate::model_fields::model_from_fields(Some(&obj), None, "model", &mut Vec::new());
+        for p in presets::models() {
+            let base = p.model_config();
+            let mut fields = fields.clone();
+            if base.max_position_embeddings.is_none() && seq.is_some() && fields.get("max_position_embeddings") == seq.as_ref() {
+                fields.remove("max_position_embeddings");
+            }
+            let obj = Value::Object(fields.clone());
+            let over = crate::model_fields::model_from_fields(Some(&obj), Some(&base), "model", &mut Vec::new());
+            if over == base && (fields.contains_key("vocab_size") || given.num_layers == base.num_layers) {
+                self.notes.push(format!("model: the fields given are the {} preset's", p.key));
+                let mut m = fields;
+                m.insert("preset".into(), Value::from(p.key.clone()));
+                return Some(Value::Object(m));
+            }
+        }
+        let mut m = fields;
+        if let Some(name) = self.header_name.clone().or_else(|| self.hf_id.clone()) {
+            m.insert("name".into(), Value::from(name));
+        }
+        Some(Value::Object(m))
+    }
+
+    /// The plan file: model, cluster (what the input sizes, else assumed and noted), training, parallelism.
+    fn finish(mut self, format: Format, opts: &ImportOptions) -> Result<(Built, Vec<String>), InputError> {
+        let model = self.model(opts).ok_or_else(|| {
+            InputError::new(
+                Code::MissingModel,
+                format!("the {} input names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size", format.key()),
+                "name a model preset (meshplan import --model KEY; see `meshplan presets`), or include the model's flags or fields",
+            )
+        })?;
+        if let Some(p) = self.precision {
+            self.set("training.precision", Value::from(p), 0);
+        }
+        self.cluster(opts);
+        let set_keys: Vec<String> = self.ranks.iter().map(|(p, _)| p.clone()).collect();
+        let mut plan = Map::new();
+        plan.insert("model".into(), model);
+        for section in ["cluster", "training", "parallelism"] {
+            plan.insert(section.into(), self.plan.remove(section).unwrap_or_else(|| Value::Object(Map::new())));
+        }
+        Ok((Built { plan: Value::Object(plan), unrecognized: self.unrecognized, notes: self.notes }, set_keys))
+    }
+
+    /// The cluster: the input's node count and GPUs per node (or its world size), else the smallest world the layout
+    /// needs; the GPU from the options, the input, or h100-sxm-80gb — each assumption noted.
+    fn cluster(&mut self, opts: &ImportOptions) {
+        match (&opts.gpu, self.get("cluster.gpu").is_some()) {
+            (Some(g), _) => self.set("cluster.gpu", Value::from(g.clone()), 0),
+            (None, true) => {}
+            (None, false) => {
+                self.set("cluster.gpu", Value::from("h100-sxm-80gb"), 0);
+                self.notes.push("cluster: the input does not name the GPU; h100-sxm-80gb assumed (meshplan import --gpu KEY)".into());
+            }
+        }
+        if self.get("cluster.num_nodes").is_some() && self.get("cluster.gpus_per_node").is_some() {
+            return;
+        }
+        let size = |b: &Builder, p: &str| b.get(p).and_then(crate::fields::as_uint).unwrap_or(1).max(1);
+        let gpn = self.get("cluster.gpus_per_node").and_then(crate::fields::as_uint);
+        let nodes = self.get("cluster.num_nodes").and_then(crate::fields::as_uint);
+        let total = match (self.world_size, gpn, nodes) {
+            (Some(w), _, _) => w,
+            (None, Some(g), Some(n)) => g.saturating_mul(n),
+            (None, Some(g), None) => g,
+            _ => {
+                let (tp, pp, cp) = (size(self, "parallelism.tensor_model_parallel_size"), size(self, "parallelism.pipeline_model_parallel_size"), size(self, "parallelism.context_parallel_size"));
+                let (ep, etp) = (size(self, "parallelism.expert_model_parallel_size"), self.get("parallelism.expert_tensor_parallel_size").and_then(crate::fields::as_uint).unwrap_or(tp));
+                let min = pp.saturating_mul((tp.saturating_mul(cp)).max(ep.saturating_mul(etp)));
+                self.notes.push(format!("cluster: the input does not size the world; the smallest the layout needs, {min} GPUs, assumed"));
+                min
+            }
+        };
+        let gpn = gpn.unwrap_or_else(|| if total % 8 == 0 { 8 } else { total.clamp(1, 8) });
+        self.set("cluster.gpus_per_node", Value::from(gpn), 0);
+        self.set("cluster.num_nodes", Value::from(total.div_ceil(gpn.max(1)).max(1)), 0);
+    }
+}
+
+/// The preset whose Bridge recipe is `name` (the library's name, with or without a `_config` / variant suffix).
+pub fn recipe_preset(name: &str) -> Option<&'static presets::ModelPreset> {
+    let name = name.trim().rsplit('.').next().unwrap_or(name);
+    let r = presets::bridge_recipes().iter().find(|r| r.recipe == name).or_else(|| {
+        // `llama31_70b_pretrain_32gpu_h100_bf16_config` → the recipe `llama31_70b_pretrain_config`.
+        presets::bridge_recipes().iter().find(|r| {
+            let stem = r.recipe.trim_end_matches("_config");
+            name.starts_with(stem) && name.ends_with("_config")
+        })
+    })?;
+    presets::model(&r.model)
+}
+
+/// `torch.bfloat16`, `bfloat16`, `bf16` → the plan's dtype spelling.
+pub fn dtype_name(s: &str) -> Option<&'static str> {
+    match s.trim().trim_start_matches("torch.") {
+        "float32" | "fp32" | "float" => Some("fp32"),
+        "float16" | "fp16" | "half" => Some("fp16"),
+        "bfloat16" | "bf16" => Some("bf16"),
+        "uint8" | "fp8" => Some("fp8"),
+        _ => None,
+    }
+}
+
+/// A tool's value as the settings row spells it: dtypes by name, Megatron's None as the row's null spelling, a single
+/// value of a list row as a one-item list.
+fn setting_value(row: &Setting, v: Value) -> Value {
+    match (&v, row.ty) {
+        (Value::Null, _) => row.null_spelling.map_or(Value::Null, Value::from),
+        (Value::String(s), _) if row.torch_dtype => dtype_name(s).map_or(v.clone(), Value::from),
+        (Value::String(s), Ty::List(_)) => Value::Array(vec![Value::from(s.clone())]),
+        (Value::String(s), Ty::Bool) => yaml::scalar(s),
+        (Value::String(s), Ty::UInt | Ty::Float) => yaml::scalar(s),
+        _ => v,
+    }
+}
+
+/// The settings row whose Bridge path is `path`, and the path's rank (a deprecated spelling ranks last).
+pub fn row_by_bridge(path: &str) -> Option<(&'static Setting, usize)> {
+    SETTINGS.iter().find_map(|r| {
+        r.bridge.iter().position(|b| *b == path).map(|i| (r, i)).or_else(|| r.bridge_clears.contains(&path).then_some((r, 99)))
+    })
+}
+
+/// `[0]*3+[1]*58`, `([0] * 3 + [1] * 58)`, `[0,1,1]` → the 0/1 list (at most [`crate::limits::MAX_LAYERS`] entries).
+pub fn list_expr(s: &str) -> Option<Vec<u8>> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let s = s.trim_start_matches('(').trim_end_matches(')');
+    let mut out: Vec<u8> = Vec::new();
+    for term in s.split('+') {
+        let (list, times) = match term.rsplit_once("]*") {
+            Some((l, k)) => (format!("{l}]"), k.parse::<u64>().ok()?),
+            None => (term.to_string(), 1),
+        };
+        let items: Vec<u8> = list.strip_prefix('[')?.strip_suffix(']')?.split(',').map(|x| x.parse::<u8>().ok()).collect::<Option<_>>()?;
+        if (out.len() as u64).saturating_add((items.len() as u64).saturating_mul(times)) > crate::limits::MAX_LAYERS {
+            return None;
+        }
+        for _ in 0..times {
+            out.extend_from_slice(&items);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_expressions() {
+        assert_eq!(list_expr("([0]*3+[1]*2)"), Some(vec![0, 0, 0, 1, 1]));
+        assert_eq!(list_expr("[0] * 1 + [1] * 2"), Some(vec![0, 1, 1]));
+        assert_eq!(list_expr("[1]*999999999999"), None);
+    }
+
+    #[test]
+    fn recipe_names_with_variants() {
+        assert_eq!(recipe_preset("llama31_70b_pretrain_config").map(|p| p.key.as_str()), Some("llama-3.1-70b"));
+        assert_eq!(recipe_preset("llama31_70b_pretrain_32gpu_h100_bf16_config").map(|p| p.key.as_str()), Some("llama-3.1-70b"));
+    }
+}

@@ -1,0 +1,140 @@
+//! Where each plan field comes from in the tools' own spellings, for the fields that are not rows of the settings
+//! table (those rows carry their Bridge paths and Megatron-LM flags themselves, [`crate::settings::SETTINGS`]): the
+//! parallel layout, the batch, and the model's TransformerConfig fields as Megatron-LM's flags spell them. The names
+//! are those the exports write (`export.rs` cites their sources); the round-trip test (`tests/imports.rs`) holds the
+//! two in step: every export of every preset reads back with nothing unrecognized.
+
+/// How a Megatron-LM flag carries its value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arg {
+    /// `--flag VALUE`.
+    Value,
+    /// A `store_true` flag: the plan field is true when present.
+    Flag,
+    /// A `store_true` flag that sets the plan field false (`--disable-bias-linear`).
+    FlagFalse,
+}
+
+/// One plan field and its names.
+#[derive(Clone, Copy, Debug)]
+pub struct Name {
+    /// The plan path, `section.field`.
+    pub plan: &'static str,
+    /// Megatron Bridge ConfigContainer paths, the first deciding when several are given.
+    pub bridge: &'static [&'static str],
+    /// The Megatron-LM flag and how it carries its value.
+    pub mlm: Option<(&'static str, Arg)>,
+}
+
+const fn n(plan: &'static str, bridge: &'static [&'static str], mlm: Option<(&'static str, Arg)>) -> Name {
+    Name { plan, bridge, mlm }
+}
+
+use Arg::{Flag, FlagFalse, Value};
+
+/// The parallel layout and the batch.
+// Sources: Megatron-LM megatron/training/arguments.py and the ModelParallelConfig / TransformerConfig fields its
+// ArgumentGroupFactory turns into flags (--num-virtual-stages-per-pipeline-rank, --decoder-first-pipeline-num-layers,
+// --overlap-p2p-communication are literal add_argument names); Bridge training/config.py (TrainingConfig, dataset
+// seq_length), training/comm_overlap.py (overlap_p2p_comm) — as export.rs writes them.
+pub const LAYOUT: &[Name] = &[
+    n("parallelism.tensor_model_parallel_size", &["model.tensor_model_parallel_size"], Some(("--tensor-model-parallel-size", Value))),
+    n("parallelism.pipeline_model_parallel_size", &["model.pipeline_model_parallel_size"], Some(("--pipeline-model-parallel-size", Value))),
+    n(
+        "parallelism.virtual_pipeline_model_parallel_size",
+        &["model.virtual_pipeline_model_parallel_size"],
+        Some(("--num-virtual-stages-per-pipeline-rank", Value)),
+    ),
+    n("parallelism.context_parallel_size", &["model.context_parallel_size"], Some(("--context-parallel-size", Value))),
+    n("parallelism.expert_model_parallel_size", &["model.expert_model_parallel_size"], Some(("--expert-model-parallel-size", Value))),
+    n("parallelism.expert_tensor_parallel_size", &["model.expert_tensor_parallel_size"], Some(("--expert-tensor-parallel-size", Value))),
+    n("parallelism.sequence_parallel", &["model.sequence_parallel"], Some(("--sequence-parallel", Flag))),
+    n("parallelism.pipeline_model_parallel_layout", &["model.pipeline_model_parallel_layout"], Some(("--pipeline-model-parallel-layout", Value))),
+    n("parallelism.num_layers_in_first_pipeline_stage", &["model.num_layers_in_first_pipeline_stage"], Some(("--decoder-first-pipeline-num-layers", Value))),
+    n("parallelism.num_layers_in_last_pipeline_stage", &["model.num_layers_in_last_pipeline_stage"], Some(("--decoder-last-pipeline-num-layers", Value))),
+    n(
+        "parallelism.account_for_embedding_in_pipeline_split",
+        &["model.account_for_embedding_in_pipeline_split"],
+        Some(("--account-for-embedding-in-pipeline-split", Flag)),
+    ),
+    n("parallelism.account_for_loss_in_pipeline_split", &["model.account_for_loss_in_pipeline_split"], Some(("--account-for-loss-in-pipeline-split", Flag))),
+    n(
+        "parallelism.microbatch_group_size_per_vp_stage",
+        &["model.microbatch_group_size_per_vp_stage"],
+        Some(("--microbatch-group-size-per-virtual-pipeline-stage", Value)),
+    ),
+    n("parallelism.overlap_p2p_comm", &["comm_overlap.overlap_p2p_comm", "model.overlap_p2p_comm"], Some(("--overlap-p2p-communication", Flag))),
+    n("training.micro_batch_size", &["train.micro_batch_size"], Some(("--micro-batch-size", Value))),
+    n("training.global_batch_size", &["train.global_batch_size"], Some(("--global-batch-size", Value))),
+    n("training.seq_length", &["dataset.seq_length", "model.seq_length", "dataset.sequence_length"], Some(("--seq-length", Value))),
+];
+
+/// The model's Megatron-LM flags (Bridge spells these `model.<field>`, the plan's own names).
+// Source: export.rs megatron_lm_model and layer_kind_fields (each flag checked there against Megatron-LM
+// arguments.py / ArgumentGroupFactory); --use-rotary-position-embeddings and --no-position-embedding are the older
+// spellings arguments.py still maps onto position_embedding_type.
+pub const MODEL: &[Name] = &[
+    n("model.num_layers", &[], Some(("--num-layers", Value))),
+    n("model.hidden_size", &[], Some(("--hidden-size", Value))),
+    n("model.ffn_hidden_size", &[], Some(("--ffn-hidden-size", Value))),
+    n("model.num_attention_heads", &[], Some(("--num-attention-heads", Value))),
+    n("model.num_query_groups", &[], Some(("--num-query-groups", Value))),
+    n("model.kv_channels", &[], Some(("--kv-channels", Value))),
+    n("model.max_position_embeddings", &[], Some(("--max-position-embeddings", Value))),
+    n("model.position_embedding_type", &[], Some(("--position-embedding-type", Value))),
+    n("model.normalization", &[], Some(("--normalization", Value))),
+    n("model.make_vocab_size_divisible_by", &[], Some(("--make-vocab-size-divisible-by", Value))),
+    n("model.vocab_size", &[], Some(("--vocab-size", Value))),
+    n("model.add_bias_linear", &[], Some(("--disable-bias-linear", FlagFalse))),
+    n("model.add_qkv_bias", &[], Some(("--add-qkv-bias", Flag))),
+    n("model.qk_layernorm", &[], Some(("--qk-layernorm", Flag))),
+    n("model.share_embeddings_and_output_weights", &[], Some(("--untie-embeddings-and-output-weights", FlagFalse))),
+    n("model.num_moe_experts", &[], Some(("--num-experts", Value))),
+    n("model.moe_router_topk", &[], Some(("--moe-router-topk", Value))),
+    n("model.moe_ffn_hidden_size", &[], Some(("--moe-ffn-hidden-size", Value))),
+    n("model.moe_shared_expert_intermediate_size", &[], Some(("--moe-shared-expert-intermediate-size", Value))),
+    n("model.moe_layer_freq", &[], Some(("--moe-layer-freq", Value))),
+    n("model.moe_router_pre_softmax", &[], Some(("--moe-router-pre-softmax", Flag))),
+    n("model.multi_latent_attention", &[], Some(("--multi-latent-attention", Flag))),
+    n("model.q_lora_rank", &[], Some(("--q-lora-rank", Value))),
+    n("model.kv_lora_rank", &[], Some(("--kv-lora-rank", Value))),
+    n("model.qk_head_dim", &[], Some(("--qk-head-dim", Value))),
+    n("model.qk_pos_emb_head_dim", &[], Some(("--qk-pos-emb-head-dim", Value))),
+    n("model.v_head_dim", &[], Some(("--v-head-dim", Value))),
+    n("model.mtp_num_layers", &[], Some(("--mtp-num-layers", Value))),
+    n("model.hybrid_layer_pattern", &[], Some(("--hybrid-layer-pattern", Value))),
+    n("model.hybrid_override_pattern", &[], Some(("--hybrid-override-pattern", Value))),
+    n("model.mamba_state_dim", &[], Some(("--mamba-state-dim", Value))),
+    n("model.mamba_head_dim", &[], Some(("--mamba-head-dim", Value))),
+    n("model.mamba_num_groups", &[], Some(("--mamba-num-groups", Value))),
+    n("model.mamba_num_heads", &[], Some(("--mamba-num-heads", Value))),
+    n("model.experimental_attention_variant", &[], Some(("--experimental-attention-variant", Value))),
+    n("model.linear_attention_freq", &[], Some(("--linear-attention-freq", Value))),
+    n("model.linear_key_head_dim", &[], Some(("--linear-key-head-dim", Value))),
+    n("model.linear_value_head_dim", &[], Some(("--linear-value-head-dim", Value))),
+    n("model.linear_num_key_heads", &[], Some(("--linear-num-key-heads", Value))),
+    n("model.linear_num_value_heads", &[], Some(("--linear-num-value-heads", Value))),
+    n("model.linear_conv_kernel_dim", &[], Some(("--linear-conv-kernel-dim", Value))),
+    n("model.attention_output_gate", &[], Some(("--attention-output-gate", Flag))),
+    n("model.moe_shared_expert_gate", &[], Some(("--moe-shared-expert-gate", Flag))),
+    n("model.moe_latent_size", &[], Some(("--moe-latent-size", Value))),
+    n("model.mtp_use_repeated_layer", &[], Some(("--mtp-use-repeated-layer", Flag))),
+];
+
+/// The Megatron-LM flag `flag` (with or without its leading dashes, `-` or `_` between words) of a layout, batch or
+/// model field.
+pub fn by_flag(flag: &str) -> Option<&'static Name> {
+    let key = canonical_flag(flag);
+    LAYOUT.iter().chain(MODEL).find(|n| n.mlm.is_some_and(|(f, _)| f == key))
+}
+
+/// `--tensor_model_parallel_size`, `tensor-model-parallel-size` → `--tensor-model-parallel-size` (argparse accepts
+/// dashes; Megatron's argument dump and some launchers write the underscore spelling).
+pub fn canonical_flag(flag: &str) -> String {
+    format!("--{}", flag.trim_start_matches('-').replace('_', "-"))
+}
+
+/// The Bridge path `path` of a layout or batch field, and its rank among the paths of that field (0 decides).
+pub fn by_bridge(path: &str) -> Option<(&'static Name, usize)> {
+    LAYOUT.iter().find_map(|n| n.bridge.iter().position(|b| *b == path).map(|i| (n, i)))
+}

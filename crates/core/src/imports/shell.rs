@@ -1,0 +1,260 @@
+//! Shell text as words: the part of POSIX shell a launch script uses — comments, `\` line continuations, single and
+//! double quotes, `NAME=value` and `NAME=( … )` assignments, and `$NAME`, `${NAME}`, `${NAME[@]}` expansions of the
+//! names the text itself assigned. Nothing is executed: `$(…)` and names the text does not assign stay as written.
+//!
+//! Bounded: at most [`MAX_WORDS`] words come out, however the assignments expand (an array that doubles itself each
+//! line stops there).
+
+/// The most words one text yields (a long Megatron-LM script has ~300).
+pub const MAX_WORDS: usize = 100_000;
+
+/// The most bytes all expansions of one text may produce together (8 MiB); past it, `$NAME` stays as written.
+pub const MAX_EXPANDED_BYTES: usize = 8 << 20;
+
+/// A word and whether any part of it was quoted (a quoted `--x` is still a flag; a quoted `A=b` is not an assignment).
+#[derive(Clone, Debug, PartialEq)]
+struct Word {
+    text: String,
+    quoted: bool,
+}
+
+/// Splits `text` into words: `\` + newline joins lines, `#` at a word's start comments out the rest of the line,
+/// quotes group, and an unquoted newline or `;` `|` `&` ends a command (given back as the word "\n").
+fn split(text: &str) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut in_word = false;
+    let mut chars = text.chars().peekable();
+    let push = |out: &mut Vec<Word>, cur: &mut String, quoted: &mut bool, in_word: &mut bool| {
+        if *in_word {
+            out.push(Word { text: std::mem::take(cur), quoted: *quoted });
+        }
+        *quoted = false;
+        *in_word = false;
+    };
+    while let Some(c) = chars.next() {
+        if out.len() >= MAX_WORDS {
+            break;
+        }
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some('\r') if chars.peek() == Some(&'\n') => {
+                    chars.next();
+                }
+                Some(n) => {
+                    cur.push(n);
+                    in_word = true;
+                }
+                None => {}
+            },
+            '#' if !in_word => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+                push(&mut out, &mut cur, &mut quoted, &mut in_word);
+                out.push(Word { text: "\n".into(), quoted: false });
+            }
+            '\'' => {
+                in_word = true;
+                quoted = true;
+                for n in chars.by_ref() {
+                    if n == '\'' {
+                        break;
+                    }
+                    cur.push(n);
+                }
+            }
+            '"' => {
+                in_word = true;
+                quoted = true;
+                while let Some(n) = chars.next() {
+                    match n {
+                        '"' => break,
+                        '\\' if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => cur.extend(chars.next()),
+                        _ => cur.push(n),
+                    }
+                }
+            }
+            '\n' | ';' | '|' | '&' => {
+                push(&mut out, &mut cur, &mut quoted, &mut in_word);
+                out.push(Word { text: "\n".into(), quoted: false });
+            }
+            '(' | ')' if !in_word || cur.ends_with('=') => {
+                // `NAME=(` opens an array; a lone `(` or `)` is a word of its own.
+                if c == '(' && cur.ends_with('=') {
+                    cur.push('(');
+                    push(&mut out, &mut cur, &mut quoted, &mut in_word);
+                } else {
+                    push(&mut out, &mut cur, &mut quoted, &mut in_word);
+                    out.push(Word { text: c.to_string(), quoted: false });
+                }
+            }
+            ')' => {
+                push(&mut out, &mut cur, &mut quoted, &mut in_word);
+                out.push(Word { text: ")".into(), quoted: false });
+            }
+            c if c.is_whitespace() => push(&mut out, &mut cur, &mut quoted, &mut in_word),
+            c => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    push(&mut out, &mut cur, &mut quoted, &mut in_word);
+    out
+}
+
+/// The name of an assignment word `NAME=…` or `NAME+=…` (an identifier before the first `=`), and whether it appends.
+fn assignment(w: &Word) -> Option<(&str, &str, bool)> {
+    let (name, value) = w.text.split_once('=')?;
+    let (name, append) = match name.strip_suffix('+') {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let ident = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit());
+    ident.then_some((name, value, append))
+}
+
+/// Expands `$NAME`, `${NAME}`, `${NAME[@]}` and `${NAME[*]}` of the assigned names in `s` (an array expands to its
+/// words joined by spaces, which the caller splits again when unquoted).
+fn expand(s: &str, vars: &[(String, Vec<String>)], budget: &mut usize, expanded: &mut Vec<String>) -> String {
+    let lookup = |name: &str| vars.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let mut default = None;
+        let (name, used) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => {
+                    let mut name = inner[..end].trim_end_matches("[@]").trim_end_matches("[*]");
+                    // `${NAME:-default}`: the default when the text does not assign NAME.
+                    if let Some((n, d)) = name.split_once(":-") {
+                        name = n;
+                        default = Some(d.trim_matches('"').trim_matches('\''));
+                    }
+                    (name, end + 2)
+                }
+                None => ("", 0),
+            }
+        } else {
+            let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        let size = |v: &Vec<String>| v.iter().map(|w| w.len() + 1).sum::<usize>();
+        match lookup(name).filter(|v| !name.is_empty() && size(v) <= *budget) {
+            Some(v) => {
+                if !expanded.iter().any(|u| u == name) {
+                    expanded.push(name.to_string());
+                }
+                *budget -= size(v);
+                out.push_str(&v.join(" "));
+            }
+            None => match default {
+                Some(d) => out.push_str(d),
+                None => out.push_str(&rest[i..i + 1 + used]),
+            },
+        }
+        rest = &after[used..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The words of a shell text after its own assignments are expanded, assignments themselves left out (the words of an
+/// array no command expands come last); a command boundary is the word "\n".
+pub fn words(text: &str) -> Vec<String> {
+    let raw = split(text);
+    let mut vars: Vec<(String, Vec<String>)> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let mut budget = MAX_EXPANDED_BYTES;
+    let mut used: Vec<String> = Vec::new();
+    let mut arrays: Vec<String> = Vec::new();
+    let set = |vars: &mut Vec<(String, Vec<String>)>, name: String, mut items: Vec<String>| {
+        items.truncate(MAX_WORDS);
+        match vars.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = items,
+            None => vars.push((name, items)),
+        }
+    };
+    let mut i = 0;
+    while i < raw.len() && out.len() < MAX_WORDS {
+        let w = &raw[i];
+        i += 1;
+        let at_command_start = out.last().is_none_or(|l| l == "\n");
+        if let (false, true, Some((name, value, append))) = (w.quoted && !w.text.contains("=("), at_command_start, assignment(w)) {
+            let name = name.to_string();
+            let before: Vec<String> = if append { vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone()).unwrap_or_default() } else { Vec::new() };
+            if value == "(" {
+                // An array: words up to the closing `)`.
+                let mut items = before;
+                while i < raw.len() && raw[i].text != ")" && items.len() < MAX_WORDS {
+                    let t = &raw[i].text;
+                    if t != "\n" {
+                        let e = expand(t, &vars, &mut budget, &mut used);
+                        if raw[i].quoted { items.push(e) } else { items.extend(e.split_whitespace().map(str::to_string)) }
+                    }
+                    i += 1;
+                }
+                i += 1;
+                if !arrays.contains(&name) {
+                    arrays.push(name.clone());
+                }
+                set(&mut vars, name, items);
+            } else {
+                let v = expand(value, &vars, &mut budget, &mut used);
+                let v = if append { before.join(" ") + &v } else { v };
+                set(&mut vars, name, vec![v]);
+            }
+            continue;
+        }
+        if w.text.starts_with("export") && !w.quoted {
+            continue;
+        }
+        let e = expand(&w.text, &vars, &mut budget, &mut used);
+        if w.quoted || e == "\n" {
+            out.push(e);
+        } else {
+            out.extend(e.split_whitespace().map(str::to_string));
+        }
+    }
+    // An array no command expands (`MEGATRON_ARGS=( … )` pasted alone) is still what the text says: its words follow,
+    // as one more command.
+    for name in arrays.iter().filter(|a| !used.contains(a)) {
+        if let Some((_, items)) = vars.iter().find(|(n, _)| n == name) {
+            out.push("\n".into());
+            out.extend(items.iter().cloned());
+        }
+    }
+    out.truncate(MAX_WORDS);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_variables_quotes_and_continuations() {
+        let text = "GPUS=8\nARGS=(\n  --tp $GPUS # comment\n  --name 'a b'\n)\ntorchrun --nproc_per_node $GPUS x.py \\\n  ${ARGS[@]} --y \"q\\\"\"\n";
+        let w = words(text);
+        let flat: Vec<&str> = w.iter().map(String::as_str).filter(|s| *s != "\n").collect();
+        // Unquoted `${ARGS[@]}` splits each item again, as bash does: 'a b' becomes two words.
+        assert_eq!(flat, ["torchrun", "--nproc_per_node", "8", "x.py", "--tp", "8", "--name", "a", "b", "--y", "q\""]);
+    }
+
+    #[test]
+    fn self_doubling_arrays_stop_at_the_bound() {
+        let mut text = String::from("A=(x)\n");
+        for _ in 0..40 {
+            text.push_str("A=(${A[@]} ${A[@]})\n");
+        }
+        text.push_str("run ${A[@]}\n");
+        assert!(words(&text).len() <= MAX_WORDS);
+    }
+}

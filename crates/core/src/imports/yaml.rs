@@ -1,0 +1,218 @@
+//! The subset of YAML a Megatron Bridge run writes (`ConfigContainer.to_yaml`, OmegaConf's dump) and its example
+//! override files use: nested block mappings by indentation, block sequences of scalars (`- mlp`), flow sequences
+//! (`[0, 1]`), `{}`, plain and quoted scalars, comments. Anchors, tags, multi-document files and flow mappings with
+//! entries are not read (their lines become strings or are reported by the caller as unrecognized).
+//!
+//! Bounded: nesting at most [`MAX_DEPTH`] deep; every line is visited once.
+
+use serde_json::{Map, Value};
+
+/// Deepest nesting read (a Bridge config nests 4 levels).
+pub const MAX_DEPTH: usize = 64;
+
+/// One meaningful line: its indentation and its text without the comment.
+struct Line<'a> {
+    indent: usize,
+    text: &'a str,
+}
+
+/// The text of a line before an unquoted ` #` comment.
+fn strip_comment(s: &str) -> &str {
+    let (mut single, mut double) = (false, false);
+    let mut prev_space = true;
+    for (i, c) in s.char_indices() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '#' if !single && !double && prev_space => return &s[..i],
+            _ => {}
+        }
+        prev_space = c.is_whitespace();
+    }
+    s
+}
+
+fn lines(text: &str) -> Vec<Line<'_>> {
+    text.lines()
+        .filter_map(|l| {
+            let body = strip_comment(l).trim_end();
+            let trimmed = body.trim_start();
+            let skip = trimmed.is_empty() || trimmed == "---" || trimmed == "..." || trimmed.starts_with('%');
+            (!skip).then(|| Line { indent: body.len() - trimmed.len(), text: trimmed })
+        })
+        .collect()
+}
+
+/// A YAML scalar (also the values of Hydra overrides and Megatron's argument dump, which spell them alike:
+/// `null`/`None`/`~`, `true`/`True`, numbers, quoted strings, `[a, b]` lists; anything else is a string).
+pub fn scalar(s: &str) -> Value {
+    let s = s.trim();
+    match s {
+        "" | "null" | "Null" | "NULL" | "None" | "~" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        "{}" => return Value::Object(Map::new()),
+        _ => {}
+    }
+    if s.len() >= 2 && ((s.starts_with('\'') && s.ends_with('\'')) || (s.starts_with('"') && s.ends_with('"'))) {
+        return Value::String(s[1..s.len() - 1].to_string());
+    }
+    if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        return Value::Array(split_top(inner).into_iter().filter(|p| !p.trim().is_empty()).map(scalar).collect());
+    }
+    if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')).filter(|i| i.contains(',')) {
+        return Value::Array(split_top(inner).into_iter().filter(|p| !p.trim().is_empty()).map(scalar).collect());
+    }
+    let plain = s.replace('_', "");
+    if let Ok(n) = plain.parse::<u64>() {
+        return Value::from(n);
+    }
+    if let Ok(n) = plain.parse::<i64>() {
+        return Value::from(n);
+    }
+    if plain.chars().any(|c| c.is_ascii_digit()) && plain.chars().all(|c| c.is_ascii_digit() || ".eE+-".contains(c)) {
+        if let Some(n) = plain.parse::<f64>().ok().filter(|x| x.is_finite()).and_then(serde_json::Number::from_f64) {
+            return Value::Number(n);
+        }
+    }
+    Value::String(s.to_string())
+}
+
+/// `a, [b, c], d` split at the commas outside brackets and quotes.
+fn split_top(s: &str) -> Vec<&str> {
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0);
+    let mut out = Vec::new();
+    for (i, c) in s.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '[' | '(' | '{') => depth += 1,
+            (None, ']' | ')' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// `key: value` split at the first `: ` (or a trailing `:`) outside quotes.
+fn key_value(s: &str) -> Option<(&str, &str)> {
+    let mut quote = None;
+    let b = s.as_bytes();
+    for (i, c) in s.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') if i == 0 => quote = Some(c),
+            (None, ':') if i + 1 == b.len() || b[i + 1] == b' ' => {
+                let key = s[..i].trim().trim_matches(|c| c == '"' || c == '\'');
+                return Some((key, s[i + 1..].trim()));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses the block at `lines[*i..]` whose lines are indented exactly `indent`.
+fn block(ls: &[Line], i: &mut usize, indent: usize, depth: usize) -> Value {
+    if ls.get(*i).is_some_and(|l| l.text.starts_with("- ") || l.text == "-") {
+        let mut items = Vec::new();
+        while let Some(l) = ls.get(*i).filter(|l| l.indent == indent && (l.text.starts_with("- ") || l.text == "-")) {
+            *i += 1;
+            items.push(scalar(l.text.trim_start_matches('-')));
+            // Nested content under an item (a sequence of mappings) is skipped: Bridge's settings are not written so.
+            while ls.get(*i).is_some_and(|n| n.indent > indent) {
+                *i += 1;
+            }
+        }
+        return Value::Array(items);
+    }
+    let mut map = Map::new();
+    while let Some(l) = ls.get(*i).filter(|l| l.indent == indent) {
+        *i += 1;
+        let Some((key, rest)) = key_value(l.text) else { continue };
+        let child_indent = ls.get(*i).map(|n| n.indent);
+        let value = match child_indent {
+            // A sequence may sit at the key's own indentation (`key:\n- a`).
+            Some(ci) if rest.is_empty() && (ci > indent || (ci == indent && ls[*i].text.starts_with('-'))) => {
+                if depth >= MAX_DEPTH {
+                    while ls.get(*i).is_some_and(|n| n.indent >= ci && !(n.indent == indent && !n.text.starts_with('-'))) {
+                        *i += 1;
+                    }
+                    Value::Null
+                } else {
+                    block(ls, i, ci, depth + 1)
+                }
+            }
+            _ if rest == "|" || rest == ">" || rest.starts_with("|-") || rest.starts_with(">-") => {
+                let mut text = Vec::new();
+                while let Some(n) = ls.get(*i).filter(|n| n.indent > indent) {
+                    text.push(n.text);
+                    *i += 1;
+                }
+                Value::String(text.join(if rest.starts_with('|') { "\n" } else { " " }))
+            }
+            _ => scalar(rest),
+        };
+        map.insert(key.to_string(), value);
+        // Lines indented deeper than this block that no key claimed are skipped.
+        while ls.get(*i).is_some_and(|n| n.indent > indent) {
+            *i += 1;
+        }
+    }
+    Value::Object(map)
+}
+
+/// The document as a JSON value (an object for a mapping document).
+pub fn parse(text: &str) -> Value {
+    let ls = lines(text);
+    let mut i = 0;
+    let first = ls.first().map_or(0, |l| l.indent);
+    let mut root = Map::new();
+    // Top-level blocks; a line indented less than the first ends one and starts the next.
+    while i < ls.len() {
+        let indent = ls[i].indent.min(first);
+        match block(&ls, &mut i, indent, 0) {
+            Value::Object(m) => root.extend(m),
+            other => return other,
+        }
+        if i < ls.len() && ls[i].indent < first {
+            i += 1;
+        }
+    }
+    Value::Object(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nested_mappings_lists_and_scalars() {
+        let text = "# c\nmodel:\n  _target_: x.Y\n  tp: 2 # two\n  act:\n    _call_: false\n    _target_: torch.nn.functional.silu\n  scope:\n  - mlp\n  - attn\n  eps: 1.0e-05\n  name: 'a: b'\n  none: null\ntrain:\n  gbs: 256\n  ranks: [0, 1]\n";
+        let v = parse(text);
+        assert_eq!(
+            v,
+            json!({"model": {"_target_": "x.Y", "tp": 2, "act": {"_call_": false, "_target_": "torch.nn.functional.silu"},
+                   "scope": ["mlp", "attn"], "eps": 1.0e-05, "name": "a: b", "none": null},
+                   "train": {"gbs": 256, "ranks": [0, 1]}})
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let mut text = String::new();
+        for d in 0..200 {
+            text.push_str(&" ".repeat(d));
+            text.push_str("k:\n");
+        }
+        let _ = parse(&text);
+    }
+}

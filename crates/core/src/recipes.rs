@@ -1,0 +1,306 @@
+//! Megatron Bridge library recipes as data: `data/bridge_recipes.json`, read statically from the Bridge source by
+//! `scripts/extract-bridge-recipes.py` at the commit the file records. Each recipe names its model preset, the cluster
+//! its name states, and its parallelism and training settings in plan keys (every settings-table row it sets, its
+//! mixed-precision recipe's fields included); what the static reading could not know is listed under `unresolved`.
+//!
+//! A plan may name one at its top level (`"recipe": NAME`): [`resolve`] builds the plan the recipe implies and lays
+//! the plan's own sections over it key by key, so anything the plan sets explicitly wins. An unknown name is an
+//! `unknown-recipe` error (fix: the nearest name); a plan whose explicit model is not the recipe's gets
+//! `recipe-model-differs`.
+//!
+//! It imports `codes`, `diag`, `fields` (the nearest-name pick) and `presets` (the GPU catalogue's node size); `plan`
+//! builds on it.
+
+use crate::fields::{nearest, short};
+use crate::{Code, Diagnostic, InputError, presets};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// What the static reading of a recipe could not resolve: the plan key, the Bridge path, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Unresolved {
+    pub field: String,
+    pub path: String,
+    pub reason: String,
+}
+
+/// One Megatron Bridge recipe.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Recipe {
+    /// The recipe function, importable as `from megatron.bridge.recipes import NAME`.
+    pub name: String,
+    /// The meshplan model preset key.
+    pub model: String,
+    /// "pretrain" or "sft".
+    pub kind: String,
+    /// For a legacy alias: the recipe it names.
+    pub alias_of: Option<String>,
+    /// The recipe function in the Bridge source: file:line.
+    pub source: String,
+    /// meshplan's GPU key of the GPU the recipe's name states (None: the name states none).
+    pub gpu: Option<String>,
+    /// The GPU count the recipe's name states.
+    pub gpus: Option<u64>,
+    /// The Bridge mixed-precision recipe it uses, by name (None: a MixedPrecisionConfig built in the recipe).
+    pub mixed_precision_recipe: Option<String>,
+    /// Plan keys of `parallelism` and `training` the recipe sets.
+    pub parallelism: Map<String, Value>,
+    pub training: Map<String, Value>,
+    pub unresolved: Vec<Unresolved>,
+    /// One line: kind, cluster, layout and sequence, as the page and `meshplan presets` list it.
+    pub description: String,
+}
+
+#[derive(Deserialize, Default)]
+struct RawCluster {
+    gpu: Option<String>,
+    gpus: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct RawRecipe {
+    name: String,
+    model: String,
+    kind: String,
+    #[serde(default)]
+    alias_of: Option<String>,
+    source: String,
+    #[serde(default)]
+    cluster: RawCluster,
+    #[serde(default)]
+    mixed_precision_recipe: Option<String>,
+    #[serde(default)]
+    parallelism: Map<String, Value>,
+    #[serde(default)]
+    training: Map<String, Value>,
+    #[serde(default)]
+    unresolved: Vec<Unresolved>,
+}
+
+#[derive(Deserialize, Default)]
+struct RecipesFile {
+    source_repository: String,
+    recipes: Vec<RawRecipe>,
+}
+
+fn file() -> &'static (String, Vec<Recipe>) {
+    static FILE: OnceLock<(String, Vec<Recipe>)> = OnceLock::new();
+    // The data file is checked by tests (tests/recipes.rs); a broken file yields no recipes, never a panic.
+    FILE.get_or_init(|| {
+        let f: RecipesFile = serde_json::from_str(include_str!("../data/bridge_recipes.json")).unwrap_or_default();
+        (f.source_repository, f.recipes.into_iter().map(Recipe::from_raw).collect())
+    })
+}
+
+/// Every recipe, in the data file's order (by name).
+pub fn all() -> &'static [Recipe] {
+    &file().1
+}
+
+/// `github:NVIDIA-NeMo/Megatron-Bridge@COMMIT`, the source the recipes were read from.
+pub fn source_repository() -> &'static str {
+    &file().0
+}
+
+/// The recipe named `name`, exactly.
+pub fn find(name: &str) -> Option<&'static Recipe> {
+    all().iter().find(|r| r.name == name)
+}
+
+impl Recipe {
+    fn from_raw(r: RawRecipe) -> Recipe {
+        let mut recipe = Recipe {
+            name: r.name,
+            model: r.model,
+            kind: r.kind,
+            alias_of: r.alias_of,
+            source: r.source,
+            gpu: r.cluster.gpu,
+            gpus: r.cluster.gpus,
+            mixed_precision_recipe: r.mixed_precision_recipe,
+            parallelism: r.parallelism,
+            training: r.training,
+            unresolved: r.unresolved,
+            description: String::new(),
+        };
+        recipe.description = recipe.describe();
+        recipe
+    }
+
+    fn describe(&self) -> String {
+        let int = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_u64);
+        let mut sizes = Vec::new();
+        for (label, key) in [
+            ("TP", "tensor_model_parallel_size"),
+            ("PP", "pipeline_model_parallel_size"),
+            ("VPP", "virtual_pipeline_model_parallel_size"),
+            ("CP", "context_parallel_size"),
+            ("EP", "expert_model_parallel_size"),
+        ] {
+            if let Some(n) = int(&self.parallelism, key) {
+                sizes.push(format!("{label}{n}"));
+            }
+        }
+        let gpu = self.gpu.as_deref().and_then(presets::gpu).map(|g| g.name.as_str());
+        let cluster = match (self.gpus, gpu) {
+            (Some(n), Some(g)) => format!("{n} × {g}"),
+            _ => "cluster not stated".into(),
+        };
+        let seq = int(&self.training, "seq_length").map_or(String::new(), |s| format!(" · seq {s}"));
+        let precision = self.training.get("precision").and_then(Value::as_str).unwrap_or("bf16");
+        let alias = self.alias_of.as_deref().map_or(String::new(), |a| format!(" · alias of {a}"));
+        format!("{} · {cluster} · {}{seq} · {precision}{alias}", self.kind, sizes.join(" "))
+    }
+
+    /// The recipe as `meshplan explain NAME` prints it: source, cluster, and every plan key it sets.
+    pub fn explain(&self) -> String {
+        let mut out = format!("{} (Megatron Bridge recipe, {})\n\n", self.name, self.description);
+        let alias = self.alias_of.as_deref().map_or(String::new(), |a| format!(", legacy alias of {a}"));
+        out.push_str(&format!("Source:          {}{alias} in {}\n", self.source, source_repository()));
+        out.push_str(&format!("Model preset:    {}\n", self.model));
+        out.push_str(&format!("Mixed precision: {}\n", self.mixed_precision_recipe.as_deref().unwrap_or("a MixedPrecisionConfig built in the recipe")));
+        for (title, section) in [("parallelism", &self.parallelism), ("training", &self.training)] {
+            out.push_str(&format!("\n{title}\n"));
+            for (k, v) in section {
+                let text = serde_json::to_string(v).unwrap_or_default();
+                let text = if text.chars().count() > 100 { text.chars().take(100).collect::<String>() + "…" } else { text };
+                out.push_str(&format!("  {k:<40} {text}\n"));
+            }
+        }
+        if !self.unresolved.is_empty() {
+            out.push_str("\nunresolved (meshplan's default is planned)\n");
+            for u in &self.unresolved {
+                out.push_str(&format!("  {:<40} {}: {}\n", u.field, u.path, u.reason));
+            }
+        }
+        out.push_str(&format!("\nPlan it: {{\"recipe\": \"{}\"}} (the plan's own keys override the recipe's)\n", self.name));
+        out
+    }
+
+    /// The plan this recipe implies, as plan JSON: its model, a cluster of the GPUs its name states (whole nodes of
+    /// the catalogue's node size, or one node of fewer GPUs), its parallelism and training.
+    pub fn plan_value(&self) -> Value {
+        let mut plan = Map::new();
+        plan.insert("model".into(), Value::from(self.model.as_str()));
+        if let Some(gpu) = self.gpu.as_deref().and_then(presets::gpu) {
+            let mut cluster = Map::new();
+            cluster.insert("gpu".into(), Value::from(gpu.key.as_str()));
+            if let Some(n) = self.gpus {
+                let per_node = gpu.gpus_per_node.min(n).max(1);
+                cluster.insert("gpus_per_node".into(), Value::from(per_node));
+                cluster.insert("num_nodes".into(), Value::from(n.div_ceil(per_node)));
+            }
+            plan.insert("cluster".into(), Value::Object(cluster));
+        }
+        plan.insert("training".into(), Value::Object(self.training.clone()));
+        plan.insert("parallelism".into(), Value::Object(self.parallelism.clone()));
+        Value::Object(plan)
+    }
+}
+
+/// The plan a plan file describes once its `recipe` (if any) is applied, and that recipe. Sections the plan gives
+/// are laid over the recipe's key by key (`cluster`, `training`, `parallelism`); a `model` the plan gives replaces
+/// the recipe's. Without `recipe` the plan is returned as it is.
+pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<'v, Value>, Option<&'static Recipe>), InputError> {
+    let Some(given) = plan.get("recipe").filter(|v| !v.is_null()) else { return Ok((Cow::Borrowed(plan), None)) };
+    let name = match given {
+        Value::String(s) if s.chars().count() <= crate::limits::MAX_STRING_CHARS => s.as_str(),
+        other => {
+            diags.push(Diagnostic::new(
+                Code::InvalidValue,
+                format!("`recipe` must be the name of a Megatron Bridge recipe (at most {} characters), found {}", crate::limits::MAX_STRING_CHARS, short(other)),
+                "set `recipe` to a name from `meshplan presets` (ignored meanwhile)",
+            ));
+            return Ok((Cow::Borrowed(plan), None));
+        }
+    };
+    let Some(recipe) = find(name) else {
+        let names: Vec<&str> = all().iter().map(|r| r.name.as_str()).collect();
+        let shown: String = name.chars().take(80).collect();
+        let near = nearest(name, &names);
+        if plan.get("model").is_none_or(Value::is_null) {
+            let fix = near.map_or("see `meshplan presets` for the recipes meshplan knows".into(), |n| format!("did you mean \"{n}\"?"));
+            return Err(InputError::new(Code::MissingModel, format!("the plan has no `model`, and there is no Megatron Bridge recipe {shown:?} to take it from"), fix));
+        }
+        let mut d = Diagnostic::new(
+            Code::UnknownRecipe,
+            format!("there is no Megatron Bridge recipe {shown:?} among the {} meshplan knows; the plan was read without one", names.len()),
+            match near {
+                Some(n) => format!("did you mean \"{n}\"? (`meshplan presets` lists every recipe)"),
+                None => "remove `recipe`, or pick one from `meshplan presets`".into(),
+            },
+        );
+        if let Some(n) = near {
+            d = d.with_apply("recipe", n);
+        }
+        diags.push(d);
+        return Ok((Cow::Borrowed(plan), None));
+    };
+    if let Some(model) = plan.get("model").filter(|m| !m.is_null()) {
+        let named = match model {
+            Value::String(s) => Some(s.as_str()),
+            Value::Object(m) => m.get("preset").and_then(Value::as_str),
+            _ => None,
+        };
+        if named != Some(recipe.model.as_str()) {
+            let what = named.map_or("a model of its own".to_string(), |n| format!("model {n:?}"));
+            diags.push(
+                Diagnostic::new(
+                    Code::RecipeModelDiffers,
+                    format!("the recipe {} trains {:?}, but the plan gives {what}: the plan's model is used, with the recipe's parallelism and settings", recipe.name, recipe.model),
+                    format!("remove `model` to plan the recipe's own model, or set it to \"{}\"", recipe.model),
+                )
+                .with_apply("model", recipe.model.as_str()),
+            );
+        }
+    }
+    unresolved_note(recipe, plan, diags);
+    let mut merged = recipe.plan_value();
+    overlay(&mut merged, plan);
+    Ok((Cow::Owned(merged), Some(recipe)))
+}
+
+/// What the recipe sets that its data could not carry (listed under `unresolved`), unless the plan gives it: an info,
+/// since the plan then runs meshplan's default there instead of the recipe's value.
+fn unresolved_note(recipe: &Recipe, plan: &Value, diags: &mut Vec<Diagnostic>) {
+    let given = |field: &str| ["cluster", "training", "parallelism"].iter().any(|s| plan.get(s).and_then(|v| v.get(field)).is_some())
+        || plan.get(field).is_some();
+    let open: Vec<&Unresolved> = recipe.unresolved.iter().filter(|u| !given(&u.field)).collect();
+    if open.is_empty() {
+        return;
+    }
+    let list = open.iter().map(|u| format!("{} ({}: {})", u.field, u.path, u.reason)).collect::<Vec<_>>().join("; ");
+    let keys = open.iter().map(|u| u.field.as_str()).collect::<Vec<_>>().join(", ");
+    diags.push(Diagnostic::new(
+        Code::RecipeUnresolved,
+        format!("the recipe {} sets what meshplan's recipe data could not carry, so meshplan's default is planned instead: {list}", recipe.name),
+        format!("set {keys} in the plan to the value you run"),
+    ));
+}
+
+/// Lays `plan` over `base`: objects key by key one level down (a section's keys), anything else replaced.
+fn overlay(base: &mut Value, plan: &Value) {
+    let (Some(base), Some(plan)) = (base.as_object_mut(), plan.as_object()) else { return };
+    for (key, value) in plan {
+        match (base.get_mut(key), value) {
+            (Some(Value::Object(section)), Value::Object(given)) if key != "model" => {
+                for (k, v) in given {
+                    section.insert(k.clone(), v.clone());
+                }
+            }
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// The recipes as `meshplan presets --format json` lists them.
+pub fn catalog() -> Value {
+    json!({
+        "source_repository": source_repository(),
+        "recipes": all(),
+    })
+}

@@ -1,0 +1,228 @@
+//! Imports: every export of every preset over a spread of valid layouts reads back as the same plan (the same report),
+//! and real launch scripts and configs from Megatron-LM and Megatron Bridge read as their text says.
+
+use meshplan_core::imports::{self, Format, ImportOptions};
+use meshplan_core::settings::SETTINGS;
+use meshplan_core::{ExportKind, Report, export, plan_resolved, plan_value, presets};
+use serde_json::{Value, json};
+
+/// The layouts tried for each preset: (TP, PP, VPP, CP, EP, nodes of 8 GPUs, precision, recompute).
+const LAYOUTS: &[(u64, u64, Option<u64>, u64, u64, u64, &str, &str)] = &[
+    (1, 1, None, 1, 1, 1, "bf16", "none"),
+    (8, 2, None, 1, 1, 2, "bf16", "selective"),
+    (4, 4, Some(2), 2, 1, 4, "fp8", "full"),
+    (2, 4, None, 1, 8, 8, "bf16", "selective"),
+    (8, 8, None, 1, 8, 16, "fp8", "selective"),
+    (8, 8, None, 1, 32, 64, "bf16", "full"),
+    (4, 16, None, 1, 64, 128, "fp8", "full"),
+];
+
+fn plan_of(model: &str, l: &(u64, u64, Option<u64>, u64, u64, u64, &str, &str)) -> Value {
+    let (tp, pp, vpp, cp, ep, nodes, precision, recompute) = *l;
+    let mut training = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 256, "precision": precision,
+        "recompute_granularity": recompute, "use_distributed_optimizer": true});
+    if recompute == "full" {
+        training["recompute_method"] = json!("uniform");
+        training["recompute_num_layers"] = json!(1);
+    }
+    json!({
+        "model": model,
+        "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": nodes},
+        "training": training,
+        "parallelism": {"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": pp, "virtual_pipeline_model_parallel_size": vpp,
+            "context_parallel_size": cp, "expert_model_parallel_size": ep, "sequence_parallel": tp > 1}
+    })
+}
+
+/// A report as JSON with what two spellings of one plan may write differently made equal: the global batch left to
+/// Megatron's default or written out, ETP left to its default (= TP) or written out, and each setting given or left to
+/// the default it resolves to.
+fn normalised(r: &Report) -> Value {
+    let mut v = serde_json::to_value(r).unwrap();
+    // ETP written out (as every export does) has no "ETP left to its default" finding.
+    v["diagnostics"].as_array_mut().unwrap().retain(|d| d["code"] != "etp-default");
+    let plan = &r.plan;
+    let p = v["plan"].as_object_mut().unwrap();
+    p["training"]["global_batch_size"] = json!(r.derived.global_batch_size);
+    p["parallelism"]["expert_tensor_parallel_size_defaulted"] = json!(false);
+    for row in SETTINGS {
+        p["training"][row.key] = plan.training.settings.resolved(row.key, &plan.gpu).unwrap_or(Value::Null);
+    }
+    v
+}
+
+#[test]
+fn every_export_of_every_preset_reads_back_as_the_same_plan() {
+    let mut checked = 0;
+    let mut presets_checked = std::collections::BTreeSet::new();
+    let mut valid = 0;
+    let mut failures = Vec::new();
+    for preset in presets::models() {
+        for l in LAYOUTS {
+            let Ok(report) = plan_value(&plan_of(&preset.key, l)) else { continue };
+            // Invalid plans (a model too large for the cluster) must read back as the same invalid plan too.
+            valid += usize::from(report.valid);
+            let want = normalised(&report);
+            for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Plan] {
+                let text = export(kind, &report.plan, &report);
+                let got = match imports::import_plan(&text, &ImportOptions::default()) {
+                    Ok((imported, plan, diags)) => {
+                        // The launch command's smoke-test overrides (3 iterations, no checkpoints) are not settings.
+                        let smoke = ["train.train_iters", "scheduler.", "validation.", "checkpoint.", "logger."];
+                        if imported.unrecognized.iter().any(|u| !smoke.iter().any(|s| u.name.starts_with(s))) {
+                            failures.push(format!("{} {l:?} {}: unrecognized {:?}", preset.key, kind.key(), imported.unrecognized));
+                            continue;
+                        }
+                        normalised(&plan_resolved(&plan, diags))
+                    }
+                    Err(e) => {
+                        failures.push(format!("{} {l:?} {}: {e}", preset.key, kind.key()));
+                        continue;
+                    }
+                };
+                if got != want {
+                    let diff = first_difference(&want, &got, "");
+                    failures.push(format!("{} {l:?} {}: {diff}", preset.key, kind.key()));
+                }
+                checked += 1;
+                presets_checked.insert(preset.key.clone());
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} round trips differ:\n{}", failures.len(), checked, failures.iter().take(15).cloned().collect::<Vec<_>>().join("\n"));
+    assert_eq!(presets_checked.len(), presets::models().len(), "every preset is checked");
+    // Most presets fit at least one of the layouts above (the largest models only the larger clusters).
+    assert!(valid >= 25, "only {valid} valid plans among those checked");
+}
+
+/// The first path where two JSON values differ, with both values.
+fn first_difference(a: &Value, b: &Value, path: &str) -> String {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, va) in x {
+                let vb = y.get(k).unwrap_or(&Value::Null);
+                if va != vb {
+                    return first_difference(va, vb, &format!("{path}.{k}"));
+                }
+            }
+            format!("{path}: keys differ")
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                if va != vb {
+                    return first_difference(va, vb, &format!("{path}[{i}]"));
+                }
+            }
+            format!("{path}: equal")
+        }
+        _ => format!("{path}: want {} got {}", clip(a), clip(b)),
+    }
+}
+
+fn clip(v: &Value) -> String {
+    v.to_string().chars().take(160).collect()
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/imports/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// Megatron-LM examples/gpt3/train_gpt3_175b_distributed.sh @ d98e8a64ddf3: TP 8, PP 16, micro-batch 1, global batch
+/// 1536, sequence 2048, --fp16, on `NUM_NODES=1` × `GPUS_PER_NODE=8`; 96 layers, hidden 12288, 96 heads: GPT-3 175B.
+#[test]
+fn megatron_lm_gpt3_175b_example() {
+    let (imported, plan, _) = imports::import_plan(&fixture("mlm_gpt3_175b.sh"), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.format, Format::MegatronArgs);
+    assert_eq!(plan.model_key, "gpt3-175b");
+    let par = &plan.parallelism;
+    assert_eq!((par.tp(), par.pp(), par.cp()), (8, 16, 1));
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size, plan.training.seq_length), (1, Some(1536), 2048));
+    assert_eq!(plan.training.settings.precision.key(), "fp16");
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (1, 8));
+    // Learning-rate and data flags are listed, not dropped.
+    for name in ["--lr", "--train-iters", "--data-path", "--weight-decay"] {
+        assert!(imported.unrecognized.iter().any(|u| u.name == name), "{name} not listed");
+    }
+}
+
+/// Megatron-LM examples/mixtral/train_mixtral_8x7b_distributed.sh @ d98e8a64ddf3: PP 4, EP 8, TP 1, 32 layers,
+/// hidden 4096, ffn 14336, 32 heads in 8 groups, 8 experts top-2, SwiGLU, RMSNorm, untied: Mixtral 8x7B; --bf16.
+#[test]
+fn megatron_lm_mixtral_example() {
+    let (imported, plan, _) = imports::import_plan(&fixture("mlm_mixtral_8x7b.sh"), &ImportOptions::default()).unwrap();
+    assert_eq!(plan.model_key, "mixtral-8x7b");
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.ep()), (1, 4, 8));
+    assert_eq!(plan.training.settings.precision.key(), "bf16");
+    assert!(plan.training.settings.use_distributed_optimizer);
+    // `--nnodes $NNODES` with NNODES=${SLURM_NNODES:-"1"}: the default, 1 node.
+    assert_eq!(plan.cluster.num_nodes, 1);
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--moe-grouped-gemm"));
+}
+
+/// Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh @ d98e8a64ddf3: Llama 3 8B (32 layers, hidden 4096, ffn 14336,
+/// 32 heads, 8 query groups, kv 128, SwiGLU, untied, no bias), FP8 hybrid via quoted array items, --grad-reduce-in-bf16,
+/// the distributed optimizer with overlapped reduce and gather, sequence 8192.
+#[test]
+fn megatron_lm_llama3_8b_fp8_example() {
+    let (_, plan, _) = imports::import_plan(&fixture("mlm_llama3_8b_fp8.sh"), &ImportOptions::default()).unwrap();
+    let m = &plan.model;
+    assert_eq!((m.num_layers, m.hidden_size, m.ffn_hidden_size, m.num_attention_heads, m.num_query_groups, m.kv_channels), (32, 4096, 14336, 32, 8, 128));
+    assert!(m.gated_linear_unit && !m.add_bias_linear && !m.share_embeddings_and_output_weights);
+    assert_eq!(m.vocab_size, 128256);
+    let s = &plan.training.settings;
+    assert_eq!(s.precision.key(), "fp8");
+    assert_eq!(s.grad_reduce_in_fp32, Some(false));
+    assert_eq!(s.fp8_param_gather, Some(true));
+    assert_eq!(s.fp8_amax_history_len, Some(1024));
+    assert!(s.use_distributed_optimizer && s.overlap_grad_reduce && s.overlap_param_gather);
+    assert_eq!(plan.training.seq_length, 8192);
+}
+
+/// Megatron Bridge tutorials/recipes/llama/conf/llama32_1b_pretrain.yaml @ 067f987df03b: an override YAML with
+/// dataset/model seq_length 4096, global batch 8, micro-batch 1, TP = PP = CP = 1; it names no model, so the recipe's
+/// preset is given.
+#[test]
+fn bridge_override_yaml_example() {
+    let text = fixture("bridge_llama32_1b_pretrain.yaml");
+    assert!(imports::import(&text, &ImportOptions::default()).is_err(), "no model named: an input error");
+    let opts = ImportOptions { model: Some("llama-3.1-8b".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(&text, &opts).unwrap();
+    assert_eq!(imported.format, Format::BridgeYaml);
+    assert_eq!((plan.training.seq_length, plan.training.global_batch_size, plan.training.micro_batch_size), (4096, Some(8), 1));
+    for name in ["optimizer.lr", "train.train_iters", "checkpoint.save", "rng.seed", "logger.log_interval"] {
+        assert!(imported.unrecognized.iter().any(|u| u.name == name), "{name} not listed");
+    }
+}
+
+/// The arguments-block lines quoted in NVIDIA/Megatron-LM issue #1525: PP 2 (the rest of that block is not in the
+/// excerpt; the model is given); `params_dtype torch.float16` and the profiling arguments are listed as not read.
+#[test]
+fn megatron_lm_arguments_block_from_an_issue() {
+    let opts = ImportOptions { model: Some("gpt3-175b".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(&fixture("mlm_args_issue1525_excerpt.txt"), &opts).unwrap();
+    assert_eq!(imported.format, Format::MegatronArgs);
+    assert_eq!(plan.parallelism.pp(), 2);
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--profile-step-end" && u.value == "12"));
+}
+
+/// A hand-written arguments block in the format `megatron/training/arguments.py` prints (header, `name .... value`,
+/// footer), and Hydra overrides copied from Megatron Bridge's docs (docs/megatron-lm-to-megatron-bridge.md quick start).
+#[test]
+fn arguments_block_and_hydra_words() {
+    let block = "using world size: 16, data-parallel size: 4\n------------------------ arguments ------------------------\n  bf16 ............................................ False\n  fp16 ............................................ True\n  group_query_attention ........................... False\n  hidden_size ..................................... 2048\n  num_attention_heads ............................. 16\n  num_layers ...................................... 24\n  num_query_groups ................................ 1\n  pipeline_model_parallel_size .................... 2\n  recompute_granularity ........................... selective\n  seq_length ...................................... 1024\n  sequence_parallel ............................... False\n  tensor_model_parallel_size ...................... 2\n  use_distributed_optimizer ....................... True\n  world_size ...................................... 16\n  lr .............................................. 5e-05\n-------------------- end of arguments ---------------------\n";
+    let (imported, plan, _) = imports::import_plan(block, &ImportOptions::default()).unwrap();
+    assert_eq!(imported.format, Format::MegatronArgs);
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.world_size()), (2, 2, 16));
+    assert_eq!((plan.model.num_layers, plan.model.hidden_size, plan.model.num_query_groups), (24, 2048, 16));
+    assert_eq!(plan.training.settings.precision.key(), "fp16");
+    assert!(plan.training.settings.use_distributed_optimizer);
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--lr" && u.value == "5e-05"));
+
+    let words = "python examples/recipes/llama/pretrain_llama3_8b.py train.micro_batch_size=2 train.global_batch_size=128 model.num_layers=32 model.hidden_size=4096 model.num_attention_heads=32 model.max_position_embeddings=4096 dataset.sequence_length=4096 checkpoint.save=/workspace/ckpts";
+    let (imported, plan, _) = imports::import_plan(words, &ImportOptions::default()).unwrap();
+    assert_eq!(imported.format, Format::BridgeOverrides);
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size, plan.training.seq_length), (2, Some(128), 4096));
+    assert_eq!((plan.model.num_layers, plan.model.hidden_size), (32, 4096));
+    assert!(imported.unrecognized.iter().any(|u| u.name == "checkpoint.save"));
+}
+

@@ -1,0 +1,93 @@
+//! Out-of-memory messages from issue trackers, parsed and explained against plans; values worked by hand.
+
+use meshplan_core::oom::{Cause, explain, parse_message};
+use meshplan_core::plan_value;
+use serde_json::Value;
+
+const GIB: f64 = (1u64 << 30) as f64;
+const MIB: f64 = (1u64 << 20) as f64;
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/oom/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn close(bytes: Option<u64>, want: f64) -> bool {
+    bytes.is_some_and(|b| (b as f64 - want).abs() <= 1.0)
+}
+
+/// Megatron-LM #525, pre-2.1 form: 786.00 MiB requested; 31.74 GiB total, 28.82 allocated, 577.12 MiB free, 29.97 GiB
+/// reserved in total → reserved − allocated = 1.15 GiB ≥ 0.77 GiB requested: fragmentation.
+#[test]
+fn legacy_form_from_megatron_lm_issue_525() {
+    let m = parse_message(&fixture("megatron_lm_issue525.txt")).unwrap();
+    assert_eq!(m.form, "legacy");
+    assert!(close(Some(m.requested_bytes), 786.0 * MIB));
+    assert_eq!(m.gpu_index, Some(0));
+    assert!(close(m.capacity_bytes, 31.74 * GIB) && close(m.allocated_bytes, 28.82 * GIB) && close(m.free_bytes, 577.12 * MIB));
+    assert!(close(m.reserved_bytes, 29.97 * GIB));
+    assert!(close(m.reserved_unallocated_bytes, (29.97 * GIB).round() - (28.82 * GIB).round()));
+}
+
+/// The current form with a `[rank15]:` prefix (ms-swift #5943): 2.63 GiB requested on GPU 7; 48.15 GiB allocated,
+/// 3.49 GiB reserved-unallocated (so 51.64 GiB reserved), 2.61 GiB free; the CUDA-graph pool clause between is skipped.
+#[test]
+fn current_form_with_a_rank_prefix() {
+    let m = parse_message(&fixture("ms_swift_issue5943.txt")).unwrap();
+    assert_eq!((m.form.as_str(), m.gpu_index, m.rank), ("current", Some(7), Some(15)));
+    assert!(close(Some(m.requested_bytes), 2.63 * GIB) && close(m.capacity_bytes, 79.11 * GIB) && close(m.free_bytes, 2.61 * GIB));
+    assert!(close(m.allocated_bytes, 48.15 * GIB) && close(m.reserved_unallocated_bytes, 3.49 * GIB));
+    assert!(close(m.reserved_bytes, (48.15 * GIB).round() + (3.49 * GIB).round()));
+    assert_eq!(m.process_bytes, Some(0));
+}
+
+#[test]
+fn text_without_a_message_is_an_input_error() {
+    assert!(parse_message("Traceback: RuntimeError: NCCL error").is_err());
+    assert!(parse_message("Tried to allocate lots").is_err());
+}
+
+fn example() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/llama-3.1-70b.json")).unwrap()).unwrap()
+}
+
+/// Issue 13's message on the README's Llama 3.1 70B plan (TP 8, PP 4, DP 2 on 64 GPUs, order tp-cp-ep-dp-pp):
+/// GPU 3 → rank 3 on node 0: tp digit 3, dp digit 0, pp = 3 / (TP·CP·DP = 16) = 0, so stage 0; its TP group is ranks
+/// 0–7, its DP group {3, 3+8} (stride TP = 8), its PP group {3, 19, 35, 51} (stride 16). The 2.00 GiB request fits in
+/// 1.80 GiB reserved-unallocated + 1.02 GiB free (2.82 GiB): fragmentation; the allocator setting is among the fixes at
+/// no step-time cost.
+#[test]
+fn issue_13_message_on_the_readme_plan() {
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    let x = explain(&plan, &report, &fixture("meshplan_issue13.txt"), None).unwrap();
+    assert_eq!((x.rank, x.pipeline_stage), (3, 0));
+    let group = |k: &str| x.groups.iter().find(|(kind, _)| kind == k).map(|(_, g)| g.clone()).unwrap();
+    assert_eq!(group("tp"), (0..8).collect::<Vec<u32>>());
+    assert_eq!(group("dp"), vec![3, 11]);
+    assert_eq!(group("pp"), vec![3, 19, 35, 51]);
+    assert_eq!(x.cause, Cause::Fragmentation);
+    assert!(x.fixes.iter().any(|f| f.change.contains("expandable_segments") && f.step_time_delta_s == Some(0.0)));
+    // The stage-0 prediction is the report's own.
+    let predicted = x.compared.iter().find(|c| c.what.starts_with("allocated by PyTorch")).unwrap().predicted_bytes;
+    assert_eq!(predicted, Some(report.memory.stages[0].allocated_bytes));
+}
+
+/// A real overrun on the same plan, for rank 35 (given): pp = 35 / 16 = 2, stage 2. 10 GiB requested with 1 GiB free and
+/// 1 GiB reserved-unallocated is 8 GiB short; every fix listed lowers the predicted peak by at least 8 GiB, none is
+/// invalid, and they come cheapest first.
+#[test]
+fn an_overrun_gets_fixes_that_free_the_shortfall() {
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    let msg = "Tried to allocate 10.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.00 GiB is free. Of the allocated memory 67.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.";
+    let x = explain(&plan, &report, msg, Some(35)).unwrap();
+    assert_eq!((x.rank, x.pipeline_stage), (35, 2));
+    assert_eq!(x.cause, Cause::Overrun);
+    assert!(close(Some(x.shortfall_bytes), 8.0 * GIB));
+    assert!(!x.fixes.is_empty());
+    for f in &x.fixes {
+        assert!(f.peak_bytes + x.shortfall_bytes <= report.memory.peak_bytes, "{}", f.change);
+    }
+    let costs: Vec<f64> = x.fixes.iter().map(|f| f.step_time_delta_s.unwrap()).collect();
+    assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
+}

@@ -1,0 +1,289 @@
+//! Megatron Bridge recipes as data (data/bridge_recipes.json, scripts/extract-bridge-recipes.py) and plans that name
+//! one: values checked by hand against the Bridge source, the data against the plan reader, override precedence,
+//! the exports' overrides and the plan file's round trip.
+//!
+//! Bridge source: NVIDIA-NeMo/Megatron-Bridge @ 067f987df03b8355b03192d88d70f1709fedf51a, paths under
+//! src/megatron/bridge/.
+
+use meshplan_core::recipes;
+use meshplan_core::{ExportKind, export, plan_value};
+use serde_json::{Value, json};
+
+fn recipe(name: &str) -> &'static recipes::Recipe {
+    recipes::find(name).unwrap_or_else(|| panic!("no recipe {name}"))
+}
+
+fn par(r: &recipes::Recipe, key: &str) -> Value {
+    r.parallelism.get(key).cloned().unwrap_or(Value::Null)
+}
+
+fn tr(r: &recipes::Recipe, key: &str) -> Value {
+    r.training.get(key).cloned().unwrap_or(Value::Null)
+}
+
+#[test]
+fn the_data_names_its_source_commit() {
+    assert_eq!(recipes::source_repository(), "github:NVIDIA-NeMo/Megatron-Bridge@067f987df03b8355b03192d88d70f1709fedf51a");
+    assert!(recipes::all().len() >= 50, "{} recipes", recipes::all().len());
+}
+
+/// recipes/qwen/h100/qwen3_moe.py, read by hand:
+/// 146 `def qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config()` starts from the 8-GPU recipe (TP4 PP2 EP4, recompute
+/// full) and sets: 151 `cfg.mixed_precision = bf16_mixed()`, 155 `cfg.mixed_precision.grad_reduce_in_fp32 = False`,
+/// 157 `use_precision_aware_optimizer = True`, 163-165 recompute_granularity/method/num_layers = None, 168-174 TP 1,
+/// PP 1, CP 1, VPP None, EP 16, ETP 1, SP False, 167 seq_length 4096, 177-178 global batch 1024, micro batch 1,
+/// 205-206 `moe_flex_dispatcher_backend = "hybridep"`, dispatcher "flex" (and apply_flex_dispatcher_backend keeps it
+/// on an H100, compute capability 9.x), 213-214 cuda_graph_impl "transformer_engine", scope ["moe_router",
+/// "moe_preprocess"], 218 `CommOverlapConfig(tp_comm_overlap=True)`; the 16 H100 are in its name.
+#[test]
+fn qwen3_30b_a3b_16gpu_as_the_source_reads() {
+    let r = recipe("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config");
+    assert_eq!(r.model, "qwen3-30b-a3b");
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(16)));
+    assert_eq!(r.mixed_precision_recipe.as_deref(), Some("bf16_mixed"));
+    for (k, v) in [
+        ("tensor_model_parallel_size", json!(1)),
+        ("pipeline_model_parallel_size", json!(1)),
+        ("context_parallel_size", json!(1)),
+        ("expert_model_parallel_size", json!(16)),
+        ("expert_tensor_parallel_size", json!(1)),
+        ("sequence_parallel", json!(false)),
+    ] {
+        assert_eq!(par(r, k), v, "{k}");
+    }
+    assert_eq!(par(r, "virtual_pipeline_model_parallel_size"), Value::Null);
+    for (k, v) in [
+        ("seq_length", json!(4096)),
+        ("micro_batch_size", json!(1)),
+        ("global_batch_size", json!(1024)),
+        ("precision", json!("bf16")),
+        ("grad_reduce_in_fp32", json!(false)),
+        ("use_precision_aware_optimizer", json!(true)),
+        ("recompute_granularity", json!("none")),
+        ("moe_token_dispatcher_type", json!("flex")),
+        ("moe_flex_dispatcher_backend", json!("hybridep")),
+        ("cuda_graph_impl", json!("transformer_engine")),
+        ("cuda_graph_scope", json!(["moe_router", "moe_preprocess"])),
+        ("tp_comm_overlap", json!(true)),
+        ("use_distributed_optimizer", json!(true)),
+    ] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+    assert!(r.unresolved.is_empty(), "{:?}", r.unresolved);
+}
+
+/// recipes/llama/h100/llama3.py, read by hand: 1107 `def llama31_70b_pretrain_32gpu_h100_bf16_config()`: 1122/1131
+/// seq_length = SEQUENCE_LENGTH_128K (36: 131072), 1124-1130 TP 4, PP 4, VPP 5, CP 2, SP True, 1134-1135 global batch
+/// 512, micro batch 1, 1154 recompute_granularity None, 1176 `data_parallel_sharding_strategy = "no_shard"`, 1186-1187
+/// `CommOverlapConfig(tp_comm_overlap=True, ...)`, 1191 `cfg.mixed_precision = bf16_mixed()` (training/mixed_precision.py
+/// bf16_mixed: grad_reduce_in_fp32=True). Its legacy alias llama31_70b_pretrain_config (recipes/llama/llama3.py).
+#[test]
+fn llama31_70b_32gpu_as_the_source_reads() {
+    let r = recipe("llama31_70b_pretrain_32gpu_h100_bf16_config");
+    assert_eq!((r.model.as_str(), r.gpus), ("llama-3.1-70b", Some(32)));
+    for (k, v) in [
+        ("tensor_model_parallel_size", 4),
+        ("pipeline_model_parallel_size", 4),
+        ("virtual_pipeline_model_parallel_size", 5),
+        ("context_parallel_size", 2),
+    ] {
+        assert_eq!(par(r, k), json!(v), "{k}");
+    }
+    assert_eq!(par(r, "sequence_parallel"), json!(true));
+    for (k, v) in [
+        ("seq_length", json!(131072)),
+        ("global_batch_size", json!(512)),
+        ("micro_batch_size", json!(1)),
+        ("recompute_granularity", json!("none")),
+        ("data_parallel_sharding_strategy", json!("no_shard")),
+        ("tp_comm_overlap", json!(true)),
+        ("precision", json!("bf16")),
+    ] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+    // bf16_mixed's own grad_reduce_in_fp32 = True is what meshplan's bf16 precision selects: not restated.
+    assert_eq!(tr(r, "grad_reduce_in_fp32"), Value::Null);
+    let alias = recipe("llama31_70b_pretrain_config");
+    assert_eq!(alias.alias_of.as_deref(), Some("llama31_70b_pretrain_32gpu_h100_bf16_config"));
+    assert_eq!((&alias.parallelism, &alias.training), (&r.parallelism, &r.training));
+}
+
+/// recipes/deepseek/h100/deepseek_v3.py, read by hand: 105 `def deepseek_v3_pretrain_1024gpu_h100_bf16_config()`:
+/// TP 2, PP 16, VPP None, EP 64, ETP 1, SP True, mtp_num_layers 1; set_deepseek_v3_pipeline_model_parallel_layout
+/// picks layout_map[(16, 1)] (line 58): [embedding + 4 decoder], 14 × [4 decoder], [decoder, mtp, loss]; 165 global
+/// batch 4096; 206-212 `MixedPrecisionConfig(bf16=True, ..., grad_reduce_in_fp32=False)` (no recipe name);
+/// 220-224 precision-aware optimizer with main grads, exp_avg and exp_avg_sq in bfloat16, main params float32;
+/// dispatcher "alltoall" with backend "hybridep", which apply_flex_dispatcher_backend turns into "flex" on an H100.
+#[test]
+fn deepseek_v3_1024gpu_as_the_source_reads() {
+    let r = recipe("deepseek_v3_pretrain_1024gpu_h100_bf16_config");
+    assert_eq!((r.model.as_str(), r.gpus), ("deepseek-v3", Some(1024)));
+    assert_eq!(r.mixed_precision_recipe, None);
+    assert_eq!(par(r, "tensor_model_parallel_size"), json!(2));
+    assert_eq!(par(r, "pipeline_model_parallel_size"), json!(16));
+    assert_eq!(par(r, "expert_model_parallel_size"), json!(64));
+    let d = |n: usize| vec![json!("decoder"); n];
+    let mut layout = vec![Value::Array([vec![json!("embedding")], d(4)].concat())];
+    layout.extend((0..14).map(|_| Value::Array(d(4))));
+    layout.push(json!(["decoder", "mtp", "loss"]));
+    assert_eq!(par(r, "pipeline_model_parallel_layout"), Value::Array(layout));
+    for (k, v) in [
+        ("global_batch_size", json!(4096)),
+        ("grad_reduce_in_fp32", json!(false)),
+        ("use_precision_aware_optimizer", json!(true)),
+        ("main_params_dtype", json!("fp32")),
+        ("main_grads_dtype", json!("bf16")),
+        ("exp_avg_dtype", json!("bf16")),
+        ("exp_avg_sq_dtype", json!("bf16")),
+        ("moe_token_dispatcher_type", json!("flex")),
+        ("moe_flex_dispatcher_backend", json!("hybridep")),
+    ] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+}
+
+/// Every recipe is a plan meshplan reads: its model is a preset, and every parallelism and training key and value it
+/// carries is read without an unknown-field or invalid-value diagnostic.
+#[test]
+fn every_recipe_reads_as_a_plan() {
+    for r in recipes::all() {
+        let plan = match r.gpu {
+            Some(_) => json!({"recipe": r.name}),
+            None => json!({"recipe": r.name, "cluster": {"gpu": "h100-sxm-80gb", "num_nodes": 8}}),
+        };
+        let report = plan_value(&plan).unwrap_or_else(|e| panic!("{}: {e}", r.name));
+        let bad: Vec<_> = report.diagnostics.iter().filter(|d| matches!(d.code.as_str(), "unknown-field" | "invalid-value" | "invalid-section")).collect();
+        assert!(bad.is_empty(), "{}: {bad:?}", r.name);
+        assert_eq!(report.plan.model_key, r.model, "{}", r.name);
+        assert_eq!(report.plan.recipe.as_deref(), Some(r.name.as_str()));
+        if let Some(n) = r.gpus {
+            assert_eq!(report.plan.world_size(), n, "{}", r.name);
+        }
+        assert!(!r.description.is_empty());
+    }
+}
+
+/// A plan naming a recipe takes the recipe's values unless it sets its own: the 16-GPU Qwen3-30B-A3B recipe (EP 16,
+/// micro-batch 1, grad reduce in bf16) with the plan's EP 8 and micro-batch 2 on 2 nodes of 8 H100.
+#[test]
+fn the_plan_overrides_the_recipe_key_by_key() {
+    let report = plan_value(&json!({
+        "recipe": "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config",
+        "cluster": {"num_nodes": 4},
+        "training": {"micro_batch_size": 2},
+        "parallelism": {"expert_model_parallel_size": 8},
+    }))
+    .unwrap();
+    let p = &report.plan;
+    // Overridden.
+    assert_eq!((p.training.micro_batch_size, p.parallelism.expert_model_parallel_size, p.cluster.num_nodes), (2, 8, 4));
+    // Kept from the recipe: its GPU and node size, global batch, sequence, grad reduce dtype, dispatcher.
+    assert_eq!((p.cluster.gpu.as_str(), p.cluster.gpus_per_node), ("h100-sxm-80gb", 8));
+    assert_eq!((p.training.global_batch_size, p.training.seq_length), (Some(1024), 4096));
+    assert_eq!(p.training.settings.get("grad_reduce_in_fp32"), Some(json!(false)));
+    assert_eq!(p.training.settings.get("moe_token_dispatcher_type"), Some(json!("flex")));
+    assert_eq!(p.model_key, "qwen3-30b-a3b");
+    // The report's plan echoes the recipe.
+    let v = serde_json::to_value(&report).unwrap();
+    assert_eq!(v["plan"]["recipe"], json!("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config"));
+}
+
+/// A recipe's mixed-precision fields are those it changes on top of its mixed-precision recipe, so a plan that changes
+/// the precision runs that precision's recipe: Llama 3.1 70B's bf16_mixed recipe planned in fp8 on H100 takes
+/// bf16_with_fp8_current_scaling_mixed (training/mixed_precision.py: fp8_param_gather True, first and last layer in
+/// BF16), while nemotron_h_bf16_with_fp8_current_scaling_mixed's 2 + 2 BF16 layers (not the 1 + 1 of the recipe
+/// meshplan maps fp8 to) are kept as the recipe's own.
+#[test]
+fn a_changed_precision_takes_its_own_mixed_precision_recipe() {
+    let report = plan_value(&json!({"recipe": "llama31_70b_pretrain_32gpu_h100_bf16_config", "training": {"precision": "fp8"}})).unwrap();
+    let (s, gpu) = (&report.plan.training.settings, &report.plan.gpu);
+    assert_eq!(s.resolved("fp8_param_gather", gpu), Some(json!(true)));
+    assert_eq!(s.resolved("first_last_layers_bf16", gpu), Some(json!(true)));
+    let r = recipe("nemotronh_56b_pretrain_8gpu_h100_bf16_config");
+    assert_eq!(r.mixed_precision_recipe.as_deref(), Some("nemotron_h_bf16_with_fp8_current_scaling_mixed"));
+    assert_eq!((tr(r, "precision"), tr(r, "fp8_recipe")), (json!("fp8"), json!("tensorwise")));
+    assert_eq!((tr(r, "num_layers_at_start_in_bf16"), tr(r, "num_layers_at_end_in_bf16")), (json!(2), json!(2)));
+}
+
+/// A recipe of fewer GPUs than a node runs on one node of that many: nemotronh_8b on 2 H100.
+#[test]
+fn a_recipe_smaller_than_a_node_is_one_node() {
+    let report = plan_value(&json!({"recipe": "nemotronh_8b_pretrain_2gpu_h100_bf16_config"})).unwrap();
+    assert_eq!((report.plan.cluster.gpus_per_node, report.plan.cluster.num_nodes), (2, 1));
+}
+
+/// Plan with a recipe → the plan-file export → planned again: the same report, and the file names the recipe.
+#[test]
+fn the_plan_file_round_trips_with_its_recipe() {
+    for plan in [
+        json!({"recipe": "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", "training": {"micro_batch_size": 2}}),
+        json!({"recipe": "deepseek_v3_pretrain_1024gpu_h100_bf16_config"}),
+        json!({"recipe": "llama31_70b_pretrain_config", "parallelism": {"context_parallel_size": 4}}),
+    ] {
+        let first = plan_value(&plan).unwrap();
+        let file = export(ExportKind::Plan, &first.plan, &first);
+        let file: Value = serde_json::from_str(&file).unwrap();
+        assert_eq!(file["recipe"], plan["recipe"]);
+        let second = plan_value(&file).unwrap();
+        assert_eq!(serde_json::to_value(&first).unwrap(), serde_json::to_value(&second).unwrap(), "{plan}");
+    }
+}
+
+/// The Bridge exports of a plan naming a recipe start from it (`--recipe NAME`) and write only what the plan changes;
+/// Megatron-LM's flags are written in full.
+#[test]
+fn exports_start_from_the_recipe_and_write_only_overrides() {
+    let name = "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config";
+    let alone = plan_value(&json!({"recipe": name})).unwrap();
+    let launch = export(ExportKind::BridgeCli, &alone.plan, &alone);
+    assert!(launch.contains(&format!("--recipe {name}")), "{launch}");
+    assert!(!launch.contains("model.expert_model_parallel_size="), "{launch}");
+    assert!(!launch.contains("train.micro_batch_size="), "{launch}");
+
+    let changed = plan_value(&json!({"recipe": name, "training": {"micro_batch_size": 2}, "parallelism": {"expert_model_parallel_size": 8}})).unwrap();
+    let launch = export(ExportKind::BridgeCli, &changed.plan, &changed);
+    assert!(launch.contains("model.expert_model_parallel_size=8"), "{launch}");
+    assert!(launch.contains("train.micro_batch_size=2"), "{launch}");
+    assert!(!launch.contains("model.tensor_model_parallel_size="), "{launch}");
+    let python = export(ExportKind::Bridge, &changed.plan, &changed);
+    assert!(python.contains(&format!("cfg = {name}()")), "{python}");
+    assert!(python.contains("cfg.model.expert_model_parallel_size = 8"), "{python}");
+    assert!(!python.contains("cfg.model.tensor_model_parallel_size"), "{python}");
+
+    let mlm = export(ExportKind::MegatronLm, &changed.plan, &changed);
+    for flag in ["--tensor-model-parallel-size 1", "--expert-model-parallel-size 8", "--micro-batch-size 2", "--global-batch-size 1024", "--seq-length 4096"] {
+        assert!(mlm.contains(flag), "{flag} missing:\n{mlm}");
+    }
+}
+
+/// Hostile `recipe` values: a megabyte-long name, a number, an object, null, and a near miss of 300 characters. Each is
+/// a diagnostic (or, without a model to fall back on, an input error), answered at once.
+#[test]
+fn hostile_recipe_values_are_diagnostics() {
+    let long = "qwen3_30b_a3b_pretrain_config".repeat(40_000);
+    let cluster = json!({"gpu": "h100-sxm-80gb", "num_nodes": 1});
+    for bad in [json!(long), json!(3), json!({"name": "x"}), json!("x".repeat(300))] {
+        let t = std::time::Instant::now();
+        let report = plan_value(&json!({"recipe": bad, "model": "qwen3-8b", "cluster": cluster})).unwrap();
+        assert!(report.diagnostics.iter().any(|d| d.code.as_str() == "invalid-value"), "{:?}", report.diagnostics);
+        assert_eq!(report.plan.recipe, None);
+        assert!(t.elapsed().as_secs_f64() < 1.0);
+    }
+    // Without a model: an input error naming the nearest recipe.
+    let e = plan_value(&json!({"recipe": "qwen3_30b_a3b_pretrain_confg", "cluster": cluster})).unwrap_err();
+    assert_eq!(e.code.as_str(), "missing-model");
+    assert!(e.fix.contains("qwen3_30b_a3b_pretrain_config"), "{}", e.fix);
+    // null: no recipe, the plan as it is.
+    let report = plan_value(&json!({"recipe": null, "model": "qwen3-8b", "cluster": cluster})).unwrap();
+    assert_eq!(report.plan.recipe, None);
+}
+
+/// The search reads a plan naming a recipe with the recipe's batch and sequence (qwen3_30b_a3b 16-GPU: global batch
+/// 1024, seq 4096), which it requires.
+#[test]
+fn the_search_takes_a_recipe() {
+    let opts = meshplan_core::search::SearchOptions::default();
+    let result = meshplan_core::search::search_value(&json!({"recipe": "qwen3_8b_pretrain_4gpu_h100_bf16_config"}), &opts).unwrap();
+    assert_eq!(result.world_size, 4);
+    assert!(result.evaluated > 0);
+}

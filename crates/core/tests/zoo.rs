@@ -1,0 +1,333 @@
+//! The 2026 model zoo: every preset added from a real config.json (crates/core/tests/data/hf, origins in SOURCES.md)
+//! against the parameter count its makers publish, the config pasted as a user would ({"hf_config": ...}) against the
+//! preset, and a valid layout per family from the search.
+//!
+//! Conventions of the published figures, as each source states them:
+//! - "total" is every parameter with the input embedding and the output layer counted once each (once in all when
+//!   tied); MTP modules are not in it (meshplan reports them apart: `ParamCounts::mtp`).
+//! - "non-embedding" (Qwen, EXAONE, Gemma 2 report) leaves out the input embedding and the output layer.
+//! - OpenAI's gpt-oss "active" counts the unembedding but not the input embedding (a lookup).
+//! - A figure only given as a model name ("Qwen3.5-35B-A3B", "17B active") is checked by rounding: the count must round
+//!   to the name's digits.
+//! - Multimodal models (Llama 4, Qwen3.5) are sized as their language model: the vision encoder is not counted.
+
+use meshplan_core::search::{self, SearchOptions};
+use meshplan_core::{plan_value, presets};
+use serde_json::{Value, json};
+
+fn hf_config(file: &str) -> Value {
+    let path = format!("{}/tests/data/hf/{file}.config.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).unwrap()
+}
+
+/// (total, active, embedding + output layer) of a preset.
+fn counts(key: &str) -> (f64, f64, f64) {
+    let c = presets::model(key).unwrap_or_else(|| panic!("no preset {key}")).model_config().param_counts();
+    (c.total as f64, c.active as f64, (c.embedding + c.output_layer) as f64)
+}
+
+fn within(what: &str, ours: f64, published: f64, tol: f64) {
+    assert!((ours / published - 1.0).abs() <= tol, "{what}: meshplan {ours:.6e} vs published {published:.6e} (tolerance {tol})");
+}
+
+/// The count, in billions, rounds to the model name's figure (`digits` after the point).
+fn rounds_to(what: &str, ours: f64, name_billions: f64, digits: i32) {
+    let scale = 10f64.powi(digits);
+    assert_eq!((ours / 1e9 * scale).round() / scale, name_billions, "{what}: {:.3}B does not round to the published {name_billions}B", ours / 1e9);
+}
+
+#[test]
+fn llama_3_2_and_4_against_meta_model_cards() {
+    // Llama 3.2 model card (meta-llama/Llama-3.2-1B, "Model Information" table): 1.23B and 3.21B parameters, tied.
+    within("llama-3.2-1b total", counts("llama-3.2-1b").0, 1.23e9, 0.01);
+    within("llama-3.2-3b total", counts("llama-3.2-3b").0, 3.21e9, 0.01);
+    // Llama 4 model card: Scout 17B active / 109B total, Maverick 17B active / 400B total. Those totals include the
+    // vision encoder, which meshplan leaves out: Scout's language model alone, by hand: 48 MoE layers × (attention
+    // 5120·(40+16)·128 + 40·128·5120 = 62,914,560; 16 experts + 1 shared × 3·5120·8192 = 2,139,095,040; router
+    // 16·5120; norms 2·5120) = 48 × 2,202,101,760, + 2 × 202048·5120 + 5120 = 107,769,861,120 — so Scout's total
+    // may be short of 109B by the encoder (≈0.9B): 1.5% allowed there, 1% for Maverick, whose encoder is a smaller
+    // share.
+    let (scout, scout_active, _) = counts("llama-4-scout-17b-16e");
+    assert_eq!(scout, 107_769_861_120.0);
+    within("llama-4-scout total (language model)", scout, 109e9, 0.015);
+    rounds_to("llama-4-scout active", scout_active, 17.0, 0);
+    let (maverick, maverick_active, _) = counts("llama-4-maverick-17b-128e");
+    within("llama-4-maverick total", maverick, 400e9, 0.01);
+    rounds_to("llama-4-maverick active", maverick_active, 17.0, 0);
+    // Maverick interleaves: 24 MoE layers (every second, counted from layer 1) and 24 dense layers 16384 wide.
+    let m = presets::model("llama-4-maverick-17b-128e").unwrap().model_config();
+    assert_eq!(m.num_moe_layers(), 24);
+    assert!(!m.layer_is_moe(0) && m.layer_is_moe(1));
+}
+
+#[test]
+fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
+    // Qwen2.5 model cards ("Number of Parameters: 7.61B; Number of Parameters (Non-Embedding): 6.53B"; 32B: 32.5B and
+    // 31.0B); Qwen3 model card of 0.6B: 0.6B, non-embedding 0.44B (embeddings tied).
+    for (key, total, non_embedding) in [("qwen2.5-7b", 7.61e9, 6.53e9), ("qwen2.5-32b", 32.5e9, 31.0e9), ("qwen3-0.6b", 0.6e9, 0.44e9)] {
+        let (t, _, e) = counts(key);
+        within(&format!("{key} total"), t, total, 0.01);
+        within(&format!("{key} non-embedding"), t - e, non_embedding, 0.01);
+    }
+    // Qwen3-1.7B model card: 1.7B (non-embedding 1.4B); tied.
+    let (t, _, e) = counts("qwen3-1.7b");
+    rounds_to("qwen3-1.7b total", t, 1.7, 1);
+    within("qwen3-1.7b non-embedding", t - e, 1.4e9, 0.01);
+    // Qwen3.5: the figures are the model names (language model; vision encoder not counted).
+    for (key, total, active) in
+        [("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
+    {
+        let (t, a, _) = counts(key);
+        within(&format!("{key} total"), t, total * 1e9, 0.01);
+        if let Some(active) = active {
+            rounds_to(&format!("{key} active"), a, active, 0);
+        }
+    }
+}
+
+#[test]
+fn gpt_oss_against_the_openai_model_card() {
+    // gpt-oss model card (OpenAI, Aug 2025), parameter table: 120b 116.83B total, 5.13B active; 20b 20.91B total,
+    // 3.61B active, where "active" counts the unembedding but not the input embedding (201088 × 2880 = 579,133,440).
+    // By hand, gpt-oss-20b: attention 2880·(64+16)·64 + qkv bias 5120 + o 4096·2880 + o bias 2880 + 64 sinks + norm
+    // 2880 = 26,553,024; MoE router 32·2880 + 32 experts × (fc1 2880·5760 + 5760 + fc2 2880·2880 + 2880) + norm 2880
+    // = 796,633,920; 24 layers × 823,186,944 + 2 × 201088·2880 + 2880 = 20,914,756,416 (the router's 32 biases per
+    // layer are not counted).
+    assert_eq!(counts("gpt-oss-20b").0, 20_914_756_416.0);
+    for (key, total, active) in [("gpt-oss-20b", 20.91e9, 3.61e9), ("gpt-oss-120b", 116.83e9, 5.13e9)] {
+        let (t, a, _) = counts(key);
+        within(&format!("{key} total"), t, total, 0.01);
+        within(&format!("{key} active"), a - 201_088.0 * 2880.0, active, 0.01);
+    }
+}
+
+#[test]
+fn gemma_2_against_the_gemma_2_report() {
+    // Gemma 2 report (arXiv 2408.00118, Table 2, non-embedding parameters): 9B 8,324,201,984; 27B 26,047,480,320.
+    // By hand, 9B: 42 × (q/k/v 3584·(16+8+8)·256 + o 4096·3584 + MLP 3·3584·14336 + 4 norms·3584) + final norm 3584
+    // = 42 × 198,195,200 + 3584 = 8,324,201,984. meshplan counts 2 of the 4 per-layer norms (Megatron Bridge folds the
+    // post-attention and post-MLP norms into linear_proj / linear_fc2 post_layernorm; meshplan has no field for them),
+    // so it is short by exactly 2 × 3584 per layer.
+    let (t, _, e) = counts("gemma-2-9b");
+    assert_eq!(t - e + 42.0 * 2.0 * 3584.0, 8_324_201_984.0);
+    let (t, _, e) = counts("gemma-2-27b");
+    assert_eq!(t - e + 46.0 * 2.0 * 4608.0, 26_047_480_320.0);
+    // Tied embeddings (Gemma2Config's default): one 256000 × 3584 table.
+    assert_eq!(e, 256_000.0 * 4608.0);
+}
+
+#[test]
+fn gemma_3_against_keras_hubs_exact_counts() {
+    // keras-hub's Gemma 3 presets (keras_hub/src/models/gemma3/gemma3_presets.py "params", text-only backbones):
+    // 1B 999,885,952; 4B 3,880,099,328; 27B 27,009,002,240. By hand, 1B: tied 262144·1152 = 301,989,888 +
+    // 26 × (q/k/v 1152·(4+1+1)·256 + o 1024·1152 + MLP 3·1152·6912 + 4 norms·1152 + q/k norms 2·256 = 26,842,112)
+    // + 1152 = 999,885,952. meshplan counts 2 of the 4 per-layer norms (see Gemma 2), and keras-hub's text backbones
+    // hold 262144 of the HF config's vocab rows (4B and 27B configs list 262208: 64 image tokens more).
+    for (key, layers, hidden, vocab, keras) in [
+        ("gemma-3-1b", 26.0, 1152.0, 262_144.0, 999_885_952.0),
+        ("gemma-3-4b", 34.0, 2560.0, 262_208.0, 3_880_099_328.0),
+        ("gemma-3-27b", 62.0, 5376.0, 262_208.0, 27_009_002_240.0),
+    ] {
+        let (t, _, _) = counts(key);
+        assert_eq!(t + layers * 2.0 * hidden - (vocab - 262_144.0) * hidden, keras, "{key}");
+    }
+}
+
+#[test]
+fn deepseek_v2_lite_against_the_deepseek_v2_paper() {
+    // DeepSeek-V2 paper (arXiv 2405.04434, appendix B): DeepSeek-V2-Lite has 15.7B total parameters, 2.4B activated
+    // per token. meshplan's active count holds both embedding tables (2 × 102400·2048 = 419,430,400); without the
+    // input embedding it is 2.45B, 2.1% above the published 2.4B, whose rounding the paper does not state.
+    let (t, a, e) = counts("deepseek-v2-lite");
+    within("deepseek-v2-lite total", t, 15.7e9, 0.01);
+    within("deepseek-v2-lite active without the input embedding", a - e / 2.0, 2.4e9, 0.025);
+    let m = presets::model("deepseek-v2-lite").unwrap().model_config();
+    assert_eq!((m.q_lora_rank, m.num_moe_layers()), (None, 26));
+}
+
+#[test]
+fn phi_4_exaone_4_and_minimax_m2() {
+    // phi-4 (published as "14B"), by hand: 40 × (q/k/v 5120·(40+10+10)·128 + o 5120·5120 + MLP 3·5120·17920 + 2 norms
+    // ·5120) = 40 × 340,797,440 = 13,631,897,600; untied embeddings 2 × 100352·5120 = 1,027,604,480; final norm 5120.
+    assert_eq!(counts("phi-4").0, 14_659_507_200.0);
+    // EXAONE 4.0 32B model card: "Number of Parameters (without embeddings): 30.95B".
+    let (t, _, e) = counts("exaone-4.0-32b");
+    within("exaone-4.0-32b non-embedding", t - e, 30.95e9, 0.01);
+    // MiniMax-M2 model card: 230B total parameters, 10B active (M2.5 keeps the architecture); MTP modules apart.
+    let (t, a, e) = counts("minimax-m2.5");
+    within("minimax-m2.5 total", t, 230e9, 0.01);
+    rounds_to("minimax-m2.5 active (non-embedding)", a - e, 10.0, 0);
+    assert_eq!(presets::model("minimax-m2.5").unwrap().model_config().mtp_num_layers, 3);
+}
+
+/// Each preset added from a config.json, and that file.
+const FROM_CONFIG: &[(&str, &str)] = &[
+    ("llama-3.2-1b", "meta-llama--Llama-3.2-1B-Instruct"),
+    ("llama-3.2-3b", "meta-llama--Llama-3.2-3B-Instruct"),
+    ("llama-4-scout-17b-16e", "meta-llama--Llama-4-Scout-17B-16E-Instruct"),
+    ("llama-4-maverick-17b-128e", "meta-llama--Llama-4-Maverick-17B-128E-Instruct"),
+    ("qwen2.5-7b", "Qwen--Qwen2.5-7B-Instruct"),
+    ("qwen2.5-32b", "Qwen--Qwen2.5-32B-Instruct"),
+    ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
+    ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
+    ("qwen3.5-27b", "Qwen--Qwen3.5-27B"),
+    ("qwen3.5-35b-a3b", "Qwen--Qwen3.5-35B-A3B"),
+    ("qwen3.5-122b-a10b", "Qwen--Qwen3.5-122B-A10B"),
+    ("qwen3.5-397b-a17b", "Qwen--Qwen3.5-397B-A17B"),
+    ("gpt-oss-20b", "openai--gpt-oss-20b"),
+    ("gpt-oss-120b", "openai--gpt-oss-120b"),
+    ("gemma-2-9b", "google--gemma-2-9b"),
+    ("gemma-2-27b", "google--gemma-2-27b"),
+    ("phi-4", "microsoft--phi-4"),
+    ("exaone-4.0-32b", "LGAI-EXAONE--EXAONE-4.0-32B"),
+    ("minimax-m2.5", "MiniMaxAI--MiniMax-M2.5"),
+    ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
+    ("gemma-3-1b", "google--gemma-3-1b"),
+    ("gemma-3-4b", "google--gemma-3-4b"),
+    ("gemma-3-27b", "google--gemma-3-27b"),
+];
+
+#[test]
+fn each_config_json_pasted_gives_its_presets_counts() {
+    for &(key, file) in FROM_CONFIG {
+        let hf = hf_config(file);
+        let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_or_else(|e| panic!("{file}: {e:?}"));
+        let preset = presets::model(key).unwrap().model_config().param_counts();
+        assert_eq!(r.derived.total_parameters as u128, preset.total, "{file} total");
+        assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
+        let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
+        // A multimodal config says its encoder is left out; a text-only one says nothing.
+        let multimodal = hf.get("vision_config").is_some();
+        assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal, "{file}: {codes:?}");
+    }
+}
+
+#[test]
+fn every_new_family_has_a_valid_layout() {
+    // One model per family added, on a cluster its size calls for; the search must find a layout without errors.
+    for (key, gpus) in [
+        ("llama-3.2-3b", 8),
+        ("llama-4-scout-17b-16e", 32),
+        ("qwen2.5-7b", 8),
+        ("qwen3.5-35b-a3b", 16),
+        ("gpt-oss-20b", 16),
+        ("gemma-2-9b", 8),
+        ("gemma-3-1b", 8),
+        ("deepseek-v2-lite", 8),
+        ("phi-4", 8),
+        ("exaone-4.0-32b", 16),
+        ("minimax-m2.5", 64),
+    ] {
+        let plan = json!({"model": key, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": gpus / 8},
+                          "training": {"seq_length": 4096, "global_batch_size": 256}});
+        let r = search::search_value(&plan, &SearchOptions { top: 1, ..SearchOptions::default() }).unwrap();
+        assert!(r.valid > 0 && !r.candidates.is_empty(), "{key} on {gpus} GPUs: no valid layout ({:?})", r.rejected_by);
+    }
+}
+
+#[test]
+fn every_preset_has_a_family_and_a_bridge_recipe_entry() {
+    let recipes: Value = serde_json::from_str(include_str!("../data/recipes.json")).unwrap();
+    let listed = |k: &str| {
+        ["recipes", "without_recipe"].iter().filter(|s| recipes[**s].as_array().unwrap().iter().any(|r| r["model"] == k)).count()
+    };
+    for m in presets::models() {
+        assert!(!m.family.is_empty(), "{}", m.key);
+        assert_eq!(listed(&m.key), 1, "{}: listed once under recipes or without_recipe", m.key);
+    }
+    assert_eq!(presets::bridge_recipe("gpt-oss-120b").unwrap().recipe, "gpt_oss_120b_pretrain_config");
+}
+
+#[test]
+fn non_finite_numbers_in_a_pasted_config_read_as_null() {
+    // Python's json writes Infinity / NaN (Nemotron-H: "time_step_limit": [0.0, Infinity]); strict JSON has neither.
+    let text = r#"{"model": {"hf_config": {"model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16, "vocab_size": 128256,
+        "tie_word_embeddings": true, "time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "s": "NaN Infinity"}},
+        "cluster": {"gpu": "h100-sxm-80gb"}}"#;
+    let r = meshplan_core::plan_str(text).expect("read with the non-finite numbers as null");
+    assert_eq!(r.derived.total_parameters as f64, counts("llama-3.2-1b").0);
+    // Anything else that is not JSON stays an error.
+    assert_eq!(meshplan_core::plan_str(r#"{"model": Infinite}"#).unwrap_err().code, "invalid-json");
+}
+
+fn plan_of(model: Value, seq: u64, gbs: u64) -> meshplan_core::Report {
+    plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                       "training": {"seq_length": seq, "micro_batch_size": 1, "global_batch_size": gbs}}))
+    .unwrap()
+}
+
+#[test]
+fn sliding_window_layers_as_megatron_picks_them() {
+    // megatron/core/transformer/utils.py is_layer_window_attention, layer_number 1-indexed: an int N keeps every N-th
+    // layer full; a list marks windowed layers with 1. EXAONE 4.0 32B (LLLG): layers 3, 7, … (0-based) are full.
+    let m = presets::model("exaone-4.0-32b").unwrap().model_config();
+    assert_eq!(m.window_size, Some([4095, 0]));
+    assert!(m.is_window_layer(0) && m.is_window_layer(2) && !m.is_window_layer(3) && !m.is_window_layer(63));
+    assert_eq!(m.window_attention_layers(), 48);
+    // gpt-oss: "sliding_attention" on even layers (0-based) of its layer_types → 12 of 24.
+    assert_eq!(presets::model("gpt-oss-20b").unwrap().model_config().window_attention_layers(), 12);
+    // The CLI form "left,right", an unbounded left (-1: no window), a list, and a malformed value.
+    let dense = json!({"num_layers": 4, "hidden_size": 256, "num_attention_heads": 4, "add_bias_linear": false, "gated_linear_unit": true});
+    let with = |extra: Value| {
+        let mut v = dense.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(v, 1024, 16)
+    };
+    let r = with(json!({"window_size": "63,0", "window_attn_skip_freq": [1, 1, 0, 1]}));
+    assert_eq!(r.plan.model.window_size, Some([63, 0]));
+    assert_eq!(r.plan.model.window_attention_layers(), 3);
+    assert_eq!(with(json!({"window_size": [-1, 0]})).plan.model.window_size, None);
+    let r = with(json!({"window_size": [64]}));
+    assert!(r.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains("window_size")));
+    let r = with(json!({"window_size": [63, 0], "window_attn_skip_freq": [1, 0]}));
+    assert!(r.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains("window_attn_skip_freq")));
+}
+
+#[test]
+fn sliding_window_attention_flops() {
+    // gpt-oss-20b at s = 4096: 24 attention layers, 12 of them windowed to W = 127 + 0 + 1 = 128 keys. Megatron
+    // Bridge's flop_utils (calculate_swa_context) gives a windowed layer an average context W − W(W−1)/(2s) against s/2
+    // for full causal attention, i.e. s·(2W − W(W−1)/s) = 2·4096·128 − 128·127 = 1,032,320 pairs per sequence
+    // against s² = 16,777,216. Core attention per pair: 6 × q (q = 64 heads × 64 = 4096; fwd+bwd, QKᵀ and PV, causal
+    // halving folded into Megatron's s²).
+    let gbs = 32.0;
+    let r = plan_of(json!("gpt-oss-20b"), 4096, 32);
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    let expected = 6.0 * 4096.0 * gbs * (12.0 * 16_777_216.0 + 12.0 * 1_032_320.0);
+    assert!((split.attention_core / expected - 1.0).abs() < 1e-12, "{} vs {expected}", split.attention_core);
+    // Without the window every layer pays s².
+    let mut plain = r.plan.clone();
+    plain.model.window_size = None;
+    let full = meshplan_core::perf::flop_split(&plain, &r.derived).attention_core;
+    assert!((full / (6.0 * 4096.0 * gbs * 24.0 * 16_777_216.0) - 1.0).abs() < 1e-12);
+    // A window at least as long as the sequence changes nothing (Gemma 2's 4096 keys at s = 4096).
+    let g = plan_of(json!("gemma-2-9b"), 4096, 32);
+    let mut g_plain = g.plan.clone();
+    g_plain.model.window_size = None;
+    assert_eq!(meshplan_core::perf::flop_split(&g.plan, &g.derived).attention_core, meshplan_core::perf::flop_split(&g_plain, &g.derived).attention_core);
+}
+
+#[test]
+fn hf_sliding_window_mapping_by_family() {
+    let base = json!({"hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 8, "num_key_value_heads": 4,
+                      "num_hidden_layers": 12, "vocab_size": 32000, "head_dim": 128, "sliding_window": 512});
+    let model = |extra: Value| {
+        let mut v = base.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(json!({"hf_config": v}), 2048, 16).plan.model
+    };
+    // Gemma 2: sliding on even layer_idx (Gemma2DecoderLayer) → every 2nd layer full; tied by default.
+    let g2 = model(json!({"model_type": "gemma2"}));
+    assert_eq!((g2.window_size, g2.window_attn_skip_freq.clone()), (Some([511, 0]), Some(meshplan_core::model::MoeLayerFreq::Every(2))));
+    assert!(g2.share_embeddings_and_output_weights);
+    // Gemma 3: every sliding_window_pattern-th layer full; q/k norms.
+    let g3 = model(json!({"model_type": "gemma3_text", "sliding_window_pattern": 6}));
+    assert_eq!(g3.window_attention_layers(), 10);
+    assert!(g3.qk_layernorm);
+    // Qwen2 configs carry sliding_window with use_sliding_window false: no window.
+    assert_eq!(model(json!({"model_type": "qwen2", "use_sliding_window": false})).window_size, None);
+    // Mistral: every layer windowed.
+    assert_eq!(model(json!({"model_type": "mistral"})).window_attention_layers(), 12);
+}
