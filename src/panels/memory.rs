@@ -127,7 +127,9 @@ fn LayerStrip(outcome: Memo<Outcome>, dark: Memo<bool>) -> impl IntoView {
                 <li data-symbol=c.to_string()><span class="swatch" aria-hidden="true" inner_html=swatch_box(colour)></span>{*name}" "<code>{c.to_string()}</code></li>
             }).collect_view()}
             <li><span class="swatch" aria-hidden="true" inner_html=move || swatch_box(ink())></span>"embedding "<code>"E"</code>" · output and loss "<code>"L"</code></li>
-            <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(strip::MTP_COLOUR)></span>"MTP "<code>"m"</code></li>
+            <Show when=move || figures.with(|s| s.has_mtp)>
+                <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(strip::MTP_COLOUR)></span>"MTP "<code>"m"</code></li>
+            </Show>
         </ul>
     }
 }

@@ -3,11 +3,11 @@
 
 use crate::fields;
 use crate::format::billions;
-use crate::state::plan_doc::{display_value, get};
+use crate::state::plan_doc::{self, display_value, get};
 use crate::state::{Doc, catalog, editor};
 use crate::ui::controls::TextField;
 use leptos::prelude::*;
-use meshplan_core::presets;
+use meshplan_core::{presets, recipes};
 use serde_json::{Value, json};
 
 /// How the plan names its model: a preset key, a preset with field overrides, or a Hugging Face config.
@@ -26,12 +26,9 @@ fn mode_of(plan: &Value) -> Mode {
     }
 }
 
-/// A preset's family: the catalogue's `family` field where the data has one, else the family its key names (the part
-/// before the first size or version: `llama`, `qwen3`, `nemotron-h`). Read through the summary's JSON, so the grouping
-/// follows the field whenever the data carries it.
+/// A preset's family: the catalogue's `family` field ("Llama 3", "Nemotron-H", …), else the family its key names.
 pub fn family_of(m: &presets::ModelSummary) -> String {
-    let given = serde_json::to_value(m).ok().and_then(|v| v.get("family").and_then(Value::as_str).map(str::to_string));
-    given.filter(|f| !f.trim().is_empty()).unwrap_or_else(|| family_from_key(&m.key))
+    if m.family.trim().is_empty() { family_from_key(&m.key) } else { m.family.clone() }
 }
 
 /// `nemotron-h-8b` → `nemotron-h`, `llama-3.1-8b` → `llama`, `qwen3-30b-a3b` → `qwen3`: the key's parts up to the
@@ -107,7 +104,16 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
             </div>
             <div class="field">
                 <label for="model-preset" title="The model preset: Megatron TransformerConfig fields of a published model">"Preset"</label>
-                <select id="model-preset" size="8" on:change=move |ev| { editor.edit("model", Value::String(event_target_value(&ev))); }>
+                <select id="model-preset" size="8" on:change=move |ev| {
+                    let key = event_target_value(&ev);
+                    // A recipe of another model is written out first, so that its cluster and settings stay.
+                    editor.update(|p| {
+                        if p.get("recipe").and_then(Value::as_str).and_then(recipes::find).is_some_and(|r| r.model != key) {
+                            *p = plan_doc::without_recipe(p);
+                        }
+                        plan_doc::set(p, "model", Value::String(key));
+                    });
+                }>
                     {move || matching_presets(&query.get()).into_iter().map(|(family, items)| view! {
                         <optgroup label=family>
                             {items.into_iter().map(|(key, text)| {
@@ -118,6 +124,7 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </div>
+            <RecipePicker doc />
             <details open=move || mode.get() == Mode::Fields on:toggle=move |ev| {
                 let open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
                 if open && mode.get_untracked() == Mode::Preset { set_mode(Mode::Fields) }
@@ -159,6 +166,39 @@ mod tests {
         assert!(llama.1.iter().any(|i| i.0 == "llama-3.1-8b") && llama.1.iter().any(|i| i.0 == "llama-3.1-405b"));
         let found = matching_presets("mamba-free-nonsense");
         assert!(found.is_empty());
+    }
+}
+
+/// The Megatron Bridge recipes of the model shown (and the plan's own recipe, whatever its model): picking one starts
+/// the plan from it (its cluster, parallelism and settings); "none" writes the recipe's values into the plan and drops
+/// the name.
+#[component]
+fn RecipePicker(doc: Doc) -> impl IntoView {
+    let editor = editor();
+    let current = Memo::new(move |_| doc.plan.with(|p| p.get("recipe").and_then(Value::as_str).map(str::to_string).unwrap_or_default()));
+    let model_key = Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, "model_key"))));
+    let offered = Memo::new(move |_| {
+        let (m, cur) = (model_key.get(), current.get());
+        recipes::all().iter().filter(|r| r.model == m || r.name == cur).map(|r| (r.name.clone(), r.description.clone())).collect::<Vec<_>>()
+    });
+    let note = Memo::new(move |_| recipes::find(&current.get()).map(|r| format!("{} — Megatron Bridge {}", r.description, r.source)));
+    view! {
+        <div class="field">
+            <label for="recipe" title="A Megatron Bridge library recipe: its cluster, parallelism and run settings; what the plan sets overrides it">
+                "Megatron Bridge recipe "<code>"recipe"</code></label>
+            <select id="recipe" prop:value=current on:change=move |ev| {
+                let name = event_target_value(&ev);
+                editor.update(|p| *p = if name.is_empty() { plan_doc::without_recipe(p) } else { plan_doc::with_recipe(p, &name) });
+            }>
+                <option value="" selected=move || current.with(String::is_empty)>
+                    {move || format!("none ({} for this model)", offered.with(|o| o.iter().filter(|r| r.0 != current.get()).count()))}</option>
+                {move || offered.get().into_iter().map(|(name, description)| {
+                    let (n, text) = (name.clone(), name.clone());
+                    view! { <option value=name title=description selected=move || current.with(|c| *c == n)>{text}</option> }
+                }).collect_view()}
+            </select>
+            {move || note.get().map(|n| view! { <p id="recipe-note" class="hint">{n}</p> })}
+        </div>
     }
 }
 

@@ -32,7 +32,10 @@ test("the Advanced memory section: recompute_modules and optimizer_cpu_offload m
   assert.equal(await page.locator("#advanced-memory .setting").count(), 0, "rows mount on first open");
   await page.click("#advanced-memory > summary");
   // One fieldset per group of the settings table, every row labelled with its Megatron / Bridge key.
-  assert.equal(await page.locator("#advanced-memory fieldset.settings-group").count(), 8);
+  const legends = await page.locator("#advanced-memory fieldset.settings-group legend").allInnerTexts();
+  for (const g of ["Optimizer & gradients", "Low precision", "Recompute", "Offloading", "FSDP & buffers", "CUDA graphs", "MoE dispatch"]) {
+    assert.ok(legends.includes(g), `${g} in ${legends}`);
+  }
   assert.ok(await page.locator('#advanced-memory .setting[data-key="exp_avg_sq_dtype"] select option[value="bf16"]').count() === 1);
   assert.equal((await page.locator('.setting[data-key="grad_reduce_in_fp32"] label code').innerText()).trim(), "grad_reduce_in_fp32");
   assert.match(await page.locator("#f-training-grad-reduce-in-fp32").getAttribute("title"), /Default: null: true for bf16/);
@@ -134,6 +137,32 @@ test("the layer strip draws a hybrid model's kinds per pipeline rank, and preset
   assert.equal(inGroups, await page.locator("#model-preset option").count());
   const llama = await page.locator('#model-preset option[value="llama-3.1-70b"]').evaluate((o) => o.parentElement.label);
   assert.equal(await page.locator('#model-preset option[value="llama-3.1-8b"]').evaluate((o) => o.parentElement.label), llama);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("the recipe picker offers the model's Megatron Bridge recipes, starts the plan from one, and none keeps the run", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.selectOption("#model-preset", "qwen3-30b-a3b");
+  const name = "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config";
+  const offered = await page.locator("#recipe option").evaluateAll((os) => os.map((o) => o.value));
+  assert.equal(offered[0], "");
+  assert.ok(offered.includes(name), offered.join(", "));
+  await page.selectOption("#recipe", name);
+  // The recipe states 16 H100s: the plan is the recipe alone, and its note names its source.
+  await page.waitForFunction(() => document.querySelector("#d-world-size").innerText.trim() === "16");
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(await planOf(page), { recipe: name });
+  assert.match(await page.locator("#recipe-note").innerText(), /qwen3_moe\.py:\d+/);
+  const peak = await page.locator("#memory-summary").innerText();
+  // None: the recipe's values are written into the plan; the run is the same.
+  await page.selectOption("#recipe", "");
+  await new Promise((r) => setTimeout(r, 300));
+  const plan = await planOf(page);
+  assert.equal(plan.recipe, undefined);
+  assert.equal(plan.model, "qwen3-30b-a3b");
+  assert.equal(await page.locator("#d-world-size").innerText(), "16");
+  assert.equal(await page.locator("#memory-summary").innerText(), peak);
   assert.deepEqual(problems, clean);
   await context.close();
 });
