@@ -1,6 +1,8 @@
 // Screenshots of the release build in headless chromium, for looking at what ships:
 // docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark,layout,layout-error}.png at 1280×800 (embed at 800),
-// and advisor.png: the Advisor panel after Find layouts.
+// advisor.png: the Advisor panel after Find layouts; advanced.png: the Training panel with its Advanced memory section open
+// (Nemotron 3 Nano on PP 4, recompute_modules and optimizer offload set); strip-hybrid.png: its Memory panel, the
+// layer strip above the chart.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
 import { mkdirSync } from "node:fs";
 import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
@@ -24,6 +26,14 @@ const big = {
                  num_layers_in_first_pipeline_stage: 16, num_layers_in_last_pipeline_stage: 14 },
 };
 
+// Nemotron 3 Nano 30B-A3B (hybrid Mamba-2 / attention / MoE) on PP 4: the layer strip above the memory chart.
+const hybrid = {
+  model: "nemotron-3-nano-30b-a3b",
+  cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 4 },
+  training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 256, use_distributed_optimizer: true },
+  parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 4, expert_model_parallel_size: 8 },
+};
+
 mkdirSync("docs/screenshots", { recursive: true });
 const server = await startServer();
 const browser = await launch();
@@ -37,6 +47,10 @@ const shots = [
   // DeepSeek-V3 with Megatron Bridge's perf-recipe layout (PP 2 × VPP 8), and the same layout without its MTP layer.
   ["layout", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tmL"))}`, {}],
   ["layout-error", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tL"))}`, {}],
+  // The Training panel's Advanced memory section open, with recompute_modules and optimizer offload set.
+  ["advanced", `#plan=${encode({ ...hybrid, training: { ...hybrid.training, recompute_granularity: "selective",
+    recompute_modules: ["core_attn", "moe_act"], optimizer_cpu_offload: true } })}`, { advanced: true }],
+  ["strip-hybrid", `#plan=${encode(hybrid)}`, { memory: true }],
 ];
 const only = process.argv.slice(2);
 for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.includes(n))) {
@@ -45,12 +59,18 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
   if (opts.mesh) {
     await page.check(`input[name=mesh][value=${opts.mesh}]`);
   }
+  if (opts.advanced) {
+    await page.click("#advanced-memory > summary");
+    await page.click("#memory-terms-box > summary");
+  }
   if (opts.advisor) {
     await page.click("#find-layouts");
     await page.waitForSelector("#advisor-table tbody tr", { timeout: 30_000 });
   }
   await page.waitForTimeout(300);
   if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.memory) await page.locator("#memory").screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.advanced) await page.locator("#training-panel").screenshot({ path: `docs/screenshots/${name}.png` });
   else {
     // Result panels off the screen are not rendered (content-visibility: auto): make the window as tall
     // as the page, until the page's height settles, so that every panel is drawn as a reader scrolling

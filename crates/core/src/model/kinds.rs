@@ -86,6 +86,26 @@ impl LayerKind {
         }
     }
 
+    /// The layer as Megatron-Core's hybrid layer pattern writes it: the mixer's symbol (`*` attention, `+` with `mla`,
+    /// `M` Mamba-2, `G` Gated DeltaNet) then the feed-forward block's (`-` dense MLP, `E` MoE). A GPT layer is two
+    /// pattern symbols ("*-", "+E"), a hybrid pattern's layer one; an empty kind is "".
+    // Source: megatron/core/models/hybrid/hybrid_layer_allocation.py `Symbols` (one symbol per sub-layer).
+    pub fn symbols(self, mla: bool) -> String {
+        let mixer = match self.mixer {
+            Mixer::None => "",
+            Mixer::Attention if mla => "+",
+            Mixer::Attention => "*",
+            Mixer::Mamba => "M",
+            Mixer::GatedDeltaNet => "G",
+        };
+        let ffn = match self.ffn {
+            Ffn::None => "",
+            Ffn::Dense => "-",
+            Ffn::Moe => "E",
+        };
+        format!("{mixer}{ffn}")
+    }
+
     /// A short readable name: "attention + MoE", "Mamba-2", "dense MLP".
     pub fn name(self) -> String {
         let mixer = match self.mixer {
