@@ -438,3 +438,15 @@ fn vision_language_and_dsa_configs_read_their_language_model() {
     assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("DSA indexer")));
     assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
 }
+
+#[test]
+fn per_layer_attention_shapes_are_refused_by_name() {
+    // Step-3.5 gives its sliding-window layers their own heads and groups (attention_other_setting): not one attention
+    // shape, so not read as a Llama.
+    let step = json!({"model_type": "step3p5", "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "num_hidden_layers": 45, "vocab_size": 128896, "intermediate_size": 11264,
+        "attention_other_setting": {"num_attention_heads": 96, "num_attention_groups": 8, "head_dim": 128}});
+    let e = plan_value(&json!({"model": {"hf_config": step}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("attention_other_setting"), "{}", e.message);
+}
