@@ -75,7 +75,7 @@ fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
     within("qwen3-1.7b non-embedding", t - e, 1.4e9, 0.01);
     // Qwen3.5: the figures are the model names (language model; vision encoder not counted).
     for (key, total, active) in
-        [("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
+        [("qwen3.5-9b", 9.0, None), ("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
     {
         let (t, a, _) = counts(key);
         within(&format!("{key} total"), t, total * 1e9, 0.01);
@@ -227,6 +227,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen2.5-32b", "Qwen--Qwen2.5-32B-Instruct"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
+    ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
     ("qwen3.5-27b", "Qwen--Qwen3.5-27B"),
     ("qwen3.5-35b-a3b", "Qwen--Qwen3.5-35B-A3B"),
     ("qwen3.5-122b-a10b", "Qwen--Qwen3.5-122B-A10B"),
