@@ -150,9 +150,11 @@ fn phi_4_exaone_4_and_minimax_m2() {
     // phi-4 (published as "14B"), by hand: 40 × (q/k/v 5120·(40+10+10)·128 + o 5120·5120 + MLP 3·5120·17920 + 2 norms
     // ·5120) = 40 × 340,797,440 = 13,631,897,600; untied embeddings 2 × 100352·5120 = 1,027,604,480; final norm 5120.
     assert_eq!(counts("phi-4").0, 14_659_507_200.0);
-    // EXAONE 4.0 32B model card: "Number of Parameters (without embeddings): 30.95B".
-    let (t, _, e) = counts("exaone-4.0-32b");
-    within("exaone-4.0-32b non-embedding", t - e, 30.95e9, 0.01);
+    // EXAONE 4.0 model cards, "Number of Parameters (without embeddings)": 32B 30.95B, 1.2B 1.07B (tied).
+    for (key, non_embedding) in [("exaone-4.0-32b", 30.95e9), ("exaone-4.0-1.2b", 1.07e9)] {
+        let (t, _, e) = counts(key);
+        within(&format!("{key} non-embedding"), t - e, non_embedding, 0.01);
+    }
     // MiniMax-M2 model card: 230B total parameters, 10B active (M2.5 keeps the architecture); MTP modules apart.
     let (t, a, e) = counts("minimax-m2.5");
     within("minimax-m2.5 total", t, 230e9, 0.01);
@@ -238,6 +240,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("gemma-2-27b", "google--gemma-2-27b"),
     ("phi-4", "microsoft--phi-4"),
     ("exaone-4.0-32b", "LGAI-EXAONE--EXAONE-4.0-32B"),
+    ("exaone-4.0-1.2b", "LGAI-EXAONE--EXAONE-4.0-1.2B"),
     ("minimax-m2.5", "MiniMaxAI--MiniMax-M2.5"),
     ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
     ("gemma-3-1b", "google--gemma-3-1b"),
