@@ -103,11 +103,14 @@ fn gpt_oss_against_the_openai_model_card() {
 
 #[test]
 fn gemma_2_against_the_gemma_2_report() {
-    // Gemma 2 report (arXiv 2408.00118, Table 2, non-embedding parameters): 9B 8,324,201,984; 27B 26,047,480,320.
+    // Gemma 2 report (arXiv 2408.00118, Table 2, non-embedding parameters): 2B 2,024,517,888; 9B 8,324,201,984; 27B
+    // 26,047,480,320.
     // By hand, 9B: 42 × (q/k/v 3584·(16+8+8)·256 + o 4096·3584 + MLP 3·3584·14336 + 4 norms·3584) + final norm 3584
     // = 42 × 198,195,200 + 3584 = 8,324,201,984. meshplan counts 2 of the 4 per-layer norms (Megatron Bridge folds the
     // post-attention and post-MLP norms into linear_proj / linear_fc2 post_layernorm; meshplan has no field for them),
     // so it is short by exactly 2 × 3584 per layer.
+    let (t, _, e) = counts("gemma-2-2b");
+    assert_eq!(t - e + 26.0 * 2.0 * 2304.0, 2_024_517_888.0);
     let (t, _, e) = counts("gemma-2-9b");
     assert_eq!(t - e + 42.0 * 2.0 * 3584.0, 8_324_201_984.0);
     let (t, _, e) = counts("gemma-2-27b");
@@ -236,6 +239,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen3.5-397b-a17b", "Qwen--Qwen3.5-397B-A17B"),
     ("gpt-oss-20b", "openai--gpt-oss-20b"),
     ("gpt-oss-120b", "openai--gpt-oss-120b"),
+    ("gemma-2-2b", "google--gemma-2-2b"),
     ("gemma-2-9b", "google--gemma-2-9b"),
     ("gemma-2-27b", "google--gemma-2-27b"),
     ("phi-4", "microsoft--phi-4"),
