@@ -75,7 +75,7 @@ fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
     within("qwen3-1.7b non-embedding", t - e, 1.4e9, 0.01);
     // Qwen3.5: the figures are the model names (language model; vision encoder not counted).
     for (key, total, active) in
-        [("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
+        [("qwen3.5-9b", 9.0, None), ("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
     {
         let (t, a, _) = counts(key);
         within(&format!("{key} total"), t, total * 1e9, 0.01);
@@ -103,11 +103,14 @@ fn gpt_oss_against_the_openai_model_card() {
 
 #[test]
 fn gemma_2_against_the_gemma_2_report() {
-    // Gemma 2 report (arXiv 2408.00118, Table 2, non-embedding parameters): 9B 8,324,201,984; 27B 26,047,480,320.
+    // Gemma 2 report (arXiv 2408.00118, Table 2, non-embedding parameters): 2B 2,024,517,888; 9B 8,324,201,984; 27B
+    // 26,047,480,320.
     // By hand, 9B: 42 × (q/k/v 3584·(16+8+8)·256 + o 4096·3584 + MLP 3·3584·14336 + 4 norms·3584) + final norm 3584
     // = 42 × 198,195,200 + 3584 = 8,324,201,984. meshplan counts 2 of the 4 per-layer norms (Megatron Bridge folds the
     // post-attention and post-MLP norms into linear_proj / linear_fc2 post_layernorm; meshplan has no field for them),
     // so it is short by exactly 2 × 3584 per layer.
+    let (t, _, e) = counts("gemma-2-2b");
+    assert_eq!(t - e + 26.0 * 2.0 * 2304.0, 2_024_517_888.0);
     let (t, _, e) = counts("gemma-2-9b");
     assert_eq!(t - e + 42.0 * 2.0 * 3584.0, 8_324_201_984.0);
     let (t, _, e) = counts("gemma-2-27b");
@@ -150,9 +153,11 @@ fn phi_4_exaone_4_and_minimax_m2() {
     // phi-4 (published as "14B"), by hand: 40 × (q/k/v 5120·(40+10+10)·128 + o 5120·5120 + MLP 3·5120·17920 + 2 norms
     // ·5120) = 40 × 340,797,440 = 13,631,897,600; untied embeddings 2 × 100352·5120 = 1,027,604,480; final norm 5120.
     assert_eq!(counts("phi-4").0, 14_659_507_200.0);
-    // EXAONE 4.0 32B model card: "Number of Parameters (without embeddings): 30.95B".
-    let (t, _, e) = counts("exaone-4.0-32b");
-    within("exaone-4.0-32b non-embedding", t - e, 30.95e9, 0.01);
+    // EXAONE 4.0 model cards, "Number of Parameters (without embeddings)": 32B 30.95B, 1.2B 1.07B (tied).
+    for (key, non_embedding) in [("exaone-4.0-32b", 30.95e9), ("exaone-4.0-1.2b", 1.07e9)] {
+        let (t, _, e) = counts(key);
+        within(&format!("{key} non-embedding"), t - e, non_embedding, 0.01);
+    }
     // MiniMax-M2 model card: 230B total parameters, 10B active (M2.5 keeps the architecture); MTP modules apart.
     let (t, a, e) = counts("minimax-m2.5");
     within("minimax-m2.5 total", t, 230e9, 0.01);
@@ -227,16 +232,19 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen2.5-32b", "Qwen--Qwen2.5-32B-Instruct"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
+    ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
     ("qwen3.5-27b", "Qwen--Qwen3.5-27B"),
     ("qwen3.5-35b-a3b", "Qwen--Qwen3.5-35B-A3B"),
     ("qwen3.5-122b-a10b", "Qwen--Qwen3.5-122B-A10B"),
     ("qwen3.5-397b-a17b", "Qwen--Qwen3.5-397B-A17B"),
     ("gpt-oss-20b", "openai--gpt-oss-20b"),
     ("gpt-oss-120b", "openai--gpt-oss-120b"),
+    ("gemma-2-2b", "google--gemma-2-2b"),
     ("gemma-2-9b", "google--gemma-2-9b"),
     ("gemma-2-27b", "google--gemma-2-27b"),
     ("phi-4", "microsoft--phi-4"),
     ("exaone-4.0-32b", "LGAI-EXAONE--EXAONE-4.0-32B"),
+    ("exaone-4.0-1.2b", "LGAI-EXAONE--EXAONE-4.0-1.2B"),
     ("minimax-m2.5", "MiniMaxAI--MiniMax-M2.5"),
     ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
     ("gemma-3-1b", "google--gemma-3-1b"),
@@ -437,4 +445,16 @@ fn vision_language_and_dsa_configs_read_their_language_model() {
     assert_eq!(r.derived.total_parameters as u128, presets::model("deepseek-v3").unwrap().model_config().param_counts().total);
     assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("DSA indexer")));
     assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
+}
+
+#[test]
+fn per_layer_attention_shapes_are_refused_by_name() {
+    // Step-3.5 gives its sliding-window layers their own heads and groups (attention_other_setting): not one attention
+    // shape, so not read as a Llama.
+    let step = json!({"model_type": "step3p5", "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "num_hidden_layers": 45, "vocab_size": 128896, "intermediate_size": 11264,
+        "attention_other_setting": {"num_attention_heads": 96, "num_attention_groups": 8, "head_dim": 128}});
+    let e = plan_value(&json!({"model": {"hf_config": step}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("attention_other_setting"), "{}", e.message);
 }
