@@ -248,3 +248,29 @@ fn Sweep(doc: Doc, dark: Memo<bool>) -> impl IntoView {
         <p id="sweep-note" class="hint">{sweep_note}</p>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_per_gpu_beside_host_per_node() {
+        // 53.72 GiB device peak (57,682,668,027 B / 2^30), 49.46 GiB allocated, 80 GiB GPUs; 60 GiB of host memory on a
+        // node of 2,048 GiB; then the same host need on a node of 32 GiB, and an unknown host memory.
+        let mut m = MemoryReport {
+            peak_bytes: 57_682_668_027,
+            allocated_peak_bytes: 53_112_471_552,
+            gpu_memory_bytes: 80 << 30,
+            fits: true,
+            host_bytes_per_node: 60 << 30,
+            host_memory_per_node_bytes: Some(2048 << 30),
+            host_fits: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(summary(&m), "Device peak 53.7 GiB per GPU of 80.0 GiB (allocated 49.5 GiB, Megatron's max allocated) · host 60.0 GiB per node of 2048.0 GiB");
+        (m.host_memory_per_node_bytes, m.host_fits) = (Some(32 << 30), Some(false));
+        assert!(summary(&m).ends_with("host 60.0 GiB per node of 32.0 GiB: does not fit"));
+        (m.host_memory_per_node_bytes, m.host_fits, m.fits) = (None, None, false);
+        assert!(summary(&m).contains("of 80.0 GiB: does not fit") && summary(&m).ends_with("(host memory unknown)"));
+    }
+}
