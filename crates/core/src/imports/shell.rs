@@ -8,8 +8,8 @@
 /// The most words one text yields (a long Megatron-LM script has ~300).
 pub const MAX_WORDS: usize = 100_000;
 
-/// The most bytes all expansions of one text may produce together (8 MiB); past it, `$NAME` stays as written.
-pub const MAX_EXPANDED_BYTES: usize = 8 << 20;
+/// The most bytes all expansions of one text may produce together (2 MiB, twice the largest text read); past it, `$NAME` stays as written.
+pub const MAX_EXPANDED_BYTES: usize = 2 << 20;
 
 /// A word and whether any part of it was quoted (a quoted `--x` is still a flag; a quoted `A=b` is not an assignment).
 #[derive(Clone, Debug, PartialEq)]
@@ -197,7 +197,7 @@ pub fn words(text: &str) -> Vec<String> {
                     let t = &raw[i].text;
                     if t != "\n" {
                         let e = expand(t, &vars, &mut budget, &mut used);
-                        if raw[i].quoted { items.push(e) } else { items.extend(e.split_whitespace().map(str::to_string)) }
+                        if raw[i].quoted { items.push(e) } else { items.extend(e.split_whitespace().take(MAX_WORDS).map(str::to_string)) }
                     }
                     i += 1;
                 }
@@ -220,7 +220,8 @@ pub fn words(text: &str) -> Vec<String> {
         if w.quoted || e == "\n" {
             out.push(e);
         } else {
-            out.extend(e.split_whitespace().map(str::to_string));
+            let room = MAX_WORDS.saturating_sub(out.len());
+            out.extend(e.split_whitespace().take(room).map(str::to_string));
         }
     }
     // An array no command expands (`MEGATRON_ARGS=( … )` pasted alone) is still what the text says: its words follow,
