@@ -13,7 +13,7 @@
 
 mod bridge;
 mod mlm;
-pub mod names;
+pub use crate::names;
 pub mod shell;
 pub mod yaml;
 
