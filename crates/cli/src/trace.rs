@@ -29,19 +29,21 @@ pub fn cmd_import(input: &Input, from: Option<&str>, model: Option<String>, gpu:
         }
         Format::Table => {
             emit(&plan_file);
-            eprintln!("meshplan import: read as {}", imported.format.key());
+            // One write: a long list of settings not read should not cost a system call a line.
+            let mut err = format!("meshplan import: read as {}\n", imported.format.key());
             for n in &imported.notes {
-                eprintln!("meshplan import: note: {n}");
+                err += &format!("meshplan import: note: {n}\n");
             }
             for d in &diags {
-                eprintln!("meshplan import: {}[{}]: {}", format!("{:?}", d.severity).to_lowercase(), d.code.as_str(), d.message);
+                err += &format!("meshplan import: {}[{}]: {}\n", format!("{:?}", d.severity).to_lowercase(), d.code.as_str(), d.message);
             }
             if !imported.unrecognized.is_empty() {
-                eprintln!("meshplan import: {} settings not read:", imported.unrecognized.len());
+                err += &format!("meshplan import: {} settings not read:\n", imported.unrecognized.len());
                 for u in &imported.unrecognized {
-                    eprintln!("  {} = {} ({})", u.name, u.value, u.why);
+                    err += &format!("  {} = {} ({})\n", u.name, u.value, u.why);
                 }
             }
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), err.as_bytes());
         }
     }
     ExitCode::SUCCESS

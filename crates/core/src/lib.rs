@@ -17,6 +17,7 @@ pub mod limits;
 pub mod memory;
 pub mod model;
 pub mod model_fields;
+pub mod names;
 pub mod oom;
 pub mod perf;
 pub mod pipeline;

@@ -322,3 +322,21 @@ fn bridge_config_dump() {
         assert!(imported.unrecognized.iter().any(|u| u.name == name), "{name} not listed");
     }
 }
+
+/// Megatron-LM examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh @ d98e8a64ddf3: the flags sit in an array that a
+/// quoted TRAINING_CMD string expands and `bash -c` runs; defaults `${TP:-1}`, `${EP:-8}`, `${MBS:-4}`, `${GBS:-2048}`,
+/// `${SHARDING_STRATEGY:-"optim_grads_params"}`; DeepSeek-V3's shape: 61 layers, hidden 7168, 256 experts top-8, the
+/// first 3 layers dense (`[0]*3+[1]*58`), MLA with q_lora_rank 1536, one MTP layer; Megatron-FSDP; --bf16.
+#[test]
+fn megatron_lm_deepseek_v3_fsdp_example() {
+    let (_, plan, _) = imports::import_plan(&fixture("mlm_deepseek_v3_mfsdp.sh"), &ImportOptions::default()).unwrap();
+    let m = &plan.model;
+    assert_eq!((m.num_layers, m.hidden_size, m.num_experts(), m.moe_router_topk, m.mtp_num_layers), (61, 7168, 256, 8, 1));
+    assert_eq!(m.num_moe_layers(), 58);
+    assert!(m.multi_latent_attention && m.q_lora_rank == Some(1536));
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.ep()), (1, 8));
+    let s = &plan.training.settings;
+    assert!(s.use_megatron_fsdp);
+    assert_eq!(s.data_parallel_sharding_strategy.key(), "optim_grads_params");
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size, s.precision.key()), (4, Some(2048), "bf16"));
+}

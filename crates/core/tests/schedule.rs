@@ -84,3 +84,11 @@ fn interleaved_peak_in_flight_is_the_memory_models() {
     let plain = schedule(&plan_value(&plan(None, 16)).unwrap()).unwrap();
     assert!(s.bubble_fraction < plain.bubble_fraction, "{} vs {}", s.bubble_fraction, plain.bubble_fraction);
 }
+
+/// 2·PP·VPP·m = 2·4·2·32,768 = 524,288 operations is over the 2^16 laid out: an error naming the count, not a long run.
+#[test]
+fn too_many_operations_is_refused() {
+    let r = plan_value(&plan(Some(2), 32768)).unwrap();
+    let e = schedule(&r).unwrap_err();
+    assert!(e.message.contains("524288"), "{}", e.message);
+}

@@ -13,7 +13,7 @@
 
 mod bridge;
 mod mlm;
-pub mod names;
+pub use crate::names;
 pub mod shell;
 pub mod yaml;
 
@@ -63,6 +63,10 @@ pub struct Unrecognized {
     pub value: String,
     pub why: String,
 }
+
+/// The most settings listed one by one as not read (a Megatron-LM argument dump has ~600 arguments); past it, one more
+/// entry counts the rest.
+pub const MAX_UNRECOGNIZED: usize = 2048;
 
 /// What an import read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -138,8 +142,9 @@ pub fn detect(text: &str) -> Format {
     if yaml_keys > 0 && lines.iter().all(|l| !l.starts_with("--")) {
         return Format::BridgeYaml;
     }
-    let flags = shell::words(text).iter().filter(|w| w.starts_with("--")).count();
-    let dotted = shell::words(text).iter().filter(|w| bridge::override_word(w).is_some()).count();
+    let words = shell::words(text);
+    let flags = words.iter().filter(|w| w.starts_with("--")).count();
+    let dotted = words.iter().filter(|w| bridge::override_word(w).is_some()).count();
     if dotted > flags { Format::BridgeOverrides } else { Format::MegatronArgs }
 }
 
@@ -216,6 +221,16 @@ impl Builder {
     }
 
     pub fn unknown(&mut self, name: &str, value: &Value, why: &str) {
+        // Past MAX_UNRECOGNIZED entries, the last one counts the rest.
+        if self.unrecognized.len() >= MAX_UNRECOGNIZED {
+            if self.unrecognized.len() == MAX_UNRECOGNIZED {
+                self.unrecognized.push(Unrecognized { name: "…".into(), value: "0".into(), why: "more settings not read (not listed one by one)".into() });
+            }
+            if let Some(last) = self.unrecognized.last_mut() {
+                last.value = (last.value.parse::<u64>().unwrap_or(0) + 1).to_string();
+            }
+            return;
+        }
         let shown = match value {
             Value::String(s) => s.clone(),
             other => other.to_string(),
