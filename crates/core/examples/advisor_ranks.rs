@@ -9,8 +9,12 @@
 //! cargo run --release -p meshplan-core --example advisor_ranks -- reference/validation_runs.json
 //! ```
 //!
+//! With `--recipe-settings`, each search starts from the speed settings of the row's Megatron Bridge perf recipe
+//! (`reference/bridge_perf_settings.json` where present: overlapped DP communication, CUDA graphs, the MoE dispatcher
+//! and its backend, EP all-to-all overlap, recompute modules for the selective variant) instead of the plan defaults.
+//!
 //! Rows whose layout is not a Megatron-Core one the search proposes (Megatron-FSDP, a model without a preset) are
-//! listed and left out of the summary. The figures are in docs/calibration.md ("Advisor").
+//! listed and left out of the summary. The figures are in docs/advisor.md.
 
 use meshplan_core::pipeline::layout::even_text;
 use meshplan_core::plan_value;
@@ -34,6 +38,53 @@ fn precision_of(r: &Value) -> (&'static str, Option<&'static str>) {
         Some("fp8_block32x32") | Some("mxfp8") => ("fp8", Some("mxfp8")),
         Some(p) if p.contains("fp4") => ("fp4", None),
         _ => ("fp8", Some("tensorwise")),
+    }
+}
+
+/// The Bridge perf-recipe entry of a row, named <MODEL>_<GPU>_<PRECISION> as in Bridge's workload_base_configs.py
+/// (B300 runs read B200's).
+fn recipe_entry<'a>(settings: &'a [Value], r: &Value, recipe: Option<&str>) -> Option<&'a Value> {
+    let model = match r["model_key"].as_str()? {
+        "llama-3.1-8b" => "LLAMA3_8B",
+        "llama-3.1-70b" => "LLAMA3_70B",
+        "llama-3.1-405b" => "LLAMA31_405B",
+        "deepseek-v3" => "DEEPSEEK_V3",
+        "qwen3-30b-a3b" => "QWEN3_30B_A3B",
+        "qwen3-235b-a22b" => "QWEN3_235B_A22B",
+        _ => return None,
+    };
+    let gpu = match r["gpu_type"].as_str()? {
+        "B300" => "B200",
+        "H100-SXM-80GB" => "H100",
+        g => g,
+    };
+    let precision = match (r["precision_normalized"].as_str(), recipe) {
+        (Some("bf16"), _) => "BF16",
+        (Some(p), _) if p.contains("fp4") => "NVFP4",
+        (_, Some("mxfp8")) => "FP8_MX",
+        (_, Some("blockwise")) => "FP8_SC",
+        _ => "FP8_CS",
+    };
+    let name = format!("{model}_{gpu}_{precision}");
+    settings.iter().find(|e| e["name"].as_str() == Some(name.as_str()))
+}
+
+/// Writes the recipe entry's speed settings into the search's base plan (the layout and recompute granularity stay
+/// the search's to choose).
+fn apply_recipe(t: &mut Value, e: &Value) {
+    t["overlap_grad_reduce"] = json!(true);
+    t["overlap_param_gather"] = json!(true);
+    for key in ["cuda_graph_impl", "cuda_graph_scope", "recompute_modules"] {
+        if !e[key].is_null() {
+            t[key] = e[key].clone();
+        }
+    }
+    if let Some(b) = e["moe_flex_dispatcher_backend"].as_str() {
+        t["moe_token_dispatcher_type"] = json!("flex");
+        t["moe_flex_dispatcher_backend"] = json!(b);
+    }
+    if e["moe_a2a_overlap"].as_bool() == Some(true) {
+        t["overlap_moe_expert_parallel_comm"] = json!(true);
     }
 }
 
@@ -108,12 +159,20 @@ struct Tally {
     top5: u64,
     within10: u64,
     in_space: u64,
+    nothing: u64,
     ratios: Vec<f64>,
     ms: Vec<f64>,
 }
 
 fn main() {
-    let path = std::env::args().nth(1).unwrap_or_else(|| "reference/calibration_runs.json".into());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let with_recipe = args.iter().any(|a| a == "--recipe-settings");
+    let path = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| "reference/calibration_runs.json".into());
+    let settings: Vec<Value> = match std::fs::read_to_string("reference/bridge_perf_settings.json") {
+        Ok(t) if with_recipe => serde_json::from_str(&t).expect("a JSON list of recipe entries"),
+        _ => Vec::new(),
+    };
+    let mut with_settings = 0u64;
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let runs: Vec<Value> = serde_json::from_str(&text).expect("a JSON list of runs");
     let mut t = Tally::default();
@@ -140,6 +199,10 @@ fn main() {
         if let Some(rc) = recipe {
             base["training"]["fp8_recipe"] = json!(rc);
         }
+        if let Some(e) = recipe_entry(&settings, r, recipe) {
+            apply_recipe(&mut base["training"], e);
+            with_settings += 1;
+        }
         let published: Layout = [
             u(r, "tp").unwrap_or(1),
             u(r, "pp").unwrap_or(1),
@@ -159,7 +222,10 @@ fn main() {
         };
         let ms = start.elapsed().as_secs_f64() * 1e3;
         let Some(best) = res.candidates.first() else {
-            println!("{id:<13} no layout fits");
+            // Counted as searched, and as a miss on every measure.
+            t.rows += 1;
+            t.nothing += 1;
+            println!("{id:<13} no layout found: {:?}", res.rejected_by);
             continue;
         };
         let rank = res.candidates.iter().position(|c| layout_of(c) == published);
@@ -208,9 +274,13 @@ fn main() {
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
     let n = t.rows.max(1) as f64;
+    if with_recipe {
+        println!("\nrecipe settings applied to {with_settings} searches");
+    }
     println!(
-        "\n{} runs searched: published layout proposed by the search {} ({:.0}%), top-1 {} ({:.0}%), top-5 {} ({:.0}%), within 10% of the best predicted {} ({:.0}%); median published/best {:.2}; search median {:.0} ms, max {:.0} ms",
+        "\n{} runs searched ({} found no layout): published layout proposed by the search {} ({:.0}%), top-1 {} ({:.0}%), top-5 {} ({:.0}%), within 10% of the best predicted {} ({:.0}%); median published/best {:.2}; search median {:.0} ms, max {:.0} ms",
         t.rows,
+        t.nothing,
         t.in_space,
         100.0 * t.in_space as f64 / n,
         t.top1,

@@ -319,8 +319,11 @@ struct Cell<'a> {
     /// The parameters each stage holds: the layout's, the same for every micro-batch and variant.
     params: &'a [memory::StageParams],
     derived: &'a Derived,
-    /// The first rule error of this cell, once [`rules::check`] has run (at most once per cell).
-    rules: Option<Option<Code>>,
+    /// The first rule error of this cell once [`rules::check`] has run, with the recompute variant it ran for. A
+    /// variant that passes passes for the whole cell; an error is re-checked for another recompute variant, since some
+    /// rules judge the recompute choice (full recompute beside CUDA graphs, `recompute_modules`): at most once per
+    /// cell without errors, three times with.
+    rules: Option<(u8, Option<Code>)>,
 }
 
 /// What every candidate shares: buffers and the model's layer parameters.
@@ -354,11 +357,17 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         reject(result, Code::OutOfMemory);
         return Outcome::Rejected { out_of_memory: true };
     }
-    let first_error = *cell.rules.get_or_insert_with(|| {
-        s.codes.0.clear();
-        rules::check(p, cell.derived, None, &mut s.codes);
-        s.codes.first_error()
-    });
+    let first_error = match cell.rules {
+        Some((_, None)) => None,
+        Some((recompute, Some(code))) if recompute == key.recompute => Some(code),
+        _ => {
+            s.codes.0.clear();
+            rules::check(p, cell.derived, None, &mut s.codes);
+            let first = s.codes.first_error();
+            cell.rules = Some((key.recompute, first));
+            first
+        }
+    };
     if let Some(code) = first_error {
         reject(result, code);
         return Outcome::Rejected { out_of_memory: false };

@@ -109,3 +109,19 @@ fn a_tie_is_explained_by_memory_and_the_size_that_differs() {
     let want = format!("micro batch {} vs {}", a.training.micro_batch_size, b.training.micro_batch_size);
     assert!(line.contains("as fast") && line.contains("less peak memory") && line.contains(&want), "{line}");
 }
+
+#[test]
+fn a_rule_on_the_recompute_choice_rejects_that_variant_only() {
+    // Megatron-Core rejects full recompute beside per-layer CUDA graphs (transformer_config.py: "full recompute is only
+    // supported with full iteration CUDA graph"), as Megatron Bridge's perf recipes run Llama 3.1 8B. The search tries
+    // full recompute first in every cell; the selective and no-recompute variants of the same layouts stay valid.
+    let v = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "b200", "gpus_per_node": 8, "num_nodes": 1},
+                   "training": {"seq_length": 8192, "global_batch_size": 128, "cuda_graph_impl": "transformer_engine"}});
+    let r = search::search_value(&v, &SearchOptions::default()).expect("search");
+    assert!(r.rejected_by.get("full-recompute-cuda-graphs").is_some_and(|&n| n > 0), "{:?}", r.rejected_by);
+    assert!(!r.candidates.is_empty(), "{:?}", r.rejected_by);
+    for c in &r.candidates {
+        assert_ne!(c.training.recompute_granularity, meshplan_core::plan::Recompute::Full);
+        assert!(plan_resolved(c.plan.as_ref().expect("plan"), Vec::new()).valid, "{:?}", c.parallelism);
+    }
+}
