@@ -4,24 +4,30 @@
 
 pub mod advisor;
 pub mod cluster;
+pub mod compare;
 pub mod derived;
 pub mod diagnostics;
 pub mod exports;
 pub mod grid;
 pub mod header;
+pub mod import;
 pub mod memory;
 pub mod model;
+pub mod oom;
 pub mod parallelism;
 pub mod training;
 
 pub use advisor::AdvisorPanel;
 pub use cluster::ClusterPanel;
+pub use compare::ComparePanel;
 pub use derived::DerivedPanel;
 pub use diagnostics::DiagnosticsPanel;
 pub use exports::ExportPanel;
 pub use grid::GridPanel;
 pub use header::{Header, InputErrorPanel, Notice};
+pub use import::ImportBox;
 pub use memory::MemoryPanel;
 pub use model::ModelPanel;
+pub use oom::OomPanel;
 pub use parallelism::ParallelismPanel;
 pub use training::TrainingPanel;
