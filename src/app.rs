@@ -2,7 +2,7 @@
 //! context), the effects that sync it with the outside world, and the panels laid out in two columns.
 
 use crate::panels::*;
-use crate::state::{Doc, Editor, sync};
+use crate::state::{Baseline, Doc, Editor, sync};
 use leptos::prelude::*;
 
 #[component]
@@ -10,12 +10,15 @@ pub fn App() -> impl IntoView {
     let opening = sync::opening();
     let embed = opening.embed;
     let plan = RwSignal::new(opening.plan);
+    let base = RwSignal::new(opening.base);
     let notice = RwSignal::new(opening.notice);
     let doc = Doc::new(plan.read_only());
+    let baseline = Baseline::new(base, doc);
+    provide_context(baseline);
     let (theme, dark) = sync::theme();
     provide_context(Editor::new(plan, notice));
-    sync::keep_in_url(plan, embed);
-    sync::follow_links(plan, notice);
+    sync::keep_in_url(plan, base, embed);
+    sync::follow_links(plan, base, notice);
 
     view! {
         <div id="app" data-ready="" class:embed=embed>
@@ -30,9 +33,14 @@ pub fn App() -> impl IntoView {
                 <div class="results">
                     <DerivedPanel outcome=doc.outcome />
                     <DiagnosticsPanel outcome=doc.outcome />
+                    {if embed {
+                        (move || baseline.pinned().then(|| view! { <ComparePanel doc baseline embed /> })).into_any()
+                    } else {
+                        view! { <ComparePanel doc baseline embed /> }.into_any()
+                    }}
                     <GridPanel outcome=doc.outcome dark />
                     <MemoryPanel doc dark />
-                    {(!embed).then(|| view! { <AdvisorPanel doc dark /> <ExportPanel doc /> })}
+                    {(!embed).then(|| view! { <OomPanel doc /> <AdvisorPanel doc dark /> <ExportPanel doc /> })}
                 </div>
             </div>
         </div>

@@ -3,7 +3,7 @@
 
 use crate::state::{Outcome, editor};
 use leptos::prelude::*;
-use meshplan_core::{Diagnostic, Severity};
+use meshplan_core::{Diagnostic, InputError, Severity};
 
 #[component]
 pub fn DiagnosticsPanel(outcome: Memo<Outcome>) -> impl IntoView {
@@ -43,5 +43,16 @@ fn DiagnosticItem(d: Diagnostic) -> impl IntoView {
                 }
             })}
         </li>
+    }
+}
+
+/// An input the core could not read (a pasted command, an OOM message), as a one-item diagnostics list.
+#[component]
+pub fn InputErrorList(id: &'static str, error: InputError) -> impl IntoView {
+    view! {
+        <ul class="diags" id=id><li class="diag error" data-code=error.code.as_str()>
+            <span class="sev">"✗ error"</span>" "<code class="code">{error.code.as_str()}</code>
+            <p class="message">{error.message}</p><p class="fix">"Fix: "{error.fix}</p>
+        </li></ul>
     }
 }

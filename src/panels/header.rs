@@ -3,14 +3,16 @@
 
 use crate::browser;
 use crate::format::count;
-use crate::state::{Doc, editor, share};
+use crate::state::{Baseline, Doc, editor, share};
 use crate::ui::copy::CopyButton;
 use leptos::prelude::*;
 use meshplan_core::{InputError, Severity};
 
-/// The share link of the plan being edited (always the full planner's: no `embed` flag).
-fn share_link(doc: Doc) -> String {
-    format!("{}{}", browser::page_url(), doc.plan.with_untracked(|p| share::encode_hash(p, &[])))
+/// The share link of the plan being edited, and of the pinned baseline if any (always the full planner's: no
+/// `embed` flag).
+fn share_link(doc: Doc, baseline: Option<Baseline>) -> String {
+    let base = baseline.and_then(|b| b.plan.get_untracked());
+    format!("{}{}", browser::page_url(), doc.plan.with_untracked(|p| share::encode_hash_with_base(p, base.as_ref(), &[])))
 }
 
 /// The status pill: "✓ valid plan", "✗ 2 errors" or "cannot plan", with its class.
@@ -27,16 +29,17 @@ fn status(doc: Doc) -> (&'static str, String) {
 #[component]
 pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
     let editor = editor();
+    let baseline = use_context::<Baseline>();
     view! {
         <header class="top">
             <h1>"meshplan"<span class="tagline">" — Megatron-Core parallelism planner"</span></h1>
             <span id="status" class=move || format!("status {}", status(doc).0) role="status">{move || status(doc).1}</span>
             <div class="actions">
                 {if embed {
-                    view! { <a class="button" href=move || share_link(doc) target="_blank" rel="noopener">"Open the full planner ↗"</a> }.into_any()
+                    view! { <a class="button" href=move || share_link(doc, baseline) target="_blank" rel="noopener">"Open the full planner ↗"</a> }.into_any()
                 } else {
                     view! {
-                        <CopyButton id="copy-link" text=Callback::new(move |_| share_link(doc))
+                        <CopyButton id="copy-link" text=Callback::new(move |_| share_link(doc, baseline))
                             labels=["Copy share link", "Link copied ✓", "Copy failed ✗"] advice="copy the link from the address bar." />
                         <button id="reset" on:click=move |_| editor.reset()>"Reset"</button>
                         <label class="inline" for="theme">"Theme"</label>

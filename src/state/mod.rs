@@ -4,10 +4,12 @@
 //! the plan through the [`Editor`] in context. `plan_doc` edits the document, `share` carries it in a
 //! link, `sync` keeps the URL hash, localStorage and the theme in step with it.
 
+pub mod baseline;
 pub mod plan_doc;
 pub mod share;
 pub mod sync;
 
+pub use baseline::Baseline;
 use leptos::prelude::*;
 use meshplan_core::presets::{self, Catalog};
 use meshplan_core::{InputError, Report};

@@ -48,6 +48,27 @@ pub fn encode_hash(plan: &Value, flags: &[(&str, &str)]) -> String {
     format!("#{}", parts.join("&"))
 }
 
+/// The URL hash for a plan compared with a pinned baseline: `base=` (the baseline, vetted as `plan=` is when the
+/// link is opened) before `plan=`; without a baseline, exactly [`encode_hash`]'s.
+pub fn encode_hash_with_base(plan: &Value, base: Option<&Value>, flags: &[(&str, &str)]) -> String {
+    let mut parts: Vec<String> = flags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if let Some(b) = base {
+        parts.push(format!("base={}", base64url_encode(b.to_string().as_bytes())));
+    }
+    parts.push(format!("plan={}", base64url_encode(plan.to_string().as_bytes())));
+    format!("#{}", parts.join("&"))
+}
+
+/// The baseline of a comparison link's `base=` parameter, read and vetted exactly as `plan=` ([`decode_shared`]);
+/// none without one. A refused baseline is dropped (the plan still opens) with a notice saying why.
+pub fn initial_base(hash: &str) -> (Option<Value>, Option<String>) {
+    match hash_param(hash, "base").map(decode_shared) {
+        None => (None, None),
+        Some(Ok(v)) => (Some(v), None),
+        Some(Err(Rejected(why))) => (None, Some(format!("The link's baseline was not opened: {}. Showing the plan alone.", why.replace("the link's plan", "the baseline").replace("the link's ", "the baseline's ")))),
+    }
+}
+
 /// One `key=value` parameter of a hash or query string (`#a=1&b=2`, `?a=1`).
 pub fn hash_param<'a>(hash: &'a str, key: &str) -> Option<&'a str> {
     hash.trim_start_matches(['#', '?'])
@@ -220,6 +241,33 @@ mod tests {
         assert_eq!(decode_shared(hash_param(&hash, "plan").unwrap()).unwrap(), p);
         assert_eq!(hash_param("?embed", "embed"), Some(""));
         assert_eq!(hash_param("#plan=x", "embed"), None);
+    }
+
+    #[test]
+    fn a_comparison_link_carries_both_plans() {
+        let base = default_plan();
+        let mut p = default_plan();
+        set(&mut p, "training.micro_batch_size", json!(2));
+        let hash = encode_hash_with_base(&p, Some(&base), &[("embed", "1")]);
+        assert!(hash.starts_with("#embed=1&base="));
+        assert_eq!(initial_plan(&hash, None), (p.clone(), None));
+        assert_eq!(initial_base(&hash), (Some(base), None));
+        assert_eq!(encode_hash_with_base(&p, None, &[]), encode_hash(&p, &[]));
+        assert_eq!(initial_base(&encode_hash(&p, &[])), (None, None));
+    }
+
+    #[test]
+    fn a_hostile_baseline_is_refused_before_it_is_planned() {
+        // The same 2^24-stage plan a `plan=` link is refused for: as `base=` it is dropped and the plan opens.
+        let huge_pp = json!({"model": "llama-3.1-8b", "cluster": {"gpus_per_node": 8, "num_nodes": 1},
+            "parallelism": {"pipeline_model_parallel_size": 16_777_216, "num_layers_in_first_pipeline_stage": 32}});
+        let hash = encode_hash_with_base(&default_plan(), Some(&huge_pp), &[]);
+        assert_eq!(initial_plan(&hash, None), (default_plan(), None));
+        let (base, notice) = initial_base(&hash);
+        assert_eq!(base, None);
+        assert_eq!(notice.unwrap(), "The link's baseline was not opened: the baseline's pipeline_model_parallel_size is 16777216, above the 65536 a shared link may ask for. Showing the plan alone.");
+        let (base, notice) = initial_base("#base=%%%&plan=x");
+        assert!(base.is_none() && notice.unwrap().contains("not valid base64url"));
     }
 
     #[test]

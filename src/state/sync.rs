@@ -18,6 +18,8 @@ pub struct Opening {
     pub notice: Option<String>,
     /// The compact layout for docs pages (`embed` in the hash or the query).
     pub embed: bool,
+    /// The pinned baseline of a comparison link (`base=`), vetted as the plan is.
+    pub base: Option<Value>,
 }
 
 /// The plan the URL hash or localStorage holds (see [`share::initial_plan`]), and the layout.
@@ -25,20 +27,22 @@ pub fn opening() -> Opening {
     let hash = browser::hash();
     let embed = share::hash_param(&hash, "embed").is_some() || share::hash_param(&browser::search(), "embed").is_some();
     let (plan, notice) = share::initial_plan(&hash, browser::load(STORAGE_KEY).as_deref());
-    Opening { plan, notice, embed }
+    let (base, base_notice) = share::initial_base(&hash);
+    Opening { plan, notice: notice.or(base_notice), embed, base }
 }
 
 /// The plan → the URL hash (edits within a second share one history entry) and localStorage.
 /// The write waits for 150 ms without edits: history.replaceState costs milliseconds per call, too much
 /// to pay on every keystroke (it was half of an edit's time at 1,024 GPUs).
-pub fn keep_in_url(plan: RwSignal<Value>, embed: bool) {
+/// A pinned baseline rides along as `base=`.
+pub fn keep_in_url(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, embed: bool) {
     let last_push = StoredValue::new(f64::NEG_INFINITY);
     let first = StoredValue::new(true);
     let ticket = StoredValue::new(0u64);
     let flags: &'static [(&str, &str)] = if embed { &[("embed", "1")] } else { &[] };
     let sync_url = move || {
         let text = plan.with_untracked(|p| p.to_string());
-        let hash = plan.with_untracked(|p| share::encode_hash(p, flags));
+        let hash = plan.with_untracked(|p| base.with_untracked(|b| share::encode_hash_with_base(p, b.as_ref(), flags)));
         if hash != browser::hash() {
             let now = browser::now_ms();
             let push = !first.get_value() && now - last_push.get_value() > 1000.0;
@@ -52,6 +56,7 @@ pub fn keep_in_url(plan: RwSignal<Value>, embed: bool) {
     };
     Effect::new(move |_| {
         plan.track();
+        base.track();
         let mine = ticket.get_value() + 1;
         ticket.set_value(mine);
         if first.get_value() {
@@ -69,10 +74,18 @@ pub fn keep_in_url(plan: RwSignal<Value>, embed: bool) {
     });
 }
 
-/// Back/forward and edited links → the plan; a link that is refused opens the default plan with a notice.
-pub fn follow_links(plan: RwSignal<Value>, notice: RwSignal<Option<String>>) {
+/// Back/forward and edited links → the plan (and the baseline: a link without `base=` unpins); a link that is refused
+/// opens the default plan with a notice.
+pub fn follow_links(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, notice: RwSignal<Option<String>>) {
     let follow = move || {
         let hash = browser::hash();
+        let (b, why) = share::initial_base(&hash);
+        if base.with_untracked(|old| *old != b) {
+            base.set(b);
+        }
+        if why.is_some() {
+            notice.set(why);
+        }
         let Some(param) = share::hash_param(&hash, "plan") else { return };
         match share::decode_shared(param) {
             Ok(v) => {

@@ -1,0 +1,200 @@
+//! The Compare panel: "Compare with…" pins the plan as the baseline; from then on every edit shows what the core's
+//! diff says changed from the baseline — the settings that differ, each pipeline stage's memory by term, the step
+//! time by term, findings that appear or disappear, and rank-group kinds whose NVLink-domain crossing changes.
+
+use crate::format::{gib, seconds};
+use crate::state::{Baseline, Doc};
+use leptos::prelude::*;
+use meshplan_core::diff::{Diff, StageDelta};
+use serde_json::Value;
+
+/// A signed size: "+1.2 GiB", "−0.5 GiB", "±0".
+pub fn signed_gib(delta: i64) -> String {
+    match delta {
+        0 => "±0".into(),
+        d if d > 0 => format!("+{}", gib(d.unsigned_abs())),
+        d => format!("−{}", gib(d.unsigned_abs())),
+    }
+}
+
+/// A signed duration: "+12 ms", "−1.20 s", "±0".
+pub fn signed_seconds(delta: f64) -> String {
+    if delta == 0.0 {
+        "±0".into()
+    } else if delta > 0.0 {
+        format!("+{}", seconds(delta))
+    } else {
+        format!("−{}", seconds(-delta))
+    }
+}
+
+/// How a plan value reads in the settings table ("—" when the plan does not have it).
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Null => "—".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The class a delta's cell gets: more memory or time is `worse`, less is `better`.
+fn tone(delta: f64) -> &'static str {
+    if delta > 0.0 {
+        "delta worse"
+    } else if delta < 0.0 {
+        "delta better"
+    } else {
+        "delta"
+    }
+}
+
+#[component]
+pub fn ComparePanel(doc: Doc, baseline: Baseline, embed: bool) -> impl IntoView {
+    let pinned = move || baseline.pinned();
+    view! {
+        <section class="panel" id="compare" aria-labelledby="compare-h">
+            <h2 id="compare-h">"Compare"</h2>
+            {(!embed).then(|| view! {
+                <div class="compare-actions">
+                    <button id="compare-pin" on:click=move |_| baseline.pin(doc)
+                        title="Pin the plan as it is now; later edits are compared with it">
+                        {move || if pinned() { "Pin this plan instead" } else { "Compare with… (pin this plan as the baseline)" }}
+                    </button>
+                    {move || pinned().then(|| view! { <button id="compare-unpin" on:click=move |_| baseline.unpin()>"Unpin"</button> })}
+                </div>
+            })}
+            {move || match (pinned(), baseline.outcome.with(|o| o.as_ref().and_then(|o| o.as_ref().err().cloned()))) {
+                (false, _) => view! { <p class="hint">"Pin the plan, then edit it: what changes from the baseline shows here, and the share link carries both plans."</p> }.into_any(),
+                (true, Some(e)) => view! { <p class="field-error" role="alert">"The baseline cannot be planned: "{e.message}</p> }.into_any(),
+                (true, None) => match baseline.diff.get() {
+                    None => view! { <p class="hint">"The plan being edited cannot be read; the comparison returns once it can."</p> }.into_any(),
+                    Some(d) => view! { <DiffView d /> }.into_any(),
+                },
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn DiffView(d: Diff) -> impl IntoView {
+    let same = d.settings.is_empty() && d.stages.iter().all(|s| s.delta_bytes == 0) && d.findings_added.is_empty() && d.findings_removed.is_empty();
+    let peak = (d.b_peak_bytes as i64).saturating_sub(d.a_peak_bytes as i64);
+    let step = match (d.a_step_time_s, d.b_step_time_s) {
+        (Some(a), Some(b)) => format!("step time {} → {} ({})", seconds(a), seconds(b), signed_seconds(b - a)),
+        _ => "step time: not estimated for one of the plans".into(),
+    };
+    let valid = |v: bool| if v { "valid" } else { "has errors" };
+    view! {
+        <p id="compare-summary" class="summary">
+            "Baseline ("{valid(d.a_valid)}") → this plan ("{valid(d.b_valid)}"): peak "{gib(d.a_peak_bytes)}" → "{gib(d.b_peak_bytes)}
+            " ("<span class=tone(peak as f64)>{signed_gib(peak)}</span>"), "{step}
+        </p>
+        {same.then(|| view! { <p class="hint">"The plans are the same."</p> })}
+        <SettingsTable d=d.clone() />
+        <StagesTable stages=d.stages.clone() />
+        <TimeTable d=d.clone() />
+        <Findings d=d.clone() />
+        {(!d.crossings.is_empty()).then(|| view! {
+            <h3>"Rank groups crossing NVLink domains"</h3>
+            <ul id="compare-crossings" class="compare-list">
+                {d.crossings.iter().map(|c| view! {
+                    <li data-kind=c.kind.clone()>{format!("{}: {} of {} groups cross → {} of {}", c.kind.to_uppercase(), c.a_groups_crossing, c.a_total_groups, c.b_groups_crossing, c.b_total_groups)}</li>
+                }).collect_view()}
+            </ul>
+        })}
+    }
+}
+
+#[component]
+fn SettingsTable(d: Diff) -> impl IntoView {
+    (!d.settings.is_empty()).then(|| view! {
+        <h3>"Settings that differ"</h3>
+        <div class="table-scroll">
+            <table id="compare-settings" class="compare-table">
+                <thead><tr><th scope="col">"setting"</th><th scope="col">"baseline"</th><th scope="col">"this plan"</th></tr></thead>
+                <tbody>
+                    {d.settings.iter().map(|c| view! {
+                        <tr data-path=c.path.clone()><th scope="row"><code>{c.path.clone()}</code></th><td>{shown(&c.a)}</td><td>{shown(&c.b)}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    })
+}
+
+/// Each stage's total, then the terms that changed (largest change first, as the core orders them).
+#[component]
+fn StagesTable(stages: Vec<StageDelta>) -> impl IntoView {
+    let changed: Vec<StageDelta> = stages.into_iter().filter(|s| s.delta_bytes != 0 || !s.terms.is_empty()).collect();
+    (!changed.is_empty()).then(|| view! {
+        <h3>"Memory per pipeline stage, by term"</h3>
+        <div class="table-scroll">
+            <table id="compare-memory" class="compare-table">
+                <thead><tr><th scope="col">"stage / term"</th><th scope="col">"baseline"</th><th scope="col">"this plan"</th><th scope="col">"change"</th></tr></thead>
+                <tbody>
+                    {changed.into_iter().map(|s| view! {
+                        <tr class="stage-row" data-stage=s.pipeline_rank>
+                            <th scope="row">"stage "{s.pipeline_rank}</th><td>{gib(s.a_total_bytes)}</td><td>{gib(s.b_total_bytes)}</td>
+                            <td class=tone(s.delta_bytes as f64)>{signed_gib(s.delta_bytes)}</td>
+                        </tr>
+                        {s.terms.into_iter().map(|t| view! {
+                            <tr class="term-row" data-term=t.key.clone()>
+                                <th scope="row">{t.label}</th><td>{gib(t.a_bytes)}</td><td>{gib(t.b_bytes)}</td>
+                                <td class=tone(t.delta_bytes as f64)>{signed_gib(t.delta_bytes)}</td>
+                            </tr>
+                        }).collect_view()}
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    })
+}
+
+#[component]
+fn TimeTable(d: Diff) -> impl IntoView {
+    let rows: Vec<_> = d.step_time.into_iter().filter(|t| t.delta_s != 0.0).collect();
+    (!rows.is_empty()).then(|| view! {
+        <h3>"Step time by term"</h3>
+        <table id="compare-time" class="compare-table">
+            <thead><tr><th scope="col">"term"</th><th scope="col">"baseline"</th><th scope="col">"this plan"</th><th scope="col">"change"</th></tr></thead>
+            <tbody>
+                {rows.into_iter().map(|t| view! {
+                    <tr data-term=t.term.clone()><th scope="row">{t.term.clone()}</th><td>{seconds(t.a_s)}</td><td>{seconds(t.b_s)}</td>
+                        <td class=tone(t.delta_s)>{signed_seconds(t.delta_s)}</td></tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    })
+}
+
+#[component]
+fn Findings(d: Diff) -> impl IntoView {
+    (!d.findings_added.is_empty() || !d.findings_removed.is_empty()).then(|| view! {
+        <h3>"Diagnostics"</h3>
+        <ul id="compare-findings" class="compare-list">
+            {d.findings_added.iter().map(|f| view! {
+                <li class="added" data-code=f.code.clone()>"+ appears: "<code>{f.code.clone()}</code>" ("{f.severity.clone()}") "{f.message.clone()}</li>
+            }).collect_view()}
+            {d.findings_removed.iter().map(|f| view! {
+                <li class="removed" data-code=f.code.clone()>"− disappears: "<code>{f.code.clone()}</code>" ("{f.severity.clone()}") "{f.message.clone()}</li>
+            }).collect_view()}
+        </ul>
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signed_figures() {
+        // 1.5 GiB = 1,610,612,736 bytes.
+        assert_eq!(signed_gib(1_610_612_736), "+1.5 GiB");
+        assert_eq!(signed_gib(-1_610_612_736), "−1.5 GiB");
+        assert_eq!(signed_gib(0), "±0");
+        assert_eq!(signed_seconds(0.012), "+12 ms");
+        assert_eq!(signed_seconds(-1.2), "−1.20 s");
+        assert_eq!(shown(&Value::Null), "—");
+        assert_eq!(tone(-1.0), "delta better");
+    }
+}

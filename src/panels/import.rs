@@ -1,0 +1,84 @@
+//! The import box: "Paste a launch command or config" — a Megatron-LM command line or the arguments block it prints,
+//! Megatron Bridge overrides or the config YAML a Bridge run writes, or any meshplan export — read by the core's
+//! `imports::import` into a plan that replaces the one being edited. The settings meshplan does not read are listed
+//! under the box (name, value, why); an input the core cannot read is shown as its diagnostic.
+
+use crate::state::editor;
+use crate::panels::diagnostics::InputErrorList;
+use leptos::prelude::*;
+use meshplan_core::InputError;
+use meshplan_core::imports::{Format, ImportOptions, Imported, import};
+
+/// The format choices: "auto" (the core detects it) and each format's key.
+const FORMATS: [(&str, &str); 5] = [
+    ("auto", "detect"),
+    ("megatron-args", "Megatron-LM arguments"),
+    ("bridge-overrides", "Megatron Bridge overrides"),
+    ("bridge-yaml", "Megatron Bridge config YAML"),
+    ("plan", "meshplan plan file"),
+];
+
+/// What the box last read: the import's findings, or why it could not.
+type Outcome = Result<Imported, InputError>;
+
+#[component]
+pub fn ImportBox() -> impl IntoView {
+    let editor = editor();
+    let text = RwSignal::new(String::new());
+    let from = RwSignal::new("auto".to_string());
+    let outcome = RwSignal::new(None::<Outcome>);
+    let use_it = move |_| {
+        let opts = ImportOptions { from: Format::from_key(&from.get_untracked()), ..ImportOptions::default() };
+        let read = text.with_untracked(|t| import(t, &opts));
+        if let Ok(imported) = &read {
+            let plan = imported.plan.clone();
+            editor.update(move |p| *p = plan);
+        }
+        outcome.set(Some(read));
+    };
+    view! {
+        <details id="import-box">
+            <summary>"Paste a launch command or config"</summary>
+            <label for="import-text">"A Megatron-LM command line or arguments block, Megatron Bridge overrides or config YAML, or a meshplan export"</label>
+            <textarea id="import-text" rows="6" spellcheck="false" placeholder="torchrun … pretrain_gpt.py --tensor-model-parallel-size 2 …"
+                prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            <div class="field inline-field">
+                <label for="import-from">"Read as"</label>
+                <select id="import-from" on:change=move |ev| from.set(event_target_value(&ev))>
+                    {FORMATS.iter().map(|(k, label)| view! { <option value=*k>{*label}</option> }).collect_view()}
+                </select>
+                <button id="use-import" on:click=use_it>"Use this plan"</button>
+            </div>
+            {move || outcome.get().map(|o| match o {
+                Err(error) => view! { <InputErrorList id="import-error" error /> }.into_any(),
+                Ok(i) => view! { <ImportResult i /> }.into_any(),
+            })}
+        </details>
+    }
+}
+
+#[component]
+fn ImportResult(i: Imported) -> impl IntoView {
+    let n = i.unrecognized.len();
+    view! {
+        <p id="import-summary" class="hint">
+            "Read as "{FORMATS.iter().find(|(k, _)| *k == i.format.key()).map_or("", |f| f.1)}"; the plan now is what it says. "
+            {if n == 0 { "Every setting was read.".to_string() } else { format!("{n} setting{} not read:", if n == 1 { "" } else { "s" }) }}
+        </p>
+        {(n > 0).then(|| view! {
+            <div class="table-scroll">
+                <table id="import-unrecognized" class="compare-table">
+                    <thead><tr><th scope="col">"setting"</th><th scope="col">"value"</th><th scope="col">"why"</th></tr></thead>
+                    <tbody>
+                        {i.unrecognized.iter().map(|u| view! {
+                            <tr><th scope="row"><code>{u.name.clone()}</code></th><td><code>{u.value.clone()}</code></td><td class="why">{u.why.clone()}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        })}
+        {(!i.notes.is_empty()).then(|| view! {
+            <ul id="import-notes" class="compare-list">{i.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
+        })}
+    }
+}

@@ -1,0 +1,152 @@
+// End-to-end tests of issue 13 on the page: "Paste a launch command or config" (the core's import), "Compare with…"
+// (a pinned baseline, the core's diff, share links and the embed mode carrying both plans) and "Explain an OOM".
+// Every test also checks that the page logged no error and asked no other origin for anything.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { startServer, launch, openApp } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+const text = async (page, selector) => (await page.locator(selector).innerText()).trim();
+const fixture = (path) => readFileSync(`crates/core/tests/data/${path}`, "utf8");
+const GIB = 2 ** 30;
+
+test("a Megatron-LM launch script pasted replaces the plan; what it does not read is listed", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.click("#import-box > summary");
+  // Megatron-LM's examples/mixtral/train_mixtral_8x7b_distributed.sh (crates/core/tests/data/imports/SOURCES.md):
+  // --tensor-model-parallel-size 1 --pipeline-model-parallel-size 4 --expert-model-parallel-size 8, Mixtral's fields,
+  // GPUS_PER_NODE=8; --lr 1e-4 is not a setting meshplan models.
+  await page.fill("#import-text", fixture("imports/mlm_mixtral_8x7b.sh"));
+  await page.click("#use-import");
+  assert.equal(await page.locator("#f-parallelism-tensor-model-parallel-size").inputValue(), "1");
+  assert.equal(await page.locator("#f-parallelism-pipeline-model-parallel-size").inputValue(), "4");
+  assert.equal(await page.locator("#f-parallelism-expert-model-parallel-size").inputValue(), "8");
+  assert.match(await text(page, "#model-panel .summary"), /Mixtral 8x7B/);
+  assert.match(await text(page, "#import-summary"), /Read as Megatron-LM arguments/);
+  const lr = page.locator("#import-unrecognized tr", { hasText: "--lr" }).first();
+  assert.match(await lr.innerText(), /--lr\s+1e-4\s+not a setting meshplan models/);
+  // Unreadable input is shown as the core's diagnostic, and the plan stays.
+  await page.selectOption("#import-from", "plan");
+  await page.fill("#import-text", "{nope");
+  await page.click("#use-import");
+  assert.equal(await page.locator('#import-error li[data-code="invalid-json"]').count(), 1);
+  assert.equal(await page.locator("#f-parallelism-pipeline-model-parallel-size").inputValue(), "4");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+/** The cells of the compare-memory row for stage `stage`'s term `key`, as numbers of GiB [baseline, this plan]. */
+async function termGib(page, stage, key) {
+  const rows = page.locator("#compare-memory tbody tr");
+  const n = await rows.count();
+  let inStage = false;
+  for (let i = 0; i < n; i++) {
+    const row = rows.nth(i);
+    const s = await row.getAttribute("data-stage");
+    if (s !== null) inStage = s === String(stage);
+    else if (inStage && (await row.getAttribute("data-term")) === key) {
+      const cells = await row.locator("td").allInnerTexts();
+      return cells.slice(0, 2).map((c) => parseFloat(c));
+    }
+  }
+  return null;
+}
+
+test("Compare with…: a doubled micro-batch shows its settings, activations, step time; the link carries both plans", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.click("#compare-pin");
+  await page.fill("#f-training-micro-batch-size", "2");
+  const row = page.locator('#compare-settings tr[data-path="training.micro_batch_size"]');
+  assert.match(await row.innerText(), /1\s+2/);
+  // The default plan (GBS 128, DP 4): 128 / (1 · 4) = 32 microbatches → 128 / (2 · 4) = 16.
+  assert.match(await page.locator('#compare-settings tr[data-path="derived.num_microbatches"]').innerText(), /32\s+16/);
+  // 1F1B keeps PP − stage microbatches in flight whatever their size: each stage's saved activations double.
+  for (const stage of [0, 1]) {
+    const [a, b] = await termGib(page, stage, "activations");
+    assert.ok(Math.abs(b - 2 * a) <= 0.15, `stage ${stage}: ${a} → ${b} GiB`);
+  }
+  assert.ok(await page.locator("#compare-time tbody tr").count() >= 1, "step-time terms change");
+  assert.match(await text(page, "#compare-summary"), /peak [\d.]+ GiB → [\d.]+ GiB \(\+/);
+
+  // The URL carries the baseline (base=) and the plan; opened afresh, it shows the same comparison.
+  await page.waitForTimeout(300);
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /^#base=[\w-]+&plan=[\w-]+$/);
+  const again = await openApp(browser, server.url + hash);
+  assert.match(await again.page.locator('#compare-settings tr[data-path="training.micro_batch_size"]').innerText(), /1\s+2/);
+  // The embed mode shows the comparison when the link has both plans, and no Compare panel without a baseline.
+  const embed = await openApp(browser, `${server.url}#embed=1&${hash.slice(1)}`, { viewport: { width: 800, height: 900 } });
+  assert.equal(await embed.page.locator("#app.embed").count(), 1);
+  assert.match(await embed.page.locator('#compare-settings tr[data-path="training.micro_batch_size"]').innerText(), /1\s+2/);
+  assert.equal(await embed.page.locator("#compare-pin").count(), 0);
+  const plain = await openApp(browser, `${server.url}#embed=1&${hash.slice(1).replace(/base=[\w-]+&/, "")}`);
+  assert.equal(await plain.page.locator("#compare").count(), 0);
+
+  // Unpin: the panel says so and the link has no baseline.
+  await page.click("#compare-unpin");
+  assert.equal(await page.locator("#compare-settings").count(), 0);
+  await page.waitForTimeout(300);
+  assert.doesNotMatch(await page.evaluate(() => location.hash), /base=/);
+  for (const p of [problems, again.problems, embed.problems, plain.problems]) assert.deepEqual(p, clean);
+  await Promise.all([context.close(), again.context.close(), embed.context.close(), plain.context.close()]);
+});
+
+test("a hostile baseline in a link is refused with a notice; the plan still opens", async () => {
+  const plan = { model: "llama-3.1-8b", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
+                 parallelism: { tensor_model_parallel_size: 4 } };
+  const huge = { model: "llama-3.1-8b", cluster: { gpus_per_node: 8, num_nodes: 1 },
+                 parallelism: { pipeline_model_parallel_size: 16777216 } };
+  const { page, context, problems } = await openApp(browser, `${server.url}#base=${encode(huge)}&plan=${encode(plan)}`);
+  assert.match(await text(page, "#notice"), /baseline was not opened: the baseline's pipeline_model_parallel_size is 16777216/);
+  assert.equal(await page.locator("#f-parallelism-tensor-model-parallel-size").inputValue(), "4");
+  assert.equal(await page.locator("#compare-settings").count(), 0);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
+
+test("Explain an OOM: issue 13's message on the README plan is fragmentation on stage 0, with its groups", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  await page.click("#oom-panel summary");
+  await page.fill("#oom-message", fixture("oom/meshplan_issue13.txt"));
+  await page.click("#oom-explain");
+  // GPU 3 on node 0 is rank 3; order tp-cp-ep-dp-pp with TP 8, DP 2: pp = 3 / 16 = 0; TP group 0–7, DP {3, 11},
+  // PP {3, 19, 35, 51}. 2.00 GiB fits in 1.80 reserved-unallocated + 1.02 free: fragmentation.
+  assert.match(await text(page, "#oom-where"), /Rank 3 .*pipeline stage 0/);
+  assert.match(await text(page, '#oom-groups li[data-kind="tp"]'), /TP: 0, 1, 2, 3, 4, 5, 6, 7$/);
+  assert.match(await text(page, '#oom-groups li[data-kind="dp"]'), /DP: 3, 11$/);
+  assert.match(await text(page, '#oom-groups li[data-kind="pp"]'), /PP: 3, 19, 35, 51$/);
+  assert.equal(await page.locator("#oom-cause").getAttribute("data-cause"), "fragmentation");
+  assert.match(await text(page, "#oom-compared"), /GPU capacity\s+79\.1 GiB/);
+  // The allocator setting costs no step time and is set outside the plan (no Apply).
+  const alloc = page.locator("#oom-fixes tbody tr", { hasText: "expandable_segments" });
+  assert.match(await alloc.innerText(), /\(±0\)\s+set it in the launch environment/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("Explain an OOM: an overrun on rank 35 lists fixes that free the shortfall, and Apply changes the plan", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  await page.click("#oom-panel summary");
+  await page.fill("#oom-message", "Tried to allocate 10.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.00 GiB is free. Of the allocated memory 67.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.");
+  await page.fill("#oom-rank", "35");
+  await page.click("#oom-explain");
+  // Rank 35: pp = 35 / 16 = 2. 10 GiB requested, 1 free, 1 reserved-unallocated: 8 GiB short.
+  assert.match(await text(page, "#oom-where"), /Rank 35 \(given\): pipeline stage 2/);
+  assert.equal(await page.locator("#oom-cause").getAttribute("data-cause"), "overrun");
+  assert.match(await text(page, "#oom-cause"), /8\.00 GiB short/);
+  const apply = page.locator("#oom-fixes button.apply").first();
+  assert.equal(await apply.count(), 1);
+  const before = await text(page, "#export-plan");
+  await apply.click();
+  assert.notEqual(await text(page, "#export-plan"), before);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
