@@ -2,7 +2,7 @@
 // docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark,layout,layout-error}.png at 1280×800 (embed at 800),
 // and advisor.png: the Advisor panel after Find layouts.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
 
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
@@ -23,6 +23,10 @@ const big = {
                  context_parallel_size: 2, sequence_parallel: true,
                  num_layers_in_first_pipeline_stage: 16, num_layers_in_last_pipeline_stage: 14 },
 };
+
+const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
+const readmeBase = { ...readme, parallelism: { ...readme.parallelism, tensor_model_parallel_size: 4, pipeline_model_parallel_size: 8,
+  virtual_pipeline_model_parallel_size: null } };
 
 mkdirSync("docs/screenshots", { recursive: true });
 const server = await startServer();
@@ -49,8 +53,14 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
     await page.click("#find-layouts");
     await page.waitForSelector("#advisor-table tbody tr", { timeout: 30_000 });
   }
+  if (opts.oom) {
+    await page.click("#oom-panel summary");
+    await page.fill("#oom-message", opts.oom);
+    await page.click("#oom-explain");
+  }
   await page.waitForTimeout(300);
-  if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
+  if (opts.panel) await page.locator(opts.panel).screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
   else {
     // Result panels off the screen are not rendered (content-visibility: auto): make the window as tall
     // as the page, until the page's height settles, so that every panel is drawn as a reader scrolling
