@@ -95,6 +95,13 @@ for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
     await page.waitForTimeout(200);
     report(`${label} GPUs, scrolled to the memory charts`, await edit(page));
   }
+  if (nodes === 128) {
+    // A comparison pinned (base=, TP 4 · PP 8 on the same GPUs): every edit also diffs the plan against the baseline
+    // and redraws the Compare panel.
+    const cmp = await openApp(browser, `${server.url}#base=${encode(plan(nodes, 4, 8))}&plan=${encode(plan(nodes, 8, 4))}`);
+    report(`${label} GPUs with a baseline pinned (Compare panel shown)`, await edit(cmp.page));
+    await cmp.context.close();
+  }
   if (nodes === 2048) {
     const hover = await page.evaluate(async () => {
       const c = document.querySelector("#grid-dense");

@@ -4,7 +4,7 @@
 // (Nemotron 3 Nano on PP 4, recompute_modules and optimizer offload set); strip-hybrid.png: its Memory panel, the
 // layer strip above the chart.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
 
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
@@ -33,6 +33,9 @@ const hybrid = {
   training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 256, use_distributed_optimizer: true },
   parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 4, expert_model_parallel_size: 8 },
 };
+const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
+const readmeBase = { ...readme, parallelism: { ...readme.parallelism, tensor_model_parallel_size: 4, pipeline_model_parallel_size: 8,
+  virtual_pipeline_model_parallel_size: null } };
 
 mkdirSync("docs/screenshots", { recursive: true });
 const server = await startServer();
@@ -67,8 +70,15 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
     await page.click("#find-layouts");
     await page.waitForSelector("#advisor-table tbody tr", { timeout: 30_000 });
   }
+  if (opts.oom) {
+    await page.click("#oom-panel summary");
+    await page.fill("#oom-message", opts.oom);
+    await page.click("#oom-explain");
+  }
   await page.waitForTimeout(300);
-  if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
+  if (opts.panel) await page.locator(opts.panel).screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.memory) await page.locator("#memory").screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.advanced) await page.locator("#training-panel").screenshot({ path: `docs/screenshots/${name}.png` });
   else {

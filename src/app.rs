@@ -33,14 +33,10 @@ pub fn App() -> impl IntoView {
                 <div class="results">
                     <DerivedPanel outcome=doc.outcome />
                     <DiagnosticsPanel outcome=doc.outcome />
-                    {if embed {
-                        (move || baseline.pinned().then(|| view! { <ComparePanel doc baseline embed /> })).into_any()
-                    } else {
-                        view! { <ComparePanel doc baseline embed /> }.into_any()
-                    }}
+                    {move || baseline.pinned().then(|| view! { <ComparePanel doc baseline embed /> })}
                     <GridPanel outcome=doc.outcome dark />
                     <MemoryPanel doc dark />
-                    {(!embed).then(|| view! { <OomPanel doc /> <AdvisorPanel doc dark /> <ExportPanel doc /> })}
+                    {(!embed).then(|| view! { <AdvisorPanel doc dark /> <ExportPanel doc /> <OomPanel doc /> })}
                 </div>
             </div>
         </div>

@@ -1,4 +1,4 @@
-//! The Compare panel: "Compare with…" pins the plan as the baseline; from then on every edit shows what the core's
+//! The Compare panel, shown while a baseline is pinned ("Compare with…" in the header pins the plan); every edit shows what the core's
 //! diff says changed from the baseline — the settings that differ, each pipeline stage's memory by term, the step
 //! time by term, findings that appear or disappear, and rank-group kinds whose NVLink-domain crossing changes.
 
@@ -56,15 +56,12 @@ pub fn ComparePanel(doc: Doc, baseline: Baseline, embed: bool) -> impl IntoView 
             <h2 id="compare-h">"Compare"</h2>
             {(!embed).then(|| view! {
                 <div class="compare-actions">
-                    <button id="compare-pin" on:click=move |_| baseline.pin(doc)
-                        title="Pin the plan as it is now; later edits are compared with it">
-                        {move || if pinned() { "Pin this plan instead" } else { "Compare with… (pin this plan as the baseline)" }}
-                    </button>
-                    {move || pinned().then(|| view! { <button id="compare-unpin" on:click=move |_| baseline.unpin()>"Unpin"</button> })}
+                    <button id="compare-repin" on:click=move |_| baseline.pin(doc) title="Make the plan as it is now the baseline">"Pin this plan instead"</button>
+                    <button id="compare-unpin" on:click=move |_| baseline.unpin()>"Unpin"</button>
                 </div>
             })}
             {move || match (pinned(), baseline.outcome.with(|o| o.as_ref().and_then(|o| o.as_ref().err().cloned()))) {
-                (false, _) => view! { <p class="hint">"Pin the plan, then edit it: what changes from the baseline shows here, and the share link carries both plans."</p> }.into_any(),
+                (false, _) => ().into_any(),
                 (true, Some(e)) => view! { <p class="field-error" role="alert">"The baseline cannot be planned: "{e.message}</p> }.into_any(),
                 (true, None) => match baseline.diff.get() {
                     None => view! { <p class="hint">"The plan being edited cannot be read; the comparison returns once it can."</p> }.into_any(),

@@ -41,6 +41,11 @@ pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
                     view! {
                         <CopyButton id="copy-link" text=Callback::new(move |_| share_link(doc, baseline))
                             labels=["Copy share link", "Link copied ✓", "Copy failed ✗"] advice="copy the link from the address bar." />
+                        {baseline.map(|b| view! {
+                            <button id="compare-pin" on:click=move |_| b.pin(doc) title="Pin the plan as it is now as the baseline; later edits are compared with it">
+                                {move || if b.pinned() { "Compare with… (re-pin)" } else { "Compare with…" }}
+                            </button>
+                        })}
                         <button id="reset" on:click=move |_| editor.reset()>"Reset"</button>
                         <label class="inline" for="theme">"Theme"</label>
                         <select id="theme" on:change=move |ev| theme.set(event_target_value(&ev)) prop:value=move || theme.get()>

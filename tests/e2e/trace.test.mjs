@@ -84,13 +84,13 @@ test("Compare with…: a doubled micro-batch shows its settings, activations, st
   const embed = await openApp(browser, `${server.url}#embed=1&${hash.slice(1)}`, { viewport: { width: 800, height: 900 } });
   assert.equal(await embed.page.locator("#app.embed").count(), 1);
   assert.match(await embed.page.locator('#compare-settings tr[data-path="training.micro_batch_size"]').innerText(), /1\s+2/);
-  assert.equal(await embed.page.locator("#compare-pin").count(), 0);
+  assert.equal(await embed.page.locator("#compare-pin, #compare-unpin").count(), 0);
   const plain = await openApp(browser, `${server.url}#embed=1&${hash.slice(1).replace(/base=[\w-]+&/, "")}`);
   assert.equal(await plain.page.locator("#compare").count(), 0);
 
-  // Unpin: the panel says so and the link has no baseline.
+  // Unpin: the panel goes and the link has no baseline.
   await page.click("#compare-unpin");
-  assert.equal(await page.locator("#compare-settings").count(), 0);
+  assert.equal(await page.locator("#compare").count(), 0);
   await page.waitForTimeout(300);
   assert.doesNotMatch(await page.evaluate(() => location.hash), /base=/);
   for (const p of [problems, again.problems, embed.problems, plain.problems]) assert.deepEqual(p, clean);
