@@ -78,7 +78,6 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
   await page.waitForTimeout(300);
   if (opts.panel) await page.locator(opts.panel).screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
-  else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.memory) await page.locator("#memory").screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.advanced) await page.locator("#training-panel").screenshot({ path: `docs/screenshots/${name}.png` });
   else {
