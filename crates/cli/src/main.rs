@@ -58,8 +58,10 @@ enum Command {
     /// export, and print the plan file (unrecognized settings and assumptions on stderr)
     #[command(after_help = EXIT_STATUS)]
     Import {
-        #[command(flatten)]
-        input: Input,
+        /// A Megatron-LM launch command or script, its arguments block, Bridge overrides or config YAML, or a meshplan
+        /// export; - for standard input
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
         /// What FILE is; detected when absent
         #[arg(long, value_name = "FORMAT", value_parser = PossibleValuesParser::new(["megatron-args", "bridge-overrides", "bridge-yaml", "plan"]))]
         from: Option<String>,
@@ -69,7 +71,6 @@ enum Command {
         /// The GPU (catalogue key) the run used; the input rarely names it
         #[arg(long, value_name = "GPU")]
         gpu: Option<String>,
-        /// table prints the plan file; json prints {format, plan, unrecognized, notes, diagnostics}
         #[command(flatten)]
         output: Output,
     },
@@ -313,7 +314,7 @@ fn main() -> ExitCode {
         Command::Plan { input, output } => cmd_plan(input, output.format),
         Command::Search { input, top, output } => cmd_search(input, *top, output.format),
         Command::Export { input, kind } => cmd_export(input, kind),
-        Command::Import { input, from, model, gpu, output } => trace::cmd_import(input, from.as_deref(), model.clone(), gpu.clone(), output.format),
+        Command::Import { file, from, model, gpu, output } => trace::cmd_import(file, from.as_deref(), model.clone(), gpu.clone(), output.format),
         Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),
         Command::Oom { plan, message, rank, output } => trace::cmd_oom(plan, message, *rank, output.format),
         Command::Schedule { input, width, output } => trace::cmd_schedule(input, *width as usize, output.format),

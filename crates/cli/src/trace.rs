@@ -5,8 +5,10 @@ use crate::{Format, Input, emit, print_json, read_input, unreadable};
 use meshplan_core::imports::{self, ImportOptions};
 use std::process::ExitCode;
 
-pub fn cmd_import(input: &Input, from: Option<&str>, model: Option<String>, gpu: Option<String>, format: Format) -> ExitCode {
-    let text = match read_input(&input.file) {
+/// `--format table` prints the plan file (notes and settings not read on stderr); json prints
+/// `{format, plan, unrecognized, notes, diagnostics}`.
+pub fn cmd_import(file: &std::path::Path, from: Option<&str>, model: Option<String>, gpu: Option<String>, format: Format) -> ExitCode {
+    let text = match read_input(file) {
         Ok(t) => t,
         Err(e) => return unreadable(e),
     };
