@@ -1,6 +1,7 @@
 // Screenshots of the release build in headless chromium, for looking at what ships:
 // docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark,layout,layout-error}.png at 1280×800 (embed at 800),
-// and advisor.png: the Advisor panel after Find layouts.
+// and advisor.png: the Advisor panel after Find layouts; compare.png: the Compare panel with a baseline pinned (base=);
+// oom.png: the Explain an OOM panel on issue 13's message.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
 import { mkdirSync, readFileSync } from "node:fs";
 import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
@@ -41,6 +42,10 @@ const shots = [
   // DeepSeek-V3 with Megatron Bridge's perf-recipe layout (PP 2 × VPP 8), and the same layout without its MTP layer.
   ["layout", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tmL"))}`, {}],
   ["layout-error", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tL"))}`, {}],
+  // The Compare panel: the README's Llama 3.1 70B plan (TP 8 · PP 4 · VPP 5) against a baseline of TP 4 · PP 8, no VPP.
+  ["compare", `#base=${encode(readmeBase)}&plan=${encode(readme)}`, { panel: "#compare" }],
+  // Explain an OOM: issue 13's message on the README plan.
+  ["oom", `#plan=${encode(readme)}`, { panel: "#oom-panel", oom: readFileSync("crates/core/tests/data/oom/meshplan_issue13.txt", "utf8") }],
 ];
 const only = process.argv.slice(2);
 for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.includes(n))) {
