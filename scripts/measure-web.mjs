@@ -45,8 +45,8 @@ const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
 // up (wasm tier-up); a check counts DOM changes in the 20 microtasks after the window (there should be none).
 // The memory sweep runs in a task after the edit's frame: from its "meshplan-sweep-start" mark to its
 // chart redrawn and laid out (builds before 2026-12-03 have no mark and ran the sweep before the frame).
-const edit = (page) => page.evaluate(async ({ edits, warmup }) => {
-  const input = document.querySelector("#f-training-micro-batch-size");
+const edit = (page, box = "#f-training-micro-batch-size", values = ["1", "2"]) => page.evaluate(async ({ edits, warmup, box, values }) => {
+  const input = document.querySelector(box);
   const render = [], sweep = [];
   let late = 0, marked = true;
   const watch = new MutationObserver(() => {});
@@ -56,7 +56,7 @@ const edit = (page) => page.evaluate(async ({ edits, warmup }) => {
   for (let i = 0; i < warmup + edits; i++) {
     const before = sweeps().length;
     const t0 = performance.now();
-    input.value = String(1 + (i % 2));
+    input.value = values[i % 2];
     input.dispatchEvent(new Event("input", { bubbles: true }));
     // The page re-renders in the event and its microtasks.
     await settle();
@@ -76,7 +76,7 @@ const edit = (page) => page.evaluate(async ({ edits, warmup }) => {
   }
   watch.disconnect();
   return { render, sweep, late };
-}, { edits: EDITS, warmup: 10 });
+}, { edits: EDITS, warmup: 10, box, values });
 const report = (what, times) => console.log(`input change → re-rendered page, ${what}: median ${median(times.render).toFixed(1)} ms, p90 ${p90(times.render).toFixed(1)} ms over ${times.render.length} edits; then the memory sweep's re-plans after the frame: ${times.sweep.length ? `median ${median(times.sweep).toFixed(1)} ms` : "not marked in this build"}${times.late ? `; ${times.late} DOM changes came after the window` : ""}`);
 
 for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
@@ -119,5 +119,20 @@ for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
   }
   await context.close();
 }
+// The layer strip at 128 pipeline stages: Llama 3.1 70B widened to 256 layers, TP 8 · PP 128 on 1,024 GPUs; micro-batch
+// edits (the strip's memo stays: no redraw), then VPP 1 ↔ 2 edits (every chunk moves: the strip is redrawn each time).
+{
+  const wide = { ...plan(128, 8, 128), model: { preset: "llama-3.1-70b", num_layers: 256 } };
+  const { page, context } = await openApp(browser, `${server.url}#plan=${encode(wide)}`);
+  const strip = await page.evaluate(() => {
+    const el = document.getElementById("layer-strip");
+    return el ? `${(el.innerHTML.length / 1024).toFixed(1)} KiB (${el.querySelectorAll("rect").length} rectangles)` : "none in this build";
+  });
+  console.log(`layer strip at 128 stages: ${strip}`);
+  report("1,024 GPUs, 128 stages (micro-batch edits)", await edit(page));
+  report("1,024 GPUs, 128 stages (VPP 1 ↔ 2 edits: the strip redrawn)", await edit(page, "#f-parallelism-virtual-pipeline-model-parallel-size", ["", "2"]));
+  await context.close();
+}
+
 await browser.close();
 server.stop();

@@ -1,7 +1,9 @@
 // Screenshots of the release build in headless chromium, for looking at what ships:
 // docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark,layout,layout-error}.png at 1280×800 (embed at 800),
-// and advisor.png: the Advisor panel after Find layouts; compare.png: the Compare panel with a baseline pinned (base=);
-// oom.png: the Explain an OOM panel on issue 13's message.
+// advisor.png: the Advisor panel after Find layouts; advanced.png: the Training panel with its Advanced memory section open
+// (Nemotron 3 Nano on PP 4, recompute_modules and optimizer offload set); strip-hybrid.png: its Memory panel, the
+// layer strip above the chart; compare.png: the Compare panel with a baseline pinned (base=); oom.png: the Explain an
+// OOM panel on issue 13's message; schedule.png: the Schedule panel of the README plan.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
 import { mkdirSync, readFileSync } from "node:fs";
 import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
@@ -25,6 +27,13 @@ const big = {
                  num_layers_in_first_pipeline_stage: 16, num_layers_in_last_pipeline_stage: 14 },
 };
 
+// Nemotron 3 Nano 30B-A3B (hybrid Mamba-2 / attention / MoE) on PP 4: the layer strip above the memory chart.
+const hybrid = {
+  model: "nemotron-3-nano-30b-a3b",
+  cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 4 },
+  training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 256, use_distributed_optimizer: true },
+  parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 4, expert_model_parallel_size: 8 },
+};
 const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
 const readmeBase = { ...readme, parallelism: { ...readme.parallelism, tensor_model_parallel_size: 4, pipeline_model_parallel_size: 8,
   virtual_pipeline_model_parallel_size: null } };
@@ -46,6 +55,10 @@ const shots = [
   ["compare", `#base=${encode(readmeBase)}&plan=${encode(readme)}`, { panel: "#compare" }],
   // Explain an OOM: issue 13's message on the README plan.
   ["oom", `#plan=${encode(readme)}`, { panel: "#oom-panel", oom: readFileSync("crates/core/tests/data/oom/meshplan_issue13.txt", "utf8") }],
+  // The Training panel's Advanced memory section open, with recompute_modules and optimizer offload set.
+  ["advanced", `#plan=${encode({ ...hybrid, training: { ...hybrid.training, recompute_granularity: "selective",
+    recompute_modules: ["core_attn", "moe_act"], optimizer_cpu_offload: true } })}`, { advanced: true }],
+  ["strip-hybrid", `#plan=${encode(hybrid)}`, { memory: true }],
 ];
 const only = process.argv.slice(2);
 for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.includes(n))) {
@@ -53,6 +66,10 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
   if (opts.dark) await page.emulateMedia({ colorScheme: "dark" });
   if (opts.mesh) {
     await page.check(`input[name=mesh][value=${opts.mesh}]`);
+  }
+  if (opts.advanced) {
+    await page.click("#advanced-memory > summary");
+    await page.click("#memory-terms-box > summary");
   }
   if (opts.advisor) {
     await page.click("#find-layouts");
@@ -66,6 +83,8 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
   await page.waitForTimeout(300);
   if (opts.panel) await page.locator(opts.panel).screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.memory) await page.locator("#memory").screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.advanced) await page.locator("#training-panel").screenshot({ path: `docs/screenshots/${name}.png` });
   else {
     // Result panels off the screen are not rendered (content-visibility: auto): make the window as tall
     // as the page, until the page's height settles, so that every panel is drawn as a reader scrolling

@@ -26,6 +26,10 @@ pub fn candidate_edits(par: &CandidateParallelism, tr: &CandidateTraining, moe: 
         (p("sequence_parallel"), json!(par.sequence_parallel)),
         (p("num_layers_in_first_pipeline_stage"), opt(par.num_layers_in_first_pipeline_stage)),
         (p("num_layers_in_last_pipeline_stage"), opt(par.num_layers_in_last_pipeline_stage)),
+        // The search lays out the layers itself (an even split, a lighter edge stage, or its own layout).
+        (p("pipeline_model_parallel_layout"), par.pipeline_model_parallel_layout.clone().map_or(Value::Null, Value::from)),
+        (p("account_for_embedding_in_pipeline_split"), Value::Null),
+        (p("account_for_loss_in_pipeline_split"), Value::Null),
         (p("microbatch_group_size_per_vp_stage"), Value::Null),
         (p("order"), json!(meshplan_core::plan::DEFAULT_ORDER)),
         (t("micro_batch_size"), json!(tr.micro_batch_size)),

@@ -14,7 +14,9 @@ pub mod fields;
 pub mod format;
 pub mod grid;
 pub mod panels;
+pub mod settings_form;
 pub mod state;
+pub mod strip;
 pub mod ui;
 
 pub use app::App;

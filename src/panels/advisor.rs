@@ -150,9 +150,10 @@ fn CandidateRow(doc: Doc, rank: usize, c: Candidate, moe: bool) -> impl IntoView
     );
     let shown: Vec<String> = c.why.iter().take(2).cloned().collect();
     let more: Vec<String> = c.why.iter().skip(2).cloned().collect();
-    let split = match (par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage) {
-        (Some(f), _) => format!(" (first stage {f} layers)"),
-        (_, Some(l)) => format!(" (last stage {l} layers)"),
+    let split = match (par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage, &par.pipeline_model_parallel_layout) {
+        (Some(f), _, _) => format!(" (first stage {f} layers)"),
+        (_, Some(l), _) => format!(" (last stage {l} layers)"),
+        (_, _, Some(layout)) => format!(" (layout {layout})"),
         _ => String::new(),
     };
     let (apply_par, apply_tr) = (par.clone(), tr.clone());

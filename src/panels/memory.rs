@@ -1,11 +1,14 @@
-//! The Memory panel: memory per GPU by pipeline stage (stacked bars and a table) against the GPU's
-//! capacity, and peak memory swept over one field (TP, PP, micro-batch or sequence length).
+//! The Memory panel: the layer strip (each pipeline rank's layer kinds), memory per GPU by pipeline stage (stacked
+//! bars and a table) against the GPU's capacity, with host memory per node beside it and every labelled term of a
+//! stage, and peak memory swept over one field (TP, PP, micro-batch or sequence length).
 
 use crate::format::{chunks, gib};
 use crate::state::{Doc, Outcome, plan_doc};
+use crate::strip::{self, Strip};
 use crate::ui::chart::{Chart, swatch_box, swatch_line};
 use crate::{browser, charts};
 use leptos::prelude::*;
+use meshplan_core::memory::{Location, MemoryReport};
 use serde_json::Value;
 
 const SWEEPS: [(&str, &str, &[u64]); 4] = [
@@ -28,9 +31,13 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
         })
     });
     let bars = move |w| stages.with(|st| st.as_ref().map(|(st, cap)| charts::stage_bars(st, *cap, dark.get(), (w, 300))).unwrap_or_default());
+    // A memo, so that an edit that leaves the figures alone does not rewrite the line.
+    let summary_text = Memo::new(move |_| outcome.with(|o| o.as_ref().map(|r| summary(&r.memory)).unwrap_or_default()));
     view! {
         <section class="panel" id="memory" aria-labelledby="memory-h">
             <h2 id="memory-h">"Memory per GPU, by pipeline stage"</h2>
+            <p id="memory-summary" class="summary">{summary_text}</p>
+            <LayerStrip outcome dark />
             <Chart id="stage-chart" label="Stacked bars of memory per pipeline stage against the GPU's capacity" draw=bars />
             <ul class="chart-legend">
                 {charts::TERMS.iter().enumerate().map(|(i, t)| view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(i))></span>{*t}</li> }).collect_view()}
@@ -40,10 +47,12 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             <details>
                 <summary>"Figures per stage"</summary>
                 <table class="memory-table">
-                    <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::TERMS.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th></tr></thead>
+                    <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::TERMS.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
+                        <th title="the allocator's peak: Megatron's max allocated">"allocated"</th><th title="allocated + fragmentation">"reserved"</th><th title="host memory per GPU (offloading)">"host"</th></tr></thead>
                     <tbody><StageRows outcome /></tbody>
                 </table>
             </details>
+            <Terms outcome />
             <Sweep doc dark />
         </section>
     }
@@ -65,6 +74,7 @@ fn StageRows(outcome: Memo<Outcome>) -> impl IntoView {
                                     <td>{st.pipeline_rank}</td><td>{st.num_layers}</td><td class="chunks">{chunks(r, st.pipeline_rank)}</td>
                                     <td>{gib(st.parameters_bytes)}</td><td>{gib(st.gradients_bytes)}</td><td>{gib(st.optimizer_bytes)}</td>
                                     <td>{gib(st.activations_bytes)}</td><td>{gib(st.overhead_bytes)}</td><td><strong>{gib(st.total_bytes)}</strong></td>
+                                    <td>{gib(st.allocated_bytes)}</td><td>{gib(st.reserved_bytes)}</td><td>{gib(st.host_bytes)}</td>
                                 </tr>
                             }
                         })
@@ -72,6 +82,101 @@ fn StageRows(outcome: Memo<Outcome>) -> impl IntoView {
                 })
                 .ok()
         })
+    }
+}
+
+/// Device memory per GPU beside host memory per node: "Device peak 53.7 GiB per GPU of 80.0 GiB (allocated 49.5 GiB)
+/// · host 0.0 GiB per node of 2048.0 GiB".
+pub fn summary(m: &MemoryReport) -> String {
+    let host = match (m.host_memory_per_node_bytes, m.host_fits) {
+        (Some(cap), Some(fits)) => format!("{} per node of {}{}", gib(m.host_bytes_per_node), gib(cap), if fits { "" } else { ": does not fit" }),
+        _ => format!("{} per node (host memory unknown)", gib(m.host_bytes_per_node)),
+    };
+    format!(
+        "Device peak {} per GPU of {}{} (allocated {}, Megatron's max allocated) · host {host}",
+        gib(m.peak_bytes),
+        gib(m.gpu_memory_bytes),
+        if m.fits { "" } else { ": does not fit" },
+        gib(m.allocated_peak_bytes)
+    )
+}
+
+/// The layer kinds of every pipeline rank and virtual chunk, above the stage chart, with a legend of the kinds the
+/// model has. A memo over the report's runs and placement: an edit that moves no layer does not redraw it.
+#[component]
+fn LayerStrip(outcome: Memo<Outcome>, dark: Memo<bool>) -> impl IntoView {
+    let figures = Memo::new(move |_| {
+        outcome.with(|o| {
+            o.as_ref()
+                .map(|r| Strip {
+                    runs: r.derived.layer_runs_per_chunk.clone(),
+                    placement: r.derived.pipeline_placement,
+                    has_mtp: r.plan.model.mtp_num_layers > 0,
+                })
+                .unwrap_or_default()
+        })
+    });
+    let symbols = Memo::new(move |_| figures.with(Strip::symbols));
+    let draw = move |w| figures.with(|s| strip::layer_strip(s, dark.get(), w));
+    let ink = move || if dark.get() { "#e8e8e8" } else { "#222222" };
+    view! {
+        <h3 class="chart-title">"Layers by pipeline rank and virtual chunk"</h3>
+        <Chart id="layer-strip" label="Each pipeline rank's layer kinds, its virtual chunks side by side; hover a rank for its layers as text" draw />
+        <ul class="chart-legend" id="strip-legend">
+            {move || symbols.get().into_iter().filter_map(|c| strip::KINDS.iter().find(|k| k.0 == c)).map(|(c, name, colour)| view! {
+                <li data-symbol=c.to_string()><span class="swatch" aria-hidden="true" inner_html=swatch_box(colour)></span>{*name}" "<code>{c.to_string()}</code></li>
+            }).collect_view()}
+            <li><span class="swatch" aria-hidden="true" inner_html=move || swatch_box(ink())></span>"embedding "<code>"E"</code>" · output and loss "<code>"L"</code></li>
+            <Show when=move || figures.with(|s| s.has_mtp)>
+                <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(strip::MTP_COLOUR)></span>"MTP "<code>"m"</code></li>
+            </Show>
+        </ul>
+    }
+}
+
+/// Every labelled term of one stage (the peak stage unless one is picked): what it is, bytes, device or host, the
+/// phase that holds it, and whether the allocator hands it out.
+#[component]
+fn Terms(outcome: Memo<Outcome>) -> impl IntoView {
+    let picked = RwSignal::new(None::<usize>);
+    let stages = Memo::new(move |_| outcome.with(|o| o.as_ref().map(|r| r.memory.stages.len()).unwrap_or(0)));
+    let peak_stage = Memo::new(move |_| {
+        outcome.with(|o| o.as_ref().ok().and_then(|r| r.memory.stages.iter().enumerate().max_by_key(|(_, s)| s.total_bytes).map(|(i, _)| i)).unwrap_or(0))
+    });
+    let shown = Memo::new(move |_| picked.get().filter(|&i| i < stages.get()).unwrap_or_else(|| peak_stage.get()));
+    let rows = Memo::new(move |_| {
+        let i = shown.get();
+        outcome.with(|o| o.as_ref().ok().and_then(|r| r.memory.stages.get(i)).map(|s| s.terms.clone()).unwrap_or_default())
+    });
+    view! {
+        <details id="memory-terms-box">
+            <summary>"Every term of a stage"</summary>
+            <div class="field inline-field">
+                <label for="terms-stage">"Stage"</label>
+                <select id="terms-stage" prop:value=move || shown.get().to_string()
+                    on:change=move |ev| picked.set(event_target_value(&ev).parse().ok())>
+                    {move || (0..stages.get()).map(|i| {
+                        let text = if i == peak_stage.get() { format!("{i} (peak)") } else { i.to_string() };
+                        view! { <option value=i.to_string() selected=move || shown.get() == i>{text}</option> }
+                    }).collect_view()}
+                </select>
+            </div>
+            <table class="terms-table" id="memory-terms">
+                <thead><tr><th class="what">"term"</th><th>"GiB"</th><th>"where"</th><th>"phase"</th><th title="handed out by PyTorch's caching allocator: counted in max allocated">"allocated"</th></tr></thead>
+                <tbody>
+                    {move || rows.get().into_iter().map(|t| {
+                        let key = serde_json::to_value(t.key).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                        let place = if t.location == Location::Host { "host" } else { "device" };
+                        view! {
+                            <tr data-key=key data-location=place data-bytes=t.bytes.to_string()>
+                                <td class="what">{t.label.to_string()}</td><td class="bytes">{crate::format::gib_figure(t.bytes)}</td>
+                                <td>{place}</td><td>{t.phase.label()}</td><td>{crate::format::yes_no(t.allocated)}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </details>
     }
 }
 
@@ -141,5 +246,31 @@ fn Sweep(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>"GPU memory"</li>
         </ul>
         <p id="sweep-note" class="hint">{sweep_note}</p>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_per_gpu_beside_host_per_node() {
+        // 53.72 GiB device peak (57,682,668,027 B / 2^30), 49.46 GiB allocated, 80 GiB GPUs; 60 GiB of host memory on a
+        // node of 2,048 GiB; then the same host need on a node of 32 GiB, and an unknown host memory.
+        let mut m = MemoryReport {
+            peak_bytes: 57_682_668_027,
+            allocated_peak_bytes: 53_112_471_552,
+            gpu_memory_bytes: 80 << 30,
+            fits: true,
+            host_bytes_per_node: 60 << 30,
+            host_memory_per_node_bytes: Some(2048 << 30),
+            host_fits: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(summary(&m), "Device peak 53.7 GiB per GPU of 80.0 GiB (allocated 49.5 GiB, Megatron's max allocated) · host 60.0 GiB per node of 2048.0 GiB");
+        (m.host_memory_per_node_bytes, m.host_fits) = (Some(32 << 30), Some(false));
+        assert!(summary(&m).ends_with("host 60.0 GiB per node of 32.0 GiB: does not fit"));
+        (m.host_memory_per_node_bytes, m.host_fits, m.fits) = (None, None, false);
+        assert!(summary(&m).contains("of 80.0 GiB: does not fit") && summary(&m).ends_with("(host memory unknown)"));
     }
 }

@@ -2,6 +2,7 @@
 //! one of its memos) and writes through the [`crate::state::Editor`] in context; its own view state
 //! (a chosen mesh, a search's result) stays inside it.
 
+pub mod advanced;
 pub mod advisor;
 pub mod cluster;
 pub mod compare;

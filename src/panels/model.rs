@@ -3,11 +3,11 @@
 
 use crate::fields;
 use crate::format::billions;
-use crate::state::plan_doc::{display_value, get};
+use crate::state::plan_doc::{self, display_value, get};
 use crate::state::{Doc, catalog, editor};
 use crate::ui::controls::TextField;
 use leptos::prelude::*;
-use meshplan_core::presets;
+use meshplan_core::{presets, recipes};
 use serde_json::{Value, json};
 
 /// How the plan names its model: a preset key, a preset with field overrides, or a Hugging Face config.
@@ -26,22 +26,46 @@ fn mode_of(plan: &Value) -> Mode {
     }
 }
 
-/// The presets whose name, key or Hugging Face id contains `query` (any case), as (key, "name — size").
-fn matching_presets(query: &str) -> Vec<(String, String)> {
+/// A preset's family: the catalogue's `family` field ("Llama 3", "Nemotron-H", …), else the family its key names.
+pub fn family_of(m: &presets::ModelSummary) -> String {
+    if m.family.trim().is_empty() { family_from_key(&m.key) } else { m.family.clone() }
+}
+
+/// `nemotron-h-8b` → `nemotron-h`, `llama-3.1-8b` → `llama`, `qwen3-30b-a3b` → `qwen3`: the key's parts up to the
+/// first one that starts with a digit (a size or a version), at least one part.
+fn family_from_key(key: &str) -> String {
+    let parts: Vec<&str> = key.split('-').collect();
+    let n = parts.iter().skip(1).position(|p| p.starts_with(|c: char| c.is_ascii_digit())).map_or(parts.len(), |i| i + 1);
+    parts[..n].join("-")
+}
+
+/// The presets whose name, key, family or Hugging Face id contains `query` (any case), grouped by family in catalogue
+/// order, as (family, [(key, "name — size")]).
+fn matching_presets(query: &str) -> Vec<(String, Vec<(String, String)>)> {
     let q = query.to_lowercase();
-    catalog()
-        .models
-        .iter()
-        .filter(|m| q.is_empty() || m.name.to_lowercase().contains(&q) || m.key.contains(&q) || m.hf_id.to_lowercase().contains(&q))
-        .map(|m| {
-            let params = if m.moe {
-                format!("{} total · {} active", billions(m.total_parameters), billions(m.active_parameters))
-            } else {
-                billions(m.total_parameters)
-            };
-            (m.key.clone(), format!("{} — {params}", m.name))
-        })
-        .collect()
+    let mut groups: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for m in &catalog().models {
+        let family = family_of(m);
+        let hit = q.is_empty()
+            || m.name.to_lowercase().contains(&q)
+            || m.key.contains(&q)
+            || m.hf_id.to_lowercase().contains(&q)
+            || family.to_lowercase().contains(&q);
+        if !hit {
+            continue;
+        }
+        let params = if m.moe {
+            format!("{} total · {} active", billions(m.total_parameters), billions(m.active_parameters))
+        } else {
+            billions(m.total_parameters)
+        };
+        let item = (m.key.clone(), format!("{} — {params}", m.name));
+        match groups.iter_mut().find(|g| g.0 == family) {
+            Some(g) => g.1.push(item),
+            None => groups.push((family, vec![item])),
+        }
+    }
+    groups
 }
 
 #[component]
@@ -80,13 +104,27 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
             </div>
             <div class="field">
                 <label for="model-preset" title="The model preset: Megatron TransformerConfig fields of a published model">"Preset"</label>
-                <select id="model-preset" size="6" on:change=move |ev| { editor.edit("model", Value::String(event_target_value(&ev))); }>
-                    {move || matching_presets(&query.get()).into_iter().map(|(key, text)| {
-                        let k = key.clone();
-                        view! { <option value=key selected=move || mode.get() == Mode::Preset && current_key.with(|c| *c == k)>{text}</option> }
+                <select id="model-preset" size="8" on:change=move |ev| {
+                    let key = event_target_value(&ev);
+                    // A recipe of another model is written out first, so that its cluster and settings stay.
+                    editor.update(|p| {
+                        if p.get("recipe").and_then(Value::as_str).and_then(recipes::find).is_some_and(|r| r.model != key) {
+                            *p = plan_doc::without_recipe(p);
+                        }
+                        plan_doc::set(p, "model", Value::String(key));
+                    });
+                }>
+                    {move || matching_presets(&query.get()).into_iter().map(|(family, items)| view! {
+                        <optgroup label=family>
+                            {items.into_iter().map(|(key, text)| {
+                                let k = key.clone();
+                                view! { <option value=key selected=move || mode.get() == Mode::Preset && current_key.with(|c| *c == k)>{text}</option> }
+                            }).collect_view()}
+                        </optgroup>
                     }).collect_view()}
                 </select>
             </div>
+            <RecipePicker doc />
             <details open=move || mode.get() == Mode::Fields on:toggle=move |ev| {
                 let open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
                 if open && mode.get_untracked() == Mode::Preset { set_mode(Mode::Fields) }
@@ -99,6 +137,69 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
             <HfConfig open_for_hf=Signal::derive(move || mode.get() == Mode::Hf) />
             <crate::panels::ImportBox />
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_from_keys() {
+        assert_eq!(family_from_key("llama-3.1-8b"), "llama");
+        assert_eq!(family_from_key("nemotron-h-8b"), "nemotron-h");
+        assert_eq!(family_from_key("nemotron-3-nano-30b-a3b"), "nemotron");
+        assert_eq!(family_from_key("qwen3-30b-a3b"), "qwen3");
+        assert_eq!(family_from_key("gpt3-175b"), "gpt3");
+        assert_eq!(family_from_key("kimi-k2"), "kimi-k2");
+    }
+
+    #[test]
+    fn every_preset_is_in_one_group_in_catalogue_order() {
+        let groups = matching_presets("");
+        let keys: Vec<&str> = groups.iter().flat_map(|g| g.1.iter().map(|i| i.0.as_str())).collect();
+        assert_eq!(keys.len(), catalog().models.len());
+        let mut families: Vec<&str> = groups.iter().map(|g| g.0.as_str()).collect();
+        families.dedup();
+        assert_eq!(families.len(), groups.len(), "each family once");
+        // The Llama 3.1 presets sit together; a search narrows the groups.
+        let llama = groups.iter().find(|g| g.1.iter().any(|i| i.0 == "llama-3.1-70b")).unwrap();
+        assert!(llama.1.iter().any(|i| i.0 == "llama-3.1-8b") && llama.1.iter().any(|i| i.0 == "llama-3.1-405b"));
+        let found = matching_presets("mamba-free-nonsense");
+        assert!(found.is_empty());
+    }
+}
+
+/// The Megatron Bridge recipes of the model shown (and the plan's own recipe, whatever its model): picking one starts
+/// the plan from it (its cluster, parallelism and settings); "none" writes the recipe's values into the plan and drops
+/// the name.
+#[component]
+fn RecipePicker(doc: Doc) -> impl IntoView {
+    let editor = editor();
+    let current = Memo::new(move |_| doc.plan.with(|p| p.get("recipe").and_then(Value::as_str).map(str::to_string).unwrap_or_default()));
+    let model_key = Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, "model_key"))));
+    let offered = Memo::new(move |_| {
+        let (m, cur) = (model_key.get(), current.get());
+        recipes::all().iter().filter(|r| r.model == m || r.name == cur).map(|r| (r.name.clone(), r.description.clone())).collect::<Vec<_>>()
+    });
+    let note = Memo::new(move |_| recipes::find(&current.get()).map(|r| format!("{} — Megatron Bridge {}", r.description, r.source)));
+    view! {
+        <div class="field">
+            <label for="recipe" title="A Megatron Bridge library recipe: its cluster, parallelism and run settings; what the plan sets overrides it">
+                "Megatron Bridge recipe "<code>"recipe"</code></label>
+            <select id="recipe" prop:value=current on:change=move |ev| {
+                let name = event_target_value(&ev);
+                editor.update(|p| *p = if name.is_empty() { plan_doc::without_recipe(p) } else { plan_doc::with_recipe(p, &name) });
+            }>
+                <option value="" selected=move || current.with(String::is_empty)>
+                    {move || format!("none ({} for this model)", offered.with(|o| o.iter().filter(|r| r.0 != current.get()).count()))}</option>
+                {move || offered.get().into_iter().map(|(name, description)| {
+                    let (n, text) = (name.clone(), name.clone());
+                    view! { <option value=name title=description selected=move || current.with(|c| *c == n)>{text}</option> }
+                }).collect_view()}
+            </select>
+            {move || note.get().map(|n| view! { <p id="recipe-note" class="hint">{n}</p> })}
+        </div>
     }
 }
 

@@ -1,5 +1,7 @@
-//! The Training panel: sequence length, batch sizes, recompute, precision and the distributed optimizer.
+//! The Training panel: sequence length, batch sizes, recompute, precision and the distributed optimizer, and the
+//! "Advanced memory" section with every other run setting.
 
+use super::advanced::AdvancedMemory;
 use crate::fields;
 use crate::state::Doc;
 use crate::ui::controls::{CheckField, SelectField, TextField, options};
@@ -16,6 +18,7 @@ pub fn TrainingPanel(doc: Doc) -> impl IntoView {
                 <SelectField doc info=&fields::PRECISION options=options(&[("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("fp4", "fp4"), ("fp32", "fp32")]) />
                 <CheckField doc info=&fields::DISTRIBUTED_OPTIMIZER />
             </div>
+            <AdvancedMemory doc />
         </section>
     }
 }

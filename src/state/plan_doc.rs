@@ -3,6 +3,7 @@
 //!
 //! Plain Rust (no DOM), so all of it is tested natively.
 
+use meshplan_core::recipes;
 use serde_json::{Map, Value, json};
 
 /// The plan the page opens with.
@@ -36,6 +37,11 @@ pub fn set(plan: &mut Value, path: &str, value: Value) {
         if let Some(Value::String(key)) = plan.get("model") {
             let preset = json!({ "preset": key });
             plan["model"] = preset;
+        } else if plan.get("model").is_none_or(Value::is_null)
+            && let Some(recipe) = plan.get("recipe").and_then(Value::as_str).and_then(recipes::find)
+        {
+            // A plan that takes its model from its recipe: the override goes on the recipe's preset.
+            plan["model"] = json!({ "preset": recipe.model });
         }
     }
     let mut node = plan;
@@ -55,6 +61,30 @@ pub fn set(plan: &mut Value, path: &str, value: Value) {
     } else {
         map.insert(last.to_string(), value);
     }
+}
+
+/// The plan that starts from Megatron Bridge recipe `name`: the recipe alone (it supplies the model, its cluster, its
+/// parallelism and settings; anything the plan kept would override them), with the plan's cluster kept when the
+/// recipe's name states none.
+pub fn with_recipe(plan: &Value, name: &str) -> Value {
+    let mut next = json!({ "recipe": name });
+    let states_cluster = recipes::find(name).is_some_and(|r| r.gpu.is_some() && r.gpus.is_some());
+    if !states_cluster && let Some(cluster) = plan.get("cluster") {
+        next["cluster"] = cluster.clone();
+    }
+    next
+}
+
+/// The plan without its recipe, keeping the run: the recipe's values written in where the plan does not give its own
+/// (`recipes::expand`); a plan without a known recipe loses the key and nothing else.
+pub fn without_recipe(plan: &Value) -> Value {
+    recipes::expand(plan).unwrap_or_else(|| {
+        let mut p = plan.clone();
+        if let Some(m) = p.as_object_mut() {
+            m.remove("recipe");
+        }
+        p
+    })
 }
 
 /// What an edited text box means: an integer or a number if it reads as one, `true`/`false`,
@@ -137,6 +167,26 @@ mod tests {
         let report = meshplan_core::plan_value(&p).unwrap();
         assert_eq!(report.plan.model.num_layers, 40);
         assert_eq!(report.plan.model.hidden_size, 4096);
+    }
+
+    #[test]
+    fn recipes_in_and_out() {
+        // Qwen3-30B-A3B's 16-GPU H100 recipe states its cluster (2 nodes of 8 H100): picking it drops the rest of the plan.
+        let name = "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config";
+        let p = with_recipe(&default_plan(), name);
+        assert_eq!(p, json!({ "recipe": name }));
+        let r = meshplan_core::plan_value(&p).unwrap();
+        assert_eq!((r.plan.model_key.as_str(), r.derived.world_size), ("qwen3-30b-a3b", 16));
+        // Editing a model field under it overrides the recipe's preset, not a model of its own.
+        let mut q = p.clone();
+        set(&mut q, "model.num_layers", json!(40));
+        assert_eq!(q["model"], json!({"preset": "qwen3-30b-a3b", "num_layers": 40}));
+        // "No recipe" keeps the run: the same world size and peak, and the recipe's values written in.
+        let out = without_recipe(&p);
+        assert!(out.get("recipe").is_none());
+        let r2 = meshplan_core::plan_value(&out).unwrap();
+        assert_eq!((r2.derived.world_size, r2.memory.peak_bytes), (16, r.memory.peak_bytes));
+        assert_eq!(without_recipe(&default_plan()), default_plan());
     }
 
     #[test]

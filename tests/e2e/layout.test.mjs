@@ -34,6 +34,8 @@ test("typing DeepSeek-V3's layout splits its stages as Megatron does, and a brok
   assert.equal(await rows.count(), 2);
   // The table sits in a closed <details>: its text, not its rendering.
   assert.equal(await rows.nth(1).locator("td.chunks").textContent(), "4 · 4 · 4 · 4 · 4 · 4 · 4 · 1 m L");
+  // The exports sit below the fold, where content-visibility skips rendering (and innerText): scroll to them.
+  await page.locator("#export-bridge").scrollIntoViewIfNeeded();
   assert.match(await text(page, "#export-bridge"), /cfg\.model\.pipeline_model_parallel_layout = "Et\*4\|\(t\*4\|\)\*14tmL"/);
   assert.match(await text(page, "#export-megatron"), /--pipeline-model-parallel-layout 'Et\*4\|\(t\*4\|\)\*14tmL'/);
 

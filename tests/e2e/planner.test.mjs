@@ -49,6 +49,8 @@ test("pick a preset and change TP: diagnostics, DP, grid cells and groups, chart
   // The stacked-bar chart has two stages of five terms, plus the capacity line.
   const bars = await page.locator("#stage-chart svg rect").count();
   assert.ok(bars >= 10, `stage chart rects: ${bars}`);
+  // The exports sit below the fold, where content-visibility skips rendering (and innerText): scroll to them.
+  await page.locator("#export-bridge").scrollIntoViewIfNeeded();
   assert.match(await text(page, "#export-bridge"), /cfg\.model\.tensor_model_parallel_size = 8/);
   assert.match(await text(page, "#export-megatron"), /--tensor-model-parallel-size 8/);
   assert.match(await text(page, "#export-slurm"), /#SBATCH --nodes=4/);

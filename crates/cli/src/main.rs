@@ -102,6 +102,18 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
+    /// Draw the plan's pipeline schedule (1F1B or interleaved): each stage's forwards, backwards and bubble over the
+    /// step, and its saved activations over time
+    #[command(after_help = EXIT_STATUS)]
+    Schedule {
+        #[command(flatten)]
+        input: Input,
+        /// Columns of the text chart
+        #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u16).range(10..=1000))]
+        width: u16,
+        #[command(flatten)]
+        output: Output,
+    },
     /// List the model presets, the GPU catalogue and the Megatron Bridge recipes a plan may name
     Presets {
         #[command(flatten)]
@@ -304,6 +316,7 @@ fn main() -> ExitCode {
         Command::Import { input, from, model, gpu, output } => trace::cmd_import(input, from.as_deref(), model.clone(), gpu.clone(), output.format),
         Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),
         Command::Oom { plan, message, rank, output } => trace::cmd_oom(plan, message, *rank, output.format),
+        Command::Schedule { input, width, output } => trace::cmd_schedule(input, *width as usize, output.format),
         Command::Presets { output } => cmd_presets(output.format),
         Command::Explain { code } => cmd_explain(code),
     }

@@ -29,19 +29,21 @@ pub fn cmd_import(input: &Input, from: Option<&str>, model: Option<String>, gpu:
         }
         Format::Table => {
             emit(&plan_file);
-            eprintln!("meshplan import: read as {}", imported.format.key());
+            // One write: a long list of settings not read should not cost a system call a line.
+            let mut err = format!("meshplan import: read as {}\n", imported.format.key());
             for n in &imported.notes {
-                eprintln!("meshplan import: note: {n}");
+                err += &format!("meshplan import: note: {n}\n");
             }
             for d in &diags {
-                eprintln!("meshplan import: {}[{}]: {}", format!("{:?}", d.severity).to_lowercase(), d.code.as_str(), d.message);
+                err += &format!("meshplan import: {}[{}]: {}\n", format!("{:?}", d.severity).to_lowercase(), d.code.as_str(), d.message);
             }
             if !imported.unrecognized.is_empty() {
-                eprintln!("meshplan import: {} settings not read:", imported.unrecognized.len());
+                err += &format!("meshplan import: {} settings not read:\n", imported.unrecognized.len());
                 for u in &imported.unrecognized {
-                    eprintln!("  {} = {} ({})", u.name, u.value, u.why);
+                    err += &format!("  {} = {} ({})\n", u.name, u.value, u.why);
                 }
             }
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), err.as_bytes());
         }
     }
     ExitCode::SUCCESS
@@ -202,6 +204,71 @@ fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
     }
     for n in &x.notes {
         out += &format!("note: {n}\n");
+    }
+    out
+}
+
+pub fn cmd_schedule(input: &Input, width: usize, format: Format) -> ExitCode {
+    let report = match report_of(&input.file) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let s = match meshplan_core::schedule::schedule(&report) {
+        Ok(s) => s,
+        Err(d) => return unreadable(format!("{}: {}\n  fix: {}", d.code.as_str(), d.message, d.fix)),
+    };
+    match format {
+        Format::Json => print_json(&s),
+        Format::Table => emit(&gantt(&s, width)),
+    }
+    ExitCode::SUCCESS
+}
+
+/// One row per stage: a forward shows its microbatch's last digit, a backward a letter (a = microbatch 0, …), `.` idle;
+/// under it, the stage's saved activations against the largest stage's peak (` .:-=+*#%@`).
+fn gantt(s: &meshplan_core::schedule::Schedule, width: usize) -> String {
+    let mut out = format!(
+        "{} schedule · PP {} · VPP {} · {} microbatches (groups of {}) · forward {:.2} ms, backward {:.2} ms per stage and microbatch\n",
+        s.kind,
+        s.pp,
+        s.vpp,
+        s.microbatches,
+        s.group,
+        s.forward_s * 1e3,
+        s.backward_s * 1e3
+    );
+    out += &format!(
+        "step (pipeline part) {:.3} s · bubble {:.1}% of busy time (idle/busy; (PP−1)/(VPP·m) = {:.1}%)\n\n",
+        s.makespan_s,
+        100.0 * s.bubble_fraction,
+        100.0 * (s.pp - 1) as f64 / (s.vpp * s.microbatches) as f64
+    );
+    let col = s.makespan_s / width as f64;
+    let peak = s.stages.iter().map(|st| st.peak_activation_bytes).max().unwrap_or(0).max(1);
+    const LEVELS: &[u8] = b" .:-=+*#%@";
+    for st in &s.stages {
+        let mut row = vec![b'.'; width];
+        for o in &st.ops {
+            let (a, b) = ((o.start_s / col) as usize, ((o.end_s / col).ceil() as usize).min(width));
+            let ch = if o.kind == "F" { b'0' + (o.microbatch % 10) as u8 } else { b'a' + (o.microbatch % 26) as u8 };
+            for c in row.iter_mut().take(b).skip(a) {
+                *c = ch;
+            }
+        }
+        let mut mem = vec![b' '; width];
+        for (i, m) in mem.iter_mut().enumerate() {
+            let t = (i as f64 + 0.5) * col;
+            let bytes = st.activation_bytes.iter().take_while(|(at, _)| *at <= t).last().map_or(0, |x| x.1);
+            *m = LEVELS[((bytes as f64 / peak as f64) * (LEVELS.len() - 1) as f64).round() as usize];
+        }
+        out += &format!("  pp {:>3} |{}| idle {:.1}%\n", st.pipeline_rank, String::from_utf8_lossy(&row), 100.0 * st.idle_s / s.makespan_s.max(f64::MIN_POSITIVE));
+        out += &format!(
+            "  act    |{}| peak {:.2} GiB = {:.1} microbatches (memory model: {:.1})\n",
+            String::from_utf8_lossy(&mem),
+            gib(st.peak_activation_bytes),
+            st.peak_in_flight,
+            st.memory_model_in_flight
+        );
     }
     out
 }

@@ -23,7 +23,7 @@ fn json_shape() {
     let cands = v["candidates"].as_array().unwrap();
     assert_eq!(cands.len(), 3);
     assert!(evaluated >= valid && valid >= 3);
-    for c in cands {
+    for (i, c) in cands.iter().enumerate() {
         for k in [
             "tensor_model_parallel_size",
             "pipeline_model_parallel_size",
@@ -46,6 +46,13 @@ fn json_shape() {
         assert!(close(rate("mfu"), rate("model_tflops_per_gpu") / 989.0), "{c}");
         assert!(c["peak_bytes"].as_u64().is_some());
         assert!(c["why"].as_array().is_some_and(|w| !w.is_empty() && w.iter().all(Value::is_string)));
+        // Each pick is compared with another: #1 with #2, the rest with #1; its step-time gap is the two step times'.
+        let vs = &c["versus"];
+        let other = if i == 0 { &cands[1] } else { &cands[0] };
+        assert_eq!(vs["rank"], if i == 0 { 2 } else { 1 }, "{c}");
+        assert_eq!(vs["step_time_delta_s"].as_f64(), Some(rate("step_time_s") - other["step_time_s"].as_f64().unwrap()), "{c}");
+        assert!(vs["terms"].as_array().is_some_and(|t| t.iter().all(|t| t["term"].is_string() && t["delta_s"].is_number() && t["cause"].is_string())), "{c}");
+        assert!(c["breakdown"]["compute_s"].as_f64().is_some_and(|x| x > 0.0), "{c}");
     }
     assert!(v["pareto"].as_array().is_some_and(|p| !p.is_empty()));
     // The winning layout, written back as the plan's parallelism, is a valid plan.

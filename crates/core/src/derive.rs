@@ -35,6 +35,22 @@ pub struct Derived {
     /// The chunks that build the embedding, the output layer and loss, and the MTP layers (None without MTP).
     #[serde(default)]
     pub pipeline_placement: Placement,
+    /// The decoder layers of each virtual chunk of each pipeline stage by kind, `layer_runs_per_chunk[pp][vpp]`: runs
+    /// of consecutive layers of one kind in model order, each kind written as Megatron-Core's hybrid layer pattern
+    /// writes it (see [`KindRun`]). Filled by [`derive`] (the report), not by [`derive_into`] (the search); left out of
+    /// the JSON when the split could not be made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layer_runs_per_chunk: Vec<Vec<Vec<KindRun>>>,
+}
+
+/// Consecutive decoder layers of one kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindRun {
+    /// The kind in hybrid-pattern symbols: a hybrid pattern's own symbol (`M` Mamba-2, `G` Gated DeltaNet, `*`
+    /// attention, `D` DSA attention, `+` MLA, `-` dense MLP, `E` MoE); a GPT layer's mixer and MLP together (`*-`
+    /// attention + dense MLP, `*E` attention + MoE, `+E` MLA + MoE, `GE` Gated DeltaNet + MoE).
+    pub symbols: String,
+    pub count: u64,
 }
 
 fn div_exact(a: u64, b: u64) -> u64 {
@@ -49,14 +65,58 @@ fn sat(x: u128) -> u64 {
     u64::try_from(x).unwrap_or(u64::MAX)
 }
 
-/// Sizes, without any checks.
+/// Sizes, without any checks, and the layer kinds of every chunk.
 pub fn derive(p: &Plan, split: Option<&StageSplit>) -> Derived {
     let mut d = Derived::default();
     derive_into(p, split, &mut d);
+    d.layer_runs_per_chunk = split.map(|s| layer_runs_per_chunk(p, s)).unwrap_or_default();
     d
 }
 
-/// As [`derive`], into `out`, reusing its buffer (the layout search derives thousands of layouts).
+/// The model's decoder layers as runs of one kind in model order: (exclusive end, symbols), adjacent equal kinds
+/// merged. O(runs): a hybrid pattern's runs, or the GPT layer runs of `moe_layer_freq` / `linear_attention_freq`.
+fn model_runs(p: &Plan) -> Vec<(u64, String)> {
+    let m = &p.model;
+    let mut out: Vec<(u64, String)> = Vec::new();
+    let mut end = 0u64;
+    let mut push = |n: u64, symbols: String| {
+        end = end.saturating_add(n);
+        match out.last_mut() {
+            Some(last) if last.1 == symbols => last.0 = end,
+            _ => out.push((end, symbols)),
+        }
+    };
+    match &m.hybrid_layer_pattern {
+        Some(h) => h.main_runs().iter().for_each(|&(c, n)| push(n, char::from(c).to_string())),
+        None => m.layer_runs().for_each(|(kind, n)| push(n, kind.symbols(m.multi_latent_attention))),
+    }
+    out
+}
+
+/// [`Derived::layer_runs_per_chunk`]: each chunk's layers [start, start + count) cut out of the model's runs, found by
+/// binary search, so the work is O(chunks · log runs + the runs the chunks cover).
+pub fn layer_runs_per_chunk(p: &Plan, split: &StageSplit) -> Vec<Vec<Vec<KindRun>>> {
+    let runs = model_runs(p);
+    let of_chunk = |start: u64, count: u64| {
+        let end = start.saturating_add(count);
+        let first = runs.partition_point(|r| r.0 <= start);
+        let mut from = start;
+        let mut out = Vec::new();
+        for (run_end, symbols) in runs.get(first..).unwrap_or_default() {
+            if from >= end {
+                break;
+            }
+            let to = (*run_end).min(end);
+            out.push(KindRun { symbols: symbols.clone(), count: to - from });
+            from = to;
+        }
+        out
+    };
+    split.stages.iter().map(|chunks| chunks.iter().map(|c| of_chunk(c.start, c.count)).collect()).collect()
+}
+
+/// As [`derive`], into `out`, reusing its buffer (the layout search derives thousands of layouts); it leaves
+/// `layer_runs_per_chunk` empty.
 pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
     let par = &p.parallelism;
     let world = p.world_size();
@@ -115,6 +175,7 @@ pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
         tokens_per_step: sat(gbs as u128 * p.training.seq_length as u128),
         layers_per_chunk,
         pipeline_placement,
+        layer_runs_per_chunk: Vec::new(),
     };
 }
 

@@ -10,6 +10,7 @@
 //! @ d98e8a64ddf3; each group of names cites the file it comes from.
 
 use crate::layout::{DEFAULT_ORDER, TP_PP_DP_ORDER};
+use crate::names;
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::plan::{Cluster, Plan, Precision};
@@ -396,6 +397,12 @@ fn json_hydra(v: &serde_json::Value) -> String {
     }
 }
 
+/// What the exports say of heterogeneous layers, which they do not write as a setting: Megatron-Core takes them as the
+/// model's whole config.json (heterogeneous_layers_config_encoded_json), which the plan does not keep.
+// Source: megatron/core/transformer/heterogeneous/heterogeneous_config.py (heterogeneous_layers_config_path /
+// heterogeneous_layers_config_encoded_json).
+const HETEROGENEOUS_NOTE: &str = "heterogeneous layers (block_configs) are not written here: set heterogeneous_layers_config_encoded_json (or heterogeneous_layers_config_path) to the model's config.json, as Megatron Bridge's Llama-Nemotron bridge does";
+
 /// The hybrid-layer, state-space and gated-block fields of a model (TransformerConfig names, and the Megatron-LM flag
 /// ArgumentGroupFactory derives from each: `--` + the name with dashes), only those the model uses.
 // Source: megatron/core/transformer/transformer_config.py (hybrid_layer_pattern is HybridModel's; mamba_state_dim,
@@ -497,16 +504,16 @@ fn layout_text(spec: &LayoutSpec) -> Option<String> {
 // Source: Megatron Bridge models/model_provider.py (pipeline_model_parallel_layout: list[list[str]] | None; recipes also
 // assign strings, which TransformerConfig.__post_init__ parses).
 fn layout_setting(p: &Plan) -> Setting {
-    const PATH: &str = "model.pipeline_model_parallel_layout";
+    let path = names::bridge("parallelism.pipeline_model_parallel_layout");
     match &p.parallelism.pipeline_model_parallel_layout {
-        None => set_note(PATH, Val::OptInt(None), "meshplan plans the split from the first/last stage sizes below"),
+        None => set_note(path, Val::OptInt(None), "meshplan plans the split from the first/last stage sizes below"),
         Some(spec @ LayoutSpec::List(_)) => match layout::list_names(spec) {
-            Some(rows) => set(PATH, Val::LayoutList(rows)),
-            None => set_note(PATH, Val::OptInt(None), "the plan's layout has entries Megatron rejects; it is not written"),
+            Some(rows) => set(path, Val::LayoutList(rows)),
+            None => set_note(path, Val::OptInt(None), "the plan's layout has entries Megatron rejects; it is not written"),
         },
         Some(spec) => match layout_text(spec) {
-            Some(text) => set(PATH, Val::LayoutText(text)),
-            None => set_note(PATH, Val::OptInt(None), "the plan's layout has characters Megatron rejects; it is not written"),
+            Some(text) => set(path, Val::LayoutText(text)),
+            None => set_note(path, Val::OptInt(None), "the plan's layout has characters Megatron rejects; it is not written"),
         },
     }
 }
@@ -525,37 +532,37 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
     let mut out = Vec::new();
 
     let mut parallel = vec![
-        set("model.tensor_model_parallel_size", Val::Int(par.tp())),
-        set("model.pipeline_model_parallel_size", Val::Int(par.pp())),
-        set("model.virtual_pipeline_model_parallel_size", Val::OptInt(par.virtual_pipeline_model_parallel_size)),
-        set("model.context_parallel_size", Val::Int(par.cp())),
-        set("model.expert_model_parallel_size", Val::Int(par.ep())),
+        set(names::bridge("parallelism.tensor_model_parallel_size"), Val::Int(par.tp())),
+        set(names::bridge("parallelism.pipeline_model_parallel_size"), Val::Int(par.pp())),
+        set(names::bridge("parallelism.virtual_pipeline_model_parallel_size"), Val::OptInt(par.virtual_pipeline_model_parallel_size)),
+        set(names::bridge("parallelism.context_parallel_size"), Val::Int(par.cp())),
+        set(names::bridge("parallelism.expert_model_parallel_size"), Val::Int(par.ep())),
         if par.expert_tensor_parallel_size_defaulted && par.ep() > 1 {
             set_note(
-                "model.expert_tensor_parallel_size",
+                names::bridge("parallelism.expert_tensor_parallel_size"),
                 Val::Int(par.etp()),
                 "the plan left ETP unset: megatron-core's default (= TP) is written out; Bridge alone would use 1 with EP > 1",
             )
         } else {
-            set("model.expert_tensor_parallel_size", Val::Int(par.etp()))
+            set(names::bridge("parallelism.expert_tensor_parallel_size"), Val::Int(par.etp()))
         },
-        set("model.sequence_parallel", Val::Bool(par.sequence_parallel)),
+        set(names::bridge("parallelism.sequence_parallel"), Val::Bool(par.sequence_parallel)),
         layout_setting(p),
-        set("model.num_layers_in_first_pipeline_stage", Val::OptInt(par.num_layers_in_first_pipeline_stage)),
-        set("model.num_layers_in_last_pipeline_stage", Val::OptInt(par.num_layers_in_last_pipeline_stage)),
+        set(names::bridge("parallelism.num_layers_in_first_pipeline_stage"), Val::OptInt(par.num_layers_in_first_pipeline_stage)),
+        set(names::bridge("parallelism.num_layers_in_last_pipeline_stage"), Val::OptInt(par.num_layers_in_last_pipeline_stage)),
     ];
     // Written when the plan sets them, and beside a layout (a recipe may set them; Megatron rejects them with one).
     let (account_embedding, account_loss) = (par.account_for_embedding_in_pipeline_split, par.account_for_loss_in_pipeline_split);
     if account_embedding || account_loss || par.pipeline_model_parallel_layout.is_some() {
-        parallel.push(set("model.account_for_embedding_in_pipeline_split", Val::Bool(account_embedding)));
-        parallel.push(set("model.account_for_loss_in_pipeline_split", Val::Bool(account_loss)));
+        parallel.push(set(names::bridge("parallelism.account_for_embedding_in_pipeline_split"), Val::Bool(account_embedding)));
+        parallel.push(set(names::bridge("parallelism.account_for_loss_in_pipeline_split"), Val::Bool(account_loss)));
     }
     if let Some(g) = par.microbatch_group_size_per_vp_stage {
-        parallel.push(set("model.microbatch_group_size_per_vp_stage", Val::Int(g)));
+        parallel.push(set(names::bridge("parallelism.microbatch_group_size_per_vp_stage"), Val::Int(g)));
     }
     // Source: megatron/bridge/training/comm_overlap.py CommOverlapConfig.overlap_p2p_comm.
     if let Some(on) = par.overlap_p2p_comm {
-        parallel.push(set("comm_overlap.overlap_p2p_comm", Val::Bool(on)));
+        parallel.push(set(names::bridge("parallelism.overlap_p2p_comm"), Val::Bool(on)));
     }
     let mut par_section = section("Parallelism", parallel);
     // Source: megatron/training/config/common_config.py DistributedInitConfig.use_tp_pp_dp_mapping; Bridge
@@ -573,11 +580,11 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
     out.push(section(
         "Batch and sequence",
         vec![
-            set("train.global_batch_size", Val::Int(r.derived.global_batch_size)),
-            set("train.micro_batch_size", Val::Int(t.micro_batch_size)),
+            set(names::bridge("training.global_batch_size"), Val::Int(r.derived.global_batch_size)),
+            set(names::bridge("training.micro_batch_size"), Val::Int(t.micro_batch_size)),
             // ConfigContainer.validate asserts model.seq_length == dataset.seq_length.
             set("model.seq_length", Val::Int(t.seq_length)),
-            set("dataset.seq_length", Val::Int(t.seq_length)),
+            set(names::bridge("training.seq_length"), Val::Int(t.seq_length)),
         ],
     ));
 
@@ -626,8 +633,9 @@ fn settings_section(p: &Plan, group: Group) -> Section {
         }
         let Some(val) = export_value(p, row) else { continue };
         // Recipes often leave cfg.comm_overlap None, whose fields an override cannot reach: write only what turns
-        // something on.
-        if first.starts_with("comm_overlap.") && p.training.settings.get(row.key) == defaults.get(row.key) {
+        // something on. The other communication settings (cp_comm_type) likewise: only a value the plan gives, so a
+        // recipe's own choice is not overwritten with Megatron's default.
+        if (first.starts_with("comm_overlap.") || row.group == Group::CommOverlap) && p.training.settings.get(row.key) == defaults.get(row.key) {
             continue;
         }
         if let Val::Dtype(d) = val {
@@ -756,6 +764,9 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     s.push(set("model.mtp_num_layers", Val::OptInt(Some(m.mtp_num_layers).filter(|&n| n > 0))));
     if m.hybrid_layer_pattern.is_some() {
         notes.push("a hybrid layer pattern needs Bridge's HybridModelProvider (megatron.bridge.models.hybrid.hybrid_provider), not GPTModelProvider".into());
+    }
+    if m.heterogeneous_layers.is_some() {
+        notes.push(HETEROGENEOUS_NOTE.into());
     }
     for (path, _, v) in layer_kind_fields(m) {
         s.push(set(path, v));
@@ -968,41 +979,41 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     };
 
     let mut g = vec![
-        flag("--tensor-model-parallel-size", Some(par.tp().to_string())),
-        flag("--pipeline-model-parallel-size", Some(par.pp().to_string())),
+        flag(names::flag("parallelism.tensor_model_parallel_size"), Some(par.tp().to_string())),
+        flag(names::flag("parallelism.pipeline_model_parallel_size"), Some(par.pp().to_string())),
     ];
     // validate_args takes at most one of --num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout
     // (whose stages / PP set the VPP).
     let layout = par.pipeline_model_parallel_layout.as_ref().and_then(layout_text);
     match (&layout, par.virtual_pipeline_model_parallel_size) {
-        (Some(l), _) => g.push(flag("--pipeline-model-parallel-layout", Some(l.clone()))),
-        (None, Some(v)) => g.push(flag("--num-virtual-stages-per-pipeline-rank", Some(v.to_string()))),
+        (Some(l), _) => g.push(flag(names::flag("parallelism.pipeline_model_parallel_layout"), Some(l.clone()))),
+        (None, Some(v)) => g.push(flag(names::flag("parallelism.virtual_pipeline_model_parallel_size"), Some(v.to_string()))),
         (None, None) => {}
     }
     if par.account_for_embedding_in_pipeline_split {
-        g.push(flag("--account-for-embedding-in-pipeline-split", None));
+        g.push(flag(names::flag("parallelism.account_for_embedding_in_pipeline_split"), None));
     }
     if par.account_for_loss_in_pipeline_split {
-        g.push(flag("--account-for-loss-in-pipeline-split", None));
+        g.push(flag(names::flag("parallelism.account_for_loss_in_pipeline_split"), None));
     }
-    g.push(flag("--context-parallel-size", Some(par.cp().to_string())));
-    g.push(flag("--expert-model-parallel-size", Some(par.ep().to_string())));
-    g.push(flag("--expert-tensor-parallel-size", Some(par.etp().to_string())));
+    g.push(flag(names::flag("parallelism.context_parallel_size"), Some(par.cp().to_string())));
+    g.push(flag(names::flag("parallelism.expert_model_parallel_size"), Some(par.ep().to_string())));
+    g.push(flag(names::flag("parallelism.expert_tensor_parallel_size"), Some(par.etp().to_string())));
     if par.sequence_parallel {
-        g.push(flag("--sequence-parallel", None));
+        g.push(flag(names::flag("parallelism.sequence_parallel"), None));
     }
     if let Some(n) = par.num_layers_in_first_pipeline_stage {
-        g.push(flag("--decoder-first-pipeline-num-layers", Some(n.to_string())));
+        g.push(flag(names::flag("parallelism.num_layers_in_first_pipeline_stage"), Some(n.to_string())));
     }
     if let Some(n) = par.num_layers_in_last_pipeline_stage {
-        g.push(flag("--decoder-last-pipeline-num-layers", Some(n.to_string())));
+        g.push(flag(names::flag("parallelism.num_layers_in_last_pipeline_stage"), Some(n.to_string())));
     }
     if let Some(n) = par.microbatch_group_size_per_vp_stage {
-        g.push(flag("--microbatch-group-size-per-virtual-pipeline-stage", Some(n.to_string())));
+        g.push(flag(names::flag("parallelism.microbatch_group_size_per_vp_stage"), Some(n.to_string())));
     }
     // Source: megatron/training/arguments.py --overlap-p2p-communication (a store_true flag).
     if par.overlap_p2p_comm == Some(true) {
-        g.push(flag("--overlap-p2p-communication", None));
+        g.push(flag(names::flag("parallelism.overlap_p2p_comm"), None));
     }
     let mut notes = Vec::new();
     if par.pipeline_model_parallel_layout.is_some() && layout.is_none() {
@@ -1019,9 +1030,9 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     groups.push(("parallelism", g, notes));
 
     let mut g = vec![
-        flag("--micro-batch-size", Some(t.micro_batch_size.to_string())),
-        flag("--global-batch-size", Some(r.derived.global_batch_size.to_string())),
-        flag("--seq-length", Some(t.seq_length.to_string())),
+        flag(names::flag("training.micro_batch_size"), Some(t.micro_batch_size.to_string())),
+        flag(names::flag("training.global_batch_size"), Some(r.derived.global_batch_size.to_string())),
+        flag(names::flag("training.seq_length"), Some(t.seq_length.to_string())),
     ];
     let (flags, notes) = megatron_lm_settings(p);
     g.extend(flags);
@@ -1123,6 +1134,9 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         n("--num-attention-heads", m.num_attention_heads),
     ];
     let mut notes = Vec::new();
+    if m.heterogeneous_layers.is_some() {
+        notes.push(HETEROGENEOUS_NOTE.into());
+    }
     if !m.multi_latent_attention {
         // core_transformer_config_from_args passes num_query_groups only with --group-query-attention.
         if m.num_query_groups != m.num_attention_heads {

@@ -45,6 +45,13 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("exaone4", "EXAONE 4"),
     ("minimax_m2", "MiniMax-M2"),
     ("nemotron", "Nemotron-4"),
+    ("nemotron-nas", "Llama-Nemotron (DeciLM block_configs)"),
+    ("qwen3_vl", "Qwen3-VL (language model)"),
+    ("qwen3_vl_moe", "Qwen3-VL-MoE (language model)"),
+    ("kimi_k25", "Kimi-K2.5 (language model)"),
+    ("deepseek_v32", "DeepSeek-V3.2 (DSA indexer not counted)"),
+    ("glm_moe_dsa", "GLM-5 (DSA indexer not counted)"),
+    ("deci", "DeciLM (block_configs)"),
 ];
 
 /// The families whose layer kinds are not all attention: their own readers size them (`hf/hybrid.rs`).
@@ -67,6 +74,15 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     let (mut flat, excluded) = families::unwrap_text_config(outer).unwrap_or_else(|| (outer.clone(), Vec::new()));
     families::rename_keys(&mut flat, &model_type);
     let c = &flat;
+    if let (Some(heads), Some(dim)) = (c.get("index_n_heads").and_then(as_uint), c.get("index_head_dim").and_then(as_uint)) {
+        // DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5): its small projections (about 0.1% of the
+        // model) are not sized; the MLA attention and the MoE around it are.
+        diags.push(Diagnostic::new(
+            Code::HfConfigPartExcluded,
+            format!("the config's DSA indexer (index_n_heads = {heads}, index_head_dim = {dim}) is not counted: meshplan sizes the MLA attention and MoE layers around it"),
+            "the indexer's q/k projections and head weights (about 0.1% of the parameters) and its top-k scoring are left out",
+        ));
+    }
     if !excluded.is_empty() {
         diags.push(Diagnostic::new(
             Code::HfConfigPartExcluded,
@@ -103,7 +119,8 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             "paste a decoder-only transformer's config.json (Llama, Qwen, Mixtral, OLMoE, DeepSeek, Kimi-K2, GLM-4.5), or give Megatron fields directly",
         ));
     }
-    if !hybrid_family(&model_type) {
+    let heterogeneous = matches!(model_type.as_str(), "nemotron-nas" | "deci") && c.contains_key("block_configs");
+    if !hybrid_family(&model_type) && !heterogeneous {
         if let Some(e) = hybrid::unsized_layers(c) {
             return Err(e);
         }
@@ -161,7 +178,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         _ => flag("attention_bias").unwrap_or(false),
     };
     put("add_qkv_bias", json!(qkv_bias));
-    let qk_norm = matches!(model_type.as_str(), "qwen3" | "qwen3_moe" | "qwen3_next" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
+    let qk_norm = matches!(model_type.as_str(), "qwen3" | "qwen3_moe" | "qwen3_next" | "qwen3_vl" | "qwen3_vl_moe" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
     put("qk_layernorm", json!(qk_norm));
     put("share_embeddings_and_output_weights", json!(flag("tie_word_embeddings").unwrap_or(families::ties_by_default(&model_type))));
 
@@ -183,6 +200,9 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         put("mtp_num_layers", json!(n));
     }
     families::apply(&model_type, c, layers, &mut m);
+    if heterogeneous {
+        families::block_configs(c, layers, &mut m)?;
+    }
     match model_type.as_str() {
         "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
         "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),

@@ -2,11 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+mod hetero;
 mod hybrid;
 mod kinds;
 mod ssm;
 
 pub use hybrid::{HybridPattern, LAYER_SYMBOLS, PatternError};
+pub use hetero::HeteroLayer;
 pub use kinds::{Ffn, KindCounts, KindTable, KindTotals, LayerKind, LayerKinds, LayerRuns, MAX_LAYER_KINDS, Mixer, Mtp};
 pub use ssm::{MAMBA_D_CONV, MAMBA_EXPAND, SavedTensor, Split};
 
@@ -104,6 +106,10 @@ pub struct ModelConfig {
     /// logit per head (gpt-oss).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub softmax_type: Option<String>,
+    /// Heterogeneous layers (Megatron-Core's `heterogeneous_layers_config_encoded_json`, DeciLM / Llama-Nemotron
+    /// `block_configs`): per layer, attention or none and a dense MLP of its own width or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heterogeneous_layers: Option<Vec<HeteroLayer>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -178,6 +184,11 @@ impl ModelConfig {
     /// The width routed experts read and write: `moe_latent_size` for a latent MoE, else the hidden size.
     pub fn expert_width(&self) -> u64 {
         self.moe_latent_size.unwrap_or(self.hidden_size)
+    }
+
+    /// The width of `kind`'s dense MLP: its own (heterogeneous layers) or `ffn_hidden_size`.
+    pub fn dense_width(&self, kind: LayerKind) -> u64 {
+        if kind.ffn_width > 0 { kind.ffn_width } else { self.ffn_hidden_size }
     }
 
     pub fn moe_ffn(&self) -> u64 {
@@ -330,16 +341,16 @@ impl ModelConfig {
             Mixer::Mamba => self.mamba_params(),
             Mixer::GatedDeltaNet => self.gdn_params(),
         };
-        mixer.plus(self.ffn_params(kind.ffn))
+        mixer.plus(self.ffn_params(kind))
     }
 
     /// Parameters of a feed-forward block with its pre-norm (`pre_mlp_layernorm`, or fused into fc1).
     // Source: megatron/core/transformer/mlp.py (MLP fc1/fc2), moe/moe_layer.py, moe/router.py (TopKRouter weight E×h),
     // moe/shared_experts.py (gate_weight 1×h with moe_shared_expert_gate).
-    fn ffn_params(&self, ffn: Ffn) -> LayerParams {
+    fn ffn_params(&self, kind: LayerKind) -> LayerParams {
         let h = self.hidden_size as u128;
         let mut lp = LayerParams { replicated: self.norm_params(self.hidden_size), ..Default::default() };
-        match ffn {
+        match kind.ffn {
             Ffn::None => return LayerParams::default(),
             Ffn::Moe => {
                 let experts = self.num_experts() as u128;
@@ -364,7 +375,7 @@ impl ModelConfig {
                 }
             }
             Ffn::Dense => {
-                lp.tp_sharded += self.mlp_weights(self.ffn_hidden_size);
+                lp.tp_sharded += self.mlp_weights(self.dense_width(kind));
                 if self.add_bias_linear {
                     lp.replicated += h; // fc2 bias is added after the row-parallel reduction
                 }

@@ -8,7 +8,10 @@ use crate::model::{Mixer, ModelConfig, MoeLayerFreq};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
+mod hetero;
 mod pattern;
+
+pub use hetero::parse_block_configs;
 
 /// Megatron-Core TransformerConfig fields, over `base` (a preset) or Megatron's own defaults.
 // Defaults: megatron/core/transformer/transformer_config.py (TransformerConfig, MLATransformerConfig) and
@@ -122,6 +125,8 @@ fn model_from_fields_known(
     let attention_output_gate = f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate));
     let moe_shared_expert_gate = f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate));
     let (window_size, window_attn_skip_freq) = read_window(&mut f, b, num_layers);
+    let (heterogeneous_layers, hetero_groups) =
+        hetero::read(&mut f, b.and_then(|b| b.heterogeneous_layers.as_deref()), num_layers, hidden_size, num_attention_heads);
     let softmax_type = match f.raw("softmax_type") {
         Some(_) => Some(f.choice("softmax_type", &["vanilla", "off-by-one", "learnable"], "vanilla")).filter(|t| *t != "vanilla").map(str::to_string),
         None => b.and_then(|b| b.softmax_type.clone()),
@@ -179,7 +184,11 @@ fn model_from_fields_known(
         window_size,
         window_attn_skip_freq,
         softmax_type,
+        heterogeneous_layers,
     };
+    if let Some(g) = hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
+        config.num_query_groups = g;
+    }
     fill_ssm_defaults(&mut config);
     if config.hybrid_layer_pattern.as_ref().is_some_and(|p| p.has(b'E')) && !config.is_moe() {
         // HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).

@@ -280,6 +280,17 @@ fn unresolved_note(recipe: &Recipe, plan: &Value, diags: &mut Vec<Diagnostic>) {
     ));
 }
 
+/// The plan with its recipe written out: the recipe's model, cluster, parallelism and training with the plan's own
+/// values laid over them as [`resolve`] lays them, and no `recipe` key — the same run, nothing left to the recipe (the
+/// page's "no recipe" keeps what the recipe set). None when the plan names no recipe meshplan knows.
+pub fn expand(plan: &Value) -> Option<Value> {
+    let recipe = plan.get("recipe").and_then(Value::as_str).and_then(find)?;
+    let mut merged = recipe.plan_value();
+    overlay(&mut merged, plan);
+    merged.as_object_mut()?.remove("recipe");
+    Some(merged)
+}
+
 /// Lays `plan` over `base`: objects key by key one level down (a section's keys), anything else replaced.
 fn overlay(base: &mut Value, plan: &Value) {
     let (Some(base), Some(plan)) = (base.as_object_mut(), plan.as_object()) else { return };

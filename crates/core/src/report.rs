@@ -10,7 +10,7 @@ use crate::perf::{self, Performance};
 use crate::pipeline::{self, SplitError, StageSplit};
 use crate::plan::{self, InputError, Plan};
 use crate::{Code, Diagnostic, Severity, rules};
-pub use crate::derive::{Derived, derive, derive_into};
+pub use crate::derive::{Derived, KindRun, derive, derive_into};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -15,7 +15,8 @@
 use crate::layout::{GroupKind, MeshSizes, Meshes};
 use crate::memory;
 use crate::model::LayerKinds;
-use crate::perf::{self, Performance};
+use crate::perf::{self, Breakdown, Performance};
+use crate::pipeline::layout::{self as pipeline_layout, LayoutSpec};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
 use crate::report::{self, Derived};
@@ -31,7 +32,8 @@ use std::collections::BTreeMap;
 pub struct SearchOptions {
     /// How many ranked candidates to return.
     pub top: usize,
-    /// Largest tensor-parallel size tried (further capped by the NVLink domain).
+    /// Largest tensor-parallel size tried (further capped by the NVLink domain). The default, 72, is the domain of an
+    /// NVL72 rack (GB200, GB300), where TP beyond 8 stays on NVLink; an 8-GPU HGX domain caps it at 8.
     pub max_tp: u64,
     /// Largest context-parallel size tried.
     pub max_cp: u64,
@@ -41,7 +43,7 @@ pub struct SearchOptions {
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { top: 5, max_tp: 16, max_cp: 16, micro_batch_sizes: vec![1, 2, 4, 8] }
+        SearchOptions { top: 5, max_tp: 72, max_cp: 16, micro_batch_sizes: vec![1, 2, 4, 8] }
     }
 }
 
@@ -59,6 +61,11 @@ pub struct CandidateParallelism {
     pub num_layers_in_first_pipeline_stage: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_layers_in_last_pipeline_stage: Option<u64>,
+    /// Megatron's `pipeline_model_parallel_layout` (string form) where the layers do not split into PP·VPP equal
+    /// chunks: the layers dealt as evenly as possible, the embedding in the first chunk, MTP and loss in the last
+    /// ([`pipeline_layout::even_text`]), as Megatron Bridge's DeepSeek-V3 and Qwen3 recipes lay out their pipelines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline_model_parallel_layout: Option<String>,
 }
 
 /// Training settings of one candidate, with Megatron's names.
@@ -87,11 +94,41 @@ pub struct Candidate {
     pub pipeline_bubble_fraction: f64,
     /// Under 10% of GPU memory free (the rules' `low-memory-headroom` warning): ranked after roomier layouts.
     pub low_memory_headroom: bool,
-    /// Why this layout: memory headroom, pipeline bubble, which groups stay inside NVLink, how it compares.
+    /// Why this layout: how it compares (the `versus` line first), memory headroom, pipeline bubble, which groups
+    /// stay inside NVLink.
     pub why: Vec<String>,
+    /// This layout against the runner-up (the best pick) or against #1 (every other pick), term by term of the
+    /// step-time breakdown. None when there is nothing to compare with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versus: Option<Versus>,
+    /// The step-time breakdown of this layout ([`Breakdown::terms`]: they sum to `step_time_s`).
+    #[serde(default)]
+    pub breakdown: Breakdown,
     /// The resolved plan of this candidate (run it through [`report::plan_resolved`] for the full report).
     #[serde(skip)]
     pub plan: Option<Plan>,
+}
+
+/// A pick against another, by the step-time terms that differ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Versus {
+    /// The 1-based rank compared against: 2 for the best pick (its runner-up), 1 for every other pick.
+    pub rank: usize,
+    /// This layout's step time minus the other's, in seconds (negative: this one is faster).
+    pub step_time_delta_s: f64,
+    /// The breakdown terms that differ, largest difference first.
+    pub terms: Vec<TermDelta>,
+}
+
+/// One breakdown term of a comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TermDelta {
+    /// The term's key, as [`Breakdown::terms`] names it.
+    pub term: String,
+    /// This layout's seconds of the term minus the other's.
+    pub delta_s: f64,
+    /// What differs between the two layouts that moves this term ("EP 8 vs 16, inside vs across NVLink").
+    pub cause: String,
 }
 
 /// One point of the Pareto front: no other valid layout has both lower peak memory and higher throughput.
@@ -141,6 +178,9 @@ struct Key {
     sp: bool,
     first: Option<u64>,
     last: Option<u64>,
+    /// The layers are laid out by Megatron's `pipeline_model_parallel_layout` ([`pipeline_layout::even_text`] over
+    /// PP·VPP chunks) instead of `split_layers`.
+    layout: bool,
     mbs: u64,
     /// 0 none, 1 selective, 2 full.
     recompute: u8,
@@ -168,8 +208,36 @@ fn recompute_of(code: u8) -> Recompute {
     }
 }
 
-/// Writes `k` into `p` (the rest of the plan is left as given).
-fn apply(p: &mut Plan, k: &Key) {
+/// The layout text of a `layout` key: [`pipeline_layout::even_text`] over PP·VPP chunks.
+fn layout_text(m: &crate::model::ModelConfig, pp: u64, vpp: u64) -> String {
+    pipeline_layout::even_text(m.num_layers, m.mtp_num_layers, pp.saturating_mul(vpp))
+}
+
+/// The layer split of a pipeline shape: `split_layers`, or the layout's split for a `layout` shape.
+fn split_for(m: &crate::model::ModelConfig, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>, layout: bool) -> Result<StageSplit, pipeline::SplitError> {
+    if !layout {
+        return pipeline::split_layers(m.num_layers, pp, vpp, first, last);
+    }
+    let spec = LayoutSpec::Text(layout_text(m, pp, vpp));
+    pipeline_layout::split(&spec, pp, Some(vpp), m.num_layers, m.mtp_num_layers).map(|l| l.split).map_err(pipeline::SplitError::Layout)
+}
+
+/// Writes `text` as the plan's layout (None: no layout), reusing the plan's string: no allocation once it holds one.
+fn set_layout(slot: &mut Option<LayoutSpec>, text: Option<&str>) {
+    match (slot.as_mut(), text) {
+        (Some(LayoutSpec::Text(s)), Some(t)) => {
+            if s != t {
+                s.clear();
+                s.push_str(t);
+            }
+        }
+        (_, Some(t)) => *slot = Some(LayoutSpec::Text(t.to_string())),
+        (_, None) => *slot = None,
+    }
+}
+
+/// Writes `k` into `p` (the rest of the plan is left as given); `layout` is the layout text of a `layout` key.
+fn apply(p: &mut Plan, k: &Key, layout: Option<&str>) {
     let moe = p.model.is_moe();
     let par = &mut p.parallelism;
     par.tensor_model_parallel_size = k.tp;
@@ -187,9 +255,9 @@ fn apply(p: &mut Plan, k: &Key) {
     }
     par.num_layers_in_first_pipeline_stage = k.first;
     par.num_layers_in_last_pipeline_stage = k.last;
-    // The search plans the split itself (even, or one lighter edge stage): a layout or accounted split of the base
-    // plan is written for the base plan's pipeline, not the candidate's.
-    par.pipeline_model_parallel_layout = None;
+    // The search plans the split itself (even, one lighter edge stage, or an even layout): a layout or accounted
+    // split of the base plan is written for the base plan's pipeline, not the candidate's.
+    set_layout(&mut par.pipeline_model_parallel_layout, layout.filter(|_| k.layout));
     par.account_for_embedding_in_pipeline_split = false;
     par.account_for_loss_in_pipeline_split = false;
     par.microbatch_group_size_per_vp_stage = None;
@@ -207,7 +275,7 @@ fn apply_training(p: &mut Plan, k: &Key) {
     t.settings.use_distributed_optimizer = k.distopt;
 }
 
-fn parallelism_of(k: &Key) -> CandidateParallelism {
+fn parallelism_of(k: &Key, p: &Plan) -> CandidateParallelism {
     CandidateParallelism {
         tensor_model_parallel_size: k.tp,
         pipeline_model_parallel_size: k.pp,
@@ -218,6 +286,7 @@ fn parallelism_of(k: &Key) -> CandidateParallelism {
         sequence_parallel: k.sp,
         num_layers_in_first_pipeline_stage: k.first,
         num_layers_in_last_pipeline_stage: k.last,
+        pipeline_model_parallel_layout: k.layout.then(|| layout_text(&p.model, k.pp, k.vpp)),
     }
 }
 
@@ -250,8 +319,11 @@ struct Cell<'a> {
     /// The parameters each stage holds: the layout's, the same for every micro-batch and variant.
     params: &'a [memory::StageParams],
     derived: &'a Derived,
-    /// The first rule error of this cell, once [`rules::check`] has run (at most once per cell).
-    rules: Option<Option<Code>>,
+    /// The first rule error of this cell once [`rules::check`] has run, with the recompute variant it ran for. A
+    /// variant that passes passes for the whole cell; an error is re-checked for another recompute variant, since some
+    /// rules judge the recompute choice (full recompute beside CUDA graphs, `recompute_modules`): at most once per
+    /// cell without errors, three times with.
+    rules: Option<(u8, Option<Code>)>,
 }
 
 /// What every candidate shares: buffers and the model's layer parameters.
@@ -285,11 +357,17 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         reject(result, Code::OutOfMemory);
         return Outcome::Rejected { out_of_memory: true };
     }
-    let first_error = *cell.rules.get_or_insert_with(|| {
-        s.codes.0.clear();
-        rules::check(p, cell.derived, None, &mut s.codes);
-        s.codes.first_error()
-    });
+    let first_error = match cell.rules {
+        Some((_, None)) => None,
+        Some((recompute, Some(code))) if recompute == key.recompute => Some(code),
+        _ => {
+            s.codes.0.clear();
+            rules::check(p, cell.derived, None, &mut s.codes);
+            let first = s.codes.first_error();
+            cell.rules = Some((key.recompute, first));
+            first
+        }
+    };
     if let Some(code) = first_error {
         reject(result, code);
         return Outcome::Rejected { out_of_memory: false };
@@ -349,12 +427,13 @@ struct Shape {
     sp: bool,
     first: Option<u64>,
     last: Option<u64>,
+    layout: bool,
 }
 
 impl Shape {
     fn key(&self, mbs: u64, (recompute, distopt): (u8, bool)) -> Key {
         let s = *self;
-        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, mbs, recompute, distopt }
+        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt }
     }
 }
 
@@ -362,13 +441,20 @@ impl Shape {
 struct Probe {
     plan: Plan,
     codes: rules::Codes,
+    /// The layout text of the last `layout` shape probed, and its (PP, VPP).
+    layout: String,
+    layout_of: (u64, u64),
 }
 
 impl Probe {
     /// Whether `check` finds no error in the plan with layout `sh` (micro-batch and recompute do not matter to the
     /// structural rules asked here).
     fn passes(&mut self, sh: &Shape, check: impl FnOnce(&Plan, &mut rules::Codes)) -> bool {
-        apply(&mut self.plan, &sh.key(1, ORDER[0]));
+        if sh.layout && self.layout_of != (sh.pp, sh.vpp) {
+            self.layout = layout_text(&self.plan.model, sh.pp, sh.vpp);
+            self.layout_of = (sh.pp, sh.vpp);
+        }
+        apply(&mut self.plan, &sh.key(1, ORDER[0]), Some(&self.layout));
         self.codes.0.clear();
         check(&self.plan, &mut self.codes);
         self.codes.first_error().is_none()
@@ -376,8 +462,8 @@ impl Probe {
 }
 
 /// The layer split of a pipeline shape, computed once.
-fn split_of(splits: &mut Splits, layers: u64, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>) -> &Result<StageSplit, pipeline::SplitError> {
-    splits.entry((pp, vpp, first, last)).or_insert_with(|| pipeline::split_layers(layers, pp, vpp, first, last))
+fn split_of<'a>(splits: &'a mut Splits, m: &crate::model::ModelConfig, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>, layout: bool) -> &'a Result<StageSplit, pipeline::SplitError> {
+    splits.entry((pp, vpp, first, last, layout)).or_insert_with(|| split_for(m, pp, vpp, first, last, layout))
 }
 
 /// Every structural layout the search tries, in a fixed order; their layer splits are left in `splits`.
@@ -402,7 +488,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Sha
     let ep_cap = m.num_experts().max(1);
     let world_divisors = divisors_upto(w, tp_cap.max(opts.max_cp).max(layers).max(ep_cap));
     let upto = |cap: u64| world_divisors.iter().copied().take_while(move |&d| d <= cap);
-    let mut probe = Probe { plan: p.clone(), codes: rules::Codes(Vec::with_capacity(8)) };
+    let mut probe = Probe { plan: p.clone(), codes: rules::Codes(Vec::with_capacity(8)), layout: String::new(), layout_of: (0, 0) };
     let candidates_per_shape = (opts.micro_batch_sizes.len() * ORDER.len()) as u64;
     let mut work = 0u64;
     let mut out = Vec::new();
@@ -412,17 +498,17 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Sha
                 continue;
             }
             for pp in upto(layers) {
-                let base = Shape { tp, pp, vpp: 1, cp, ep: 1, etp: tp, sp: false, first: None, last: None };
+                let base = Shape { tp, pp, vpp: 1, cp, ep: 1, etp: tp, sp: false, first: None, last: None, layout: false };
                 if !probe.passes(&base, |p, c| rules::world::dense_mesh(p, c)) {
                     continue;
                 }
                 let etps: &[u64] = if !moe { &[tp] } else if tp > 1 { &[1, tp] } else { &[1] };
-                for (first, last, vpp) in pipeline_shapes(&mut probe, splits, m.num_layers, base) {
+                for (first, last, vpp, layout) in pipeline_shapes(&mut probe, splits, base) {
                     for &etp in etps {
                         for ep in upto(ep_cap) {
                             for sp in [true, false] {
                                 work = work.saturating_add(1);
-                                let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last };
+                                let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last, layout };
                                 let valid = probe.passes(&sh, |p, c| {
                                     rules::world::expert_mesh(p, c);
                                     rules::moe::expert_parallel(p, c);
@@ -446,13 +532,17 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Sha
     Ok(out)
 }
 
-/// The layer splits tried for `base.pp` stages, as (first, last, VPP): the even split, or where the layers do not
-/// divide, one lighter first or last stage so the other stages divide evenly; each with every VPP up to a stage's
-/// layer count. Valid as [`pipeline::split_layers`] and [`rules::pipeline::stages`] say.
-fn pipeline_shapes(probe: &mut Probe, splits: &mut Splits, layers: u64, base: Shape) -> Vec<(Option<u64>, Option<u64>, u64)> {
+/// The layer splits tried for `base.pp` stages, as (first, last, VPP, layout): the even split, or where the layers do
+/// not divide, one lighter first or last stage so the other stages divide evenly; each with every VPP up to a stage's
+/// layer count. Then, for a model without a hybrid pattern, the VPPs those splits cannot reach as an even
+/// `pipeline_model_parallel_layout` ([`layout_vpps`]). Valid as [`pipeline::split_layers`], the layout's split and
+/// [`rules::pipeline::stages`] say.
+fn pipeline_shapes(probe: &mut Probe, splits: &mut Splits, base: Shape) -> Vec<(Option<u64>, Option<u64>, u64, bool)> {
     let pp = base.pp;
+    let m = probe.plan.model.clone();
+    let layers = m.num_layers;
     let mut edges = vec![(None, None)];
-    if split_of(splits, layers, pp, 1, None, None).is_err() {
+    if split_of(splits, &m, pp, 1, None, None, false).is_err() {
         // The other stages hold ⌈layers/PP⌉ each; the edge stage takes the rest.
         let per = layers.div_ceil(pp.max(1));
         edges = match layers.checked_sub(pp.saturating_sub(1).saturating_mul(per)) {
@@ -465,17 +555,59 @@ fn pipeline_shapes(probe: &mut Probe, splits: &mut Splits, layers: u64, base: Sh
         if !probe.passes(&Shape { first, last, ..base }, |p, c| rules::pipeline::stages(p, c)) {
             continue;
         }
-        let Ok(split) = split_of(splits, layers, pp, 1, first, last) else { continue };
+        let Ok(split) = split_of(splits, &m, pp, 1, first, last, false) else { continue };
         let smallest = split.layer_counts().min().unwrap_or(0).max(1);
         for vpp in divisors_upto(smallest, smallest) {
             let sh = Shape { vpp, first, last, ..base };
-            if probe.passes(&sh, |p, c| rules::pipeline::stages(p, c)) && split_of(splits, layers, pp, vpp, first, last).is_ok() {
-                out.push((first, last, vpp));
+            if probe.passes(&sh, |p, c| rules::pipeline::stages(p, c)) && split_of(splits, &m, pp, vpp, first, last, false).is_ok() {
+                out.push((first, last, vpp, false));
+            }
+        }
+    }
+    if pp > 1 && m.hybrid_layer_pattern.is_none() {
+        for vpp in layout_vpps(layers, pp) {
+            if out.iter().any(|o| o.2 == vpp) {
+                continue;
+            }
+            let sh = Shape { vpp, layout: true, ..base };
+            if probe.passes(&sh, |p, c| rules::pipeline::stages(p, c)) && split_of(splits, &m, pp, vpp, None, None, true).is_ok() {
+                out.push((None, None, vpp, true));
             }
         }
     }
     out
 }
+
+/// The VPPs tried as an even layout on `pp` stages: for each largest chunk of [`LAYOUT_CHUNKS`] layers,
+/// ⌈layers/(PP·VPP)⌉, the smallest VPP that reaches it (the slowest chunk paces the pipeline; fewer chunks of that
+/// size pay fewer pipeline hand-offs). Megatron Bridge's tuned layouts are all of this kind: DeepSeek-V3's 61 layers
+/// on PP 2 × VPP 4 (chunks of ≤ 8), PP 4 × VPP 4 (≤ 4), PP 8 × VPP 2 (≤ 4) and PP 8 × VPP 4 (≤ 2); Qwen3-235B's 94 on
+/// PP 4 × VPP 12 (≤ 2), PP 8 × VPP 2, 3, 4 (≤ 6, 4, 3); Llama 3.1 405B's 126 on PP 8 × VPP 8 and PP 16 × VPP 4 (≤ 2).
+/// Every chunk keeps at least one layer (PP·VPP ≤ layers).
+fn layout_vpps(layers: u64, pp: u64) -> Vec<u64> {
+    let pp = pp.max(1);
+    let mut out: Vec<u64> = Vec::new();
+    for c in LAYOUT_CHUNKS {
+        let vpp = layers.div_ceil(pp.saturating_mul(c));
+        if (2..=LAYOUT_MAX_VPP).contains(&vpp) && pp.saturating_mul(vpp) <= layers && !out.contains(&vpp) {
+            out.push(vpp);
+        }
+    }
+    out
+}
+
+/// The largest VPP the search lays out: Megatron Bridge's largest laid-out VPP (Qwen3-235B, PP 4 × VPP 12). Larger
+/// ones come from the even split when the layers divide (Qwen3-30B-A3B's 48 on PP 2 × VPP 24).
+const LAYOUT_MAX_VPP: u64 = 12;
+
+/// Largest chunk sizes (layers) the search lays out. Megatron Bridge's tuned layouts have chunks of ≤ 8, 6, 4, 3 and 2
+/// layers; only 8 and 4 are tried, for time: on DeepSeek-V3 (16,384 H100) chunks of ≤ 8 and 4 take the search from
+/// 0.63 to 0.99 s of CPU per ten searches, adding 2 took it to 1.44 s (chunks of 2 mean PP·VPP ≈ layers/2 chunks for
+/// every candidate's memory), past the browser's 100 ms budget. Of the layouts above, PP 8 × VPP 2 (chunks of ≤ 8) and
+/// ≤ 4 ones are reached; those of chunks of 2 (DeepSeek-V3 PP 8 × VPP 4, Qwen3-235B PP 4 × VPP 12, Llama 3.1 405B
+/// PP 8 × VPP 8 and PP 16 × VPP 4) and Qwen3-235B's PP 8 × VPP 4 are not.
+/// Chunks of one layer come from the even split when the layers divide.
+const LAYOUT_CHUNKS: [u64; 2] = [8, 4];
 
 /// Reads a plan file for the search: `model`, `cluster`, `training.global_batch_size` and `training.seq_length`
 /// are required; `parallelism` may be absent (it is searched).
@@ -561,9 +693,9 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
     let mut derived = Derived::default();
     let shapes = shapes(base, opts, &mut splits)?;
     for sh in shapes {
-        let split = splits
-            .entry((sh.pp, sh.vpp, sh.first, sh.last))
-            .or_insert_with(|| pipeline::split_layers(base.model.num_layers, sh.pp, sh.vpp, sh.first, sh.last));
+        // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
+        let text = if sh.layout { layout_text(&base.model, sh.pp, sh.vpp) } else { String::new() };
+        let split = split_of(&mut splits, &base.model, sh.pp, sh.vpp, sh.first, sh.last, sh.layout);
         let split = match split {
             Ok(split) => &*split,
             Err(e) => {
@@ -577,7 +709,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
         };
         for (mi, &mbs) in mbs_list.iter().enumerate() {
             let mut key = sh.key(mbs, ORDER[0]);
-            apply(&mut p, &key);
+            apply(&mut p, &key, Some(&text));
             report::derive_into(&p, Some(split), &mut derived);
             if mi == 0 {
                 // The stages' parameters depend on the layout only: once for every micro-batch and variant.
@@ -616,15 +748,17 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
             }
         }
     }
-    result.pareto = pareto(&recs);
+    result.pareto = pareto(&recs, base);
     // `better` ends on the layout key, unique per record: a total order, so the unstable sort is deterministic.
     // References are sorted, not the records: a tenth of the bytes to move.
     let mut ranked: Vec<&Rec> = recs.iter().collect();
     ranked.sort_unstable_by(|a, b| better(a, b));
-    // The best `top`, leaving out layouts that differ from a better pick only in which edge stage is lighter.
-    let mut picked: Vec<Rec> = Vec::with_capacity(opts.top.min(recs.len()));
+    // The best `top`, leaving out layouts that differ from a better pick only in which edge stage is lighter; one
+    // more when only one is asked for, so the best pick is still explained against its runner-up.
+    let want = opts.top.max(2);
+    let mut picked: Vec<Rec> = Vec::with_capacity(want.min(recs.len()));
     for &rec in &ranked {
-        if picked.len() >= opts.top {
+        if picked.len() >= want {
             break;
         }
         if picked.iter().any(|q| Key { first: None, last: None, ..q.key } == Key { first: None, last: None, ..rec.key }) {
@@ -632,38 +766,82 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
         }
         picked.push(*rec);
     }
-    for rank in 0..picked.len() {
-        let rec = picked[rank];
-        apply(&mut p, &rec.key);
-        let split = pipeline::split_layers(p.model.num_layers, rec.key.pp, rec.key.vpp, rec.key.first, rec.key.last);
-        let derived = report::derive(&p, split.as_ref().ok());
-        let perf = perf::estimate(&p, &derived);
-        let why = explain(&p, &rec, &picked, rank, &derived, &perf);
+    let sized: Vec<Sized> = picked.iter().map(|rec| sized(&mut p, rec)).collect();
+    for rank in 0..picked.len().min(opts.top) {
+        let (rec, this) = (&picked[rank], &sized[rank]);
+        let other = if rank == 0 { 1 } else { 0 };
+        let versus = picked.get(other).map(|o| versus(rec, this, o, &sized[other], other + 1));
+        let mut why: Vec<String> = versus.as_ref().map(|v| versus_line(v, rec, &picked[other])).into_iter().collect();
+        why.extend(explain(&this.plan, rec, &this.derived, &this.perf));
         result.candidates.push(Candidate {
-            parallelism: parallelism_of(&rec.key),
+            parallelism: parallelism_of(&rec.key, &this.plan),
             training: training_of(&rec.key),
             step_time_s: rec.step_time_s,
             tokens_per_s_per_gpu: rec.tokens_per_s_per_gpu,
             model_tflops_per_gpu: rec.model_tflops_per_gpu,
             mfu: rec.mfu,
             peak_bytes: rec.peak_bytes,
-            pipeline_bubble_fraction: derived.pipeline_bubble_fraction,
+            pipeline_bubble_fraction: this.derived.pipeline_bubble_fraction,
             low_memory_headroom: rec.tight,
             why,
-            plan: Some(p.clone()),
+            versus,
+            breakdown: this.perf.breakdown.clone(),
+            plan: Some(this.plan.clone()),
         });
+    }
+    if picked.len() == 1 {
+        if let Some(c) = result.candidates.first_mut() {
+            c.why.push("the only layout that fits".into());
+        }
     }
     Ok(result)
 }
 
+/// A pick sized in full: its plan, derived sizes, performance, and which of its groups cross NVLink domains.
+struct Sized {
+    plan: Plan,
+    derived: Derived,
+    perf: Performance,
+    across: Across,
+}
+
+/// Which parallel groups of a layout cross NVLink domains.
+#[derive(Clone, Copy, Default)]
+struct Across {
+    tp: bool,
+    cp: bool,
+    ep: bool,
+    dp: bool,
+    pp: bool,
+}
+
+fn sized(p: &mut Plan, rec: &Rec) -> Sized {
+    let text = if rec.key.layout { layout_text(&p.model, rec.key.pp, rec.key.vpp) } else { String::new() };
+    apply(p, &rec.key, Some(&text));
+    let split = report::split_of(p);
+    let derived = report::derive(p, split.as_ref().ok());
+    let perf = perf::estimate(p, &derived);
+    let par = &p.parallelism;
+    let sizes = MeshSizes { tp: par.tp(), pp: par.pp(), cp: par.cp(), ep: par.ep(), etp: par.etp() };
+    let dom = p.cluster.nvlink_domain_size;
+    let across = match Meshes::resolve(derived.world_size, &sizes, &par.order) {
+        Ok(m) => {
+            let x = |kind: GroupKind| m.crossing(kind, dom).groups_crossing > 0;
+            Across { tp: x(GroupKind::Tp), cp: x(GroupKind::Cp), ep: x(GroupKind::Ep), dp: x(GroupKind::Dp), pp: x(GroupKind::Pp) }
+        }
+        Err(_) => Across::default(),
+    };
+    Sized { plan: p.clone(), derived, perf, across }
+}
+
 /// Layer splits by pipeline shape (PP, VPP, first-stage layers, last-stage layers), computed once each.
-type Splits = BTreeMap<(u64, u64, Option<u64>, Option<u64>), Result<StageSplit, pipeline::SplitError>>;
+type Splits = BTreeMap<(u64, u64, Option<u64>, Option<u64>, bool), Result<StageSplit, pipeline::SplitError>>;
 
 /// Recompute / distributed-optimizer variants, least memory first (0 none, 1 selective, 2 full).
 const ORDER: [(u8, bool); 6] = [(2, true), (1, true), (0, true), (2, false), (1, false), (0, false)];
 
 /// The Pareto front of sorted records: ascending peak memory, each point faster than every point below it.
-fn pareto(recs: &[Rec]) -> Vec<ParetoPoint> {
+fn pareto(recs: &[Rec], p: &Plan) -> Vec<ParetoPoint> {
     let mut by_mem: Vec<&Rec> = recs.iter().collect();
     by_mem.sort_unstable_by(|a, b| a.peak_bytes.cmp(&b.peak_bytes).then(better(a, b)));
     let mut out = Vec::new();
@@ -672,7 +850,7 @@ fn pareto(recs: &[Rec]) -> Vec<ParetoPoint> {
         if r.tokens_per_s_per_gpu > best {
             best = r.tokens_per_s_per_gpu;
             out.push(ParetoPoint {
-                parallelism: parallelism_of(&r.key),
+                parallelism: parallelism_of(&r.key, p),
                 training: training_of(&r.key),
                 peak_bytes: r.peak_bytes,
                 tokens_per_s_per_gpu: r.tokens_per_s_per_gpu,
@@ -697,6 +875,9 @@ fn describe(k: &Key) -> String {
     }
     if k.ep > 1 || k.etp != k.tp {
         s += &format!(" EP {} ETP {}", k.ep, k.etp);
+    }
+    if k.layout {
+        s += " (even layout)";
     }
     s += &format!(
         " mbs {} {} recompute{}",
@@ -740,13 +921,13 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     if a.distopt != b.distopt {
         d.push(format!("distributed optimizer {} vs {}", a.distopt, b.distopt));
     }
-    if (a.first, a.last) != (b.first, b.last) {
+    if (a.first, a.last, a.layout) != (b.first, b.last, b.layout) {
         d.push("layer split differs".into());
     }
     d
 }
 
-fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, d: &Derived, perf: &Performance) -> Vec<String> {
+fn explain(p: &Plan, rec: &Rec, d: &Derived, perf: &Performance) -> Vec<String> {
     let mut why = Vec::new();
     let cap = p.gpu.memory_bytes();
     let free = cap.saturating_sub(rec.peak_bytes);
@@ -771,6 +952,9 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, d: &Derived, perf: &P
         ));
     } else {
         why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
+    }
+    if let Some(pipeline_layout::LayoutSpec::Text(t)) = &par.pipeline_model_parallel_layout {
+        why.push(format!("pipeline layout {t}: {} layers do not split into {}·{} equal chunks, so they are dealt as evenly as Megatron's layout allows", p.model.num_layers, par.pp(), par.vpp()));
     }
     let dom = p.cluster.nvlink_domain_size;
     let sizes = MeshSizes { tp: par.tp(), pp: par.pp(), cp: par.cp(), ep: par.ep(), etp: par.etp() };
@@ -804,37 +988,173 @@ fn explain(p: &Plan, rec: &Rec, recs: &[Rec], rank: usize, d: &Derived, perf: &P
     if let Some(line) = breakdown_line(perf) {
         why.push(line);
     }
-    if rank == 0 {
-        if let Some(second) = recs.get(1) {
-            let gain = 100.0 * (rec.tokens_per_s_per_gpu / second.tokens_per_s_per_gpu.max(f64::MIN_POSITIVE) - 1.0);
-            let diff = differences(&rec.key, &second.key);
-            why.push(format!(
-                "runner-up ({}) is {:.1}% slower ({:.0} vs {:.0} tokens/s/GPU){}",
-                describe(&second.key),
-                gain,
-                rec.tokens_per_s_per_gpu,
-                second.tokens_per_s_per_gpu,
-                if diff.is_empty() { String::new() } else { format!(": {}", diff.join(", ")) }
-            ));
-            if second.peak_bytes < rec.peak_bytes {
-                why.push(format!("the runner-up needs {:.1} GiB less memory", gib(rec.peak_bytes - second.peak_bytes)));
-            }
-        } else {
-            why.push("the only layout that fits".into());
-        }
-    } else if let Some(best) = recs.first() {
-        let loss = 100.0 * (1.0 - rec.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu.max(f64::MIN_POSITIVE));
-        let diff = differences(&rec.key, &best.key);
-        why.push(format!(
-            "{:.1}% slower than #1{}",
-            loss,
-            if diff.is_empty() { String::new() } else { format!(" ({})", diff.join(", ")) }
-        ));
-        if rec.peak_bytes < best.peak_bytes {
-            why.push(format!("needs {:.1} GiB less memory than #1", gib(best.peak_bytes - rec.peak_bytes)));
-        }
-    }
     why
+}
+
+/// `this` against `other` (ranked `other_rank`), term by term: every breakdown term whose seconds differ by more than
+/// 0.1% of the step, largest difference first, each with what differs between the two layouts that moves it.
+fn versus(rec: &Rec, this: &Sized, other: &Rec, that: &Sized, other_rank: usize) -> Versus {
+    let (ta, tb) = (this.perf.breakdown.terms(), that.perf.breakdown.terms());
+    let floor = 1e-3 * rec.step_time_s.max(other.step_time_s);
+    let mut terms: Vec<TermDelta> = ta
+        .iter()
+        .zip(tb.iter())
+        .filter(|(a, b)| a.0 == b.0 && (a.1 - b.1).abs() > floor)
+        .map(|(a, b)| TermDelta { term: a.0.to_string(), delta_s: a.1 - b.1, cause: cause(a.0, rec, this, other, that) })
+        .collect();
+    terms.sort_by(|x, y| y.delta_s.abs().total_cmp(&x.delta_s.abs()).then(x.term.cmp(&y.term)));
+    Versus { rank: other_rank, step_time_delta_s: rec.step_time_s - other.step_time_s, terms }
+}
+
+/// The comparison as a sentence: "ranked above the runner-up #2 (…) by 0.80 s (3.1%): 0.50 s less EP comm (EP 8 vs
+/// 16, inside vs across NVLink), …; though 0.10 s more TP comm (TP 2 vs 1)".
+fn versus_line(v: &Versus, rec: &Rec, other: &Rec) -> String {
+    let gap = -v.step_time_delta_s;
+    let pct = 100.0 * gap.abs() / other.step_time_s.max(f64::MIN_POSITIVE);
+    let head = if v.rank == 2 {
+        format!("ranked above the runner-up #2 ({})", describe(&other.key))
+    } else {
+        format!("ranked below #1 ({})", describe(&other.key))
+    };
+    let s = |x: f64| if x.abs() >= 0.995 { format!("{x:.2} s") } else { format!("{:.0} ms", 1e3 * x) };
+    let part = |t: &TermDelta| format!("{} {} {} ({})", s(t.delta_s.abs()), if t.delta_s < 0.0 { "less" } else { "more" }, t.term, t.cause);
+    // The terms that make the difference, then those that pull the other way.
+    let winning = |t: &&TermDelta| (t.delta_s < 0.0) == (gap >= 0.0);
+    let pro: Vec<String> = v.terms.iter().filter(winning).take(4).map(part).collect();
+    let con: Vec<String> = v.terms.iter().filter(|t| !winning(t)).take(2).map(part).collect();
+    let mut line = if gap.abs() <= 1e-9 * other.step_time_s.max(1.0) {
+        format!("{head}: as fast (step {}), and ", s(rec.step_time_s))
+    } else {
+        format!("{head}: {} {} ({pct:.1}%)", if gap > 0.0 { "faster by" } else { "slower by" }, s(gap.abs()))
+    };
+    if rec.tight != other.tight {
+        line += if rec.tight { "; ranked lower because under 10% of memory stays free" } else { "; ranked higher because it leaves over 10% of memory free" };
+    } else if gap.abs() <= 1e-9 * other.step_time_s.max(1.0) {
+        line += &format!("{:.1} GiB {} peak memory", gib(rec.peak_bytes.abs_diff(other.peak_bytes)), if rec.peak_bytes <= other.peak_bytes { "less" } else { "more" });
+    }
+    if !pro.is_empty() {
+        line += &format!(": {}", pro.join(", "));
+    }
+    if !con.is_empty() {
+        line += &format!("; though {}", con.join(", "));
+    }
+    if v.terms.is_empty() && !differences(&rec.key, &other.key).is_empty() {
+        line += &format!(" ({})", differences(&rec.key, &other.key).join(", "));
+    }
+    line
+}
+
+/// What differs between two layouts that moves the breakdown term `term` (matched by its key's start: compute,
+/// recompute, TP, CP, EP, PP, DP, bubble, optimizer, launch, and the memory-bound MoE routing / element-wise /
+/// quantize terms; any other term gets every difference).
+fn cause(term: &str, a: &Rec, sa: &Sized, b: &Rec, sb: &Sized) -> String {
+    let (ka, kb) = (&a.key, &b.key);
+    let (da, db) = (&sa.derived, &sb.derived);
+    let mut parts: Vec<String> = Vec::new();
+    let t = term.to_ascii_lowercase();
+    let link = |x: bool, y: bool| if x == y { None } else { Some(format!("{} vs {} NVLink", inside(x), inside(y))) };
+    let mut extra: Option<String> = None;
+    if t.starts_with("recompute") {
+        if ka.recompute != kb.recompute {
+            parts.push(format!("{} vs {} recompute", recompute_name(ka.recompute), recompute_name(kb.recompute)));
+        }
+    } else if t.starts_with("compute") {
+        num(&mut parts, "TP", ka.tp, kb.tp);
+        num(&mut parts, "ETP", ka.etp, kb.etp);
+        num(&mut parts, "micro-batch", ka.mbs, kb.mbs);
+    } else if t.starts_with("tp") {
+        num(&mut parts, "TP", ka.tp, kb.tp);
+        if ka.sp != kb.sp {
+            parts.push(format!("SP {} vs {}", on_off(ka.sp), on_off(kb.sp)));
+        }
+        extra = link(sa.across.tp, sb.across.tp);
+    } else if t.starts_with("cp") {
+        num(&mut parts, "CP", ka.cp, kb.cp);
+        extra = link(sa.across.cp, sb.across.cp);
+    } else if t.starts_with("ep") {
+        num(&mut parts, "EP", ka.ep, kb.ep);
+        num(&mut parts, "ETP", ka.etp, kb.etp);
+        extra = link(sa.across.ep, sb.across.ep);
+    } else if t.starts_with("pp") {
+        num(&mut parts, "PP", ka.pp, kb.pp);
+        num(&mut parts, "VPP", ka.vpp, kb.vpp);
+        num(&mut parts, "microbatches", da.num_microbatches, db.num_microbatches);
+        extra = link(sa.across.pp, sb.across.pp);
+    } else if t.starts_with("dp") {
+        num(&mut parts, "DP", da.data_parallel_size, db.data_parallel_size);
+        if ka.distopt != kb.distopt {
+            parts.push(format!("distributed optimizer {} vs {}", on_off(ka.distopt), on_off(kb.distopt)));
+        }
+        extra = link(sa.across.dp, sb.across.dp);
+    } else if t.starts_with("bubble") {
+        if da.pipeline_bubble_fraction != db.pipeline_bubble_fraction {
+            parts.push(format!(
+                "(PP−1)/(VPP·m) = {}/({}·{}) vs {}/({}·{})",
+                ka.pp.saturating_sub(1),
+                ka.vpp,
+                da.num_microbatches,
+                kb.pp.saturating_sub(1),
+                kb.vpp,
+                db.num_microbatches
+            ));
+        } else {
+            parts.push(format!("the same {:.1}% of a longer or shorter pipelined step", 100.0 * da.pipeline_bubble_fraction));
+        }
+    } else if t.starts_with("optimizer") {
+        if ka.distopt != kb.distopt {
+            parts.push(format!("distributed optimizer {} vs {}", on_off(ka.distopt), on_off(kb.distopt)));
+        }
+        num(&mut parts, "DP", da.data_parallel_size, db.data_parallel_size);
+        num(&mut parts, "TP", ka.tp, kb.tp);
+        num(&mut parts, "PP", ka.pp, kb.pp);
+    } else if t.starts_with("launch") {
+        // Kernel launches per block per microbatch on each stage.
+        num(&mut parts, "PP", ka.pp, kb.pp);
+        num(&mut parts, "microbatches", da.num_microbatches, db.num_microbatches);
+    } else if t.starts_with("moe") || t.starts_with("memory") || t.starts_with("quantize") {
+        // Memory-bound work per local token of the stage's layers: tokens split over CP (and TP), layers over PP.
+        num(&mut parts, "TP", ka.tp, kb.tp);
+        num(&mut parts, "CP", ka.cp, kb.cp);
+        num(&mut parts, "PP", ka.pp, kb.pp);
+        num(&mut parts, "DP", da.data_parallel_size, db.data_parallel_size);
+        if ka.sp != kb.sp {
+            parts.push(format!("SP {} vs {}", on_off(ka.sp), on_off(kb.sp)));
+        }
+        if ka.recompute != kb.recompute {
+            parts.push(format!("{} vs {} recompute", recompute_name(ka.recompute), recompute_name(kb.recompute)));
+        }
+    } else {
+        parts = differences(ka, kb);
+    }
+    parts.extend(extra);
+    if parts.is_empty() {
+        // The term moved only with the rest of the layout (e.g. more microbatches of the same size).
+        parts = differences(ka, kb);
+    }
+    parts.join(", ")
+}
+
+/// "label x vs y" when x and y differ.
+fn num(parts: &mut Vec<String>, label: &str, x: u64, y: u64) {
+    if x != y {
+        parts.push(format!("{label} {x} vs {y}"));
+    }
+}
+
+fn inside(across: bool) -> &'static str {
+    if across { "across" } else { "inside" }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+fn recompute_name(code: u8) -> &'static str {
+    match code {
+        0 => "no",
+        1 => "selective",
+        _ => "full",
+    }
 }
 
 /// Where the step time goes: compute, and the largest overheads of the performance breakdown.

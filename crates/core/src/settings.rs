@@ -444,6 +444,10 @@ choice! {
     /// `moe_flex_dispatcher_backend` (Megatron-Core also has `ncclep`, whose buffers meshplan does not describe).
     FlexBackend { Deepep = "deepep", Hybridep = "hybridep" }
 }
+choice! {
+    /// `cp_comm_type` (one type for every layer; Megatron-Core also takes a list per layer).
+    CpCommType { P2p = "p2p", AllGather = "all_gather", A2a = "a2a", A2aP2p = "a2a+p2p" }
+}
 
 impl Precision {
     /// Whether weights and activations go through FP8 or FP4 GEMMs.
@@ -1020,6 +1024,17 @@ settings! {
     };
 
     // Communication overlap
+    cp_comm_type: Option<CpCommType> = None, {
+        group: Group::CommOverlap,
+        default: "null: p2p (Megatron-LM's --cp-comm-type default; Transformer Engine's for Megatron-Core's None)",
+        megatron_core: "TransformerConfig.cp_comm_type = None (a string for every layer or a list per layer: p2p, all_gather, a2a, a2a+p2p)",
+        differs: "Megatron-LM's --cp-comm-type defaults to p2p; meshplan takes one type for every layer",
+        bridge: &["model.cp_comm_type"],
+        mlm: Mlm::Value("--cp-comm-type"),
+        label: "CP communication",
+        help: "context parallelism's exchange: p2p (KV ring, overlapped with attention), all_gather (KV gathered first, not overlapped), a2a (Ulysses: heads scattered over CP), a2a+p2p (hierarchical)",
+        source: ML_TC,
+    };
     tp_comm_overlap: bool = false, {
         group: Group::CommOverlap,
         default: "false",

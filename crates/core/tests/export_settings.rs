@@ -147,6 +147,7 @@ fn cases() -> Vec<RowCase> {
             &["model.moe_router_force_load_balancing=True"], Some("--moe-router-force-load-balancing")),
         // meshplan's own input: no tool has it.
         moe_row("moe_routing_imbalance_factor", json!({"moe_routing_imbalance_factor": 1.5}), &[], &[], None),
+        row("cp_comm_type", json!({"cp_comm_type": "a2a"}), &["cfg.model.cp_comm_type = \"a2a\""], &["model.cp_comm_type=a2a"], Some("--cp-comm-type a2a")),
         row("tp_comm_overlap", json!({"tp_comm_overlap": true}), &["cfg.comm_overlap.tp_comm_overlap = True"], &["comm_overlap.tp_comm_overlap=True"], Some("--tp-comm-overlap")),
         moe_row("overlap_moe_expert_parallel_comm", json!({"overlap_moe_expert_parallel_comm": true}),
             &["cfg.comm_overlap.overlap_moe_expert_parallel_comm = True"], &["comm_overlap.overlap_moe_expert_parallel_comm=True"],

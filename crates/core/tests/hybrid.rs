@@ -112,10 +112,17 @@ fn hf_configs_import_as_the_presets_and_the_independent_counts() {
 
 #[test]
 fn layer_kinds_meshplan_cannot_size_are_refused_by_name() {
-    // Llama-3.3-Nemotron-Super-49B: per-layer block_configs (was sized as an 80-layer Llama, 88B).
-    let e = plan_value(&json!({"model": {"hf_config": hf("nvidia__Llama-3_3-Nemotron-Super-49B-v1")}, "cluster": {"gpu": "h100-sxm-80gb"}}))
-        .unwrap_err();
+    // Llama-3.3-Nemotron-Super-49B's block_configs are sized (tests/zoo.rs); a block that replaces attention with a
+    // linear layer is a kind meshplan cannot size, and is named.
+    let mut c = hf("nvidia__Llama-3_3-Nemotron-Super-49B-v1");
+    c["block_configs"][5]["attention"]["replace_with_linear"] = json!(true);
+    let e = plan_value(&json!({"model": {"hf_config": c}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("block_configs") && e.message.contains("block 5") && e.message.contains("replace_with_linear"), "{}", e.message);
+    // The same blocks under a model_type read the Llama way: refused, not sized as a uniform Llama.
+    let mut c = hf("nvidia__Llama-3_3-Nemotron-Super-49B-v1");
+    c["model_type"] = json!("llama");
+    let e = plan_value(&json!({"model": {"hf_config": c}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert!(e.message.contains("block_configs"), "{}", e.message);
     // A Nemotron-H block list with a word that is not a layer kind.
     let mut c = hf("nvidia__NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");

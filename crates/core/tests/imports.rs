@@ -73,8 +73,9 @@ fn every_export_of_every_preset_reads_back_as_the_same_plan() {
                 }
                 let got = match imports::import_plan(&text, &ImportOptions::default()) {
                     Ok((imported, plan, diags)) => {
-                        // The launch command's smoke-test overrides (3 iterations, no checkpoints) are not settings.
-                        let smoke = ["train.train_iters", "scheduler.", "validation.", "checkpoint.", "logger."];
+                        // The launch command's smoke-test overrides (3 iterations, no checkpoints) and torchrun's rendezvous
+                        // arguments are not settings.
+                        let smoke = ["train.train_iters", "scheduler.", "validation.", "checkpoint.", "logger.", "--node_rank", "--master_addr", "--master_port"];
                         if imported.unrecognized.iter().any(|u| !smoke.iter().any(|s| u.name.starts_with(s))) {
                             failures.push(format!("{} {l:?} {}: unrecognized {:?}", preset.key, kind.key(), imported.unrecognized));
                             continue;
@@ -232,3 +233,110 @@ fn arguments_block_and_hydra_words() {
     assert!(imported.unrecognized.iter().any(|u| u.name == "checkpoint.save"));
 }
 
+
+/// A launch from Megatron Bridge's verification card examples/model_verification_cards/qwen3-30b-a3b/card.yaml
+/// @ 067f987df03b (the H100 long-context SFT item): 2 nodes × 8 GPUs, recipe qwen3_30b_a3b_sft_8gpu_h100_bf16_config
+/// (Qwen3-30B-A3B), sequence 32768, CP 2, TP 8, PP 1, EP 8, full uniform recompute of 1 layer.
+#[test]
+fn bridge_launch_from_a_verification_card() {
+    let (imported, plan, _) = imports::import_plan(&fixture("bridge_qwen3_30b_a3b_sft_card.txt"), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.format, Format::BridgeOverrides);
+    assert_eq!(plan.model_key, "qwen3-30b-a3b");
+    let par = &plan.parallelism;
+    assert_eq!((par.tp(), par.pp(), par.cp(), par.ep()), (8, 1, 2, 8));
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node, plan.training.seq_length), (2, 8, 32768));
+    let s = &plan.training.settings;
+    assert_eq!((s.recompute_granularity.key(), s.recompute_num_layers), ("full", Some(1)));
+    // model.cp_comm_type=p2p is a run setting (the CP term prices each exchange by it), so it is read, not listed.
+    assert_eq!(plan.training.settings.resolved("cp_comm_type", &plan.gpu), Some(serde_json::json!("p2p")));
+    assert!(!imported.unrecognized.iter().any(|u| u.name == "model.cp_comm_type"));
+    for name in ["--lr", "--dataset", "dataset.hf_rewrite", "logger.log_throughput"] {
+        assert!(imported.unrecognized.iter().any(|u| u.name == name), "{name} not listed: {:?}", imported.unrecognized);
+    }
+}
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Words the readers act on, so random texts reach their branches.
+    fn fragment() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("--tensor-model-parallel-size".to_string()),
+            Just("--num-layers 4 ".to_string()),
+            Just("model.pipeline_model_parallel_size=".to_string()),
+            Just("cfg.model.hidden_size = ".to_string()),
+            Just("A=(\n".to_string()),
+            Just("${A[@]} ".to_string()),
+            Just("\nmodel:\n  ".to_string()),
+            Just("  - ".to_string()),
+            Just(" ..... ".to_string()),
+            Just("------------------------ arguments ------------------------\n".to_string()),
+            Just("Tried to allocate 2.00 GiB. GPU 3 has a total capacity of ".to_string()),
+            Just("(GPU 0; 3 GiB total capacity; ".to_string()),
+            Just("[0]*3+[1]*9999999 ".to_string()),
+            Just("'\"\\\n#".to_string()),
+            "[ -~]{0,12}",
+            any::<u64>().prop_map(|n| n.to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn any_text_imports_or_errs(parts in proptest::collection::vec(fragment(), 0..40)) {
+            let text: String = parts.concat();
+            for from in [None, Some(Format::MegatronArgs), Some(Format::BridgeOverrides), Some(Format::BridgeYaml)] {
+                let opts = ImportOptions { from, model: Some("llama-3.1-8b".into()), ..Default::default() };
+                // Planning what was read is the plan reader's (fuzzed by examples/fuzz.rs); reading must never panic.
+                let _ = imports::import_plan(&text, &opts);
+            }
+            let _ = meshplan_core::oom::parse_message(&text);
+        }
+    }
+}
+
+/// A ConfigContainer dump (Bridge's performance dry-run config for Llama 3 8B SFT on GB200 with MXFP8): the
+/// mixed_precision section decides over the copies in ddp/model (fp8 e4m3 + fp8_recipe mxfp8 → precision fp8, recipe
+/// mxfp8; fp8_param_gather true and grad_reduce_in_fp32 true although ddp says false; num_layers_at_start_in_bf16 0
+/// although model says 1); the model is read from its fields (32 layers, hidden 4096, 8 query groups, SwiGLU via
+/// gated_linear_unit + torch.nn.functional.silu, no bias, untied, RoPE, vocab 128256) and named by its hf_model_id;
+/// global batch 8, micro-batch 1, model.seq_length 16384.
+#[test]
+fn bridge_config_dump() {
+    let opts = ImportOptions { gpu: Some("gb200".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(&fixture("bridge_llama3_8b_config_dump_excerpt.yaml"), &opts).unwrap();
+    assert_eq!(imported.format, Format::BridgeYaml);
+    let s = &plan.training.settings;
+    assert_eq!(s.precision.key(), "fp8");
+    assert_eq!(s.fp8_recipe.map(|r| r.key()), Some("mxfp8"));
+    assert_eq!((s.fp8_param_gather, s.grad_reduce_in_fp32, s.num_layers_at_start_in_bf16), (Some(true), Some(true), Some(0)));
+    assert!(s.use_distributed_optimizer);
+    let m = &plan.model;
+    assert_eq!((m.num_layers, m.hidden_size, m.num_query_groups, m.vocab_size, m.ffn_hidden_size), (32, 4096, 8, 128256, 14336));
+    assert_eq!((m.activation_func.as_str(), m.gated_linear_unit, m.add_bias_linear, m.share_embeddings_and_output_weights), ("silu", true, false, false));
+    assert_eq!(m.position_embedding_type, "rope");
+    assert_eq!(plan.model_name, "meta-llama/Meta-Llama-3-8B");
+    assert_eq!((plan.training.global_batch_size, plan.training.micro_batch_size, plan.training.seq_length), (Some(8), 1, 16384));
+    for name in ["optimizer.lr", "mixed_precision.fp8_param", "model.rotary_base", "train.train_iters"] {
+        assert!(imported.unrecognized.iter().any(|u| u.name == name), "{name} not listed");
+    }
+}
+
+/// Megatron-LM examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh @ d98e8a64ddf3: the flags sit in an array that a
+/// quoted TRAINING_CMD string expands and `bash -c` runs; defaults `${TP:-1}`, `${EP:-8}`, `${MBS:-4}`, `${GBS:-2048}`,
+/// `${SHARDING_STRATEGY:-"optim_grads_params"}`; DeepSeek-V3's shape: 61 layers, hidden 7168, 256 experts top-8, the
+/// first 3 layers dense (`[0]*3+[1]*58`), MLA with q_lora_rank 1536, one MTP layer; Megatron-FSDP; --bf16.
+#[test]
+fn megatron_lm_deepseek_v3_fsdp_example() {
+    let (_, plan, _) = imports::import_plan(&fixture("mlm_deepseek_v3_mfsdp.sh"), &ImportOptions::default()).unwrap();
+    let m = &plan.model;
+    assert_eq!((m.num_layers, m.hidden_size, m.num_experts(), m.moe_router_topk, m.mtp_num_layers), (61, 7168, 256, 8, 1));
+    assert_eq!(m.num_moe_layers(), 58);
+    assert!(m.multi_latent_attention && m.q_lora_rank == Some(1536));
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.ep()), (1, 8));
+    let s = &plan.training.settings;
+    assert!(s.use_megatron_fsdp);
+    assert_eq!(s.data_parallel_sharding_strategy.key(), "optim_grads_params");
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size, s.precision.key()), (4, Some(2048), "bf16"));
+}

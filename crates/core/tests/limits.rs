@@ -350,3 +350,45 @@ fn the_most_stages_a_layout_may_have_are_planned() {
     assert_eq!(r.memory.stages.len(), 16384);
     assert_eq!(r.derived.layers_per_stage[16383], 32);
 }
+
+/// A DeciLM / Llama-Nemotron config of the most layers meshplan reads.
+fn nemotron_nas(blocks: Vec<Value>) -> Value {
+    hf_plan(json!({"model_type": "nemotron-nas", "hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": null,
+                   "num_hidden_layers": blocks.len(), "vocab_size": 32000, "block_configs": blocks}))
+}
+
+#[test]
+fn heterogeneous_blocks_of_every_layer_answer_and_too_many_kinds_are_named() {
+    let n = meshplan_core::limits::MAX_LAYERS as usize;
+    // 2^14 blocks alternating two kinds: 2^14 runs of one layer, sized and planned with every export.
+    let block = |i: usize| {
+        if i % 2 == 0 {
+            json!({"attention": {"no_op": false, "n_heads_in_group": 2}, "ffn": {"no_op": false, "ffn_mult": 1.5}})
+        } else {
+            json!({"attention": {"no_op": true}, "ffn": {"no_op": false, "ffn_mult": 3.0}})
+        }
+    };
+    let r = plan_all("2^14 alternating blocks", nemotron_nas((0..n).map(block).collect()));
+    assert_eq!(r.plan.model.num_layers, n as u64);
+    // 2^14 blocks each of its own width: refused by name at the 13th kind, before anything is built per layer.
+    let wide = |i: usize| json!({"attention": {"no_op": true}, "ffn": {"no_op": false, "ffn_mult": 0.375 * (i + 1) as f64}});
+    let v = nemotron_nas((0..n).map(wide).collect());
+    let e = answers("2^14 distinct widths", move || plan_value(&v).unwrap_err());
+    assert!(e.message.contains("distinct layer kinds"), "{}", e.message);
+}
+
+#[test]
+fn a_window_pattern_of_every_layer_and_a_text_full_of_infinities_answer() {
+    let n = meshplan_core::limits::MAX_LAYERS;
+    let model = json!({"num_layers": n, "hidden_size": 256, "num_attention_heads": 4, "vocab_size": 1000, "gated_linear_unit": true,
+        "add_bias_linear": false, "window_size": [127, 0], "window_attn_skip_freq": (0..n).map(|i| i % 2).collect::<Vec<_>>()});
+    let r = plan_all("2^14-layer window pattern", json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb"}}));
+    assert_eq!(r.plan.model.window_attention_layers(), n / 2);
+    // Just under a mebibyte of Infinity tokens in a pasted config: one pass, then read as nulls.
+    let infinities = vec!["Infinity"; 100_000].join(",");
+    let text = format!(r#"{{"model": {{"hf_config": {{"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "vocab_size": 1000, "x": [{infinities}]}}}}, "cluster": {{"gpu": "h100-sxm-80gb"}}}}"#);
+    assert!(text.len() < meshplan_core::limits::MAX_PLAN_BYTES);
+    let r = answers("a text of 100,000 Infinity tokens", move || plan_str(&text).map(|r| r.derived.total_parameters));
+    assert!(r.is_ok());
+}

@@ -142,9 +142,85 @@ fn embedded_assumptions_parse_and_name_their_source() {
         ("tf32_per_bf16", a.tf32_per_bf16.value),
         ("scale_up_bw_gbps_when_unknown", a.scale_up_bw_gbps_when_unknown.value),
         ("scale_out_gbit_per_gpu_when_unknown", a.scale_out_gbit_per_gpu_when_unknown.value),
+        ("gemm_fraction_when_unmeasured", a.gemm_fraction_when_unmeasured.value),
+        ("fp4_gemm_fraction_of_fp8", a.fp4_gemm_fraction_of_fp8.value),
+        ("quantize_bytes_per_tensor", a.quantize_bytes_per_tensor.value),
+        ("quantize_bytes_blockwise", a.quantize_bytes_blockwise.value),
+        ("quantize_bytes_mxfp8", a.quantize_bytes_mxfp8.value),
+        ("quantize_bytes_nvfp4", a.quantize_bytes_nvfp4.value),
+        ("cuda_graph_share_whole_layer", a.cuda_graph_share_whole_layer.value),
+        ("cuda_graph_share_per_scope", a.cuda_graph_share_per_scope.value),
+        ("flex_dispatcher_bandwidth_fraction", a.flex_dispatcher_bandwidth_fraction.value),
+        ("ep_a2a_overlap_hidden", a.ep_a2a_overlap_hidden.value),
+        ("host_optimizer_tbps_per_gpu", a.host_optimizer_tbps_per_gpu.value),
+        ("host_link_gbps_per_gpu", a.host_link_gbps_per_gpu.value),
     ] {
         assert_eq!(file[key]["value"].as_f64(), Some(value), "{key}");
         assert!(value > 0.0, "{key}");
         assert!(file[key]["source"].as_str().is_some_and(|s| s.len() > 20), "{key} names no source");
     }
+}
+
+#[test]
+fn cp_comm_type_prices_each_exchange() {
+    // Llama-3.1-8B on 8 H100 (one NVLink domain), CP 2, TP 1, seq 8192, MBS 1, GBS 8: DP 4, 2 micro-batches. The CP
+    // group fits the domain: NVLink 450 GB/s × bandwidth_efficiency. Per attention layer (32, PP 1), per micro-batch,
+    // a local chunk of 8192/2 = 4096 tokens × 2 B. K,V width 2·8·128 = 2048; Q and output width 32·128 = 4096.
+    //   all_gather: (1 fwd + 2 bwd) × (cp−1 = 1) × 2048 × chunk, not overlapped;
+    //   a2a (Ulysses): 2 passes × (cp−1)/cp = 1/2 × (2·4096 + 2048) × chunk, not overlapped;
+    //   p2p: the all_gather volume × cp_exposed (overlapped with attention).
+    let c = perf::constants();
+    let chunk = 4096.0 * 2.0 / (450e9 * c.bandwidth_efficiency) * 2.0;
+    let cp = |kind: &str| {
+        let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8, "cp_comm_type": kind}),
+                     json!({"tensor_model_parallel_size": 1, "context_parallel_size": 2}));
+        r.performance.unwrap().breakdown.cp_comm_s
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-30);
+    let gather = 32.0 * 3.0 * 1.0 * 2048.0 * chunk;
+    assert!(close(cp("all_gather"), gather), "{} vs {gather}", cp("all_gather"));
+    let a2a = 32.0 * 2.0 * 0.5 * (2.0 * 4096.0 + 2048.0) * chunk;
+    assert!(close(cp("a2a"), a2a), "{} vs {a2a}", cp("a2a"));
+    assert!(close(cp("p2p"), gather * c.cp_exposed));
+    // Not given: p2p, Megatron-LM's default.
+    let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8}),
+                 json!({"tensor_model_parallel_size": 1, "context_parallel_size": 2}));
+    assert_eq!(r.performance.unwrap().breakdown.cp_comm_s, cp("p2p"));
+}
+
+#[test]
+fn speed_settings_move_the_step_time_the_way_their_mechanism_says() {
+    // One MoE plan, changed one setting at a time; each change acts on its own term only.
+    let training = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 256, "use_distributed_optimizer": true,
+                          "moe_token_dispatcher_type": "alltoall"});
+    let par = json!({"tensor_model_parallel_size": 1, "expert_model_parallel_size": 8, "expert_tensor_parallel_size": 1});
+    let base = plan("qwen3-30b-a3b", 2, training.clone(), par.clone()).performance.unwrap();
+    let with = |k: &str, v: Value| {
+        let mut t = training.clone();
+        t[k] = v;
+        plan("qwen3-30b-a3b", 2, t, par.clone()).performance.unwrap()
+    };
+    let b = &base.breakdown;
+    // EP all-to-all overlap hides ep_a2a_overlap_hidden of the EP term (data: 0.7).
+    let o = with("overlap_moe_expert_parallel_comm", json!(true)).breakdown;
+    let hidden = perf::assumptions().ep_a2a_overlap_hidden.value;
+    assert!((o.ep_comm_s - b.ep_comm_s * (1.0 - hidden)).abs() <= 1e-12 * b.ep_comm_s, "{} vs {}", o.ep_comm_s, b.ep_comm_s);
+    // Routing imbalance 2: the busiest rank's expert GEMMs and permutation take twice as long.
+    let i = with("moe_routing_imbalance_factor", json!(2.0)).breakdown;
+    assert!(i.compute_s > b.compute_s && i.moe_routing_s > b.moe_routing_s);
+    // Selective recompute of the MoE block re-runs its forward (a third of expert GEMMs and routing).
+    let r = with("recompute_granularity", json!("selective"));
+    let r2 = with("recompute_modules", json!(["moe"]));
+    assert_eq!(r2.breakdown.recompute_s, 0.0, "modules without selective granularity recompute nothing");
+    let mut t = training.clone();
+    t["recompute_granularity"] = json!("selective");
+    t["recompute_modules"] = json!(["moe"]);
+    let m = plan("qwen3-30b-a3b", 2, t, par.clone()).performance.unwrap().breakdown;
+    assert!(m.recompute_s > r.breakdown.recompute_s, "moe recompute {} vs core_attn {}", m.recompute_s, r.breakdown.recompute_s);
+    // Optimizer offload: the step moves to host memory bandwidth, slower than HBM.
+    let off = with("optimizer_cpu_offload", json!(true)).breakdown;
+    assert!(off.optimizer_s > b.optimizer_s);
+    // A whole-iteration CUDA graph removes every exposed launch.
+    let g = with("cuda_graph_impl", json!("full_iteration")).breakdown;
+    assert_eq!(g.launch_s, 0.0);
 }

@@ -302,3 +302,29 @@ fn the_search_takes_a_recipe() {
     assert_eq!(result.world_size, 4);
     assert!(result.evaluated > 0);
 }
+
+#[test]
+fn a_recipe_written_out_plans_the_same_run() {
+    // recipes::expand writes the recipe's values into the plan (the page's "no recipe"): every recipe, alone and with a
+    // plan key of its own laid over it, plans the same derived sizes and memory without the recipe as with it.
+    // A recipe whose name states no GPU takes the plan's cluster.
+    let cluster = json!({"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2});
+    for r in recipes::all() {
+        let base = if r.gpu.is_some() { json!({"recipe": r.name}) } else { json!({"recipe": r.name, "cluster": cluster}) };
+        let mut small = base.clone();
+        small["training"] = json!({"micro_batch_size": 2});
+        for plan in [base, small] {
+            let with = plan_value(&plan).unwrap();
+            let written = recipes::expand(&plan).unwrap();
+            assert!(written.get("recipe").is_none() && written["model"] == json!(r.model), "{}", r.name);
+            let without = plan_value(&written).unwrap();
+            assert_eq!((with.derived, with.memory), (without.derived, without.memory), "{}", r.name);
+            assert_eq!(without.plan.recipe, None);
+        }
+    }
+    // The plan's own value wins, as with the recipe: micro-batch 2 over Qwen3-30B-A3B's 16-GPU recipe's.
+    let written = recipes::expand(&json!({"recipe": "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", "training": {"micro_batch_size": 2}})).unwrap();
+    assert_eq!(written["training"]["micro_batch_size"], json!(2));
+    assert_eq!(recipes::expand(&json!({"model": "llama-3.1-8b"})), None);
+    assert_eq!(recipes::expand(&json!({"recipe": "no_such_recipe"})), None);
+}

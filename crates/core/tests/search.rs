@@ -175,9 +175,9 @@ fn deepseek_v3_on_1024_gpus_fits_and_every_pick_is_valid() {
     let r = run(&plan("deepseek-v3", 1024, 4096, 2048), 3);
     assert!(!r.candidates.is_empty(), "{:?} smallest peak {:?}", r.rejected_by, r.smallest_peak_bytes);
     for c in &r.candidates {
-        // 61 layers: any PP that does not divide them comes with a lighter first or last stage.
-        let pp = c.parallelism.pipeline_model_parallel_size;
-        assert!(61 % pp == 0 || c.parallelism.num_layers_in_first_pipeline_stage.is_some() || c.parallelism.num_layers_in_last_pipeline_stage.is_some());
+        // 61 layers: any PP that does not divide them comes with a lighter first or last stage, or a layout.
+        let (pp, par) = (c.parallelism.pipeline_model_parallel_size, &c.parallelism);
+        assert!(61 % pp == 0 || par.num_layers_in_first_pipeline_stage.is_some() || par.num_layers_in_last_pipeline_stage.is_some() || par.pipeline_model_parallel_layout.is_some());
         let full = plan_resolved(c.plan.as_ref().unwrap(), Vec::new());
         assert!(full.valid && full.memory.peak_bytes == c.peak_bytes);
     }

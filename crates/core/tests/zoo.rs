@@ -75,7 +75,7 @@ fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
     within("qwen3-1.7b non-embedding", t - e, 1.4e9, 0.01);
     // Qwen3.5: the figures are the model names (language model; vision encoder not counted).
     for (key, total, active) in
-        [("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
+        [("qwen3.5-9b", 9.0, None), ("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
     {
         let (t, a, _) = counts(key);
         within(&format!("{key} total"), t, total * 1e9, 0.01);
@@ -103,11 +103,14 @@ fn gpt_oss_against_the_openai_model_card() {
 
 #[test]
 fn gemma_2_against_the_gemma_2_report() {
-    // Gemma 2 report (arXiv 2408.00118, Table 2, non-embedding parameters): 9B 8,324,201,984; 27B 26,047,480,320.
+    // Gemma 2 report (arXiv 2408.00118, Table 2, non-embedding parameters): 2B 2,024,517,888; 9B 8,324,201,984; 27B
+    // 26,047,480,320.
     // By hand, 9B: 42 × (q/k/v 3584·(16+8+8)·256 + o 4096·3584 + MLP 3·3584·14336 + 4 norms·3584) + final norm 3584
     // = 42 × 198,195,200 + 3584 = 8,324,201,984. meshplan counts 2 of the 4 per-layer norms (Megatron Bridge folds the
     // post-attention and post-MLP norms into linear_proj / linear_fc2 post_layernorm; meshplan has no field for them),
     // so it is short by exactly 2 × 3584 per layer.
+    let (t, _, e) = counts("gemma-2-2b");
+    assert_eq!(t - e + 26.0 * 2.0 * 2304.0, 2_024_517_888.0);
     let (t, _, e) = counts("gemma-2-9b");
     assert_eq!(t - e + 42.0 * 2.0 * 3584.0, 8_324_201_984.0);
     let (t, _, e) = counts("gemma-2-27b");
@@ -150,14 +153,73 @@ fn phi_4_exaone_4_and_minimax_m2() {
     // phi-4 (published as "14B"), by hand: 40 × (q/k/v 5120·(40+10+10)·128 + o 5120·5120 + MLP 3·5120·17920 + 2 norms
     // ·5120) = 40 × 340,797,440 = 13,631,897,600; untied embeddings 2 × 100352·5120 = 1,027,604,480; final norm 5120.
     assert_eq!(counts("phi-4").0, 14_659_507_200.0);
-    // EXAONE 4.0 32B model card: "Number of Parameters (without embeddings): 30.95B".
-    let (t, _, e) = counts("exaone-4.0-32b");
-    within("exaone-4.0-32b non-embedding", t - e, 30.95e9, 0.01);
+    // EXAONE 4.0 model cards, "Number of Parameters (without embeddings)": 32B 30.95B, 1.2B 1.07B (tied).
+    for (key, non_embedding) in [("exaone-4.0-32b", 30.95e9), ("exaone-4.0-1.2b", 1.07e9)] {
+        let (t, _, e) = counts(key);
+        within(&format!("{key} non-embedding"), t - e, non_embedding, 0.01);
+    }
     // MiniMax-M2 model card: 230B total parameters, 10B active (M2.5 keeps the architecture); MTP modules apart.
     let (t, a, e) = counts("minimax-m2.5");
     within("minimax-m2.5 total", t, 230e9, 0.01);
     rounds_to("minimax-m2.5 active (non-embedding)", a - e, 10.0, 0);
     assert_eq!(presets::model("minimax-m2.5").unwrap().model_config().mtp_num_layers, 3);
+}
+
+#[test]
+fn llama_nemotron_super_49b_heterogeneous_layers() {
+    // Its block_configs, by hand: 49 GQA attention layers (8192·(8192 + 2·1024) + 8192·8192 + norm 8192 = 151,003,136)
+    // and 31 without attention; FFN widths int(2·ffn_mult·8192/3) rounded up to 256: 5.25 → 28672 (49 layers), 2.625
+    // → 14336 (6), 1.3125 → 7168 (10), 1.0 → 5461 → 5632 (8), 0.5 → 2730 → 2816 (6), 3.28125 → 17920 (1), each
+    // 3·8192·w + norm 8192; untied embeddings 2 × 128256·8192; final norm. Total 49,867,145,216 (published as "49B").
+    let widths = 49.0 * 28672.0 + 6.0 * 14336.0 + 10.0 * 7168.0 + 8.0 * 5632.0 + 6.0 * 2816.0 + 17920.0;
+    let by_hand = 49.0 * 151_003_136.0 + 3.0 * 8192.0 * widths + 80.0 * 8192.0 + 2.0 * 128_256.0 * 8192.0 + 8192.0;
+    assert_eq!(by_hand, 49_867_145_216.0);
+    assert_eq!(counts("llama-3.3-nemotron-super-49b").0, by_hand);
+    let m = presets::model("llama-3.3-nemotron-super-49b").unwrap().model_config();
+    assert_eq!((m.num_query_groups, m.kind_totals().run_where(|k| k.mixer == meshplan_core::model::Mixer::Attention)), (8, 49));
+    // Dense GEMM FLOPs follow each layer's width: 6·T·h·(3·Σ widths) for the MLPs, 6·T·(h·(q + 2kv) + q·h) per attention
+    // layer, and MTP none (T = 8 × 4096 tokens).
+    let r = plan_of(json!("llama-3.3-nemotron-super-49b"), 4096, 8);
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    let t = 8.0 * 4096.0;
+    let expected = t * (6.0 * 8192.0 * 3.0 * widths + 49.0 * 6.0 * (8192.0 * (8192.0 + 2048.0) + 8192.0 * 8192.0));
+    assert!((split.dense_gemm / expected - 1.0).abs() < 1e-12, "{} vs {expected}", split.dense_gemm);
+    // Per-stage memory follows the blocks: on PP 2 both stages build 40 layers, but the first holds 45 of the 49
+    // attention layers and the widest MLPs (layers 40–79 are mostly no-op attention with narrow MLPs).
+    let r = plan_value(&json!({"model": "llama-3.3-nemotron-super-49b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+        "parallelism": {"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 2}})).unwrap();
+    let params = |s: usize| {
+        r.memory.stages[s].terms.iter().find(|t| t.key == meshplan_core::memory::TermKey::Weights).map(|t| t.bytes).unwrap()
+    };
+    assert!(params(0) as f64 > 1.5 * params(1) as f64, "{} vs {}", params(0), params(1));
+    // The resolved plan round-trips through the plan export with its layers.
+    let text = meshplan_core::export(meshplan_core::ExportKind::Plan, &r.plan, &r);
+    assert_eq!(meshplan_core::plan_str(&text).unwrap().derived.total_parameters, r.derived.total_parameters);
+}
+
+#[test]
+fn heterogeneous_layers_as_megatron_fields() {
+    // heterogeneous_layers_config_encoded_json as Megatron-Core takes it: a JSON text with block_configs.
+    let blocks = json!({"block_configs": [
+        {"attention": {"no_op": false, "n_heads_in_group": 4}, "ffn": {"no_op": false, "ffn_mult": 1.5}},
+        {"attention": {"no_op": true}, "ffn": {"no_op": false, "ffn_mult": 3.0}},
+        {"attention": {"no_op": false, "n_heads_in_group": 4}, "ffn": {"no_op": true}}]});
+    let model = json!({"num_layers": 3, "hidden_size": 1024, "num_attention_heads": 16, "kv_channels": 64, "vocab_size": 32000,
+        "gated_linear_unit": true, "add_bias_linear": false, "normalization": "RMSNorm", "position_embedding_type": "rope",
+        "share_embeddings_and_output_weights": false,
+        "heterogeneous_layers_config_encoded_json": blocks.to_string()});
+    let r = plan_of(model.clone(), 1024, 16);
+    // By hand: 16 heads / 4 per group = 4 groups; attention 1024·(1024 + 2·256) + 1024·1024 + norm = 2,622,464 (×2);
+    // MLP widths 2·1.5·1024/3 = 1024 and 2·3·1024/3 = 2048 → 3·1024·w + norm: 3,146,752 and 6,292,480; embeddings
+    // 2 × 32000·1024 = 65,536,000; final norm 1024.
+    assert_eq!(r.plan.model.num_query_groups, 4);
+    assert_eq!(r.derived.total_parameters, 2 * 2_622_464 + 3_146_752 + 6_292_480 + 65_536_000 + 1024);
+    // A block of a kind meshplan cannot size is named, and the model read without the blocks.
+    let (mut bad, mut bad_blocks) = (model, blocks);
+    bad_blocks["block_configs"][1]["attention"] = json!({"no_op": false, "n_heads_in_group": 4, "sparsify": [1]});
+    bad["heterogeneous_layers_config_encoded_json"] = json!(bad_blocks.to_string());
+    let r = plan_of(bad, 1024, 16);
+    assert!(r.diagnostics.iter().any(|d| d.code == "invalid-value" && d.message.contains("block 1") && d.message.contains("sparsify")), "{:?}", r.diagnostics);
 }
 
 /// Each preset added from a config.json, and that file.
@@ -170,21 +232,25 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen2.5-32b", "Qwen--Qwen2.5-32B-Instruct"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
+    ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
     ("qwen3.5-27b", "Qwen--Qwen3.5-27B"),
     ("qwen3.5-35b-a3b", "Qwen--Qwen3.5-35B-A3B"),
     ("qwen3.5-122b-a10b", "Qwen--Qwen3.5-122B-A10B"),
     ("qwen3.5-397b-a17b", "Qwen--Qwen3.5-397B-A17B"),
     ("gpt-oss-20b", "openai--gpt-oss-20b"),
     ("gpt-oss-120b", "openai--gpt-oss-120b"),
+    ("gemma-2-2b", "google--gemma-2-2b"),
     ("gemma-2-9b", "google--gemma-2-9b"),
     ("gemma-2-27b", "google--gemma-2-27b"),
     ("phi-4", "microsoft--phi-4"),
     ("exaone-4.0-32b", "LGAI-EXAONE--EXAONE-4.0-32B"),
+    ("exaone-4.0-1.2b", "LGAI-EXAONE--EXAONE-4.0-1.2B"),
     ("minimax-m2.5", "MiniMaxAI--MiniMax-M2.5"),
     ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
     ("gemma-3-1b", "google--gemma-3-1b"),
     ("gemma-3-4b", "google--gemma-3-4b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
+    ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
 ];
 
 #[test]
@@ -218,6 +284,7 @@ fn every_new_family_has_a_valid_layout() {
         ("phi-4", 8),
         ("exaone-4.0-32b", 16),
         ("minimax-m2.5", 64),
+        ("llama-3.3-nemotron-super-49b", 32),
     ] {
         let plan = json!({"model": key, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": gpus / 8},
                           "training": {"seq_length": 4096, "global_batch_size": 256}});
@@ -330,4 +397,64 @@ fn hf_sliding_window_mapping_by_family() {
     assert_eq!(model(json!({"model_type": "qwen2", "use_sliding_window": false})).window_size, None);
     // Mistral: every layer windowed.
     assert_eq!(model(json!({"model_type": "mistral"})).window_attention_layers(), 12);
+}
+
+#[test]
+fn nemotron_4_olmo_2_and_exaone_3_configs_map() {
+    // A Nemotron-4 340B config.json as NeMo's Nemotron → HF converter writes it (model_type nemotron, hidden_act relu2,
+    // norm_eps, partial_rotary_factor, untied) gives the preset's counts (Bridge's Nemotron4ModelProvider340B):
+    // squared ReLU without a gate, LayerNorm with biases.
+    let hf = json!({"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "hidden_act": "relu2", "hidden_size": 18432,
+        "intermediate_size": 73728, "max_position_embeddings": 4096, "num_attention_heads": 96, "num_hidden_layers": 96,
+        "num_key_value_heads": 8, "norm_eps": 1e-5, "rope_theta": 10000, "partial_rotary_factor": 0.5,
+        "tie_word_embeddings": false, "vocab_size": 256000});
+    let r = plan_of(json!({"hf_config": hf}), 4096, 16);
+    let preset = presets::model("nemotron-4-340b").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.total_parameters as u128, preset.total);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
+    // OLMo-2 normalises q and k; EXAONE 3.x names its layer count num_layers.
+    let small = json!({"hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 8, "num_key_value_heads": 8,
+        "vocab_size": 32000, "tie_word_embeddings": false});
+    let with = |extra: Value| {
+        let mut v = small.clone();
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        plan_of(json!({"hf_config": v}), 2048, 16)
+    };
+    assert!(with(json!({"model_type": "olmo2", "num_hidden_layers": 4})).plan.model.qk_layernorm);
+    let exaone = with(json!({"model_type": "exaone", "num_layers": 6}));
+    assert_eq!(exaone.plan.model.num_layers, 6);
+}
+
+#[test]
+fn vision_language_and_dsa_configs_read_their_language_model() {
+    // Qwen3-VL keeps Qwen3's language model under text_config (q/k norms included): its 8B text shape is Qwen3-8B's.
+    let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 36, "vocab_size": 151936, "tie_word_embeddings": false});
+    let r = plan_of(json!({"hf_config": {"model_type": "qwen3_vl", "text_config": text, "vision_config": {"depth": 27}}}), 4096, 16);
+    assert_eq!(r.derived.total_parameters as u128, presets::model("qwen3-8b").unwrap().model_config().param_counts().total);
+    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("vision_config")));
+    // A DeepSeek-V3.2 config is DeepSeek-V3's MLA and MoE with a DSA indexer, which is said not to be counted.
+    let mut v32 = json!({"model_type": "deepseek_v32", "hidden_size": 7168, "intermediate_size": 18432,
+        "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+        "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+        "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "vocab_size": 129280, "tie_word_embeddings": false, "num_nextn_predict_layers": 1});
+    v32["index_n_heads"] = json!(64);
+    v32["index_head_dim"] = json!(128);
+    let r = plan_of(json!({"hf_config": v32}), 4096, 16);
+    assert_eq!(r.derived.total_parameters as u128, presets::model("deepseek-v3").unwrap().model_config().param_counts().total);
+    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("DSA indexer")));
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
+}
+
+#[test]
+fn per_layer_attention_shapes_are_refused_by_name() {
+    // Step-3.5 gives its sliding-window layers their own heads and groups (attention_other_setting): not one attention
+    // shape, so not read as a Llama.
+    let step = json!({"model_type": "step3p5", "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "num_hidden_layers": 45, "vocab_size": 128896, "intermediate_size": 11264,
+        "attention_other_setting": {"num_attention_heads": 96, "num_attention_groups": 8, "head_dim": 128}});
+    let e = plan_value(&json!({"model": {"hf_config": step}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("attention_other_setting"), "{}", e.message);
 }

@@ -8,6 +8,7 @@
 
 use crate::fields::as_uint;
 use crate::limits::MAX_LAYERS;
+use crate::{Code, InputError};
 use serde_json::{Map, Value, json};
 
 /// Keys of a multimodal config that describe encoders meshplan does not count in the language model.
@@ -177,4 +178,22 @@ fn sliding_window(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut
     if let Some(f) = freq {
         m.insert("window_attn_skip_freq".into(), f);
     }
+}
+
+/// DeciLM / Llama-Nemotron (`nemotron-nas`): per-layer `block_configs`, as Megatron Bridge hands them to Megatron-Core
+/// (`heterogeneous_layers_config_encoded_json`), with the query groups their attention layers share. A block meshplan
+/// cannot size is refused by name.
+// Source: Megatron Bridge src/megatron/bridge/models/llama_nemotron (heterogeneous_layers_config_encoded_json =
+// the HF config as JSON); megatron/core/transformer/heterogeneous/heterogeneous_config.py.
+pub fn block_configs(c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>) -> Result<(), InputError> {
+    let (hidden, heads) = (c.get("hidden_size").and_then(as_uint).unwrap_or(1), c.get("num_attention_heads").and_then(as_uint).unwrap_or(1));
+    let blocks = c.get("block_configs").unwrap_or(&Value::Null);
+    let (_, groups) = crate::model_fields::parse_block_configs(blocks, layers, hidden, heads).map_err(|why| {
+        InputError::new(Code::HfConfigUnmappable, format!("the config's block_configs cannot be sized: {why}"), "give Megatron fields directly, or a supported family's config.json")
+    })?;
+    if let Some(g) = groups {
+        m.insert("num_query_groups".into(), json!(g));
+    }
+    m.insert("heterogeneous_layers_config_encoded_json".into(), json!({"block_configs": blocks}));
+    Ok(())
 }

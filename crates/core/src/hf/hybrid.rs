@@ -127,7 +127,8 @@ pub fn unsized_layers(c: &Map<String, Value>) -> Option<InputError> {
             "give Megatron fields directly (hybrid_layer_pattern, moe_layer_freq, …), or a supported family's config.json",
         ))
     };
-    for key in ["block_configs", "hybrid_override_pattern", "layers_block_type"] {
+    // Step-3.5's attention_other_setting gives its sliding-window layers heads and groups of their own.
+    for key in ["block_configs", "hybrid_override_pattern", "layers_block_type", "attention_other_setting"] {
         if c.get(key).is_some_and(|v| !v.is_null()) {
             return refuse(format!("`{key}`"));
         }

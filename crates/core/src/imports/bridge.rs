@@ -40,10 +40,26 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
             i += 1;
             let (flag, inline) = w.split_once('=').map_or((w, None), |(f, v)| (f, Some(v)));
             let next = || words.get(i).map(String::as_str);
+            let value = || yaml::scalar(inline.or_else(next).unwrap_or(""));
             match flag.replace('_', "-").as_str() {
                 "--recipe" => b.recipe = inline.or_else(next).map(str::to_string),
-                "--nproc-per-node" => b.set("cluster.gpus_per_node", yaml::scalar(inline.or_else(next).unwrap_or("")), 0),
-                "--nnodes" => b.set("cluster.num_nodes", yaml::scalar(inline.or_else(next).unwrap_or("")), 0),
+                // run_recipe.py --model: a recipe stem (`qwen3_30b_a3b`).
+                "--model" => b.recipe = inline.or_else(next).map(|s| format!("{s}_pretrain_config")),
+                "--nproc-per-node" | "--gpus-per-node" => b.set("cluster.gpus_per_node", value(), 0),
+                "--nnodes" | "--nodes" => b.set("cluster.num_nodes", value(), 0),
+                f if f.starts_with('-') && run_recipe_flag(f).is_some() => {
+                    if let Some(path) = run_recipe_flag(f) {
+                        entry(b, path, value(), &mut votes);
+                    }
+                }
+                f if f.starts_with('-') && !f.starts_with("--") && f.len() > 1 => {}
+                f if f.starts_with("--") => {
+                    let v = match next().filter(|n| !n.starts_with('-') && override_word(n).is_none() && inline.is_none()) {
+                        Some(n) => n.to_string(),
+                        None => inline.unwrap_or("").to_string(),
+                    };
+                    b.unknown(flag, &Value::from(v), "a launcher argument, not a setting meshplan models");
+                }
                 _ => {
                     if let Some((path, value)) = override_word(w) {
                         entry(b, path, yaml::scalar(value), &mut votes);
@@ -53,6 +69,23 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
         }
     }
     decide_precision(b, &votes);
+}
+
+/// The ConfigContainer path a `scripts/training/run_recipe.py` shortcut flag sets (its argparse help says which).
+// Source: Megatron-Bridge scripts/training/run_recipe.py (-tp/--tensor_model_parallel_size … -etp, -gb, -mb, -sl).
+fn run_recipe_flag(flag: &str) -> Option<&'static str> {
+    Some(match flag {
+        "-tp" | "--tensor-model-parallel-size" => "model.tensor_model_parallel_size",
+        "-pp" | "--pipeline-model-parallel-size" => "model.pipeline_model_parallel_size",
+        "-cp" | "--context-parallel-size" => "model.context_parallel_size",
+        "-vp" | "--virtual-pipeline-model-parallel-size" => "model.virtual_pipeline_model_parallel_size",
+        "-ep" | "--expert-model-parallel-size" => "model.expert_model_parallel_size",
+        "-etp" | "--expert-tensor-parallel-size" => "model.expert_tensor_parallel_size",
+        "-gb" | "--global-batch-size" => "train.global_batch_size",
+        "-mb" | "--micro-batch-size" => "train.micro_batch_size",
+        "-sl" | "--seq-length" => "dataset.seq_length",
+        _ => return None,
+    })
 }
 
 /// A Bridge config YAML (a `ConfigContainer` dump, or an override file with `model:`/`train:` or `model_config:`

@@ -17,9 +17,11 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
     if is_args_block(text) {
         args_block(text, b, &mut gqa);
     } else {
-        // A quoted array item `"--fp8-format hybrid"` is read as the flag and its value.
+        // A quoted array item `"--fp8-format hybrid"`, or a whole command in a string (`bash -c "${TRAINING_CMD}"`), is
+        // read as its words.
+        let split = |w: &String| (w.starts_with("--") && w.contains(' ')) || w.contains(" --");
         let words: Vec<String> =
-            shell::words(text).into_iter().flat_map(|w| if w.starts_with("--") && w.contains(' ') { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
+            shell::words(text).into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];

@@ -13,7 +13,7 @@
 
 mod bridge;
 mod mlm;
-pub mod names;
+pub use crate::names;
 pub mod shell;
 pub mod yaml;
 
@@ -63,6 +63,10 @@ pub struct Unrecognized {
     pub value: String,
     pub why: String,
 }
+
+/// The most settings listed one by one as not read (a Megatron-LM argument dump has ~600 arguments); past it, one more
+/// entry counts the rest.
+pub const MAX_UNRECOGNIZED: usize = 2048;
 
 /// What an import read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -131,15 +135,16 @@ pub fn detect(text: &str) -> Format {
     if lines.iter().any(|l| l.starts_with("cfg.")) {
         return Format::BridgeOverrides;
     }
-    if text.contains("run_recipe.py") {
+    if text.contains("run_recipe.py") || text.contains("--recipe") {
         return Format::BridgeOverrides;
     }
     let yaml_keys = lines.iter().filter(|l| l.ends_with(':') && !l.contains(' ') && !l.contains('=')).count();
     if yaml_keys > 0 && lines.iter().all(|l| !l.starts_with("--")) {
         return Format::BridgeYaml;
     }
-    let flags = shell::words(text).iter().filter(|w| w.starts_with("--")).count();
-    let dotted = shell::words(text).iter().filter(|w| bridge::override_word(w).is_some()).count();
+    let words = shell::words(text);
+    let flags = words.iter().filter(|w| w.starts_with("--")).count();
+    let dotted = words.iter().filter(|w| bridge::override_word(w).is_some()).count();
     if dotted > flags { Format::BridgeOverrides } else { Format::MegatronArgs }
 }
 
@@ -216,6 +221,16 @@ impl Builder {
     }
 
     pub fn unknown(&mut self, name: &str, value: &Value, why: &str) {
+        // Past MAX_UNRECOGNIZED entries, the last one counts the rest.
+        if self.unrecognized.len() >= MAX_UNRECOGNIZED {
+            if self.unrecognized.len() == MAX_UNRECOGNIZED {
+                self.unrecognized.push(Unrecognized { name: "…".into(), value: "0".into(), why: "more settings not read (not listed one by one)".into() });
+            }
+            if let Some(last) = self.unrecognized.last_mut() {
+                last.value = (last.value.parse::<u64>().unwrap_or(0) + 1).to_string();
+            }
+            return;
+        }
         let shown = match value {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -344,12 +359,12 @@ impl Builder {
 /// The preset whose Bridge recipe is `name` (the library's name, with or without a `_config` / variant suffix).
 pub fn recipe_preset(name: &str) -> Option<&'static presets::ModelPreset> {
     let name = name.trim().rsplit('.').next().unwrap_or(name);
+    // The model stem before the mode: `qwen3_30b_a3b_sft_8gpu_h100_bf16_config` → `qwen3_30b_a3b`, the stem of the
+    // library's `qwen3_30b_a3b_pretrain_config`.
+    let stem = |n: &str| ["_pretrain", "_sft", "_peft", "_finetune", "_lora"].iter().filter_map(|m| n.find(m)).min().map(|i| n[..i].to_string());
     let r = presets::bridge_recipes().iter().find(|r| r.recipe == name).or_else(|| {
-        // `llama31_70b_pretrain_32gpu_h100_bf16_config` → the recipe `llama31_70b_pretrain_config`.
-        presets::bridge_recipes().iter().find(|r| {
-            let stem = r.recipe.trim_end_matches("_config");
-            name.starts_with(stem) && name.ends_with("_config")
-        })
+        let s = stem(name)?;
+        presets::bridge_recipes().iter().find(|r| stem(&r.recipe).as_deref() == Some(s.as_str()))
     })?;
     presets::model(&r.model)
 }
@@ -378,10 +393,20 @@ fn setting_value(row: &Setting, v: Value) -> Value {
     }
 }
 
-/// The settings row whose Bridge path is `path`, and the path's rank (a deprecated spelling ranks last).
+/// The settings row whose Bridge path is `path`, and the path's rank (a deprecated spelling ranks last). A
+/// `mixed_precision.F` row is also read from `model.F`, `ddp.F` and `optimizer.F`, the copies Bridge's
+/// MixedPrecisionConfig.setup writes (a config dump holds both; the `mixed_precision` section decides).
 pub fn row_by_bridge(path: &str) -> Option<(&'static Setting, usize)> {
-    SETTINGS.iter().find_map(|r| {
+    let direct = SETTINGS.iter().find_map(|r| {
         r.bridge.iter().position(|b| *b == path).map(|i| (r, i)).or_else(|| r.bridge_clears.contains(&path).then_some((r, 99)))
+    });
+    direct.or_else(|| {
+        let (section, field) = path.split_once('.')?;
+        if !matches!(section, "model" | "ddp" | "optimizer") {
+            return None;
+        }
+        let mp = format!("mixed_precision.{field}");
+        SETTINGS.iter().find(|r| r.bridge.first() == Some(&mp.as_str())).map(|r| (r, 50))
     })
 }
 

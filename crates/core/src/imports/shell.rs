@@ -8,14 +8,16 @@
 /// The most words one text yields (a long Megatron-LM script has ~300).
 pub const MAX_WORDS: usize = 100_000;
 
-/// The most bytes all expansions of one text may produce together (8 MiB); past it, `$NAME` stays as written.
-pub const MAX_EXPANDED_BYTES: usize = 8 << 20;
+/// The most bytes all expansions of one text may produce together (2 MiB, twice the largest text read); past it, `$NAME` stays as written.
+pub const MAX_EXPANDED_BYTES: usize = 2 << 20;
 
 /// A word and whether any part of it was quoted (a quoted `--x` is still a flag; a quoted `A=b` is not an assignment).
 #[derive(Clone, Debug, PartialEq)]
 struct Word {
     text: String,
     quoted: bool,
+    /// Whether the word begins with a quote (then `"A=b"` is a word, not an assignment).
+    starts_quoted: bool,
 }
 
 /// Splits `text` into words: `\` + newline joins lines, `#` at a word's start comments out the rest of the line,
@@ -24,14 +26,16 @@ fn split(text: &str) -> Vec<Word> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
+    let mut starts_quoted = false;
     let mut in_word = false;
     let mut chars = text.chars().peekable();
-    let push = |out: &mut Vec<Word>, cur: &mut String, quoted: &mut bool, in_word: &mut bool| {
+    let push = |out: &mut Vec<Word>, cur: &mut String, quoted: &mut bool, in_word: &mut bool, starts: &mut bool| {
         if *in_word {
-            out.push(Word { text: std::mem::take(cur), quoted: *quoted });
+            out.push(Word { text: std::mem::take(cur), quoted: *quoted, starts_quoted: *starts });
         }
         *quoted = false;
         *in_word = false;
+        *starts = false;
     };
     while let Some(c) = chars.next() {
         if out.len() >= MAX_WORDS {
@@ -55,10 +59,11 @@ fn split(text: &str) -> Vec<Word> {
                         break;
                     }
                 }
-                push(&mut out, &mut cur, &mut quoted, &mut in_word);
-                out.push(Word { text: "\n".into(), quoted: false });
+                push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted);
+                out.push(Word { text: "\n".into(), quoted: false, starts_quoted: false });
             }
             '\'' => {
+                starts_quoted |= !in_word;
                 in_word = true;
                 quoted = true;
                 for n in chars.by_ref() {
@@ -69,6 +74,7 @@ fn split(text: &str) -> Vec<Word> {
                 }
             }
             '"' => {
+                starts_quoted |= !in_word;
                 in_word = true;
                 quoted = true;
                 while let Some(n) = chars.next() {
@@ -80,31 +86,31 @@ fn split(text: &str) -> Vec<Word> {
                 }
             }
             '\n' | ';' | '|' | '&' => {
-                push(&mut out, &mut cur, &mut quoted, &mut in_word);
-                out.push(Word { text: "\n".into(), quoted: false });
+                push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted);
+                out.push(Word { text: "\n".into(), quoted: false, starts_quoted: false });
             }
             '(' | ')' if !in_word || cur.ends_with('=') => {
                 // `NAME=(` opens an array; a lone `(` or `)` is a word of its own.
                 if c == '(' && cur.ends_with('=') {
                     cur.push('(');
-                    push(&mut out, &mut cur, &mut quoted, &mut in_word);
+                    push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted);
                 } else {
-                    push(&mut out, &mut cur, &mut quoted, &mut in_word);
-                    out.push(Word { text: c.to_string(), quoted: false });
+                    push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted);
+                    out.push(Word { text: c.to_string(), quoted: false, starts_quoted: false });
                 }
             }
             ')' => {
-                push(&mut out, &mut cur, &mut quoted, &mut in_word);
-                out.push(Word { text: ")".into(), quoted: false });
+                push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted);
+                out.push(Word { text: ")".into(), quoted: false, starts_quoted: false });
             }
-            c if c.is_whitespace() => push(&mut out, &mut cur, &mut quoted, &mut in_word),
+            c if c.is_whitespace() => push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted),
             c => {
                 cur.push(c);
                 in_word = true;
             }
         }
     }
-    push(&mut out, &mut cur, &mut quoted, &mut in_word);
+    push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted);
     out
 }
 
@@ -187,7 +193,7 @@ pub fn words(text: &str) -> Vec<String> {
         let w = &raw[i];
         i += 1;
         let at_command_start = out.last().is_none_or(|l| l == "\n");
-        if let (false, true, Some((name, value, append))) = (w.quoted && !w.text.contains("=("), at_command_start, assignment(w)) {
+        if let (false, true, Some((name, value, append))) = (w.starts_quoted, at_command_start, assignment(w)) {
             let name = name.to_string();
             let before: Vec<String> = if append { vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone()).unwrap_or_default() } else { Vec::new() };
             if value == "(" {
@@ -197,7 +203,7 @@ pub fn words(text: &str) -> Vec<String> {
                     let t = &raw[i].text;
                     if t != "\n" {
                         let e = expand(t, &vars, &mut budget, &mut used);
-                        if raw[i].quoted { items.push(e) } else { items.extend(e.split_whitespace().map(str::to_string)) }
+                        if raw[i].quoted { items.push(e) } else { items.extend(e.split_whitespace().take(MAX_WORDS).map(str::to_string)) }
                     }
                     i += 1;
                 }
@@ -220,7 +226,8 @@ pub fn words(text: &str) -> Vec<String> {
         if w.quoted || e == "\n" {
             out.push(e);
         } else {
-            out.extend(e.split_whitespace().map(str::to_string));
+            let room = MAX_WORDS.saturating_sub(out.len());
+            out.extend(e.split_whitespace().take(room).map(str::to_string));
         }
     }
     // An array no command expands (`MEGATRON_ARGS=( … )` pasted alone) is still what the text says: its words follow,
@@ -246,6 +253,13 @@ mod tests {
         let flat: Vec<&str> = w.iter().map(String::as_str).filter(|s| *s != "\n").collect();
         // Unquoted `${ARGS[@]}` splits each item again, as bash does: 'a b' becomes two words.
         assert_eq!(flat, ["torchrun", "--nproc_per_node", "8", "x.py", "--tp", "8", "--name", "a", "b", "--y", "q\""]);
+    }
+
+    #[test]
+    fn assignments_with_quoted_defaults() {
+        let w = words("S=${S:-\"optim\"}\nrun --x ${S} \"A=b\"\n");
+        let flat: Vec<&str> = w.iter().map(String::as_str).filter(|s| *s != "\n").collect();
+        assert_eq!(flat, ["run", "--x", "optim", "A=b"]);
     }
 
     #[test]

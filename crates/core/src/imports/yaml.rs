@@ -177,12 +177,14 @@ pub fn parse(text: &str) -> Value {
     let mut root = Map::new();
     // Top-level blocks; a line indented less than the first ends one and starts the next.
     while i < ls.len() {
+        let before = i;
         let indent = ls[i].indent.min(first);
         match block(&ls, &mut i, indent, 0) {
             Value::Object(m) => root.extend(m),
             other => return other,
         }
-        if i < ls.len() && ls[i].indent < first {
+        // A line no block takes (indented unlike any key before it) is skipped, so every pass moves on.
+        if i == before {
             i += 1;
         }
     }
@@ -204,6 +206,12 @@ mod tests {
                    "scope": ["mlp", "attn"], "eps": 1.0e-05, "name": "a: b", "none": null},
                    "train": {"gbs": 256, "ranks": [0, 1]}})
         );
+    }
+
+    #[test]
+    fn stray_indentation_moves_on() {
+        assert_eq!(parse("a: 1\n      b: 2\nc: 3\n"), json!({"a": 1, "c": 3}));
+        assert_eq!(parse("     x: 1\n  y: 2\n"), json!({"x": 1, "y": 2}));
     }
 
     #[test]

@@ -235,7 +235,7 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
             // checkpoint's input; `mlp` frees the rest (transformer_layer.py l.990-1010).
             let recompute = c.recomputes(RecomputeModule::Mlp);
             t.tensor(sh.local() * m.hidden_size as f64, run.act, false, false);
-            mlp(m, sh, (run.act, g), m.ffn_hidden_size, true, recompute, &mut t);
+            mlp(m, sh, (run.act, g), m.dense_width(kind), true, recompute, &mut t);
         }
     }
     // Full recompute keeps only the layer's input (transformer_block.py _checkpointed_forward); with

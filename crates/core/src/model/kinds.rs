@@ -39,11 +39,23 @@ pub enum Ffn {
 pub struct LayerKind {
     pub mixer: Mixer,
     pub ffn: Ffn,
+    /// A dense MLP's own width where layers differ (heterogeneous layers); 0: the model's `ffn_hidden_size`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ffn_width: u64,
+}
+
+fn is_zero(w: &u64) -> bool {
+    *w == 0
 }
 
 impl LayerKind {
     pub const fn new(mixer: Mixer, ffn: Ffn) -> LayerKind {
-        LayerKind { mixer, ffn }
+        LayerKind { mixer, ffn, ffn_width: 0 }
+    }
+
+    /// A kind whose dense MLP is `width` wide (0: the model's `ffn_hidden_size`).
+    pub const fn with_ffn_width(mixer: Mixer, ffn: Ffn, width: u64) -> LayerKind {
+        LayerKind { mixer, ffn, ffn_width: width }
     }
 
     /// The kind one symbol of a Megatron-Core hybrid layer pattern builds; `None` for `|`, `/` and anything that is
@@ -72,6 +84,26 @@ impl LayerKind {
             Some(k) => k,
             None => LayerKind::EMPTY,
         }
+    }
+
+    /// The layer as Megatron-Core's hybrid layer pattern writes it: the mixer's symbol (`*` attention, `+` with `mla`,
+    /// `M` Mamba-2, `G` Gated DeltaNet) then the feed-forward block's (`-` dense MLP, `E` MoE). A GPT layer is two
+    /// pattern symbols ("*-", "+E"), a hybrid pattern's layer one; an empty kind is "".
+    // Source: megatron/core/models/hybrid/hybrid_layer_allocation.py `Symbols` (one symbol per sub-layer).
+    pub fn symbols(self, mla: bool) -> String {
+        let mixer = match self.mixer {
+            Mixer::None => "",
+            Mixer::Attention if mla => "+",
+            Mixer::Attention => "*",
+            Mixer::Mamba => "M",
+            Mixer::GatedDeltaNet => "G",
+        };
+        let ffn = match self.ffn {
+            Ffn::None => "",
+            Ffn::Dense => "-",
+            Ffn::Moe => "E",
+        };
+        format!("{mixer}{ffn}")
     }
 
     /// A short readable name: "attention + MoE", "Mamba-2", "dense MLP".
@@ -284,6 +316,14 @@ impl Iterator for LayerRuns<'_> {
             self.hybrid += 1;
             return Some((LayerKind::of_symbol(symbol), n));
         }
+        if let Some(layers) = &self.m.heterogeneous_layers {
+            // One entry per layer (the reader bounds the list by num_layers); a run is equal neighbours.
+            let start = usize::try_from(self.next).ok()?;
+            let first = layers.get(start)?.kind();
+            let n = layers[start..].iter().take_while(|l| l.kind() == first).count() as u64;
+            self.next += n;
+            return Some((first, n));
+        }
         let left = self.m.num_layers.checked_sub(self.next).filter(|&n| n > 0)?;
         let (mixer, a) = self.m.mixer_run_at(self.next);
         let (ffn, b) = self.m.ffn_run_at(self.next);
@@ -321,6 +361,9 @@ impl ModelConfig {
                 start += n;
             }
             return LayerKind::EMPTY;
+        }
+        if let Some(layers) = &self.heterogeneous_layers {
+            return layers.get(usize::try_from(index).unwrap_or(usize::MAX)).map_or(LayerKind::EMPTY, |l| l.kind());
         }
         LayerKind::new(self.mixer_run_at(index).0, self.ffn_run_at(index).0)
     }
@@ -365,6 +408,12 @@ impl ModelConfig {
         if let Some(p) = &self.hybrid_layer_pattern {
             for &(symbol, _) in p.main_runs().iter().chain(p.mtp_runs()) {
                 f(LayerKind::of_symbol(symbol));
+            }
+            return;
+        }
+        if let Some(layers) = &self.heterogeneous_layers {
+            for l in layers {
+                f(l.kind());
             }
             return;
         }

@@ -47,13 +47,13 @@ pub fn tp_widths_divide(m: &ModelConfig, c: u64) -> bool {
     let c = c.max(1);
     let g = m.num_query_groups.max(1);
     let kinds = m.kind_totals();
-    let dense = kinds.run_where(|k| k.ffn == Ffn::Dense) > 0;
+    let dense_divides = kinds.table.kinds().iter().filter(|k| k.ffn == Ffn::Dense).all(|k| m.dense_width(*k) % c == 0);
     let mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) > 0;
     let gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) > 0;
     let (_, _, key_heads, value_heads, _) = m.gdn_dims();
     m.num_attention_heads % c == 0
         && (m.multi_latent_attention || g % c == 0 || c % g == 0)
-        && (!dense || m.ffn_hidden_size % c == 0)
+        && dense_divides
         && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
         && (!mamba || (m.mamba_heads() % c == 0 && m.mamba_groups() % c == 0))
         && (!gdn || (key_heads % c == 0 && value_heads % c == 0))

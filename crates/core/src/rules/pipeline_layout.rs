@@ -292,6 +292,16 @@ pub fn conflicts(p: &Plan, out: &mut impl Findings) {
 pub fn markers(p: &Plan, out: &mut impl Findings) {
     let par = &p.parallelism;
     let Some(spec) = par.pipeline_model_parallel_layout.as_ref().filter(|_| p.model.hybrid_layer_pattern.is_none()) else { return };
+    // Without splitting (the search asks this of every candidate with a layout): a string whose first letter is `E`
+    // holds the embedding in stage 0, one whose last is `L` the loss in the last stage (commas are deleted first;
+    // a group `(…)*n` or `x*n` ends in a digit). Either the split is valid and both markers sit where Megatron
+    // builds them, or it fails, which the split's own error reports — nothing for this rule in both cases.
+    if let layout::LayoutSpec::Text(t) = spec {
+        let mut letters = t.chars().filter(|&c| c != ',');
+        if letters.next() == Some('E') && letters.next_back() == Some('L') {
+            return;
+        }
+    }
     let Ok(l) = layout::split(spec, par.pp(), par.virtual_pipeline_model_parallel_size, p.model.num_layers, p.model.mtp_num_layers) else { return };
     let stages = par.pp().saturating_mul(l.vpp);
     if l.embedding_stage == 0 && l.loss_stage + 1 == stages {

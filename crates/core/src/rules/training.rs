@@ -259,10 +259,15 @@ fn fp8_width_failures(m: &ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
         need(format!("linear_qkv out/TP = {qkv}/{tp}"), qkv, 8);
         need(format!("linear_proj in/TP = {q}/{tp}"), q, 16);
     }
-    if kinds.run_where(|k| k.ffn == Ffn::Dense) > 0 {
-        let glu = if m.gated_linear_unit { 2 } else { 1 };
-        need(format!("linear_fc1 out/TP = {}/{tp}", glu * m.ffn_hidden_size), glu * m.ffn_hidden_size, 8);
-        need(format!("linear_fc2 in/TP = {}/{tp}", m.ffn_hidden_size), m.ffn_hidden_size, 16);
+    let table = kinds.table.kinds();
+    for (i, k) in table.iter().enumerate().filter(|(_, k)| k.ffn == Ffn::Dense) {
+        // Each dense MLP width once (heterogeneous layers have several).
+        let (glu, w) = (if m.gated_linear_unit { 2 } else { 1 }, m.dense_width(*k));
+        if table[..i].iter().any(|p| p.ffn == Ffn::Dense && m.dense_width(*p) == w) {
+            continue;
+        }
+        need(format!("linear_fc1 out/TP = {}/{tp}", glu * w), glu * w, 8);
+        need(format!("linear_fc2 in/TP = {w}/{tp}"), w, 16);
     }
     if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0) {
         need(format!("shared expert fc2 in/TP = {s}/{tp}"), s, 16);

@@ -75,10 +75,17 @@ pub fn attention(p: &Plan, out: &mut impl Findings) {
 pub fn ffn(p: &Plan, out: &mut impl Findings) {
     let (m, tp, etp) = (&p.model, p.parallelism.tp(), p.parallelism.etp());
     let moe = m.is_moe();
-    let dense_layers = m.kind_totals().run_where(|k| k.ffn == Ffn::Dense) > 0;
+    let kinds = m.kind_totals();
     let shared = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0);
-    let widths = [("ffn_hidden_size", Some(m.ffn_hidden_size).filter(|_| dense_layers)), ("moe_shared_expert_intermediate_size", shared)];
-    for (name, width) in widths {
+    // Every dense MLP width the layers use (one, or one per kind of heterogeneous layer: each width once), then the
+    // shared experts'.
+    let table = kinds.table.kinds();
+    let first_of_width = |i: usize| {
+        let w = m.dense_width(table[i]);
+        table[i].ffn == Ffn::Dense && !table[..i].iter().any(|p| p.ffn == Ffn::Dense && m.dense_width(*p) == w)
+    };
+    let dense = (0..table.len()).filter(|&i| first_of_width(i)).map(|i| ("ffn_hidden_size", Some(m.dense_width(table[i]))));
+    for (name, width) in dense.chain([("moe_shared_expert_intermediate_size", shared)]) {
         if let Some(f) = width.filter(|&f| f % tp != 0) {
             out.add(Code::FfnNotDivisibleByTp, |code| {
                 let width_tp = nearest_width_tp(p);

@@ -1,8 +1,10 @@
 //! Where each plan field comes from in the tools' own spellings, for the fields that are not rows of the settings
 //! table (those rows carry their Bridge paths and Megatron-LM flags themselves, [`crate::settings::SETTINGS`]): the
-//! parallel layout, the batch, and the model's TransformerConfig fields as Megatron-LM's flags spell them. The names
-//! are those the exports write (`export.rs` cites their sources); the round-trip test (`tests/imports.rs`) holds the
-//! two in step: every export of every preset reads back with nothing unrecognized.
+//! parallel layout, the batch, and the model's TransformerConfig fields as Megatron-LM's flags spell them. The exports
+//! write the layout and batch names from [`LAYOUT`] ([`bridge`], [`flag`]) and the imports read them back through it;
+//! the round-trip test (`tests/imports.rs`) holds every export of every preset to reading back as the same plan.
+//!
+//! At the bottom of the module graph with `codes`: it imports nothing from the crate.
 
 /// How a Megatron-LM flag carries its value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,4 +142,15 @@ pub fn canonical_flag(flag: &str) -> String {
 /// The Bridge path `path` of a layout or batch field, and its rank among the paths of that field (0 decides).
 pub fn by_bridge(path: &str) -> Option<(&'static Name, usize)> {
     LAYOUT.iter().find_map(|n| n.bridge.iter().position(|b| *b == path).map(|i| (n, i)))
+}
+
+/// The deciding Bridge path of the layout or batch field `plan` ("" for a path not in [`LAYOUT`], which the round-trip
+/// test would catch).
+pub fn bridge(plan: &str) -> &'static str {
+    LAYOUT.iter().find(|n| n.plan == plan).and_then(|n| n.bridge.first().copied()).unwrap_or("")
+}
+
+/// The Megatron-LM flag of the layout or batch field `plan` ("" for a path not in [`LAYOUT`]).
+pub fn flag(plan: &str) -> &'static str {
+    LAYOUT.iter().find(|n| n.plan == plan).and_then(|n| n.mlm.map(|(f, _)| f)).unwrap_or("")
 }

@@ -1,0 +1,72 @@
+//! `import`, `diff`, `oom`, `schedule` as a user drives them: exit statuses, the JSON shapes, what goes to stderr.
+
+mod common;
+use common::run;
+use serde_json::Value;
+
+const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/llama-3.1-70b.json");
+
+#[test]
+fn an_export_imports_back_as_the_plan() {
+    let (code, flags, _) = run(&["export", EXAMPLE, "--kind", "megatron-lm"], None);
+    assert_eq!(code, 0);
+    let (code, plan, err) = run(&["import", "-"], Some(&flags));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&plan).expect("a plan file");
+    assert_eq!(v["model"]["preset"], "llama-3.1-70b");
+    assert_eq!(v["parallelism"]["tensor_model_parallel_size"], 8);
+    assert_eq!(v["parallelism"]["virtual_pipeline_model_parallel_size"], 5);
+    assert!(err.contains("read as megatron-args") && !err.contains("settings not read"), "{err}");
+    // The plan it prints plans.
+    let (code, _, _) = run(&["plan", "-"], Some(&plan));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn import_lists_what_it_did_not_read_and_refuses_an_input_without_a_model() {
+    let (code, out, err) = run(&["import", "-", "--format", "json"], Some("pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 4 --lr 3e-4 --bf16"));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["format"], "megatron-args");
+    assert_eq!(v["unrecognized"][0]["name"], "--lr");
+    assert_eq!(v["plan"]["training"]["precision"], "bf16");
+    let (code, _, err) = run(&["import", "-", "--from", "bridge-overrides"], Some("train.global_batch_size=8"));
+    assert_eq!(code, 2);
+    assert!(err.contains("missing-model") && err.contains("--model"), "{err}");
+}
+
+#[test]
+fn diff_of_a_plan_with_itself_and_with_an_invalid_one() {
+    let (code, out, _) = run(&["diff", EXAMPLE, EXAMPLE, "--format", "json"], None);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for key in ["settings", "stages", "step_time", "findings_added", "findings_removed", "crossings"] {
+        assert!(v[key].is_array(), "{key}");
+    }
+    assert_eq!(v["settings"].as_array().unwrap().len(), 0);
+    let text = std::fs::read_to_string(EXAMPLE).unwrap().replace("\"tensor_model_parallel_size\": 8", "\"tensor_model_parallel_size\": 2");
+    let (code, out, _) = run(&["diff", EXAMPLE, "-"], Some(&text));
+    assert_eq!(code, 1, "B runs out of memory: exit 1");
+    assert!(out.contains("parallelism.tensor_model_parallel_size") && out.contains("out-of-memory"), "{out}");
+}
+
+#[test]
+fn oom_explains_a_message_and_refuses_text_without_one() {
+    let msg = "[rank35]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 10.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.00 GiB is free. Of the allocated memory 67.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.";
+    let (code, out, err) = run(&["oom", EXAMPLE, "-", "--format", "json"], Some(msg));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["rank"].as_u64(), v["pipeline_stage"].as_u64(), v["cause"].as_str()), (Some(35), Some(2), Some("overrun")));
+    assert!(!v["fixes"].as_array().unwrap().is_empty());
+    let (code, _, err) = run(&["oom", EXAMPLE, "-"], Some("NCCL error: unhandled system error"));
+    assert_eq!(code, 2);
+    assert!(err.contains("no CUDA out-of-memory message"), "{err}");
+}
+
+#[test]
+fn schedule_draws_every_stage() {
+    let (code, out, _) = run(&["schedule", EXAMPLE, "--width", "40"], None);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("interleaved schedule · PP 4 · VPP 5 · 256 microbatches"), "{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("  pp ")).count(), 4);
+}
