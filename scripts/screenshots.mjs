@@ -35,6 +35,7 @@ const hybrid = {
   parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 4, expert_model_parallel_size: 8 },
 };
 const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
+const small = { ...readme, training: { ...readme.training, global_batch_size: 32 } };
 const readmeBase = { ...readme, parallelism: { ...readme.parallelism, tensor_model_parallel_size: 4, pipeline_model_parallel_size: 8,
   virtual_pipeline_model_parallel_size: null } };
 
@@ -55,6 +56,10 @@ const shots = [
   ["compare", `#base=${encode(readmeBase)}&plan=${encode(readme)}`, { panel: "#compare" }],
   // Explain an OOM: issue 13's message on the README plan.
   ["oom", `#plan=${encode(readme)}`, { panel: "#oom-panel", oom: readFileSync("crates/core/tests/data/oom/meshplan_issue13.txt", "utf8") }],
+  // The Schedule panel: the README plan (PP 4 · VPP 5) at a global batch of 32 (16 microbatches, so that each can be
+  // seen) against a baseline of PP 4 without VPP.
+  ["schedule", `#base=${encode({ ...small, parallelism: { ...readme.parallelism, virtual_pipeline_model_parallel_size: null } })}&plan=${encode(small)}`,
+    { panel: "#schedule-panel", open: "#schedule-panel summary" }],
   // The Training panel's Advanced memory section open, with recompute_modules and optimizer offload set.
   ["advanced", `#plan=${encode({ ...hybrid, training: { ...hybrid.training, recompute_granularity: "selective",
     recompute_modules: ["core_attn", "moe_act"], optimizer_cpu_offload: true } })}`, { advanced: true }],
@@ -75,6 +80,7 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
     await page.click("#find-layouts");
     await page.waitForSelector("#advisor-table tbody tr", { timeout: 30_000 });
   }
+  if (opts.open) await page.click(opts.open);
   if (opts.oom) {
     await page.click("#oom-panel summary");
     await page.fill("#oom-message", opts.oom);
