@@ -2,7 +2,8 @@
 // docs/screenshots/{default,moe-expert-mesh,gpus-4096,embed,dark,layout,layout-error}.png at 1280×800 (embed at 800),
 // advisor.png: the Advisor panel after Find layouts; advanced.png: the Training panel with its Advanced memory section open
 // (Nemotron 3 Nano on PP 4, recompute_modules and optimizer offload set); strip-hybrid.png: its Memory panel, the
-// layer strip above the chart.
+// layer strip above the chart; compare.png: the Compare panel with a baseline pinned (base=); oom.png: the Explain an
+// OOM panel on issue 13's message; schedule.png: the Schedule panel of the README plan.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
 import { mkdirSync, readFileSync } from "node:fs";
 import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
@@ -34,6 +35,7 @@ const hybrid = {
   parallelism: { tensor_model_parallel_size: 1, pipeline_model_parallel_size: 4, expert_model_parallel_size: 8 },
 };
 const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
+const small = { ...readme, training: { ...readme.training, global_batch_size: 32 } };
 const readmeBase = { ...readme, parallelism: { ...readme.parallelism, tensor_model_parallel_size: 4, pipeline_model_parallel_size: 8,
   virtual_pipeline_model_parallel_size: null } };
 
@@ -50,6 +52,14 @@ const shots = [
   // DeepSeek-V3 with Megatron Bridge's perf-recipe layout (PP 2 × VPP 8), and the same layout without its MTP layer.
   ["layout", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tmL"))}`, {}],
   ["layout-error", `#plan=${encode(deepseekV3Gb300("Et*4|(t*4|)*14tL"))}`, {}],
+  // The Compare panel: the README's Llama 3.1 70B plan (TP 8 · PP 4 · VPP 5) against a baseline of TP 4 · PP 8, no VPP.
+  ["compare", `#base=${encode(readmeBase)}&plan=${encode(readme)}`, { panel: "#compare" }],
+  // Explain an OOM: issue 13's message on the README plan.
+  ["oom", `#plan=${encode(readme)}`, { panel: "#oom-panel", oom: readFileSync("crates/core/tests/data/oom/meshplan_issue13.txt", "utf8") }],
+  // The Schedule panel: the README plan (PP 4 · VPP 5) at a global batch of 32 (16 microbatches, so that each can be
+  // seen) against a baseline of PP 4 without VPP.
+  ["schedule", `#base=${encode({ ...small, parallelism: { ...readme.parallelism, virtual_pipeline_model_parallel_size: null } })}&plan=${encode(small)}`,
+    { panel: "#schedule-panel", open: "#schedule-panel summary" }],
   // The Training panel's Advanced memory section open, with recompute_modules and optimizer offload set.
   ["advanced", `#plan=${encode({ ...hybrid, training: { ...hybrid.training, recompute_granularity: "selective",
     recompute_modules: ["core_attn", "moe_act"], optimizer_cpu_offload: true } })}`, { advanced: true }],
@@ -70,6 +80,7 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
     await page.click("#find-layouts");
     await page.waitForSelector("#advisor-table tbody tr", { timeout: 30_000 });
   }
+  if (opts.open) await page.click(opts.open);
   if (opts.oom) {
     await page.click("#oom-panel summary");
     await page.fill("#oom-message", opts.oom);

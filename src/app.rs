@@ -37,6 +37,7 @@ pub fn App() -> impl IntoView {
                     <GridPanel outcome=doc.outcome dark />
                     <MemoryPanel doc dark />
                     {(!embed).then(|| view! { <AdvisorPanel doc dark /> <ExportPanel doc /> <OomPanel doc /> })}
+                    <SchedulePanel doc baseline />
                 </div>
             </div>
         </div>

@@ -2,18 +2,19 @@
 //! diff says changed from the baseline — the settings that differ, each pipeline stage's memory by term, the step
 //! time by term, findings that appear or disappear, and rank-group kinds whose NVLink-domain crossing changes.
 
-use crate::format::{gib, seconds};
+use crate::format::{GIB, gib, seconds};
 use crate::state::{Baseline, Doc};
 use leptos::prelude::*;
 use meshplan_core::diff::{Diff, StageDelta};
 use serde_json::Value;
 
-/// A signed size: "+1.2 GiB", "−0.5 GiB", "±0".
+/// A signed size: "+1.2 GiB", "−0.5 GiB", below 0.05 GiB in MiB ("+12 MiB"), "±0".
 pub fn signed_gib(delta: i64) -> String {
+    let size = |b: u64| if (b as f64) < 0.05 * GIB { format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64) } else { gib(b) };
     match delta {
         0 => "±0".into(),
-        d if d > 0 => format!("+{}", gib(d.unsigned_abs())),
-        d => format!("−{}", gib(d.unsigned_abs())),
+        d if d > 0 => format!("+{}", size(d.unsigned_abs())),
+        d => format!("−{}", size(d.unsigned_abs())),
     }
 }
 
@@ -129,18 +130,26 @@ fn StagesTable(stages: Vec<StageDelta>) -> impl IntoView {
             <table id="compare-memory" class="compare-table">
                 <thead><tr><th scope="col">"stage / term"</th><th scope="col">"baseline"</th><th scope="col">"this plan"</th><th scope="col">"change"</th></tr></thead>
                 <tbody>
-                    {changed.into_iter().map(|s| view! {
+                    {changed.into_iter().map(|s| {
+                        // A stage only one plan has: its total, not its terms (each would equal the total's side).
+                        let only = match (s.a_total_bytes, s.b_total_bytes) {
+                            (0, _) => " (this plan only)",
+                            (_, 0) => " (baseline only)",
+                            _ => "",
+                        };
+                        let terms = if only.is_empty() { s.terms } else { Vec::new() };
+                        view! {
                         <tr class="stage-row" data-stage=s.pipeline_rank>
-                            <th scope="row">"stage "{s.pipeline_rank}</th><td>{gib(s.a_total_bytes)}</td><td>{gib(s.b_total_bytes)}</td>
+                            <th scope="row">"stage "{s.pipeline_rank}{only}</th><td>{gib(s.a_total_bytes)}</td><td>{gib(s.b_total_bytes)}</td>
                             <td class=tone(s.delta_bytes as f64)>{signed_gib(s.delta_bytes)}</td>
                         </tr>
-                        {s.terms.into_iter().map(|t| view! {
+                        {terms.into_iter().map(|t| view! {
                             <tr class="term-row" data-term=t.key.clone()>
                                 <th scope="row">{t.label}</th><td>{gib(t.a_bytes)}</td><td>{gib(t.b_bytes)}</td>
                                 <td class=tone(t.delta_bytes as f64)>{signed_gib(t.delta_bytes)}</td>
                             </tr>
                         }).collect_view()}
-                    }).collect_view()}
+                    }}).collect_view()}
                 </tbody>
             </table>
         </div>
@@ -189,6 +198,8 @@ mod tests {
         assert_eq!(signed_gib(1_610_612_736), "+1.5 GiB");
         assert_eq!(signed_gib(-1_610_612_736), "−1.5 GiB");
         assert_eq!(signed_gib(0), "±0");
+        // 12 MiB = 12,582,912 bytes, under 0.05 GiB (51.2 MiB).
+        assert_eq!(signed_gib(12_582_912), "+12 MiB");
         assert_eq!(signed_seconds(0.012), "+12 ms");
         assert_eq!(signed_seconds(-1.2), "−1.20 s");
         assert_eq!(shown(&Value::Null), "—");

@@ -16,6 +16,7 @@ pub mod memory;
 pub mod model;
 pub mod oom;
 pub mod parallelism;
+pub mod schedule;
 pub mod training;
 
 pub use advisor::AdvisorPanel;
@@ -31,4 +32,5 @@ pub use memory::MemoryPanel;
 pub use model::ModelPanel;
 pub use oom::OomPanel;
 pub use parallelism::ParallelismPanel;
+pub use schedule::SchedulePanel;
 pub use training::TrainingPanel;

@@ -69,16 +69,16 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
 
 #[component]
 fn ExplanationView(x: Explanation) -> impl IntoView {
-    let (cause_class, cause_head) = match x.cause {
-        Cause::Fragmentation => ("fragmentation", "Fragmentation"),
-        Cause::Overrun => ("overrun", "A real overrun"),
+    let cause_class = match x.cause {
+        Cause::Fragmentation => "fragmentation",
+        Cause::Overrun => "overrun",
     };
     let coords = x.coordinates.map(|c| format!(" · TP {} · CP {} · DP {} · PP {} · EP {}", c.tp, c.cp, c.dp, c.pp, c.ep)).unwrap_or_default();
     view! {
         <p id="oom-where" class="summary">
             "Rank "{x.rank}" ("{x.rank_source.clone()}"): pipeline stage "<strong>{x.pipeline_stage}</strong>{coords}
         </p>
-        <p id="oom-cause" class=format!("oom-cause {cause_class}") data-cause=cause_class><strong>{cause_head}</strong>" — "{x.cause_text.clone()}</p>
+        <p id="oom-cause" class=format!("oom-cause {cause_class}") data-cause=cause_class>{x.cause_text.clone()}</p>
         <h3>"The rank's groups"</h3>
         <ul id="oom-groups" class="compare-list">
             {x.groups.iter().map(|(kind, ranks)| view! { <li data-kind=kind.clone()><strong>{kind.to_uppercase()}</strong>": "{rank_list(ranks)}</li> }).collect_view()}
