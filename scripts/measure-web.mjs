@@ -100,6 +100,9 @@ for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
     // and redraws the Compare panel.
     const cmp = await openApp(browser, `${server.url}#base=${encode(plan(nodes, 4, 8))}&plan=${encode(plan(nodes, 8, 4))}`);
     report(`${label} GPUs with a baseline pinned (Compare panel shown)`, await edit(cmp.page));
+    // The Schedule panel open as well: both plans' schedules laid out and drawn on every edit.
+    await cmp.page.click("#schedule-panel summary");
+    report(`${label} GPUs with a baseline pinned and the Schedule panel open`, await edit(cmp.page));
     await cmp.context.close();
   }
   if (nodes === 2048) {

@@ -33,19 +33,15 @@ pub fn draw(s: &Schedule, width: u32, span_s: f64) -> String {
     for (i, st) in s.stages.iter().enumerate() {
         let y = i as f64 * per_stage;
         out += &format!(r#"<text x="0" y="{:.1}" fill="currentColor">stage {}</text>"#, y + ROW - 3.0, st.pipeline_rank);
-        out += &format!(r#"<rect x="{LABEL}" y="{y:.1}" width="{w:.1}" height="{ROW}" fill="currentColor" fill-opacity="0.08"/>"#);
+        out += &format!(r#"<rect class="bg" x="{LABEL}" y="{y:.1}" width="{w:.1}" height="{ROW}" fill="currentColor" fill-opacity="0.08"/>"#);
         for op in st.ops.iter().filter(|o| o.microbatch < last_mb) {
             let colour = if op.kind == "F" { FORWARD } else { BACKWARD };
             let opacity = 1.0 - 0.45 * op.chunk as f64 / s.vpp.max(2).saturating_sub(1) as f64;
+            // No per-op tooltip: a <title> each took an edit with the panel open from 25.6 to 31.1 ms (1,024 GPUs, pinned).
             out += &format!(
-                r#"<rect x="{:.2}" y="{y:.1}" width="{:.2}" height="{ROW}" fill="{colour}" fill-opacity="{opacity:.2}"><title>{} microbatch {} chunk {}: {}–{}</title></rect>"#,
+                r#"<rect x="{:.2}" y="{y:.1}" width="{:.2}" height="{ROW}" fill="{colour}" fill-opacity="{opacity:.2}"/>"#,
                 x(op.start_s),
-                (x(op.end_s) - x(op.start_s)).max(0.3),
-                op.kind,
-                op.microbatch,
-                op.chunk,
-                seconds(op.start_s),
-                seconds(op.end_s)
+                (x(op.end_s) - x(op.start_s)).max(0.3)
             );
         }
         // Saved activations: a step line from the stage's changes, scaled to the largest stage peak.
@@ -153,7 +149,7 @@ mod tests {
             ],
         };
         let svg = draw(&s, 472, 9.0);
-        assert_eq!(svg.matches("<title>").count(), 8);
+        assert_eq!(svg.matches("<rect").count() - svg.matches(r#"class="bg""#).count(), 8);
         // 472 px less the 64 px labels and 8 px margin: 400 px for 9 s; stage 0's B 1 starts at 7 s → 64 + 311.1.
         assert!(svg.contains(r#"x="375.11""#), "{svg}");
         assert_eq!(summary(&s), "1F1B, PP 2 · 2 microbatches: bubble 50.0% of busy time, pipeline 9.00 s");

@@ -152,21 +152,26 @@ test("Explain an OOM: an overrun on rank 35 lists fixes that free the shortfall,
 });
 
 // Panels off the screen are not rendered (content-visibility: auto) and have no innerText: read their text content.
-const content = async (page, selector) => (await page.locator(selector).textContent()).trim();
+// The toggle event draws the panel after the click returns: wait (up to 5 s) for the text to read as expected.
+async function content(page, selector, expected) {
+  await page.waitForFunction(([sel, src]) => new RegExp(src).test(document.querySelector(sel)?.textContent.trim() ?? ""),
+    [selector, expected.source], { timeout: 5000 }).catch(() => {});
+  return (await page.locator(selector).textContent()).trim();
+}
 
 test("the schedule drawn: 1F1B on the default plan, interleaved after VPP 2, both plans while a baseline is pinned", async () => {
   const { page, context, problems } = await openApp(browser, server.url);
   await page.click("#schedule-panel summary");
   // The default plan: Llama 3.1 8B, PP 2 (16 layers a stage), GBS 128 over DP 4 at micro-batch 1: 32 microbatches.
   // Megatron's bubble (PP − 1)/(VPP·m) = 1/32 = 3.1%; 2 stages × 32 microbatches × (F + B) = 128 operations.
-  assert.match(await content(page, "#schedule-summary"), /^1F1B, PP 2 · 32 microbatches: bubble 3\.1% of busy time/);
-  assert.equal(await page.locator("#schedule-chart svg rect title").count(), 128);
+  assert.match(await content(page, "#schedule-summary", /^1F1B, PP 2 · 32 microbatches: bubble 3\.1% of busy time/), /^1F1B, PP 2 · 32 microbatches: bubble 3\.1% of busy time/);
+  assert.equal(await page.locator("#schedule-chart svg rect:not(.bg)").count(), 128);
   await page.click("#compare-pin");
   await page.fill("#f-parallelism-virtual-pipeline-model-parallel-size", "2");
   // VPP 2: 1/(2·32) = 1.6%; 2 stages × 2 chunks × 32 × 2 = 256 operations. The baseline stays 1F1B.
-  assert.match(await content(page, "#schedule-summary"), /^interleaved 1F1B, PP 2 · VPP 2 \(groups of 2\) · 32 microbatches: bubble 1\.6%/);
-  assert.equal(await page.locator("#schedule-chart svg rect title").count(), 256);
-  assert.match(await content(page, "#schedule-base-summary"), /^1F1B, PP 2 · 32 microbatches: bubble 3\.1%/);
+  assert.match(await content(page, "#schedule-summary", /^interleaved 1F1B, PP 2 · VPP 2 \(groups of 2\) · 32 microbatches: bubble 1\.6%/), /^interleaved 1F1B, PP 2 · VPP 2 \(groups of 2\) · 32 microbatches: bubble 1\.6%/);
+  assert.equal(await page.locator("#schedule-chart svg rect:not(.bg)").count(), 256);
+  assert.match(await content(page, "#schedule-base-summary", /^1F1B, PP 2 · 32 microbatches: bubble 3\.1%/), /^1F1B, PP 2 · 32 microbatches: bubble 3\.1%/);
   assert.deepEqual(problems, clean);
   await context.close();
 });
