@@ -96,7 +96,7 @@ fn DiffView(d: Diff) -> impl IntoView {
             <h3>"Rank groups crossing NVLink domains"</h3>
             <ul id="compare-crossings" class="compare-list">
                 {d.crossings.iter().map(|c| view! {
-                    <li data-kind=c.kind.clone()>{format!("{}: {} of {} groups cross → {} of {}", c.kind.to_uppercase(), c.a_groups_crossing, c.a_total_groups, c.b_groups_crossing, c.b_total_groups)}</li>
+                    <li data-kind=c.kind.clone()>{format!("{}: {} of {} groups cross → {} of {}", c.kind.to_ascii_uppercase(), c.a_groups_crossing, c.a_total_groups, c.b_groups_crossing, c.b_total_groups)}</li>
                 }).collect_view()}
             </ul>
         })}

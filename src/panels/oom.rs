@@ -81,7 +81,7 @@ fn ExplanationView(x: Explanation) -> impl IntoView {
         <p id="oom-cause" class=format!("oom-cause {cause_class}") data-cause=cause_class>{x.cause_text.clone()}</p>
         <h3>"The rank's groups"</h3>
         <ul id="oom-groups" class="compare-list">
-            {x.groups.iter().map(|(kind, ranks)| view! { <li data-kind=kind.clone()><strong>{kind.to_uppercase()}</strong>": "{rank_list(ranks)}</li> }).collect_view()}
+            {x.groups.iter().map(|(kind, ranks)| view! { <li data-kind=kind.clone()><strong>{kind.to_ascii_uppercase()}</strong>": "{rank_list(ranks)}</li> }).collect_view()}
         </ul>
         <h3>"The message beside meshplan's prediction for stage "{x.pipeline_stage}</h3>
         <table id="oom-compared" class="compare-table">
