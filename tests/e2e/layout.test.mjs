@@ -36,6 +36,8 @@ test("typing DeepSeek-V3's layout splits its stages as Megatron does, and a brok
   assert.equal(await rows.nth(1).locator("td.chunks").textContent(), "4 · 4 · 4 · 4 · 4 · 4 · 4 · 1 m L");
   // The exports sit below the fold, where content-visibility skips rendering (and innerText): scroll to them.
   await page.locator("#export-bridge").scrollIntoViewIfNeeded();
+  // Rendering after the scroll can lag a loaded machine: wait until each export has been laid out with its text.
+  await page.waitForFunction((sels) => sels.every((s) => document.querySelector(s)?.innerText.trim()), ["#export-bridge", "#export-megatron"]);
   assert.match(await text(page, "#export-bridge"), /cfg\.model\.pipeline_model_parallel_layout = "Et\*4\|\(t\*4\|\)\*14tmL"/);
   assert.match(await text(page, "#export-megatron"), /--pipeline-model-parallel-layout 'Et\*4\|\(t\*4\|\)\*14tmL'/);
 

@@ -51,6 +51,8 @@ test("pick a preset and change TP: diagnostics, DP, grid cells and groups, chart
   assert.ok(bars >= 10, `stage chart rects: ${bars}`);
   // The exports sit below the fold, where content-visibility skips rendering (and innerText): scroll to them.
   await page.locator("#export-bridge").scrollIntoViewIfNeeded();
+  // Rendering after the scroll can lag a loaded machine: wait until each export has been laid out with its text.
+  await page.waitForFunction((sels) => sels.every((s) => document.querySelector(s)?.innerText.trim()), ["#export-bridge", "#export-megatron", "#export-slurm", "#export-plan"]);
   assert.match(await text(page, "#export-bridge"), /cfg\.model\.tensor_model_parallel_size = 8/);
   assert.match(await text(page, "#export-megatron"), /--tensor-model-parallel-size 8/);
   assert.match(await text(page, "#export-slurm"), /#SBATCH --nodes=4/);
