@@ -87,29 +87,11 @@ fn model_from_fields_known(
     let qk_layernorm = f.boolean("qk_layernorm", b.is_some_and(|b| b.qk_layernorm));
     let share_embeddings_and_output_weights =
         f.boolean("share_embeddings_and_output_weights", b.is_none_or(|b| b.share_embeddings_and_output_weights));
-    let num_moe_experts = match f.raw("num_moe_experts") {
-        Some(_) => f.opt_uint("num_moe_experts", 0, MAX_EXPERTS).filter(|&e| e > 0),
-        None => b.and_then(|b| b.num_moe_experts),
-    };
-    let moe_router_topk = f.uint("moe_router_topk", b.map_or(2, |b| b.moe_router_topk), 1, 1 << 20);
-    let moe_ffn_hidden_size = f.opt_uint("moe_ffn_hidden_size", 1, 1 << 26).or(b.and_then(|b| b.moe_ffn_hidden_size));
-    let moe_shared_expert_intermediate_size =
-        f.opt_uint("moe_shared_expert_intermediate_size", 0, 1 << 26).or(b.and_then(|b| b.moe_shared_expert_intermediate_size));
-    let moe_layer_freq =
-        read_layer_freq(&mut f, "moe_layer_freq", num_layers).unwrap_or_else(|| b.map_or(MoeLayerFreq::Every(1), |b| b.moe_layer_freq.clone()));
-    let moe_router_pre_softmax = f.boolean("moe_router_pre_softmax", b.is_some_and(|b| b.moe_router_pre_softmax));
+    let moe = read_moe_fields(&mut f, b, num_layers);
     // A pattern with + (MLA) or D (DSA) layers turns MLA on (megatron/training/arguments.py l.918–923).
     let mla_pattern = hybrid.as_ref().is_some_and(|p| p.has(b'+') || p.has(b'D'));
     let multi_latent_attention = f.boolean("multi_latent_attention", b.is_some_and(|b| b.multi_latent_attention)) || mla_pattern;
-    let q_lora_rank = match f.raw("q_lora_rank") {
-        Some(_) => f.opt_uint("q_lora_rank", 1, 1 << 24),
-        None if value.and_then(|v| v.get("q_lora_rank")).is_some_and(Value::is_null) => None,
-        None => b.map_or(Some(512), |b| b.q_lora_rank),
-    };
-    let kv_lora_rank = f.uint("kv_lora_rank", b.map_or(512, |b| b.kv_lora_rank), 1, 1 << 24);
-    let qk_head_dim = f.uint("qk_head_dim", b.map_or(128, |b| b.qk_head_dim), 1, 1 << 20);
-    let qk_pos_emb_head_dim = f.uint("qk_pos_emb_head_dim", b.map_or(64, |b| b.qk_pos_emb_head_dim), 0, 1 << 20);
-    let v_head_dim = f.uint("v_head_dim", b.map_or(128, |b| b.v_head_dim), 1, 1 << 20);
+    let mla = read_mla_fields(&mut f, b, value);
     let mut mtp_num_layers = f.uint("mtp_num_layers", b.map_or(0, |b| b.mtp_num_layers), 0, 1 << 10);
     let mtp_use_repeated_layer = f.boolean("mtp_use_repeated_layer", b.is_some_and(|b| b.mtp_use_repeated_layer));
     let mtp_pattern = pattern::text(&mut f, "mtp_hybrid_override_pattern");
@@ -152,18 +134,18 @@ fn model_from_fields_known(
         add_qkv_bias,
         qk_layernorm,
         share_embeddings_and_output_weights,
-        num_moe_experts,
-        moe_router_topk,
-        moe_ffn_hidden_size,
-        moe_shared_expert_intermediate_size,
-        moe_layer_freq,
-        moe_router_pre_softmax,
+        num_moe_experts: moe.num_moe_experts,
+        moe_router_topk: moe.moe_router_topk,
+        moe_ffn_hidden_size: moe.moe_ffn_hidden_size,
+        moe_shared_expert_intermediate_size: moe.moe_shared_expert_intermediate_size,
+        moe_layer_freq: moe.moe_layer_freq,
+        moe_router_pre_softmax: moe.moe_router_pre_softmax,
         multi_latent_attention,
-        q_lora_rank,
-        kv_lora_rank,
-        qk_head_dim,
-        qk_pos_emb_head_dim,
-        v_head_dim,
+        q_lora_rank: mla.q_lora_rank,
+        kv_lora_rank: mla.kv_lora_rank,
+        qk_head_dim: mla.qk_head_dim,
+        qk_pos_emb_head_dim: mla.qk_pos_emb_head_dim,
+        v_head_dim: mla.v_head_dim,
         mtp_num_layers,
         mtp_use_repeated_layer,
         hybrid_layer_pattern: hybrid,
@@ -190,15 +172,71 @@ fn model_from_fields_known(
         config.num_query_groups = g;
     }
     fill_ssm_defaults(&mut config);
+    check_hybrid_moe(&config, diags);
+    config
+}
+
+/// HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).
+fn check_hybrid_moe(config: &ModelConfig, diags: &mut Vec<Diagnostic>) {
     if config.hybrid_layer_pattern.as_ref().is_some_and(|p| p.has(b'E')) && !config.is_moe() {
-        // HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).
         diags.push(Diagnostic::new(
             Code::InvalidValue,
             "the hybrid pattern has E (MoE) layers but num_moe_experts is not set: they are counted without experts",
             "set model.num_moe_experts (and moe_router_topk, moe_ffn_hidden_size)",
         ));
     }
-    config
+}
+
+/// The MoE fields as given (over `base`'s).
+struct MoeFields {
+    num_moe_experts: Option<u64>,
+    moe_router_topk: u64,
+    moe_ffn_hidden_size: Option<u64>,
+    moe_shared_expert_intermediate_size: Option<u64>,
+    moe_layer_freq: MoeLayerFreq,
+    moe_router_pre_softmax: bool,
+}
+
+fn read_moe_fields(f: &mut Fields, b: Option<&ModelConfig>, num_layers: u64) -> MoeFields {
+    let num_moe_experts = match f.raw("num_moe_experts") {
+        Some(_) => f.opt_uint("num_moe_experts", 0, MAX_EXPERTS).filter(|&e| e > 0),
+        None => b.and_then(|b| b.num_moe_experts),
+    };
+    MoeFields {
+        num_moe_experts,
+        moe_router_topk: f.uint("moe_router_topk", b.map_or(2, |b| b.moe_router_topk), 1, 1 << 20),
+        moe_ffn_hidden_size: f.opt_uint("moe_ffn_hidden_size", 1, 1 << 26).or(b.and_then(|b| b.moe_ffn_hidden_size)),
+        moe_shared_expert_intermediate_size: f
+            .opt_uint("moe_shared_expert_intermediate_size", 0, 1 << 26)
+            .or(b.and_then(|b| b.moe_shared_expert_intermediate_size)),
+        moe_layer_freq: read_layer_freq(f, "moe_layer_freq", num_layers)
+            .unwrap_or_else(|| b.map_or(MoeLayerFreq::Every(1), |b| b.moe_layer_freq.clone())),
+        moe_router_pre_softmax: f.boolean("moe_router_pre_softmax", b.is_some_and(|b| b.moe_router_pre_softmax)),
+    }
+}
+
+/// The multi-latent-attention sizes as given (over `base`'s; DeepSeek-V3's by default).
+struct MlaFields {
+    q_lora_rank: Option<u64>,
+    kv_lora_rank: u64,
+    qk_head_dim: u64,
+    qk_pos_emb_head_dim: u64,
+    v_head_dim: u64,
+}
+
+fn read_mla_fields(f: &mut Fields, b: Option<&ModelConfig>, value: Option<&Value>) -> MlaFields {
+    let q_lora_rank = match f.raw("q_lora_rank") {
+        Some(_) => f.opt_uint("q_lora_rank", 1, 1 << 24),
+        None if value.and_then(|v| v.get("q_lora_rank")).is_some_and(Value::is_null) => None,
+        None => b.map_or(Some(512), |b| b.q_lora_rank),
+    };
+    MlaFields {
+        q_lora_rank,
+        kv_lora_rank: f.uint("kv_lora_rank", b.map_or(512, |b| b.kv_lora_rank), 1, 1 << 24),
+        qk_head_dim: f.uint("qk_head_dim", b.map_or(128, |b| b.qk_head_dim), 1, 1 << 20),
+        qk_pos_emb_head_dim: f.uint("qk_pos_emb_head_dim", b.map_or(64, |b| b.qk_pos_emb_head_dim), 0, 1 << 20),
+        v_head_dim: f.uint("v_head_dim", b.map_or(128, |b| b.v_head_dim), 1, 1 << 20),
+    }
 }
 
 /// The Mamba-2 and Gated DeltaNet fields as given (over `base`'s).
