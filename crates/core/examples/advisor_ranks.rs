@@ -20,6 +20,9 @@ use meshplan_core::pipeline::layout::even_text;
 use meshplan_core::plan_value;
 use meshplan_core::search::{self, Candidate, SearchOptions};
 use serde_json::{Value, json};
+
+#[path = "shared/bridge_entry.rs"]
+mod shared;
 use std::time::Instant;
 
 /// How many picks the search returns here: enough to find a published layout ranked below the top 5.
@@ -41,31 +44,9 @@ fn precision_of(r: &Value) -> (&'static str, Option<&'static str>) {
     }
 }
 
-/// The Bridge perf-recipe entry of a row, named <MODEL>_<GPU>_<PRECISION> as in Bridge's workload_base_configs.py
-/// (B300 runs read B200's).
+/// The Bridge perf-recipe entry of a row.
 fn recipe_entry<'a>(settings: &'a [Value], r: &Value, recipe: Option<&str>) -> Option<&'a Value> {
-    let model = match r["model_key"].as_str()? {
-        "llama-3.1-8b" => "LLAMA3_8B",
-        "llama-3.1-70b" => "LLAMA3_70B",
-        "llama-3.1-405b" => "LLAMA31_405B",
-        "deepseek-v3" => "DEEPSEEK_V3",
-        "qwen3-30b-a3b" => "QWEN3_30B_A3B",
-        "qwen3-235b-a22b" => "QWEN3_235B_A22B",
-        _ => return None,
-    };
-    let gpu = match r["gpu_type"].as_str()? {
-        "B300" => "B200",
-        "H100-SXM-80GB" => "H100",
-        g => g,
-    };
-    let precision = match (r["precision_normalized"].as_str(), recipe) {
-        (Some("bf16"), _) => "BF16",
-        (Some(p), _) if p.contains("fp4") => "NVFP4",
-        (_, Some("mxfp8")) => "FP8_MX",
-        (_, Some("blockwise")) => "FP8_SC",
-        _ => "FP8_CS",
-    };
-    let name = format!("{model}_{gpu}_{precision}");
+    let name = shared::entry_name(r, recipe)?;
     settings.iter().find(|e| e["name"].as_str() == Some(name.as_str()))
 }
 

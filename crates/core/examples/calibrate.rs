@@ -13,6 +13,9 @@ use meshplan_core::perf::{self, Constants};
 use meshplan_core::{Derived, Plan, plan_value};
 use serde_json::{Value, json};
 
+#[path = "shared/bridge_entry.rs"]
+mod shared;
+
 /// The published runs, kept in the repository (a copy of the shared reference file, sources per row).
 pub const DEFAULT_RUNS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../reference/calibration_runs.json");
 
@@ -58,32 +61,9 @@ fn bridge_settings() -> &'static [Value] {
     S.get_or_init(|| std::fs::read_to_string(BRIDGE_SETTINGS).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default())
 }
 
-/// The Bridge perf-recipe entry of a Bridge table row: <MODEL>_<GPU>_<PRECISION> (B300 reads B200's).
+/// The Bridge perf-recipe entry of a Bridge table row.
 fn bridge_entry(r: &Value, recipe: Option<&str>) -> Option<&'static Value> {
-    let model = match r["model_key"].as_str()? {
-        "llama-3.1-8b" => "LLAMA3_8B",
-        "llama-3.1-70b" => "LLAMA3_70B",
-        "llama-3.1-405b" => "LLAMA31_405B",
-        "deepseek-v3" => "DEEPSEEK_V3",
-        "qwen3-30b-a3b" => "QWEN3_30B_A3B",
-        "qwen3-235b-a22b" => "QWEN3_235B_A22B",
-        _ => return None,
-    };
-    let gpu = match r["gpu_type"].as_str()? {
-        "GB300" => "GB300",
-        "GB200" => "GB200",
-        "B200" | "B300" => "B200",
-        "H100-SXM-80GB" => "H100",
-        _ => return None,
-    };
-    let prec = match (r["precision_normalized"].as_str(), recipe) {
-        (Some("bf16"), _) => "BF16",
-        (Some("nvfp4"), _) => "NVFP4",
-        (_, Some("mxfp8")) => "FP8_MX",
-        (_, Some("blockwise")) => "FP8_SC",
-        _ => "FP8_CS",
-    };
-    let name = format!("{model}_{gpu}_{prec}");
+    let name = shared::entry_name(r, recipe)?;
     bridge_settings().iter().find(|e| e["name"].as_str() == Some(name.as_str()))
 }
 
