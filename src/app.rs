@@ -1,8 +1,10 @@
 //! The whole planner: the state (one plan document, the core's report as a memo over it, the editor in
-//! context), the effects that sync it with the outside world, and the panels laid out in two columns.
+//! context), the effects that sync it with the outside world, and the panels laid out in two columns — with
+//! empty slots where the tools module ([`crate::tools`]) mounts the panels it loads after the first render.
 
 use crate::panels::*;
-use crate::state::{Baseline, Doc, Editor, sync};
+use crate::state::{Baseline, Doc, Editor, bridge, sync};
+use crate::tools::slot;
 use leptos::prelude::*;
 
 #[component]
@@ -13,9 +15,10 @@ pub fn App() -> impl IntoView {
     let base = RwSignal::new(opening.base);
     let notice = RwSignal::new(opening.notice);
     let doc = Doc::new(plan.read_only());
-    let baseline = Baseline::new(base, doc);
+    let baseline = Baseline::new(base);
     provide_context(baseline);
     let (theme, dark) = sync::theme();
+    bridge::serve_tools(plan, base, dark);
     provide_context(Editor::new(plan, notice));
     sync::keep_in_url(plan, base, embed);
     sync::follow_links(plan, base, notice);
@@ -33,11 +36,15 @@ pub fn App() -> impl IntoView {
                 <div class="results">
                     <DerivedPanel outcome=doc.outcome />
                     <DiagnosticsPanel outcome=doc.outcome />
-                    {move || baseline.pinned().then(|| view! { <ComparePanel doc baseline embed /> })}
+                    <div id=slot::COMPARE class="tools-slot"></div>
                     <GridPanel outcome=doc.outcome dark />
                     <MemoryPanel doc dark />
-                    {(!embed).then(|| view! { <AdvisorPanel doc dark /> <ExportPanel doc /> <OomPanel doc /> })}
-                    <SchedulePanel doc baseline />
+                    {(!embed).then(|| view! {
+                        <div id=slot::ADVISOR class="tools-slot"></div>
+                        <div id=slot::EXPORTS class="tools-slot"></div>
+                        <div id=slot::OOM class="tools-slot"></div>
+                    })}
+                    <div id=slot::SCHEDULE class="tools-slot"></div>
                 </div>
             </div>
         </div>

@@ -36,6 +36,11 @@ pub fn page_url() -> String {
         .unwrap_or_default()
 }
 
+/// The page's element with this id, as an HTML element.
+pub fn element_by_id(id: &str) -> Option<web_sys::HtmlElement> {
+    window()?.document()?.get_element_by_id(id)?.dyn_into().ok()
+}
+
 fn storage() -> Option<web_sys::Storage> {
     window()?.local_storage().ok().flatten()
 }

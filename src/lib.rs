@@ -2,7 +2,8 @@
 //! renders the core's report; all sizing stays in the core.
 //!
 //! `state` holds the plan and the report; `panels` one file per panel; `ui` the controls and chart
-//! frame panels share; `format` how numbers read. `charts`, `grid`, `advisor` and `fields` are plain
+//! frame panels share; `format` how numbers read; `tools` the panels loaded after the first render
+//! (a second wasm, `meshplan-tools`). `charts`, `grid`, `advisor` and `fields` are plain
 //! Rust (SVG, pixels, plan edits, field facts); `browser` wraps the browser; `api` is the JS API.
 
 pub mod advisor;
@@ -17,6 +18,7 @@ pub mod panels;
 pub mod settings_form;
 pub mod state;
 pub mod strip;
+pub mod tools;
 pub mod ui;
 
 pub use app::App;

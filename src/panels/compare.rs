@@ -3,7 +3,7 @@
 //! time by term, findings that appear or disappear, and rank-group kinds whose NVLink-domain crossing changes.
 
 use crate::format::{GIB, gib, seconds};
-use crate::state::{Baseline, Doc};
+use crate::state::{Comparison, Doc};
 use leptos::prelude::*;
 use meshplan_core::diff::{Diff, StageDelta};
 use serde_json::Value;
@@ -50,7 +50,7 @@ fn tone(delta: f64) -> &'static str {
 }
 
 #[component]
-pub fn ComparePanel(doc: Doc, baseline: Baseline, embed: bool) -> impl IntoView {
+pub fn ComparePanel(doc: Doc, baseline: Comparison, embed: bool) -> impl IntoView {
     let pinned = move || baseline.pinned();
     view! {
         <section class="panel" id="compare" aria-labelledby="compare-h">

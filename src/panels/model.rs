@@ -135,7 +135,7 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
                 <button on:click=move |_| set_mode(Mode::Preset)>"Back to the plain preset"</button>
             </details>
             <HfConfig open_for_hf=Signal::derive(move || mode.get() == Mode::Hf) />
-            <crate::panels::ImportBox />
+            <div id=crate::tools::slot::IMPORT class="tools-slot"></div>
         </section>
     }
 }

@@ -4,7 +4,7 @@
 //! while the panel is open (the schedule has up to 2^16 operations).
 
 use crate::format::{gib, percent, seconds};
-use crate::state::{Baseline, Doc};
+use crate::state::{Comparison, Doc};
 use crate::ui::chart::{element_width, swatch_box};
 use leptos::prelude::*;
 use meshplan_core::schedule::{Schedule, schedule};
@@ -77,7 +77,7 @@ pub fn summary(s: &Schedule) -> String {
 }
 
 #[component]
-pub fn SchedulePanel(doc: Doc, baseline: Baseline) -> impl IntoView {
+pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
     let open = RwSignal::new(false);
     let ours = Memo::new(move |_| open.get().then(|| doc.outcome.with(|o| o.as_ref().map_err(|e| e.message.clone()).and_then(|r| schedule(r).map_err(|d| d.message)))));
     let theirs = Memo::new(move |_| {

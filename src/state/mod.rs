@@ -5,11 +5,12 @@
 //! link, `sync` keeps the URL hash, localStorage and the theme in step with it.
 
 pub mod baseline;
+pub mod bridge;
 pub mod plan_doc;
 pub mod share;
 pub mod sync;
 
-pub use baseline::Baseline;
+pub use baseline::{Baseline, Comparison};
 use leptos::prelude::*;
 use meshplan_core::presets::{self, Catalog};
 use meshplan_core::{InputError, Report};

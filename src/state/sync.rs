@@ -25,10 +25,15 @@ pub struct Opening {
 /// The plan the URL hash or localStorage holds (see [`share::initial_plan`]), and the layout.
 pub fn opening() -> Opening {
     let hash = browser::hash();
-    let embed = share::hash_param(&hash, "embed").is_some() || share::hash_param(&browser::search(), "embed").is_some();
+    let embed = is_embed();
     let (plan, notice) = share::initial_plan(&hash, browser::load(STORAGE_KEY).as_deref());
     let (base, base_notice) = share::initial_base(&hash);
     Opening { plan, notice: notice.or(base_notice), embed, base }
+}
+
+/// Whether the page shows the compact layout for docs pages (`embed` in the hash or the query).
+pub fn is_embed() -> bool {
+    share::hash_param(&browser::hash(), "embed").is_some() || share::hash_param(&browser::search(), "embed").is_some()
 }
 
 /// The plan → the URL hash (edits within a second share one history entry) and localStorage.

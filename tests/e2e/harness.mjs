@@ -30,9 +30,10 @@ export async function launch() {
 /**
  * A page that records console errors and page errors (its own and its workers'), and every request outside
  * `origin` (the context's, so that requests from workers count too).
- * `prepare(context)` runs before navigation. Resolves once the app has mounted (#app[data-ready]).
+ * `prepare(context)` runs before navigation. Resolves once the app has mounted (#app[data-ready]) and, unless
+ * `waitForTools` is false, the tools module's panels too (#app[data-tools]).
  */
-export async function openApp(browser, url, { viewport = { width: 1280, height: 800 }, prepare } = {}) {
+export async function openApp(browser, url, { viewport = { width: 1280, height: 800 }, prepare, waitForTools = true } = {}) {
   const context = await browser.newContext({ viewport });
   // For example routes, set before the page (and its workers) request anything.
   await prepare?.(context);
@@ -48,6 +49,8 @@ export async function openApp(browser, url, { viewport = { width: 1280, height: 
   });
   await page.goto(url);
   await page.waitForSelector("#app[data-ready]", { timeout: 30_000 });
+  // The panels of the tools module (src/tools.rs) mount once it has loaded, after the first render.
+  if (waitForTools) await page.waitForSelector("#app[data-tools]", { timeout: 30_000 });
   return { page, context, problems };
 }
 

@@ -1,0 +1,86 @@
+//! The tools module: the panels a first render does not need, built as a second wasm (`meshplan-tools`, from
+//! `src/bin/meshplan-tools.rs`) that the page loads once it has rendered (see [`crate::state::bridge`]). Each panel
+//! mounts into its slot in the page (an empty element with the ids below) and works on a mirror of the page's plan:
+//! the page sends its state after every change, and what a panel writes goes back to the page as an edit.
+//!
+//! The panels are the page's own components (same code, same props); only where they live changes. What they link
+//! — the importers, the diff, the OOM explainer, the schedule, the exports, the Advisor's result types — stays out of
+//! the page's wasm.
+
+use crate::panels::*;
+use crate::state::bridge::{self, Shared};
+use crate::state::{Baseline, Comparison, Doc, Editor};
+use leptos::prelude::*;
+use serde_json::Value;
+
+/// The slots the page renders for the tools' panels (`<div id=… class="tools-slot">`).
+pub mod slot {
+    pub const IMPORT: &str = "tools-import";
+    pub const COMPARE: &str = "tools-compare";
+    pub const ADVISOR: &str = "tools-advisor";
+    pub const EXPORTS: &str = "tools-exports";
+    pub const OOM: &str = "tools-oom";
+    pub const SCHEDULE: &str = "tools-schedule";
+}
+
+/// Starts the tools module: mirrors the page's state, mounts each panel whose slot the page has, says it is ready.
+pub fn start() {
+    crate::browser::install_panic_hook();
+    // Effects below are made before any mount (which would set the executor up).
+    let _ = any_spawner::Executor::init_wasm_bindgen();
+    let owner = Owner::new();
+    owner.with(start_owned);
+    // The tools live as long as the page.
+    std::mem::forget(owner);
+}
+
+fn start_owned() {
+    let plan = RwSignal::new(Value::Null);
+    let base = RwSignal::new(None::<Value>);
+    let dark_now = RwSignal::new(false);
+    let notice = RwSignal::new(None::<String>);
+    // What the page last sent: an edit is sent back only when a panel changed something.
+    let received = StoredValue::new(Shared::default());
+    bridge::listen(bridge::STATE, move |shared| {
+        let Some(s) = shared else { return };
+        received.set_value(s.clone());
+        bridge::set_if_changed(dark_now, s.dark);
+        bridge::set_if_changed(base, s.base);
+        bridge::set_if_changed(plan, s.plan);
+    });
+    Effect::new(move |_| {
+        let now = Shared { plan: plan.get(), base: base.get(), dark: dark_now.get_untracked() };
+        let last = received.get_value();
+        if now.plan != Value::Null && (now.plan != last.plan || now.base != last.base) {
+            bridge::send(bridge::EDIT, &now);
+        }
+    });
+    let doc = Doc::new(plan.read_only());
+    let editor = Editor::new(plan, notice);
+    let baseline = Baseline::new(base);
+    let comparison = Comparison::new(baseline, doc);
+    let dark = Memo::new(move |_| dark_now.get());
+    let embed = crate::state::sync::is_embed();
+    // Whether the page's state has arrived: a memo, so that an edit does not re-mount every panel.
+    let has_plan = Memo::new(move |_| plan.with(|p| !p.is_null()));
+    let ready = move || has_plan.get();
+
+    mount(slot::IMPORT, editor, move || view! { <ImportBox /> });
+    mount(slot::COMPARE, editor, move || view! { {move || (ready() && comparison.pinned()).then(|| view! { <ComparePanel doc baseline=comparison embed /> })} });
+    mount(slot::ADVISOR, editor, move || view! { {move || ready().then(|| view! { <AdvisorPanel doc dark /> })} });
+    mount(slot::EXPORTS, editor, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
+    mount(slot::OOM, editor, move || view! { {move || ready().then(|| view! { <OomPanel doc /> })} });
+    mount(slot::SCHEDULE, editor, move || view! { {move || ready().then(|| view! { <SchedulePanel doc baseline=comparison /> })} });
+    bridge::send(bridge::READY, &Shared::default());
+}
+
+/// Mounts `view` into the page's element with this id, if the page has one, with the editor in context.
+fn mount<V: IntoView + 'static>(id: &str, editor: Editor, view: impl FnOnce() -> V + 'static) {
+    let Some(el) = crate::browser::element_by_id(id) else { return };
+    let handle = leptos::mount::mount_to(el, move || {
+        provide_context(editor);
+        view()
+    });
+    // Mounted for the page's life.
+    handle.forget();
+}
