@@ -32,7 +32,7 @@ fn import_lists_what_it_did_not_read_and_refuses_an_input_without_a_model() {
     assert_eq!(v["plan"]["training"]["precision"], "bf16");
     let (code, _, err) = run(&["import", "-", "--from", "bridge-overrides"], Some("train.global_batch_size=8"));
     assert_eq!(code, 2);
-    assert!(err.contains("missing-model") && err.contains("--model"), "{err}");
+    assert!(err.contains("import-no-model") && err.contains("--model"), "{err}");
 }
 
 #[test]

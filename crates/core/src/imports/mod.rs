@@ -303,7 +303,7 @@ impl Builder {
     fn finish(mut self, format: Format, opts: &ImportOptions) -> Result<(Built, Vec<String>), InputError> {
         let model = self.model(opts).ok_or_else(|| {
             InputError::new(
-                Code::MissingModel,
+                Code::ImportNoModel,
                 format!("the {} input names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size", format.key()),
                 "name a model preset (meshplan import --model KEY; see `meshplan presets`), or include the model's flags or fields",
             )
