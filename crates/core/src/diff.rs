@@ -320,10 +320,8 @@ fn stages_by_layers(a: &Report, b: &Report) -> Vec<StageDelta> {
     let (mut best_of_a, mut best_of_b) = (vec![None::<(usize, u64)>; na], vec![None::<(usize, u64)>; nb]);
     for ((ra, rb), n) in overlaps(&sa, &sb) {
         for (slot, other) in [(best_of_a.get_mut(ra), rb), (best_of_b.get_mut(rb), ra)] {
-            if let Some(slot) = slot {
-                if slot.is_none_or(|(o, m)| n > m || (n == m && other < o)) {
-                    *slot = Some((other, n));
-                }
+            if let Some(slot) = slot.filter(|s| s.is_none_or(|(o, m)| n > m || (n == m && other < o))) {
+                *slot = Some((other, n));
             }
         }
     }
@@ -333,8 +331,8 @@ fn stages_by_layers(a: &Report, b: &Report) -> Vec<StageDelta> {
     };
     let mut rows: Vec<(Option<usize>, Option<usize>, &str)> = Vec::with_capacity(na.max(nb));
     let mut taken = vec![false; na];
-    for rb in 0..nb {
-        let (ra, by) = best(best_of_b[rb], rb, na);
+    for (rb, &top) in best_of_b.iter().enumerate() {
+        let (ra, by) = best(top, rb, na);
         if let Some(t) = ra.and_then(|r| taken.get_mut(r)) {
             *t = true;
         }
