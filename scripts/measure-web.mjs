@@ -44,17 +44,21 @@ const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
 // style and layout; the canvas and charts are redrawn inside that window. 10 edits first warm the page
 // up (wasm tier-up); a check counts DOM changes in the 20 microtasks after the window (there should be none).
 // The memory sweep runs in a task after the edit's frame: from its "meshplan-sweep-start" mark to its
-// chart redrawn and laid out (builds before 2026-12-03 have no mark and ran the sweep before the frame).
+// chart redrawn and laid out (builds before 2026-12-03 have no mark and ran the sweep before the frame). With the
+// Schedule panel open, its layout runs in a task after the frame too: from its "meshplan-schedule-start" mark to
+// the page settled (this includes the sweep's task when that runs after it).
 const edit = (page, box = "#f-training-micro-batch-size", values = ["1", "2"]) => page.evaluate(async ({ edits, warmup, box, values }) => {
   const input = document.querySelector(box);
-  const render = [], sweep = [];
+  const render = [], sweep = [], schedule = [];
   let late = 0, marked = true;
   const watch = new MutationObserver(() => {});
   watch.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
   const sweeps = () => performance.getEntriesByName("meshplan-sweep-start");
   const settle = async () => { for (let k = 0; k < 4; k++) await Promise.resolve(); void document.body.offsetHeight; };
+  const schedules = () => performance.getEntriesByName("meshplan-schedule-start");
+  const scheduleOpen = !!document.querySelector("#schedule-panel details[open]");
   for (let i = 0; i < warmup + edits; i++) {
-    const before = sweeps().length;
+    const before = sweeps().length, schedulesBefore = schedules().length;
     const t0 = performance.now();
     input.value = values[i % 2];
     input.dispatchEvent(new Event("input", { bubbles: true }));
@@ -64,20 +68,24 @@ const edit = (page, box = "#f-training-micro-batch-size", values = ["1", "2"]) =
     watch.takeRecords();
     for (let k = 0; k < 20; k++) await Promise.resolve();
     late += watch.takeRecords().length;
-    // Wait for the sweep's task, then let its chart redraw.
+    // Wait for the sweep's task (and the open Schedule panel's, builds after 2026-12-03), then let their charts redraw.
     for (let w = 0; marked && w < 200 && sweeps().length === before; w++) await new Promise((r) => setTimeout(r, 2));
     marked = sweeps().length > before;
+    const drawsSchedule = scheduleOpen && schedules().length > 0;
+    for (let w = 0; drawsSchedule && w < 200 && schedules().length === schedulesBefore; w++) await new Promise((r) => setTimeout(r, 2));
     await settle();
     if (i >= warmup) {
       render.push(t1 - t0);
-      if (marked) sweep.push(performance.now() - sweeps().at(-1).startTime);
+      const end = performance.now();
+      if (marked) sweep.push(end - sweeps().at(-1).startTime);
+      if (drawsSchedule && schedules().length > schedulesBefore) schedule.push(end - schedules().at(-1).startTime);
     }
     await new Promise((r) => requestAnimationFrame(() => r()));
   }
   watch.disconnect();
-  return { render, sweep, late };
+  return { render, sweep, schedule, late };
 }, { edits: EDITS, warmup: 10, box, values });
-const report = (what, times) => console.log(`input change → re-rendered page, ${what}: median ${median(times.render).toFixed(1)} ms, p90 ${p90(times.render).toFixed(1)} ms over ${times.render.length} edits; then the memory sweep's re-plans after the frame: ${times.sweep.length ? `median ${median(times.sweep).toFixed(1)} ms` : "not marked in this build"}${times.late ? `; ${times.late} DOM changes came after the window` : ""}`);
+const report = (what, times) => console.log(`input change → re-rendered page, ${what}: median ${median(times.render).toFixed(1)} ms, p90 ${p90(times.render).toFixed(1)} ms over ${times.render.length} edits; then the memory sweep's re-plans after the frame: ${times.sweep.length ? `median ${median(times.sweep).toFixed(1)} ms` : "not marked in this build"}${times.schedule.length ? `; the schedule's layout and drawing after the frame: median ${median(times.schedule).toFixed(1)} ms, p90 ${p90(times.schedule).toFixed(1)} ms` : ""}${times.late ? `; ${times.late} DOM changes came after the window` : ""}`);
 
 for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
   const { page, context } = await openApp(browser, `${server.url}#plan=${encode(plan(nodes, 8, 4))}`);
@@ -100,7 +108,8 @@ for (const [nodes, label] of [[128, "1,024"], [2048, "16,384"]]) {
     // and redraws the Compare panel.
     const cmp = await openApp(browser, `${server.url}#base=${encode(plan(nodes, 4, 8))}&plan=${encode(plan(nodes, 8, 4))}`);
     report(`${label} GPUs with a baseline pinned (Compare panel shown)`, await edit(cmp.page));
-    // The Schedule panel open as well: both plans' schedules laid out and drawn on every edit.
+    // The Schedule panel open as well: this plan's schedule laid out and drawn on every edit (after the edit's frame
+    // since 2026-12-03; in it before), the baseline's once per pin.
     await cmp.page.click("#schedule-panel summary");
     report(`${label} GPUs with a baseline pinned and the Schedule panel open`, await edit(cmp.page));
     await cmp.context.close();

@@ -165,12 +165,17 @@ test("the schedule drawn: 1F1B on the default plan, interleaved after VPP 2, bot
   // The default plan: Llama 3.1 8B, PP 2 (16 layers a stage), GBS 128 over DP 4 at micro-batch 1: 32 microbatches.
   // Megatron's bubble (PP − 1)/(VPP·m) = 1/32 = 3.1%; 2 stages × 32 microbatches × (F + B) = 128 operations.
   assert.match(await content(page, "#schedule-summary", /^1F1B, PP 2 · 32 microbatches: bubble 3\.1% of busy time/), /^1F1B, PP 2 · 32 microbatches: bubble 3\.1% of busy time/);
-  assert.equal(await page.locator("#schedule-chart svg rect:not(.bg)").count(), 128);
+  // One path per stage and kind: 4 paths of 32 operations each.
+  assert.equal(await page.locator("#schedule-chart svg").getAttribute("data-ops"), "128");
+  assert.deepEqual(await page.locator("#schedule-chart path.ops").evaluateAll((ps) => ps.map((p) => p.dataset.ops)), ["32", "32", "32", "32"]);
   await page.click("#compare-pin");
   await page.fill("#f-parallelism-virtual-pipeline-model-parallel-size", "2");
   // VPP 2: 1/(2·32) = 1.6%; 2 stages × 2 chunks × 32 × 2 = 256 operations. The baseline stays 1F1B.
   assert.match(await content(page, "#schedule-summary", /^interleaved 1F1B, PP 2 · VPP 2 \(groups of 2\) · 32 microbatches: bubble 1\.6%/), /^interleaved 1F1B, PP 2 · VPP 2 \(groups of 2\) · 32 microbatches: bubble 1\.6%/);
-  assert.equal(await page.locator("#schedule-chart svg rect:not(.bg)").count(), 256);
+  // One path per stage, kind and chunk: 2 × 2 × 2 = 8 paths of 32 operations each.
+  assert.equal(await page.locator("#schedule-chart svg").getAttribute("data-ops"), "256");
+  assert.equal(await page.locator("#schedule-chart path.ops").count(), 8);
+  assert.equal(await page.locator("#schedule-base-chart svg").getAttribute("data-ops"), "128");
   assert.match(await content(page, "#schedule-base-summary", /^1F1B, PP 2 · 32 microbatches: bubble 3\.1%/), /^1F1B, PP 2 · 32 microbatches: bubble 3\.1%/);
   assert.deepEqual(problems, clean);
   await context.close();

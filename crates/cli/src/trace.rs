@@ -85,6 +85,24 @@ pub fn cmd_diff(a: &std::path::Path, b: &std::path::Path, format: Format) -> Exi
     if d.b_valid { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
+/// A stage's layers for people: "layers 0–19, 40–59" (inclusive), the first four ranges and a count of the rest.
+fn layers_text(ranges: &[[u64; 2]]) -> String {
+    if ranges.is_empty() {
+        return "no layers".into();
+    }
+    let shown: Vec<String> = ranges.iter().take(4).map(|[a, b]| if b - a == 1 { a.to_string() } else { format!("{a}–{}", b - 1) }).collect();
+    let more = if ranges.len() > 4 { format!(", … ({} ranges)", ranges.len()) } else { String::new() };
+    format!("layers {}{more}", shown.join(", "))
+}
+
+/// "stage 1 (layers 20–39) → stage 2 (layers 20–29)   16.50 →  12.25 GiB  -4.25"; one side when both are alike.
+fn stage_pair_row(s: &meshplan_core::diff::StageDelta) -> String {
+    let side = |r: Option<u64>, layers: &[[u64; 2]]| r.map_or("(none)".to_string(), |r| format!("stage {r} ({})", layers_text(layers)));
+    let (a, b) = (side(s.a_pipeline_rank, &s.a_layers), side(s.b_pipeline_rank, &s.b_layers));
+    let which = if a == b { a } else { format!("{a} → {b}") };
+    format!("{which:<56} {:>8.2} → {:>8.2} GiB  {}", gib(s.a_total_bytes), gib(s.b_total_bytes), signed_gib(s.delta_bytes))
+}
+
 fn diff_table(d: &meshplan_core::diff::Diff) -> String {
     let mut out = String::new();
     let valid = |v: bool| if v { "VALID" } else { "INVALID" };
@@ -103,8 +121,12 @@ fn diff_table(d: &meshplan_core::diff::Diff) -> String {
         gib(d.gpu_memory_bytes.0),
         gib(d.gpu_memory_bytes.1)
     );
-    for s in &d.stages {
-        out += &format!("  stage {:>3}  {:>8.2} → {:>8.2} GiB  {}\n", s.pipeline_rank, gib(s.a_total_bytes), gib(s.b_total_bytes), signed_gib(s.delta_bytes));
+    if let Some(p) = &d.peak_stages {
+        out += &format!("  peak: {}\n", stage_pair_row(p));
+    }
+    out += "  stages paired by the decoder layers they hold (A → B)\n";
+    for s in &d.stages_by_layers {
+        out += &format!("  {}\n", stage_pair_row(s));
         for t in &s.terms {
             out += &format!("      {:<44} {:>8.2} → {:>8.2}  {}\n", t.label, gib(t.a_bytes), gib(t.b_bytes), signed_gib(t.delta_bytes));
         }

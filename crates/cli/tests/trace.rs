@@ -32,7 +32,7 @@ fn import_lists_what_it_did_not_read_and_refuses_an_input_without_a_model() {
     assert_eq!(v["plan"]["training"]["precision"], "bf16");
     let (code, _, err) = run(&["import", "-", "--from", "bridge-overrides"], Some("train.global_batch_size=8"));
     assert_eq!(code, 2);
-    assert!(err.contains("missing-model") && err.contains("--model"), "{err}");
+    assert!(err.contains("import-no-model") && err.contains("--model"), "{err}");
 }
 
 #[test]
@@ -69,4 +69,29 @@ fn schedule_draws_every_stage() {
     assert_eq!(code, 0);
     assert!(out.starts_with("interleaved schedule · PP 4 · VPP 5 · 256 microbatches"), "{out}");
     assert_eq!(out.lines().filter(|l| l.starts_with("  pp ")).count(), 4);
+}
+
+/// PP 4 → 8 without VPP on the README plan's 64 GPUs: 80 layers, 20 a stage → 10 a stage; B's stage 1 (layers 10–19)
+/// is set beside A's stage 0 (layers 0–19), and the JSON carries the pairs and the layer ranges.
+#[test]
+fn diff_pairs_stages_by_the_layers_they_hold() {
+    let text = std::fs::read_to_string(EXAMPLE).unwrap();
+    let a = text.replace("\"virtual_pipeline_model_parallel_size\": 5", "\"virtual_pipeline_model_parallel_size\": null");
+    let b = a.replace("\"pipeline_model_parallel_size\": 4", "\"pipeline_model_parallel_size\": 8");
+    let dir = std::env::temp_dir().join(format!("meshplan-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pa = dir.join("a.json");
+    std::fs::write(&pa, &a).unwrap();
+    let (code, out, err) = run(&["diff", pa.to_str().unwrap(), "-"], Some(&b));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("stage 0 (layers 0–19) → stage 1 (layers 10–19)"), "{out}");
+    assert!(out.contains("stage 3 (layers 60–79) → stage 7 (layers 70–79)"), "{out}");
+    let (_, out, _) = run(&["diff", pa.to_str().unwrap(), "-", "--format", "json"], Some(&b));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rows = v["stages_by_layers"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    assert_eq!((rows[1]["a_pipeline_rank"].as_u64(), rows[1]["b_pipeline_rank"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(rows[1]["b_layers"], serde_json::json!([[10, 20]]));
+    assert_eq!(v["peak_stages"]["paired_by"], "peak");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -83,7 +83,7 @@ pub fn parse_message(text: &str) -> Result<OomMessage, InputError> {
     let text = &text[..text.len().min(crate::limits::MAX_PLAN_BYTES)];
     let unreadable = || {
         InputError::new(
-            Code::InvalidPlan,
+            Code::NoOomMessage,
             "no CUDA out-of-memory message found: expected PyTorch's \"Tried to allocate X GiB. GPU N has a total capacity of …\" or \"Tried to allocate X GiB (GPU N; … total capacity; …)\"",
             "paste the whole torch.OutOfMemoryError line (its \"Tried to allocate\" sentence and the numbers after it)",
         )

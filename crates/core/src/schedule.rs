@@ -76,13 +76,21 @@ pub fn schedule(report: &Report) -> Result<Schedule, Diagnostic> {
     let ops = 2u64.saturating_mul(pp).saturating_mul(vpp).saturating_mul(m);
     if ops > MAX_SCHEDULE_OPS {
         return Err(Diagnostic::new(
-            Code::SearchTooLarge,
+            Code::ScheduleTooLarge,
             format!("the schedule has 2·PP·VPP·microbatches = {ops} operations; meshplan lays out at most {MAX_SCHEDULE_OPS}"),
             "draw it for fewer microbatches (a smaller global batch): the pattern repeats after the warm-up",
         ));
     }
     let Some(perf) = &report.performance else {
-        return Err(Diagnostic::new(Code::WorldNotDivisibleDense, "the plan has no step-time estimate to time the schedule with", "fix the plan's errors first"));
+        let d = &report.derived;
+        return Err(Diagnostic::new(
+            Code::ScheduleWithoutStepTime,
+            format!(
+                "the plan has no step-time estimate to time the schedule with: data parallel {}, expert data parallel {}, microbatches {}",
+                d.data_parallel_size, d.expert_data_parallel_size, d.num_microbatches
+            ),
+            "fix the plan's errors first (`meshplan plan` names them): each of the three must be at least 1",
+        ));
     };
     // A whole stage's work per microbatch: compute and the exposed TP/CP/EP communication it waits on; backward is
     // twice the forward's FLOPs (Narayanan et al. 2021 §3.5: 2 GEMMs per forward GEMM) plus the recomputed forward.

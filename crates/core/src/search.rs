@@ -624,7 +624,7 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
         let present = value.get("training").and_then(|t| t.get(field)).is_some_and(|v| !v.is_null());
         if !present && value.is_object() {
             return Err(InputError::new(
-                Code::InvalidPlan,
+                Code::SearchNeedsBatch,
                 format!("the search needs `training.{field}`"),
                 format!("add \"training\": {{\"{field}\": {example}, ...}} to the plan file"),
             ));

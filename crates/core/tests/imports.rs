@@ -255,6 +255,45 @@ fn bridge_launch_from_a_verification_card() {
     }
 }
 
+/// Megatron Bridge's examples/models/nemotron/nemotron_3/super/slurm_pretrain.sh @ 067f987df03b, read off by hand:
+/// `#SBATCH --nodes=8` and `--gpus-per-node=8`; `MODEL_NAME=nemotron_3_super` and `--recipe ${MODEL_NAME}_pretrain_config`
+/// (Nemotron 3 Super 120B-A12B); `PARALLELISM_CONFIGS=("8,1,64,1,True" "4,1,64,2,True")` looped over and split by
+/// `IFS=',' read -r TP PP EP CP SP`: the first run is TP 8, PP 1, EP 64, CP 1, SP True; `SEQ_LENGTH=4096`,
+/// `GLOBAL_BATCH_SIZE=128`, `MICRO_BATCH_SIZE=1`. The command is both echoed and run: each setting is listed once.
+#[test]
+fn bridge_slurm_script_with_a_loop_over_configurations() {
+    let (imported, plan, _) = imports::import_plan(&fixture("bridge_nemotron_3_super_slurm_pretrain.sh"), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.format, Format::BridgeOverrides);
+    assert_eq!(plan.model_key, "nemotron-3-super-120b-a12b");
+    let par = &plan.parallelism;
+    assert_eq!((par.tp(), par.pp(), par.ep(), par.cp(), par.sequence_parallel), (8, 1, 64, 1, true));
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (8, 8));
+    assert_eq!((plan.training.seq_length, plan.training.micro_batch_size, plan.training.global_batch_size), (4096, 1, Some(128)));
+    assert!(imported.notes.iter().any(|n| n.contains("runs 2 configurations") && n.contains("CONFIG=8,1,64,1,True")), "{:?}", imported.notes);
+    let iters: Vec<&str> = imported.unrecognized.iter().filter(|u| u.name == "train.train_iters").map(|u| u.value.as_str()).collect();
+    assert_eq!(iters, ["50"]);
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--partition" && u.value == "gpu"));
+}
+
+/// Megatron Bridge's examples/models/gpt_oss/slurm_pretrain.sh @ 067f987df03b, read off by hand: `#SBATCH --nodes=4`,
+/// `#SBATCH --gpus-per-node=8    # Change to 4 for GB200 …` (8, the directive's own comment aside);
+/// `RECIPE_NAME="${RECIPE_NAME:-${MODEL_NAME}_pretrain_config}"` with `MODEL_NAME=gpt_oss_20b` (a default naming
+/// another variable); the command built in `CMD` and run as `bash -c "$CMD"`; the first of three configurations,
+/// "2,4,4,1,True": TP 2, PP 4, EP 4, CP 1, SP on; sequence 4096, global batch 128, micro-batch 1.
+#[test]
+fn bridge_slurm_script_run_through_bash_c() {
+    let (imported, plan, _) = imports::import_plan(&fixture("bridge_gpt_oss_slurm_pretrain.sh"), &ImportOptions::default()).unwrap();
+    assert_eq!(plan.model_key, "gpt-oss-20b");
+    let par = &plan.parallelism;
+    assert_eq!((par.tp(), par.pp(), par.ep(), par.cp(), par.sequence_parallel), (2, 4, 4, 1, true));
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (4, 8));
+    assert_eq!((plan.training.seq_length, plan.training.micro_batch_size, plan.training.global_batch_size), (4096, 1, Some(128)));
+    assert!(imported.notes.iter().any(|n| n.contains("runs 3 configurations") && n.contains("CONFIG=2,4,4,1,True")), "{:?}", imported.notes);
+    // The DCLM loop (`for i in $(seq 1 10)`) is a list the text cannot know: no note for it.
+    assert!(!imported.notes.iter().any(|n| n.contains("for i in")), "{:?}", imported.notes);
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--partition" && u.value == "batch"));
+}
+
 mod never_panics {
     use super::*;
     use proptest::prelude::*;

@@ -91,3 +91,23 @@ fn an_overrun_gets_fixes_that_free_the_shortfall() {
     let costs: Vec<f64> = x.fixes.iter().map(|f| f.step_time_delta_s.unwrap()).collect();
     assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
 }
+
+/// Megatron-LM #92 (a 305,664-token vocabulary on one GPU, out of memory in the cross-entropy over the logits), pre-2.1
+/// form, read by hand: 9.33 GiB requested on GPU 0; 10.76 GiB total, 5.17 allocated, 4.48 free, 5.28 reserved in total.
+/// Reserved − allocated = 0.11 GiB; with the 4.48 GiB free that is 4.59 GiB < 9.33 GiB: a real overrun, 9.33 − 4.48 −
+/// 0.11 = 4.74 GiB short. (The cause and the shortfall are the message's alone; the README plan only places rank 0.)
+#[test]
+fn a_real_overrun_from_megatron_lm_issue_92() {
+    let text = fixture("megatron_lm_issue92.txt");
+    let m = parse_message(&text).unwrap();
+    assert_eq!((m.form.as_str(), m.gpu_index), ("legacy", Some(0)));
+    assert!(close(Some(m.requested_bytes), 9.33 * GIB) && close(m.capacity_bytes, 10.76 * GIB) && close(m.free_bytes, 4.48 * GIB));
+    assert!(close(m.allocated_bytes, 5.17 * GIB) && close(m.reserved_bytes, 5.28 * GIB));
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    let x = explain(&plan, &report, &text, Some(0)).unwrap();
+    assert_eq!(x.cause, Cause::Overrun);
+    let short = (9.33 * GIB).round() - (4.48 * GIB).round() - ((5.28 * GIB).round() - (5.17 * GIB).round());
+    assert!((x.shortfall_bytes as f64 - short).abs() <= 2.0, "{} vs {short}", x.shortfall_bytes);
+    assert!((x.shortfall_bytes as f64 / GIB - 4.74).abs() < 0.005);
+}

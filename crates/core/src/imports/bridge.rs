@@ -33,7 +33,11 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
             entry(b, path, python_value(rhs), &mut votes);
         }
     } else {
-        let words = shell::words(text);
+        let (words, notes) = shell::words_noted(text);
+        b.notes.extend(notes);
+        // A whole command in a string (`bash -c "$CMD"`) is read as its words.
+        let whole = |w: &String| w.contains(char::is_whitespace) && (w.contains(" --") || w.split_whitespace().any(|x| override_word(x).is_some()));
+        let words: Vec<String> = words.into_iter().flat_map(|w| if whole(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let mut i = 0;
         while i < words.len() {
             let w = words[i].as_str();

@@ -20,8 +20,9 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         // A quoted array item `"--fp8-format hybrid"`, or a whole command in a string (`bash -c "${TRAINING_CMD}"`), is
         // read as its words.
         let split = |w: &String| (w.starts_with("--") && w.contains(' ')) || w.contains(" --");
-        let words: Vec<String> =
-            shell::words(text).into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
+        let (words, notes) = shell::words_noted(text);
+        b.notes.extend(notes);
+        let words: Vec<String> = words.into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];
@@ -78,8 +79,9 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         "--fp8-format" => b.precision = Some("fp8"),
         "--fp4-format" => b.precision = Some("fp4"),
         "--bf16" | "--fp16" | "--fp4-recipe" => {}
-        "--nproc-per-node" | "--nnodes" => {
-            let path = if key == "--nnodes" { "cluster.num_nodes" } else { "cluster.gpus_per_node" };
+        // torchrun's, and an `#SBATCH` directive's (--nodes, --gpus-per-node).
+        "--nproc-per-node" | "--nnodes" | "--nodes" | "--gpus-per-node" => {
+            let path = if matches!(key.as_str(), "--nnodes" | "--nodes") { "cluster.num_nodes" } else { "cluster.gpus_per_node" };
             match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
                 Some(n) => b.set(path, Value::from(n), 0),
                 None => b.unknown(&key, &Value::from(first), "not a number (a variable the text does not set?): give the cluster in the plan"),

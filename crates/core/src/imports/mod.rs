@@ -235,7 +235,12 @@ impl Builder {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        self.unrecognized.push(Unrecognized { name: name.chars().take(200).collect(), value: shown.chars().take(200).collect(), why: why.into() });
+        let (name, shown): (String, String) = (name.chars().take(200).collect(), shown.chars().take(200).collect());
+        // A command a script both echoes and runs lists each setting once (at most MAX_UNRECOGNIZED compared).
+        if self.unrecognized.iter().any(|u| u.name == name && u.value == shown) {
+            return;
+        }
+        self.unrecognized.push(Unrecognized { name, value: shown, why: why.into() });
     }
 
     /// A settings row's value in the plan's spelling, from a tool's value (`v` parsed as a scalar or list).
@@ -303,7 +308,7 @@ impl Builder {
     fn finish(mut self, format: Format, opts: &ImportOptions) -> Result<(Built, Vec<String>), InputError> {
         let model = self.model(opts).ok_or_else(|| {
             InputError::new(
-                Code::MissingModel,
+                Code::ImportNoModel,
                 format!("the {} input names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size", format.key()),
                 "name a model preset (meshplan import --model KEY; see `meshplan presets`), or include the model's flags or fields",
             )

@@ -1,12 +1,21 @@
 //! Shell text as words: the part of POSIX shell a launch script uses — comments, `\` line continuations, single and
 //! double quotes, `NAME=value` and `NAME=( … )` assignments, and `$NAME`, `${NAME}`, `${NAME[@]}` expansions of the
-//! names the text itself assigned. Nothing is executed: `$(…)` and names the text does not assign stay as written.
+//! names the text itself assigned (`${NAME:-default}` with the default expanded too, nested up to
+//! [`MAX_DEFAULT_DEPTH`]). Nothing is executed: `$(…)` and names the text does not assign stay as written.
+//!
+//! What a Slurm launch script sizes is read too: `#SBATCH` directive lines give their words (`--nodes=8`), a
+//! `for NAME in …` loop reads its first value (a script that runs several configurations runs the first one first;
+//! a note says how many there were), and `read [-r] A B … <<< VALUE` splits VALUE on `IFS` (when the text sets it)
+//! into the names.
 //!
 //! Bounded: at most [`MAX_WORDS`] words come out, however the assignments expand (an array that doubles itself each
 //! line stops there).
 
 /// The most words one text yields (a long Megatron-LM script has ~300).
 pub const MAX_WORDS: usize = 100_000;
+
+/// The most `${A:-${B:-…}}` defaults expanded inside one another; a deeper one stays as written.
+pub const MAX_DEFAULT_DEPTH: usize = 8;
 
 /// The most bytes all expansions of one text may produce together (2 MiB, twice the largest text read); past it, `$NAME` stays as written.
 pub const MAX_EXPANDED_BYTES: usize = 2 << 20;
@@ -54,12 +63,21 @@ fn split(text: &str) -> Vec<Word> {
                 None => {}
             },
             '#' if !in_word => {
+                let mut comment = String::new();
                 for n in chars.by_ref() {
                     if n == '\n' {
                         break;
                     }
+                    comment.push(n);
                 }
                 push(&mut out, &mut cur, &mut quoted, &mut in_word, &mut starts_quoted);
+                // `#SBATCH --nodes=8` at a line's start: a directive, whose words size the job.
+                let line_start = out.last().is_none_or(|w: &Word| w.text == "\n");
+                // Its own trailing comment (`--gpus-per-node=8  # 4 on GB200`) is not part of it.
+                if let (true, Some(directive)) = (line_start, comment.strip_prefix("SBATCH").map(|d| d.split(" #").next().unwrap_or(""))) {
+                    let room = MAX_WORDS.saturating_sub(out.len());
+                    out.extend(directive.split_whitespace().take(room).map(|t| Word { text: t.to_string(), quoted: false, starts_quoted: false }));
+                }
                 out.push(Word { text: "\n".into(), quoted: false, starts_quoted: false });
             }
             '\'' => {
@@ -128,6 +146,25 @@ fn assignment(w: &Word) -> Option<(&str, &str, bool)> {
 /// Expands `$NAME`, `${NAME}`, `${NAME[@]}` and `${NAME[*]}` of the assigned names in `s` (an array expands to its
 /// words joined by spaces, which the caller splits again when unquoted).
 fn expand(s: &str, vars: &[(String, Vec<String>)], budget: &mut usize, expanded: &mut Vec<String>) -> String {
+    expand_at(s, vars, budget, expanded, 0)
+}
+
+/// The index of the `}` closing a `${` whose inside starts `inner`, counting nested `${ … }`.
+fn closing_brace(inner: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let bytes = inner.as_bytes();
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b'{' if i > 0 && bytes[i - 1] == b'$' => depth += 1,
+            b'}' if depth == 0 => return Some(i),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+fn expand_at(s: &str, vars: &[(String, Vec<String>)], budget: &mut usize, expanded: &mut Vec<String>, depth: usize) -> String {
     let lookup = |name: &str| vars.iter().find(|(n, _)| n == name).map(|(_, v)| v);
     let mut out = String::new();
     let mut rest = s;
@@ -136,7 +173,7 @@ fn expand(s: &str, vars: &[(String, Vec<String>)], budget: &mut usize, expanded:
         let after = &rest[i + 1..];
         let mut default = None;
         let (name, used) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
+            match closing_brace(inner) {
                 Some(end) => {
                     let mut name = inner[..end].trim_end_matches("[@]").trim_end_matches("[*]");
                     // `${NAME:-default}`: the default when the text does not assign NAME.
@@ -162,6 +199,7 @@ fn expand(s: &str, vars: &[(String, Vec<String>)], budget: &mut usize, expanded:
                 out.push_str(&v.join(" "));
             }
             None => match default {
+                Some(d) if d.contains('$') && depth < MAX_DEFAULT_DEPTH => out.push_str(&expand_at(d, vars, budget, expanded, depth + 1)),
                 Some(d) => out.push_str(d),
                 None => out.push_str(&rest[i..i + 1 + used]),
             },
@@ -175,7 +213,13 @@ fn expand(s: &str, vars: &[(String, Vec<String>)], budget: &mut usize, expanded:
 /// The words of a shell text after its own assignments are expanded, assignments themselves left out (the words of an
 /// array no command expands come last); a command boundary is the word "\n".
 pub fn words(text: &str) -> Vec<String> {
+    words_noted(text).0
+}
+
+/// [`words`], and notes on what was read of the text's loops.
+pub fn words_noted(text: &str) -> (Vec<String>, Vec<String>) {
     let raw = split(text);
+    let mut notes: Vec<String> = Vec::new();
     let mut vars: Vec<(String, Vec<String>)> = Vec::new();
     let mut out: Vec<String> = Vec::new();
     let mut budget = MAX_EXPANDED_BYTES;
@@ -222,6 +266,40 @@ pub fn words(text: &str) -> Vec<String> {
         if w.text.starts_with("export") && !w.quoted {
             continue;
         }
+        if at_command_start && !w.quoted && (w.text == "for" || w.text == "read") {
+            // The command's words up to its end.
+            let end = raw[i..].iter().position(|x| x.text == "\n").map_or(raw.len(), |p| i + p);
+            let args: Vec<String> = raw[i..end].iter().map(|x| expand(&x.text, &vars, &mut budget, &mut used)).collect();
+            if w.text == "for" {
+                // `for NAME in A B C`: NAME is A (the first run of the loop's body; the body's words follow once).
+                if let [name, kw, values @ ..] = args.as_slice() {
+                    let items: Vec<&str> = values.iter().flat_map(|v| v.split_whitespace()).collect();
+                    // A list the text cannot know (`$(seq 1 10)`, an unset name) is left alone.
+                    let known = items.iter().all(|v| !v.contains('$') && !v.contains('`'));
+                    if let (true, true, Some(first)) = (kw == "in", known, items.first()) {
+                        if items.len() > 1 {
+                            notes.push(format!("`for {name} in …` runs {} configurations; the first, {name}={first}, is read", items.len()));
+                        }
+                        set(&mut vars, name.clone(), vec![first.to_string()]);
+                    }
+                }
+            } else {
+                // `read [-r] A B … <<< VALUE`: VALUE split on IFS (the text's, else white space), the last name
+                // taking the rest.
+                if let Some(at) = args.iter().position(|a| a == "<<<") {
+                    let names: Vec<&String> = args[..at].iter().filter(|a| !a.starts_with('-')).collect();
+                    let value = args.get(at + 1).cloned().unwrap_or_default();
+                    let ifs: Vec<char> = vars.iter().find(|(n, _)| n == "IFS").and_then(|(_, v)| v.first()).map_or_else(Vec::new, |v| v.chars().collect());
+                    let parts: Vec<&str> = if ifs.is_empty() { value.split_whitespace().collect() } else { value.split(|c| ifs.contains(&c)).collect() };
+                    for (k, name) in names.iter().enumerate() {
+                        let part = if k + 1 == names.len() { parts.get(k..).map(|p| p.join(",")).unwrap_or_default() } else { parts.get(k).map_or(String::new(), |p| p.to_string()) };
+                        set(&mut vars, name.to_string(), vec![part]);
+                    }
+                }
+            }
+            i = end;
+            continue;
+        }
         let e = expand(&w.text, &vars, &mut budget, &mut used);
         if w.quoted || e == "\n" {
             out.push(e);
@@ -239,7 +317,7 @@ pub fn words(text: &str) -> Vec<String> {
         }
     }
     out.truncate(MAX_WORDS);
-    out
+    (out, notes)
 }
 
 #[cfg(test)]
@@ -260,6 +338,23 @@ mod tests {
         let w = words("S=${S:-\"optim\"}\nrun --x ${S} \"A=b\"\n");
         let flat: Vec<&str> = w.iter().map(String::as_str).filter(|s| *s != "\n").collect();
         assert_eq!(flat, ["run", "--x", "optim", "A=b"]);
+    }
+
+    /// The shape of Megatron Bridge's examples/models/*/slurm_pretrain.sh: `#SBATCH` sizes, an array of "TP,PP,EP"
+    /// configurations looped over and split by `read` on `IFS=','`, a default that names another variable.
+    #[test]
+    fn slurm_directives_loops_read_and_nested_defaults() {
+        let text = "#!/bin/bash\n#SBATCH --nodes=8\n#SBATCH --gpus-per-node=8  # 4 on GB200\n# not #SBATCH --nodes=1\nM=gpt\nR=\"${R:-${M}_cfg}\"\nC=(\"2,4,4\" \"4,2,1\")\nfor X in \"${C[@]}\"; do\n    IFS=',' read -r TP PP EP <<< \"$X\"\n    run --recipe $R tp=$TP pp=$PP ep=$EP\ndone\n";
+        let (w, notes) = words_noted(text);
+        let flat: Vec<&str> = w.iter().map(String::as_str).filter(|s| *s != "\n").collect();
+        assert_eq!(flat, ["--nodes=8", "--gpus-per-node=8", "do", "run", "--recipe", "gpt_cfg", "tp=2", "pp=4", "ep=4", "done"]);
+        assert_eq!(notes, ["`for X in …` runs 2 configurations; the first, X=2,4,4, is read"]);
+    }
+
+    #[test]
+    fn nested_defaults_stop_at_their_depth() {
+        let deep = format!("A={}x{}\nrun $A\n", "${Q:-".repeat(10_000), "}".repeat(10_000));
+        assert!(words(&deep).len() <= MAX_WORDS);
     }
 
     #[test]

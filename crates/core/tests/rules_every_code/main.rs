@@ -18,6 +18,7 @@ mod moe;
 mod pipeline;
 mod sequence;
 mod settings;
+mod trace;
 mod training;
 
 use meshplan_core::rules::RULES;
@@ -54,6 +55,13 @@ pub enum Probe {
     Call(fn() -> Option<Value>),
     /// A plan file through the layout search (`search::search_value`): its input error, or nothing when it searches.
     Search(Value),
+    /// Text through `imports::import_plan` (its format detected), with `--model` when given: its input error, or the
+    /// findings of reading the plan it builds.
+    Import(&'static str, Option<&'static str>),
+    /// Text through `oom::parse_message`: its input error, or nothing when a message is read.
+    Oom(&'static str),
+    /// A plan file planned, then laid out by `schedule::schedule`: its diagnostic, or nothing when it lays out.
+    Schedule(Value),
 }
 
 pub struct Case {
@@ -89,11 +97,15 @@ fn outcome(probe: &Probe) -> Outcome {
         Probe::Plan(v) => meshplan_core::plan_value(v),
         Probe::Text(t) => meshplan_core::plan_str(t),
         Probe::Call(f) => return Outcome::Report(f().into_iter().collect()),
-        Probe::Search(v) => {
-            return match meshplan_core::search::search_value(v, &Default::default()) {
-                Ok(_) => Outcome::Report(Vec::new()),
-                Err(e) => Outcome::Input(serde_json::to_value(&e).expect("an input error serializes")),
-            };
+        Probe::Search(v) => return input_outcome(meshplan_core::search::search_value(v, &Default::default()).map(|_| Vec::new())),
+        Probe::Import(text, model) => {
+            let opts = meshplan_core::imports::ImportOptions { model: model.map(str::to_string), ..Default::default() };
+            return input_outcome(meshplan_core::imports::import_plan(text, &opts).map(|(_, _, diags)| diags));
+        }
+        Probe::Oom(text) => return input_outcome(meshplan_core::oom::parse_message(text).map(|_| Vec::new())),
+        Probe::Schedule(v) => {
+            let report = meshplan_core::plan_value(v).expect("a schedule probe plans");
+            return Outcome::Report(meshplan_core::schedule::schedule(&report).err().map(|d| serde_json::to_value(d).expect("a diagnostic serializes")).into_iter().collect());
         }
     };
     match planned {
@@ -101,6 +113,14 @@ fn outcome(probe: &Probe) -> Outcome {
             Ok(Value::Array(diags)) => Outcome::Report(diags),
             other => panic!("diagnostics are a JSON array: {other:?}"),
         },
+        Err(e) => Outcome::Input(serde_json::to_value(&e).expect("an input error serializes")),
+    }
+}
+
+/// An input error, or the findings of what was read.
+fn input_outcome(r: Result<Vec<meshplan_core::Diagnostic>, meshplan_core::plan::InputError>) -> Outcome {
+    match r {
+        Ok(diags) => Outcome::Report(diags.iter().map(|d| serde_json::to_value(d).expect("a diagnostic serializes")).collect()),
         Err(e) => Outcome::Input(serde_json::to_value(&e).expect("an input error serializes")),
     }
 }
@@ -198,7 +218,22 @@ pub fn run(cases: Vec<Case>) {
 }
 
 fn all_cases() -> Vec<Case> {
-    [advice::cases(), fit::cases(), hybrid::cases(), input::cases(), layout::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), settings::cases(), training::cases()]
+    [
+        advice::cases(),
+        fit::cases(),
+        hybrid::cases(),
+        input::cases(),
+        layout::cases(),
+        limits::cases(),
+        mesh::cases(),
+        model::cases(),
+        moe::cases(),
+        pipeline::cases(),
+        sequence::cases(),
+        settings::cases(),
+        trace::cases(),
+        training::cases(),
+    ]
         .into_iter()
         .flatten()
         .collect()
