@@ -263,9 +263,11 @@ fn StepTime(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                 <p id="step-total" class="hint">{step_total}</p>
                 <Chart id="step-chart" label="Stacked bar of the current plan's step time by term" draw=step_svg />
                 <ul class="chart-legend">
-                    {move || terms.get().unwrap_or_default().into_iter().enumerate().map(|(i, t)| {
-                        let colour = charts::step_colour(i, dark.get());
-                        view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&colour)></span>{format!("{} {}", charts::STEP_TERMS[i], seconds(t))}</li> }
+                    // One item per term, made once: an edit rewrites only the seconds that changed.
+                    {charts::STEP_TERMS.iter().enumerate().map(|(i, name)| {
+                        let colour = move || swatch_box(&charts::step_colour(i, dark.get()));
+                        let value = move || terms.with(|t| t.as_ref().and_then(|t| t.get(i).copied())).map(seconds).unwrap_or_default();
+                        view! { <li><span class="swatch" aria-hidden="true" inner_html=colour></span>{*name}" "{value}</li> }
                     }).collect_view()}
                 </ul>
             }.into_any(),

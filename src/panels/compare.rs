@@ -89,7 +89,11 @@ fn DiffView(d: Diff) -> impl IntoView {
         </p>
         {same.then(|| view! { <p class="hint">"The plans are the same."</p> })}
         <SettingsTable d=d.clone() />
-        <StagesTable stages=d.stages.clone() />
+        {by_layers(&d).then(|| d.peak_stages.clone().map(|p| view! {
+            <p id="compare-peak-stage">"Peak stage: "{stage_label(&p)}": "{gib(p.a_total_bytes)}" → "{gib(p.b_total_bytes)}
+                " ("{signed_gib(p.delta_bytes)}")"</p>
+        }))}
+        <StagesTable stages=if by_layers(&d) { d.stages_by_layers.clone() } else { d.stages.clone() } />
         <TimeTable d=d.clone() />
         <Findings d=d.clone() />
         {(!d.crossings.is_empty()).then(|| view! {
@@ -120,6 +124,23 @@ fn SettingsTable(d: Diff) -> impl IntoView {
     })
 }
 
+/// Whether stages are compared by the layers they hold: when a stage of the same pipeline rank holds other layers in
+/// the two plans (PP or the layout changed), comparing by rank would compare different layers.
+fn by_layers(d: &Diff) -> bool {
+    !d.stages_by_layers.is_empty() && d.stages.iter().any(|s| s.a_layers != s.b_layers)
+}
+
+/// "stage 1 (layers 20–39) → stage 2 (layers 20–29)" when the pair is not one rank holding the same layers, else "stage 1".
+fn stage_label(s: &StageDelta) -> String {
+    let layers = |l: &[[u64; 2]]| l.iter().map(|[a, b]| if b > a { format!("{a}–{}", b - 1) } else { String::new() }).collect::<Vec<_>>().join(", ");
+    match (s.a_pipeline_rank, s.b_pipeline_rank) {
+        (Some(a), Some(b)) if a != b || s.a_layers != s.b_layers => {
+            format!("stage {a} (layers {}) → stage {b} (layers {})", layers(&s.a_layers), layers(&s.b_layers))
+        }
+        _ => format!("stage {}", s.pipeline_rank),
+    }
+}
+
 /// Each stage's total, then the terms that changed (largest change first, as the core orders them).
 #[component]
 fn StagesTable(stages: Vec<StageDelta>) -> impl IntoView {
@@ -137,10 +158,11 @@ fn StagesTable(stages: Vec<StageDelta>) -> impl IntoView {
                             (_, 0) => " (baseline only)",
                             _ => "",
                         };
+                        let label = stage_label(&s);
                         let terms = if only.is_empty() { s.terms } else { Vec::new() };
                         view! {
                         <tr class="stage-row" data-stage=s.pipeline_rank>
-                            <th scope="row">"stage "{s.pipeline_rank}{only}</th><td>{gib(s.a_total_bytes)}</td><td>{gib(s.b_total_bytes)}</td>
+                            <th scope="row">{label}{only}</th><td>{gib(s.a_total_bytes)}</td><td>{gib(s.b_total_bytes)}</td>
                             <td class=tone(s.delta_bytes as f64)>{signed_gib(s.delta_bytes)}</td>
                         </tr>
                         {terms.into_iter().map(|t| view! {
