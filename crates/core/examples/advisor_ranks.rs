@@ -60,6 +60,11 @@ fn apply_recipe(t: &mut Value, e: &Value) {
             t[key] = e[key].clone();
         }
     }
+    // Bridge's MoE recipes set the alltoall dispatcher (settings.rs, moe_token_dispatcher_type); a flex backend
+    // turns it into flex.
+    if e["expert_model_parallel_size"].as_u64().is_some_and(|ep| ep > 1) {
+        t["moe_token_dispatcher_type"] = json!("alltoall");
+    }
     if let Some(b) = e["moe_flex_dispatcher_backend"].as_str() {
         t["moe_token_dispatcher_type"] = json!("flex");
         t["moe_flex_dispatcher_backend"] = json!(b);
@@ -117,6 +122,10 @@ fn planned(base: &Value, l: Layout, etp: Option<u64>, layers: u64, mtp: u64) -> 
         }
         v["parallelism"] = par;
         v["training"]["micro_batch_size"] = json!(l[5]);
+        // As the search does: EP > 1 on Megatron-Core's default allgather dispatcher runs alltoall.
+        if l[4] > 1 && v["training"]["moe_token_dispatcher_type"].is_null() {
+            v["training"]["moe_token_dispatcher_type"] = json!("alltoall");
+        }
         v["training"]["recompute_granularity"] = json!(recompute);
         v["training"]["use_distributed_optimizer"] = json!(true);
         if recompute == "full" {

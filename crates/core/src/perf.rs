@@ -104,7 +104,8 @@ pub struct Constants {
     pub tp_exposed: f64,
     /// Exposed fraction of the CP ring KV exchange (overlapped with attention of the previous chunk).
     pub cp_exposed: f64,
-    /// Exposed fraction of EP all-to-all.
+    /// Exposed fraction of EP dispatch/combine without overlap_moe_expert_parallel_comm. Fixed at 1, not fitted: the
+    /// dispatchers run on the compute stream (token_dispatcher.py); the overlap setting and its bound price the rest.
     pub ep_exposed: f64,
     /// Exposed fraction of DP gradient reduce-scatter / param all-gather (overlap-grad-reduce/param-gather).
     pub dp_exposed: f64,
@@ -745,31 +746,70 @@ fn cp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
     attention + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * chunk * c.cp_exposed
 }
 
-/// EP: dispatch + combine of the rank's tokens × topk × h, forward and backward: an all-to-all (alltoall, flex) or
-/// an all-gather of every token (allgather). The flex dispatcher (DeepEP / HybridEP) runs near the link's bandwidth
-/// (data); overlap_moe_expert_parallel_comm hides a share behind the other micro-batch's compute (data).
-// Source: Megatron-Core MoE token dispatchers (token_dispatcher.py: MoEAllGatherTokenDispatcher,
-// MoEAlltoAllTokenDispatcher, MoEFlexTokenDispatcher; dispatch and combine per MoE layer, fwd and bwd).
-fn ep_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+/// EP: dispatch + combine of each MoE layer, forward and backward (and the recomputed forward), priced by link: the
+/// EP group spans `N` NVLink domains ([`Meshes::domains_per_group`], 72 GPUs on GB200/GB300 NVL72, 8 on HGX); a rank's
+/// traffic to the other domains crosses its NIC, to the rest of its own domain NVLink, both at once (the slower
+/// sets the time). Volume per local token (h × 2 B each):
+/// - allgather: every token of the n − 1 other ranks (n − n/N of them in other domains);
+/// - alltoall: top-k copies, one per chosen expert, sent to its rank: (1 − 1/N)·k leave the domain, (1/N − 1/n)·k
+///   stay in it (no deduplication);
+/// - flex (DeepEP / HybridEP): each token once per distinct rank and once per distinct remote domain among its top-k
+///   experts (`distinct`), at the kernels' measured bandwidth (data).
+///
+/// Exposed: all of it (`ep_exposed`, 1: the dispatcher runs on the compute stream), less, with
+/// `overlap_moe_expert_parallel_comm`, what the other micro-batch's compute can hide: at most the assumed share
+/// (warm-up and flush micro-batches do not overlap) and never more than that compute (`gpu_s`).
+// Source: Megatron-Core token_dispatcher.py (MoEAllGatherTokenDispatcher gathers every EP rank's tokens;
+// MoEAlltoAllTokenDispatcher permutes top-k copies and all-to-alls them; MoEFlexTokenDispatcher hands the routing map to
+// DeepEP / HybridEP); DeepEP buffer.get_dispatch_layout (num_tokens_per_rank, num_tokens_per_rdma_rank: a token is
+// sent once per rank and once per RDMA node) and its README (intranode via NVLink, internode RDMA then NVLink
+// forwarding); Megatron-Core combined_1f1b.py (EP A2A overlap with another micro-batch's compute).
+fn ep_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants, gpu_s: f64) -> f64 {
     use crate::settings::DispatcherType;
     let m = &plan.model;
     let st = &plan.training.settings;
     if !(sz.ep > 1.0 && m.is_moe()) {
         return 0.0;
     }
-    let ep_tokens = sz.s / sz.cp * sz.b / sz.tp;
-    let a = assumptions();
-    let per_token = match st.moe_token_dispatcher_type {
-        DispatcherType::Allgather => sz.ep * ring(sz.ep),
-        _ => ring(sz.ep) * m.moe_router_topk as f64,
+    let n = sz.ep;
+    let domains = (links.meshes.domains_per_group(GroupKind::Ep, links.domain) as f64).clamp(1.0, n);
+    let k = m.moe_router_topk as f64;
+    let experts = m.num_experts().max(1) as f64;
+    // (copies to other domains, copies to other ranks of this domain) per local token.
+    let (inter, intra) = match st.moe_token_dispatcher_type {
+        DispatcherType::Allgather => (n - n / domains, n / domains - 1.0),
+        DispatcherType::Alltoall => (k * (1.0 - 1.0 / domains), k * (1.0 / domains - 1.0 / n)),
+        DispatcherType::Flex => (
+            (domains - 1.0) * distinct(experts, experts / domains, m.moe_router_topk),
+            (n / domains - 1.0) * distinct(experts, experts / n, m.moe_router_topk),
+        ),
     };
-    let mut bw = links.bandwidth(GroupKind::Ep);
+    let a = assumptions();
+    let (mut up, mut out) = (links.scale_up, links.scale_out);
     if st.moe_token_dispatcher_type == DispatcherType::Flex && c.bandwidth_efficiency > 0.0 {
-        bw = bw / c.bandwidth_efficiency * a.flex_dispatcher_bandwidth_fraction.value;
+        let f = a.flex_dispatcher_bandwidth_fraction.value / c.bandwidth_efficiency;
+        (up, out) = (up * f, out * f);
     }
-    let raw = (sz.moe_layers / sz.pp) * sz.fwd_passes * 2.0 * per_token * ep_tokens * m.expert_width() as f64 * ACT_BYTES / bw * sz.mb;
-    let hidden = if st.overlap_moe_expert_parallel_comm { a.ep_a2a_overlap_hidden.value } else { 0.0 };
-    raw * c.ep_exposed * (1.0 - hidden).max(0.0)
+    let bytes = (sz.s / sz.cp * sz.b / sz.tp) * m.expert_width() as f64 * ACT_BYTES;
+    let one = (inter * bytes / out.max(1.0)).max(intra.max(0.0) * bytes / up.max(1.0));
+    let raw = (sz.moe_layers / sz.pp) * sz.fwd_passes * 2.0 * one * sz.mb * c.ep_exposed;
+    if !st.overlap_moe_expert_parallel_comm {
+        return raw;
+    }
+    raw - (raw * a.ep_a2a_overlap_hidden.value.clamp(0.0, 1.0)).min(gpu_s.max(0.0))
+}
+
+/// The chance that a token's top-k experts, drawn without repeats from `experts`, include at least one of a given
+/// `share` of them (a rank's or a domain's experts): 1 − C(E − e, k) / C(E, k).
+// Source: the hypergeometric distribution (balanced routing: each expert equally likely, as the Bridge benchmarks force
+// with moe_router_force_load_balancing).
+fn distinct(experts: f64, share: f64, k: u64) -> f64 {
+    let mut none = 1.0;
+    for i in 0..k.min(experts as u64) {
+        let i = i as f64;
+        none *= ((experts - share - i) / (experts - i)).max(0.0);
+    }
+    1.0 - none
 }
 
 /// PP: each stage boundary sends one s/cp·b·h activation forward and its gradient back per microbatch per chunk
@@ -854,7 +894,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let st = &plan.training.settings;
     let tp_comm_s = tp_comm_s(&sz, &links, c, st.tp_comm_overlap && plan.parallelism.sequence_parallel);
     let cp_comm_s = cp_comm_s(plan, &sz, &links, c);
-    let ep_comm_s = ep_comm_s(plan, &sz, &links, c);
+    let ep_comm_s = ep_comm_s(plan, &sz, &links, c, compute_s + recompute_s + moe_routing_s + memory_bound_s);
     let pp_comm_s = pp_comm_s(plan, &sz, &links);
     let params = LocalParams::of(plan, derived, &sz);
     let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);

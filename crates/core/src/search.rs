@@ -19,6 +19,7 @@ use crate::perf::{self, Breakdown, Performance};
 use crate::pipeline::layout::{self as pipeline_layout, LayoutSpec};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
+use crate::settings::DispatcherType;
 use crate::report::{self, Derived};
 use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
@@ -79,6 +80,11 @@ pub struct CandidateTraining {
     pub recompute_method: Option<RecomputeMethod>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute_num_layers: Option<u64>,
+    /// Set when the search chose the MoE token dispatcher: `alltoall` for EP > 1 where the plan left Megatron-Core's
+    /// default `allgather` (Megatron's MoE guide recommends alltoall whenever expert parallelism is applied; Megatron
+    /// Bridge's MoE recipes set it). Absent: the plan's own dispatcher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_token_dispatcher_type: Option<DispatcherType>,
 }
 
 /// One ranked layout.
@@ -185,6 +191,10 @@ struct Key {
     /// 0 none, 1 selective, 2 full.
     recompute: u8,
     distopt: bool,
+    /// The MoE token dispatcher, an index into [`DispatcherType::ALL`]; `a2a`: the search switched it from the plan's
+    /// default allgather to alltoall (EP > 1).
+    dispatcher: u8,
+    a2a: bool,
 }
 
 /// A valid candidate as kept during the search: no heap data.
@@ -262,7 +272,16 @@ fn apply(p: &mut Plan, k: &Key, layout: Option<&str>) {
     par.account_for_loss_in_pipeline_split = false;
     par.microbatch_group_size_per_vp_stage = None;
     p.training.micro_batch_size = k.mbs;
+    p.training.settings.moe_token_dispatcher_type = dispatcher_of(k.dispatcher);
     apply_training(p, k);
+}
+
+fn dispatcher_of(code: u8) -> DispatcherType {
+    DispatcherType::ALL.get(usize::from(code)).copied().unwrap_or(DispatcherType::Allgather)
+}
+
+fn dispatcher_code(d: DispatcherType) -> u8 {
+    DispatcherType::ALL.iter().position(|&x| x == d).unwrap_or(0) as u8
 }
 
 /// Writes the recompute and optimizer choice of `k` into `p`.
@@ -298,6 +317,7 @@ fn training_of(k: &Key) -> CandidateTraining {
         use_distributed_optimizer: k.distopt,
         recompute_method: full.then_some(RecomputeMethod::Uniform),
         recompute_num_layers: full.then_some(1),
+        moe_token_dispatcher_type: k.a2a.then_some(DispatcherType::Alltoall),
     }
 }
 
@@ -428,12 +448,14 @@ struct Shape {
     first: Option<u64>,
     last: Option<u64>,
     layout: bool,
+    dispatcher: u8,
+    a2a: bool,
 }
 
 impl Shape {
     fn key(&self, mbs: u64, (recompute, distopt): (u8, bool)) -> Key {
         let s = *self;
-        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt }
+        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt, dispatcher: s.dispatcher, a2a: s.a2a }
     }
 }
 
@@ -478,8 +500,14 @@ fn split_of<'a>(splits: &'a mut Splits, m: &crate::model::ModelConfig, pp: u64, 
 /// Or, as soon as sizing them all would cost more than [`MAX_SEARCH_WORK`], that partial cost. A candidate (a shape
 /// at one micro-batch size and one of the `ORDER` variants) costs [`CANDIDATE_WORK`] units for the rules plus one per
 /// pipeline stage and virtual chunk its memory estimate walks; each rule probe of the enumeration costs one unit.
-fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Shape>, u64> {
+fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits, dispatcher_free: bool) -> Result<Vec<Shape>, u64> {
     let m = &p.model;
+    let dispatcher = dispatcher_code(p.training.settings.moe_token_dispatcher_type);
+    // EP > 1 with Megatron-Core's default allgather dispatcher: the search runs alltoall, as Megatron's MoE guide
+    // recommends with expert parallelism (megatron/core/transformer/moe/README.md, --moe-token-dispatcher-type) and
+    // Bridge's MoE recipes set, unless the plan names its dispatcher.
+    let switch = dispatcher_free && p.training.settings.moe_token_dispatcher_type == DispatcherType::Allgather;
+    let alltoall = dispatcher_code(DispatcherType::Alltoall);
     let w = p.world_size();
     let moe = m.is_moe();
     let layers = m.num_layers.max(1);
@@ -498,7 +526,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Sha
                 continue;
             }
             for pp in upto(layers) {
-                let base = Shape { tp, pp, vpp: 1, cp, ep: 1, etp: tp, sp: false, first: None, last: None, layout: false };
+                let base = Shape { tp, pp, vpp: 1, cp, ep: 1, etp: tp, sp: false, first: None, last: None, layout: false, dispatcher, a2a: false };
                 if !probe.passes(&base, |p, c| rules::world::dense_mesh(p, c)) {
                     continue;
                 }
@@ -508,7 +536,9 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Sha
                         for ep in upto(ep_cap) {
                             for sp in [true, false] {
                                 work = work.saturating_add(1);
-                                let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last, layout };
+                                let a2a = switch && moe && ep > 1;
+                                let d = if a2a { alltoall } else { dispatcher };
+                                let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last, layout, dispatcher: d, a2a };
                                 let valid = probe.passes(&sh, |p, c| {
                                     rules::world::expert_mesh(p, c);
                                     rules::moe::expert_parallel(p, c);
@@ -639,7 +669,9 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
             format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
         ));
     }
-    search_within_budget(&p, opts).map_err(|_work| {
+    // A plan (or its recipe) that names its dispatcher keeps it; else the search may switch allgather to alltoall.
+    let named = value.get("training").and_then(|t| t.get("moe_token_dispatcher_type")).is_some_and(|v| !v.is_null());
+    search_within_budget(&p, opts, !named).map_err(|_work| {
         let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
         InputError::new(
             Code::SearchTooLarge,
@@ -655,7 +687,7 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
 /// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored). A space too large to
 /// size within the search's budget gives an empty result ([`search_value`] says why).
 pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
-    search_within_budget(base, opts).unwrap_or_else(|_work| empty_result(base))
+    search_within_budget(base, opts, true).unwrap_or_else(|_work| empty_result(base))
 }
 
 fn empty_result(base: &Plan) -> SearchResult {
@@ -674,7 +706,7 @@ fn empty_result(base: &Plan) -> SearchResult {
 }
 
 /// The search, or the work its layouts would cost when that is over [`MAX_SEARCH_WORK`].
-fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResult, u64> {
+fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool) -> Result<SearchResult, u64> {
     let mut result = empty_result(base);
     // `search_value` says why it does not search above this; a caller of this function gets an empty result.
     if base.world_size() == 0 || base.world_size() > MAX_SEARCH_WORLD {
@@ -691,7 +723,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
-    let shapes = shapes(base, opts, &mut splits)?;
+    let shapes = shapes(base, opts, &mut splits, dispatcher_free)?;
     for sh in shapes {
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
         let text = if sh.layout { layout_text(&base.model, sh.pp, sh.vpp) } else { String::new() };
@@ -879,6 +911,9 @@ fn describe(k: &Key) -> String {
     if k.layout {
         s += " (even layout)";
     }
+    if k.a2a {
+        s += " alltoall dispatcher";
+    }
     s += &format!(
         " mbs {} {} recompute{}",
         k.mbs,
@@ -924,6 +959,9 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     if (a.first, a.last, a.layout) != (b.first, b.last, b.layout) {
         d.push("layer split differs".into());
     }
+    if a.dispatcher != b.dispatcher {
+        d.push(format!("dispatcher {} vs {}", dispatcher_of(a.dispatcher).key(), dispatcher_of(b.dispatcher).key()));
+    }
     d
 }
 
@@ -952,6 +990,12 @@ fn explain(p: &Plan, rec: &Rec, d: &Derived, perf: &Performance) -> Vec<String> 
         ));
     } else {
         why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
+    }
+    if rec.key.a2a {
+        why.push(format!(
+            "dispatcher: alltoall for EP {} (the plan leaves Megatron-Core's default allgather, which gathers every EP rank's tokens; Megatron's MoE guide recommends alltoall with expert parallelism)",
+            par.ep()
+        ));
     }
     if let Some(pipeline_layout::LayoutSpec::Text(t)) = &par.pipeline_model_parallel_layout {
         why.push(format!("pipeline layout {t}: {} layers do not split into {}·{} equal chunks, so they are dealt as evenly as Megatron's layout allows", p.model.num_layers, par.pp(), par.vpp()));
@@ -1074,6 +1118,9 @@ fn cause(term: &str, a: &Rec, sa: &Sized, b: &Rec, sb: &Sized) -> String {
     } else if t.starts_with("ep") {
         num(&mut parts, "EP", ka.ep, kb.ep);
         num(&mut parts, "ETP", ka.etp, kb.etp);
+        if ka.dispatcher != kb.dispatcher {
+            parts.push(format!("{} vs {} dispatcher", dispatcher_of(ka.dispatcher).key(), dispatcher_of(kb.dispatcher).key()));
+        }
         extra = link(sa.across.ep, sb.across.ep);
     } else if t.starts_with("pp") {
         num(&mut parts, "PP", ka.pp, kb.pp);

@@ -224,3 +224,33 @@ fn speed_settings_move_the_step_time_the_way_their_mechanism_says() {
     let g = with("cuda_graph_impl", json!("full_iteration")).breakdown;
     assert_eq!(g.launch_s, 0.0);
 }
+
+#[test]
+fn ep_dispatch_is_priced_by_the_link_each_copy_crosses() {
+    // Qwen3-30B-A3B (48 MoE layers, h 2048, 128 experts, top-8) on 2 × 8 H100, TP 1, EP 16, seq 4096, MBS 1, GBS 16:
+    // one micro-batch, and each EP group spans both 8-GPU NVLink domains (N = 2, n = 16). A rank dispatches its 4096
+    // tokens of h × 2 B: B = 4096 · 4096 bytes per copy per token. Links: NIC 400 Gb/s = 50 GB/s, NVLink 450 GB/s, both
+    // × 0.7 (NCCL) or × 0.9 (DeepEP's measured fraction, perf_assumptions.json). Per dispatch the slower link sets the
+    // time; ×48 layers × 2 (dispatch, combine) × 2 (forward, backward) = 192 dispatches.
+    //   allgather: 16 − 16/2 = 8 token copies to the other domain, 7 inside: max(8B/35e9, 7B/315e9) = 3.8348 ms;
+    //   alltoall:  8·(1 − 1/2) = 4 copies out, 8·(1/2 − 1/16) = 3.5 in: max(4B/35e9, 3.5B/315e9) = 1.9174 ms;
+    //   flex:      once per remote domain touched: 1 − C(64,8)/C(128,8) = 0.99690 out; once per other rank of the
+    //              domain touched: 7·(1 − C(120,8)/C(128,8)) = 7·0.41228 = 2.88597 in: max(0.99690·B/45e9,
+    //              2.88597·B/405e9) = 0.37167 ms.
+    // Per step ×192: 0.73628 s, 0.36814 s, 0.071361 s.
+    let ep = |dispatcher: &str| {
+        let t = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 16, "moe_token_dispatcher_type": dispatcher});
+        let r = plan("qwen3-30b-a3b", 2, t, json!({"tensor_model_parallel_size": 1, "expert_model_parallel_size": 16, "expert_tensor_parallel_size": 1}));
+        r.performance.expect("the layout divides").breakdown.ep_comm_s
+    };
+    assert_eq!(perf::constants().ep_exposed, 1.0, "no overlap without overlap_moe_expert_parallel_comm");
+    let close = |a: f64, b: f64| (a - b).abs() <= 2e-4 * b;
+    assert!(close(ep("allgather"), 0.73628), "allgather {}", ep("allgather"));
+    assert!(close(ep("alltoall"), 0.36814), "alltoall {}", ep("alltoall"));
+    assert!(close(ep("flex"), 0.071361), "flex {}", ep("flex"));
+    // EP 8 fits one domain: alltoall's 8·7/8 = 7 copies all over NVLink, 7B/315e9 per dispatch × 192 = 0.10226 s.
+    let t = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 16, "moe_token_dispatcher_type": "alltoall"});
+    let r = plan("qwen3-30b-a3b", 2, t, json!({"tensor_model_parallel_size": 1, "expert_model_parallel_size": 8, "expert_tensor_parallel_size": 1}));
+    let inside = r.performance.unwrap().breakdown.ep_comm_s;
+    assert!(close(inside, 0.071583), "EP 8 inside NVLink {inside}");
+}

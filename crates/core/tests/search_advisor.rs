@@ -125,3 +125,35 @@ fn a_rule_on_the_recompute_choice_rejects_that_variant_only() {
         assert!(plan_resolved(c.plan.as_ref().expect("plan"), Vec::new()).valid, "{:?}", c.parallelism);
     }
 }
+
+#[test]
+fn ep_candidates_run_alltoall_unless_the_plan_names_its_dispatcher() {
+    // Qwen3-30B-A3B on 16 H100, TP 1, micro-batch 1. Megatron-Core's default dispatcher is allgather; its MoE guide
+    // recommends alltoall whenever EP > 1, so the search runs and states alltoall for EP > 1 and leaves EP 1 alone.
+    let plan = |dispatcher: Option<&str>| {
+        let mut p = json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                           "training": {"seq_length": 4096, "global_batch_size": 256}});
+        if let Some(d) = dispatcher {
+            p["training"]["moe_token_dispatcher_type"] = json!(d);
+        }
+        p
+    };
+    let opts = SearchOptions { top: 10_000, max_tp: 1, max_cp: 1, micro_batch_sizes: vec![1] };
+    let r = search::search_value(&plan(None), &opts).expect("search");
+    assert!(r.candidates.iter().any(|c| c.parallelism.expert_model_parallel_size > 1));
+    for c in &r.candidates {
+        let ep = c.parallelism.expert_model_parallel_size;
+        let want = (ep > 1).then_some(meshplan_core::settings::DispatcherType::Alltoall);
+        assert_eq!(c.training.moe_token_dispatcher_type, want, "EP {ep}");
+        // The candidate's own plan runs what it states.
+        let p = c.plan.as_ref().expect("a resolved plan");
+        assert_eq!(p.training.settings.moe_token_dispatcher_type.key(), if ep > 1 { "alltoall" } else { "allgather" });
+        if ep > 1 {
+            assert!(c.why.iter().any(|w| w.starts_with("dispatcher: alltoall")), "{:?}", c.why);
+        }
+    }
+    // Named explicitly, allgather stays.
+    let r = search::search_value(&plan(Some("allgather")), &opts).expect("search");
+    assert!(r.candidates.iter().all(|c| c.training.moe_token_dispatcher_type.is_none()));
+    assert!(r.candidates.iter().all(|c| c.plan.as_ref().unwrap().training.settings.moe_token_dispatcher_type.key() == "allgather"));
+}
