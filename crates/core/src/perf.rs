@@ -309,6 +309,14 @@ pub struct Assumptions {
     pub host_optimizer_tbps_per_gpu: Assumed,
     #[serde(default)]
     pub host_link_gbps_per_gpu: Assumed,
+    /// Fixed seconds per step of the context-parallel p2p ring (per attention layer and pass), and the HBM bytes its
+    /// result merge moves per element, forward and backward.
+    #[serde(default)]
+    pub cp_ring_step_overhead_s: Assumed,
+    #[serde(default)]
+    pub cp_merge_bytes_fwd: Assumed,
+    #[serde(default)]
+    pub cp_merge_bytes_bwd: Assumed,
 }
 
 /// One assumed value and where it comes from.
@@ -743,7 +751,31 @@ fn cp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
             per_layer * sz.fwd_passes * ring(sz.cp) * (2.0 * q_width + kv_width) * chunk
         }
     };
-    attention + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * chunk * c.cp_exposed
+    let ring_steps = match plan.training.settings.cp_comm_type.unwrap_or(CpCommType::P2p) {
+        CpCommType::P2p | CpCommType::A2aP2p => cp_ring_steps_s(plan, sz, kv_width),
+        _ => 0.0,
+    };
+    attention + ring_steps + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * chunk * c.cp_exposed
+}
+
+/// What the p2p ring costs besides its transfer: attention runs as CP steps per layer and pass (each rank's s/CP tokens,
+/// load-balanced as 2·CP chunks, against one peer's K,V per step), and each step pays a fixed cost (its attention
+/// kernels, the send/receive pair and the stream syncs that order them: `cp_ring_step_overhead_s`, an assumption),
+/// and each step after the first merges its partial result into the running one, memory-bound: forward, the output
+/// (read the step's BF16 output and the FP32 accumulator, write the accumulator, `cp_merge_bytes_fwd` per Q element);
+/// backward, dQ and dK,dV accumulate in FP32 (`cp_merge_bytes_bwd` per Q and K,V element).
+// Source: Transformer Engine attention/dot_product_attention/context_parallel.py AttnFuncWithCPAndKVP2P (cp steps
+// per call, send_recv of K,V per step on a side stream, flash_attn_fwd_out_correction / softmax_lse correction per
+// step, dq and dkv accumulated in FP32); Megatron-Core context_parallel docs (2·CP chunks for load balance).
+fn cp_ring_steps_s(plan: &Plan, sz: &Sizes, kv_width: f64) -> f64 {
+    let a = assumptions();
+    let m = &plan.model;
+    let q_width = m.num_attention_heads as f64 * m.kv_channels as f64 / sz.tp;
+    let tokens = sz.s / sz.cp * sz.b;
+    let merges = sz.cp - 1.0;
+    let fwd = sz.cp * a.cp_ring_step_overhead_s.value + merges * tokens * q_width * a.cp_merge_bytes_fwd.value / hbm(plan);
+    let bwd = sz.cp * a.cp_ring_step_overhead_s.value + merges * tokens * (q_width + kv_width) * a.cp_merge_bytes_bwd.value / hbm(plan);
+    sz.attention_layers / sz.pp * sz.mb * ((sz.fwd_passes - 1.0) * fwd + bwd)
 }
 
 /// EP: dispatch + combine of each MoE layer, forward and backward (and the recomputed forward), priced by link: the

@@ -181,7 +181,9 @@ fn cp_comm_type_prices_each_exchange() {
     assert!(close(cp("all_gather"), gather), "{} vs {gather}", cp("all_gather"));
     let a2a = 32.0 * 2.0 * 0.5 * (2.0 * 4096.0 + 2048.0) * chunk;
     assert!(close(cp("a2a"), a2a), "{} vs {a2a}", cp("a2a"));
-    assert!(close(cp("p2p"), gather * c.cp_exposed));
+    // p2p also pays its ring steps (cp_ring_steps_cost_time_so_cp_sizes_do_not_tie): per layer and micro-batch, forward
+    // 2·20 µs + 4096·4096·10/3.35e12 = 90.081 µs, backward 40 µs + 4096·6144·8/3.35e12 = 100.10 µs; × 32 × 2 = 12.172 ms.
+    assert!((cp("p2p") - gather * c.cp_exposed - 0.012172).abs() <= 1e-4 * 0.012172, "p2p {}", cp("p2p"));
     // Not given: p2p, Megatron-LM's default.
     let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8}),
                  json!({"tensor_model_parallel_size": 1, "context_parallel_size": 2}));
@@ -253,4 +255,34 @@ fn ep_dispatch_is_priced_by_the_link_each_copy_crosses() {
     let r = plan("qwen3-30b-a3b", 2, t, json!({"tensor_model_parallel_size": 1, "expert_model_parallel_size": 8, "expert_tensor_parallel_size": 1}));
     let inside = r.performance.unwrap().breakdown.ep_comm_s;
     assert!(close(inside, 0.071583), "EP 8 inside NVLink {inside}");
+}
+
+#[test]
+fn cp_ring_steps_cost_time_so_cp_sizes_do_not_tie() {
+    // Llama-3.1-8B (32 layers, 32 heads × 128 = Q width 4096, K,V width 2·8·128 = 2048) on 8 H100 (HBM 3.35 TB/s),
+    // seq 32768, TP 1, MBS 1, GBS 8, p2p: CP 2 → DP 4, 2 micro-batches, 16384 local tokens; CP 4 → DP 2, 4 micro-batches,
+    // 8192 tokens. Besides the exchange, each attention layer's ring pays per pass CP steps × 20 µs
+    // (perf_assumptions.json) and CP − 1 merges: forward 10 B per Q element, backward 8 B per Q and K,V element.
+    //   CP 2: fwd 2·20 µs + 16384·4096·10/3.35e12 = 0.24032 ms; bwd 40 µs + 16384·6144·8/3.35e12 = 0.28039 ms;
+    //         × 32 layers × 2 micro-batches = 33.326 ms.
+    //   CP 4: fwd 80 µs + 3·8192·4096·10/3.35e12 = 0.38049 ms; bwd 80 µs + 3·8192·6144·8/3.35e12 = 0.44058 ms;
+    //         × 32 × 4 = 105.10 ms.
+    // The exchange itself (the all_gather volume × cp_exposed) comes on top; compute is the same 1/8 of the FLOPs
+    // whatever CP, so without these costs CP 1, 2 and 4 would tie.
+    let a = perf::assumptions();
+    assert_eq!((a.cp_ring_step_overhead_s.value, a.cp_merge_bytes_fwd.value, a.cp_merge_bytes_bwd.value), (2e-5, 10.0, 8.0));
+    let c = perf::constants();
+    let run = |cp: u64| {
+        plan("llama-3.1-8b", 1, json!({"seq_length": 32768, "micro_batch_size": 1, "global_batch_size": 8}),
+             json!({"tensor_model_parallel_size": 1, "context_parallel_size": cp}))
+        .performance
+        .unwrap()
+    };
+    let exchange = |cp: f64, mb: f64| 32.0 * 3.0 * (cp - 1.0) * 2048.0 * (32768.0 / cp * 2.0 / (450e9 * c.bandwidth_efficiency) * mb) * c.cp_exposed;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b;
+    let (p1, p2, p4) = (run(1), run(2), run(4));
+    assert!(close(p2.breakdown.cp_comm_s - exchange(2.0, 2.0), 0.033326), "CP 2 {}", p2.breakdown.cp_comm_s);
+    assert!(close(p4.breakdown.cp_comm_s - exchange(4.0, 4.0), 0.10510), "CP 4 {}", p4.breakdown.cp_comm_s);
+    assert_eq!(p1.breakdown.cp_comm_s, 0.0);
+    assert!(p1.step_time_s < p2.step_time_s && p2.step_time_s < p4.step_time_s, "{} {} {}", p1.step_time_s, p2.step_time_s, p4.step_time_s);
 }
