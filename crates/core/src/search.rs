@@ -19,7 +19,7 @@ use crate::perf::{self, Breakdown, Performance};
 use crate::pipeline::layout::{self as pipeline_layout, LayoutSpec};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
-use crate::settings::DispatcherType;
+use crate::settings::{DispatcherType, RecomputeModule};
 use crate::report::{self, Derived};
 use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
@@ -85,6 +85,14 @@ pub struct CandidateTraining {
     /// Bridge's MoE recipes set it). Absent: the plan's own dispatcher.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe_token_dispatcher_type: Option<DispatcherType>,
+    /// Set when the search chose the selective recompute modules (a subset tried when no recompute does not fit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute_modules: Option<Vec<RecomputeModule>>,
+    /// Set when the search offloads the optimizer to the CPU (tried when no recompute does not fit): the fraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer_cpu_offload: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer_offload_fraction: Option<f64>,
 }
 
 /// One ranked layout.
@@ -188,8 +196,10 @@ struct Key {
     /// PP·VPP chunks) instead of `split_layers`.
     layout: bool,
     mbs: u64,
-    /// 0 none, 1 selective, 2 full.
+    /// 0 none, 1 selective (the plan's modules), 2 full, 3.. selective with [`MODULE_SUBSETS`]`[code − 3]`.
     recompute: u8,
+    /// Optimizer CPU offload chosen by the search: 0 the plan's own setting, else [`OFFLOAD_FRACTIONS`]`[code − 1]`.
+    offload: u8,
     distopt: bool,
     /// The MoE token dispatcher, an index into [`DispatcherType::ALL`]; `a2a`: the search switched it from the plan's
     /// default allgather to alltoall (EP > 1).
@@ -213,9 +223,24 @@ struct Rec {
 fn recompute_of(code: u8) -> Recompute {
     match code {
         0 => Recompute::None,
-        1 => Recompute::Selective,
-        _ => Recompute::Full,
+        2 => Recompute::Full,
+        _ => Recompute::Selective,
     }
+}
+
+/// The selective recompute module lists the search tries when a layout does not fit without recompute, as Megatron
+/// Bridge's recipes tune them (DeepSeek-V3: mla_up_proj, mlp; Qwen3: moe_act, layernorm; Llama: core_attn): each frees
+/// the activations of its module for a third of its forward again (memory/activations.rs, perf.rs recompute_s). Dense
+/// models take the first two, MoE models all but `mlp` (unless they have dense layers).
+const MODULE_SUBSETS: [&[RecomputeModule]; 4] =
+    [&[RecomputeModule::Mlp], &[RecomputeModule::Layernorm], &[RecomputeModule::MoeAct], &[RecomputeModule::Layernorm, RecomputeModule::MoeAct]];
+
+/// Optimizer CPU offload fractions the search tries when a layout does not fit without recompute.
+const OFFLOAD_FRACTIONS: [f64; 2] = [0.5, 1.0];
+
+/// The module list of a recompute code ≥ 3.
+fn subset_of(code: u8) -> Option<&'static [RecomputeModule]> {
+    usize::from(code).checked_sub(3).and_then(|i| MODULE_SUBSETS.get(i)).copied()
 }
 
 /// The layout text of a `layout` key: [`pipeline_layout::even_text`] over PP·VPP chunks.
@@ -311,7 +336,11 @@ fn parallelism_of(k: &Key, p: &Plan) -> CandidateParallelism {
 
 fn training_of(k: &Key) -> CandidateTraining {
     let full = k.recompute == 2;
+    let offload = usize::from(k.offload).checked_sub(1).and_then(|i| OFFLOAD_FRACTIONS.get(i)).copied();
     CandidateTraining {
+        recompute_modules: subset_of(k.recompute).map(<[RecomputeModule]>::to_vec),
+        optimizer_cpu_offload: offload.map(|_| true),
+        optimizer_offload_fraction: offload,
         micro_batch_size: k.mbs,
         recompute_granularity: recompute_of(k.recompute),
         use_distributed_optimizer: k.distopt,
@@ -353,6 +382,8 @@ struct Scratch {
     /// The candidate's memory, rewritten in place for each one.
     mem: memory::MemoryReport,
     kinds: LayerKinds,
+    /// A module list swapped into the plan while the module subsets are tried (kept to reuse its buffer).
+    spare: Option<Vec<RecomputeModule>>,
 }
 
 enum Outcome {
@@ -367,6 +398,12 @@ enum Outcome {
 /// memory first (an out-of-memory layout is invalid whatever the rules say), then the rules once per cell, then
 /// the memory rules and the performance estimate.
 fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
+    evaluate_with(p, key, cell, s, result, rank, false)
+}
+
+/// [`evaluate`]; `fresh`: run the rules for this variant whatever the cell found (module lists and offload meet rules
+/// of their own), without recording it for the cell.
+fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool, fresh: bool) -> Outcome {
     result.evaluated += 1;
     memory::estimate_peaks_into(p, cell.derived, &s.kinds, cell.params, &mut s.mem);
     let mem = &s.mem;
@@ -378,6 +415,11 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         return Outcome::Rejected { out_of_memory: true };
     }
     let first_error = match cell.rules {
+        _ if fresh => {
+            s.codes.0.clear();
+            rules::check(p, cell.derived, None, &mut s.codes);
+            s.codes.first_error()
+        }
         Some((_, None)) => None,
         Some((recompute, Some(code))) if recompute == key.recompute => Some(code),
         _ => {
@@ -455,7 +497,7 @@ struct Shape {
 impl Shape {
     fn key(&self, mbs: u64, (recompute, distopt): (u8, bool)) -> Key {
         let s = *self;
-        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt, dispatcher: s.dispatcher, a2a: s.a2a }
+        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt, offload: 0, dispatcher: s.dispatcher, a2a: s.a2a }
     }
 }
 
@@ -713,7 +755,8 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
         return Ok(result);
     }
     let mut p = base.clone();
-    let mut scratch = Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds() };
+    let mut scratch =
+        Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds(), spare: None };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();
@@ -778,6 +821,9 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
                 result.pruned_by_memory += variants * (mbs_list.len() - mi - 1) as u64;
                 break;
             }
+            if oom[2] {
+                tight_variants(&mut p, sh.key(mbs, ORDER[2]), !oom[0], &mut cell, &mut scratch, &mut result, &mut recs);
+            }
         }
     }
     result.pareto = pareto(&recs, base);
@@ -798,7 +844,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
         }
         picked.push(*rec);
     }
-    let sized: Vec<Sized> = picked.iter().map(|rec| sized(&mut p, rec)).collect();
+    let sized: Vec<Sized> = picked.iter().map(|rec| sized(&mut p, rec, base)).collect();
     for rank in 0..picked.len().min(opts.top) {
         let (rec, this) = (&picked[rank], &sized[rank]);
         let other = if rank == 0 { 1 } else { 0 };
@@ -829,6 +875,67 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
     Ok(result)
 }
 
+/// The optimizer offload of `k` into `p`: [`OFFLOAD_FRACTIONS`] for an offload code, else the base plan's own.
+fn set_offload(p: &mut Plan, k: &Key, base: &Plan) {
+    let st = &mut p.training.settings;
+    match usize::from(k.offload).checked_sub(1).and_then(|i| OFFLOAD_FRACTIONS.get(i)) {
+        Some(&f) => (st.optimizer_cpu_offload, st.optimizer_offload_fraction) = (true, Some(f)),
+        None => (st.optimizer_cpu_offload, st.optimizer_offload_fraction) =
+            (base.training.settings.optimizer_cpu_offload, base.training.settings.optimizer_offload_fraction),
+    }
+}
+
+/// When a cell does not fit without recompute (`none` = its no-recompute key): the optimizer offloaded to the CPU
+/// (each of [`OFFLOAD_FRACTIONS`], largest first: when it does not fit, a smaller share will not; no recompute), then,
+/// when full recompute fits (`subsets`: a module list frees less than full recompute), selective recompute of each
+/// [`MODULE_SUBSETS`] list the model has; all with the distributed optimizer, each checked by the rules afresh. The
+/// plan is left as it was found.
+fn tight_variants(p: &mut Plan, none: Key, subsets: bool, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, recs: &mut Vec<Rec>) {
+    let st = &p.training.settings;
+    let saved = (st.optimizer_cpu_offload, st.optimizer_offload_fraction, st.recompute_granularity, st.recompute_method, st.recompute_num_layers);
+    let keep = |outcome: Outcome, recs: &mut Vec<Rec>| {
+        if let Outcome::Valid(rec) = outcome {
+            recs.push(rec);
+        }
+    };
+    if !st.optimizer_cpu_offload {
+        for (i, &f) in OFFLOAD_FRACTIONS.iter().enumerate().rev() {
+            let key = Key { offload: i as u8 + 1, ..none };
+            apply_training(p, &key);
+            (p.training.settings.optimizer_cpu_offload, p.training.settings.optimizer_offload_fraction) = (true, Some(f));
+            let outcome = evaluate_with(p, &key, cell, s, result, true, true);
+            let out_of_memory = matches!(outcome, Outcome::Rejected { out_of_memory: true });
+            keep(outcome, recs);
+            if out_of_memory {
+                break;
+            }
+        }
+        (p.training.settings.optimizer_cpu_offload, p.training.settings.optimizer_offload_fraction) = (saved.0, saved.1);
+    }
+    if !subsets {
+        return;
+    }
+    let moe = p.model.is_moe();
+    let dense_layers = p.model.kind_totals().run_where(|k| k.ffn == crate::model::Ffn::Dense) > 0;
+    std::mem::swap(&mut p.training.settings.recompute_modules, &mut s.spare);
+    for (i, subset) in MODULE_SUBSETS.iter().enumerate() {
+        let has_moe_act = subset.contains(&RecomputeModule::MoeAct);
+        let has_mlp = subset.contains(&RecomputeModule::Mlp);
+        if (has_moe_act && !moe) || (has_mlp && moe && !dense_layers) {
+            continue;
+        }
+        let key = Key { recompute: i as u8 + 3, ..none };
+        apply_training(p, &key);
+        let list = p.training.settings.recompute_modules.get_or_insert_with(Vec::new);
+        list.clear();
+        list.extend_from_slice(subset);
+        keep(evaluate_with(p, &key, cell, s, result, true, true), recs);
+    }
+    std::mem::swap(&mut p.training.settings.recompute_modules, &mut s.spare);
+    let st = &mut p.training.settings;
+    (st.recompute_granularity, st.recompute_method, st.recompute_num_layers) = (saved.2, saved.3, saved.4);
+}
+
 /// A pick sized in full: its plan, derived sizes, performance, and which of its groups cross NVLink domains.
 struct Sized {
     plan: Plan,
@@ -847,9 +954,12 @@ struct Across {
     pp: bool,
 }
 
-fn sized(p: &mut Plan, rec: &Rec) -> Sized {
+fn sized(p: &mut Plan, rec: &Rec, base: &Plan) -> Sized {
     let text = if rec.key.layout { layout_text(&p.model, rec.key.pp, rec.key.vpp) } else { String::new() };
     apply(p, &rec.key, Some(&text));
+    let st = &mut p.training.settings;
+    st.recompute_modules = subset_of(rec.key.recompute).map_or_else(|| base.training.settings.recompute_modules.clone(), |m| Some(m.to_vec()));
+    set_offload(p, &rec.key, base);
     let split = report::split_of(p);
     let derived = report::derive(p, split.as_ref().ok());
     let perf = perf::estimate(p, &derived);
@@ -917,13 +1027,12 @@ fn describe(k: &Key) -> String {
     s += &format!(
         " mbs {} {} recompute{}",
         k.mbs,
-        match k.recompute {
-            0 => "no",
-            1 => "selective",
-            _ => "full",
-        },
+        recompute_name(k.recompute),
         if k.distopt { "" } else { " without distributed optimizer" }
     );
+    if let Some(f) = usize::from(k.offload).checked_sub(1).and_then(|i| OFFLOAD_FRACTIONS.get(i)) {
+        s += &format!(" optimizer {:.0}% on CPU", 100.0 * f);
+    }
     s
 }
 
@@ -943,12 +1052,10 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     num("ETP", a.etp, b.etp);
     num("micro batch", a.mbs, b.mbs);
     if a.recompute != b.recompute {
-        let r = |c: u8| match c {
-            0 => "none",
-            1 => "selective",
-            _ => "full",
-        };
-        d.push(format!("recompute {} vs {}", r(a.recompute), r(b.recompute)));
+        d.push(format!("recompute {} vs {}", recompute_name(a.recompute), recompute_name(b.recompute)));
+    }
+    if a.offload != b.offload {
+        d.push(format!("optimizer offload {} vs {}", offload_name(a.offload), offload_name(b.offload)));
     }
     if a.sp != b.sp {
         d.push(format!("SP {} vs {}", a.sp, b.sp));
@@ -990,6 +1097,19 @@ fn explain(p: &Plan, rec: &Rec, d: &Derived, perf: &Performance) -> Vec<String> 
         ));
     } else {
         why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
+    }
+    if let Some(m) = subset_of(rec.key.recompute) {
+        let names: Vec<&str> = m.iter().map(|x| x.key()).collect();
+        why.push(format!(
+            "recompute_modules [{}]: without recompute this layout does not fit; recomputing only these modules frees their activations for a third of their forward again",
+            names.join(", ")
+        ));
+    }
+    if rec.key.offload > 0 {
+        why.push(format!(
+            "optimizer_cpu_offload with optimizer_offload_fraction {}: without recompute this layout does not fit; the offloaded optimizer state steps in host memory instead of recomputing activations",
+            training_of(&rec.key).optimizer_offload_fraction.unwrap_or(1.0)
+        ));
     }
     if rec.key.a2a {
         why.push(format!(
@@ -1148,6 +1268,9 @@ fn cause(term: &str, a: &Rec, sa: &Sized, b: &Rec, sb: &Sized) -> String {
             parts.push(format!("the same {:.1}% of a longer or shorter pipelined step", 100.0 * da.pipeline_bubble_fraction));
         }
     } else if t.starts_with("optimizer") {
+        if ka.offload != kb.offload {
+            parts.push(format!("optimizer offload {} vs {}", offload_name(ka.offload), offload_name(kb.offload)));
+        }
         if ka.distopt != kb.distopt {
             parts.push(format!("distributed optimizer {} vs {}", on_off(ka.distopt), on_off(kb.distopt)));
         }
@@ -1200,7 +1323,19 @@ fn recompute_name(code: u8) -> &'static str {
     match code {
         0 => "no",
         1 => "selective",
-        _ => "full",
+        2 => "full",
+        3 => "selective [mlp]",
+        4 => "selective [layernorm]",
+        5 => "selective [moe_act]",
+        _ => "selective [layernorm, moe_act]",
+    }
+}
+
+fn offload_name(code: u8) -> &'static str {
+    match code {
+        0 => "none",
+        1 => "50% on CPU",
+        _ => "100% on CPU",
     }
 }
 

@@ -157,3 +157,37 @@ fn ep_candidates_run_alltoall_unless_the_plan_names_its_dispatcher() {
     assert!(r.candidates.iter().all(|c| c.training.moe_token_dispatcher_type.is_none()));
     assert!(r.candidates.iter().all(|c| c.plan.as_ref().unwrap().training.settings.moe_token_dispatcher_type.key() == "allgather"));
 }
+
+#[test]
+fn tight_layouts_try_recompute_module_lists_and_optimizer_offload() {
+    // Qwen3-30B-A3B (MoE, no dense layers) on 8 H100 at 8192 tokens: many layouts do not fit without recompute. For
+    // those the search also tries the optimizer on the CPU (100%, then 50%) and selective recompute of [layernorm],
+    // [moe_act] and [layernorm, moe_act] ([mlp] recomputes nothing in a model without dense MLPs).
+    let plan = json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+                      "training": {"seq_length": 8192, "global_batch_size": 64}});
+    let opts = SearchOptions { top: 100_000, max_tp: 8, max_cp: 1, micro_batch_sizes: vec![1, 2] };
+    let r = search::search_value(&plan, &opts).expect("search");
+    let lists: BTreeSet<String> = r.candidates.iter().filter_map(|c| c.training.recompute_modules.as_ref()).map(|m| format!("{m:?}")).collect();
+    assert!(lists.iter().any(|l| l.contains("MoeAct")), "no moe_act list among {lists:?}");
+    assert!(lists.iter().all(|l| !l.contains("Mlp")), "mlp tried on a model without dense layers: {lists:?}");
+    let offloaded = r.candidates.iter().filter(|c| c.training.optimizer_cpu_offload == Some(true)).count();
+    assert!(offloaded > 0, "no offloaded candidate");
+    for c in r.candidates.iter().filter(|c| c.training.recompute_modules.is_some() || c.training.optimizer_cpu_offload.is_some()) {
+        // What the candidate states is what its plan runs, and the full report agrees: valid, same step time.
+        let p = c.plan.as_ref().expect("plan");
+        assert_eq!(p.training.settings.recompute_modules, c.training.recompute_modules);
+        assert_eq!(p.training.settings.optimizer_offload_fraction, c.training.optimizer_offload_fraction);
+        let full = plan_resolved(p, Vec::new());
+        assert!(full.valid, "{:?} {:?}", c.parallelism, c.training);
+        let step = full.performance.expect("performance").step_time_s;
+        assert!((step - c.step_time_s).abs() <= 1e-9 * step, "{step} vs {}", c.step_time_s);
+        // Tried only because the layout does not fit without recompute.
+        let mut none = p.clone();
+        none.training.settings.recompute_granularity = meshplan_core::plan::Recompute::None;
+        none.training.settings.recompute_modules = None;
+        none.training.settings.optimizer_cpu_offload = false;
+        none.training.settings.optimizer_offload_fraction = None;
+        let without = plan_resolved(&none, Vec::new());
+        assert!(without.diagnostics.iter().any(|d| d.code.as_str() == "out-of-memory"), "{:?} fits without recompute", c.parallelism);
+    }
+}
