@@ -107,8 +107,28 @@ fn layout_of(c: &Candidate) -> Layout {
 fn planned(base: &Value, l: Layout, etp: Option<u64>, layers: u64, mtp: u64) -> Result<f64, String> {
     let mut first_error = String::from("no variant");
     let mut best: Option<f64> = None;
-    for recompute in ["none", "selective", "full"] {
+    // The search's variants: no, selective and full recompute, and where memory is tight the optimizer on the CPU and
+    // the module lists it tries (search.rs MODULE_SUBSETS, OFFLOAD_FRACTIONS); a variant the rules reject is skipped.
+    let variants: [(&str, Option<Value>, Option<f64>); 9] = [
+        ("none", None, None),
+        ("selective", None, None),
+        ("full", None, None),
+        ("none", None, Some(1.0)),
+        ("none", None, Some(0.5)),
+        ("selective", Some(json!(["mlp"])), None),
+        ("selective", Some(json!(["layernorm"])), None),
+        ("selective", Some(json!(["moe_act"])), None),
+        ("selective", Some(json!(["layernorm", "moe_act"])), None),
+    ];
+    for (recompute, modules, offload) in variants {
         let mut v = base.clone();
+        if let Some(m) = modules {
+            v["training"]["recompute_modules"] = m;
+        }
+        if let Some(f) = offload {
+            v["training"]["optimizer_cpu_offload"] = json!(true);
+            v["training"]["optimizer_offload_fraction"] = json!(f);
+        }
         let mut par = json!({"tensor_model_parallel_size": l[0], "pipeline_model_parallel_size": l[1],
             "context_parallel_size": l[3], "expert_model_parallel_size": l[4], "sequence_parallel": l[0] > 1});
         if l[2] > 1 {
