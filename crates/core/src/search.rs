@@ -80,15 +80,17 @@ pub struct CandidateTraining {
     pub recompute_method: Option<RecomputeMethod>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute_num_layers: Option<u64>,
-    /// Set when the search chose the MoE token dispatcher: `alltoall` for EP > 1 where the plan left Megatron-Core's
-    /// default `allgather` (Megatron's MoE guide recommends alltoall whenever expert parallelism is applied; Megatron
-    /// Bridge's MoE recipes set it). Absent: the plan's own dispatcher.
+    /// The MoE token dispatcher the candidate runs (MoE models): `alltoall` for EP > 1 where the plan left
+    /// Megatron-Core's default `allgather` (Megatron's MoE guide recommends alltoall whenever expert parallelism is
+    /// applied; Megatron Bridge's MoE recipes set it), else the plan's own. (Pareto points: set only when switched.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe_token_dispatcher_type: Option<DispatcherType>,
-    /// Set when the search chose the selective recompute modules (a subset tried when no recompute does not fit).
+    /// The selective recompute modules the candidate runs: a list the search chose (tried when no recompute does not
+    /// fit), or the plan's own; absent with no or full recompute, or when the plan leaves Megatron's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute_modules: Option<Vec<RecomputeModule>>,
-    /// Set when the search offloads the optimizer to the CPU (tried when no recompute does not fit): the fraction.
+    /// Whether the candidate offloads the optimizer to the CPU (the search tries it when no recompute does not fit), and
+    /// the fraction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub optimizer_cpu_offload: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -331,6 +333,19 @@ fn parallelism_of(k: &Key, p: &Plan) -> CandidateParallelism {
         num_layers_in_first_pipeline_stage: k.first,
         num_layers_in_last_pipeline_stage: k.last,
         pipeline_model_parallel_layout: k.layout.then(|| layout_text(&p.model, k.pp, k.vpp)),
+    }
+}
+
+/// [`training_of`] with the settings the pick ran with, from its sized plan: the dispatcher (MoE models), the module
+/// list (the plan's own where the search did not choose one) and the optimizer offload — what applying it must write.
+fn training_run(k: &Key, p: &Plan) -> CandidateTraining {
+    let st = &p.training.settings;
+    CandidateTraining {
+        moe_token_dispatcher_type: p.model.is_moe().then_some(st.moe_token_dispatcher_type),
+        recompute_modules: st.recompute_modules.clone().filter(|_| st.recompute_granularity == Recompute::Selective),
+        optimizer_cpu_offload: Some(st.optimizer_cpu_offload),
+        optimizer_offload_fraction: st.optimizer_offload_fraction.filter(|_| st.optimizer_cpu_offload),
+        ..training_of(k)
     }
 }
 
@@ -853,7 +868,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
         why.extend(explain(&this.plan, rec, &this.derived, &this.perf));
         result.candidates.push(Candidate {
             parallelism: parallelism_of(&rec.key, &this.plan),
-            training: training_of(&rec.key),
+            training: training_run(&rec.key, &this.plan),
             step_time_s: rec.step_time_s,
             tokens_per_s_per_gpu: rec.tokens_per_s_per_gpu,
             model_tflops_per_gpu: rec.model_tflops_per_gpu,

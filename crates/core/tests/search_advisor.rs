@@ -143,8 +143,8 @@ fn ep_candidates_run_alltoall_unless_the_plan_names_its_dispatcher() {
     assert!(r.candidates.iter().any(|c| c.parallelism.expert_model_parallel_size > 1));
     for c in &r.candidates {
         let ep = c.parallelism.expert_model_parallel_size;
-        let want = (ep > 1).then_some(meshplan_core::settings::DispatcherType::Alltoall);
-        assert_eq!(c.training.moe_token_dispatcher_type, want, "EP {ep}");
+        use meshplan_core::settings::DispatcherType::{Allgather, Alltoall};
+        assert_eq!(c.training.moe_token_dispatcher_type, Some(if ep > 1 { Alltoall } else { Allgather }), "EP {ep}");
         // The candidate's own plan runs what it states.
         let p = c.plan.as_ref().expect("a resolved plan");
         assert_eq!(p.training.settings.moe_token_dispatcher_type.key(), if ep > 1 { "alltoall" } else { "allgather" });
@@ -154,7 +154,8 @@ fn ep_candidates_run_alltoall_unless_the_plan_names_its_dispatcher() {
     }
     // Named explicitly, allgather stays.
     let r = search::search_value(&plan(Some("allgather")), &opts).expect("search");
-    assert!(r.candidates.iter().all(|c| c.training.moe_token_dispatcher_type.is_none()));
+    let allgather = Some(meshplan_core::settings::DispatcherType::Allgather);
+    assert!(r.candidates.iter().all(|c| c.training.moe_token_dispatcher_type == allgather));
     assert!(r.candidates.iter().all(|c| c.plan.as_ref().unwrap().training.settings.moe_token_dispatcher_type.key() == "allgather"));
 }
 
@@ -172,7 +173,7 @@ fn tight_layouts_try_recompute_module_lists_and_optimizer_offload() {
     assert!(lists.iter().all(|l| !l.contains("Mlp")), "mlp tried on a model without dense layers: {lists:?}");
     let offloaded = r.candidates.iter().filter(|c| c.training.optimizer_cpu_offload == Some(true)).count();
     assert!(offloaded > 0, "no offloaded candidate");
-    for c in r.candidates.iter().filter(|c| c.training.recompute_modules.is_some() || c.training.optimizer_cpu_offload.is_some()) {
+    for c in r.candidates.iter().filter(|c| c.training.recompute_modules.is_some() || c.training.optimizer_cpu_offload == Some(true)) {
         // What the candidate states is what its plan runs, and the full report agrees: valid, same step time.
         let p = c.plan.as_ref().expect("plan");
         assert_eq!(p.training.settings.recompute_modules, c.training.recompute_modules);
