@@ -368,13 +368,13 @@ fn fields() -> Vec<Field> {
     vec![
         ("bf16_efficiency", |c| &mut c.bf16_efficiency, grid(0.30, 0.95, 66)),
         ("fp8_efficiency", |c| &mut c.fp8_efficiency, grid(0.20, 0.80, 61)),
-        ("gemm_width_half", |c| &mut c.gemm_width_half, grid(0.0, 1024.0, 33)),
+        ("gemm_width_half", |c| &mut c.gemm_width_half, grid(0.0, 512.0, 17)),
         ("tp_exposed", |c| &mut c.tp_exposed, grid(0.0, 1.0, 21)),
         ("cp_exposed", |c| &mut c.cp_exposed, grid(0.0, 1.0, 21)),
         ("dp_exposed", |c| &mut c.dp_exposed, grid(0.0, 1.0, 21)),
         ("permute_bytes", |c| &mut c.permute_bytes, grid(0.0, 160.0, 41)),
         ("expert_tokens_half", |c| &mut c.expert_tokens_half, grid(0.0, 2048.0, 33)),
-        ("quantize_scale", |c| &mut c.quantize_scale, grid(0.0, 12.0, 25)),
+        ("quantize_scale", |c| &mut c.quantize_scale, grid(0.0, 3.0, 13)),
         ("launch_s_per_block", |c| &mut c.launch_s_per_block, grid(0.0, 0.004, 41)),
         ("moe_launch_factor", |c| &mut c.moe_launch_factor, grid(0.0, 20.0, 41)),
     ]

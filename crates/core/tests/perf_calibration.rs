@@ -45,9 +45,10 @@ fn leave_one_group_out_is_recorded_for_every_dimension() {
         assert!(held.iter().any(|h| h["dimension"] == dim), "no held-out group of {dim}");
     }
     // Measured by the committed fit (docs/calibration.md): the median over groups of the held-out median is 11.9%,
-    // and the worst group (every MoE run held out: the MoE constants stay at their physical first guesses) 22.0%.
+    // and the worst group (every FP8 per-tensor run held out: the fold learns its FP8 rate from Blackwell MXFP8 runs
+    // alone) 20.6%.
     let mut medians: Vec<f64> = held.iter().map(|h| h["held_out"].as_f64().unwrap()).collect();
     medians.sort_by(f64::total_cmp);
     assert!(medians[(medians.len() - 1) / 2] < 0.12, "median held-out {medians:?}");
-    assert!(medians.iter().all(|&m| m < 0.23), "a held-out group above 23%: {medians:?}");
+    assert!(medians.iter().all(|&m| m < 0.21), "a held-out group above 21%: {medians:?}");
 }
