@@ -6,8 +6,17 @@ use meshplan_core::search::{CandidateParallelism, CandidateTraining};
 use serde_json::{Value, json};
 
 /// The training fields the search chooses (the rest of `training` is its input).
-pub const SEARCHED_TRAINING: [&str; 5] =
-    ["micro_batch_size", "recompute_granularity", "recompute_method", "recompute_num_layers", "use_distributed_optimizer"];
+pub const SEARCHED_TRAINING: [&str; 9] = [
+    "micro_batch_size",
+    "recompute_granularity",
+    "recompute_method",
+    "recompute_num_layers",
+    "use_distributed_optimizer",
+    "moe_token_dispatcher_type",
+    "recompute_modules",
+    "optimizer_cpu_offload",
+    "optimizer_offload_fraction",
+];
 
 /// The (path, value) edits that make the plan a candidate's layout; `Value::Null` removes a field so
 /// Megatron's default applies. Dense models keep megatron-core's default ETP (= TP); the search assumes the
@@ -37,6 +46,11 @@ pub fn candidate_edits(par: &CandidateParallelism, tr: &CandidateTraining, moe: 
         (t("recompute_method"), tr.recompute_method.and_then(|m| serde_json::to_value(m).ok()).unwrap_or(Value::Null)),
         (t("recompute_num_layers"), opt(tr.recompute_num_layers)),
         (t("use_distributed_optimizer"), json!(tr.use_distributed_optimizer)),
+        // What the search chose beside the layout; Megatron-Core's defaults (allgather, no offload) are left unwritten.
+        (t("moe_token_dispatcher_type"), tr.moe_token_dispatcher_type.filter(|d| d.key() != "allgather").map_or(Value::Null, |d| json!(d.key()))),
+        (t("recompute_modules"), tr.recompute_modules.as_ref().and_then(|m| serde_json::to_value(m).ok()).unwrap_or(Value::Null)),
+        (t("optimizer_cpu_offload"), if tr.optimizer_cpu_offload == Some(true) { json!(true) } else { Value::Null }),
+        (t("optimizer_offload_fraction"), tr.optimizer_offload_fraction.map_or(Value::Null, Value::from)),
     ]
 }
 

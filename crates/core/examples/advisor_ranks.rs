@@ -60,6 +60,11 @@ fn apply_recipe(t: &mut Value, e: &Value) {
             t[key] = e[key].clone();
         }
     }
+    // Bridge's MoE recipes set the alltoall dispatcher (settings.rs, moe_token_dispatcher_type); a flex backend
+    // turns it into flex.
+    if e["expert_model_parallel_size"].as_u64().is_some_and(|ep| ep > 1) {
+        t["moe_token_dispatcher_type"] = json!("alltoall");
+    }
     if let Some(b) = e["moe_flex_dispatcher_backend"].as_str() {
         t["moe_token_dispatcher_type"] = json!("flex");
         t["moe_flex_dispatcher_backend"] = json!(b);
@@ -102,8 +107,28 @@ fn layout_of(c: &Candidate) -> Layout {
 fn planned(base: &Value, l: Layout, etp: Option<u64>, layers: u64, mtp: u64) -> Result<f64, String> {
     let mut first_error = String::from("no variant");
     let mut best: Option<f64> = None;
-    for recompute in ["none", "selective", "full"] {
+    // The search's variants: no, selective and full recompute, and where memory is tight the optimizer on the CPU and
+    // the module lists it tries (search.rs MODULE_SUBSETS, OFFLOAD_FRACTIONS); a variant the rules reject is skipped.
+    let variants: [(&str, Option<Value>, Option<f64>); 9] = [
+        ("none", None, None),
+        ("selective", None, None),
+        ("full", None, None),
+        ("none", None, Some(1.0)),
+        ("none", None, Some(0.5)),
+        ("selective", Some(json!(["mlp"])), None),
+        ("selective", Some(json!(["layernorm"])), None),
+        ("selective", Some(json!(["moe_act"])), None),
+        ("selective", Some(json!(["layernorm", "moe_act"])), None),
+    ];
+    for (recompute, modules, offload) in variants {
         let mut v = base.clone();
+        if let Some(m) = modules {
+            v["training"]["recompute_modules"] = m;
+        }
+        if let Some(f) = offload {
+            v["training"]["optimizer_cpu_offload"] = json!(true);
+            v["training"]["optimizer_offload_fraction"] = json!(f);
+        }
         let mut par = json!({"tensor_model_parallel_size": l[0], "pipeline_model_parallel_size": l[1],
             "context_parallel_size": l[3], "expert_model_parallel_size": l[4], "sequence_parallel": l[0] > 1});
         if l[2] > 1 {
@@ -117,6 +142,10 @@ fn planned(base: &Value, l: Layout, etp: Option<u64>, layers: u64, mtp: u64) -> 
         }
         v["parallelism"] = par;
         v["training"]["micro_batch_size"] = json!(l[5]);
+        // As the search does: EP > 1 on Megatron-Core's default allgather dispatcher runs alltoall.
+        if l[4] > 1 && v["training"]["moe_token_dispatcher_type"].is_null() {
+            v["training"]["moe_token_dispatcher_type"] = json!("alltoall");
+        }
         v["training"]["recompute_granularity"] = json!(recompute);
         v["training"]["use_distributed_optimizer"] = json!(true);
         if recompute == "full" {

@@ -368,14 +368,13 @@ fn fields() -> Vec<Field> {
     vec![
         ("bf16_efficiency", |c| &mut c.bf16_efficiency, grid(0.30, 0.95, 66)),
         ("fp8_efficiency", |c| &mut c.fp8_efficiency, grid(0.20, 0.80, 61)),
-        ("gemm_width_half", |c| &mut c.gemm_width_half, grid(0.0, 1024.0, 33)),
+        ("gemm_width_half", |c| &mut c.gemm_width_half, grid(0.0, 512.0, 17)),
         ("tp_exposed", |c| &mut c.tp_exposed, grid(0.0, 1.0, 21)),
         ("cp_exposed", |c| &mut c.cp_exposed, grid(0.0, 1.0, 21)),
-        ("ep_exposed", |c| &mut c.ep_exposed, grid(0.0, 1.0, 21)),
         ("dp_exposed", |c| &mut c.dp_exposed, grid(0.0, 1.0, 21)),
         ("permute_bytes", |c| &mut c.permute_bytes, grid(0.0, 160.0, 41)),
         ("expert_tokens_half", |c| &mut c.expert_tokens_half, grid(0.0, 2048.0, 33)),
-        ("quantize_scale", |c| &mut c.quantize_scale, grid(0.0, 12.0, 25)),
+        ("quantize_scale", |c| &mut c.quantize_scale, grid(0.0, 3.0, 13)),
         ("launch_s_per_block", |c| &mut c.launch_s_per_block, grid(0.0, 0.004, 41)),
         ("moe_launch_factor", |c| &mut c.moe_launch_factor, grid(0.0, 20.0, 41)),
     ]
@@ -433,6 +432,8 @@ pub struct HeldOut {
     pub held_out_bias: f64,
     /// Every held-out run's relative error (pooled per dimension: each run is held out once per dimension).
     pub errors: Vec<f64>,
+    /// The constants fitted without the group.
+    pub constants: Constants,
 }
 
 /// Per dimension: the median |error| of every run when its group was held out (all groups' runs pooled; groups under
@@ -484,6 +485,7 @@ pub fn leave_one_group_out(runs: &[Run], all_fit: &Constants, min_runs: usize, s
                 held_out_mfu: summary(&mfu_errors(&held, &c)).0,
                 held_out_bias: median_signed(&errs),
                 errors: errs,
+                constants: c,
             });
         }
     }
@@ -583,6 +585,15 @@ fn main() {
         for h in &held {
             println!("  {:<11} {:<16} {:>4} {:>9} {:>9} {:>+7.1}% {:>8.2}", h.dimension, h.group, h.runs, pct(h.in_sample), pct(h.held_out),
                 100.0 * h.held_out_bias, 100.0 * h.held_out_mfu);
+        }
+        if args.iter().any(|a| a == "--fold-constants") {
+            println!("  constants of each fold (bf16, fp8, w0, m0, permute, quantize, launch, moe launch, tp/cp/dp exposed):");
+            for h in &held {
+                let c = &h.constants;
+                println!("    {:<11} {:<16} {:.2} {:.2} {:>5.0} {:>5.0} {:>5.0} {:>5.2} {:.4} {:>5.1} {:.2}/{:.2}/{:.2}", h.dimension, h.group,
+                    c.bf16_efficiency, c.fp8_efficiency, c.gemm_width_half, c.expert_tokens_half, c.permute_bytes, c.quantize_scale,
+                    c.launch_s_per_block, c.moe_launch_factor, c.tp_exposed, c.cp_exposed, c.dp_exposed);
+            }
         }
         let mut ho: Vec<f64> = held.iter().map(|h| h.held_out).collect();
         ho.sort_by(f64::total_cmp);

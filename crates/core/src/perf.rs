@@ -104,7 +104,8 @@ pub struct Constants {
     pub tp_exposed: f64,
     /// Exposed fraction of the CP ring KV exchange (overlapped with attention of the previous chunk).
     pub cp_exposed: f64,
-    /// Exposed fraction of EP all-to-all.
+    /// Exposed fraction of EP dispatch/combine without overlap_moe_expert_parallel_comm. Fixed at 1, not fitted: the
+    /// dispatchers run on the compute stream (token_dispatcher.py); the overlap setting and its bound price the rest.
     pub ep_exposed: f64,
     /// Exposed fraction of DP gradient reduce-scatter / param all-gather (overlap-grad-reduce/param-gather).
     pub dp_exposed: f64,
@@ -308,6 +309,14 @@ pub struct Assumptions {
     pub host_optimizer_tbps_per_gpu: Assumed,
     #[serde(default)]
     pub host_link_gbps_per_gpu: Assumed,
+    /// Fixed seconds per step of the context-parallel p2p ring (per attention layer and pass), and the HBM bytes its
+    /// result merge moves per element, forward and backward.
+    #[serde(default)]
+    pub cp_ring_step_overhead_s: Assumed,
+    #[serde(default)]
+    pub cp_merge_bytes_fwd: Assumed,
+    #[serde(default)]
+    pub cp_merge_bytes_bwd: Assumed,
 }
 
 /// One assumed value and where it comes from.
@@ -742,34 +751,97 @@ fn cp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
             per_layer * sz.fwd_passes * ring(sz.cp) * (2.0 * q_width + kv_width) * chunk
         }
     };
-    attention + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * chunk * c.cp_exposed
+    let ring_steps = match plan.training.settings.cp_comm_type.unwrap_or(CpCommType::P2p) {
+        CpCommType::P2p | CpCommType::A2aP2p => cp_ring_steps_s(plan, sz, kv_width),
+        _ => 0.0,
+    };
+    attention + ring_steps + sz.ssm_cp_elements / sz.tp / sz.pp * sz.fwd_passes * ring(sz.cp) * chunk * c.cp_exposed
 }
 
-/// EP: dispatch + combine of the rank's tokens × topk × h, forward and backward: an all-to-all (alltoall, flex) or
-/// an all-gather of every token (allgather). The flex dispatcher (DeepEP / HybridEP) runs near the link's bandwidth
-/// (data); overlap_moe_expert_parallel_comm hides a share behind the other micro-batch's compute (data).
-// Source: Megatron-Core MoE token dispatchers (token_dispatcher.py: MoEAllGatherTokenDispatcher,
-// MoEAlltoAllTokenDispatcher, MoEFlexTokenDispatcher; dispatch and combine per MoE layer, fwd and bwd).
-fn ep_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
+/// What the p2p ring costs besides its transfer: attention runs as CP steps per layer and pass (each rank's s/CP tokens,
+/// load-balanced as 2·CP chunks, against one peer's K,V per step), and each step pays a fixed cost (its attention
+/// kernels, the send/receive pair and the stream syncs that order them: `cp_ring_step_overhead_s`, an assumption),
+/// and each step after the first merges its partial result into the running one, memory-bound: forward, the output
+/// (read the step's BF16 output and the FP32 accumulator, write the accumulator, `cp_merge_bytes_fwd` per Q element);
+/// backward, dQ and dK,dV accumulate in FP32 (`cp_merge_bytes_bwd` per Q and K,V element).
+// Source: Transformer Engine attention/dot_product_attention/context_parallel.py AttnFuncWithCPAndKVP2P (cp steps
+// per call, send_recv of K,V per step on a side stream, flash_attn_fwd_out_correction / softmax_lse correction per
+// step, dq and dkv accumulated in FP32); Megatron-Core context_parallel docs (2·CP chunks for load balance).
+fn cp_ring_steps_s(plan: &Plan, sz: &Sizes, kv_width: f64) -> f64 {
+    let a = assumptions();
+    let m = &plan.model;
+    let q_width = m.num_attention_heads as f64 * m.kv_channels as f64 / sz.tp;
+    let tokens = sz.s / sz.cp * sz.b;
+    let merges = sz.cp - 1.0;
+    let fwd = sz.cp * a.cp_ring_step_overhead_s.value + merges * tokens * q_width * a.cp_merge_bytes_fwd.value / hbm(plan);
+    let bwd = sz.cp * a.cp_ring_step_overhead_s.value + merges * tokens * (q_width + kv_width) * a.cp_merge_bytes_bwd.value / hbm(plan);
+    sz.attention_layers / sz.pp * sz.mb * ((sz.fwd_passes - 1.0) * fwd + bwd)
+}
+
+/// EP: dispatch + combine of each MoE layer, forward and backward (and the recomputed forward), priced by link: the
+/// EP group spans `N` NVLink domains ([`Meshes::domains_per_group`], 72 GPUs on GB200/GB300 NVL72, 8 on HGX); a rank's
+/// traffic to the other domains crosses its NIC, to the rest of its own domain NVLink, both at once (the slower
+/// sets the time). Volume per local token (h × 2 B each):
+/// - allgather: every token of the n − 1 other ranks (n − n/N of them in other domains);
+/// - alltoall: top-k copies, one per chosen expert, sent to its rank: (1 − 1/N)·k leave the domain, (1/N − 1/n)·k
+///   stay in it (no deduplication);
+/// - flex (DeepEP / HybridEP): each token once per distinct rank and once per distinct remote domain among its top-k
+///   experts (`distinct`), at the kernels' measured bandwidth (data).
+///
+/// Exposed: all of it (`ep_exposed`, 1: the dispatcher runs on the compute stream), less, with
+/// `overlap_moe_expert_parallel_comm`, what the other micro-batch's compute can hide: at most the assumed share
+/// (warm-up and flush micro-batches do not overlap) and never more than that compute (`gpu_s`).
+// Source: Megatron-Core token_dispatcher.py (MoEAllGatherTokenDispatcher gathers every EP rank's tokens;
+// MoEAlltoAllTokenDispatcher permutes top-k copies and all-to-alls them; MoEFlexTokenDispatcher hands the routing map to
+// DeepEP / HybridEP); DeepEP buffer.get_dispatch_layout (num_tokens_per_rank, num_tokens_per_rdma_rank: a token is
+// sent once per rank and once per RDMA node) and its README (intranode via NVLink, internode RDMA then NVLink
+// forwarding); Megatron-Core combined_1f1b.py (EP A2A overlap with another micro-batch's compute).
+fn ep_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants, gpu_s: f64) -> f64 {
     use crate::settings::DispatcherType;
     let m = &plan.model;
     let st = &plan.training.settings;
     if !(sz.ep > 1.0 && m.is_moe()) {
         return 0.0;
     }
-    let ep_tokens = sz.s / sz.cp * sz.b / sz.tp;
-    let a = assumptions();
-    let per_token = match st.moe_token_dispatcher_type {
-        DispatcherType::Allgather => sz.ep * ring(sz.ep),
-        _ => ring(sz.ep) * m.moe_router_topk as f64,
+    let n = sz.ep;
+    let domains = (links.meshes.domains_per_group(GroupKind::Ep, links.domain) as f64).clamp(1.0, n);
+    let k = m.moe_router_topk as f64;
+    let experts = m.num_experts().max(1) as f64;
+    // (copies to other domains, copies to other ranks of this domain) per local token.
+    let (inter, intra) = match st.moe_token_dispatcher_type {
+        DispatcherType::Allgather => (n - n / domains, n / domains - 1.0),
+        DispatcherType::Alltoall => (k * (1.0 - 1.0 / domains), k * (1.0 / domains - 1.0 / n)),
+        DispatcherType::Flex => (
+            (domains - 1.0) * distinct(experts, experts / domains, m.moe_router_topk),
+            (n / domains - 1.0) * distinct(experts, experts / n, m.moe_router_topk),
+        ),
     };
-    let mut bw = links.bandwidth(GroupKind::Ep);
+    let a = assumptions();
+    let (mut up, mut out) = (links.scale_up, links.scale_out);
     if st.moe_token_dispatcher_type == DispatcherType::Flex && c.bandwidth_efficiency > 0.0 {
-        bw = bw / c.bandwidth_efficiency * a.flex_dispatcher_bandwidth_fraction.value;
+        let f = a.flex_dispatcher_bandwidth_fraction.value / c.bandwidth_efficiency;
+        (up, out) = (up * f, out * f);
     }
-    let raw = (sz.moe_layers / sz.pp) * sz.fwd_passes * 2.0 * per_token * ep_tokens * m.expert_width() as f64 * ACT_BYTES / bw * sz.mb;
-    let hidden = if st.overlap_moe_expert_parallel_comm { a.ep_a2a_overlap_hidden.value } else { 0.0 };
-    raw * c.ep_exposed * (1.0 - hidden).max(0.0)
+    let bytes = (sz.s / sz.cp * sz.b / sz.tp) * m.expert_width() as f64 * ACT_BYTES;
+    let one = (inter * bytes / out.max(1.0)).max(intra.max(0.0) * bytes / up.max(1.0));
+    let raw = (sz.moe_layers / sz.pp) * sz.fwd_passes * 2.0 * one * sz.mb * c.ep_exposed;
+    if !st.overlap_moe_expert_parallel_comm {
+        return raw;
+    }
+    raw - (raw * a.ep_a2a_overlap_hidden.value.clamp(0.0, 1.0)).min(gpu_s.max(0.0))
+}
+
+/// The chance that a token's top-k experts, drawn without repeats from `experts`, include at least one of a given
+/// `share` of them (a rank's or a domain's experts): 1 − C(E − e, k) / C(E, k).
+// Source: the hypergeometric distribution (balanced routing: each expert equally likely, as the Bridge benchmarks force
+// with moe_router_force_load_balancing).
+fn distinct(experts: f64, share: f64, k: u64) -> f64 {
+    let mut none = 1.0;
+    for i in 0..k.min(experts as u64) {
+        let i = i as f64;
+        none *= ((experts - share - i) / (experts - i)).max(0.0);
+    }
+    1.0 - none
 }
 
 /// PP: each stage boundary sends one s/cp·b·h activation forward and its gradient back per microbatch per chunk
@@ -854,7 +926,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let st = &plan.training.settings;
     let tp_comm_s = tp_comm_s(&sz, &links, c, st.tp_comm_overlap && plan.parallelism.sequence_parallel);
     let cp_comm_s = cp_comm_s(plan, &sz, &links, c);
-    let ep_comm_s = ep_comm_s(plan, &sz, &links, c);
+    let ep_comm_s = ep_comm_s(plan, &sz, &links, c, compute_s + recompute_s + moe_routing_s + memory_bound_s);
     let pp_comm_s = pp_comm_s(plan, &sz, &links);
     let params = LocalParams::of(plan, derived, &sz);
     let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);

@@ -19,6 +19,7 @@ use crate::perf::{self, Breakdown, Performance};
 use crate::pipeline::layout::{self as pipeline_layout, LayoutSpec};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
+use crate::settings::{DispatcherType, RecomputeModule};
 use crate::report::{self, Derived};
 use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
@@ -79,6 +80,21 @@ pub struct CandidateTraining {
     pub recompute_method: Option<RecomputeMethod>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute_num_layers: Option<u64>,
+    /// The MoE token dispatcher the candidate runs (MoE models): `alltoall` for EP > 1 where the plan left
+    /// Megatron-Core's default `allgather` (Megatron's MoE guide recommends alltoall whenever expert parallelism is
+    /// applied; Megatron Bridge's MoE recipes set it), else the plan's own. (Pareto points: set only when switched.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_token_dispatcher_type: Option<DispatcherType>,
+    /// The selective recompute modules the candidate runs: a list the search chose (tried when no recompute does not
+    /// fit), or the plan's own; absent with no or full recompute, or when the plan leaves Megatron's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute_modules: Option<Vec<RecomputeModule>>,
+    /// Whether the candidate offloads the optimizer to the CPU (the search tries it when no recompute does not fit), and
+    /// the fraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer_cpu_offload: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer_offload_fraction: Option<f64>,
 }
 
 /// One ranked layout.
@@ -182,9 +198,15 @@ struct Key {
     /// PP·VPP chunks) instead of `split_layers`.
     layout: bool,
     mbs: u64,
-    /// 0 none, 1 selective, 2 full.
+    /// 0 none, 1 selective (the plan's modules), 2 full, 3.. selective with [`MODULE_SUBSETS`]`[code − 3]`.
     recompute: u8,
+    /// Optimizer CPU offload chosen by the search: 0 the plan's own setting, else [`OFFLOAD_FRACTIONS`]`[code − 1]`.
+    offload: u8,
     distopt: bool,
+    /// The MoE token dispatcher, an index into [`DispatcherType::ALL`]; `a2a`: the search switched it from the plan's
+    /// default allgather to alltoall (EP > 1).
+    dispatcher: u8,
+    a2a: bool,
 }
 
 /// A valid candidate as kept during the search: no heap data.
@@ -203,9 +225,24 @@ struct Rec {
 fn recompute_of(code: u8) -> Recompute {
     match code {
         0 => Recompute::None,
-        1 => Recompute::Selective,
-        _ => Recompute::Full,
+        2 => Recompute::Full,
+        _ => Recompute::Selective,
     }
+}
+
+/// The selective recompute module lists the search tries when a layout does not fit without recompute, as Megatron
+/// Bridge's recipes tune them (DeepSeek-V3: mla_up_proj, mlp; Qwen3: moe_act, layernorm; Llama: core_attn): each frees
+/// the activations of its module for a third of its forward again (memory/activations.rs, perf.rs recompute_s). Dense
+/// models take the first two, MoE models all but `mlp` (unless they have dense layers).
+const MODULE_SUBSETS: [&[RecomputeModule]; 4] =
+    [&[RecomputeModule::Mlp], &[RecomputeModule::Layernorm], &[RecomputeModule::MoeAct], &[RecomputeModule::Layernorm, RecomputeModule::MoeAct]];
+
+/// Optimizer CPU offload fractions the search tries when a layout does not fit without recompute.
+const OFFLOAD_FRACTIONS: [f64; 2] = [0.5, 1.0];
+
+/// The module list of a recompute code ≥ 3.
+fn subset_of(code: u8) -> Option<&'static [RecomputeModule]> {
+    usize::from(code).checked_sub(3).and_then(|i| MODULE_SUBSETS.get(i)).copied()
 }
 
 /// The layout text of a `layout` key: [`pipeline_layout::even_text`] over PP·VPP chunks.
@@ -262,7 +299,16 @@ fn apply(p: &mut Plan, k: &Key, layout: Option<&str>) {
     par.account_for_loss_in_pipeline_split = false;
     par.microbatch_group_size_per_vp_stage = None;
     p.training.micro_batch_size = k.mbs;
+    p.training.settings.moe_token_dispatcher_type = dispatcher_of(k.dispatcher);
     apply_training(p, k);
+}
+
+fn dispatcher_of(code: u8) -> DispatcherType {
+    DispatcherType::ALL.get(usize::from(code)).copied().unwrap_or(DispatcherType::Allgather)
+}
+
+fn dispatcher_code(d: DispatcherType) -> u8 {
+    DispatcherType::ALL.iter().position(|&x| x == d).unwrap_or(0) as u8
 }
 
 /// Writes the recompute and optimizer choice of `k` into `p`.
@@ -290,14 +336,32 @@ fn parallelism_of(k: &Key, p: &Plan) -> CandidateParallelism {
     }
 }
 
+/// [`training_of`] with the settings the pick ran with, from its sized plan: the dispatcher (MoE models), the module
+/// list (the plan's own where the search did not choose one) and the optimizer offload — what applying it must write.
+fn training_run(k: &Key, p: &Plan) -> CandidateTraining {
+    let st = &p.training.settings;
+    CandidateTraining {
+        moe_token_dispatcher_type: p.model.is_moe().then_some(st.moe_token_dispatcher_type),
+        recompute_modules: st.recompute_modules.clone().filter(|_| st.recompute_granularity == Recompute::Selective),
+        optimizer_cpu_offload: Some(st.optimizer_cpu_offload),
+        optimizer_offload_fraction: st.optimizer_offload_fraction.filter(|_| st.optimizer_cpu_offload),
+        ..training_of(k)
+    }
+}
+
 fn training_of(k: &Key) -> CandidateTraining {
     let full = k.recompute == 2;
+    let offload = usize::from(k.offload).checked_sub(1).and_then(|i| OFFLOAD_FRACTIONS.get(i)).copied();
     CandidateTraining {
+        recompute_modules: subset_of(k.recompute).map(<[RecomputeModule]>::to_vec),
+        optimizer_cpu_offload: offload.map(|_| true),
+        optimizer_offload_fraction: offload,
         micro_batch_size: k.mbs,
         recompute_granularity: recompute_of(k.recompute),
         use_distributed_optimizer: k.distopt,
         recompute_method: full.then_some(RecomputeMethod::Uniform),
         recompute_num_layers: full.then_some(1),
+        moe_token_dispatcher_type: k.a2a.then_some(DispatcherType::Alltoall),
     }
 }
 
@@ -333,6 +397,8 @@ struct Scratch {
     /// The candidate's memory, rewritten in place for each one.
     mem: memory::MemoryReport,
     kinds: LayerKinds,
+    /// A module list swapped into the plan while the module subsets are tried (kept to reuse its buffer).
+    spare: Option<Vec<RecomputeModule>>,
 }
 
 enum Outcome {
@@ -347,6 +413,12 @@ enum Outcome {
 /// memory first (an out-of-memory layout is invalid whatever the rules say), then the rules once per cell, then
 /// the memory rules and the performance estimate.
 fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool) -> Outcome {
+    evaluate_with(p, key, cell, s, result, rank, false)
+}
+
+/// [`evaluate`]; `fresh`: run the rules for this variant whatever the cell found (module lists and offload meet rules
+/// of their own), without recording it for the cell.
+fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool, fresh: bool) -> Outcome {
     result.evaluated += 1;
     memory::estimate_peaks_into(p, cell.derived, &s.kinds, cell.params, &mut s.mem);
     let mem = &s.mem;
@@ -358,6 +430,11 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
         return Outcome::Rejected { out_of_memory: true };
     }
     let first_error = match cell.rules {
+        _ if fresh => {
+            s.codes.0.clear();
+            rules::check(p, cell.derived, None, &mut s.codes);
+            s.codes.first_error()
+        }
         Some((_, None)) => None,
         Some((recompute, Some(code))) if recompute == key.recompute => Some(code),
         _ => {
@@ -428,12 +505,14 @@ struct Shape {
     first: Option<u64>,
     last: Option<u64>,
     layout: bool,
+    dispatcher: u8,
+    a2a: bool,
 }
 
 impl Shape {
     fn key(&self, mbs: u64, (recompute, distopt): (u8, bool)) -> Key {
         let s = *self;
-        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt }
+        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt, offload: 0, dispatcher: s.dispatcher, a2a: s.a2a }
     }
 }
 
@@ -478,8 +557,14 @@ fn split_of<'a>(splits: &'a mut Splits, m: &crate::model::ModelConfig, pp: u64, 
 /// Or, as soon as sizing them all would cost more than [`MAX_SEARCH_WORK`], that partial cost. A candidate (a shape
 /// at one micro-batch size and one of the `ORDER` variants) costs [`CANDIDATE_WORK`] units for the rules plus one per
 /// pipeline stage and virtual chunk its memory estimate walks; each rule probe of the enumeration costs one unit.
-fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Shape>, u64> {
+fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits, dispatcher_free: bool) -> Result<Vec<Shape>, u64> {
     let m = &p.model;
+    let dispatcher = dispatcher_code(p.training.settings.moe_token_dispatcher_type);
+    // EP > 1 with Megatron-Core's default allgather dispatcher: the search runs alltoall, as Megatron's MoE guide
+    // recommends with expert parallelism (megatron/core/transformer/moe/README.md, --moe-token-dispatcher-type) and
+    // Bridge's MoE recipes set, unless the plan names its dispatcher.
+    let switch = dispatcher_free && p.training.settings.moe_token_dispatcher_type == DispatcherType::Allgather;
+    let alltoall = dispatcher_code(DispatcherType::Alltoall);
     let w = p.world_size();
     let moe = m.is_moe();
     let layers = m.num_layers.max(1);
@@ -498,7 +583,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Sha
                 continue;
             }
             for pp in upto(layers) {
-                let base = Shape { tp, pp, vpp: 1, cp, ep: 1, etp: tp, sp: false, first: None, last: None, layout: false };
+                let base = Shape { tp, pp, vpp: 1, cp, ep: 1, etp: tp, sp: false, first: None, last: None, layout: false, dispatcher, a2a: false };
                 if !probe.passes(&base, |p, c| rules::world::dense_mesh(p, c)) {
                     continue;
                 }
@@ -508,7 +593,9 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits) -> Result<Vec<Sha
                         for ep in upto(ep_cap) {
                             for sp in [true, false] {
                                 work = work.saturating_add(1);
-                                let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last, layout };
+                                let a2a = switch && moe && ep > 1;
+                                let d = if a2a { alltoall } else { dispatcher };
+                                let sh = Shape { tp, pp, vpp, cp, ep, etp, sp, first, last, layout, dispatcher: d, a2a };
                                 let valid = probe.passes(&sh, |p, c| {
                                     rules::world::expert_mesh(p, c);
                                     rules::moe::expert_parallel(p, c);
@@ -639,7 +726,9 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
             format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
         ));
     }
-    search_within_budget(&p, opts).map_err(|_work| {
+    // A plan (or its recipe) that names its dispatcher keeps it; else the search may switch allgather to alltoall.
+    let named = value.get("training").and_then(|t| t.get("moe_token_dispatcher_type")).is_some_and(|v| !v.is_null());
+    search_within_budget(&p, opts, !named).map_err(|_work| {
         let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
         InputError::new(
             Code::SearchTooLarge,
@@ -655,7 +744,7 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
 /// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored). A space too large to
 /// size within the search's budget gives an empty result ([`search_value`] says why).
 pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
-    search_within_budget(base, opts).unwrap_or_else(|_work| empty_result(base))
+    search_within_budget(base, opts, true).unwrap_or_else(|_work| empty_result(base))
 }
 
 fn empty_result(base: &Plan) -> SearchResult {
@@ -674,14 +763,15 @@ fn empty_result(base: &Plan) -> SearchResult {
 }
 
 /// The search, or the work its layouts would cost when that is over [`MAX_SEARCH_WORK`].
-fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResult, u64> {
+fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool) -> Result<SearchResult, u64> {
     let mut result = empty_result(base);
     // `search_value` says why it does not search above this; a caller of this function gets an empty result.
     if base.world_size() == 0 || base.world_size() > MAX_SEARCH_WORLD {
         return Ok(result);
     }
     let mut p = base.clone();
-    let mut scratch = Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds() };
+    let mut scratch =
+        Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds(), spare: None };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();
@@ -691,7 +781,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
-    let shapes = shapes(base, opts, &mut splits)?;
+    let shapes = shapes(base, opts, &mut splits, dispatcher_free)?;
     for sh in shapes {
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
         let text = if sh.layout { layout_text(&base.model, sh.pp, sh.vpp) } else { String::new() };
@@ -746,6 +836,9 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
                 result.pruned_by_memory += variants * (mbs_list.len() - mi - 1) as u64;
                 break;
             }
+            if oom[2] {
+                tight_variants(&mut p, sh.key(mbs, ORDER[2]), !oom[0], &mut cell, &mut scratch, &mut result, &mut recs);
+            }
         }
     }
     result.pareto = pareto(&recs, base);
@@ -766,7 +859,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
         }
         picked.push(*rec);
     }
-    let sized: Vec<Sized> = picked.iter().map(|rec| sized(&mut p, rec)).collect();
+    let sized: Vec<Sized> = picked.iter().map(|rec| sized(&mut p, rec, base)).collect();
     for rank in 0..picked.len().min(opts.top) {
         let (rec, this) = (&picked[rank], &sized[rank]);
         let other = if rank == 0 { 1 } else { 0 };
@@ -775,7 +868,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
         why.extend(explain(&this.plan, rec, &this.derived, &this.perf));
         result.candidates.push(Candidate {
             parallelism: parallelism_of(&rec.key, &this.plan),
-            training: training_of(&rec.key),
+            training: training_run(&rec.key, &this.plan),
             step_time_s: rec.step_time_s,
             tokens_per_s_per_gpu: rec.tokens_per_s_per_gpu,
             model_tflops_per_gpu: rec.model_tflops_per_gpu,
@@ -797,6 +890,67 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions) -> Result<SearchResul
     Ok(result)
 }
 
+/// The optimizer offload of `k` into `p`: [`OFFLOAD_FRACTIONS`] for an offload code, else the base plan's own.
+fn set_offload(p: &mut Plan, k: &Key, base: &Plan) {
+    let st = &mut p.training.settings;
+    match usize::from(k.offload).checked_sub(1).and_then(|i| OFFLOAD_FRACTIONS.get(i)) {
+        Some(&f) => (st.optimizer_cpu_offload, st.optimizer_offload_fraction) = (true, Some(f)),
+        None => (st.optimizer_cpu_offload, st.optimizer_offload_fraction) =
+            (base.training.settings.optimizer_cpu_offload, base.training.settings.optimizer_offload_fraction),
+    }
+}
+
+/// When a cell does not fit without recompute (`none` = its no-recompute key): the optimizer offloaded to the CPU
+/// (each of [`OFFLOAD_FRACTIONS`], largest first: when it does not fit, a smaller share will not; no recompute), then,
+/// when full recompute fits (`subsets`: a module list frees less than full recompute), selective recompute of each
+/// [`MODULE_SUBSETS`] list the model has; all with the distributed optimizer, each checked by the rules afresh. The
+/// plan is left as it was found.
+fn tight_variants(p: &mut Plan, none: Key, subsets: bool, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, recs: &mut Vec<Rec>) {
+    let st = &p.training.settings;
+    let saved = (st.optimizer_cpu_offload, st.optimizer_offload_fraction, st.recompute_granularity, st.recompute_method, st.recompute_num_layers);
+    let keep = |outcome: Outcome, recs: &mut Vec<Rec>| {
+        if let Outcome::Valid(rec) = outcome {
+            recs.push(rec);
+        }
+    };
+    if !st.optimizer_cpu_offload {
+        for (i, &f) in OFFLOAD_FRACTIONS.iter().enumerate().rev() {
+            let key = Key { offload: i as u8 + 1, ..none };
+            apply_training(p, &key);
+            (p.training.settings.optimizer_cpu_offload, p.training.settings.optimizer_offload_fraction) = (true, Some(f));
+            let outcome = evaluate_with(p, &key, cell, s, result, true, true);
+            let out_of_memory = matches!(outcome, Outcome::Rejected { out_of_memory: true });
+            keep(outcome, recs);
+            if out_of_memory {
+                break;
+            }
+        }
+        (p.training.settings.optimizer_cpu_offload, p.training.settings.optimizer_offload_fraction) = (saved.0, saved.1);
+    }
+    if !subsets {
+        return;
+    }
+    let moe = p.model.is_moe();
+    let dense_layers = p.model.kind_totals().run_where(|k| k.ffn == crate::model::Ffn::Dense) > 0;
+    std::mem::swap(&mut p.training.settings.recompute_modules, &mut s.spare);
+    for (i, subset) in MODULE_SUBSETS.iter().enumerate() {
+        let has_moe_act = subset.contains(&RecomputeModule::MoeAct);
+        let has_mlp = subset.contains(&RecomputeModule::Mlp);
+        if (has_moe_act && !moe) || (has_mlp && moe && !dense_layers) {
+            continue;
+        }
+        let key = Key { recompute: i as u8 + 3, ..none };
+        apply_training(p, &key);
+        let list = p.training.settings.recompute_modules.get_or_insert_with(Vec::new);
+        list.clear();
+        list.extend_from_slice(subset);
+        keep(evaluate_with(p, &key, cell, s, result, true, true), recs);
+    }
+    std::mem::swap(&mut p.training.settings.recompute_modules, &mut s.spare);
+    let st = &mut p.training.settings;
+    (st.recompute_granularity, st.recompute_method, st.recompute_num_layers) = (saved.2, saved.3, saved.4);
+}
+
 /// A pick sized in full: its plan, derived sizes, performance, and which of its groups cross NVLink domains.
 struct Sized {
     plan: Plan,
@@ -815,9 +969,12 @@ struct Across {
     pp: bool,
 }
 
-fn sized(p: &mut Plan, rec: &Rec) -> Sized {
+fn sized(p: &mut Plan, rec: &Rec, base: &Plan) -> Sized {
     let text = if rec.key.layout { layout_text(&p.model, rec.key.pp, rec.key.vpp) } else { String::new() };
     apply(p, &rec.key, Some(&text));
+    let st = &mut p.training.settings;
+    st.recompute_modules = subset_of(rec.key.recompute).map_or_else(|| base.training.settings.recompute_modules.clone(), |m| Some(m.to_vec()));
+    set_offload(p, &rec.key, base);
     let split = report::split_of(p);
     let derived = report::derive(p, split.as_ref().ok());
     let perf = perf::estimate(p, &derived);
@@ -879,16 +1036,18 @@ fn describe(k: &Key) -> String {
     if k.layout {
         s += " (even layout)";
     }
+    if k.a2a {
+        s += " alltoall dispatcher";
+    }
     s += &format!(
         " mbs {} {} recompute{}",
         k.mbs,
-        match k.recompute {
-            0 => "no",
-            1 => "selective",
-            _ => "full",
-        },
+        recompute_name(k.recompute),
         if k.distopt { "" } else { " without distributed optimizer" }
     );
+    if let Some(f) = usize::from(k.offload).checked_sub(1).and_then(|i| OFFLOAD_FRACTIONS.get(i)) {
+        s += &format!(" optimizer {:.0}% on CPU", 100.0 * f);
+    }
     s
 }
 
@@ -908,12 +1067,10 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     num("ETP", a.etp, b.etp);
     num("micro batch", a.mbs, b.mbs);
     if a.recompute != b.recompute {
-        let r = |c: u8| match c {
-            0 => "none",
-            1 => "selective",
-            _ => "full",
-        };
-        d.push(format!("recompute {} vs {}", r(a.recompute), r(b.recompute)));
+        d.push(format!("recompute {} vs {}", recompute_name(a.recompute), recompute_name(b.recompute)));
+    }
+    if a.offload != b.offload {
+        d.push(format!("optimizer offload {} vs {}", offload_name(a.offload), offload_name(b.offload)));
     }
     if a.sp != b.sp {
         d.push(format!("SP {} vs {}", a.sp, b.sp));
@@ -923,6 +1080,9 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     }
     if (a.first, a.last, a.layout) != (b.first, b.last, b.layout) {
         d.push("layer split differs".into());
+    }
+    if a.dispatcher != b.dispatcher {
+        d.push(format!("dispatcher {} vs {}", dispatcher_of(a.dispatcher).key(), dispatcher_of(b.dispatcher).key()));
     }
     d
 }
@@ -952,6 +1112,25 @@ fn explain(p: &Plan, rec: &Rec, d: &Derived, perf: &Performance) -> Vec<String> 
         ));
     } else {
         why.push(format!("bubble: none (PP 1), {} microbatches per step, DP {}", d.num_microbatches, d.data_parallel_size));
+    }
+    if let Some(m) = subset_of(rec.key.recompute) {
+        let names: Vec<&str> = m.iter().map(|x| x.key()).collect();
+        why.push(format!(
+            "recompute_modules [{}]: without recompute this layout does not fit; recomputing only these modules frees their activations for a third of their forward again",
+            names.join(", ")
+        ));
+    }
+    if rec.key.offload > 0 {
+        why.push(format!(
+            "optimizer_cpu_offload with optimizer_offload_fraction {}: without recompute this layout does not fit; the offloaded optimizer state steps in host memory instead of recomputing activations",
+            training_of(&rec.key).optimizer_offload_fraction.unwrap_or(1.0)
+        ));
+    }
+    if rec.key.a2a {
+        why.push(format!(
+            "dispatcher: alltoall for EP {} (the plan leaves Megatron-Core's default allgather, which gathers every EP rank's tokens; Megatron's MoE guide recommends alltoall with expert parallelism)",
+            par.ep()
+        ));
     }
     if let Some(pipeline_layout::LayoutSpec::Text(t)) = &par.pipeline_model_parallel_layout {
         why.push(format!("pipeline layout {t}: {} layers do not split into {}·{} equal chunks, so they are dealt as evenly as Megatron's layout allows", p.model.num_layers, par.pp(), par.vpp()));
@@ -1074,6 +1253,9 @@ fn cause(term: &str, a: &Rec, sa: &Sized, b: &Rec, sb: &Sized) -> String {
     } else if t.starts_with("ep") {
         num(&mut parts, "EP", ka.ep, kb.ep);
         num(&mut parts, "ETP", ka.etp, kb.etp);
+        if ka.dispatcher != kb.dispatcher {
+            parts.push(format!("{} vs {} dispatcher", dispatcher_of(ka.dispatcher).key(), dispatcher_of(kb.dispatcher).key()));
+        }
         extra = link(sa.across.ep, sb.across.ep);
     } else if t.starts_with("pp") {
         num(&mut parts, "PP", ka.pp, kb.pp);
@@ -1101,6 +1283,9 @@ fn cause(term: &str, a: &Rec, sa: &Sized, b: &Rec, sb: &Sized) -> String {
             parts.push(format!("the same {:.1}% of a longer or shorter pipelined step", 100.0 * da.pipeline_bubble_fraction));
         }
     } else if t.starts_with("optimizer") {
+        if ka.offload != kb.offload {
+            parts.push(format!("optimizer offload {} vs {}", offload_name(ka.offload), offload_name(kb.offload)));
+        }
         if ka.distopt != kb.distopt {
             parts.push(format!("distributed optimizer {} vs {}", on_off(ka.distopt), on_off(kb.distopt)));
         }
@@ -1153,7 +1338,19 @@ fn recompute_name(code: u8) -> &'static str {
     match code {
         0 => "no",
         1 => "selective",
-        _ => "full",
+        2 => "full",
+        3 => "selective [mlp]",
+        4 => "selective [layernorm]",
+        5 => "selective [moe_act]",
+        _ => "selective [layernorm, moe_act]",
+    }
+}
+
+fn offload_name(code: u8) -> &'static str {
+    match code {
+        0 => "none",
+        1 => "50% on CPU",
+        _ => "100% on CPU",
     }
 }
 

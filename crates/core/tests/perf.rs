@@ -181,7 +181,9 @@ fn cp_comm_type_prices_each_exchange() {
     assert!(close(cp("all_gather"), gather), "{} vs {gather}", cp("all_gather"));
     let a2a = 32.0 * 2.0 * 0.5 * (2.0 * 4096.0 + 2048.0) * chunk;
     assert!(close(cp("a2a"), a2a), "{} vs {a2a}", cp("a2a"));
-    assert!(close(cp("p2p"), gather * c.cp_exposed));
+    // p2p also pays its ring steps (cp_ring_steps_cost_time_so_cp_sizes_do_not_tie): per layer and micro-batch, forward
+    // 2·20 µs + 4096·4096·10/3.35e12 = 90.081 µs, backward 40 µs + 4096·6144·8/3.35e12 = 100.10 µs; × 32 × 2 = 12.172 ms.
+    assert!((cp("p2p") - gather * c.cp_exposed - 0.012172).abs() <= 1e-4 * 0.012172, "p2p {}", cp("p2p"));
     // Not given: p2p, Megatron-LM's default.
     let r = plan("llama-3.1-8b", 1, json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8}),
                  json!({"tensor_model_parallel_size": 1, "context_parallel_size": 2}));
@@ -223,4 +225,64 @@ fn speed_settings_move_the_step_time_the_way_their_mechanism_says() {
     // A whole-iteration CUDA graph removes every exposed launch.
     let g = with("cuda_graph_impl", json!("full_iteration")).breakdown;
     assert_eq!(g.launch_s, 0.0);
+}
+
+#[test]
+fn ep_dispatch_is_priced_by_the_link_each_copy_crosses() {
+    // Qwen3-30B-A3B (48 MoE layers, h 2048, 128 experts, top-8) on 2 × 8 H100, TP 1, EP 16, seq 4096, MBS 1, GBS 16:
+    // one micro-batch, and each EP group spans both 8-GPU NVLink domains (N = 2, n = 16). A rank dispatches its 4096
+    // tokens of h × 2 B: B = 4096 · 4096 bytes per copy per token. Links: NIC 400 Gb/s = 50 GB/s, NVLink 450 GB/s, both
+    // × 0.7 (NCCL) or × 0.9 (DeepEP's measured fraction, perf_assumptions.json). Per dispatch the slower link sets the
+    // time; ×48 layers × 2 (dispatch, combine) × 2 (forward, backward) = 192 dispatches.
+    //   allgather: 16 − 16/2 = 8 token copies to the other domain, 7 inside: max(8B/35e9, 7B/315e9) = 3.8348 ms;
+    //   alltoall:  8·(1 − 1/2) = 4 copies out, 8·(1/2 − 1/16) = 3.5 in: max(4B/35e9, 3.5B/315e9) = 1.9174 ms;
+    //   flex:      once per remote domain touched: 1 − C(64,8)/C(128,8) = 0.99690 out; once per other rank of the
+    //              domain touched: 7·(1 − C(120,8)/C(128,8)) = 7·0.41228 = 2.88597 in: max(0.99690·B/45e9,
+    //              2.88597·B/405e9) = 0.37167 ms.
+    // Per step ×192: 0.73628 s, 0.36814 s, 0.071361 s.
+    let ep = |dispatcher: &str| {
+        let t = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 16, "moe_token_dispatcher_type": dispatcher});
+        let r = plan("qwen3-30b-a3b", 2, t, json!({"tensor_model_parallel_size": 1, "expert_model_parallel_size": 16, "expert_tensor_parallel_size": 1}));
+        r.performance.expect("the layout divides").breakdown.ep_comm_s
+    };
+    assert_eq!(perf::constants().ep_exposed, 1.0, "no overlap without overlap_moe_expert_parallel_comm");
+    let close = |a: f64, b: f64| (a - b).abs() <= 2e-4 * b;
+    assert!(close(ep("allgather"), 0.73628), "allgather {}", ep("allgather"));
+    assert!(close(ep("alltoall"), 0.36814), "alltoall {}", ep("alltoall"));
+    assert!(close(ep("flex"), 0.071361), "flex {}", ep("flex"));
+    // EP 8 fits one domain: alltoall's 8·7/8 = 7 copies all over NVLink, 7B/315e9 per dispatch × 192 = 0.10226 s.
+    let t = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 16, "moe_token_dispatcher_type": "alltoall"});
+    let r = plan("qwen3-30b-a3b", 2, t, json!({"tensor_model_parallel_size": 1, "expert_model_parallel_size": 8, "expert_tensor_parallel_size": 1}));
+    let inside = r.performance.unwrap().breakdown.ep_comm_s;
+    assert!(close(inside, 0.071583), "EP 8 inside NVLink {inside}");
+}
+
+#[test]
+fn cp_ring_steps_cost_time_so_cp_sizes_do_not_tie() {
+    // Llama-3.1-8B (32 layers, 32 heads × 128 = Q width 4096, K,V width 2·8·128 = 2048) on 8 H100 (HBM 3.35 TB/s),
+    // seq 32768, TP 1, MBS 1, GBS 8, p2p: CP 2 → DP 4, 2 micro-batches, 16384 local tokens; CP 4 → DP 2, 4 micro-batches,
+    // 8192 tokens. Besides the exchange, each attention layer's ring pays per pass CP steps × 20 µs
+    // (perf_assumptions.json) and CP − 1 merges: forward 10 B per Q element, backward 8 B per Q and K,V element.
+    //   CP 2: fwd 2·20 µs + 16384·4096·10/3.35e12 = 0.24032 ms; bwd 40 µs + 16384·6144·8/3.35e12 = 0.28039 ms;
+    //         × 32 layers × 2 micro-batches = 33.326 ms.
+    //   CP 4: fwd 80 µs + 3·8192·4096·10/3.35e12 = 0.38049 ms; bwd 80 µs + 3·8192·6144·8/3.35e12 = 0.44058 ms;
+    //         × 32 × 4 = 105.10 ms.
+    // The exchange itself (the all_gather volume × cp_exposed) comes on top; compute is the same 1/8 of the FLOPs
+    // whatever CP, so without these costs CP 1, 2 and 4 would tie.
+    let a = perf::assumptions();
+    assert_eq!((a.cp_ring_step_overhead_s.value, a.cp_merge_bytes_fwd.value, a.cp_merge_bytes_bwd.value), (2e-5, 10.0, 8.0));
+    let c = perf::constants();
+    let run = |cp: u64| {
+        plan("llama-3.1-8b", 1, json!({"seq_length": 32768, "micro_batch_size": 1, "global_batch_size": 8}),
+             json!({"tensor_model_parallel_size": 1, "context_parallel_size": cp}))
+        .performance
+        .unwrap()
+    };
+    let exchange = |cp: f64, mb: f64| 32.0 * 3.0 * (cp - 1.0) * 2048.0 * (32768.0 / cp * 2.0 / (450e9 * c.bandwidth_efficiency) * mb) * c.cp_exposed;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b;
+    let (p1, p2, p4) = (run(1), run(2), run(4));
+    assert!(close(p2.breakdown.cp_comm_s - exchange(2.0, 2.0), 0.033326), "CP 2 {}", p2.breakdown.cp_comm_s);
+    assert!(close(p4.breakdown.cp_comm_s - exchange(4.0, 4.0), 0.10510), "CP 4 {}", p4.breakdown.cp_comm_s);
+    assert_eq!(p1.breakdown.cp_comm_s, 0.0);
+    assert!(p1.step_time_s < p2.step_time_s && p2.step_time_s < p4.step_time_s, "{} {} {}", p1.step_time_s, p2.step_time_s, p4.step_time_s);
 }

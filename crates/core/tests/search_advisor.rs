@@ -125,3 +125,70 @@ fn a_rule_on_the_recompute_choice_rejects_that_variant_only() {
         assert!(plan_resolved(c.plan.as_ref().expect("plan"), Vec::new()).valid, "{:?}", c.parallelism);
     }
 }
+
+#[test]
+fn ep_candidates_run_alltoall_unless_the_plan_names_its_dispatcher() {
+    // Qwen3-30B-A3B on 16 H100, TP 1, micro-batch 1. Megatron-Core's default dispatcher is allgather; its MoE guide
+    // recommends alltoall whenever EP > 1, so the search runs and states alltoall for EP > 1 and leaves EP 1 alone.
+    let plan = |dispatcher: Option<&str>| {
+        let mut p = json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                           "training": {"seq_length": 4096, "global_batch_size": 256}});
+        if let Some(d) = dispatcher {
+            p["training"]["moe_token_dispatcher_type"] = json!(d);
+        }
+        p
+    };
+    let opts = SearchOptions { top: 10_000, max_tp: 1, max_cp: 1, micro_batch_sizes: vec![1] };
+    let r = search::search_value(&plan(None), &opts).expect("search");
+    assert!(r.candidates.iter().any(|c| c.parallelism.expert_model_parallel_size > 1));
+    for c in &r.candidates {
+        let ep = c.parallelism.expert_model_parallel_size;
+        use meshplan_core::settings::DispatcherType::{Allgather, Alltoall};
+        assert_eq!(c.training.moe_token_dispatcher_type, Some(if ep > 1 { Alltoall } else { Allgather }), "EP {ep}");
+        // The candidate's own plan runs what it states.
+        let p = c.plan.as_ref().expect("a resolved plan");
+        assert_eq!(p.training.settings.moe_token_dispatcher_type.key(), if ep > 1 { "alltoall" } else { "allgather" });
+        if ep > 1 {
+            assert!(c.why.iter().any(|w| w.starts_with("dispatcher: alltoall")), "{:?}", c.why);
+        }
+    }
+    // Named explicitly, allgather stays.
+    let r = search::search_value(&plan(Some("allgather")), &opts).expect("search");
+    let allgather = Some(meshplan_core::settings::DispatcherType::Allgather);
+    assert!(r.candidates.iter().all(|c| c.training.moe_token_dispatcher_type == allgather));
+    assert!(r.candidates.iter().all(|c| c.plan.as_ref().unwrap().training.settings.moe_token_dispatcher_type.key() == "allgather"));
+}
+
+#[test]
+fn tight_layouts_try_recompute_module_lists_and_optimizer_offload() {
+    // Qwen3-30B-A3B (MoE, no dense layers) on 8 H100 at 8192 tokens: many layouts do not fit without recompute. For
+    // those the search also tries the optimizer on the CPU (100%, then 50%) and selective recompute of [layernorm],
+    // [moe_act] and [layernorm, moe_act] ([mlp] recomputes nothing in a model without dense MLPs).
+    let plan = json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+                      "training": {"seq_length": 8192, "global_batch_size": 64}});
+    let opts = SearchOptions { top: 100_000, max_tp: 8, max_cp: 1, micro_batch_sizes: vec![1, 2] };
+    let r = search::search_value(&plan, &opts).expect("search");
+    let lists: BTreeSet<String> = r.candidates.iter().filter_map(|c| c.training.recompute_modules.as_ref()).map(|m| format!("{m:?}")).collect();
+    assert!(lists.iter().any(|l| l.contains("MoeAct")), "no moe_act list among {lists:?}");
+    assert!(lists.iter().all(|l| !l.contains("Mlp")), "mlp tried on a model without dense layers: {lists:?}");
+    let offloaded = r.candidates.iter().filter(|c| c.training.optimizer_cpu_offload == Some(true)).count();
+    assert!(offloaded > 0, "no offloaded candidate");
+    for c in r.candidates.iter().filter(|c| c.training.recompute_modules.is_some() || c.training.optimizer_cpu_offload == Some(true)) {
+        // What the candidate states is what its plan runs, and the full report agrees: valid, same step time.
+        let p = c.plan.as_ref().expect("plan");
+        assert_eq!(p.training.settings.recompute_modules, c.training.recompute_modules);
+        assert_eq!(p.training.settings.optimizer_offload_fraction, c.training.optimizer_offload_fraction);
+        let full = plan_resolved(p, Vec::new());
+        assert!(full.valid, "{:?} {:?}", c.parallelism, c.training);
+        let step = full.performance.expect("performance").step_time_s;
+        assert!((step - c.step_time_s).abs() <= 1e-9 * step, "{step} vs {}", c.step_time_s);
+        // Tried only because the layout does not fit without recompute.
+        let mut none = p.clone();
+        none.training.settings.recompute_granularity = meshplan_core::plan::Recompute::None;
+        none.training.settings.recompute_modules = None;
+        none.training.settings.optimizer_cpu_offload = false;
+        none.training.settings.optimizer_offload_fraction = None;
+        let without = plan_resolved(&none, Vec::new());
+        assert!(without.diagnostics.iter().any(|d| d.code.as_str() == "out-of-memory"), "{:?} fits without recompute", c.parallelism);
+    }
+}

@@ -62,6 +62,18 @@ impl Meshes {
         shape.size <= 1 || shape.block <= domain.max(1)
     }
 
+    /// Upstream: none (meshplan's link model for the step-time model). How many NVLink domains of `domain` ranks
+    /// one group of `kind` spans when placed at a domain boundary (its first rank a multiple of `domain`, as
+    /// [`Meshes::fits_domain`] assumes): 1 for a group inside one domain, its size when its ranks are `domain` or
+    /// more apart. Work: one step per value of the group's outer dimensions.
+    pub fn domains_per_group(&self, kind: GroupKind, domain: u64) -> u64 {
+        let (masked, _) = self.mesh_of(kind).split(kind.mask());
+        if masked.count() <= 1 {
+            return 1;
+        }
+        domains_spanned(0, &masked, domain.max(1)).max(1)
+    }
+
     /// Upstream: none (meshplan-only NVLink analysis). How many groups of `kind` span more than one
     /// NVLink domain of `domain` ranks, out of how many, and the most domains one spans.
     /// Work: one step per residue class of the group bases (at most the number of groups), plus the
@@ -265,6 +277,23 @@ mod tests {
     }
 
     #[test]
+    fn expert_groups_span_the_domains_their_ranks_reach() {
+        // 1,024 ranks, tp 2, pp 8 → dp 64; ep 64, etp 1 → edp 2. Expert mesh etp-ep-edp-pp: ep stride 1, so an ep group
+        // is 64 consecutive ranks: 64 / 8 = 8 HGX domains of 8, and 1 NVL72 domain (ranks 0..63 < 72).
+        let m = Meshes::resolve(1024, &sizes(2, 8, 1, 64, 1), "tp-cp-ep-dp-pp").unwrap();
+        assert_eq!(m.domains_per_group(GroupKind::Ep, 8), 8);
+        assert_eq!(m.domains_per_group(GroupKind::Ep, 72), 1);
+        // etp 2: ep stride 2, 64 ranks over 0..126: 16 domains of 8; 2 of 72 (0..71 and 72..126).
+        let m = Meshes::resolve(1024, &sizes(2, 8, 1, 64, 2), "tp-cp-ep-dp-pp").unwrap();
+        assert_eq!(m.domains_per_group(GroupKind::Ep, 8), 16);
+        assert_eq!(m.domains_per_group(GroupKind::Ep, 72), 2);
+        // pp groups of 8 ranks 128 apart: one domain each.
+        assert_eq!(m.domains_per_group(GroupKind::Pp, 8), 8);
+        // A single-rank group (cp 1) spans one domain.
+        assert_eq!(m.domains_per_group(GroupKind::Cp, 8), 1);
+    }
+
+    #[test]
     fn sixteen_million_ranks_are_counted_without_groups() {
         // 2^24 ranks, tp 8, cp 2, pp 16 → dp 2^16. Default order strides: tp 1, cp 8, dp 16, pp 2^20. Domains of 72.
         let m = Meshes::resolve(1 << 24, &sizes(8, 16, 2, 1, 8), "tp-cp-ep-dp-pp").unwrap();
@@ -325,6 +354,8 @@ mod tests {
                     prop_assert_eq!(m.group_crosses(kind, g as u64, domain), crosses, "{:?} group {}", kind, g);
                 }
                 let shape = m.group_shape(kind);
+                // Group 0 starts at rank 0, a domain boundary: the domains it spans, counted by a set.
+                prop_assert_eq!(m.domains_per_group(kind, domain), naive(&groups[..1], domain.max(1)).0.max_domains_spanned.max(1));
                 prop_assert_eq!(shape.count, groups.len() as u64);
                 prop_assert_eq!(shape.size, groups[0].len() as u64);
                 for g in &groups {
