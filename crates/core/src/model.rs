@@ -2,12 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
+mod encoder;
 mod hetero;
 mod hybrid;
 mod kinds;
 mod ssm;
 
 pub use hybrid::{HybridPattern, LAYER_SYMBOLS, PatternError};
+pub use encoder::{EncoderParams, VisionEncoder};
 pub use hetero::HeteroLayer;
 pub use kinds::{Ffn, KindCounts, KindTable, KindTotals, LayerKind, LayerKinds, LayerRuns, MAX_LAYER_KINDS, Mixer, Mtp};
 pub use ssm::{MAMBA_D_CONV, MAMBA_EXPAND, SavedTensor, Split};
@@ -110,6 +112,10 @@ pub struct ModelConfig {
     /// `block_configs`): per layer, attention or none and a dense MLP of its own width or none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heterogeneous_layers: Option<Vec<HeteroLayer>>,
+    /// A vision encoder beside the language model (Megatron Bridge's VLM providers: `vision_config`), built on the
+    /// first pipeline stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision_config: Option<VisionEncoder>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -155,6 +161,10 @@ pub struct ParamCounts {
     pub embedding: u128,
     pub output_layer: u128,
     pub mtp: u128,
+    /// The vision encoder with its projector: in `total` (as Meta and Qwen publish a VLM's total), not in `active` (the
+    /// language model's parameters a token passes through, as Meta's "17B active" counts them).
+    #[serde(default)]
+    pub vision_encoder: u128,
 }
 
 impl ModelConfig {
@@ -427,6 +437,8 @@ impl ModelConfig {
         total += embedding + output_layer + final_norm;
         active += embedding + output_layer + final_norm;
         let mtp = kt.mtp.params.total() * kt.mtp.weight_copies as u128;
-        ParamCounts { total, active, embedding, output_layer, mtp }
+        let vision_encoder = self.vision_config.as_ref().map_or(0, |v| v.params().total());
+        total += vision_encoder;
+        ParamCounts { total, active, embedding, output_layer, mtp, vision_encoder }
     }
 }

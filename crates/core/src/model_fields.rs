@@ -8,6 +8,7 @@ use crate::model::{Mixer, ModelConfig, MoeLayerFreq};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
+mod encoder;
 mod hetero;
 mod pattern;
 
@@ -114,6 +115,7 @@ fn model_from_fields_known(
         None => b.and_then(|b| b.softmax_type.clone()),
     };
     let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
+    let vision_config = encoder::read(&mut f, b.and_then(|b| b.vision_config.as_ref()), section);
     known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
@@ -167,6 +169,7 @@ fn model_from_fields_known(
         window_attn_skip_freq,
         softmax_type,
         heterogeneous_layers,
+        vision_config,
     };
     if let Some(g) = hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
         config.num_query_groups = g;

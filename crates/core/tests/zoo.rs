@@ -9,7 +9,8 @@
 //! - OpenAI's gpt-oss "active" counts the unembedding but not the input embedding (a lookup).
 //! - A figure only given as a model name ("Qwen3.5-35B-A3B", "17B active") is checked by rounding: the count must round
 //!   to the name's digits.
-//! - Multimodal models (Llama 4, Qwen3.5) are sized as their language model: the vision encoder is not counted.
+//! - Multimodal models (Llama 4, Qwen3.5, Qwen3-VL) count their vision encoder in the total (Meta's 109B for Scout
+//!   does); "active" is the language model's (Meta's "17B active").
 
 use meshplan_core::search::{self, SearchOptions};
 use meshplan_core::{plan_value, presets};
@@ -41,15 +42,19 @@ fn llama_3_2_and_4_against_meta_model_cards() {
     // Llama 3.2 model card (meta-llama/Llama-3.2-1B, "Model Information" table): 1.23B and 3.21B parameters, tied.
     within("llama-3.2-1b total", counts("llama-3.2-1b").0, 1.23e9, 0.01);
     within("llama-3.2-3b total", counts("llama-3.2-3b").0, 3.21e9, 0.01);
-    // Llama 4 model card: Scout 17B active / 109B total, Maverick 17B active / 400B total. Those totals include the
-    // vision encoder, which meshplan leaves out: Scout's language model alone, by hand: 48 MoE layers × (attention
+    // Llama 4 model card: Scout 17B active / 109B total, Maverick 17B active / 400B total. The totals include the vision
+    // encoder; "active" is the language model's. Scout's language model, by hand: 48 MoE layers × (attention
     // 5120·(40+16)·128 + 40·128·5120 = 62,914,560; 16 experts + 1 shared × 3·5120·8192 = 2,139,095,040; router
-    // 16·5120; norms 2·5120) = 48 × 2,202,101,760, + 2 × 202048·5120 + 5120 = 107,769,861,120 — so Scout's total
-    // may be short of 109B by the encoder (≈0.9B): 1.5% allowed there, 1% for Maverick, whose encoder is a smaller
-    // share.
+    // 16·5120; norms 2·5120) = 48 × 2,202,101,760, + 2 × 202048·5120 + 5120 = 107,769,861,120. Its vision encoder
+    // (transformers Llama4VisionModel, h 1408, f 5632, 34 layers, patch 14, image 336): unfold linear 588·1408 =
+    // 827,904; class token 1408; positions 577·1408 = 812,416; pre/post LayerNorms 4·1408 = 5,632; per layer q/k/v/o
+    // 4·(1408² + 1408) = 7,935,488 + fc1/fc2 2·1408·5632 + 5632 + 1408 = 15,866,752 + 2 LayerNorms 5,632 = 23,807,872,
+    // × 34 = 809,467,648; adapter 5632·4096 + 4096² = 39,845,888; projector 4096·5120 = 20,971,520. Encoder
+    // 871,932,416; total 108,641,793,536 (0.3% under the published 109B, which is rounded).
     let (scout, scout_active, _) = counts("llama-4-scout-17b-16e");
-    assert_eq!(scout, 107_769_861_120.0);
-    within("llama-4-scout total (language model)", scout, 109e9, 0.015);
+    assert_eq!(scout, 107_769_861_120.0 + 871_932_416.0);
+    assert_eq!(presets::model("llama-4-scout-17b-16e").unwrap().model_config().param_counts().vision_encoder, 871_932_416);
+    within("llama-4-scout total", scout, 109e9, 0.005);
     rounds_to("llama-4-scout active", scout_active, 17.0, 0);
     let (maverick, maverick_active, _) = counts("llama-4-maverick-17b-128e");
     within("llama-4-maverick total", maverick, 400e9, 0.01);
@@ -73,12 +78,15 @@ fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
     let (t, _, e) = counts("qwen3-1.7b");
     rounds_to("qwen3-1.7b total", t, 1.7, 1);
     within("qwen3-1.7b non-embedding", t - e, 1.4e9, 0.01);
-    // Qwen3.5: the figures are the model names (language model; vision encoder not counted).
+    // Qwen3.5: the figures are the model names, which name the language model: with its 0.46B vision encoder (counted in
+    // meshplan's total) Qwen3.5-9B would be 9.4B. The language model (total less the encoder) within 1% of the name.
     for (key, total, active) in
         [("qwen3.5-9b", 9.0, None), ("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
     {
         let (t, a, _) = counts(key);
-        within(&format!("{key} total"), t, total * 1e9, 0.01);
+        let encoder = presets::model(key).unwrap().model_config().param_counts().vision_encoder as f64;
+        assert!(encoder > 0.0, "{key}: the preset has its vision encoder");
+        within(&format!("{key} language model"), t - encoder, total * 1e9, 0.01);
         if let Some(active) = active {
             rounds_to(&format!("{key} active"), a, active, 0);
         }
@@ -259,13 +267,16 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         let hf = hf_config(file);
         let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_or_else(|e| panic!("{file}: {e:?}"));
         let preset = presets::model(key).unwrap().model_config().param_counts();
-        assert_eq!(r.derived.total_parameters as u128, preset.total, "{file} total");
+        // A config copy without its vision_config (Llama 4's are text-only copies) gives the language model alone.
+        let multimodal = hf.get("vision_config").is_some();
+        let encoder = if multimodal { 0 } else { preset.vision_encoder };
+        assert_eq!(r.derived.total_parameters as u128, preset.total - encoder, "{file} total");
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
-        // A multimodal config says its encoder is left out; a text-only one says nothing.
-        let multimodal = hf.get("vision_config").is_some();
-        assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal, "{file}: {codes:?}");
+        // A multimodal config's vision encoder is sized (nothing is said to be left out), and the preset has it too.
+        assert!(!codes.contains(&"hf-config-part-excluded"), "{file}: {codes:?}");
+        assert_eq!(r.plan.model.vision_config.is_some(), multimodal, "{file}");
     }
 }
 
@@ -427,11 +438,27 @@ fn nemotron_4_olmo_2_and_exaone_3_configs_map() {
 
 #[test]
 fn vision_language_and_dsa_configs_read_their_language_model() {
-    // Qwen3-VL keeps Qwen3's language model under text_config (q/k norms included): its 8B text shape is Qwen3-8B's.
+    // Qwen3-VL-8B-Instruct's config.json (as copied in NVIDIA/TensorRT-LLM's Qwen3-VL modeling test, whose text layers
+    // are cut to 4 there; 36 in the model): Qwen3's language model under text_config (q/k norms included), so its text
+    // shape is Qwen3-8B's, and a vision_config meshplan sizes.
     let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 36, "vocab_size": 151936, "tie_word_embeddings": false});
+    let vision = json!({"deepstack_visual_indexes": [8, 16, 24], "depth": 27, "hidden_act": "gelu_pytorch_tanh", "hidden_size": 1152,
+        "in_channels": 3, "intermediate_size": 4304, "model_type": "qwen3_vl", "num_heads": 16, "num_position_embeddings": 2304,
+        "out_hidden_size": 4096, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2});
+    let r = plan_of(json!({"hf_config": {"model_type": "qwen3_vl", "text_config": text, "vision_config": vision}}), 4096, 16);
+    // The encoder by hand (transformers Qwen3VLVisionModel): patch Conv3d 3·2·16·16·1152 + 1152 = 1,770,624; positions
+    // 2304·1152 = 2,654,208; per block 2 LayerNorms 4,608 + qkv 1152·3456 + 3456 = 3,984,768 + proj 1152² + 1152 =
+    // 1,328,256 + fc1/fc2 2·1152·4304 + 4304 + 1152 = 9,921,872 → 15,239,504, × 27 = 411,466,608; merger LayerNorm 2,304
+    // + fc1 4608² + 4608 = 21,238,272 + fc2 4608·4096 + 4096 = 18,878,464 → 40,119,040; three deepstack mergers with
+    // their LayerNorm over 4608 (9,216): 3 × 40,125,952 = 120,377,856. Encoder 576,388,336.
+    let qwen3_8b = presets::model("qwen3-8b").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.total_parameters as u128, qwen3_8b.total + 576_388_336);
+    assert_eq!(r.derived.active_parameters as u128, qwen3_8b.active);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded"), "{:?}", r.diagnostics);
+    // An encoder meshplan does not size (an audio tower, or a vision_config without its sizes) is still named.
     let r = plan_of(json!({"hf_config": {"model_type": "qwen3_vl", "text_config": text, "vision_config": {"depth": 27}}}), 4096, 16);
-    assert_eq!(r.derived.total_parameters as u128, presets::model("qwen3-8b").unwrap().model_config().param_counts().total);
+    assert_eq!(r.derived.total_parameters as u128, qwen3_8b.total);
     assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("vision_config")));
     // A DeepSeek-V3.2 config is DeepSeek-V3's MLA and MoE with a DSA indexer, which is said not to be counted.
     let mut v32 = json!({"model_type": "deepseek_v32", "hidden_size": 7168, "intermediate_size": 18432,
