@@ -622,7 +622,7 @@ fn export_value(p: &Plan, row: &SettingRow) -> Option<Val> {
 // Paths and values: the settings table (settings.rs), each row citing its Megatron-Core / Bridge source.
 fn settings_section(p: &Plan, group: Group) -> Section {
     let mut sec = section(group.label(), Vec::new());
-    if group == Group::MoeDispatch && !p.model.is_moe() {
+    if (group == Group::MoeDispatch && !p.model.is_moe()) || (group == Group::VisionEncoder && p.model.vision_config.is_none()) {
         return sec;
     }
     let defaults = Settings::default();
@@ -1069,6 +1069,7 @@ pub(crate) fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
         "wgrad_deferral_limit" => s.defer_embedding_wgrad_compute,
         "moe_flex_dispatcher_backend" => p.model.is_moe() && s.moe_token_dispatcher_type == crate::settings::DispatcherType::Flex,
         _ if row.group == Group::MoeDispatch => p.model.is_moe(),
+        _ if row.group == Group::VisionEncoder => p.model.vision_config.is_some(),
         _ => true,
     }
 }

@@ -186,6 +186,8 @@ pub struct FlopSplit {
     pub logits: f64,
     /// State-space work that is not a GEMM: Mamba-2's SSD scan, Gated DeltaNet's convolution and recurrence.
     pub ssm_scan: f64,
+    /// Of `dense_gemm` and `attention_core`: the vision encoder's and its projector's share (image tokens).
+    pub vision_encoder: f64,
 }
 
 impl FlopSplit {
@@ -248,19 +250,39 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let (mamba_gemm, mamba_scan) = m.mamba_flops();
     let (gdn_gemm, gdn_scan) = m.gdn_flops();
     let latent = m.moe_latent_size.unwrap_or(0) as f64;
+    let (vision_gemm, vision_core) = vision_flops(plan, derived);
     FlopSplit {
-        dense_gemm: t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
+        dense_gemm: vision_gemm + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
             + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
             + 6.0 * 2.0 * h * latent * n_moe),
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
         // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
-        attention_core: a_core * (s2 * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
+        attention_core: vision_core + a_core * (s2 * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
+        vision_encoder: vision_gemm + vision_core,
     }
+}
+
+/// The vision encoder's FLOPs per global batch: (GEMMs, attention core), for `image_tokens_per_sample` image tokens of
+/// `images_per_sample` images per sequence. A trained part runs forward and backward (×3); a frozen encoder forward only
+/// (×1: its input needs no gradient); the projector forward, plus its input gradient when the encoder trains and its
+/// weight gradient when it trains itself.
+// Source: model/encoder.rs gemm_flops / attention_flops (2 FLOPs per multiply-add, bidirectional attention within an
+// image); the ×3 of Megatron's transformer_flops for a trained block.
+pub fn vision_flops(plan: &Plan, derived: &Derived) -> (f64, f64) {
+    let Some(e) = &plan.model.vision_config else { return (0.0, 0.0) };
+    let st = &plan.training.settings;
+    let tokens = derived.global_batch_size as f64 * st.image_tokens_per_sample as f64;
+    let patches = tokens * e.patches_per_token as f64;
+    let per_image = st.image_tokens_per_sample as f64 * e.patches_per_token as f64 / st.images_per_sample.max(1) as f64;
+    let (per_patch, per_token) = e.gemm_flops();
+    let encoder = if st.freeze_vision_model { 1.0 } else { 3.0 };
+    let projector = 1.0 + f64::from(u8::from(!st.freeze_vision_model)) + f64::from(u8::from(!st.freeze_vision_projection));
+    (encoder * patches * per_patch + projector * tokens * per_token, encoder * patches * e.attention_flops(per_image))
 }
 
 /// Model FLOPs per step (one global batch) as Megatron's reported TFLOP/s counts them.

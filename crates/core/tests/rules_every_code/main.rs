@@ -19,6 +19,7 @@ mod pipeline;
 mod sequence;
 mod settings;
 mod training;
+mod vision;
 
 use meshplan_core::rules::RULES;
 use serde_json::{Value, json};
@@ -198,7 +199,7 @@ pub fn run(cases: Vec<Case>) {
 }
 
 fn all_cases() -> Vec<Case> {
-    [advice::cases(), fit::cases(), hybrid::cases(), input::cases(), layout::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), settings::cases(), training::cases()]
+    [advice::cases(), fit::cases(), hybrid::cases(), input::cases(), layout::cases(), limits::cases(), mesh::cases(), model::cases(), moe::cases(), pipeline::cases(), sequence::cases(), settings::cases(), training::cases(), vision::cases()]
         .into_iter()
         .flatten()
         .collect()
