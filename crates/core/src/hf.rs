@@ -74,6 +74,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     // A multimodal config's language model sits under text_config; its encoders are not counted (and the plan says so).
     let (mut flat, mut excluded) = families::unwrap_text_config(outer).unwrap_or_else(|| (outer.clone(), Vec::new()));
     families::rename_keys(&mut flat, &model_type);
+    families::fill_defaults(&mut flat, &model_type);
     let c = &flat;
     // The vision encoders meshplan sizes become the model's vision_config; the rest stay named as not counted.
     let vision = c.get("hidden_size").and_then(as_uint).and_then(|h| vision::encoder(&model_type, outer, h));

@@ -485,3 +485,31 @@ fn per_layer_attention_shapes_are_refused_by_name() {
     assert_eq!(e.code, "hf-config-unmappable");
     assert!(e.message.contains("attention_other_setting"), "{}", e.message);
 }
+
+#[test]
+fn gemma_3_released_multimodal_config_with_its_siglip_encoder() {
+    // google/gemma-3-4b-it's config.json names few keys (copied in full in a stored test of a .NET port: "The original
+    // gemma-3-4b-it's config.json names few keys: transformers' defaults fill the rest"): Gemma3TextConfig's defaults
+    // fill heads 8, groups 4, head_dim 256, vocabulary 262208; SiglipVisionConfig's num_channels 3.
+    let hf = json!({"architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999, "eoi_token_index": 256000,
+        "image_token_index": 262144, "mm_tokens_per_image": 256, "model_type": "gemma3", "torch_dtype": "bfloat16",
+        "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text", "num_hidden_layers": 34,
+                        "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024, "final_logit_softcapping": 30.0},
+        "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304, "model_type": "siglip_vision_model",
+                          "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": false}});
+    let r = plan_of(json!({"hf_config": hf}), 4096, 16);
+    // The language model is the gemma-3-4b preset's (from the text config copy). The SigLIP encoder by hand
+    // (transformers SiglipVisionModel + Gemma3MultiModalProjector): patch Conv2d 3·14·14·1152 + 1152 = 678,528;
+    // positions (896/14)² = 4096 × 1152 = 4,718,592; 27 layers × (q/k/v/out 4·(1152² + 1152) = 5,313,024 + fc1/fc2
+    // 2·1152·4304 + 4304 + 1152 = 9,921,872 + 2 LayerNorms 4,608 = 15,239,504) = 411,466,608; post LayerNorm 2,304;
+    // soft-embedding RMSNorm 1,152 and projection 1152·2560 = 2,949,120. Encoder 419,816,304.
+    let text = presets::model("gemma-3-4b").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.vision_encoder_parameters, 419_816_304);
+    assert_eq!(r.derived.total_parameters as u128, text.total + 419_816_304);
+    // Gemma 3 technical report, Table 1: vision encoder 417M (SigLIP without the projector: 419,816,304 − 2,950,272 =
+    // 416,866,032), and the 4B model's 4.3B in all.
+    within("gemma-3-4b SigLIP", (419_816_304 - 2_950_272) as f64, 417e6, 0.005);
+    within("gemma-3-4b total", r.derived.total_parameters as f64, 4.3e9, 0.01);
+    // 4096 patches pooled to 256 tokens: 16 patches per token.
+    assert_eq!(r.plan.model.vision_config.as_ref().unwrap().patches_per_token, 16);
+}

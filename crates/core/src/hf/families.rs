@@ -53,6 +53,33 @@ pub fn rename_keys(c: &mut Map<String, Value>, model_type: &str) {
     }
 }
 
+/// The sizing keys a family's config class defaults, filled where the config leaves them out (Gemma 3's released
+/// gemma-3-4b-it config.json names only hidden_size, intermediate_size and num_hidden_layers under text_config).
+// Source: transformers Gemma3TextConfig.__init__ defaults (vocab_size 262_208, hidden_size 2304, intermediate_size 9216,
+// num_hidden_layers 26, num_attention_heads 8, num_key_value_heads 4, head_dim 256, max_position_embeddings 131_072,
+// sliding_window 4096), as T5Gemma2TextConfig repeats them.
+pub fn fill_defaults(c: &mut Map<String, Value>, model_type: &str) {
+    let defaults: &[(&str, u64)] = match model_type {
+        "gemma3" | "gemma3_text" => &[
+            ("vocab_size", 262_208),
+            ("hidden_size", 2304),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 26),
+            ("num_attention_heads", 8),
+            ("num_key_value_heads", 4),
+            ("head_dim", 256),
+            ("max_position_embeddings", 131_072),
+            ("sliding_window", 4096),
+        ],
+        _ => &[],
+    };
+    for (k, v) in defaults {
+        if c.get(*k).is_none_or(Value::is_null) {
+            c.insert((*k).to_string(), json!(v));
+        }
+    }
+}
+
 /// Whether a family ties the output layer to the embedding when its config says nothing (Gemma does:
 /// `tie_word_embeddings=True` in Gemma2Config / Gemma3TextConfig; transformers' PretrainedConfig default is also True,
 /// but Llama-family configs always state it).
