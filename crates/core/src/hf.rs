@@ -50,8 +50,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("qwen3_vl", "Qwen3-VL (language model)"),
     ("qwen3_vl_moe", "Qwen3-VL-MoE (language model)"),
     ("kimi_k25", "Kimi-K2.5 (language model)"),
-    ("deepseek_v32", "DeepSeek-V3.2 (DSA indexer not counted)"),
-    ("glm_moe_dsa", "GLM-5 (DSA indexer not counted)"),
+    ("deepseek_v32", "DeepSeek-V3.2"),
+    ("glm_moe_dsa", "GLM-5"),
     ("deci", "DeciLM (block_configs)"),
 ];
 
@@ -80,15 +80,6 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     let vision = c.get("hidden_size").and_then(as_uint).and_then(|h| vision::encoder(&model_type, outer, h));
     if vision.is_some() {
         excluded.retain(|k| *k != "vision_config");
-    }
-    if let (Some(heads), Some(dim)) = (c.get("index_n_heads").and_then(as_uint), c.get("index_head_dim").and_then(as_uint)) {
-        // DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5): its small projections (about 0.1% of the
-        // model) are not sized; the MLA attention and the MoE around it are.
-        diags.push(Diagnostic::new(
-            Code::HfConfigPartExcluded,
-            format!("the config's DSA indexer (index_n_heads = {heads}, index_head_dim = {dim}) is not counted: meshplan sizes the MLA attention and MoE layers around it"),
-            "the indexer's q/k projections and head weights (about 0.1% of the parameters) and its top-k scoring are left out",
-        ));
     }
     if !excluded.is_empty() {
         diags.push(Diagnostic::new(
@@ -212,6 +203,16 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     }
     if let Some(v) = vision {
         m.insert("vision_config".into(), v);
+    }
+    // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): every MLA layer has a lightning indexer (index_n_heads heads of
+    // index_head_dim) choosing index_topk keys: Megatron-Core's experimental_attention_variant "dsa" and dsa_indexer_* fields.
+    if let (Some(heads), Some(dim)) = (g("index_n_heads"), g("index_head_dim")) {
+        m.insert("experimental_attention_variant".into(), json!("dsa"));
+        m.insert("dsa_indexer_n_heads".into(), json!(heads));
+        m.insert("dsa_indexer_head_dim".into(), json!(dim));
+        if let Some(k) = g("index_topk") {
+            m.insert("dsa_indexer_topk".into(), json!(k));
+        }
     }
     match model_type.as_str() {
         "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,

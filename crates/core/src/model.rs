@@ -116,6 +116,25 @@ pub struct ModelConfig {
     /// first pipeline stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision_config: Option<VisionEncoder>,
+    /// DeepSeek Sparse Attention (`experimental_attention_variant = "dsa"`, or a hybrid pattern's `D` layers): a
+    /// lightning indexer of `dsa_indexer_n_heads` heads of `dsa_indexer_head_dim` scores every earlier token, and the
+    /// MLA attention attends to the `dsa_indexer_topk` best.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsa_indexer_n_heads: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsa_indexer_head_dim: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsa_indexer_topk: Option<u64>,
+}
+
+/// The attended (query, key) pairs of one causal sequence of `s` tokens when each query sees at most `w` keys (itself
+/// and the w − 1 before it: a sliding window, or DSA's top-k), in units where full attention has s²: s·(2w − w(w−1)/s)
+/// for w < s, else s².
+// Source: Megatron Bridge src/megatron/bridge/training/utils/flop_utils.py calculate_swa_context (average context
+// w − w(w−1)/(2s), against s/2 for full causal attention, whose pairs Megatron counts as s²/2); DSA: the
+// DeepSeek-V3.2 report (core attention O(L·k) for top-k k) — the same count with w = k.
+pub fn keys_within(s: f64, w: f64) -> f64 {
+    if w < s { s * (2.0 * w - w * (w - 1.0) / s) } else { s * s }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -186,6 +205,29 @@ impl ModelConfig {
         self.kind_totals().decoder_where(|k| k.ffn == Ffn::Moe)
     }
 
+    /// Whether the attention layers are DeepSeek Sparse Attention with an indexer: the variant "dsa" (every attention
+    /// layer, as DeepSeek-V3.2 and GLM-5 use it) or `D` layers in the hybrid pattern, with the indexer's sizes given.
+    // Source: megatron/core/transformer/experimental_attention_variant/dsa.py (DSAttention, DSAIndexer);
+    // megatron/core/models/hybrid/hybrid_layer_allocation.py (`D`).
+    pub fn dsa(&self) -> Option<(u64, u64, u64)> {
+        // DSAttention is an MLA variant: without multi_latent_attention there is no indexer to size.
+        let on = self.multi_latent_attention
+            && (self.experimental_attention_variant.as_deref() == Some("dsa") || self.hybrid_layer_pattern.as_ref().is_some_and(|p| p.has(b'D')));
+        let (heads, dim) = (self.dsa_indexer_n_heads?, self.dsa_indexer_head_dim?);
+        on.then_some((heads, dim, self.dsa_indexer_topk.unwrap_or(u64::MAX)))
+    }
+
+    /// The DSA indexer's parameters per attention layer, all duplicated on every TP rank: linear_wq_b (q_lora_rank →
+    /// heads·dim), linear_wk (h → dim), k_norm (LayerNorm over dim: 2·dim) and linear_weights_proj (h → heads).
+    // Source: megatron/core/transformer/experimental_attention_variant/dsa.py DSAIndexer.__init__ (parallel_mode
+    // "duplicated", no biases); DeepSeek-V3.2-Exp inference/model.py Indexer (wq_b, wk, k_norm, weights_proj).
+    pub fn dsa_indexer_params(&self) -> u128 {
+        let Some((heads, dim, _)) = self.dsa() else { return 0 };
+        let (h, heads, dim) = (self.hidden_size as u128, heads as u128, dim as u128);
+        let q_in = self.q_lora_rank.unwrap_or(self.hidden_size) as u128;
+        q_in * heads * dim + h * dim + 2 * dim + h * heads
+    }
+
     /// Whether `experimental_attention_variant` makes `linear_attention_freq`'s layers Gated DeltaNet.
     pub fn gated_delta_net_variant(&self) -> bool {
         matches!(self.experimental_attention_variant.as_deref(), Some("gated_delta_net" | "gdn"))
@@ -243,10 +285,7 @@ impl ModelConfig {
     // W − W(W−1)/(2s), against s/2 for full causal attention, whose pairs Megatron counts as s²/2).
     pub fn window_pairs(&self, s: f64) -> f64 {
         match self.window_size {
-            Some([left, right]) => {
-                let w = left as f64 + right as f64 + 1.0;
-                if w < s { s * (2.0 * w - w * (w - 1.0) / s) } else { s * s }
-            }
+            Some([left, right]) => keys_within(s, left as f64 + right as f64 + 1.0),
             None => s * s,
         }
     }
@@ -286,7 +325,7 @@ impl ModelConfig {
                 }
                 None => h * heads * qk,
             };
-            replicated += h * (kv_lora + rope) + self.norm_params(kv_lora as u64);
+            replicated += h * (kv_lora + rope) + self.norm_params(kv_lora as u64) + self.dsa_indexer_params();
             sharded += kv_lora * heads * (self.qk_head_dim + self.v_head_dim) as u128;
             sharded += heads * self.v_head_dim as u128 * h;
             if self.add_bias_linear {

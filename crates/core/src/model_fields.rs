@@ -116,6 +116,12 @@ fn model_from_fields_known(
     };
     let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
     let vision_config = encoder::read(&mut f, b.and_then(|b| b.vision_config.as_ref()), section);
+    // DeepSeek Sparse Attention's indexer (Megatron-Core TransformerConfig dsa_indexer_*).
+    let dsa = [
+        f.opt_uint("dsa_indexer_n_heads", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_n_heads)),
+        f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
+        f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
+    ];
     known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
@@ -170,6 +176,9 @@ fn model_from_fields_known(
         softmax_type,
         heterogeneous_layers,
         vision_config,
+        dsa_indexer_n_heads: dsa[0],
+        dsa_indexer_head_dim: dsa[1],
+        dsa_indexer_topk: dsa[2],
     };
     if let Some(g) = hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
         config.num_query_groups = g;
@@ -264,7 +273,7 @@ fn read_ssm_fields(f: &mut Fields, b: Option<&ModelConfig>, num_layers: u64) -> 
     let linear = std::array::from_fn(|i| f.opt_uint(LINEAR[i], 1, 1 << 20).or(base_linear[i]));
     // Megatron-Core's experimental_attention_variant values meshplan sizes ("gdn" is Megatron's alias).
     let variant = match f.raw("experimental_attention_variant") {
-        Some(_) => Some(f.choice("experimental_attention_variant", &["gated_delta_net", "gdn"], "gated_delta_net").to_string()),
+        Some(_) => Some(f.choice("experimental_attention_variant", &["gated_delta_net", "gdn", "dsa"], "gated_delta_net").to_string()),
         None => b.and_then(|b| b.experimental_attention_variant.clone()),
     };
     let linear_attention_freq =

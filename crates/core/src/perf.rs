@@ -251,20 +251,41 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let (gdn_gemm, gdn_scan) = m.gdn_flops();
     let latent = m.moe_latent_size.unwrap_or(0) as f64;
     let (vision_gemm, vision_core) = vision_flops(plan, derived);
+    // DSA: the MLA attention of each layer attends to the indexer's top-k keys; the indexer's own GEMMs and scores.
+    let (dsa_gemm, dsa_core) = dsa_indexer_flops(m, b, s);
+    let full_pairs = match m.dsa() {
+        Some((_, _, k)) => b * crate::model::keys_within(s, k as f64),
+        None => s2,
+    };
     FlopSplit {
-        dense_gemm: vision_gemm + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
+        dense_gemm: vision_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
             + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
             + 6.0 * 2.0 * h * latent * n_moe),
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
         // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
-        attention_core: vision_core + a_core * (s2 * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
+        attention_core: vision_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
         vision_encoder: vision_gemm + vision_core,
     }
+}
+
+/// The DSA indexer's FLOPs per attention layer and global batch of `b` sequences of `s` tokens, forward and backward
+/// (×3): (GEMMs: linear_wq_b, linear_wk and linear_weights_proj per token; scores: per causal (query, key) pair each
+/// head's q·k (heads·dim multiply-adds) and its weighting (heads), over s²/2 pairs a sequence).
+// Source: megatron/core/transformer/experimental_attention_variant/dsa.py DSAIndexer.forward_before_topk and
+// fused_qk_topk_naive (index scores [b, s, s] from q [s, b, heads, dim], k [s, b, dim] and weights [s, b, heads]);
+// 2 FLOPs per multiply-add.
+fn dsa_indexer_flops(m: &crate::model::ModelConfig, b: f64, s: f64) -> (f64, f64) {
+    let Some((heads, dim, _)) = m.dsa() else { return (0.0, 0.0) };
+    let (h, heads, dim) = (m.hidden_size as f64, heads as f64, dim as f64);
+    let q_in = m.q_lora_rank.unwrap_or(m.hidden_size) as f64;
+    let gemm = 3.0 * 2.0 * b * s * (q_in * heads * dim + h * dim + h * heads);
+    let scores = 3.0 * 2.0 * (heads * dim + heads) * b * s * s / 2.0;
+    (gemm, scores)
 }
 
 /// The vision encoder's FLOPs per global batch: (GEMMs, attention core), for `image_tokens_per_sample` image tokens of

@@ -460,7 +460,7 @@ fn vision_language_and_dsa_configs_read_their_language_model() {
     let r = plan_of(json!({"hf_config": {"model_type": "qwen3_vl", "text_config": text, "vision_config": {"depth": 27}}}), 4096, 16);
     assert_eq!(r.derived.total_parameters as u128, qwen3_8b.total);
     assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("vision_config")));
-    // A DeepSeek-V3.2 config is DeepSeek-V3's MLA and MoE with a DSA indexer, which is said not to be counted.
+    // A DeepSeek-V3.2 config is DeepSeek-V3's MLA and MoE with a DSA lightning indexer on every layer (index_topk 2048).
     let mut v32 = json!({"model_type": "deepseek_v32", "hidden_size": 7168, "intermediate_size": 18432,
         "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
         "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1,
@@ -468,10 +468,38 @@ fn vision_language_and_dsa_configs_read_their_language_model() {
         "vocab_size": 129280, "tie_word_embeddings": false, "num_nextn_predict_layers": 1});
     v32["index_n_heads"] = json!(64);
     v32["index_head_dim"] = json!(128);
-    let r = plan_of(json!({"hf_config": v32}), 4096, 16);
-    assert_eq!(r.derived.total_parameters as u128, presets::model("deepseek-v3").unwrap().model_config().param_counts().total);
-    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("DSA indexer")));
-    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
+    v32["index_topk"] = json!(2048);
+    let r = plan_of(json!({"hf_config": v32.clone()}), 4096, 16);
+    // The indexer by hand (DeepSeek-V3.2-Exp inference/model.py Indexer; Megatron-Core DSAIndexer): wq_b 1536·64·128 =
+    // 12,582,912; wk 7168·128 = 917,504; k_norm LayerNorm 2·128 = 256; weights_proj 7168·64 = 458,752 → 13,959,424 a
+    // layer, 61 layers 851,524,864 (0.13% of the model).
+    let v3 = presets::model("deepseek-v3").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.total_parameters as u128, v3.total + 61 * 13_959_424);
+    assert_eq!(r.derived.active_parameters as u128, v3.active + 61 * 13_959_424);
+    assert_eq!(r.plan.model.dsa(), Some((64, 128, 2048)));
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" || d.code == "hf-config-family-unknown"), "{:?}", r.diagnostics);
+    // FLOPs: the MLA attention of each layer sees at most 2048 keys. At seq 4096: pairs per sequence in units of s²
+    // (full causal attention: s² = 16,777,216): 4096·(2·2048 − 2048·2047/4096) = 4096·(4096 − 1023.5) = 12,584,960.
+    // The indexer's scores: 3 × 2·(64·128 + 64) × s²/2 a sequence and layer = 3 × 8256 × 16,777,216; its GEMMs 3 × 2 ×
+    // 13,959,168 (its weights without k_norm) a token and layer.
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    let mut dense = v32.clone();
+    for k in ["index_n_heads", "index_head_dim", "index_topk"] {
+        dense.as_object_mut().unwrap().remove(k);
+    }
+    let d = plan_of(json!({"hf_config": dense}), 4096, 16);
+    let dense_split = meshplan_core::perf::flop_split(&d.plan, &d.derived);
+    let m = &r.plan.model;
+    let a_core = 6.0 * (128.0 * 192.0 / 2.0 + 128.0 * 128.0 / 2.0);
+    let (b, layers) = (16.0, 61.0);
+    let expected_core = a_core * b * 12_584_960.0 * layers + 3.0 * 8256.0 * 16_777_216.0 * b * layers;
+    let dense_core = a_core * b * 16_777_216.0 * layers;
+    assert_eq!(m.num_layers, 61);
+    // The MTP depth's attention is DeepSeek's MLA too: its pairs change likewise.
+    let mtp = a_core * b * (12_584_960.0 - 16_777_216.0) + 3.0 * 8256.0 * 16_777_216.0 * b;
+    assert!((split.attention_core - (dense_split.attention_core - dense_core + expected_core + mtp)).abs() / split.attention_core < 1e-12);
+    let gemm = 3.0 * 2.0 * 13_959_168.0 * b * 4096.0 * (layers + 1.0);
+    assert!((split.dense_gemm - dense_split.dense_gemm - gemm).abs() / gemm < 1e-9);
 }
 
 #[test]
