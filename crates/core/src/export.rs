@@ -401,6 +401,25 @@ fn json_hydra(v: &serde_json::Value) -> String {
 /// model's whole config.json (heterogeneous_layers_config_encoded_json), which the plan does not keep.
 // Source: megatron/core/transformer/heterogeneous/heterogeneous_config.py (heterogeneous_layers_config_path /
 // heterogeneous_layers_config_encoded_json).
+/// What the exports say of the parts of a model no GPT / hybrid export setting expresses (each export adds them to its
+/// model notes): a vision encoder, and chunked attention.
+// Sources: Megatron Bridge src/megatron/bridge/models/qwen_vl/qwen3_vl_provider.py (a VLM is its own provider with a
+// vision_config); megatron/core/models/multimodal/llava_model.py; Megatron-Core TransformerConfig has no chunked-attention
+// field (Megatron-LM's FLOPs count reads args.chunk_attention_size, tests/unit_tests/test_training.py).
+fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(e) = &m.vision_config {
+        notes.push(format!(
+            "the {}-layer vision encoder and its projector are not written: train the model with its VLM provider (Megatron Bridge: e.g. Qwen3VLModelProvider with its vision_config; Megatron-LM: examples/multimodal's LLaVAModel), which builds them on the first pipeline stage",
+            e.num_layers
+        ));
+    }
+    if let Some(c) = m.chunk_attention_size {
+        notes.push(format!("chunked attention (chunks of {c} tokens on the RoPE layers) is not a Megatron-Core setting and is not written: the exported model attends over the whole sequence on every layer"));
+    }
+    notes
+}
+
 const HETEROGENEOUS_NOTE: &str = "heterogeneous layers (block_configs) are not written here: set heterogeneous_layers_config_encoded_json (or heterogeneous_layers_config_path) to the model's config.json, as Megatron Bridge's Llama-Nemotron bridge does";
 
 /// The hybrid-layer, state-space and gated-block fields of a model (TransformerConfig names, and the Megatron-LM flag
@@ -421,7 +440,28 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ("model.mamba_head_dim", "--mamba-head-dim", opt(m.mamba_head_dim)),
         ("model.mamba_num_groups", "--mamba-num-groups", opt(m.mamba_num_groups)),
         ("model.mamba_num_heads", "--mamba-num-heads", opt(m.mamba_num_heads)),
-        ("model.experimental_attention_variant", "--experimental-attention-variant", m.gated_delta_net_variant().then_some(Val::Str("gated_delta_net"))),
+        (
+            "model.experimental_attention_variant",
+            "--experimental-attention-variant",
+            if m.gated_delta_net_variant() {
+                Some(Val::Str("gated_delta_net"))
+            } else if m.dsa().is_some() && m.experimental_attention_variant.as_deref() == Some("dsa") {
+                Some(Val::Str("dsa"))
+            } else {
+                None
+            },
+        ),
+        ("model.dsa_indexer_n_heads", "--dsa-indexer-n-heads", m.dsa().and(opt(m.dsa_indexer_n_heads))),
+        ("model.dsa_indexer_head_dim", "--dsa-indexer-head-dim", m.dsa().and(opt(m.dsa_indexer_head_dim))),
+        ("model.dsa_indexer_topk", "--dsa-indexer-topk", m.dsa().and(opt(m.dsa_indexer_topk))),
+        (
+            "model.no_rope_freq",
+            "--no-rope-freq",
+            m.no_rope_freq.as_ref().map(|l| match l {
+                MoeLayerFreq::Every(n) => Val::Int(*n),
+                MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
+            }),
+        ),
         (
             "model.linear_attention_freq",
             "--linear-attention-freq",
@@ -768,6 +808,7 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     if m.heterogeneous_layers.is_some() {
         notes.push(HETEROGENEOUS_NOTE.into());
     }
+    notes.extend(unexpressed_notes(m));
     for (path, _, v) in layer_kind_fields(m) {
         s.push(set(path, v));
     }
@@ -1138,6 +1179,7 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
     if m.heterogeneous_layers.is_some() {
         notes.push(HETEROGENEOUS_NOTE.into());
     }
+    notes.extend(unexpressed_notes(m));
     if !m.multi_latent_attention {
         // core_transformer_config_from_args passes num_query_groups only with --group-query-attention.
         if m.num_query_groups != m.num_attention_heads {

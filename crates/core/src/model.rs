@@ -125,6 +125,14 @@ pub struct ModelConfig {
     pub dsa_indexer_head_dim: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsa_indexer_topk: Option<u64>,
+    /// Chunked local attention (Llama 4's attention_chunk_size; Megatron's `chunk_attention_size`): the sequence is cut
+    /// into chunks of this many tokens, each attending causally within itself — on the layers that apply RoPE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_attention_size: Option<u64>,
+    /// Layers without RoPE (Megatron-Core `no_rope_freq`): an int N skips RoPE on every N-th layer (1-indexed), a list
+    /// gives 1 for a NoPE layer. Llama 4's NoPE layers attend globally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_rope_freq: Option<MoeLayerFreq>,
 }
 
 /// The attended (query, key) pairs of one causal sequence of `s` tokens when each query sees at most `w` keys (itself
@@ -261,18 +269,56 @@ impl ModelConfig {
         }
     }
 
+    /// Whether decoder layer `index` (0-based) applies no RoPE, as Megatron-Core's no_rope_freq says.
+    // Source: megatron/core/transformer/transformer_config.py no_rope_freq ("no_rope=4 means RoPE is applied for 3
+    // layers, then skipped for 1"; a list: 1 = skip).
+    pub fn is_nope_layer(&self, index: u64) -> bool {
+        match &self.no_rope_freq {
+            None => false,
+            Some(MoeLayerFreq::Every(n)) => *n > 0 && (index + 1) % n == 0,
+            Some(MoeLayerFreq::Pattern(p)) => p.get(usize::try_from(index).unwrap_or(usize::MAX)).is_some_and(|&v| v != 0),
+        }
+    }
+
+    /// Decoder attention layers that attend within chunks: with chunk_attention_size, those that apply RoPE (Llama 4's
+    /// NoPE layers attend globally), counted over the layer runs like [`ModelConfig::window_attention_layers`].
+    // Source: transformers Llama4TextConfig (layer_types: "chunked_attention" where no_rope_layers is 1, i.e. RoPE).
+    pub fn chunked_attention_layers(&self) -> u64 {
+        if self.chunk_attention_size.is_none() {
+            return 0;
+        }
+        self.attention_layers_where(|i| !self.is_nope_layer(i))
+    }
+
+    /// The attended (query, key) pairs of one sequence of `s` tokens cut into causal chunks of `c`, in units where full
+    /// causal attention has s²: each whole chunk c², the remainder r².
+    // Source: causal attention within each chunk (c²/2 pairs, Megatron's units ×2); Llama 4 chunked attention.
+    pub fn chunk_pairs(s: f64, c: f64) -> f64 {
+        if c <= 0.0 || c >= s {
+            return s * s;
+        }
+        let whole = (s / c).floor();
+        let r = s - whole * c;
+        whole * c * c + r * r
+    }
+
     /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention), counted over
     /// the layer runs: O(layers) at most, and nothing without a window.
     pub fn window_attention_layers(&self) -> u64 {
         if self.window_size.is_none() {
             return 0;
         }
+        self.attention_layers_where(|i| self.is_window_layer(i))
+    }
+
+    /// Decoder attention layers (0-based index) `which` accepts, counted over the layer runs: O(layers) at most.
+    fn attention_layers_where(&self, which: impl Fn(u64) -> bool) -> u64 {
         let mut start = 0u64;
         let mut n = 0u64;
         for (kind, len) in self.layer_runs() {
             if kind.mixer == Mixer::Attention {
                 let end = start.saturating_add(len).min(crate::limits::MAX_LAYERS);
-                n += (start..end).filter(|&i| self.is_window_layer(i)).count() as u64;
+                n += (start..end).filter(|&i| which(i)).count() as u64;
             }
             start = start.saturating_add(len);
         }

@@ -117,6 +117,9 @@ fn model_from_fields_known(
     let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
     let vision_config = encoder::read(&mut f, b.and_then(|b| b.vision_config.as_ref()), section);
     // DeepSeek Sparse Attention's indexer (Megatron-Core TransformerConfig dsa_indexer_*).
+    // Chunked local attention (Llama 4) and the layers without RoPE (Megatron-Core no_rope_freq).
+    let chunk_attention_size = f.opt_uint("chunk_attention_size", 1, 1 << 32).or(b.and_then(|b| b.chunk_attention_size));
+    let no_rope_freq = read_layer_freq(&mut f, "no_rope_freq", num_layers).or_else(|| b.and_then(|b| b.no_rope_freq.clone()));
     let dsa = [
         f.opt_uint("dsa_indexer_n_heads", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_n_heads)),
         f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
@@ -179,6 +182,8 @@ fn model_from_fields_known(
         dsa_indexer_n_heads: dsa[0],
         dsa_indexer_head_dim: dsa[1],
         dsa_indexer_topk: dsa[2],
+        chunk_attention_size,
+        no_rope_freq,
     };
     if let Some(g) = hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
         config.num_query_groups = g;

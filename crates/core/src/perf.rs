@@ -219,7 +219,10 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         .map(|(i, k)| m.dense_width(*k) as f64 * kinds.decoder.get(i).saturating_add(kinds.mtp.layers.get(i).saturating_mul(kinds.mtp.depths)) as f64)
         .sum();
     let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
-    let n_window = (m.window_attention_layers() as f64).min(n_attn);
+    // Chunked attention (Llama 4) takes precedence over a window, as Megatron-LM's FLOPs count has it.
+    let n_chunk = (m.chunked_attention_layers() as f64).min(n_attn);
+    let n_window = if n_chunk > 0.0 { 0.0 } else { (m.window_attention_layers() as f64).min(n_attn) };
+    let chunk_pairs = m.chunk_attention_size.map_or(0.0, |c| b * crate::model::ModelConfig::chunk_pairs(s, c as f64));
     let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
     let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
     let fe = m.moe_ffn() as f64;
@@ -265,7 +268,7 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
         // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
-        attention_core: vision_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
+        attention_core: vision_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),

@@ -98,3 +98,34 @@ fn flops_by_hand_trained_and_frozen() {
     let two = meshplan_core::perf::flop_split(&r.plan, &r.derived).vision_encoder;
     assert_eq!(two, 3.0 * (1_048_576.0 * (271_872.0 + 262_144.0) + fwd_projector));
 }
+
+#[test]
+fn exports_say_what_they_cannot_write() {
+    use meshplan_core::{ExportKind, export};
+    let r = plan(json!({"image_tokens_per_sample": 256, "freeze_vision_model": true}), json!({}));
+    for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm] {
+        let text = export(kind, &r.plan, &r);
+        assert!(text.contains("the 2-layer vision encoder and its projector are not written"), "{kind:?}:\n{text}");
+    }
+    // The freeze switch is Bridge's model field; Megatron-LM says it has no flag.
+    assert!(export(ExportKind::Bridge, &r.plan, &r).contains("cfg.model.freeze_vision_model = True"));
+    assert!(export(ExportKind::MegatronLm, &r.plan, &r).contains("freeze_vision_model = True: Megatron-LM has no flag"));
+}
+
+#[test]
+fn dsa_and_nope_fields_are_written_in_megatron_names() {
+    use meshplan_core::{ExportKind, export};
+    let model = json!({"num_layers": 4, "hidden_size": 1024, "ffn_hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 32000,
+        "gated_linear_unit": true, "add_bias_linear": false, "multi_latent_attention": true, "q_lora_rank": 512, "kv_lora_rank": 256,
+        "qk_head_dim": 64, "qk_pos_emb_head_dim": 32, "v_head_dim": 64, "experimental_attention_variant": "dsa",
+        "dsa_indexer_n_heads": 8, "dsa_indexer_head_dim": 64, "dsa_indexer_topk": 512, "no_rope_freq": 4});
+    let r = plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+                               "training": {"seq_length": 2048, "micro_batch_size": 1, "global_batch_size": 64}})).unwrap();
+    // The indexer by hand: wq_b 512·8·64 = 262,144; wk 1024·64 = 65,536; k_norm 128; weights_proj 1024·8 = 8,192 →
+    // 336,000 a layer, all duplicated over TP.
+    assert_eq!(r.plan.model.dsa_indexer_params(), 336_000);
+    let lm = export(ExportKind::MegatronLm, &r.plan, &r);
+    for flag in ["--experimental-attention-variant dsa", "--dsa-indexer-n-heads 8", "--dsa-indexer-head-dim 64", "--dsa-indexer-topk 512", "--no-rope-freq 4"] {
+        assert!(lm.lines().any(|l| l.trim() == flag), "{flag}:\n{lm}");
+    }
+}

@@ -541,3 +541,28 @@ fn gemma_3_released_multimodal_config_with_its_siglip_encoder() {
     // 4096 patches pooled to 256 tokens: 16 patches per token.
     assert_eq!(r.plan.model.vision_config.as_ref().unwrap().patches_per_token, 16);
 }
+
+#[test]
+fn llama_4_chunked_attention_and_nope_layers_in_flops() {
+    // Llama 4 Scout's config (attention_chunk_size 8192, no_rope_layers by default every 4th layer NoPE): 36 of its 48
+    // layers attend within chunks of 8192, 12 globally. At seq 16384 (two chunks) a chunked layer attends to
+    // 2 · 8192² = 134,217,728 pairs in Megatron's s² units against 16384² = 268,435,456 for a global one.
+    let hf = hf_config("meta-llama--Llama-4-Scout-17B-16E-Instruct");
+    let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                               "training": {"seq_length": 16384, "micro_batch_size": 1, "global_batch_size": 16}})).unwrap();
+    let m = &r.plan.model;
+    assert_eq!((m.chunk_attention_size, m.chunked_attention_layers()), (Some(8192), 36));
+    assert!(m.is_nope_layer(3) && !m.is_nope_layer(0) && m.is_nope_layer(47));
+    // Megatron's factor per (query, key) pair of GQA attention (QKᵀ and PV, forward and backward, in s² units):
+    // 6 · heads · head_dim = 6 · 40 · 128.
+    let a_core = 6.0 * 40.0 * 128.0;
+    let expected = a_core * 16.0 * (36.0 * 134_217_728.0 + 12.0 * 268_435_456.0);
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    assert_eq!(split.attention_core, expected);
+    // The preset says the same.
+    let p = presets::model("llama-4-scout-17b-16e").unwrap().model_config();
+    assert_eq!((p.chunk_attention_size, p.chunked_attention_layers()), (Some(8192), 36));
+    // A sequence shorter than a chunk is full causal attention on every layer; 8192 + 100 tokens: 8192² + 100².
+    assert_eq!(meshplan_core::model::ModelConfig::chunk_pairs(4096.0, 8192.0), 4096.0 * 4096.0);
+    assert_eq!(meshplan_core::model::ModelConfig::chunk_pairs(8292.0, 8192.0), 8192.0 * 8192.0 + 100.0 * 100.0);
+}

@@ -107,6 +107,17 @@ pub fn apply(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut Map<
             if let Some(p) = llama4_moe_layers(c, layers) {
                 put("moe_layer_freq", json!(p));
             }
+            // Chunked attention on the RoPE layers; NoPE layers (no_rope_layers 0, default every 4th: Llama4TextConfig
+            // no_rope_layer_interval 4) attend globally. Megatron-Core: chunk_attention_size, no_rope_freq (1 = NoPE).
+            if let Some(chunk) = g("attention_chunk_size") {
+                put("chunk_attention_size", json!(chunk));
+            }
+            match c.get("no_rope_layers") {
+                Some(Value::Array(list)) if list.len() as u64 == layers && layers <= MAX_LAYERS => {
+                    put("no_rope_freq", json!(list.iter().map(|v| u8::from(as_uint(v) == Some(0))).collect::<Vec<u8>>()));
+                }
+                _ => put("no_rope_freq", json!(g("no_rope_layer_interval").filter(|&n| n >= 1 && n <= MAX_LAYERS).unwrap_or(4))),
+            }
             // use_qk_norm is an L2 norm without weights (Llama4TextL2Norm): no parameters.
             put("qk_layernorm", json!(false));
             // Llama4TextMoe scores its top-1 expert with a sigmoid, so Megatron's "topk 1 needs pre-softmax" check (made
