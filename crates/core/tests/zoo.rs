@@ -259,6 +259,12 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("gemma-3-4b", "google--gemma-3-4b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
     ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
+    ("qwen3-vl-8b", "Qwen--Qwen3-VL-8B-Instruct"),
+    ("qwen3-vl-30b-a3b", "Qwen--Qwen3-VL-30B-A3B-Instruct"),
+    ("qwen3-vl-235b-a22b", "Qwen--Qwen3-VL-235B-A22B-Instruct"),
+    ("deepseek-v3.2", "deepseek-ai--DeepSeek-V3.2"),
+    ("glm-5", "zai-org--GLM-5"),
+    ("kimi-k2.5", "moonshotai--Kimi-K2.5"),
 ];
 
 #[test]
@@ -274,9 +280,12 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
-        // A multimodal config's vision encoder is sized (nothing is said to be left out), and the preset has it too.
-        assert!(!codes.contains(&"hf-config-part-excluded"), "{file}: {codes:?}");
-        assert_eq!(r.plan.model.vision_config.is_some(), multimodal, "{file}");
+        // A multimodal config's vision encoder is sized, or (Kimi-K2.5's MoonViT) said to be left out; a text-only one
+        // says nothing.
+        let sized = r.plan.model.vision_config.is_some();
+        assert!(!sized || multimodal, "{file}");
+        assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal && !sized, "{file}: {codes:?}");
+        assert_eq!(sized, multimodal && key != "kimi-k2.5", "{file}");
     }
 }
 
@@ -565,4 +574,34 @@ fn llama_4_chunked_attention_and_nope_layers_in_flops() {
     // A sequence shorter than a chunk is full causal attention on every layer; 8192 + 100 tokens: 8192² + 100².
     assert_eq!(meshplan_core::model::ModelConfig::chunk_pairs(4096.0, 8192.0), 4096.0 * 4096.0);
     assert_eq!(meshplan_core::model::ModelConfig::chunk_pairs(8292.0, 8192.0), 8192.0 * 8192.0 + 100.0 * 100.0);
+}
+
+#[test]
+fn qwen3_vl_deepseek_v3_2_glm_5_and_kimi_k2_5_presets() {
+    // Qwen3-VL: the language model is the Qwen3 text preset's; the encoder is counted by hand in
+    // vision_language_and_dsa_configs_read_their_language_model (576,388,336 into 4096). Into 2048 (30B-A3B), each of
+    // the four mergers' fc2 is 4608·2048 + 2048 smaller: 576,388,336 − 4 × 9,439,232 = 538,631,408.
+    for (vl, text, encoder) in [("qwen3-vl-8b", "qwen3-8b", 576_388_336u128), ("qwen3-vl-30b-a3b", "qwen3-30b-a3b", 538_631_408), ("qwen3-vl-235b-a22b", "qwen3-235b-a22b", 576_388_336)] {
+        let c = presets::model(vl).unwrap().model_config().param_counts();
+        let t = presets::model(text).unwrap().model_config().param_counts();
+        assert_eq!((c.total, c.active, c.vision_encoder), (t.total + encoder, t.active, encoder), "{vl}");
+    }
+    // Qwen3-VL-235B-A22B: the name's 235B and 22B (the model card's "A22B") within 1% / by rounding.
+    let (t, a, _) = counts("qwen3-vl-235b-a22b");
+    within("qwen3-vl-235b-a22b total", t, 235e9, 0.01);
+    rounds_to("qwen3-vl-235b-a22b active", a, 22.0, 0);
+    // DeepSeek-V3.2: DeepSeek-V3's 671B main model plus the indexer, 61 × 13,959,424 (counted by hand above).
+    let v3 = presets::model("deepseek-v3").unwrap().model_config().param_counts();
+    let v32 = presets::model("deepseek-v3.2").unwrap().model_config().param_counts();
+    assert_eq!(v32.total, v3.total + 61 * 13_959_424);
+    within("deepseek-v3.2 main model", v32.total as f64, 671e9, 0.002);
+    // GLM-5 (Z.ai's release: 744B parameters, 40B active): the total by rounding; the active count less the input
+    // embedding and the output layer (lookups and the head, which the "active" figure leaves out) within 1%.
+    let (t, a, e) = counts("glm-5");
+    rounds_to("glm-5 total", t, 744.0, 0);
+    within("glm-5 active without embeddings", a - e, 40e9, 0.01);
+    // Kimi-K2.5's language model is Kimi-K2's (its config's text_config), from a different file.
+    let k2 = presets::model("kimi-k2").unwrap().model_config().param_counts();
+    let k25 = presets::model("kimi-k2.5").unwrap().model_config().param_counts();
+    assert_eq!((k25.total, k25.active), (k2.total, k2.active));
 }
