@@ -320,6 +320,8 @@ enum Val {
     LayoutText(String),
     /// A layout's list form, as `LayerType` names.
     LayoutList(Vec<Vec<&'static str>>),
+    /// A JSON document written as one Python string literal; a Hydra override cannot carry it.
+    JsonText(String),
 }
 
 impl Val {
@@ -338,6 +340,9 @@ impl Val {
                 let rows: Vec<String> = rows.iter().map(|r| format!("[{}]", r.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))).collect();
                 format!("[{}]", rows.join(", "))
             }
+            // A single-quoted Python literal: compact JSON of numbers, booleans and ASCII keys has no quote or backslash to
+            // escape ([`heterogeneous_json`] writes only those).
+            Val::JsonText(t) => format!("'{}'", t.replace('\\', "\\\\").replace('\'', "\\'")),
         }
     }
     /// The Hydra override value; None when the launch command cannot express it.
@@ -358,6 +363,7 @@ impl Val {
             // Quoted: Hydra's grammar reads `(`, `)` and `*` outside quotes as its own syntax.
             Val::LayoutText(t) => format!("\"{t}\""),
             Val::LayoutList(rows) => format!("[{}]", rows.iter().map(|r| format!("[{}]", r.join(","))).collect::<Vec<_>>().join(",")),
+            Val::JsonText(_) => return None,
         })
     }
 }
@@ -420,7 +426,26 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
     notes
 }
 
-const HETEROGENEOUS_NOTE: &str = "heterogeneous layers (block_configs) are not written here: set heterogeneous_layers_config_encoded_json (or heterogeneous_layers_config_path) to the model's config.json, as Megatron Bridge's Llama-Nemotron bridge does";
+const HETEROGENEOUS_NOTE: &str = "heterogeneous layers are not a flag's value: write this block_configs JSON to heterogeneous_layers.json and add --heterogeneous-layers-config-path heterogeneous_layers.json";
+
+/// The heterogeneous layers as Megatron-Core's HeterogeneousTransformerConfig reads them: `{"block_configs": [...]}`,
+/// each block's attention (no_op, or its num_query_groups) and ffn (no_op, or its ffn_hidden_size) in Megatron-Core's
+/// own keys (it also reads DeciLM's n_heads_in_group / ffn_mult), so the exported widths are the planned ones exactly.
+// Source: megatron/core/transformer/heterogeneous/heterogeneous_config.py (AttentionConfig num_query_groups, MLPConfig
+// ffn_hidden_size, replace_with_linear; heterogeneous_layers_config_encoded_json / _path).
+fn heterogeneous_json(m: &ModelConfig) -> Option<String> {
+    let layers = m.heterogeneous_layers.as_ref()?;
+    let blocks: Vec<serde_json::Value> = layers
+        .iter()
+        .map(|l| {
+            serde_json::json!({
+                "attention": {"no_op": !l.attention, "replace_with_linear": false, "num_query_groups": if l.attention { Some(m.num_query_groups) } else { None }},
+                "ffn": {"no_op": l.ffn_hidden_size.is_none(), "replace_with_linear": false, "ffn_hidden_size": l.ffn_hidden_size},
+            })
+        })
+        .collect();
+    Some(serde_json::json!({"block_configs": blocks}).to_string())
+}
 
 /// The hybrid-layer, state-space and gated-block fields of a model (TransformerConfig names, and the Megatron-LM flag
 /// ArgumentGroupFactory derives from each: `--` + the name with dashes), only those the model uses.
@@ -805,8 +830,10 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     if m.hybrid_layer_pattern.is_some() {
         notes.push("a hybrid layer pattern needs Bridge's HybridModelProvider (megatron.bridge.models.hybrid.hybrid_provider), not GPTModelProvider".into());
     }
-    if m.heterogeneous_layers.is_some() {
-        notes.push(HETEROGENEOUS_NOTE.into());
+    if let Some(json) = heterogeneous_json(m) {
+        // Bridge's Llama-Nemotron provider is a HeterogeneousTransformerConfig: the JSON goes in as the encoded field
+        // (Python only: a Hydra override cannot carry it).
+        s.push(set("model.heterogeneous_layers_config_encoded_json", Val::JsonText(json)));
     }
     notes.extend(unexpressed_notes(m));
     for (path, _, v) in layer_kind_fields(m) {
@@ -1176,8 +1203,8 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         n("--num-attention-heads", m.num_attention_heads),
     ];
     let mut notes = Vec::new();
-    if m.heterogeneous_layers.is_some() {
-        notes.push(HETEROGENEOUS_NOTE.into());
+    if let Some(json) = heterogeneous_json(m) {
+        notes.push(format!("{HETEROGENEOUS_NOTE}: {json}"));
     }
     notes.extend(unexpressed_notes(m));
     if !m.multi_latent_attention {
