@@ -830,10 +830,12 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     if m.hybrid_layer_pattern.is_some() {
         notes.push("a hybrid layer pattern needs Bridge's HybridModelProvider (megatron.bridge.models.hybrid.hybrid_provider), not GPTModelProvider".into());
     }
+    let mut launch_notes = Vec::new();
     if let Some(json) = heterogeneous_json(m) {
         // Bridge's Llama-Nemotron provider is a HeterogeneousTransformerConfig: the JSON goes in as the encoded field
         // (Python only: a Hydra override cannot carry it).
         s.push(set("model.heterogeneous_layers_config_encoded_json", Val::JsonText(json)));
+        launch_notes.push("model.heterogeneous_layers_config_encoded_json (the per-layer blocks) cannot be a launch override: set it in Python, as the Python export writes it".into());
     }
     notes.extend(unexpressed_notes(m));
     for (path, _, v) in layer_kind_fields(m) {
@@ -842,7 +844,7 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     if m.position_embedding_type == "learned_absolute" {
         notes.push("Bridge sizes learned position embeddings by model.seq_length (it has no max_position_embeddings)".into());
     }
-    Section { notes, ..section("Model architecture", s) }
+    Section { notes, launch_notes, ..section("Model architecture", s) }
 }
 
 /// The Bridge recipe the exports start from: the one the plan names, else the model preset's.

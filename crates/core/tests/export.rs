@@ -780,6 +780,7 @@ fn heterogeneous_layers_are_written_in_megatron_core_keys() {
     model["heterogeneous_layers_config_encoded_json"] = json!(text);
     let back = plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap();
     assert_eq!(back.derived.total_parameters, 49_867_145_216);
+    assert!(export::export(ExportKind::BridgeCli, &r.plan, &r).contains("heterogeneous_layers_config_encoded_json (the per-layer blocks) cannot be a launch override"));
     let lm = export::export(ExportKind::MegatronLm, &r.plan, &r);
     assert!(lm.contains("add --heterogeneous-layers-config-path heterogeneous_layers.json") && lm.contains("{\"block_configs\":["), "{lm}");
 }
