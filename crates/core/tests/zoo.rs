@@ -68,8 +68,17 @@ fn llama_3_2_and_4_against_meta_model_cards() {
 #[test]
 fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
     // Qwen2.5 model cards ("Number of Parameters: 7.61B; Number of Parameters (Non-Embedding): 6.53B"; 32B: 32.5B and
-    // 31.0B; 72B: 72.7B and 70.0B); Qwen3 model card of 0.6B: 0.6B, non-embedding 0.44B (embeddings tied).
-    for (key, total, non_embedding) in [("qwen2.5-7b", 7.61e9, 6.53e9), ("qwen2.5-32b", 32.5e9, 31.0e9), ("qwen2.5-72b", 72.7e9, 70.0e9), ("qwen3-0.6b", 0.6e9, 0.44e9)] {
+    // 31.0B; 14B: 14.7B and 13.1B; 72B: 72.7B and 70.0B); Qwen3 model cards: 0.6B, non-embedding 0.44B (embeddings
+    // tied); 4B: 4.0B and 3.6B (tied); 14B: 14.8B and 13.2B.
+    for (key, total, non_embedding) in [
+        ("qwen2.5-7b", 7.61e9, 6.53e9),
+        ("qwen2.5-14b", 14.7e9, 13.1e9),
+        ("qwen2.5-32b", 32.5e9, 31.0e9),
+        ("qwen2.5-72b", 72.7e9, 70.0e9),
+        ("qwen3-0.6b", 0.6e9, 0.44e9),
+        ("qwen3-4b", 4.0e9, 3.6e9),
+        ("qwen3-14b", 14.8e9, 13.2e9),
+    ] {
         let (t, _, e) = counts(key);
         within(&format!("{key} total"), t, total, 0.01);
         within(&format!("{key} non-embedding"), t - e, non_embedding, 0.01);
@@ -239,6 +248,9 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen2.5-7b", "Qwen--Qwen2.5-7B-Instruct"),
     ("qwen2.5-32b", "Qwen--Qwen2.5-32B-Instruct"),
     ("qwen2.5-72b", "Qwen--Qwen2.5-72B"),
+    ("qwen2.5-14b", "Qwen--Qwen2.5-14B"),
+    ("qwen3-14b", "Qwen--Qwen3-14B"),
+    ("qwen3-4b", "Qwen--Qwen3-4B"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
     ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
