@@ -251,6 +251,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen2.5-14b", "Qwen--Qwen2.5-14B"),
     ("qwen3-14b", "Qwen--Qwen3-14B"),
     ("qwen3-4b", "Qwen--Qwen3-4B"),
+    ("olmo-2-13b", "allenai--OLMo-2-1124-13B"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
     ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
@@ -617,4 +618,14 @@ fn qwen3_vl_deepseek_v3_2_glm_5_and_kimi_k2_5_presets() {
     let k2 = presets::model("kimi-k2").unwrap().model_config().param_counts();
     let k25 = presets::model("kimi-k2.5").unwrap().model_config().param_counts();
     assert_eq!((k25.total, k25.active), (k2.total, k2.active));
+}
+
+#[test]
+fn olmo_2_13b_against_its_checkpoint_index() {
+    // allenai/OLMo-2-1124-13B's model.safetensors.index.json (beside the config copy): total_size 54,864,793,600 bytes of
+    // float32 weights = 13,716,198,400 parameters. OLMo-2 normalises q and k over the whole projection (q_norm and k_norm
+    // 40·128 = 5120 wide each), where meshplan's qk_layernorm counts one head's 128 each: 40 layers × (2·5120 − 2·128) =
+    // 399,360 fewer.
+    let (t, _, _) = counts("olmo-2-13b");
+    assert_eq!(t + 399_360.0, 54_864_793_600.0 / 4.0);
 }
