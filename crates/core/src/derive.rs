@@ -26,6 +26,9 @@ pub struct Derived {
     pub active_parameters: u64,
     /// Parameters of the MTP modules, reported apart from the published totals.
     pub mtp_parameters: u64,
+    /// Parameters of the vision encoder and its projector (in `total_parameters`, not in `active_parameters`).
+    #[serde(default)]
+    pub vision_encoder_parameters: u64,
     pub layers_per_stage: Vec<u64>,
     pub tokens_per_step: u64,
     /// Decoder layers of each virtual chunk of each pipeline stage, `layers_per_chunk[pp][vpp]` (a stage the split
@@ -171,6 +174,7 @@ pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
         total_parameters: sat(counts.total),
         active_parameters: sat(counts.active),
         mtp_parameters: sat(counts.mtp),
+        vision_encoder_parameters: sat(counts.vision_encoder),
         layers_per_stage,
         tokens_per_step: sat(gbs as u128 * p.training.seq_length as u128),
         layers_per_chunk,

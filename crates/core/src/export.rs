@@ -320,6 +320,8 @@ enum Val {
     LayoutText(String),
     /// A layout's list form, as `LayerType` names.
     LayoutList(Vec<Vec<&'static str>>),
+    /// A JSON document written as one Python string literal; a Hydra override cannot carry it.
+    JsonText(String),
 }
 
 impl Val {
@@ -338,6 +340,9 @@ impl Val {
                 let rows: Vec<String> = rows.iter().map(|r| format!("[{}]", r.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))).collect();
                 format!("[{}]", rows.join(", "))
             }
+            // A single-quoted Python literal: compact JSON of numbers, booleans and ASCII keys has no quote or backslash to
+            // escape ([`heterogeneous_json`] writes only those).
+            Val::JsonText(t) => format!("'{}'", t.replace('\\', "\\\\").replace('\'', "\\'")),
         }
     }
     /// The Hydra override value; None when the launch command cannot express it.
@@ -358,6 +363,7 @@ impl Val {
             // Quoted: Hydra's grammar reads `(`, `)` and `*` outside quotes as its own syntax.
             Val::LayoutText(t) => format!("\"{t}\""),
             Val::LayoutList(rows) => format!("[{}]", rows.iter().map(|r| format!("[{}]", r.join(","))).collect::<Vec<_>>().join(",")),
+            Val::JsonText(_) => return None,
         })
     }
 }
@@ -401,7 +407,45 @@ fn json_hydra(v: &serde_json::Value) -> String {
 /// model's whole config.json (heterogeneous_layers_config_encoded_json), which the plan does not keep.
 // Source: megatron/core/transformer/heterogeneous/heterogeneous_config.py (heterogeneous_layers_config_path /
 // heterogeneous_layers_config_encoded_json).
-const HETEROGENEOUS_NOTE: &str = "heterogeneous layers (block_configs) are not written here: set heterogeneous_layers_config_encoded_json (or heterogeneous_layers_config_path) to the model's config.json, as Megatron Bridge's Llama-Nemotron bridge does";
+/// What the exports say of the parts of a model no GPT / hybrid export setting expresses (each export adds them to its
+/// model notes): a vision encoder, and chunked attention.
+// Sources: Megatron Bridge src/megatron/bridge/models/qwen_vl/qwen3_vl_provider.py (a VLM is its own provider with a
+// vision_config); megatron/core/models/multimodal/llava_model.py; Megatron-Core TransformerConfig has no chunked-attention
+// field (Megatron-LM's FLOPs count reads args.chunk_attention_size, tests/unit_tests/test_training.py).
+fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(e) = &m.vision_config {
+        notes.push(format!(
+            "the {}-layer vision encoder and its projector are not written: train the model with its VLM provider (Megatron Bridge: e.g. Qwen3VLModelProvider with its vision_config; Megatron-LM: examples/multimodal's LLaVAModel), which builds them on the first pipeline stage",
+            e.num_layers
+        ));
+    }
+    if let Some(c) = m.chunk_attention_size {
+        notes.push(format!("chunked attention (chunks of {c} tokens on the RoPE layers) is not a Megatron-Core setting and is not written: the exported model attends over the whole sequence on every layer"));
+    }
+    notes
+}
+
+const HETEROGENEOUS_NOTE: &str = "heterogeneous layers are not a flag's value: write this block_configs JSON to heterogeneous_layers.json and add --heterogeneous-layers-config-path heterogeneous_layers.json";
+
+/// The heterogeneous layers as Megatron-Core's HeterogeneousTransformerConfig reads them: `{"block_configs": [...]}`,
+/// each block's attention (no_op, or its num_query_groups) and ffn (no_op, or its ffn_hidden_size) in Megatron-Core's
+/// own keys (it also reads DeciLM's n_heads_in_group / ffn_mult), so the exported widths are the planned ones exactly.
+// Source: megatron/core/transformer/heterogeneous/heterogeneous_config.py (AttentionConfig num_query_groups, MLPConfig
+// ffn_hidden_size, replace_with_linear; heterogeneous_layers_config_encoded_json / _path).
+fn heterogeneous_json(m: &ModelConfig) -> Option<String> {
+    let layers = m.heterogeneous_layers.as_ref()?;
+    let blocks: Vec<serde_json::Value> = layers
+        .iter()
+        .map(|l| {
+            serde_json::json!({
+                "attention": {"no_op": !l.attention, "replace_with_linear": false, "num_query_groups": if l.attention { Some(m.num_query_groups) } else { None }},
+                "ffn": {"no_op": l.ffn_hidden_size.is_none(), "replace_with_linear": false, "ffn_hidden_size": l.ffn_hidden_size},
+            })
+        })
+        .collect();
+    Some(serde_json::json!({"block_configs": blocks}).to_string())
+}
 
 /// The hybrid-layer, state-space and gated-block fields of a model (TransformerConfig names, and the Megatron-LM flag
 /// ArgumentGroupFactory derives from each: `--` + the name with dashes), only those the model uses.
@@ -421,7 +465,28 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ("model.mamba_head_dim", "--mamba-head-dim", opt(m.mamba_head_dim)),
         ("model.mamba_num_groups", "--mamba-num-groups", opt(m.mamba_num_groups)),
         ("model.mamba_num_heads", "--mamba-num-heads", opt(m.mamba_num_heads)),
-        ("model.experimental_attention_variant", "--experimental-attention-variant", m.gated_delta_net_variant().then_some(Val::Str("gated_delta_net"))),
+        (
+            "model.experimental_attention_variant",
+            "--experimental-attention-variant",
+            if m.gated_delta_net_variant() {
+                Some(Val::Str("gated_delta_net"))
+            } else if m.dsa().is_some() && m.experimental_attention_variant.as_deref() == Some("dsa") {
+                Some(Val::Str("dsa"))
+            } else {
+                None
+            },
+        ),
+        ("model.dsa_indexer_n_heads", "--dsa-indexer-n-heads", m.dsa().and(opt(m.dsa_indexer_n_heads))),
+        ("model.dsa_indexer_head_dim", "--dsa-indexer-head-dim", m.dsa().and(opt(m.dsa_indexer_head_dim))),
+        ("model.dsa_indexer_topk", "--dsa-indexer-topk", m.dsa().and(opt(m.dsa_indexer_topk))),
+        (
+            "model.no_rope_freq",
+            "--no-rope-freq",
+            m.no_rope_freq.as_ref().map(|l| match l {
+                MoeLayerFreq::Every(n) => Val::Int(*n),
+                MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
+            }),
+        ),
         (
             "model.linear_attention_freq",
             "--linear-attention-freq",
@@ -622,7 +687,7 @@ fn export_value(p: &Plan, row: &SettingRow) -> Option<Val> {
 // Paths and values: the settings table (settings.rs), each row citing its Megatron-Core / Bridge source.
 fn settings_section(p: &Plan, group: Group) -> Section {
     let mut sec = section(group.label(), Vec::new());
-    if group == Group::MoeDispatch && !p.model.is_moe() {
+    if (group == Group::MoeDispatch && !p.model.is_moe()) || (group == Group::VisionEncoder && p.model.vision_config.is_none()) {
         return sec;
     }
     let defaults = Settings::default();
@@ -765,16 +830,21 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     if m.hybrid_layer_pattern.is_some() {
         notes.push("a hybrid layer pattern needs Bridge's HybridModelProvider (megatron.bridge.models.hybrid.hybrid_provider), not GPTModelProvider".into());
     }
-    if m.heterogeneous_layers.is_some() {
-        notes.push(HETEROGENEOUS_NOTE.into());
+    let mut launch_notes = Vec::new();
+    if let Some(json) = heterogeneous_json(m) {
+        // Bridge's Llama-Nemotron provider is a HeterogeneousTransformerConfig: the JSON goes in as the encoded field
+        // (Python only: a Hydra override cannot carry it).
+        s.push(set("model.heterogeneous_layers_config_encoded_json", Val::JsonText(json)));
+        launch_notes.push("model.heterogeneous_layers_config_encoded_json (the per-layer blocks) cannot be a launch override: set it in Python, as the Python export writes it".into());
     }
+    notes.extend(unexpressed_notes(m));
     for (path, _, v) in layer_kind_fields(m) {
         s.push(set(path, v));
     }
     if m.position_embedding_type == "learned_absolute" {
         notes.push("Bridge sizes learned position embeddings by model.seq_length (it has no max_position_embeddings)".into());
     }
-    Section { notes, ..section("Model architecture", s) }
+    Section { notes, launch_notes, ..section("Model architecture", s) }
 }
 
 /// The Bridge recipe the exports start from: the one the plan names, else the model preset's.
@@ -1069,6 +1139,7 @@ pub(crate) fn mlm_relevant(p: &Plan, row: &SettingRow) -> bool {
         "wgrad_deferral_limit" => s.defer_embedding_wgrad_compute,
         "moe_flex_dispatcher_backend" => p.model.is_moe() && s.moe_token_dispatcher_type == crate::settings::DispatcherType::Flex,
         _ if row.group == Group::MoeDispatch => p.model.is_moe(),
+        _ if row.group == Group::VisionEncoder => p.model.vision_config.is_some(),
         _ => true,
     }
 }
@@ -1134,9 +1205,10 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         n("--num-attention-heads", m.num_attention_heads),
     ];
     let mut notes = Vec::new();
-    if m.heterogeneous_layers.is_some() {
-        notes.push(HETEROGENEOUS_NOTE.into());
+    if let Some(json) = heterogeneous_json(m) {
+        notes.push(format!("{HETEROGENEOUS_NOTE}: {json}"));
     }
+    notes.extend(unexpressed_notes(m));
     if !m.multi_latent_attention {
         // core_transformer_config_from_args passes num_query_groups only with --group-query-attention.
         if m.num_query_groups != m.num_attention_heads {

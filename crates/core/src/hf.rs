@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 mod families;
 mod hybrid;
+mod vision;
 
 /// The `model_type` values mapped, with the family they belong to.
 pub const FAMILIES: &[(&str, &str)] = &[
@@ -49,8 +50,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("qwen3_vl", "Qwen3-VL (language model)"),
     ("qwen3_vl_moe", "Qwen3-VL-MoE (language model)"),
     ("kimi_k25", "Kimi-K2.5 (language model)"),
-    ("deepseek_v32", "DeepSeek-V3.2 (DSA indexer not counted)"),
-    ("glm_moe_dsa", "GLM-5 (DSA indexer not counted)"),
+    ("deepseek_v32", "DeepSeek-V3.2"),
+    ("glm_moe_dsa", "GLM-5"),
     ("deci", "DeciLM (block_configs)"),
 ];
 
@@ -71,17 +72,14 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     };
     let model_type = outer.get("model_type").and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
     // A multimodal config's language model sits under text_config; its encoders are not counted (and the plan says so).
-    let (mut flat, excluded) = families::unwrap_text_config(outer).unwrap_or_else(|| (outer.clone(), Vec::new()));
+    let (mut flat, mut excluded) = families::unwrap_text_config(outer).unwrap_or_else(|| (outer.clone(), Vec::new()));
     families::rename_keys(&mut flat, &model_type);
+    families::fill_defaults(&mut flat, &model_type);
     let c = &flat;
-    if let (Some(heads), Some(dim)) = (c.get("index_n_heads").and_then(as_uint), c.get("index_head_dim").and_then(as_uint)) {
-        // DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5): its small projections (about 0.1% of the
-        // model) are not sized; the MLA attention and the MoE around it are.
-        diags.push(Diagnostic::new(
-            Code::HfConfigPartExcluded,
-            format!("the config's DSA indexer (index_n_heads = {heads}, index_head_dim = {dim}) is not counted: meshplan sizes the MLA attention and MoE layers around it"),
-            "the indexer's q/k projections and head weights (about 0.1% of the parameters) and its top-k scoring are left out",
-        ));
+    // The vision encoders meshplan sizes become the model's vision_config; the rest stay named as not counted.
+    let vision = c.get("hidden_size").and_then(as_uint).and_then(|h| vision::encoder(&model_type, outer, h));
+    if vision.is_some() {
+        excluded.retain(|k| *k != "vision_config");
     }
     if !excluded.is_empty() {
         diags.push(Diagnostic::new(
@@ -92,7 +90,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
                 if excluded.len() == 1 { "is" } else { "are" },
                 model_type.chars().take(40).collect::<String>()
             ),
-            "the encoder's weights, activations and FLOPs are left out: add its memory by hand (it sits on the first pipeline stage), or plan the text model alone",
+            "the encoder's weights, activations and FLOPs are left out: give its sizes as model.vision_config (TransformerConfig names, patch_dim, patches_per_token, projector), or plan the text model alone",
         ));
     }
     let family = FAMILIES.iter().find(|(t, _)| *t == model_type).map(|(_, f)| *f);
@@ -202,6 +200,19 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     families::apply(&model_type, c, layers, &mut m);
     if heterogeneous {
         families::block_configs(c, layers, &mut m)?;
+    }
+    if let Some(v) = vision {
+        m.insert("vision_config".into(), v);
+    }
+    // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): every MLA layer has a lightning indexer (index_n_heads heads of
+    // index_head_dim) choosing index_topk keys: Megatron-Core's experimental_attention_variant "dsa" and dsa_indexer_* fields.
+    if let (Some(heads), Some(dim)) = (g("index_n_heads"), g("index_head_dim")) {
+        m.insert("experimental_attention_variant".into(), json!("dsa"));
+        m.insert("dsa_indexer_n_heads".into(), json!(heads));
+        m.insert("dsa_indexer_head_dim".into(), json!(dim));
+        if let Some(k) = g("index_topk") {
+            m.insert("dsa_indexer_topk".into(), json!(k));
+        }
     }
     match model_type.as_str() {
         "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,

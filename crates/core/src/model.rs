@@ -2,12 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
+mod encoder;
 mod hetero;
 mod hybrid;
 mod kinds;
 mod ssm;
 
 pub use hybrid::{HybridPattern, LAYER_SYMBOLS, PatternError};
+pub use encoder::{EncoderParams, VisionEncoder};
 pub use hetero::HeteroLayer;
 pub use kinds::{Ffn, KindCounts, KindTable, KindTotals, LayerKind, LayerKinds, LayerRuns, MAX_LAYER_KINDS, Mixer, Mtp};
 pub use ssm::{MAMBA_D_CONV, MAMBA_EXPAND, SavedTensor, Split};
@@ -110,6 +112,37 @@ pub struct ModelConfig {
     /// `block_configs`): per layer, attention or none and a dense MLP of its own width or none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heterogeneous_layers: Option<Vec<HeteroLayer>>,
+    /// A vision encoder beside the language model (Megatron Bridge's VLM providers: `vision_config`), built on the
+    /// first pipeline stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision_config: Option<VisionEncoder>,
+    /// DeepSeek Sparse Attention (`experimental_attention_variant = "dsa"`, or a hybrid pattern's `D` layers): a
+    /// lightning indexer of `dsa_indexer_n_heads` heads of `dsa_indexer_head_dim` scores every earlier token, and the
+    /// MLA attention attends to the `dsa_indexer_topk` best.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsa_indexer_n_heads: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsa_indexer_head_dim: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsa_indexer_topk: Option<u64>,
+    /// Chunked local attention (Llama 4's attention_chunk_size; Megatron's `chunk_attention_size`): the sequence is cut
+    /// into chunks of this many tokens, each attending causally within itself — on the layers that apply RoPE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_attention_size: Option<u64>,
+    /// Layers without RoPE (Megatron-Core `no_rope_freq`): an int N skips RoPE on every N-th layer (1-indexed), a list
+    /// gives 1 for a NoPE layer. Llama 4's NoPE layers attend globally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_rope_freq: Option<MoeLayerFreq>,
+}
+
+/// The attended (query, key) pairs of one causal sequence of `s` tokens when each query sees at most `w` keys (itself
+/// and the w − 1 before it: a sliding window, or DSA's top-k), in units where full attention has s²: s·(2w − w(w−1)/s)
+/// for w < s, else s².
+// Source: Megatron Bridge src/megatron/bridge/training/utils/flop_utils.py calculate_swa_context (average context
+// w − w(w−1)/(2s), against s/2 for full causal attention, whose pairs Megatron counts as s²/2); DSA: the
+// DeepSeek-V3.2 report (core attention O(L·k) for top-k k) — the same count with w = k.
+pub fn keys_within(s: f64, w: f64) -> f64 {
+    if w < s { s * (2.0 * w - w * (w - 1.0) / s) } else { s * s }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -155,6 +188,10 @@ pub struct ParamCounts {
     pub embedding: u128,
     pub output_layer: u128,
     pub mtp: u128,
+    /// The vision encoder with its projector: in `total` (as Meta and Qwen publish a VLM's total), not in `active` (the
+    /// language model's parameters a token passes through, as Meta's "17B active" counts them).
+    #[serde(default)]
+    pub vision_encoder: u128,
 }
 
 impl ModelConfig {
@@ -174,6 +211,29 @@ impl ModelConfig {
     /// Decoder layers with an MoE MLP.
     pub fn num_moe_layers(&self) -> u64 {
         self.kind_totals().decoder_where(|k| k.ffn == Ffn::Moe)
+    }
+
+    /// Whether the attention layers are DeepSeek Sparse Attention with an indexer: the variant "dsa" (every attention
+    /// layer, as DeepSeek-V3.2 and GLM-5 use it) or `D` layers in the hybrid pattern, with the indexer's sizes given.
+    // Source: megatron/core/transformer/experimental_attention_variant/dsa.py (DSAttention, DSAIndexer);
+    // megatron/core/models/hybrid/hybrid_layer_allocation.py (`D`).
+    pub fn dsa(&self) -> Option<(u64, u64, u64)> {
+        // DSAttention is an MLA variant: without multi_latent_attention there is no indexer to size.
+        let on = self.multi_latent_attention
+            && (self.experimental_attention_variant.as_deref() == Some("dsa") || self.hybrid_layer_pattern.as_ref().is_some_and(|p| p.has(b'D')));
+        let (heads, dim) = (self.dsa_indexer_n_heads?, self.dsa_indexer_head_dim?);
+        on.then_some((heads, dim, self.dsa_indexer_topk.unwrap_or(u64::MAX)))
+    }
+
+    /// The DSA indexer's parameters per attention layer, all duplicated on every TP rank: linear_wq_b (q_lora_rank →
+    /// heads·dim), linear_wk (h → dim), k_norm (LayerNorm over dim: 2·dim) and linear_weights_proj (h → heads).
+    // Source: megatron/core/transformer/experimental_attention_variant/dsa.py DSAIndexer.__init__ (parallel_mode
+    // "duplicated", no biases); DeepSeek-V3.2-Exp inference/model.py Indexer (wq_b, wk, k_norm, weights_proj).
+    pub fn dsa_indexer_params(&self) -> u128 {
+        let Some((heads, dim, _)) = self.dsa() else { return 0 };
+        let (h, heads, dim) = (self.hidden_size as u128, heads as u128, dim as u128);
+        let q_in = self.q_lora_rank.unwrap_or(self.hidden_size) as u128;
+        q_in * heads * dim + h * dim + 2 * dim + h * heads
     }
 
     /// Whether `experimental_attention_variant` makes `linear_attention_freq`'s layers Gated DeltaNet.
@@ -209,18 +269,56 @@ impl ModelConfig {
         }
     }
 
+    /// Whether decoder layer `index` (0-based) applies no RoPE, as Megatron-Core's no_rope_freq says.
+    // Source: megatron/core/transformer/transformer_config.py no_rope_freq ("no_rope=4 means RoPE is applied for 3
+    // layers, then skipped for 1"; a list: 1 = skip).
+    pub fn is_nope_layer(&self, index: u64) -> bool {
+        match &self.no_rope_freq {
+            None => false,
+            Some(MoeLayerFreq::Every(n)) => *n > 0 && (index + 1) % n == 0,
+            Some(MoeLayerFreq::Pattern(p)) => p.get(usize::try_from(index).unwrap_or(usize::MAX)).is_some_and(|&v| v != 0),
+        }
+    }
+
+    /// Decoder attention layers that attend within chunks: with chunk_attention_size, those that apply RoPE (Llama 4's
+    /// NoPE layers attend globally), counted over the layer runs like [`ModelConfig::window_attention_layers`].
+    // Source: transformers Llama4TextConfig (layer_types: "chunked_attention" where no_rope_layers is 1, i.e. RoPE).
+    pub fn chunked_attention_layers(&self) -> u64 {
+        if self.chunk_attention_size.is_none() {
+            return 0;
+        }
+        self.attention_layers_where(|i| !self.is_nope_layer(i))
+    }
+
+    /// The attended (query, key) pairs of one sequence of `s` tokens cut into causal chunks of `c`, in units where full
+    /// causal attention has s²: each whole chunk c², the remainder r².
+    // Source: causal attention within each chunk (c²/2 pairs, Megatron's units ×2); Llama 4 chunked attention.
+    pub fn chunk_pairs(s: f64, c: f64) -> f64 {
+        if c <= 0.0 || c >= s {
+            return s * s;
+        }
+        let whole = (s / c).floor();
+        let r = s - whole * c;
+        whole * c * c + r * r
+    }
+
     /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention), counted over
     /// the layer runs: O(layers) at most, and nothing without a window.
     pub fn window_attention_layers(&self) -> u64 {
         if self.window_size.is_none() {
             return 0;
         }
+        self.attention_layers_where(|i| self.is_window_layer(i))
+    }
+
+    /// Decoder attention layers (0-based index) `which` accepts, counted over the layer runs: O(layers) at most.
+    fn attention_layers_where(&self, which: impl Fn(u64) -> bool) -> u64 {
         let mut start = 0u64;
         let mut n = 0u64;
         for (kind, len) in self.layer_runs() {
             if kind.mixer == Mixer::Attention {
                 let end = start.saturating_add(len).min(crate::limits::MAX_LAYERS);
-                n += (start..end).filter(|&i| self.is_window_layer(i)).count() as u64;
+                n += (start..end).filter(|&i| which(i)).count() as u64;
             }
             start = start.saturating_add(len);
         }
@@ -233,10 +331,7 @@ impl ModelConfig {
     // W − W(W−1)/(2s), against s/2 for full causal attention, whose pairs Megatron counts as s²/2).
     pub fn window_pairs(&self, s: f64) -> f64 {
         match self.window_size {
-            Some([left, right]) => {
-                let w = left as f64 + right as f64 + 1.0;
-                if w < s { s * (2.0 * w - w * (w - 1.0) / s) } else { s * s }
-            }
+            Some([left, right]) => keys_within(s, left as f64 + right as f64 + 1.0),
             None => s * s,
         }
     }
@@ -276,7 +371,7 @@ impl ModelConfig {
                 }
                 None => h * heads * qk,
             };
-            replicated += h * (kv_lora + rope) + self.norm_params(kv_lora as u64);
+            replicated += h * (kv_lora + rope) + self.norm_params(kv_lora as u64) + self.dsa_indexer_params();
             sharded += kv_lora * heads * (self.qk_head_dim + self.v_head_dim) as u128;
             sharded += heads * self.v_head_dim as u128 * h;
             if self.add_bias_linear {
@@ -427,6 +522,8 @@ impl ModelConfig {
         total += embedding + output_layer + final_norm;
         active += embedding + output_layer + final_norm;
         let mtp = kt.mtp.params.total() * kt.mtp.weight_copies as u128;
-        ParamCounts { total, active, embedding, output_layer, mtp }
+        let vision_encoder = self.vision_config.as_ref().map_or(0, |v| v.params().total());
+        total += vision_encoder;
+        ParamCounts { total, active, embedding, output_layer, mtp, vision_encoder }
     }
 }

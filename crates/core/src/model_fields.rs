@@ -8,6 +8,7 @@ use crate::model::{Mixer, ModelConfig, MoeLayerFreq};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
+mod encoder;
 mod hetero;
 mod pattern;
 
@@ -114,6 +115,16 @@ fn model_from_fields_known(
         None => b.and_then(|b| b.softmax_type.clone()),
     };
     let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
+    let vision_config = encoder::read(&mut f, b.and_then(|b| b.vision_config.as_ref()), section);
+    // DeepSeek Sparse Attention's indexer (Megatron-Core TransformerConfig dsa_indexer_*).
+    // Chunked local attention (Llama 4) and the layers without RoPE (Megatron-Core no_rope_freq).
+    let chunk_attention_size = f.opt_uint("chunk_attention_size", 1, 1 << 32).or(b.and_then(|b| b.chunk_attention_size));
+    let no_rope_freq = read_layer_freq(&mut f, "no_rope_freq", num_layers).or_else(|| b.and_then(|b| b.no_rope_freq.clone()));
+    let dsa = [
+        f.opt_uint("dsa_indexer_n_heads", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_n_heads)),
+        f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
+        f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
+    ];
     known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
@@ -167,6 +178,12 @@ fn model_from_fields_known(
         window_attn_skip_freq,
         softmax_type,
         heterogeneous_layers,
+        vision_config,
+        dsa_indexer_n_heads: dsa[0],
+        dsa_indexer_head_dim: dsa[1],
+        dsa_indexer_topk: dsa[2],
+        chunk_attention_size,
+        no_rope_freq,
     };
     if let Some(g) = hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
         config.num_query_groups = g;
@@ -261,7 +278,7 @@ fn read_ssm_fields(f: &mut Fields, b: Option<&ModelConfig>, num_layers: u64) -> 
     let linear = std::array::from_fn(|i| f.opt_uint(LINEAR[i], 1, 1 << 20).or(base_linear[i]));
     // Megatron-Core's experimental_attention_variant values meshplan sizes ("gdn" is Megatron's alias).
     let variant = match f.raw("experimental_attention_variant") {
-        Some(_) => Some(f.choice("experimental_attention_variant", &["gated_delta_net", "gdn"], "gated_delta_net").to_string()),
+        Some(_) => Some(f.choice("experimental_attention_variant", &["gated_delta_net", "gdn", "dsa"], "gated_delta_net").to_string()),
         None => b.and_then(|b| b.experimental_attention_variant.clone()),
     };
     let linear_attention_freq =

@@ -124,6 +124,10 @@ pub const MODEL: &[Name] = &[
     n("model.softmax_type", &[], Some(("--softmax-type", Value))),
     n("model.window_size", &[], Some(("--window-size", Value))),
     n("model.window_attn_skip_freq", &[], Some(("--window-attn-skip-freq", Value))),
+    n("model.dsa_indexer_n_heads", &[], Some(("--dsa-indexer-n-heads", Value))),
+    n("model.dsa_indexer_head_dim", &[], Some(("--dsa-indexer-head-dim", Value))),
+    n("model.dsa_indexer_topk", &[], Some(("--dsa-indexer-topk", Value))),
+    n("model.no_rope_freq", &[], Some(("--no-rope-freq", Value))),
 ];
 
 /// The Megatron-LM flag `flag` (with or without its leading dashes, `-` or `_` between words) of a layout, batch or

@@ -187,6 +187,8 @@ pub struct FlopSplit {
     pub logits: f64,
     /// State-space work that is not a GEMM: Mamba-2's SSD scan, Gated DeltaNet's convolution and recurrence.
     pub ssm_scan: f64,
+    /// Of `dense_gemm` and `attention_core`: the vision encoder's and its projector's share (image tokens).
+    pub vision_encoder: f64,
 }
 
 impl FlopSplit {
@@ -218,7 +220,10 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         .map(|(i, k)| m.dense_width(*k) as f64 * kinds.decoder.get(i).saturating_add(kinds.mtp.layers.get(i).saturating_mul(kinds.mtp.depths)) as f64)
         .sum();
     let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
-    let n_window = (m.window_attention_layers() as f64).min(n_attn);
+    // Chunked attention (Llama 4) takes precedence over a window, as Megatron-LM's FLOPs count has it.
+    let n_chunk = (m.chunked_attention_layers() as f64).min(n_attn);
+    let n_window = if n_chunk > 0.0 { 0.0 } else { (m.window_attention_layers() as f64).min(n_attn) };
+    let chunk_pairs = m.chunk_attention_size.map_or(0.0, |c| b * crate::model::ModelConfig::chunk_pairs(s, c as f64));
     let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
     let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
     let fe = m.moe_ffn() as f64;
@@ -249,19 +254,60 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let (mamba_gemm, mamba_scan) = m.mamba_flops();
     let (gdn_gemm, gdn_scan) = m.gdn_flops();
     let latent = m.moe_latent_size.unwrap_or(0) as f64;
+    let (vision_gemm, vision_core) = vision_flops(plan, derived);
+    // DSA: the MLA attention of each layer attends to the indexer's top-k keys; the indexer's own GEMMs and scores.
+    let (dsa_gemm, dsa_core) = dsa_indexer_flops(m, b, s);
+    let full_pairs = match m.dsa() {
+        Some((_, _, k)) => b * crate::model::keys_within(s, k as f64),
+        None => s2,
+    };
     FlopSplit {
-        dense_gemm: t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
+        dense_gemm: vision_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
             + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
             + 6.0 * 2.0 * h * latent * n_moe),
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
         // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
-        attention_core: a_core * (s2 * (n_attn - n_window) + b * m.window_pairs(s) * n_window),
+        attention_core: vision_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
+        vision_encoder: vision_gemm + vision_core,
     }
+}
+
+/// The DSA indexer's FLOPs per attention layer and global batch of `b` sequences of `s` tokens, forward and backward
+/// (×3): (GEMMs: linear_wq_b, linear_wk and linear_weights_proj per token; scores: per causal (query, key) pair each
+/// head's q·k (heads·dim multiply-adds) and its weighting (heads), over s²/2 pairs a sequence).
+// Source: megatron/core/transformer/experimental_attention_variant/dsa.py DSAIndexer.forward_before_topk and
+// fused_qk_topk_naive (index scores [b, s, s] from q [s, b, heads, dim], k [s, b, dim] and weights [s, b, heads]);
+// 2 FLOPs per multiply-add.
+fn dsa_indexer_flops(m: &crate::model::ModelConfig, b: f64, s: f64) -> (f64, f64) {
+    let Some((heads, dim, _)) = m.dsa() else { return (0.0, 0.0) };
+    let (h, heads, dim) = (m.hidden_size as f64, heads as f64, dim as f64);
+    let q_in = m.q_lora_rank.unwrap_or(m.hidden_size) as f64;
+    let gemm = 3.0 * 2.0 * b * s * (q_in * heads * dim + h * dim + h * heads);
+    let scores = 3.0 * 2.0 * (heads * dim + heads) * b * s * s / 2.0;
+    (gemm, scores)
+}
+
+/// The vision encoder's FLOPs per global batch: (GEMMs, attention core), for `image_tokens_per_sample` image tokens of
+/// `images_per_sample` images per sequence. A trained part runs forward and backward (×3); a frozen encoder forward only
+/// (×1: its input needs no gradient); the projector forward, plus its input gradient when the encoder trains and its
+/// weight gradient when it trains itself.
+// Source: model/encoder.rs gemm_flops / attention_flops (2 FLOPs per multiply-add, bidirectional attention within an
+// image); the ×3 of Megatron's transformer_flops for a trained block.
+pub fn vision_flops(plan: &Plan, derived: &Derived) -> (f64, f64) {
+    let Some(e) = &plan.model.vision_config else { return (0.0, 0.0) };
+    let st = &plan.training.settings;
+    let tokens = derived.global_batch_size as f64 * st.image_tokens_per_sample as f64;
+    let patches = tokens * e.patches_per_token as f64;
+    let per_image = st.image_tokens_per_sample as f64 * e.patches_per_token as f64 / st.images_per_sample.max(1) as f64;
+    let (per_patch, per_token) = e.gemm_flops();
+    let encoder = if st.freeze_vision_model { 1.0 } else { 3.0 };
+    let projector = 1.0 + f64::from(u8::from(!st.freeze_vision_model)) + f64::from(u8::from(!st.freeze_vision_projection));
+    (encoder * patches * per_patch + projector * tokens * per_token, encoder * patches * e.attention_flops(per_image))
 }
 
 /// Model FLOPs per step (one global batch) as Megatron's reported TFLOP/s counts them.

@@ -31,10 +31,11 @@ pub enum Group {
     MoeDispatch,
     CommOverlap,
     Measured,
+    VisionEncoder,
 }
 
 impl Group {
-    pub const ALL: [Group; 9] = [
+    pub const ALL: [Group; 10] = [
         Group::OptimizerGradients,
         Group::LowPrecision,
         Group::Recompute,
@@ -44,6 +45,7 @@ impl Group {
         Group::MoeDispatch,
         Group::CommOverlap,
         Group::Measured,
+        Group::VisionEncoder,
     ];
 
     pub fn label(self) -> &'static str {
@@ -57,6 +59,7 @@ impl Group {
             Group::MoeDispatch => "MoE dispatch",
             Group::CommOverlap => "Communication overlap",
             Group::Measured => "Measured throughput",
+            Group::VisionEncoder => "Vision encoder",
         }
     }
 }
@@ -1101,6 +1104,49 @@ settings! {
         label: "Measured tokens/s per GPU",
         help: "the tokens per second per GPU your run achieved (used when no TFLOP/s is given; converted with meshplan's model FLOPs per token)",
         source: "meshplan; MB docs/performance-summary.md (Tokens / sec / GPU)",
+    };
+    // Vision encoder (a model with a vision_config: built on the first pipeline stage)
+    freeze_vision_model: bool = false, {
+        group: Group::VisionEncoder,
+        default: "false",
+        megatron_core: "none in TransformerConfig: LLaVAModel.freeze(freeze_vision_model=…) / Qwen3VLModel.freeze sets requires_grad = False",
+        bridge: &["model.freeze_vision_model"],
+        mlm: Mlm::Config("LLaVAModel.freeze(freeze_vision_model=True) (examples/multimodal: --freeze-ViT)"),
+        label: "Freeze vision encoder",
+        help: "a frozen encoder keeps its weights only (no gradients, no optimizer state) and runs forward only",
+        source: "MB src/megatron/bridge/models/qwen_vl/qwen3_vl_provider.py (freeze_vision_model, model.freeze); ML megatron/core/models/multimodal/llava_model.py freeze",
+    };
+    freeze_vision_projection: bool = false, {
+        group: Group::VisionEncoder,
+        default: "false",
+        megatron_core: "none in TransformerConfig: LLaVAModel.freeze(freeze_vision_projection=…)",
+        bridge: &["model.freeze_vision_projection"],
+        mlm: Mlm::Config("LLaVAModel.freeze(freeze_vision_projection=True)"),
+        label: "Freeze vision projection",
+        help: "a frozen projector (patch merger / adapter into the language model's width) keeps its weights only",
+        source: "MB src/megatron/bridge/models/qwen_vl/qwen3_vl_provider.py (freeze_vision_projection); ML megatron/core/models/multimodal/llava_model.py freeze",
+    };
+    image_tokens_per_sample: u64 = 0, {
+        group: Group::VisionEncoder,
+        bounds: Some((0.0, (1u64 << 24) as f64)),
+        default: "0 (no images: the encoder's weights are counted, its activations and FLOPs are not)",
+        megatron_core: "none: meshplan's input (Megatron-LM's MIMO example estimates FLOPs from --avg-vit-tokens-per-batch)",
+        bridge: &[],
+        mlm: Mlm::Meshplan,
+        label: "Image tokens per sample",
+        help: "language-model tokens per sequence that come from images (after the patch merge); the encoder runs patches_per_token patches for each",
+        source: "meshplan; ML examples/mimo (--avg-vit-tokens-per-batch, for FLOPs)",
+    };
+    images_per_sample: u64 = 1, {
+        group: Group::VisionEncoder,
+        bounds: Some((1.0, (1u64 << 20) as f64)),
+        default: "1",
+        megatron_core: "none: meshplan's input",
+        bridge: &[],
+        mlm: Mlm::Meshplan,
+        label: "Images per sample",
+        help: "images the image tokens of a sequence come from: each image's patches attend to each other only",
+        source: "meshplan; transformers Qwen3VLVisionModel / Llama4VisionModel (attention within one image or tile)",
     };
 }
 

@@ -756,3 +756,31 @@ fn layouts_and_accounted_splits_round_trip_through_the_plan_file() {
     let mlm = export::export(ExportKind::MegatronLm, &r.plan, &r);
     assert!(mlm.contains("\n  --account-for-embedding-in-pipeline-split\n  --account-for-loss-in-pipeline-split\n"), "{mlm}");
 }
+
+#[test]
+fn heterogeneous_layers_are_written_in_megatron_core_keys() {
+    // Llama-3.3-Nemotron-Super-49B (no Bridge recipe: the Python export writes the architecture): its blocks as
+    // Megatron-Core's HeterogeneousTransformerConfig reads them (attention num_query_groups, ffn ffn_hidden_size), which
+    // read back give the same 49,867,145,216 parameters; Megatron-LM's export says how to pass them as a file.
+    let r = plan_value(&json!({"model": "llama-3.3-nemotron-super-49b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+                               "training": {"seq_length": 4096, "global_batch_size": 64}})).unwrap();
+    let py = export::export(ExportKind::Bridge, &r.plan, &r);
+    let line = py.lines().find(|l| l.starts_with("cfg.model.heterogeneous_layers_config_encoded_json = '")).expect("the blocks are written");
+    let text = line.split_once(" = '").unwrap().1.trim_end_matches('\'');
+    let blocks: Value = serde_json::from_str(text).unwrap();
+    let list = blocks["block_configs"].as_array().unwrap();
+    assert_eq!(list.len(), 80);
+    let layers = r.plan.model.heterogeneous_layers.as_ref().unwrap();
+    for (b, l) in list.iter().zip(layers) {
+        assert_eq!(b["attention"]["no_op"], json!(!l.attention));
+        assert_eq!(b["ffn"]["ffn_hidden_size"], json!(l.ffn_hidden_size));
+    }
+    let mut model = serde_json::to_value(&r.plan.model).unwrap();
+    model.as_object_mut().unwrap().remove("heterogeneous_layers");
+    model["heterogeneous_layers_config_encoded_json"] = json!(text);
+    let back = plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap();
+    assert_eq!(back.derived.total_parameters, 49_867_145_216);
+    assert!(export::export(ExportKind::BridgeCli, &r.plan, &r).contains("heterogeneous_layers_config_encoded_json (the per-layer blocks) cannot be a launch override"));
+    let lm = export::export(ExportKind::MegatronLm, &r.plan, &r);
+    assert!(lm.contains("add --heterogeneous-layers-config-path heterogeneous_layers.json") && lm.contains("{\"block_configs\":["), "{lm}");
+}

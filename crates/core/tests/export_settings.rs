@@ -159,6 +159,17 @@ fn cases() -> Vec<RowCase> {
         // meshplan's own inputs (the sanity alarm): no tool has them.
         row("measured_tflops_per_gpu", json!({"measured_tflops_per_gpu": 400.0}), &[], &[], None),
         row("measured_tokens_per_s_per_gpu", json!({"measured_tokens_per_s_per_gpu": 1000.0}), &[], &[], None),
+        // Bridge's VLM providers' freeze switches; Megatron-LM's pretrain_gpt has none (its multimodal example calls
+        // LLaVAModel.freeze).
+        row("freeze_vision_model", json!({"__vision": true, "freeze_vision_model": true}), &["cfg.model.freeze_vision_model = True"],
+            &["model.freeze_vision_model=True"],
+            Some("# freeze_vision_model = True: Megatron-LM has no flag; set LLaVAModel.freeze(freeze_vision_model=True) (examples/multimodal: --freeze-ViT) in code")),
+        row("freeze_vision_projection", json!({"__vision": true, "freeze_vision_projection": true}), &["cfg.model.freeze_vision_projection = True"],
+            &["model.freeze_vision_projection=True"],
+            Some("# freeze_vision_projection = True: Megatron-LM has no flag; set LLaVAModel.freeze(freeze_vision_projection=True) in code")),
+        // meshplan's own inputs: the data, not a tool's setting.
+        row("image_tokens_per_sample", json!({"__vision": true, "image_tokens_per_sample": 256}), &[], &[], None),
+        row("images_per_sample", json!({"__vision": true, "image_tokens_per_sample": 256, "images_per_sample": 2}), &[], &[], None),
     ]
 }
 
@@ -175,7 +186,12 @@ fn every_row_reaches_every_export() {
     for c in cases {
         let mut training = c.training.clone();
         let gpu = training.as_object_mut().unwrap().remove("__gpu");
+        let vision = training.as_object_mut().unwrap().remove("__vision");
         let mut p = plan(c.moe, training);
+        if vision.is_some() {
+            // A model with a vision encoder (the vision-encoder rows are written for such a model only).
+            p["model"]["vision_config"] = json!({"num_layers": 2, "hidden_size": 64, "ffn_hidden_size": 256, "num_attention_heads": 4, "patch_dim": 588});
+        }
         if let Some(g) = gpu {
             p["cluster"]["gpu"] = g;
         }

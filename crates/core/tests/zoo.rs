@@ -9,7 +9,8 @@
 //! - OpenAI's gpt-oss "active" counts the unembedding but not the input embedding (a lookup).
 //! - A figure only given as a model name ("Qwen3.5-35B-A3B", "17B active") is checked by rounding: the count must round
 //!   to the name's digits.
-//! - Multimodal models (Llama 4, Qwen3.5) are sized as their language model: the vision encoder is not counted.
+//! - Multimodal models (Llama 4, Qwen3.5, Qwen3-VL) count their vision encoder in the total (Meta's 109B for Scout
+//!   does); "active" is the language model's (Meta's "17B active").
 
 use meshplan_core::search::{self, SearchOptions};
 use meshplan_core::{plan_value, presets};
@@ -41,15 +42,19 @@ fn llama_3_2_and_4_against_meta_model_cards() {
     // Llama 3.2 model card (meta-llama/Llama-3.2-1B, "Model Information" table): 1.23B and 3.21B parameters, tied.
     within("llama-3.2-1b total", counts("llama-3.2-1b").0, 1.23e9, 0.01);
     within("llama-3.2-3b total", counts("llama-3.2-3b").0, 3.21e9, 0.01);
-    // Llama 4 model card: Scout 17B active / 109B total, Maverick 17B active / 400B total. Those totals include the
-    // vision encoder, which meshplan leaves out: Scout's language model alone, by hand: 48 MoE layers × (attention
+    // Llama 4 model card: Scout 17B active / 109B total, Maverick 17B active / 400B total. The totals include the vision
+    // encoder; "active" is the language model's. Scout's language model, by hand: 48 MoE layers × (attention
     // 5120·(40+16)·128 + 40·128·5120 = 62,914,560; 16 experts + 1 shared × 3·5120·8192 = 2,139,095,040; router
-    // 16·5120; norms 2·5120) = 48 × 2,202,101,760, + 2 × 202048·5120 + 5120 = 107,769,861,120 — so Scout's total
-    // may be short of 109B by the encoder (≈0.9B): 1.5% allowed there, 1% for Maverick, whose encoder is a smaller
-    // share.
+    // 16·5120; norms 2·5120) = 48 × 2,202,101,760, + 2 × 202048·5120 + 5120 = 107,769,861,120. Its vision encoder
+    // (transformers Llama4VisionModel, h 1408, f 5632, 34 layers, patch 14, image 336): unfold linear 588·1408 =
+    // 827,904; class token 1408; positions 577·1408 = 812,416; pre/post LayerNorms 4·1408 = 5,632; per layer q/k/v/o
+    // 4·(1408² + 1408) = 7,935,488 + fc1/fc2 2·1408·5632 + 5632 + 1408 = 15,866,752 + 2 LayerNorms 5,632 = 23,807,872,
+    // × 34 = 809,467,648; adapter 5632·4096 + 4096² = 39,845,888; projector 4096·5120 = 20,971,520. Encoder
+    // 871,932,416; total 108,641,793,536 (0.3% under the published 109B, which is rounded).
     let (scout, scout_active, _) = counts("llama-4-scout-17b-16e");
-    assert_eq!(scout, 107_769_861_120.0);
-    within("llama-4-scout total (language model)", scout, 109e9, 0.015);
+    assert_eq!(scout, 107_769_861_120.0 + 871_932_416.0);
+    assert_eq!(presets::model("llama-4-scout-17b-16e").unwrap().model_config().param_counts().vision_encoder, 871_932_416);
+    within("llama-4-scout total", scout, 109e9, 0.005);
     rounds_to("llama-4-scout active", scout_active, 17.0, 0);
     let (maverick, maverick_active, _) = counts("llama-4-maverick-17b-128e");
     within("llama-4-maverick total", maverick, 400e9, 0.01);
@@ -63,8 +68,17 @@ fn llama_3_2_and_4_against_meta_model_cards() {
 #[test]
 fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
     // Qwen2.5 model cards ("Number of Parameters: 7.61B; Number of Parameters (Non-Embedding): 6.53B"; 32B: 32.5B and
-    // 31.0B); Qwen3 model card of 0.6B: 0.6B, non-embedding 0.44B (embeddings tied).
-    for (key, total, non_embedding) in [("qwen2.5-7b", 7.61e9, 6.53e9), ("qwen2.5-32b", 32.5e9, 31.0e9), ("qwen3-0.6b", 0.6e9, 0.44e9)] {
+    // 31.0B; 14B: 14.7B and 13.1B; 72B: 72.7B and 70.0B); Qwen3 model cards: 0.6B, non-embedding 0.44B (embeddings
+    // tied); 4B: 4.0B and 3.6B (tied); 14B: 14.8B and 13.2B.
+    for (key, total, non_embedding) in [
+        ("qwen2.5-7b", 7.61e9, 6.53e9),
+        ("qwen2.5-14b", 14.7e9, 13.1e9),
+        ("qwen2.5-32b", 32.5e9, 31.0e9),
+        ("qwen2.5-72b", 72.7e9, 70.0e9),
+        ("qwen3-0.6b", 0.6e9, 0.44e9),
+        ("qwen3-4b", 4.0e9, 3.6e9),
+        ("qwen3-14b", 14.8e9, 13.2e9),
+    ] {
         let (t, _, e) = counts(key);
         within(&format!("{key} total"), t, total, 0.01);
         within(&format!("{key} non-embedding"), t - e, non_embedding, 0.01);
@@ -73,12 +87,15 @@ fn qwen_2_5_3_and_3_5_against_qwen_model_cards() {
     let (t, _, e) = counts("qwen3-1.7b");
     rounds_to("qwen3-1.7b total", t, 1.7, 1);
     within("qwen3-1.7b non-embedding", t - e, 1.4e9, 0.01);
-    // Qwen3.5: the figures are the model names (language model; vision encoder not counted).
+    // Qwen3.5: the figures are the model names, which name the language model: with its 0.46B vision encoder (counted in
+    // meshplan's total) Qwen3.5-9B would be 9.4B. The language model (total less the encoder) within 1% of the name.
     for (key, total, active) in
         [("qwen3.5-9b", 9.0, None), ("qwen3.5-27b", 27.0, None), ("qwen3.5-35b-a3b", 35.0, Some(3.0)), ("qwen3.5-122b-a10b", 122.0, Some(10.0)), ("qwen3.5-397b-a17b", 397.0, Some(17.0))]
     {
         let (t, a, _) = counts(key);
-        within(&format!("{key} total"), t, total * 1e9, 0.01);
+        let encoder = presets::model(key).unwrap().model_config().param_counts().vision_encoder as f64;
+        assert!(encoder > 0.0, "{key}: the preset has its vision encoder");
+        within(&format!("{key} language model"), t - encoder, total * 1e9, 0.01);
         if let Some(active) = active {
             rounds_to(&format!("{key} active"), a, active, 0);
         }
@@ -230,6 +247,11 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("llama-4-maverick-17b-128e", "meta-llama--Llama-4-Maverick-17B-128E-Instruct"),
     ("qwen2.5-7b", "Qwen--Qwen2.5-7B-Instruct"),
     ("qwen2.5-32b", "Qwen--Qwen2.5-32B-Instruct"),
+    ("qwen2.5-72b", "Qwen--Qwen2.5-72B"),
+    ("qwen2.5-14b", "Qwen--Qwen2.5-14B"),
+    ("qwen3-14b", "Qwen--Qwen3-14B"),
+    ("qwen3-4b", "Qwen--Qwen3-4B"),
+    ("olmo-2-13b", "allenai--OLMo-2-1124-13B"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
     ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
@@ -251,6 +273,12 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("gemma-3-4b", "google--gemma-3-4b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
     ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
+    ("qwen3-vl-8b", "Qwen--Qwen3-VL-8B-Instruct"),
+    ("qwen3-vl-30b-a3b", "Qwen--Qwen3-VL-30B-A3B-Instruct"),
+    ("qwen3-vl-235b-a22b", "Qwen--Qwen3-VL-235B-A22B-Instruct"),
+    ("deepseek-v3.2", "deepseek-ai--DeepSeek-V3.2"),
+    ("glm-5", "zai-org--GLM-5"),
+    ("kimi-k2.5", "moonshotai--Kimi-K2.5"),
 ];
 
 #[test]
@@ -259,13 +287,19 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         let hf = hf_config(file);
         let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_or_else(|e| panic!("{file}: {e:?}"));
         let preset = presets::model(key).unwrap().model_config().param_counts();
-        assert_eq!(r.derived.total_parameters as u128, preset.total, "{file} total");
+        // A config copy without its vision_config (Llama 4's are text-only copies) gives the language model alone.
+        let multimodal = hf.get("vision_config").is_some();
+        let encoder = if multimodal { 0 } else { preset.vision_encoder };
+        assert_eq!(r.derived.total_parameters as u128, preset.total - encoder, "{file} total");
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
-        // A multimodal config says its encoder is left out; a text-only one says nothing.
-        let multimodal = hf.get("vision_config").is_some();
-        assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal, "{file}: {codes:?}");
+        // A multimodal config's vision encoder is sized, or (Kimi-K2.5's MoonViT) said to be left out; a text-only one
+        // says nothing.
+        let sized = r.plan.model.vision_config.is_some();
+        assert!(!sized || multimodal, "{file}");
+        assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal && !sized, "{file}: {codes:?}");
+        assert_eq!(sized, multimodal && key != "kimi-k2.5", "{file}");
     }
 }
 
@@ -427,13 +461,29 @@ fn nemotron_4_olmo_2_and_exaone_3_configs_map() {
 
 #[test]
 fn vision_language_and_dsa_configs_read_their_language_model() {
-    // Qwen3-VL keeps Qwen3's language model under text_config (q/k norms included): its 8B text shape is Qwen3-8B's.
+    // Qwen3-VL-8B-Instruct's config.json (as copied in NVIDIA/TensorRT-LLM's Qwen3-VL modeling test, whose text layers
+    // are cut to 4 there; 36 in the model): Qwen3's language model under text_config (q/k norms included), so its text
+    // shape is Qwen3-8B's, and a vision_config meshplan sizes.
     let text = json!({"model_type": "qwen3_vl_text", "hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 36, "vocab_size": 151936, "tie_word_embeddings": false});
+    let vision = json!({"deepstack_visual_indexes": [8, 16, 24], "depth": 27, "hidden_act": "gelu_pytorch_tanh", "hidden_size": 1152,
+        "in_channels": 3, "intermediate_size": 4304, "model_type": "qwen3_vl", "num_heads": 16, "num_position_embeddings": 2304,
+        "out_hidden_size": 4096, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2});
+    let r = plan_of(json!({"hf_config": {"model_type": "qwen3_vl", "text_config": text, "vision_config": vision}}), 4096, 16);
+    // The encoder by hand (transformers Qwen3VLVisionModel): patch Conv3d 3·2·16·16·1152 + 1152 = 1,770,624; positions
+    // 2304·1152 = 2,654,208; per block 2 LayerNorms 4,608 + qkv 1152·3456 + 3456 = 3,984,768 + proj 1152² + 1152 =
+    // 1,328,256 + fc1/fc2 2·1152·4304 + 4304 + 1152 = 9,921,872 → 15,239,504, × 27 = 411,466,608; merger LayerNorm 2,304
+    // + fc1 4608² + 4608 = 21,238,272 + fc2 4608·4096 + 4096 = 18,878,464 → 40,119,040; three deepstack mergers with
+    // their LayerNorm over 4608 (9,216): 3 × 40,125,952 = 120,377,856. Encoder 576,388,336.
+    let qwen3_8b = presets::model("qwen3-8b").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.total_parameters as u128, qwen3_8b.total + 576_388_336);
+    assert_eq!(r.derived.active_parameters as u128, qwen3_8b.active);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded"), "{:?}", r.diagnostics);
+    // An encoder meshplan does not size (an audio tower, or a vision_config without its sizes) is still named.
     let r = plan_of(json!({"hf_config": {"model_type": "qwen3_vl", "text_config": text, "vision_config": {"depth": 27}}}), 4096, 16);
-    assert_eq!(r.derived.total_parameters as u128, presets::model("qwen3-8b").unwrap().model_config().param_counts().total);
+    assert_eq!(r.derived.total_parameters as u128, qwen3_8b.total);
     assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("vision_config")));
-    // A DeepSeek-V3.2 config is DeepSeek-V3's MLA and MoE with a DSA indexer, which is said not to be counted.
+    // A DeepSeek-V3.2 config is DeepSeek-V3's MLA and MoE with a DSA lightning indexer on every layer (index_topk 2048).
     let mut v32 = json!({"model_type": "deepseek_v32", "hidden_size": 7168, "intermediate_size": 18432,
         "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
         "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1,
@@ -441,10 +491,38 @@ fn vision_language_and_dsa_configs_read_their_language_model() {
         "vocab_size": 129280, "tie_word_embeddings": false, "num_nextn_predict_layers": 1});
     v32["index_n_heads"] = json!(64);
     v32["index_head_dim"] = json!(128);
-    let r = plan_of(json!({"hf_config": v32}), 4096, 16);
-    assert_eq!(r.derived.total_parameters as u128, presets::model("deepseek-v3").unwrap().model_config().param_counts().total);
-    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("DSA indexer")));
-    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-family-unknown"));
+    v32["index_topk"] = json!(2048);
+    let r = plan_of(json!({"hf_config": v32.clone()}), 4096, 16);
+    // The indexer by hand (DeepSeek-V3.2-Exp inference/model.py Indexer; Megatron-Core DSAIndexer): wq_b 1536·64·128 =
+    // 12,582,912; wk 7168·128 = 917,504; k_norm LayerNorm 2·128 = 256; weights_proj 7168·64 = 458,752 → 13,959,424 a
+    // layer, 61 layers 851,524,864 (0.13% of the model).
+    let v3 = presets::model("deepseek-v3").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.total_parameters as u128, v3.total + 61 * 13_959_424);
+    assert_eq!(r.derived.active_parameters as u128, v3.active + 61 * 13_959_424);
+    assert_eq!(r.plan.model.dsa(), Some((64, 128, 2048)));
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" || d.code == "hf-config-family-unknown"), "{:?}", r.diagnostics);
+    // FLOPs: the MLA attention of each layer sees at most 2048 keys. At seq 4096: pairs per sequence in units of s²
+    // (full causal attention: s² = 16,777,216): 4096·(2·2048 − 2048·2047/4096) = 4096·(4096 − 1023.5) = 12,584,960.
+    // The indexer's scores: 3 × 2·(64·128 + 64) × s²/2 a sequence and layer = 3 × 8256 × 16,777,216; its GEMMs 3 × 2 ×
+    // 13,959,168 (its weights without k_norm) a token and layer.
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    let mut dense = v32.clone();
+    for k in ["index_n_heads", "index_head_dim", "index_topk"] {
+        dense.as_object_mut().unwrap().remove(k);
+    }
+    let d = plan_of(json!({"hf_config": dense}), 4096, 16);
+    let dense_split = meshplan_core::perf::flop_split(&d.plan, &d.derived);
+    let m = &r.plan.model;
+    let a_core = 6.0 * (128.0 * 192.0 / 2.0 + 128.0 * 128.0 / 2.0);
+    let (b, layers) = (16.0, 61.0);
+    let expected_core = a_core * b * 12_584_960.0 * layers + 3.0 * 8256.0 * 16_777_216.0 * b * layers;
+    let dense_core = a_core * b * 16_777_216.0 * layers;
+    assert_eq!(m.num_layers, 61);
+    // The MTP depth's attention is DeepSeek's MLA too: its pairs change likewise.
+    let mtp = a_core * b * (12_584_960.0 - 16_777_216.0) + 3.0 * 8256.0 * 16_777_216.0 * b;
+    assert!((split.attention_core - (dense_split.attention_core - dense_core + expected_core + mtp)).abs() / split.attention_core < 1e-12);
+    let gemm = 3.0 * 2.0 * 13_959_168.0 * b * 4096.0 * (layers + 1.0);
+    assert!((split.dense_gemm - dense_split.dense_gemm - gemm).abs() / gemm < 1e-9);
 }
 
 #[test]
@@ -457,4 +535,97 @@ fn per_layer_attention_shapes_are_refused_by_name() {
     let e = plan_value(&json!({"model": {"hf_config": step}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert_eq!(e.code, "hf-config-unmappable");
     assert!(e.message.contains("attention_other_setting"), "{}", e.message);
+}
+
+#[test]
+fn gemma_3_released_multimodal_config_with_its_siglip_encoder() {
+    // google/gemma-3-4b-it's config.json names few keys (copied in full in a stored test of a .NET port: "The original
+    // gemma-3-4b-it's config.json names few keys: transformers' defaults fill the rest"): Gemma3TextConfig's defaults
+    // fill heads 8, groups 4, head_dim 256, vocabulary 262208; SiglipVisionConfig's num_channels 3.
+    let hf = json!({"architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999, "eoi_token_index": 256000,
+        "image_token_index": 262144, "mm_tokens_per_image": 256, "model_type": "gemma3", "torch_dtype": "bfloat16",
+        "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text", "num_hidden_layers": 34,
+                        "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024, "final_logit_softcapping": 30.0},
+        "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304, "model_type": "siglip_vision_model",
+                          "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": false}});
+    let r = plan_of(json!({"hf_config": hf}), 4096, 16);
+    // The language model is the gemma-3-4b preset's (from the text config copy). The SigLIP encoder by hand
+    // (transformers SiglipVisionModel + Gemma3MultiModalProjector): patch Conv2d 3·14·14·1152 + 1152 = 678,528;
+    // positions (896/14)² = 4096 × 1152 = 4,718,592; 27 layers × (q/k/v/out 4·(1152² + 1152) = 5,313,024 + fc1/fc2
+    // 2·1152·4304 + 4304 + 1152 = 9,921,872 + 2 LayerNorms 4,608 = 15,239,504) = 411,466,608; post LayerNorm 2,304;
+    // soft-embedding RMSNorm 1,152 and projection 1152·2560 = 2,949,120. Encoder 419,816,304.
+    let text = presets::model("gemma-3-4b").unwrap().model_config().param_counts();
+    assert_eq!(r.derived.vision_encoder_parameters, 419_816_304);
+    assert_eq!(r.derived.total_parameters as u128, text.total + 419_816_304);
+    // Gemma 3 technical report, Table 1: vision encoder 417M (SigLIP without the projector: 419,816,304 − 2,950,272 =
+    // 416,866,032), and the 4B model's 4.3B in all.
+    within("gemma-3-4b SigLIP", (419_816_304 - 2_950_272) as f64, 417e6, 0.005);
+    within("gemma-3-4b total", r.derived.total_parameters as f64, 4.3e9, 0.01);
+    // 4096 patches pooled to 256 tokens: 16 patches per token.
+    assert_eq!(r.plan.model.vision_config.as_ref().unwrap().patches_per_token, 16);
+}
+
+#[test]
+fn llama_4_chunked_attention_and_nope_layers_in_flops() {
+    // Llama 4 Scout's config (attention_chunk_size 8192, no_rope_layers by default every 4th layer NoPE): 36 of its 48
+    // layers attend within chunks of 8192, 12 globally. At seq 16384 (two chunks) a chunked layer attends to
+    // 2 · 8192² = 134,217,728 pairs in Megatron's s² units against 16384² = 268,435,456 for a global one.
+    let hf = hf_config("meta-llama--Llama-4-Scout-17B-16E-Instruct");
+    let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
+                               "training": {"seq_length": 16384, "micro_batch_size": 1, "global_batch_size": 16}})).unwrap();
+    let m = &r.plan.model;
+    assert_eq!((m.chunk_attention_size, m.chunked_attention_layers()), (Some(8192), 36));
+    assert!(m.is_nope_layer(3) && !m.is_nope_layer(0) && m.is_nope_layer(47));
+    // Megatron's factor per (query, key) pair of GQA attention (QKᵀ and PV, forward and backward, in s² units):
+    // 6 · heads · head_dim = 6 · 40 · 128.
+    let a_core = 6.0 * 40.0 * 128.0;
+    let expected = a_core * 16.0 * (36.0 * 134_217_728.0 + 12.0 * 268_435_456.0);
+    let split = meshplan_core::perf::flop_split(&r.plan, &r.derived);
+    assert_eq!(split.attention_core, expected);
+    // The preset says the same.
+    let p = presets::model("llama-4-scout-17b-16e").unwrap().model_config();
+    assert_eq!((p.chunk_attention_size, p.chunked_attention_layers()), (Some(8192), 36));
+    // A sequence shorter than a chunk is full causal attention on every layer; 8192 + 100 tokens: 8192² + 100².
+    assert_eq!(meshplan_core::model::ModelConfig::chunk_pairs(4096.0, 8192.0), 4096.0 * 4096.0);
+    assert_eq!(meshplan_core::model::ModelConfig::chunk_pairs(8292.0, 8192.0), 8192.0 * 8192.0 + 100.0 * 100.0);
+}
+
+#[test]
+fn qwen3_vl_deepseek_v3_2_glm_5_and_kimi_k2_5_presets() {
+    // Qwen3-VL: the language model is the Qwen3 text preset's; the encoder is counted by hand in
+    // vision_language_and_dsa_configs_read_their_language_model (576,388,336 into 4096). Into 2048 (30B-A3B), each of
+    // the four mergers' fc2 is 4608·2048 + 2048 smaller: 576,388,336 − 4 × 9,439,232 = 538,631,408.
+    for (vl, text, encoder) in [("qwen3-vl-8b", "qwen3-8b", 576_388_336u128), ("qwen3-vl-30b-a3b", "qwen3-30b-a3b", 538_631_408), ("qwen3-vl-235b-a22b", "qwen3-235b-a22b", 576_388_336)] {
+        let c = presets::model(vl).unwrap().model_config().param_counts();
+        let t = presets::model(text).unwrap().model_config().param_counts();
+        assert_eq!((c.total, c.active, c.vision_encoder), (t.total + encoder, t.active, encoder), "{vl}");
+    }
+    // Qwen3-VL-235B-A22B: the name's 235B and 22B (the model card's "A22B") within 1% / by rounding.
+    let (t, a, _) = counts("qwen3-vl-235b-a22b");
+    within("qwen3-vl-235b-a22b total", t, 235e9, 0.01);
+    rounds_to("qwen3-vl-235b-a22b active", a, 22.0, 0);
+    // DeepSeek-V3.2: DeepSeek-V3's 671B main model plus the indexer, 61 × 13,959,424 (counted by hand above).
+    let v3 = presets::model("deepseek-v3").unwrap().model_config().param_counts();
+    let v32 = presets::model("deepseek-v3.2").unwrap().model_config().param_counts();
+    assert_eq!(v32.total, v3.total + 61 * 13_959_424);
+    within("deepseek-v3.2 main model", v32.total as f64, 671e9, 0.002);
+    // GLM-5 (Z.ai's release: 744B parameters, 40B active): the total by rounding; the active count less the input
+    // embedding and the output layer (lookups and the head, which the "active" figure leaves out) within 1%.
+    let (t, a, e) = counts("glm-5");
+    rounds_to("glm-5 total", t, 744.0, 0);
+    within("glm-5 active without embeddings", a - e, 40e9, 0.01);
+    // Kimi-K2.5's language model is Kimi-K2's (its config's text_config), from a different file.
+    let k2 = presets::model("kimi-k2").unwrap().model_config().param_counts();
+    let k25 = presets::model("kimi-k2.5").unwrap().model_config().param_counts();
+    assert_eq!((k25.total, k25.active), (k2.total, k2.active));
+}
+
+#[test]
+fn olmo_2_13b_against_its_checkpoint_index() {
+    // allenai/OLMo-2-1124-13B's model.safetensors.index.json (beside the config copy): total_size 54,864,793,600 bytes of
+    // float32 weights = 13,716,198,400 parameters. OLMo-2 normalises q and k over the whole projection (q_norm and k_norm
+    // 40·128 = 5120 wide each), where meshplan's qk_layernorm counts one head's 128 each: 40 layers × (2·5120 − 2·128) =
+    // 399,360 fewer.
+    let (t, _, _) = counts("olmo-2-13b");
+    assert_eq!(t + 399_360.0, 54_864_793_600.0 / 4.0);
 }

@@ -53,6 +53,33 @@ pub fn rename_keys(c: &mut Map<String, Value>, model_type: &str) {
     }
 }
 
+/// The sizing keys a family's config class defaults, filled where the config leaves them out (Gemma 3's released
+/// gemma-3-4b-it config.json names only hidden_size, intermediate_size and num_hidden_layers under text_config).
+// Source: transformers Gemma3TextConfig.__init__ defaults (vocab_size 262_208, hidden_size 2304, intermediate_size 9216,
+// num_hidden_layers 26, num_attention_heads 8, num_key_value_heads 4, head_dim 256, max_position_embeddings 131_072,
+// sliding_window 4096), as T5Gemma2TextConfig repeats them.
+pub fn fill_defaults(c: &mut Map<String, Value>, model_type: &str) {
+    let defaults: &[(&str, u64)] = match model_type {
+        "gemma3" | "gemma3_text" => &[
+            ("vocab_size", 262_208),
+            ("hidden_size", 2304),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 26),
+            ("num_attention_heads", 8),
+            ("num_key_value_heads", 4),
+            ("head_dim", 256),
+            ("max_position_embeddings", 131_072),
+            ("sliding_window", 4096),
+        ],
+        _ => &[],
+    };
+    for (k, v) in defaults {
+        if c.get(*k).is_none_or(Value::is_null) {
+            c.insert((*k).to_string(), json!(v));
+        }
+    }
+}
+
 /// Whether a family ties the output layer to the embedding when its config says nothing (Gemma does:
 /// `tie_word_embeddings=True` in Gemma2Config / Gemma3TextConfig; transformers' PretrainedConfig default is also True,
 /// but Llama-family configs always state it).
@@ -79,6 +106,17 @@ pub fn apply(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut Map<
             }
             if let Some(p) = llama4_moe_layers(c, layers) {
                 put("moe_layer_freq", json!(p));
+            }
+            // Chunked attention on the RoPE layers; NoPE layers (no_rope_layers 0, default every 4th: Llama4TextConfig
+            // no_rope_layer_interval 4) attend globally. Megatron-Core: chunk_attention_size, no_rope_freq (1 = NoPE).
+            if let Some(chunk) = g("attention_chunk_size") {
+                put("chunk_attention_size", json!(chunk));
+            }
+            match c.get("no_rope_layers") {
+                Some(Value::Array(list)) if list.len() as u64 == layers && layers <= MAX_LAYERS => {
+                    put("no_rope_freq", json!(list.iter().map(|v| u8::from(as_uint(v) == Some(0))).collect::<Vec<u8>>()));
+                }
+                _ => put("no_rope_freq", json!(g("no_rope_layer_interval").filter(|&n| n >= 1 && n <= MAX_LAYERS).unwrap_or(4))),
             }
             // use_qk_norm is an L2 norm without weights (Llama4TextL2Norm): no parameters.
             put("qk_layernorm", json!(false));

@@ -15,6 +15,7 @@ mod overhead;
 mod params;
 mod run;
 mod state;
+mod vision;
 
 pub use activations::LayerActivations;
 pub use overhead::{CUDA_CONTEXT_BYTES, FRAGMENTATION, NCCL_BYTES_PER_GROUP};
@@ -154,6 +155,8 @@ pub enum TermKey {
     AllocatorFragmentation,
     HostOptimizerState,
     HostActivations,
+    VisionEncoderWeights,
+    VisionEncoderActivations,
 }
 
 /// One labelled term of a stage's memory.
@@ -311,6 +314,9 @@ struct PlanWide {
     deferred: f64,
     /// Bytes outside the allocator: the CUDA context, NCCL and the MoE communication libraries' buffers.
     outside: u64,
+    /// The vision encoder's saved activations per microbatch, and its weights' label (trained or frozen).
+    vision_act: f64,
+    vision_label: &'static str,
 }
 
 impl PlanWide {
@@ -331,6 +337,8 @@ impl PlanWide {
             outside: CUDA_CONTEXT_BYTES as u64 + nccl as u64 + library.0 as u64,
             shards: state::shards(&run, d.data_parallel_size.max(1) * par.cp().max(1), d.expert_data_parallel_size.max(1)),
             deferred: activations::deferred_wgrad(p, &run, &sh, vocab, d.num_microbatches),
+            vision_act: m.vision_config.as_ref().map_or(0.0, |e| vision::activations_per_microbatch(p, e)),
+            vision_label: vision_label(p),
             run,
         }
     }
@@ -381,6 +389,16 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
     };
 }
 
+fn vision_label(p: &Plan) -> &'static str {
+    let s = &p.training.settings;
+    match (s.freeze_vision_model, s.freeze_vision_projection) {
+        (true, true) => "vision encoder and projector weights (frozen: no gradients or optimizer state)",
+        (true, false) => "vision encoder weights (frozen) and projector weights (trained: gradients and optimizer state counted with the rest)",
+        (false, true) => "vision encoder weights (trained: gradients and optimizer state counted with the rest) and projector weights (frozen)",
+        (false, false) => "vision encoder and projector weights (trained: gradients and optimizer state counted with the rest)",
+    }
+}
+
 fn weights_label(run: &Run) -> &'static str {
     use crate::settings::{Fp8Recipe, Precision};
     match (run.store, run.precision, run.fp8_recipe) {
@@ -424,6 +442,8 @@ struct Parts {
     deferred: f64,
     fragmentation: f64,
     host_activations: f64,
+    /// The vision encoder's saved activations of the microbatches in flight (the stage that builds it).
+    vision_act: f64,
     in_flight: f64,
     /// Saved activations of one microbatch: the layers', and the output side's (last stage).
     layer_act: f64,
@@ -467,6 +487,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, s
         deferred: if last { w.deferred } else { 0.0 },
         fragmentation: 0.0,
         host_activations: (offloaded * in_flight - kept).max(0.0),
+        vision_act: if st.vision > 0.0 { w.vision_act * in_flight } else { 0.0 },
         in_flight: 0.0,
         layer_act: 0.0,
         output_act: 0.0,
@@ -474,7 +495,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, s
         step: 0.0,
     };
     let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + parts.graphs;
-    let fwd = persistent + parts.activations + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded;
+    let fwd = persistent + parts.activations + parts.vision_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded;
     let step = persistent + s.step_grad_copy;
     let (allocated, bound_by) = if step > fwd { (step, Phase::OptimizerStep) } else { (fwd, Phase::ForwardBackward) };
     let parts = Parts { fragmentation: FRAGMENTATION * allocated, in_flight, layer_act, output_act, fwd, step, ..parts };
@@ -498,7 +519,7 @@ fn stage_breakdown(w: &PlanWide, st: &StageParams, x: &Parts, sm: &mut StageMemo
         recompute_transient_bytes: x.recompute as u64,
     };
     let (params_b, grads_b, optim_b, act_b) =
-        ((s.weights + s.weight_cache) as u64, s.grads as u64, (s.master + s.moments) as u64, x.activations as u64);
+        ((s.weights + s.weight_cache) as u64, s.grads as u64, (s.master + s.moments) as u64, (x.activations + x.vision_act) as u64);
     sm.parameters_bytes = params_b;
     sm.gradients_bytes = grads_b;
     sm.optimizer_bytes = optim_b;
@@ -506,7 +527,8 @@ fn stage_breakdown(w: &PlanWide, st: &StageParams, x: &Parts, sm: &mut StageMemo
     sm.overhead_bytes = sm.total_bytes.saturating_sub(params_b).saturating_sub(grads_b).saturating_sub(optim_b).saturating_sub(act_b);
     sm.dense_parameters = st.dense as u64;
     sm.expert_parameters = st.experts as u64;
-    sm.activations_per_microbatch_bytes = (x.layer_act + x.output_act) as u64;
+    let vision_per_mb = if x.in_flight > 0.0 { x.vision_act / x.in_flight } else { 0.0 };
+    sm.activations_per_microbatch_bytes = (x.layer_act + x.output_act + vision_per_mb) as u64;
     sm.microbatches_in_flight = x.in_flight;
     sm.output_activations_bytes = x.output_act as u64;
     sm.reserved_bytes = sm.allocated_bytes.saturating_add(overhead.allocator_bytes);
@@ -528,13 +550,15 @@ fn stage_terms(w: &PlanWide, x: &Parts, sm: &mut StageMemory) {
     };
     use Location::{Device, Host};
     use Phase::{ForwardBackward, OptimizerStep, Persistent};
-    push(TermKey::Weights, weights_label(run), s.weights, Device, Persistent, true);
+    push(TermKey::Weights, weights_label(run), s.weights - s.vision_weights, Device, Persistent, true);
+    push(TermKey::VisionEncoderWeights, w.vision_label, s.vision_weights, Device, Persistent, true);
     push(TermKey::WeightCache, "TE quantized weight cache (one per module, bf16 weights under FP8/FP4)", s.weight_cache, Device, Persistent, true);
     push(TermKey::Gradients, "main-gradient buffer", s.grads, Device, Persistent, true);
     push(TermKey::MasterWeights, master_label, s.master, Device, Persistent, true);
     push(TermKey::OptimizerMoments, moments_label, s.moments, Device, Persistent, true);
     push(TermKey::CudaGraphBuffers, "CUDA graph static input/output buffers (per graphed scope and microbatch in flight)", x.graphs, Device, Persistent, true);
     push(TermKey::Activations, "saved activations (microbatches in flight)", x.activations, Device, ForwardBackward, true);
+    push(TermKey::VisionEncoderActivations, "vision encoder: saved activations of the image tokens (microbatches in flight)", x.vision_act, Device, ForwardBackward, true);
     push(TermKey::QuantizedWeightCopies, "quantized weight copies per microbatch in flight (disable_parameter_transpose_cache)", x.copies, Device, ForwardBackward, true);
     push(TermKey::RecomputeWorkingSet, "recompute working set (one recomputed layer or group in backward)", x.recompute, Device, ForwardBackward, true);
     push(TermKey::MoeDispatchWorkingSet, w.dispatch.1, x.dispatch, Device, ForwardBackward, true);

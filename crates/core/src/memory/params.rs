@@ -29,6 +29,10 @@ pub struct StageParams {
     pub output: bool,
     /// Whether this stage builds the MTP block (the split's MTP chunk: a layout's `m`, else the last chunk).
     pub mtp: bool,
+    /// The vision encoder's parameters per GPU on the stage that builds it (the embedding's): all of them, and the
+    /// frozen share (weights only; the trained share is also in `dense`).
+    pub vision: f64,
+    pub vision_frozen: f64,
 }
 
 /// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
@@ -132,9 +136,16 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
         let at = |c: ChunkRef| c.pipeline_rank == rank as u64;
         let word_embedding = m.word_embedding_params(vocab) as f64 / tp + m.position_embedding_params(position_rows) as f64;
         let output_layer = vocab as f64 * m.hidden_size as f64 / tp;
+        (st.vision, st.vision_frozen) = (0.0, 0.0);
         if at(place.embedding) {
             // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
             st.dense += word_embedding;
+            // The vision encoder sits beside the embedding (memory/vision.rs).
+            if let Some(e) = &m.vision_config {
+                let (trained, frozen) = super::vision::params_per_gpu(p, e);
+                st.dense += trained;
+                (st.vision, st.vision_frozen) = (trained + frozen, frozen);
+            }
         }
         if rank == final_norm_rank {
             // Replicated over TP.

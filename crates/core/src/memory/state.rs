@@ -24,6 +24,8 @@ pub(crate) struct State {
     pub host: f64,
     /// Megatron-FSDP's unsharded parameter / gradient buffers of the units in flight.
     pub fsdp_unsharded: f64,
+    /// The vision encoder's share of `weights` (trained and frozen, at the parameter dtype).
+    pub vision_weights: f64,
 }
 
 /// The optimizer's shard sizes: (dense, expert) data-parallel ranks each shard spans.
@@ -63,8 +65,10 @@ pub(crate) fn of(run: &Run, st: &StageParams, (dense_d, expert_d): (f64, f64)) -
         (true, false) => unit * run.grad,
         _ => 0.0,
     };
+    // A frozen vision encoder's weights: stored, never sharded by the optimizer, no grads (memory/vision.rs).
+    let frozen_w = st.vision_frozen * run.param;
     State {
-        weights: split(dense_w, expert_w, shard_weights),
+        weights: split(dense_w, expert_w, shard_weights) + frozen_w,
         weight_cache: low * cache,
         weight_copy_per_microbatch: if run.store == WeightStore::PerMicrobatch { low * run.quant } else { 0.0 },
         grads: split(st.dense * run.grad, st.experts * run.grad, shard_grads),
@@ -73,5 +77,6 @@ pub(crate) fn of(run: &Run, st: &StageParams, (dense_d, expert_d): (f64, f64)) -
         step_grad_copy: shard_elements * run.device_step_copy(),
         host: shard_elements * run.offload * run.host_per_offloaded,
         fsdp_unsharded,
+        vision_weights: if shard_weights { (st.vision - st.vision_frozen) / dense_d } else { st.vision - st.vision_frozen } * run.param + frozen_w,
     }
 }

@@ -50,9 +50,11 @@ fn attention_of(a: Option<&Value>, i: usize, heads: u64, groups: &mut Option<u64
     if let Some(k) = unsized_feature(a, &["replace_with_linear", "sparsify", "window_length", "num_sink_tokens"]) {
         return Err(format!("block {i}'s attention sets {k}, a layer kind meshplan cannot size"));
     }
-    let per_group = a.get("n_heads_in_group").and_then(crate::fields::as_uint).filter(|&n| n >= 1 && heads % n == 0);
+    // Megatron-Core's own key first (AttentionConfig.num_query_groups), else DeciLM's n_heads_in_group.
+    let native = a.get("num_query_groups").and_then(crate::fields::as_uint).filter(|&g| g >= 1 && heads % g == 0).map(|g| heads / g);
+    let per_group = native.or_else(|| a.get("n_heads_in_group").and_then(crate::fields::as_uint).filter(|&n| n >= 1 && heads % n == 0));
     let Some(per_group) = per_group else {
-        return Err(format!("block {i}'s attention needs n_heads_in_group dividing num_attention_heads = {heads}, found {}", a.get("n_heads_in_group").map_or("nothing".into(), short)));
+        return Err(format!("block {i}'s attention needs num_query_groups or n_heads_in_group dividing num_attention_heads = {heads}, found {}", a.get("n_heads_in_group").or(a.get("num_query_groups")).map_or("nothing".into(), short)));
     };
     let g = heads / per_group;
     match groups {
@@ -72,7 +74,8 @@ fn ffn_of(f: Option<&Value>, i: usize, hidden: u64) -> Result<Option<u64>, Strin
     if let Some(k) = unsized_feature(f, &["replace_with_linear", "sparsify"]) {
         return Err(format!("block {i}'s ffn sets {k}, a layer kind meshplan cannot size"));
     }
-    if let Some(w) = f.get("intermediate_size").and_then(crate::fields::as_uint).filter(|&w| (1..=1 << 26).contains(&w)) {
+    // A width given outright: Megatron-Core's MLPConfig.ffn_hidden_size, or intermediate_size.
+    if let Some(w) = f.get("ffn_hidden_size").or_else(|| f.get("intermediate_size")).and_then(crate::fields::as_uint).filter(|&w| (1..=1 << 26).contains(&w)) {
         return Ok(Some(w));
     }
     let mult = f.get("ffn_mult").and_then(Value::as_f64).filter(|m| m.is_finite() && *m > 0.0 && *m <= 1024.0);

@@ -25,6 +25,7 @@ pub mod sequence;
 pub mod ssm;
 pub mod topology;
 pub mod training;
+pub mod vision;
 pub mod widths;
 pub mod world;
 
@@ -128,5 +129,6 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     model_settings::cuda_graphs(p, out);
     model_settings::moe_dispatch(p, out);
     model_settings::tp_comm_overlap(p, out);
+    vision::image_tokens(p, out);
     advice::advice(p, dv, out);
 }

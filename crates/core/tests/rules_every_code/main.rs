@@ -20,6 +20,7 @@ mod sequence;
 mod settings;
 mod trace;
 mod training;
+mod vision;
 
 use meshplan_core::rules::RULES;
 use serde_json::{Value, json};
@@ -233,6 +234,7 @@ fn all_cases() -> Vec<Case> {
         settings::cases(),
         trace::cases(),
         training::cases(),
+        vision::cases(),
     ]
         .into_iter()
         .flatten()

@@ -1,0 +1,55 @@
+//! The vision encoder's memory on the stage that builds it (the first chunk, with the embedding): its weights per GPU,
+//! trained (gradients and optimizer state like the rest) or frozen (`freeze_vision_model`, `freeze_vision_projection`:
+//! weights only), and the activations it saves per microbatch for the image tokens of `image_tokens_per_sample`.
+// Source: megatron/core/models/multimodal/llava_model.py (the vision model and projection built with add_encoder on the
+// first stage; freeze() sets requires_grad = False, so the optimizer and the grad buffers leave those parameters out);
+// Megatron Bridge qwen_vl/qwen3_vl_provider.py (vision config copied from the language config: the same TP and
+// sequence_parallel, pipeline_model_parallel_size 1).
+
+use crate::model::VisionEncoder;
+use crate::plan::{Plan, Recompute};
+
+/// The encoder's parameters per GPU: (trained, frozen).
+pub(crate) fn params_per_gpu(p: &Plan, e: &VisionEncoder) -> (f64, f64) {
+    let tp = p.parallelism.tp().max(1) as f64;
+    let ep = e.params();
+    // Layers' GEMMs and the projector split over TP; norms, output biases, the patch embedding and the rest replicated.
+    let encoder = ep.layers_tp_sharded as f64 / tp + ep.replicated as f64;
+    let projector = ep.projector as f64 / tp;
+    let s = &p.training.settings;
+    let (mut trained, mut frozen) = (0.0, 0.0);
+    for (n, is_frozen) in [(encoder, s.freeze_vision_model), (projector, s.freeze_vision_projection)] {
+        if is_frozen {
+            frozen += n;
+        } else {
+            trained += n;
+        }
+    }
+    (trained, frozen)
+}
+
+/// Bytes of activations one microbatch leaves saved in the encoder and projector (16-bit): nothing for a frozen part
+/// (its input needs no gradient, so autograd saves nothing before the first trained module); a trained encoder saves
+/// each layer's tensors per patch ([`VisionEncoder::layer_activation_bytes`]) — under full recompute only each layer's
+/// input — and a trained projector its linears' inputs per image token. Context parallelism does not split images.
+pub(crate) fn activations_per_microbatch(p: &Plan, e: &VisionEncoder) -> f64 {
+    let s = &p.training.settings;
+    let tokens = p.training.micro_batch_size as f64 * s.image_tokens_per_sample as f64;
+    let patches = tokens * e.patches_per_token as f64;
+    let par = &p.parallelism;
+    let tp = par.tp().max(1) as f64;
+    let sp = if par.sequence_parallel { tp } else { 1.0 };
+    let mut bytes = 0.0;
+    if !s.freeze_vision_model {
+        let (split, seq) = e.layer_activation_bytes();
+        let per_layer = if s.recompute_granularity == Recompute::Full { 2.0 * e.hidden_size as f64 / sp } else { split / tp + seq / sp };
+        bytes += patches * e.num_layers as f64 * per_layer;
+    }
+    if !s.freeze_vision_model || !s.freeze_vision_projection {
+        // Each projector linear's input (2 bytes an element), counted whole on every TP rank (an upper bound: the
+        // inputs of row-parallel linears are split).
+        let inputs: f64 = e.projector.iter().map(|[inp, _]| *inp as f64).sum();
+        bytes += tokens * 2.0 * inputs;
+    }
+    bytes
+}
