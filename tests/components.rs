@@ -39,6 +39,9 @@ async fn type_into(host: &web_sys::HtmlElement, selector: &str, value: &str) {
 async fn the_default_plan_renders_its_report() {
     let host = host();
     let _app = leptos::mount::mount_to(host.clone(), meshplan_web::App);
+    // The exports are the tools module's (src/tools.rs): started here in the same wasm, it mounts into the page's
+    // slots and mirrors the page's plan through the bridge's events, as the loaded module does.
+    meshplan_web::tools::start();
     leptos::task::tick().await;
     assert_eq!(text(&host, "#d-world-size"), "16");
     assert_eq!(text(&host, "#d-dp"), "4");

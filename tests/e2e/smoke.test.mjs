@@ -13,3 +13,28 @@ test("the page mounts with no console error and no foreign request", async () =>
   assert.deepEqual(problems, { consoleErrors: [], pageErrors: [], foreignRequests: [] });
   await context.close();
 });
+
+test("the tools module loads after the page has rendered, and what its panels write reaches the page", async () => {
+  const { page, context, problems } = await openApp(browser, server.url, {
+    prepare: (ctx) => ctx.addInitScript(() => {
+      // When each wasm is asked for, against when the page mounted (browser::mark("meshplan-mounted")).
+      window.__loads = [];
+      const fetch0 = window.fetch;
+      window.fetch = (u, ...rest) => { window.__loads.push([String(u).split("/").pop(), performance.getEntriesByName("meshplan-mounted").length]); return fetch0(u, ...rest); };
+    }),
+  });
+  const loads = await page.evaluate(() => window.__loads.filter(([u]) => u.endsWith(".wasm")));
+  const mountedWhen = Object.fromEntries(loads);
+  assert.equal(mountedWhen["meshplan-web_bg.wasm"], 0, "the page's wasm is fetched before it mounts");
+  assert.equal(mountedWhen["meshplan-tools_bg.wasm"], 1, "the tools' wasm is fetched after the page mounted");
+  // A panel of the tools module (the Advisor's step time) shows the page's plan, and what one writes reaches the page:
+  // a launch command pasted into the import box (the tools') becomes the plan the page edits and links.
+  await page.locator("#step-total").waitFor();
+  await page.locator("#import-box summary").click();
+  await page.locator("#import-text").fill("torchrun pretrain_gpt.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 --seq-length 8192 --max-position-embeddings 8192 --micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --vocab-size 128256");
+  await page.locator("#use-import").click();
+  await page.waitForFunction(() => document.querySelector("#f-parallelism-tensor-model-parallel-size")?.value === "4");
+  assert.match(page.url(), /#plan=/);
+  assert.deepEqual(problems, { consoleErrors: [], pageErrors: [], foreignRequests: [] });
+  await context.close();
+});
