@@ -85,7 +85,8 @@ pub fn serve_tools(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, dark: M
             set_if_changed(base, s.base);
         }
     });
-    request_animation_frame(load_tools);
+    // After the first frame has painted: the next animation frame runs before that paint, a task queued from it after.
+    request_animation_frame(|| set_timeout(load_tools, std::time::Duration::ZERO));
 }
 
 /// Adds `<script type="module" src="meshplan-tools_loader.js">` (Trunk's loader: imports `meshplan-tools.js` and starts it). A page
