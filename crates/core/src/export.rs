@@ -233,6 +233,16 @@ fn needs_max_connections(p: &Plan) -> bool {
     p.parallelism.tp() > 1 || p.parallelism.cp() > 1
 }
 
+/// What the Bridge recipe the launch names (the preset's, [`bridge_recipe`]) sets at `section.key`, when meshplan has
+/// that recipe's values (data/bridge_recipes.json): an override must restate the plan's value where the recipe's differs.
+fn named_recipe_value(p: &Plan, section: &str, key: &str) -> Option<&'static serde_json::Value> {
+    let recipe = crate::recipes::find(bridge_recipe(&p.model_key)?)?;
+    match section {
+        "parallelism" => recipe.parallelism.get(key),
+        _ => recipe.training.get(key),
+    }
+}
+
 /// A Megatron Bridge library recipe for the preset, or None: `data/recipes.json`, each name with the Bridge module
 /// that defines it.
 pub fn bridge_recipe(model_key: &str) -> Option<&'static str> {
@@ -616,9 +626,16 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
         set(names::bridge("parallelism.num_layers_in_first_pipeline_stage"), Val::OptInt(par.num_layers_in_first_pipeline_stage)),
         set(names::bridge("parallelism.num_layers_in_last_pipeline_stage"), Val::OptInt(par.num_layers_in_last_pipeline_stage)),
     ];
-    // Written when the plan sets them, and beside a layout (a recipe may set them; Megatron rejects them with one).
+    // Written when the plan sets them, beside a layout (a recipe may set them; Megatron rejects them with one), and
+    // where the recipe the launch names sets them otherwise.
     let (account_embedding, account_loss) = (par.account_for_embedding_in_pipeline_split, par.account_for_loss_in_pipeline_split);
-    if account_embedding || account_loss || par.pipeline_model_parallel_layout.is_some() {
+    let recipe_differs = |key: &str, ours: bool| named_recipe_value(p, "parallelism", key).is_some_and(|v| v.as_bool() != Some(ours));
+    if account_embedding
+        || account_loss
+        || par.pipeline_model_parallel_layout.is_some()
+        || recipe_differs("account_for_embedding_in_pipeline_split", account_embedding)
+        || recipe_differs("account_for_loss_in_pipeline_split", account_loss)
+    {
         parallel.push(set(names::bridge("parallelism.account_for_embedding_in_pipeline_split"), Val::Bool(account_embedding)));
         parallel.push(set(names::bridge("parallelism.account_for_loss_in_pipeline_split"), Val::Bool(account_loss)));
     }
@@ -687,7 +704,12 @@ fn export_value(p: &Plan, row: &SettingRow) -> Option<Val> {
 // Paths and values: the settings table (settings.rs), each row citing its Megatron-Core / Bridge source.
 fn settings_section(p: &Plan, group: Group) -> Section {
     let mut sec = section(group.label(), Vec::new());
-    if (group == Group::MoeDispatch && !p.model.is_moe()) || (group == Group::VisionEncoder && p.model.vision_config.is_none()) {
+    // A dense model's dispatcher settings do nothing; written only over a named recipe that sets them otherwise.
+    let recipe_differs = |row: &SettingRow| named_recipe_value(p, "training", row.key).is_some_and(|v| Some(v.clone()) != p.training.settings.get(row.key));
+    let dense_dispatch = group == Group::MoeDispatch && !p.model.is_moe();
+    if (dense_dispatch && !SETTINGS.iter().filter(|r| r.group == group).any(recipe_differs))
+        || (group == Group::VisionEncoder && p.model.vision_config.is_none())
+    {
         return sec;
     }
     let defaults = Settings::default();
@@ -700,7 +722,9 @@ fn settings_section(p: &Plan, group: Group) -> Section {
         // Recipes often leave cfg.comm_overlap None, whose fields an override cannot reach: write only what turns
         // something on. The other communication settings (cp_comm_type) likewise: only a value the plan gives, so a
         // recipe's own choice is not overwritten with Megatron's default.
-        if (first.starts_with("comm_overlap.") || row.group == Group::CommOverlap) && p.training.settings.get(row.key) == defaults.get(row.key) {
+        // Unless the recipe the launch names sets it otherwise: then the plan's value is written over the recipe's.
+        let recipe_sets_other = recipe_differs(row);
+        if (first.starts_with("comm_overlap.") || row.group == Group::CommOverlap) && p.training.settings.get(row.key) == defaults.get(row.key) && !recipe_sets_other {
             continue;
         }
         if let Val::Dtype(d) = val {

@@ -194,7 +194,14 @@ impl Recipe {
             }
             plan.insert("cluster".into(), Value::Object(cluster));
         }
-        plan.insert("training".into(), Value::Object(self.training.clone()));
+        let mut training = self.training.clone();
+        // Bridge's OptimizerConfig carries optimizer_offload_fraction = 0.0 with offloading off: nothing offloaded,
+        // the same as leaving it unset (as the importers read it), not a setting to flag.
+        let offloading = training.get("optimizer_cpu_offload") == Some(&Value::Bool(true));
+        if !offloading && training.get("optimizer_offload_fraction").and_then(Value::as_f64) == Some(0.0) {
+            training.remove("optimizer_offload_fraction");
+        }
+        plan.insert("training".into(), Value::Object(training));
         plan.insert("parallelism".into(), Value::Object(self.parallelism.clone()));
         Value::Object(plan)
     }

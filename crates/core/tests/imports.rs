@@ -45,6 +45,9 @@ fn normalised(r: &Report) -> Value {
     let p = v["plan"].as_object_mut().unwrap();
     p["training"]["global_batch_size"] = json!(r.derived.global_batch_size);
     p["parallelism"]["expert_tensor_parallel_size_defaulted"] = json!(false);
+    // A launch that names a Bridge recipe imports as that recipe with the launch's overrides: the same run, with the
+    // recipe kept as the plan's `recipe` (its provenance, not a setting).
+    p.remove("recipe");
     for row in SETTINGS {
         p["training"][row.key] = plan.training.settings.resolved(row.key, &plan.gpu).unwrap_or(Value::Null);
     }
@@ -262,11 +265,17 @@ fn bridge_launch_from_a_verification_card() {
 /// `GLOBAL_BATCH_SIZE=128`, `MICRO_BATCH_SIZE=1`. The command is both echoed and run: each setting is listed once.
 #[test]
 fn bridge_slurm_script_with_a_loop_over_configurations() {
-    let (imported, plan, _) = imports::import_plan(&fixture("bridge_nemotron_3_super_slurm_pretrain.sh"), &ImportOptions::default()).unwrap();
+    let (imported, plan, diags) = imports::import_plan(&fixture("bridge_nemotron_3_super_slurm_pretrain.sh"), &ImportOptions::default()).unwrap();
     assert_eq!(imported.format, Format::BridgeOverrides);
     assert_eq!(plan.model_key, "nemotron-3-super-120b-a12b");
     let par = &plan.parallelism;
     assert_eq!((par.tp(), par.pp(), par.ep(), par.cp(), par.sequence_parallel), (8, 1, 64, 1, true));
+    // What the script leaves to the recipe is the recipe's: nemotron_3_super_pretrain_config (Bridge
+    // recipes/nemotronh/nemotron_3_super.py) sets expert_tensor_parallel_size = 1, where meshplan alone would take ETP = TP
+    // = 8 (EP 64 · ETP 8 = 512 GPUs per expert layer on 64: invalid).
+    assert_eq!(imported.plan["recipe"], "nemotron_3_super_pretrain_config");
+    assert_eq!(par.etp(), 1);
+    assert!(plan_resolved(&plan, diags.clone()).valid);
     assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (8, 8));
     assert_eq!((plan.training.seq_length, plan.training.micro_batch_size, plan.training.global_batch_size), (4096, 1, Some(128)));
     assert!(imported.notes.iter().any(|n| n.contains("runs 2 configurations") && n.contains("CONFIG=8,1,64,1,True")), "{:?}", imported.notes);

@@ -4,7 +4,7 @@
 //! settings rows' Bridge paths, and the model's TransformerConfig fields (the plan's own names).
 
 use super::{Builder, dtype_name, list_expr, names, row_by_bridge, shell, yaml};
-use crate::settings::mixed_precision_recipes;
+use crate::settings::{SETTINGS, mixed_precision_recipes};
 use serde_json::Value;
 
 /// `a.b=c`, `+a.b=c`, `++a.b=c` → (`a.b`, `c`): a Hydra override word.
@@ -138,7 +138,9 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
         return;
     }
     if let Some((name, rank)) = names::by_bridge(path) {
-        if !v.is_null() {
+        // An explicit None of a parallelism field (VPP, the first/last stage's layers, the layout) is kept: it says
+        // "none" over what a named recipe sets, where leaving it out would take the recipe's.
+        if !v.is_null() || name.plan.starts_with("parallelism.") {
             b.set(name.plan, v, rank);
         }
         return;
@@ -188,8 +190,19 @@ fn decide_precision(b: &mut Builder, votes: &[(String, Value)]) {
             Some(name) => match mixed_precision_recipes().iter().find(|r| r.name == name) {
                 Some(r) => {
                     b.precision = Some(r.precision.key());
-                    if let Some(f) = r.fp8_recipe {
-                        b.set("training.fp8_recipe", Value::from(f.key()), 1);
+                    match r.fp8_recipe {
+                        Some(f) => b.set("training.fp8_recipe", Value::from(f.key()), 1),
+                        // None over a Bridge recipe's own FP8 recipe: the named one carries none.
+                        None => b.set("training.fp8_recipe", Value::Null, 2),
+                    }
+                    // The named recipe replaces the config's whole mixed_precision (a Bridge recipe's own changes to it
+                    // included): its fields hold unless an override sets them (`mixed_precision.field=…`, rank ≤ 1).
+                    let fields = serde_json::to_value(r).unwrap_or_default();
+                    for row in SETTINGS.iter().filter(|row| row.key != "fp8_recipe") {
+                        let Some(field) = row.bridge.first().and_then(|p| p.strip_prefix("mixed_precision.")) else { continue };
+                        if let Some(v) = fields.get(field).filter(|v| !v.is_null()) {
+                            b.set_row(row, v.clone(), 2);
+                        }
                     }
                     return;
                 }

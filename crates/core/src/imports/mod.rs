@@ -319,6 +319,12 @@ impl Builder {
         self.cluster(opts);
         let set_keys: Vec<String> = self.ranks.iter().map(|(p, _)| p.clone()).collect();
         let mut plan = Map::new();
+        // A launch names a recipe and overrides some of it: the run is the recipe with those overrides, so a recipe
+        // meshplan has (data/bridge_recipes.json) is the plan's `recipe` and the input's values are laid over it.
+        if let Some(r) = self.recipe.as_deref().and_then(crate::recipes::find) {
+            plan.insert("recipe".into(), Value::from(r.name.clone()));
+            self.notes.push(format!("recipe: {} — what the input does not set is the recipe's (data/bridge_recipes.json)", r.name));
+        }
         plan.insert("model".into(), model);
         for section in ["cluster", "training", "parallelism"] {
             plan.insert(section.into(), self.plan.remove(section).unwrap_or_else(|| Value::Object(Map::new())));
