@@ -97,6 +97,20 @@ test("Compare with…: a doubled micro-batch shows its settings, activations, st
   await Promise.all([context.close(), again.context.close(), embed.context.close(), plain.context.close()]);
 });
 
+test("Compare with…: after a PP change, stages are compared by the layers they hold", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.click("#compare-pin");
+  await page.fill("#f-parallelism-pipeline-model-parallel-size", "4");
+  // The default plan's 32 layers: PP 2 holds 0–15 and 16–31 per stage, PP 4 holds 0–7, 8–15, 16–23, 24–31, so this plan's
+  // stage 1 (layers 8–15) is compared with the baseline's stage 0 (0–15), not with its stage 1 (16–31).
+  const labels = await page.locator("#compare-memory tbody tr.stage-row th").allInnerTexts();
+  assert.ok(labels.some((l) => l.startsWith("stage 0 (layers 0–15) → stage 1 (layers 8–15)")), labels.join(" | "));
+  assert.ok(labels.some((l) => l.startsWith("stage 1 (layers 16–31) → stage 3 (layers 24–31)")), labels.join(" | "));
+  assert.match(await text(page, "#compare-peak-stage"), /^Peak stage: stage \d \(layers [\d–]+\) → stage \d \(layers [\d–]+\)/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 test("a hostile baseline in a link is refused with a notice; the plan still opens", async () => {
   const plan = { model: "llama-3.1-8b", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
                  parallelism: { tensor_model_parallel_size: 4 } };
