@@ -18,7 +18,7 @@ pub fn App() -> impl IntoView {
     let baseline = Baseline::new(base);
     provide_context(baseline);
     let (theme, dark) = sync::theme();
-    bridge::serve_tools(plan, base, dark);
+    bridge::serve_tools(plan, base, dark, notice);
     provide_context(Editor::new(plan, notice));
     sync::keep_in_url(plan, base, embed);
     sync::follow_links(plan, base, notice);

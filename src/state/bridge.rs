@@ -64,7 +64,7 @@ pub fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>,
 
 /// The page's half: sends its state to the tools module after every change, applies the tools' edits, and
 /// loads the module (`meshplan-tools_loader.js` beside index.html) once the page has rendered.
-pub fn serve_tools(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, dark: Memo<bool>) {
+pub fn serve_tools(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, dark: Memo<bool>, notice: RwSignal<Option<String>>) {
     let state = move || Shared { plan: plan.get_untracked(), base: base.get_untracked(), dark: dark.get_untracked() };
     Effect::new(move |_| {
         plan.track();
@@ -86,15 +86,26 @@ pub fn serve_tools(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, dark: M
         }
     });
     // After the first frame has painted: the next animation frame runs before that paint, a task queued from it after.
-    request_animation_frame(|| set_timeout(load_tools, std::time::Duration::ZERO));
+    let failed = move || {
+        notice.set(Some(
+            "The planner's tools (import, Compare, Advisor, exports, Explain an OOM, schedule) did not load: serve \
+             meshplan-tools_loader.js, meshplan-tools.js and meshplan-tools_bg.wasm beside index.html, then reload."
+                .into(),
+        ))
+    };
+    request_animation_frame(move || set_timeout(move || load_tools(failed), std::time::Duration::ZERO));
 }
 
 /// Adds `<script type="module" src="meshplan-tools_loader.js">` (Trunk's loader: imports `meshplan-tools.js` and starts it). A page
-/// without the file (the JS API alone on a docs page never calls this) just goes without the tools' panels.
-fn load_tools() {
+/// that cannot fetch it (copied without it) calls `failed` and goes on without the tools' panels.
+fn load_tools(failed: impl Fn() + 'static) {
     let Some(doc) = browser::window().and_then(|w| w.document()) else { return };
     let (Ok(script), Some(head)) = (doc.create_element("script"), doc.head()) else { return };
     let _ = script.set_attribute("type", "module");
     let _ = script.set_attribute("src", "./meshplan-tools_loader.js");
+    let on_error = Closure::<dyn Fn()>::new(failed);
+    let _ = script.add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref());
+    // Fires at most once, for the page's life.
+    on_error.forget();
     let _ = head.append_child(&script);
 }

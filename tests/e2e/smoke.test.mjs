@@ -38,3 +38,15 @@ test("the tools module loads after the page has rendered, and what its panels wr
   assert.deepEqual(problems, { consoleErrors: [], pageErrors: [], foreignRequests: [] });
   await context.close();
 });
+
+test("a page copied without the tools module says which files to serve, and still plans", async () => {
+  const { page, context } = await openApp(browser, server.url, {
+    waitForTools: false,
+    prepare: (ctx) => ctx.route((u) => u.pathname.endsWith("/meshplan-tools_loader.js"), (route) => route.fulfill({ status: 404, body: "" })),
+  });
+  await page.locator("#notice").waitFor();
+  assert.match(await page.locator("#notice").innerText(), /tools .* did not load: serve meshplan-tools_loader\.js, meshplan-tools\.js and meshplan-tools_bg\.wasm/);
+  assert.equal(await page.locator("#app[data-tools]").count(), 0);
+  assert.equal(await page.locator("#d-world-size").innerText(), "16");
+  await context.close();
+});
