@@ -150,7 +150,9 @@ pub const DEFAULT_CONSTANTS: Constants = Constants {
     // Kernel count: permute (read 2 B, write 2 B) and unpermute + combine (read 2 B, write 2 B) per routed element
     // forward, twice that backward: 24 B per element = 12 per activation byte.
     permute_bytes: 12.0,
-    // A grouped GEMM of 128 rows per expert reaches about half the rate of a large one (assumption).
+    // A grouped GEMM of m0 rows per expert reaches half the rate of a large one. DeepGEMM's first README (H800, FP8,
+    // N 4096 / 7168, K 7168 / 2048): masked grouped layout 1233, 1040, 932 TFLOP/s at 1024, 512, 256 rows per group
+    // against 1297 contiguous, i.e. m0 = m·(1297/rate − 1) ≈ 53, 128, 100; single GEMMs of 64-128 rows give 130-265.
     expert_tokens_half: 128.0,
     quantize_scale: 1.0,
     // ~100 kernels per block forward and backward at ~5 µs of host time each (assumption).
@@ -327,9 +329,14 @@ pub struct Assumptions {
     /// Achieved fraction of the dense peak of a large GEMM for a GPU without a measured matmul rate in gpus.json.
     #[serde(default)]
     pub gemm_fraction_when_unmeasured: Assumed,
-    /// Achieved NVFP4 GEMM fraction of the FP4 peak relative to the FP8 fraction (no published NVFP4 matmul figure).
+    /// Achieved NVFP4 GEMM rate relative to the tensorwise FP8 GEMM rate of the same shapes.
     #[serde(default)]
-    pub fp4_gemm_fraction_of_fp8: Assumed,
+    pub nvfp4_gemm_per_tensorwise_fp8: Assumed,
+    /// Achieved rate of block-scaled FP8 GEMMs (blockwise, MXFP8) relative to tensorwise FP8 GEMMs of the same shapes.
+    #[serde(default)]
+    pub fp8_blockwise_gemm_per_tensorwise: Assumed,
+    #[serde(default)]
+    pub mxfp8_gemm_per_tensorwise: Assumed,
     /// HBM bytes per GEMM-input element each recipe's quantisation, scaling and transposes move, fwd + bwd.
     #[serde(default)]
     pub quantize_bytes_per_tensor: Assumed,
@@ -501,8 +508,8 @@ impl Compute {
 
 /// Achieved fraction of the dense peak of large GEMMs on this GPU: (training precision, BF16), from the catalogue's
 /// measured matmul rate where it has one.
-// Source: gpus.json measured_bf16/fp8_matmul_tflops over the dense peak (with their sources); NVFP4 and unmeasured
-// GPUs: data/perf_assumptions.json.
+// Source: gpus.json measured_bf16/fp8_matmul_tflops over the dense peak (with their sources); block-scaled FP8, NVFP4
+// and unmeasured GPUs: data/perf_assumptions.json (TE pre-quantized GEMM speedups on B300).
 fn gemm_fraction(plan: &Plan) -> (f64, f64) {
     let g = &plan.gpu;
     let a = assumptions();
@@ -512,10 +519,20 @@ fn gemm_fraction(plan: &Plan) -> (f64, f64) {
         _ => unmeasured,
     };
     let bf16 = frac(g.measured_bf16_matmul_tflops, Some(g.dense_bf16_tflops));
+    // The catalogue's FP8 figure is a tensorwise-scaled matmul (torch._scaled_mm); block-scaled recipes run their
+    // GEMMs at a measured fraction of it (Transformer Engine's pre-quantized GEMM benchmark, perf_assumptions.json).
     let fp8 = frac(g.measured_fp8_matmul_tflops, g.dense_fp8_tflops);
     let lo = match plan.training.settings.precision {
-        Precision::Fp8 => fp8,
-        Precision::Fp4 => fp8 * a.fp4_gemm_fraction_of_fp8.value,
+        Precision::Fp8 => match plan.training.settings.low_precision(&plan.gpu).fp8_recipe {
+            Some(crate::settings::Fp8Recipe::Blockwise) => fp8 * a.fp8_blockwise_gemm_per_tensorwise.value,
+            Some(crate::settings::Fp8Recipe::Mxfp8) => fp8 * a.mxfp8_gemm_per_tensorwise.value,
+            _ => fp8,
+        },
+        // NVFP4: a measured multiple of the FP8 rate, as a share of the FP4 peak (at most the FP8 share).
+        Precision::Fp4 => match (g.dense_fp8_tflops, g.dense_fp4_tflops) {
+            (Some(f8), Some(f4)) if f4 > 0.0 => (fp8 * a.nvfp4_gemm_per_tensorwise_fp8.value * f8 / f4).min(fp8),
+            _ => fp8,
+        },
         _ => bf16,
     };
     (lo, bf16)
