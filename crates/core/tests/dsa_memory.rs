@@ -51,3 +51,16 @@ fn recompute_of_the_core_attention_or_no_indexer_keeps_none() {
     assert_eq!(term(&r, "dsa_indexer_activations"), 0);
     assert!(r.memory.stages[0].activations_bytes > 0);
 }
+
+#[test]
+fn glm_5_trains_its_indexer_as_bridge_configures_it() {
+    // Megatron Bridge's GLM-5 provider sets dsa_indexer_loss_coeff = 0.001 (glm5_bridge.py); DeepSeek-V3.2 has no
+    // Bridge provider setting it, so Megatron-Core's default (None: no indexer loss) stands.
+    let coeff = |key: &str| meshplan_core::presets::model(key).unwrap().model_config().dsa_indexer_loss_coeff;
+    assert_eq!(coeff("glm-5"), Some(0.001));
+    assert_eq!(coeff("deepseek-v3.2"), None);
+    let path = format!("{}/tests/data/hf/zai-org--GLM-5.config.json", env!("CARGO_MANIFEST_DIR"));
+    let hf: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap();
+    assert_eq!(r.plan.model.dsa_indexer_loss_coeff, Some(0.001));
+}
