@@ -489,6 +489,7 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ("model.dsa_indexer_n_heads", "--dsa-indexer-n-heads", m.dsa().and(opt(m.dsa_indexer_n_heads))),
         ("model.dsa_indexer_head_dim", "--dsa-indexer-head-dim", m.dsa().and(opt(m.dsa_indexer_head_dim))),
         ("model.dsa_indexer_topk", "--dsa-indexer-topk", m.dsa().and(opt(m.dsa_indexer_topk))),
+        ("model.dsa_indexer_loss_coeff", "--dsa-indexer-loss-coeff", m.dsa().and(m.dsa_indexer_loss_coeff).map(|c| Val::Json(serde_json::json!(c)))),
         (
             "model.no_rope_freq",
             "--no-rope-freq",

@@ -68,6 +68,18 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An optional number in [min, max].
+    pub fn opt_number(&mut self, key: &'static str, min: f64, max: f64) -> Option<f64> {
+        let v = self.raw(key)?;
+        match v.as_f64() {
+            Some(x) if x >= min && x <= max => Some(x),
+            _ => {
+                self.bad(key, &format!("a number in {min}..={max}"), v, "the default".into());
+                None
+            }
+        }
+    }
+
     /// An integer in [min, max] with a default.
     pub fn uint(&mut self, key: &'static str, default: u64, min: u64, max: u64) -> u64 {
         self.opt_uint(key, min, max).unwrap_or(default)

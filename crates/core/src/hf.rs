@@ -213,6 +213,11 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         if let Some(k) = g("index_topk") {
             m.insert("dsa_indexer_topk".into(), json!(k));
         }
+        // Megatron Bridge's GLM-5 provider trains the indexer with a KL loss of coefficient 0.001
+        // (models/glm_moe_dsa/glm5_bridge.py: provider.dsa_indexer_loss_coeff = 0.001).
+        if model_type == "glm_moe_dsa" {
+            m.insert("dsa_indexer_loss_coeff".into(), json!(0.001));
+        }
     }
     match model_type.as_str() {
         "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,

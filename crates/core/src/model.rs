@@ -125,6 +125,10 @@ pub struct ModelConfig {
     pub dsa_indexer_head_dim: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsa_indexer_topk: Option<u64>,
+    /// The indexer's KL loss coefficient (Megatron-Core `dsa_indexer_loss_coeff`, default None = off). Above 0 the
+    /// indexer trains: its forward runs with autograd and saves its projections' inputs and outputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsa_indexer_loss_coeff: Option<f64>,
     /// Chunked local attention (Llama 4's attention_chunk_size; Megatron's `chunk_attention_size`): the sequence is cut
     /// into chunks of this many tokens, each attending causally within itself — on the layers that apply RoPE.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -125,6 +125,7 @@ fn model_from_fields_known(
         f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
         f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
     ];
+    let dsa_indexer_loss_coeff = f.opt_number("dsa_indexer_loss_coeff", 0.0, 1e6).or(b.and_then(|b| b.dsa_indexer_loss_coeff));
     known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
@@ -182,6 +183,7 @@ fn model_from_fields_known(
         dsa_indexer_n_heads: dsa[0],
         dsa_indexer_head_dim: dsa[1],
         dsa_indexer_topk: dsa[2],
+        dsa_indexer_loss_coeff,
         chunk_attention_size,
         no_rope_freq,
     };

@@ -127,6 +127,7 @@ pub const MODEL: &[Name] = &[
     n("model.dsa_indexer_n_heads", &[], Some(("--dsa-indexer-n-heads", Value))),
     n("model.dsa_indexer_head_dim", &[], Some(("--dsa-indexer-head-dim", Value))),
     n("model.dsa_indexer_topk", &[], Some(("--dsa-indexer-topk", Value))),
+    n("model.dsa_indexer_loss_coeff", &[], Some(("--dsa-indexer-loss-coeff", Value))),
     n("model.no_rope_freq", &[], Some(("--no-rope-freq", Value))),
 ];
 

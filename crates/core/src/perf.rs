@@ -17,6 +17,8 @@ use crate::derive::Derived;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
+mod stages;
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Breakdown {
     pub compute_s: f64,
@@ -495,6 +497,8 @@ struct Compute {
     logits_s: f64,
     /// State-space scans, at the BF16 rate of the attention core (they are not FP8 GEMMs).
     ssm_s: f64,
+    /// Of `dense_s` and `core_s`: the vision encoder's and projector's (built with the embedding).
+    vision_s: f64,
     model_flops: f64,
     /// Dense peak of the training precision, FLOP/s.
     peak: f64,
@@ -546,10 +550,10 @@ fn tokens_per_expert(plan: &Plan, sz: &Sizes) -> f64 {
     sz.s / sz.cp * sz.b * sz.ep * m.moe_router_topk as f64 / experts
 }
 
-/// Every GPU does 1/W of the batch's FLOPs (stages balanced; TP/CP/EP shard the work evenly), at peak × the GPU's
-/// achieved GEMM fraction × fitted efficiency × w/(w+w0), w = per-GPU GEMM width after TP (narrow GEMMs run
-/// slower); routed experts also × m/(m+m0), m = tokens per expert (grouped GEMMs of few rows run slower), and take
-/// the busiest rank's share (routing imbalance).
+/// Every GPU does 1/W of the batch's FLOPs (an even share: TP/CP/EP shard the work evenly; `estimate_with` scales it
+/// to the slowest pipeline stage), at peak × the GPU's achieved GEMM fraction × fitted efficiency × w/(w+w0), w =
+/// per-GPU GEMM width after TP (narrow GEMMs run slower); routed experts also × m/(m+m0), m = tokens per expert
+/// (grouped GEMMs of few rows run slower), and take the busiest rank's share (routing imbalance).
 fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute {
     let fl = flop_split(plan, derived);
     let (peak, bf16_peak) = peaks(plan);
@@ -565,7 +569,9 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
     let expert_eff = if low_precision { frac_lo * c.fp8_efficiency } else { frac_bf16 * c.bf16_efficiency };
     let expert_rate = (peak * expert_eff * width(plan.model.moe_ffn() as f64 / sz.etp) * grouped * c.moe_efficiency).max(1.0);
     let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);
+    let (vision_gemm, vision_core) = vision_flops(plan, derived);
     Compute {
+        vision_s: (vision_gemm / gemm_rate + vision_core / bf16_rate) / sz.world,
         dense_s: fl.dense_gemm / gemm_rate / sz.world,
         expert_s: fl.expert_gemm / expert_rate / sz.world * imbalance,
         core_s: fl.attention_core / bf16_rate / sz.world,
@@ -995,6 +1001,18 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);
     // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time.
     let bubble_frac = crate::pipeline::bubble_fraction(plan.parallelism.pp(), plan.parallelism.vpp(), derived.num_microbatches);
+    // The slowest pipeline stage sets the pace: its compute and its layers' terms, the even terms scaled to it.
+    let parts = stages::ComputeParts {
+        layer_s: (comp.dense_s + comp.core_s + comp.ssm_s - comp.vision_s).max(0.0),
+        expert_s: comp.expert_s,
+        vision_s: comp.vision_s,
+        logits_s: comp.logits_s,
+    };
+    let layer_terms = recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
+    let (cs, ls) = stages::slowest_stage(plan, derived, &parts, layer_terms);
+    let compute_s = compute_s * cs;
+    let [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s] =
+        [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s].map(|t| t * ls);
     let pipelined = compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
     let bubble_s = bubble_frac * pipelined;
     let optimizer_s = optimizer_s(plan, &sz, &params);

@@ -319,3 +319,39 @@ fn block_scaled_and_nvfp4_gemms_run_at_their_measured_share_of_the_tensorwise_ra
     let (fp4, _) = run("fp4", None);
     assert!(close(tw - fp4, t_dense * (1.0 - 1.0 / 1.82)), "nvfp4 {fp4} tensorwise {tw}");
 }
+
+#[test]
+fn the_slowest_pipeline_stage_sets_the_step() {
+    // Llama-3.1-8B, s = 8192, BF16 (every GEMM, the attention core and the logits at one rate, so compute time is
+    // proportional to FLOPs). Per token, worked by hand as in llama_3_1_8b_flops_match_hand_calculation:
+    //   a layer: A_lin + MLP = 1,308,622,848, core 6·q·s = 24,576·8192 = 201,326,592 → 1,509,949,440
+    //   the output layer: 6·h·V = 3,152,019,456;  the model: 32·1,509,949,440 + 3,152,019,456 = 51,470,401,536.
+    // On 8 GPUs, TP 1, PP 1, one sequence per GPU per step: compute is an even 1/8 of the batch's FLOPs.
+    let training = json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8});
+    let even = plan("llama-3.1-8b", 1, training.clone(), json!({"tensor_model_parallel_size": 1})).performance.unwrap();
+    let split = |first: u64| {
+        plan("llama-3.1-8b", 1, training.clone(), json!({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2,
+                                                         "num_layers_in_first_pipeline_stage": first}))
+        .performance
+        .unwrap()
+    };
+    // The output layer's logits count as an even share of every stage (perf/stages.rs: the fitted constants absorb
+    // them), so a stage's work is its layers plus half the logits. PP 2 with 12 | 20 layers: the last stage's
+    //   20·1,509,949,440 + 3,152,019,456 / 2 = 31,774,998,528 per token, against an even half of 25,735,200,768:
+    //   × 2·31,774,998,528 / 51,470,401,536 = 1.234679…, and its per-layer terms × 20/16 = 1.25.
+    let last = split(12);
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+    assert!(close(last.breakdown.compute_s / even.breakdown.compute_s, 63_549_997_056.0 / 51_470_401_536.0), "{last:?}");
+    assert!(close(last.breakdown.memory_bound_s / even.breakdown.memory_bound_s, 1.25));
+    // 20 | 12: the first stage holds the 20 layers, the same work; 16 | 16 is the even share.
+    let first = split(20);
+    assert!(close(first.breakdown.compute_s / even.breakdown.compute_s, 63_549_997_056.0 / 51_470_401_536.0), "{first:?}");
+    let balanced = split(16);
+    assert!(close(balanced.breakdown.compute_s, even.breakdown.compute_s));
+    // The step: m = DP-local microbatches = 8 / (8 / 2) = 2; bubble = (PP − 1) of the slowest stage's per-microbatch
+    // time = (2 − 1)/2 of the pipelined terms, so pipelined + bubble = (m + PP − 1) × the slowest stage's time.
+    let b = &last.breakdown;
+    let pipelined = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_routing_s + b.memory_bound_s + b.quantize_s + b.launch_s;
+    assert!(close(b.bubble_s, pipelined / 2.0));
+    assert!(balanced.step_time_s < last.step_time_s);
+}

@@ -129,3 +129,23 @@ fn dsa_and_nope_fields_are_written_in_megatron_names() {
         assert!(lm.lines().any(|l| l.trim() == flag), "{flag}:\n{lm}");
     }
 }
+
+#[test]
+fn the_encoder_makes_the_first_pipeline_stage_the_slowest() {
+    // BF16: every GEMM, the attention core and the logits at one rate, so compute time is proportional to FLOPs. The
+    // encoder's FLOPs V = 3·(fwd_encoder + fwd_projector) by hand (flops_by_hand_trained_and_frozen); T the step's.
+    let v = 3.0 * (1_048_576.0 * (271_872.0 + 524_288.0) + 262_144.0 * 1_179_648.0);
+    let one = plan(json!({"image_tokens_per_sample": 256}), json!({}));
+    let two = plan(json!({"image_tokens_per_sample": 256}), json!({"pipeline_model_parallel_size": 2}));
+    let t = meshplan_core::perf::flop_split(&one.plan, &one.derived).total();
+    // PP 2 splits the 16 layers 8 | 8; stage 0 also builds the encoder. Its work: V + half the rest (the layers and
+    // the logits, an even share), against an even half of T: × 2·(V + (T − V)/2) / T = 1 + V/T. Same 8 GPUs, so the
+    // even compute per GPU is the same at PP 1 and PP 2.
+    let (p1, p2) = (one.performance.unwrap(), two.performance.unwrap());
+    let ratio = p2.breakdown.compute_s / p1.breakdown.compute_s;
+    assert!((ratio / (1.0 + v / t) - 1.0).abs() < 1e-9, "{ratio} vs {}", 1.0 + v / t);
+    // A small encoder beside this language model (V/T ≈ 1.4e-4), yet far above the tolerance: PP 2 is slower.
+    assert!(ratio > 1.0 + 1e-4 && p2.breakdown.compute_s > p1.breakdown.compute_s);
+    // Its per-layer terms are an even half's: 8 of the 16 layers.
+    assert!((p2.breakdown.memory_bound_s / p1.breakdown.memory_bound_s - 1.0).abs() < 1e-9);
+}

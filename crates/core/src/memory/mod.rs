@@ -10,6 +10,7 @@
 //! report's buffers have grown).
 
 mod activations;
+mod dsa;
 mod moe;
 mod overhead;
 mod params;
@@ -157,6 +158,7 @@ pub enum TermKey {
     HostActivations,
     VisionEncoderWeights,
     VisionEncoderActivations,
+    DsaIndexerActivations,
 }
 
 /// One labelled term of a stage's memory.
@@ -317,6 +319,8 @@ struct PlanWide {
     /// The vision encoder's saved activations per microbatch, and its weights' label (trained or frozen).
     vision_act: f64,
     vision_label: &'static str,
+    /// The DSA indexer's saved tensors per attention layer and microbatch.
+    dsa_act: f64,
 }
 
 impl PlanWide {
@@ -339,6 +343,7 @@ impl PlanWide {
             deferred: activations::deferred_wgrad(p, &run, &sh, vocab, d.num_microbatches),
             vision_act: m.vision_config.as_ref().map_or(0.0, |e| vision::activations_per_microbatch(p, e)),
             vision_label: vision_label(p),
+            dsa_act: dsa::bytes_per_layer(p, &sh),
             run,
         }
     }
@@ -387,6 +392,20 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
         host_memory_per_node_bytes,
         host_fits: host_memory_per_node_bytes.map(|cap| host_bytes_per_node <= cap),
     };
+}
+
+/// The DSA indexer's saved tensors on one stage: per attention layer of its decoder chunks (microbatches in flight)
+/// and of the MTP block where it is built (each depth; the last chunk's microbatches in flight).
+fn dsa_on_stage(w: &PlanWide, kinds: &LayerKinds, counts: &KindCounts, mtp: bool, (in_flight, output_flight): (f64, f64)) -> f64 {
+    if w.dsa_act <= 0.0 {
+        return 0.0;
+    }
+    let t = &kinds.totals;
+    let attention = |c: &KindCounts| -> f64 {
+        t.table.kinds().iter().zip(c.0).filter(|(k, _)| k.mixer == crate::model::Mixer::Attention).map(|(_, n)| n as f64).sum()
+    };
+    let mtp_layers = if mtp { t.mtp.depths as f64 * attention(&t.mtp.layers) } else { 0.0 };
+    w.dsa_act * (attention(counts) * in_flight + mtp_layers * output_flight)
 }
 
 fn vision_label(p: &Plan) -> &'static str {
@@ -444,6 +463,8 @@ struct Parts {
     host_activations: f64,
     /// The vision encoder's saved activations of the microbatches in flight (the stage that builds it).
     vision_act: f64,
+    /// The DSA indexer's saved tensors of the stage's attention layers (microbatches in flight).
+    dsa_act: f64,
     in_flight: f64,
     /// Saved activations of one microbatch: the layers', and the output side's (last stage).
     layer_act: f64,
@@ -488,6 +509,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, s
         fragmentation: 0.0,
         host_activations: (offloaded * in_flight - kept).max(0.0),
         vision_act: if st.vision > 0.0 { w.vision_act * in_flight } else { 0.0 },
+        dsa_act: dsa_on_stage(w, kinds, &counts, st.mtp, (in_flight, output_flight)),
         in_flight: 0.0,
         layer_act: 0.0,
         output_act: 0.0,
@@ -495,7 +517,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, s
         step: 0.0,
     };
     let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + parts.graphs;
-    let fwd = persistent + parts.activations + parts.vision_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded;
+    let fwd = persistent + parts.activations + parts.vision_act + parts.dsa_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded;
     let step = persistent + s.step_grad_copy;
     let (allocated, bound_by) = if step > fwd { (step, Phase::OptimizerStep) } else { (fwd, Phase::ForwardBackward) };
     let parts = Parts { fragmentation: FRAGMENTATION * allocated, in_flight, layer_act, output_act, fwd, step, ..parts };
@@ -519,7 +541,7 @@ fn stage_breakdown(w: &PlanWide, st: &StageParams, x: &Parts, sm: &mut StageMemo
         recompute_transient_bytes: x.recompute as u64,
     };
     let (params_b, grads_b, optim_b, act_b) =
-        ((s.weights + s.weight_cache) as u64, s.grads as u64, (s.master + s.moments) as u64, (x.activations + x.vision_act) as u64);
+        ((s.weights + s.weight_cache) as u64, s.grads as u64, (s.master + s.moments) as u64, (x.activations + x.vision_act + x.dsa_act) as u64);
     sm.parameters_bytes = params_b;
     sm.gradients_bytes = grads_b;
     sm.optimizer_bytes = optim_b;
@@ -527,8 +549,8 @@ fn stage_breakdown(w: &PlanWide, st: &StageParams, x: &Parts, sm: &mut StageMemo
     sm.overhead_bytes = sm.total_bytes.saturating_sub(params_b).saturating_sub(grads_b).saturating_sub(optim_b).saturating_sub(act_b);
     sm.dense_parameters = st.dense as u64;
     sm.expert_parameters = st.experts as u64;
-    let vision_per_mb = if x.in_flight > 0.0 { x.vision_act / x.in_flight } else { 0.0 };
-    sm.activations_per_microbatch_bytes = (x.layer_act + x.output_act + vision_per_mb) as u64;
+    let per_mb = if x.in_flight > 0.0 { (x.vision_act + x.dsa_act) / x.in_flight } else { 0.0 };
+    sm.activations_per_microbatch_bytes = (x.layer_act + x.output_act + per_mb) as u64;
     sm.microbatches_in_flight = x.in_flight;
     sm.output_activations_bytes = x.output_act as u64;
     sm.reserved_bytes = sm.allocated_bytes.saturating_add(overhead.allocator_bytes);
@@ -559,6 +581,7 @@ fn stage_terms(w: &PlanWide, x: &Parts, sm: &mut StageMemory) {
     push(TermKey::CudaGraphBuffers, "CUDA graph static input/output buffers (per graphed scope and microbatch in flight)", x.graphs, Device, Persistent, true);
     push(TermKey::Activations, "saved activations (microbatches in flight)", x.activations, Device, ForwardBackward, true);
     push(TermKey::VisionEncoderActivations, "vision encoder: saved activations of the image tokens (microbatches in flight)", x.vision_act, Device, ForwardBackward, true);
+    push(TermKey::DsaIndexerActivations, "DSA indexer: saved top-k indices (and, with dsa_indexer_loss_coeff, its q, k, weights and inputs) per attention layer (microbatches in flight)", x.dsa_act, Device, ForwardBackward, true);
     push(TermKey::QuantizedWeightCopies, "quantized weight copies per microbatch in flight (disable_parameter_transpose_cache)", x.copies, Device, ForwardBackward, true);
     push(TermKey::RecomputeWorkingSet, "recompute working set (one recomputed layer or group in backward)", x.recompute, Device, ForwardBackward, true);
     push(TermKey::MoeDispatchWorkingSet, w.dispatch.1, x.dispatch, Device, ForwardBackward, true);
