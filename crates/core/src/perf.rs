@@ -999,7 +999,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let pp_comm_s = pp_comm_s(plan, &sz, &links);
     let params = LocalParams::of(plan, derived, &sz);
     let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);
-    // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time.
+    // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time (of the ranks off the slowest).
     let bubble_frac = crate::pipeline::bubble_fraction(plan.parallelism.pp(), plan.parallelism.vpp(), derived.num_microbatches);
     // The slowest pipeline stage sets the pace: its compute and its layers' terms, the even terms scaled to it.
     let parts = stages::ComputeParts {
@@ -1009,12 +1009,13 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
         logits_s: comp.logits_s,
     };
     let layer_terms = recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
-    let (cs, ls) = stages::slowest_stage(plan, derived, &parts, layer_terms);
-    let compute_s = compute_s * cs;
+    let sc = stages::slowest_stage(plan, derived, &parts, layer_terms);
+    // The fill and drain pass one chunk of every other rank (perf/stages.rs): (PP − 1)/(VPP·m) of the other ranks'
+    // mean pipelined time.
+    let bubble_s = bubble_frac * (compute_s * sc.bubble_compute + layer_terms * sc.bubble_layer);
+    let compute_s = compute_s * sc.compute;
     let [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s] =
-        [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s].map(|t| t * ls);
-    let pipelined = compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
-    let bubble_s = bubble_frac * pipelined;
+        [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s].map(|t| t * sc.layer);
     let optimizer_s = optimizer_s(plan, &sz, &params);
     let breakdown = Breakdown {
         compute_s: finite(compute_s),

@@ -74,17 +74,26 @@ fn bubble_share_follows_pp_vpp_and_microbatches() {
     let r = plan("llama-3.1-70b", 4, training.clone(), json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 8}));
     let p = r.performance.unwrap();
     let b = &p.breakdown;
-    // DP = 1, m = 32: bubble = (8−1)/32 of the pipelined compute.
+    // DP = 1, m = 32: bubble = (8−1)/32 of a stage's pipelined compute.
     // Pipelined: every per-micro-batch term (compute, recompute, exposed TP/CP/EP, MoE routing, memory-bound,
     // quantize, launch); DP, PP p2p and the optimizer are outside the pipeline.
     let pipelined = |b: &perf::Breakdown| {
         b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_routing_s + b.memory_bound_s + b.quantize_s + b.launch_s
     };
-    assert!((b.bubble_s / pipelined(b) - 7.0 / 32.0).abs() < 1e-12);
+    // The bubble is the fill and drain through the stages other than the slowest (perf/stages.rs): the last stage
+    // (10 layers and the output layer) is the slowest, the others hold 10 layers each. BF16, so time ∝ FLOPs; per
+    // token, as in the_slowest_pipeline_stage_sets_the_step: a layer 6·(8192·(8192 + 2·1024) + 8192·8192 +
+    // 3·8192·28672) + 6·8192·4096 = 5,133,828,096 + 201,326,592 = 5,335,154,688; the output layer 6·8192·128,512 =
+    // 6,316,621,824 (the vocabulary 128,256 padded to a multiple of 128·TP = 512); the last stage 10 layers + logits =
+    // 59,668,168,704. A stage without the logits: the pipelined terms less the logits' share of the last stage's compute.
+    let other = |b: &perf::Breakdown| pipelined(b) - b.compute_s * 6_316_621_824.0 / 59_668_168_704.0;
+    assert!((b.bubble_s / other(b) - 7.0 / 32.0).abs() < 1e-12, "{} {}", b.bubble_s, other(b));
     let v = plan("llama-3.1-70b", 4, training, json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 8,
                                                       "virtual_pipeline_model_parallel_size": 5}));
     let vb = &v.performance.unwrap().breakdown;
-    assert!((vb.bubble_s / pipelined(vb) - 7.0 / 160.0).abs() < 1e-12);
+    // Interleaved: the logits sit in the last rank's last chunk, on neither the fill's nor the drain's path; the
+    // bubble is 1/VPP as long.
+    assert!((vb.bubble_s / other(vb) - 7.0 / 160.0).abs() < 1e-12);
 }
 
 #[test]
@@ -335,23 +344,32 @@ fn the_slowest_pipeline_stage_sets_the_step() {
         .performance
         .unwrap()
     };
-    // The output layer's logits count as an even share of every stage (perf/stages.rs: the fitted constants absorb
-    // them), so a stage's work is its layers plus half the logits. PP 2 with 12 | 20 layers: the last stage's
-    //   20·1,509,949,440 + 3,152,019,456 / 2 = 31,774,998,528 per token, against an even half of 25,735,200,768:
-    //   × 2·31,774,998,528 / 51,470,401,536 = 1.234679…, and its per-layer terms × 20/16 = 1.25.
+    // The output layer's logits run where the loss is, the last stage (perf/stages.rs). PP 2 with 12 | 20 layers:
+    //   first 12·1,509,949,440 = 18,119,393,280; last 20·1,509,949,440 + 3,152,019,456 = 33,351,008,256 per token,
+    //   against an even half of 25,735,200,768: compute × 2·33,351,008,256 / 51,470,401,536 = 1.29594…, and its
+    //   per-layer terms × 20/16 = 1.25.
     let last = split(12);
     let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
-    assert!(close(last.breakdown.compute_s / even.breakdown.compute_s, 63_549_997_056.0 / 51_470_401_536.0), "{last:?}");
+    assert!(close(last.breakdown.compute_s / even.breakdown.compute_s, 66_702_016_512.0 / 51_470_401_536.0), "{last:?}");
     assert!(close(last.breakdown.memory_bound_s / even.breakdown.memory_bound_s, 1.25));
-    // 20 | 12: the first stage holds the 20 layers, the same work; 16 | 16 is the even share.
+    // 20 | 12: the first stage's 20 layers (30,198,988,800) outweigh the last's 12 + logits (21,271,412,736).
     let first = split(20);
-    assert!(close(first.breakdown.compute_s / even.breakdown.compute_s, 63_549_997_056.0 / 51_470_401_536.0), "{first:?}");
+    assert!(close(first.breakdown.compute_s / even.breakdown.compute_s, 60_397_977_600.0 / 51_470_401_536.0), "{first:?}");
+    // 16 | 16 is no longer even: the last stage carries the logits, 16·1,509,949,440 + 3,152,019,456 = 27,311,210,496.
     let balanced = split(16);
-    assert!(close(balanced.breakdown.compute_s, even.breakdown.compute_s));
-    // The step: m = DP-local microbatches = 8 / (8 / 2) = 2; bubble = (PP − 1) of the slowest stage's per-microbatch
-    // time = (2 − 1)/2 of the pipelined terms, so pipelined + bubble = (m + PP − 1) × the slowest stage's time.
+    assert!(close(balanced.breakdown.compute_s / even.breakdown.compute_s, 54_622_420_992.0 / 51_470_401_536.0));
+    // num_layers_in_last_pipeline_stage moves a layer off the last stage and shows its benefit: 17 | 15 gives
+    // 25,669,140,480 | 22,649,241,600 + 3,152,019,456 = 25,801,261,056, both under 16 | 16's 27,311,210,496.
+    let moved = split(17);
+    assert!(moved.step_time_s < balanced.step_time_s, "17|15 {} 16|16 {}", moved.step_time_s, balanced.step_time_s);
+    assert!(moved.breakdown.compute_s < balanced.breakdown.compute_s);
+    // The bubble: the fill and drain pass the stages other than the slowest (perf/stages.rs), here the first with
+    // 12 layers. m = DP-local microbatches = 8 / (8 / 2) = 2, so the bubble is (PP − 1)/m = 1/2 of the first stage's
+    // pipelined time: its compute, 18,119,393,280 / 33,351,008,256 of the last's, and its per-layer terms, 12/20 of
+    // the last's. (Even stages: (m + PP − 1) × a stage's time, as before.)
     let b = &last.breakdown;
-    let pipelined = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_routing_s + b.memory_bound_s + b.quantize_s + b.launch_s;
-    assert!(close(b.bubble_s, pipelined / 2.0));
+    let layer_terms = b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_routing_s + b.memory_bound_s + b.quantize_s + b.launch_s;
+    let first_stage = b.compute_s * 18_119_393_280.0 / 33_351_008_256.0 + layer_terms * 12.0 / 20.0;
+    assert!(close(b.bubble_s, first_stage / 2.0), "bubble {} first stage {first_stage}", b.bubble_s);
     assert!(balanced.step_time_s < last.step_time_s);
 }
