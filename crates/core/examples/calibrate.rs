@@ -568,7 +568,9 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = args.iter().any(|a| a == "--check");
     let logo = !check || args.iter().any(|a| a == "--logo");
-    let path = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| DEFAULT_RUNS.to_string());
+    let path = (0..args.len())
+        .find(|&i| !args[i].starts_with("--") && (i == 0 || args[i - 1] != "--breakdown"))
+        .map_or_else(|| DEFAULT_RUNS.to_string(), |i| args[i].clone());
     let loaded = load(&path).and_then(|cal| Ok((cal, load(VALIDATION_RUNS)?)));
     let ((runs, skipped), (val, val_skipped)) = match loaded {
         Ok(x) => x,
@@ -577,6 +579,18 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // --breakdown ID[,ID…]: each named run's breakdown with the embedded constants, then stop.
+    if let Some(ids) = args.iter().position(|a| a == "--breakdown").and_then(|i| args.get(i + 1)) {
+        for r in runs.iter().chain(&val).filter(|r| ids.split(',').any(|id| id == r.id)) {
+            let p = perf::estimate(&r.plan, &r.derived);
+            println!("{} {} measured {:.0} model {:.0} TFLOP/s; step {:.4} s; mb {}", r.id, r.label, r.measured_tflops,
+                p.model_tflops_per_gpu, p.step_time_s, r.derived.num_microbatches);
+            for (name, t) in p.breakdown.terms() {
+                println!("  {name:<14} {t:>9.4} s");
+            }
+        }
+        return;
+    }
     let c = if check { *perf::constants() } else { fit(&runs) };
     let errs = errors(&runs, &c);
     let mfu = mfu_errors(&runs, &c);
