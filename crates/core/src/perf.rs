@@ -575,7 +575,10 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
         dense_s: fl.dense_gemm / gemm_rate / sz.world,
         expert_s: fl.expert_gemm / expert_rate / sz.world * imbalance,
         core_s: fl.attention_core / bf16_rate / sz.world,
-        logits_s: fl.logits / bf16_rate / sz.world,
+        // The output layer is vocabulary-parallel: each GPU's GEMM is [tokens × h] · [h × V/TP], h unsplit, so its
+        // narrow dimension is V/TP, not h/TP (megatron/core/models/gpt/gpt_model.py output_layer:
+        // tensor_parallel.ColumnParallelLinear over the padded vocabulary; BF16, outside Transformer Engine's FP8).
+        logits_s: fl.logits / (bf16_peak * frac_bf16 * c.bf16_efficiency * width(derived.padded_vocab_size as f64 / sz.tp)).max(1.0) / sz.world,
         ssm_s: fl.ssm_scan / bf16_rate / sz.world,
         model_flops: fl.total(),
         peak,
