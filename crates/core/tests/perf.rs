@@ -384,3 +384,28 @@ fn the_slowest_pipeline_stage_sets_the_step() {
     assert!(close(b.bubble_s, first_stage / 2.0), "bubble {} first stage {first_stage}", b.bubble_s);
     assert!(balanced.step_time_s < last.step_time_s);
 }
+
+#[test]
+fn account_for_loss_in_pipeline_split_lightens_the_last_stage() {
+    // Llama-3.1-8B (32 layers), PP 3 on 24 GPUs. account_for_loss_in_pipeline_split counts the loss as a layer:
+    // 33 / 3 = 11 per stage, the last building 10 layers and the output layer (Megatron-Core
+    // transformer_block.get_num_layers_to_build): [11, 11, 10]. Against it, the last stage given 12 layers
+    // (num_layers_in_last_pipeline_stage 12: [10, 10, 12]). Per token (the_slowest_pipeline_stage_sets_the_step):
+    // a layer L = 1,509,949,440, the output layer at the layers' rate G' ≈ 1.97·L, so the last stage holds ≈ 11.97·L
+    // with the loss counted, ≈ 13.97·L without: the accounted split's slowest stage has ~14% less compute.
+    let training = json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 24});
+    let run = |par: Value| plan("llama-3.1-8b", 3, training.clone(), par);
+    let counted = run(json!({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 3, "account_for_loss_in_pipeline_split": true}));
+    let heavy = run(json!({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 3, "num_layers_in_last_pipeline_stage": 12}));
+    assert_eq!(counted.derived.layers_per_stage, vec![11, 11, 10]);
+    assert_eq!(heavy.derived.layers_per_stage, vec![10, 10, 12]);
+    let (c, h) = (counted.performance.unwrap(), heavy.performance.unwrap());
+    let w0 = perf::constants().gemm_width_half;
+    let w = |x: f64| x / (x + w0);
+    let (l, g) = (1_509_949_440.0, 3_152_019_456.0 * w(4096.0) / w(128_256.0));
+    // Compute is the slowest stage's in both (the heavy split: its last stage; the counted split: the larger of 11·L
+    // and 10·L + G', the latter).
+    let ratio = c.breakdown.compute_s / h.breakdown.compute_s;
+    assert!((ratio - (10.0 * l + g) / (12.0 * l + g)).abs() < 1e-9, "{ratio}");
+    assert!(c.step_time_s < h.step_time_s, "{} vs {}", c.step_time_s, h.step_time_s);
+}
