@@ -575,7 +575,10 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
         dense_s: fl.dense_gemm / gemm_rate / sz.world,
         expert_s: fl.expert_gemm / expert_rate / sz.world * imbalance,
         core_s: fl.attention_core / bf16_rate / sz.world,
-        logits_s: fl.logits / bf16_rate / sz.world,
+        // The output layer is vocabulary-parallel: each GPU's GEMM is [tokens × h] · [h × V/TP], h unsplit, so its
+        // narrow dimension is V/TP, not h/TP (megatron/core/models/gpt/gpt_model.py output_layer:
+        // tensor_parallel.ColumnParallelLinear over the padded vocabulary; BF16, outside Transformer Engine's FP8).
+        logits_s: fl.logits / (bf16_peak * frac_bf16 * c.bf16_efficiency * width(derived.padded_vocab_size as f64 / sz.tp)).max(1.0) / sz.world,
         ssm_s: fl.ssm_scan / bf16_rate / sz.world,
         model_flops: fl.total(),
         peak,
@@ -999,7 +1002,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let pp_comm_s = pp_comm_s(plan, &sz, &links);
     let params = LocalParams::of(plan, derived, &sz);
     let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);
-    // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time.
+    // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time (of the ranks off the slowest).
     let bubble_frac = crate::pipeline::bubble_fraction(plan.parallelism.pp(), plan.parallelism.vpp(), derived.num_microbatches);
     // The slowest pipeline stage sets the pace: its compute and its layers' terms, the even terms scaled to it.
     let parts = stages::ComputeParts {
@@ -1009,12 +1012,13 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
         logits_s: comp.logits_s,
     };
     let layer_terms = recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
-    let (cs, ls) = stages::slowest_stage(plan, derived, &parts, layer_terms);
-    let compute_s = compute_s * cs;
+    let sc = stages::slowest_stage(plan, derived, &parts, layer_terms);
+    // The fill and drain pass one chunk of every other rank (perf/stages.rs): (PP − 1)/(VPP·m) of the other ranks'
+    // mean pipelined time.
+    let bubble_s = bubble_frac * (compute_s * sc.bubble_compute + layer_terms * sc.bubble_layer);
+    let compute_s = compute_s * sc.compute;
     let [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s] =
-        [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s].map(|t| t * ls);
-    let pipelined = compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
-    let bubble_s = bubble_frac * pipelined;
+        [recompute_s, tp_comm_s, cp_comm_s, ep_comm_s, moe_routing_s, memory_bound_s, quantize_s, launch_s].map(|t| t * sc.layer);
     let optimizer_s = optimizer_s(plan, &sz, &params);
     let breakdown = Breakdown {
         compute_s: finite(compute_s),

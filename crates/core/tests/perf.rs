@@ -74,17 +74,32 @@ fn bubble_share_follows_pp_vpp_and_microbatches() {
     let r = plan("llama-3.1-70b", 4, training.clone(), json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 8}));
     let p = r.performance.unwrap();
     let b = &p.breakdown;
-    // DP = 1, m = 32: bubble = (8−1)/32 of the pipelined compute.
+    // DP = 1, m = 32: bubble = (8−1)/32 of a stage's pipelined compute.
     // Pipelined: every per-micro-batch term (compute, recompute, exposed TP/CP/EP, MoE routing, memory-bound,
     // quantize, launch); DP, PP p2p and the optimizer are outside the pipeline.
     let pipelined = |b: &perf::Breakdown| {
         b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_routing_s + b.memory_bound_s + b.quantize_s + b.launch_s
     };
-    assert!((b.bubble_s / pipelined(b) - 7.0 / 32.0).abs() < 1e-12);
+    // The bubble is the fill and drain through the stages other than the slowest (perf/stages.rs): the last stage
+    // (10 layers and the output layer) is the slowest, the others hold 10 layers each. BF16, so time ∝ FLOPs; per
+    // token, as in the_slowest_pipeline_stage_sets_the_step: a layer 6·(8192·(8192 + 2·1024) + 8192·8192 +
+    // 3·8192·28672) + 6·8192·4096 = 5,133,828,096 + 201,326,592 = 5,335,154,688; the output layer 6·8192·128,512 =
+    // 6,316,621,824 (the vocabulary 128,256 padded to a multiple of 128·TP = 512); the last stage 10 layers
+    // (53,351,546,880) + logits. A stage without the logits: the pipelined terms less the logits' share of the last
+    // stage's compute.
+    // The output layer runs at the rate of its width V/TP = 32,128 against the layers' h/TP = 2048 (perf.rs: the
+    // vocabulary-parallel GEMM), so in layer-rate FLOPs it is G' = 6,316,621,824·w(2048)/w(32,128), w(x) = x/(x + w₀).
+    let w0 = perf::constants().gemm_width_half;
+    let w = |x: f64| x / (x + w0);
+    let g = 6_316_621_824.0 * w(2048.0) / w(32_128.0);
+    let other = |b: &perf::Breakdown| pipelined(b) - b.compute_s * g / (53_351_546_880.0 + g);
+    assert!((b.bubble_s / other(b) - 7.0 / 32.0).abs() < 1e-12, "{} {}", b.bubble_s, other(b));
     let v = plan("llama-3.1-70b", 4, training, json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 8,
                                                       "virtual_pipeline_model_parallel_size": 5}));
     let vb = &v.performance.unwrap().breakdown;
-    assert!((vb.bubble_s / pipelined(vb) - 7.0 / 160.0).abs() < 1e-12);
+    // Interleaved: the logits sit in the last rank's last chunk, on neither the fill's nor the drain's path; the
+    // bubble is 1/VPP as long.
+    assert!((vb.bubble_s / other(vb) - 7.0 / 160.0).abs() < 1e-12);
 }
 
 #[test]
@@ -322,11 +337,17 @@ fn block_scaled_and_nvfp4_gemms_run_at_their_measured_share_of_the_tensorwise_ra
 
 #[test]
 fn the_slowest_pipeline_stage_sets_the_step() {
-    // Llama-3.1-8B, s = 8192, BF16 (every GEMM, the attention core and the logits at one rate, so compute time is
-    // proportional to FLOPs). Per token, worked by hand as in llama_3_1_8b_flops_match_hand_calculation:
-    //   a layer: A_lin + MLP = 1,308,622,848, core 6·q·s = 24,576·8192 = 201,326,592 → 1,509,949,440
-    //   the output layer: 6·h·V = 3,152,019,456;  the model: 32·1,509,949,440 + 3,152,019,456 = 51,470,401,536.
-    // On 8 GPUs, TP 1, PP 1, one sequence per GPU per step: compute is an even 1/8 of the batch's FLOPs.
+    // Llama-3.1-8B, s = 8192, BF16 (every GEMM and the attention core at one rate, so their time is proportional to
+    // FLOPs). Per token, worked by hand as in llama_3_1_8b_flops_match_hand_calculation:
+    //   a layer: A_lin + MLP = 1,308,622,848, core 6·q·s = 24,576·8192 = 201,326,592 → L = 1,509,949,440
+    //   the output layer: 6·h·V = G = 3,152,019,456.
+    // The output layer is vocabulary-parallel, so its GEMM width is V/TP = 128,256 against the layers' h/TP = 4096:
+    // it runs at w(128,256)/w(4096) of their rate, w(x) = x/(x + w₀) (perf.rs); in layer-rate FLOPs G' = G·w(4096)/w(128,256).
+    // On 8 GPUs, TP 1, PP 1, one sequence per GPU per step: compute is an even 1/8 of the batch's work, ∝ 32·L + G'.
+    let w0 = perf::constants().gemm_width_half;
+    let w = |x: f64| x / (x + w0);
+    let (l, g) = (1_509_949_440.0, 3_152_019_456.0 * w(4096.0) / w(128_256.0));
+    let total = 32.0 * l + g;
     let training = json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8});
     let even = plan("llama-3.1-8b", 1, training.clone(), json!({"tensor_model_parallel_size": 1})).performance.unwrap();
     let split = |first: u64| {
@@ -335,23 +356,56 @@ fn the_slowest_pipeline_stage_sets_the_step() {
         .performance
         .unwrap()
     };
-    // The output layer's logits count as an even share of every stage (perf/stages.rs: the fitted constants absorb
-    // them), so a stage's work is its layers plus half the logits. PP 2 with 12 | 20 layers: the last stage's
-    //   20·1,509,949,440 + 3,152,019,456 / 2 = 31,774,998,528 per token, against an even half of 25,735,200,768:
-    //   × 2·31,774,998,528 / 51,470,401,536 = 1.234679…, and its per-layer terms × 20/16 = 1.25.
+    // The output layer's logits run where the loss is, the last stage (perf/stages.rs). PP 2 with 12 | 20 layers:
+    // first 12·L, last 20·L + G', against an even half of 32·L + G': compute × 2·(20·L + G')/(32·L + G') (1.2959… at
+    // w₀ = 256), and its per-layer terms × 20/16 = 1.25.
     let last = split(12);
     let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
-    assert!(close(last.breakdown.compute_s / even.breakdown.compute_s, 63_549_997_056.0 / 51_470_401_536.0), "{last:?}");
+    assert!(close(last.breakdown.compute_s / even.breakdown.compute_s, 2.0 * (20.0 * l + g) / total), "{last:?}");
     assert!(close(last.breakdown.memory_bound_s / even.breakdown.memory_bound_s, 1.25));
-    // 20 | 12: the first stage holds the 20 layers, the same work; 16 | 16 is the even share.
+    // 20 | 12: the first stage's 20 layers (30,198,988,800) outweigh the last's 12 + logits (≈ 21.3e9).
     let first = split(20);
-    assert!(close(first.breakdown.compute_s / even.breakdown.compute_s, 63_549_997_056.0 / 51_470_401_536.0), "{first:?}");
+    assert!(close(first.breakdown.compute_s / even.breakdown.compute_s, 2.0 * 20.0 * l / total), "{first:?}");
+    // 16 | 16 is no longer even: the last stage carries the logits, 16·L + G'.
     let balanced = split(16);
-    assert!(close(balanced.breakdown.compute_s, even.breakdown.compute_s));
-    // The step: m = DP-local microbatches = 8 / (8 / 2) = 2; bubble = (PP − 1) of the slowest stage's per-microbatch
-    // time = (2 − 1)/2 of the pipelined terms, so pipelined + bubble = (m + PP − 1) × the slowest stage's time.
+    assert!(close(balanced.breakdown.compute_s / even.breakdown.compute_s, 2.0 * (16.0 * l + g) / total));
+    // num_layers_in_last_pipeline_stage moves a layer off the last stage and shows its benefit: 17 | 15 gives
+    // 17·L = 25,669,140,480 | 15·L + G' ≈ 25.79e9, both under 16 | 16's 16·L + G' ≈ 27.30e9.
+    let moved = split(17);
+    assert!(moved.step_time_s < balanced.step_time_s, "17|15 {} 16|16 {}", moved.step_time_s, balanced.step_time_s);
+    assert!(moved.breakdown.compute_s < balanced.breakdown.compute_s);
+    // The bubble: the fill and drain pass the stages other than the slowest (perf/stages.rs), here the first with
+    // 12 layers. m = DP-local microbatches = 8 / (8 / 2) = 2, so the bubble is (PP − 1)/m = 1/2 of the first stage's
+    // pipelined time: its compute, 12·L/(20·L + G') of the last's, and its per-layer terms, 12/20 of the last's.
+    // (Even stages: (m + PP − 1) × a stage's time, as before.)
     let b = &last.breakdown;
-    let pipelined = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_routing_s + b.memory_bound_s + b.quantize_s + b.launch_s;
-    assert!(close(b.bubble_s, pipelined / 2.0));
+    let layer_terms = b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_routing_s + b.memory_bound_s + b.quantize_s + b.launch_s;
+    let first_stage = b.compute_s * 12.0 * l / (20.0 * l + g) + layer_terms * 12.0 / 20.0;
+    assert!(close(b.bubble_s, first_stage / 2.0), "bubble {} first stage {first_stage}", b.bubble_s);
     assert!(balanced.step_time_s < last.step_time_s);
+}
+
+#[test]
+fn account_for_loss_in_pipeline_split_lightens_the_last_stage() {
+    // Llama-3.1-8B (32 layers), PP 3 on 24 GPUs. account_for_loss_in_pipeline_split counts the loss as a layer:
+    // 33 / 3 = 11 per stage, the last building 10 layers and the output layer (Megatron-Core
+    // transformer_block.get_num_layers_to_build): [11, 11, 10]. Against it, the last stage given 12 layers
+    // (num_layers_in_last_pipeline_stage 12: [10, 10, 12]). Per token (the_slowest_pipeline_stage_sets_the_step):
+    // a layer L = 1,509,949,440, the output layer at the layers' rate G' ≈ 1.97·L, so the last stage holds ≈ 11.97·L
+    // with the loss counted, ≈ 13.97·L without: the accounted split's slowest stage has ~14% less compute.
+    let training = json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 24});
+    let run = |par: Value| plan("llama-3.1-8b", 3, training.clone(), par);
+    let counted = run(json!({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 3, "account_for_loss_in_pipeline_split": true}));
+    let heavy = run(json!({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 3, "num_layers_in_last_pipeline_stage": 12}));
+    assert_eq!(counted.derived.layers_per_stage, vec![11, 11, 10]);
+    assert_eq!(heavy.derived.layers_per_stage, vec![10, 10, 12]);
+    let (c, h) = (counted.performance.unwrap(), heavy.performance.unwrap());
+    let w0 = perf::constants().gemm_width_half;
+    let w = |x: f64| x / (x + w0);
+    let (l, g) = (1_509_949_440.0, 3_152_019_456.0 * w(4096.0) / w(128_256.0));
+    // Compute is the slowest stage's in both (the heavy split: its last stage; the counted split: the larger of 11·L
+    // and 10·L + G', the latter).
+    let ratio = c.breakdown.compute_s / h.breakdown.compute_s;
+    assert!((ratio - (10.0 * l + g) / (12.0 * l + g)).abs() < 1e-9, "{ratio}");
+    assert!(c.step_time_s < h.step_time_s, "{} vs {}", c.step_time_s, h.step_time_s);
 }

@@ -17,10 +17,11 @@ fn embedded_constants_reproduce_the_calibration() {
     let (runs, skipped) = calibrate::load(&path).unwrap_or_else(|e| panic!("{path}: {e:?}"));
     assert!(runs.len() >= 280, "only {} runs mapped ({} skipped)", runs.len(), skipped.len());
     let (median, p90) = calibrate::summary(&calibrate::errors(&runs, perf::constants()));
-    assert!(median < 0.065, "median |TFLOP/s error| {median}");
-    assert!(p90 < 0.19, "p90 |TFLOP/s error| {p90}");
+    // Measured (docs/calibration.md, perf-logo round): median 3.8%, p90 16.2%, MFU 1.48 points.
+    assert!(median < 0.04, "median |TFLOP/s error| {median}");
+    assert!(p90 < 0.165, "p90 |TFLOP/s error| {p90}");
     let (mfu_median, _) = calibrate::summary(&calibrate::mfu_errors(&runs, perf::constants()));
-    assert!(mfu_median < 0.025, "median |MFU error| {mfu_median}");
+    assert!(mfu_median < 0.015, "median |MFU error| {mfu_median}");
     // The file records the summary of its own fit.
     let file = file();
     assert!((file["median_abs_tflops_error"].as_f64().unwrap() - median).abs() < 1e-3);
@@ -33,10 +34,12 @@ fn validation_runs_the_fit_never_saw() {
     assert!(val.len() >= 190, "only {} validation runs mapped", val.len());
     let errs = calibrate::errors(&val, perf::constants());
     let (median, _) = calibrate::summary(&errs);
-    // Measured: 21.8% (docs/calibration.md; 21.9% before the slowest pipeline stage set the step, 20.4% before
+    // Measured: 18.7% (docs/calibration.md; 18.6% before the output layer's GEMM took its vocabulary width, 20.6%
+    // before the logits ran on the last stage, 21.8% before unpublished VPs
+    // were read from their sibling rows, 21.9% before the slowest pipeline stage set the step, 20.4% before
     // block-scaled FP8 GEMMs ran at their measured share of the tensorwise rate, 19.3% before EP and CP were priced by
     // mechanism — never fitted to).
-    assert!(median < 0.22, "validation median |TFLOP/s error| {median}");
+    assert!(median < 0.19, "validation median |TFLOP/s error| {median}");
     assert!((file()["validation_median_abs_tflops_error"].as_f64().unwrap() - median).abs() < 1e-3);
 }
 
@@ -46,11 +49,12 @@ fn leave_one_group_out_is_recorded_for_every_dimension() {
     for dim in calibrate::DIMENSIONS {
         assert!(held.iter().any(|h| h["dimension"] == dim), "no held-out group of {dim}");
     }
-    // Measured by the committed fit (docs/calibration.md): the median over groups of the held-out median is 10.9%,
-    // and the worst group is every dense run held out, 34.2% (the fold fits on the 57 MoE runs alone; 18.9% before the
-    // slowest pipeline stage set the step). Next worst: MoE held out 19.3%, Qwen 17.1%.
+    // Measured by the committed fit (docs/calibration.md): the median over groups of the held-out median is 12.5%
+    // (10.9% before the output layer's logits ran on the last stage, 12.6% with them there before the output GEMM took
+    // its vocabulary width), and the worst group is every MoE run held out, 24.9% (over-predicted: the fold keeps the
+    // physical MoE first guesses); dense held out 12.7% (39.3% before the vocabulary width, 34.2% on main).
     let mut medians: Vec<f64> = held.iter().map(|h| h["held_out"].as_f64().unwrap()).collect();
     medians.sort_by(f64::total_cmp);
-    assert!(medians[(medians.len() - 1) / 2] < 0.11, "median held-out {medians:?}");
-    assert!(medians.iter().all(|&m| m < 0.35), "a held-out group above 35%: {medians:?}");
+    assert!(medians[(medians.len() - 1) / 2] < 0.13, "median held-out {medians:?}");
+    assert!(medians.iter().all(|&m| m < 0.25), "a held-out group above 25%: {medians:?}");
 }

@@ -138,14 +138,32 @@ fn the_encoder_makes_the_first_pipeline_stage_the_slowest() {
     let one = plan(json!({"image_tokens_per_sample": 256}), json!({}));
     let two = plan(json!({"image_tokens_per_sample": 256}), json!({"pipeline_model_parallel_size": 2}));
     let t = meshplan_core::perf::flop_split(&one.plan, &one.derived).total();
-    // PP 2 splits the 16 layers 8 | 8; stage 0 also builds the encoder. Its work: V + half the rest (the layers and
-    // the logits, an even share), against an even half of T: × 2·(V + (T − V)/2) / T = 1 + V/T. Same 8 GPUs, so the
-    // even compute per GPU is the same at PP 1 and PP 2.
+    // The output layer's logits run on the last stage: G = tokens·6·h·V = 1024·4096·6·2048·32,000 per step, 1.18 of a
+    // layer (per token 6·2048·32,000 = 393,216,000 against 6·(2048·(2048 + 2·1024) + 2048·2048 + 3·2048·5632) +
+    // 6·2048·4096 = 333,447,168). PP 2 splits the 16 layers 8 | 8: stage 1's 8 layers and the logits outweigh stage 0's
+    // 8 layers and the small encoder, so the step follows stage 1: × 2·((T − V − G)/2 + G')/T'. Same 8
+    // GPUs, so the even compute per GPU is the same at PP 1 and PP 2.
+    // The output layer runs at the rate of its width V/TP = 32,000 against h/TP = 2048 (perf.rs: vocabulary-parallel),
+    // so in FLOPs at the layers' rate it counts G' = G·w(2048)/w(32,000), w(x) = x/(x + w₀); the step's T' = T − G + G'.
+    let g = 1024.0 * 4096.0 * 6.0 * 2048.0 * 32_000.0;
+    let w0 = meshplan_core::perf::constants().gemm_width_half;
+    let w = |x: f64| x / (x + w0);
+    let g_rate = g * w(2048.0) / w(32_000.0);
+    let t_rate = t - g + g_rate;
     let (p1, p2) = (one.performance.unwrap(), two.performance.unwrap());
     let ratio = p2.breakdown.compute_s / p1.breakdown.compute_s;
-    assert!((ratio / (1.0 + v / t) - 1.0).abs() < 1e-9, "{ratio} vs {}", 1.0 + v / t);
-    // A small encoder beside this language model (V/T ≈ 1.4e-4), yet far above the tolerance: PP 2 is slower.
-    assert!(ratio > 1.0 + 1e-4 && p2.breakdown.compute_s > p1.breakdown.compute_s);
-    // Its per-layer terms are an even half's: 8 of the 16 layers.
+    let expect = 2.0 * ((t - v - g) / 2.0 + g_rate) / t_rate;
+    assert!((ratio / expect - 1.0).abs() < 1e-9, "{ratio} vs {expect}");
+    // One layer off the last stage (num_layers_in_last_pipeline_stage 7: 9 | 7): now the encoder's stage is the
+    // slowest, 9 layers and the encoder: × 2·(9·(T − V − G)/16 + V)/T', its per-layer terms × 9/8.
+    let moved = plan(json!({"image_tokens_per_sample": 256}), json!({"pipeline_model_parallel_size": 2, "num_layers_in_last_pipeline_stage": 7}));
+    let pm = moved.performance.unwrap();
+    let expect = 2.0 * (9.0 * (t - v - g) / 16.0 + v) / t_rate;
+    let ratio = pm.breakdown.compute_s / p1.breakdown.compute_s;
+    assert!((ratio / expect - 1.0).abs() < 1e-9, "{ratio} vs {expect}");
+    // Without the encoder the same split gives 2·9·(T − V − G)/16/T': the encoder adds 2·V/T' (≈ 2.8e-4) to the slowest stage.
+    assert!(ratio > 2.0 * 9.0 * (t - v - g) / 16.0 / t_rate + 1e-4);
+    assert!((pm.breakdown.memory_bound_s / p1.breakdown.memory_bound_s - 9.0 / 8.0).abs() < 1e-9);
+    // 8 | 8: the per-layer terms are an even half's.
     assert!((p2.breakdown.memory_bound_s / p1.breakdown.memory_bound_s - 1.0).abs() < 1e-9);
 }

@@ -2,12 +2,22 @@
 //!
 //! The breakdown's even terms are per-GPU averages (the batch's work over every GPU). A pipeline runs at the pace of
 //! its slowest stage: in 1F1B each microbatch passes every stage, so the steady state takes m × the slowest stage's
-//! time per microbatch and the fill and drain (PP − 1)/VPP of it. A stage's work is its decoder layers (routed-expert
-//! GEMMs only on its MoE layers), plus the vision encoder where the embedding is built, the output layer where the loss
-//! is, and the MTP layers and their output layers where the MTP block is.
-// Source: Narayanan et al. 2021 §2.2 (pipeline step = (m + p − 1) · t of the slowest stage, t the per-microbatch stage
-// time; interleaved: (p − 1)/v); megatron/core/models/gpt/gpt_model.py (embedding on pre_process, output layer on
-// post_process, MTP where mtp_on_this_rank); pipeline::Placement.
+//! time per microbatch. A stage's work is its decoder layers (routed-expert GEMMs only on its MoE layers), plus the
+//! vision encoder where the embedding is built, the output layer's logits where the loss is (the last chunk unless a
+//! layout or the MTP placement says otherwise), and the MTP layers and their output layers where the MTP block is.
+//!
+//! The fill and drain are not the slowest stage's: the first microbatch reaches the slowest rank through one chunk of
+//! each rank before it, and the last gradient leaves through one chunk of each rank after it, so the bubble is one
+//! chunk (1/VPP of a rank's per-microbatch work) of every *other* rank: Σ_{r ≠ slowest} T_r / VPP. The last rank's
+//! logits sit in its last virtual chunk, which is on the steady-state path (m times) but on neither end's path: with
+//! VPP the bubble scales with the other ranks' chunks, neither with the slowest chunk nor with the slowest rank. With
+//! even stages this is the familiar (PP − 1)/VPP of a stage's per-microbatch time.
+// Source: Narayanan et al. 2021 §2.2 (1F1B: (m + p − 1)·t of equal stages; interleaved: bubble (p − 1)·(t_f + t_b)/v,
+// i.e. p − 1 chunk times); megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving
+// (rank r runs (p − r − 1)·2 + (v − 1)·N warm-up chunk forwards: the last rank's first forward waits for chunk 0 of the
+// p − 1 ranks before it, and rank 0's last backward for chunk 0 of the p − 1 after it); megatron/core/models/gpt/
+// gpt_model.py (embedding on pre_process, output layer and loss on post_process, MTP where mtp_on_this_rank);
+// pipeline::Placement.
 
 use crate::derive::Derived;
 use crate::model::Ffn;
@@ -25,13 +35,26 @@ pub(super) struct ComputeParts {
     pub logits_s: f64,
 }
 
-/// The slowest pipeline rank's work over an even share: (compute scale, per-layer scale). Multiplying the even
-/// compute by the first and the per-layer terms (communication inside layers, element-wise, routing, quantisation,
-/// launches, recompute) by the second gives that rank's time. (1, 1) with PP = 1 or no split.
-pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts, layer_terms_s: f64) -> (f64, f64) {
+/// Scales on the even terms: the slowest rank's compute and per-layer terms (communication inside layers,
+/// element-wise, routing, quantisation, launches, recompute), and the mean of the other ranks' (the bubble's base).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct StageScales {
+    pub compute: f64,
+    pub layer: f64,
+    pub bubble_compute: f64,
+    pub bubble_layer: f64,
+}
+
+impl StageScales {
+    /// An even split (PP = 1, or nothing to place): every rank an even share.
+    pub const EVEN: StageScales = StageScales { compute: 1.0, layer: 1.0, bubble_compute: 1.0, bubble_layer: 1.0 };
+}
+
+/// The slowest pipeline rank's work over an even share, and the other ranks' mean (see the module comment).
+pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts, layer_terms_s: f64) -> StageScales {
     let pp = derived.layers_per_chunk.len();
     if pp <= 1 || plan.parallelism.pp() as usize != pp {
-        return (1.0, 1.0);
+        return StageScales::EVEN;
     }
     let m = &plan.model;
     let t = m.kind_totals();
@@ -45,16 +68,16 @@ pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts
     let run_moe = t.decoder_where(|k| k.ffn == Ffn::Moe) as f64 + if has_mtp { mtp_moe } else { 0.0 };
     let compute_total = parts.layer_s + parts.expert_s + parts.vision_s + parts.logits_s;
     if run_layers <= 0.0 || compute_total <= 0.0 {
-        return (1.0, 1.0);
+        return StageScales::EVEN;
     }
-    // The output layers' logits are spread evenly, as the fitted constants were calibrated with them: charged to the
-    // stage that builds them, Megatron Bridge's published runs (Llama 3 70B on PP 8 × VPP 5, Nemotron-4 340B on PP 8)
-    // come out 10–12% slower than measured and the calibration guards fail (in-sample p90 21.1% against < 19%).
-    let even_logits = parts.logits_s / pp as f64;
+    // The logits: the main head (1 of the 1 + depths output layers flop_split counts) where the loss is, each MTP
+    // depth's where the MTP block is.
+    let main_logits = if has_mtp { parts.logits_s / (1.0 + depths) } else { parts.logits_s };
+    let mtp_logits = parts.logits_s - main_logits;
     let per_layer = parts.layer_s / run_layers;
     let per_moe = if run_moe > 0.0 { parts.expert_s / run_moe } else { 0.0 };
-    let mut best = (f64::NEG_INFINITY, 1.0, 1.0);
-    for rank in 0..pp {
+    // (time, compute scale, layer scale) of each rank; the even terms are a 1/PP share of the pipeline's work.
+    let rank_scales = |rank: usize| {
         let (layers, moe) = rank_layers(plan, derived, rank);
         let rank = rank as u64;
         let (mut layers, mut moe) = (layers as f64, moe as f64);
@@ -62,18 +85,33 @@ pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts
         if placement.embedding.pipeline_rank == rank {
             compute += parts.vision_s;
         }
+        if placement.loss.pipeline_rank == rank {
+            compute += main_logits;
+        }
         if has_mtp && placement.mtp.is_some_and(|c| c.pipeline_rank == rank) {
             (layers, moe) = (layers + mtp_layers, moe + mtp_moe);
+            compute += mtp_logits;
         }
-        compute += even_logits + per_layer * layers + per_moe * moe;
-        // The even terms are a 1/PP share of the pipeline's work; this rank's is its own.
-        let (compute_scale, layer_scale) = (pp as f64 * compute / compute_total, pp as f64 * layers / run_layers);
-        let time = compute_total * compute_scale + layer_terms_s * layer_scale;
-        if time > best.0 {
-            best = (time, compute_scale, layer_scale);
+        compute += per_layer * layers + per_moe * moe;
+        let (cs, ls) = (pp as f64 * compute / compute_total, pp as f64 * layers / run_layers);
+        (compute_total * cs + layer_terms_s * ls, cs, ls)
+    };
+    let mut slowest = (f64::NEG_INFINITY, 1.0, 1.0);
+    let mut sum = (0.0, 0.0);
+    for rank in 0..pp {
+        let r = rank_scales(rank);
+        sum = (sum.0 + r.1, sum.1 + r.2);
+        if r.0 > slowest.0 {
+            slowest = r;
         }
     }
-    (best.1, best.2)
+    let others = (pp - 1) as f64;
+    StageScales {
+        compute: slowest.1,
+        layer: slowest.2,
+        bubble_compute: ((sum.0 - slowest.1) / others).max(0.0),
+        bubble_layer: ((sum.1 - slowest.2) / others).max(0.0),
+    }
 }
 
 /// Pipeline rank `rank`'s decoder layers and the MoE layers among them, from the chunks' layer counts: chunks in model
