@@ -4,7 +4,7 @@
 
 use crate::fields::{Fields, as_uint};
 use crate::limits::{MAX_EXPERTS, MAX_LAYERS};
-use crate::model::{Mixer, ModelConfig, MoeLayerFreq};
+use crate::model::{AttentionShape, HeteroLayer, Mixer, ModelConfig, MoeLayerFreq, VisionEncoder};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
@@ -105,27 +105,7 @@ fn model_from_fields_known(
         mtp_num_layers = pattern::mtp_depths(mtp_num_layers, !f_absent(value, "mtp_num_layers"), p, f.diags);
     }
     let ssm = read_ssm_fields(&mut f, b, num_layers);
-    let attention_output_gate = f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate));
-    let moe_shared_expert_gate = f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate));
-    let (window_size, window_attn_skip_freq) = read_window(&mut f, b, num_layers);
-    let (heterogeneous_layers, hetero_groups) =
-        hetero::read(&mut f, b.and_then(|b| b.heterogeneous_layers.as_deref()), num_layers, hidden_size, num_attention_heads);
-    let softmax_type = match f.raw("softmax_type") {
-        Some(_) => Some(f.choice("softmax_type", &["vanilla", "off-by-one", "learnable"], "vanilla")).filter(|t| *t != "vanilla").map(str::to_string),
-        None => b.and_then(|b| b.softmax_type.clone()),
-    };
-    let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
-    let vision_config = encoder::read(&mut f, b.and_then(|b| b.vision_config.as_ref()), section);
-    // DeepSeek Sparse Attention's indexer (Megatron-Core TransformerConfig dsa_indexer_*).
-    // Chunked local attention (Llama 4) and the layers without RoPE (Megatron-Core no_rope_freq).
-    let chunk_attention_size = f.opt_uint("chunk_attention_size", 1, 1 << 32).or(b.and_then(|b| b.chunk_attention_size));
-    let no_rope_freq = read_layer_freq(&mut f, "no_rope_freq", num_layers).or_else(|| b.and_then(|b| b.no_rope_freq.clone()));
-    let dsa = [
-        f.opt_uint("dsa_indexer_n_heads", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_n_heads)),
-        f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
-        f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
-    ];
-    let dsa_indexer_loss_coeff = f.opt_number("dsa_indexer_loss_coeff", 0.0, 1e6).or(b.and_then(|b| b.dsa_indexer_loss_coeff));
+    let v = read_variant_fields(&mut f, b, (value, section), (num_layers, hidden_size, num_attention_heads));
     known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
@@ -172,27 +152,114 @@ fn model_from_fields_known(
         linear_num_key_heads: ssm.linear[2],
         linear_num_value_heads: ssm.linear[3],
         linear_conv_kernel_dim: ssm.linear[4],
-        attention_output_gate,
-        moe_latent_size,
-        moe_shared_expert_gate,
-        window_size,
-        window_attn_skip_freq,
-        softmax_type,
-        heterogeneous_layers,
-        vision_config,
-        dsa_indexer_n_heads: dsa[0],
-        dsa_indexer_head_dim: dsa[1],
-        dsa_indexer_topk: dsa[2],
-        dsa_indexer_loss_coeff,
-        chunk_attention_size,
-        no_rope_freq,
+        attention_output_gate: v.attention_output_gate,
+        moe_latent_size: v.moe_latent_size,
+        moe_shared_expert_gate: v.moe_shared_expert_gate,
+        window_size: v.window_size,
+        window_attn_skip_freq: v.window_attn_skip_freq,
+        sliding_attention_setting: v.sliding_attention_setting,
+        head_wise_attn_gate: v.head_wise_attn_gate,
+        softmax_type: v.softmax_type,
+        heterogeneous_layers: v.heterogeneous_layers,
+        vision_config: v.vision_config,
+        dsa_indexer_n_heads: v.dsa[0],
+        dsa_indexer_head_dim: v.dsa[1],
+        dsa_indexer_topk: v.dsa[2],
+        dsa_indexer_loss_coeff: v.dsa_indexer_loss_coeff,
+        chunk_attention_size: v.chunk_attention_size,
+        no_rope_freq: v.no_rope_freq,
     };
-    if let Some(g) = hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
+    if let Some(g) = v.hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
         config.num_query_groups = g;
     }
     fill_ssm_defaults(&mut config);
     check_hybrid_moe(&config, diags);
     config
+}
+
+/// The layer variants' fields as given (over `base`'s): attention gates, sliding windows and the window layers' own
+/// shape, attention sinks, heterogeneous layers, latent MoE, the vision encoder, chunked attention, NoPE layers and
+/// DSA's indexer.
+struct VariantFields {
+    attention_output_gate: bool,
+    head_wise_attn_gate: bool,
+    moe_shared_expert_gate: bool,
+    window_size: Option<[u64; 2]>,
+    window_attn_skip_freq: Option<MoeLayerFreq>,
+    sliding_attention_setting: Option<AttentionShape>,
+    heterogeneous_layers: Option<Vec<HeteroLayer>>,
+    hetero_groups: Option<u64>,
+    softmax_type: Option<String>,
+    moe_latent_size: Option<u64>,
+    vision_config: Option<VisionEncoder>,
+    chunk_attention_size: Option<u64>,
+    no_rope_freq: Option<MoeLayerFreq>,
+    /// dsa_indexer_n_heads, dsa_indexer_head_dim, dsa_indexer_topk.
+    dsa: [Option<u64>; 3],
+    dsa_indexer_loss_coeff: Option<f64>,
+}
+
+fn read_variant_fields(
+    f: &mut Fields,
+    b: Option<&ModelConfig>,
+    (value, section): (Option<&Value>, &str),
+    (num_layers, hidden_size, num_attention_heads): (u64, u64, u64),
+) -> VariantFields {
+    let (window_size, window_attn_skip_freq) = read_window(f, b, num_layers);
+    let (heterogeneous_layers, hetero_groups) =
+        hetero::read(f, b.and_then(|b| b.heterogeneous_layers.as_deref()), num_layers, hidden_size, num_attention_heads);
+    let softmax_type = match f.raw("softmax_type") {
+        Some(_) => Some(f.choice("softmax_type", &["vanilla", "off-by-one", "learnable"], "vanilla")).filter(|t| *t != "vanilla").map(str::to_string),
+        None => b.and_then(|b| b.softmax_type.clone()),
+    };
+    VariantFields {
+        attention_output_gate: f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate)),
+        head_wise_attn_gate: f.boolean("head_wise_attn_gate", b.is_some_and(|b| b.head_wise_attn_gate)),
+        moe_shared_expert_gate: f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate)),
+        window_size,
+        window_attn_skip_freq,
+        sliding_attention_setting: read_sliding_attention(f, b, value),
+        heterogeneous_layers,
+        hetero_groups,
+        softmax_type,
+        moe_latent_size: f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size)),
+        vision_config: encoder::read(f, b.and_then(|b| b.vision_config.as_ref()), section),
+        // Chunked local attention (Llama 4) and the layers without RoPE (Megatron-Core no_rope_freq).
+        chunk_attention_size: f.opt_uint("chunk_attention_size", 1, 1 << 32).or(b.and_then(|b| b.chunk_attention_size)),
+        no_rope_freq: read_layer_freq(f, "no_rope_freq", num_layers).or_else(|| b.and_then(|b| b.no_rope_freq.clone())),
+        // DeepSeek Sparse Attention's indexer (Megatron-Core TransformerConfig dsa_indexer_*).
+        dsa: [
+            f.opt_uint("dsa_indexer_n_heads", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_n_heads)),
+            f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
+            f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
+        ],
+        dsa_indexer_loss_coeff: f.opt_number("dsa_indexer_loss_coeff", 0.0, 1e6).or(b.and_then(|b| b.dsa_indexer_loss_coeff)),
+    }
+}
+
+/// Megatron Bridge's `sliding_attention_setting` (Step-3.5): the window layers' num_attention_heads, num_query_groups
+/// and kv_channels (its window_size is the model's `window_size`), over `base`'s; null clears it. Anything else is a
+/// diagnostic and the window layers keep the model's shape.
+// Source: Megatron Bridge src/megatron/bridge/models/stepfun/step35_bridge.py provider_bridge (sliding_attention_setting
+// = {window_size, num_attention_heads, num_query_groups, kv_channels}).
+fn read_sliding_attention(f: &mut Fields, b: Option<&ModelConfig>, value: Option<&Value>) -> Option<AttentionShape> {
+    let Some(raw) = f.raw("sliding_attention_setting") else {
+        let cleared = value.and_then(|v| v.get("sliding_attention_setting")).is_some_and(Value::is_null);
+        return if cleared { None } else { b.and_then(|b| b.sliding_attention_setting) };
+    };
+    let get = |k: &str| raw.get(k).and_then(as_uint).filter(|&n| (1..=1 << 20).contains(&n));
+    let shape = match (get("num_attention_heads"), get("num_query_groups"), get("kv_channels")) {
+        (Some(heads), Some(groups), Some(kv)) if heads % groups == 0 => Some(AttentionShape { num_attention_heads: heads, num_query_groups: groups, kv_channels: kv }),
+        _ => None,
+    };
+    if shape.is_none() {
+        f.diags.push(Diagnostic::new(
+            Code::InvalidValue,
+            format!("`model.sliding_attention_setting` must give num_attention_heads, num_query_groups (dividing the heads) and kv_channels, each in 1..=2^20, found {}", crate::fields::short(raw)),
+            "give e.g. {\"num_attention_heads\": 96, \"num_query_groups\": 8, \"kv_channels\": 128}; the window layers keep the model's shape meanwhile",
+        ));
+    }
+    shape
 }
 
 /// HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).

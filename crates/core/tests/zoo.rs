@@ -527,9 +527,10 @@ fn vision_language_and_dsa_configs_read_their_language_model() {
 
 #[test]
 fn per_layer_attention_shapes_are_refused_by_name() {
-    // Step-3.5 gives its sliding-window layers their own heads and groups (attention_other_setting): not one attention
-    // shape, so not read as a Llama.
-    let step = json!({"model_type": "step3p5", "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 8,
+    // A family read the Llama way whose config gives its sliding-window layers their own heads and groups
+    // (attention_other_setting, as Step-3.5's does): not one attention shape, so not read as a Llama. (Step-3.5 itself,
+    // model_type step3p5, is sized: step_3_5_flash_counted_by_hand_and_by_bridges_import.)
+    let step = json!({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 8,
         "num_hidden_layers": 45, "vocab_size": 128896, "intermediate_size": 11264,
         "attention_other_setting": {"num_attention_heads": 96, "num_attention_groups": 8, "head_dim": 128}});
     let e = plan_value(&json!({"model": {"hf_config": step}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
@@ -628,4 +629,64 @@ fn olmo_2_13b_against_its_checkpoint_index() {
     // 399,360 fewer.
     let (t, _, _) = counts("olmo-2-13b");
     assert_eq!(t + 399_360.0, 54_864_793_600.0 / 4.0);
+}
+
+#[test]
+fn step_3_5_flash_counted_by_hand_and_by_bridges_import() {
+    // Step-3.5-Flash by hand (h 4096, vocab 128896 untied, 45 layers; GQA heads of 128 with 8 groups; head-wise gate
+    // h → heads; q/k RMSNorms 2·128; input norm h):
+    //   full attention (12 layers, 64 heads): 4096·8192 + 2·4096·1024 + 8192·4096 + 4096·64 + 256 + 4096 = 75,763,968
+    //   window attention (33 layers, 96 heads): 4096·12288 + 2·4096·1024 + 12288·4096 + 4096·96 + 256 + 4096 = 109,449,472
+    //   dense MLP (layers 0-2): 3·4096·11264 + 4096 = 138,416,128
+    //   MoE (layers 3-44): 288 experts + 1 shared × 3·4096·1280, router 288·4096, norm 4096 = 4,546,760,704
+    //   12·75,763,968 + 33·109,449,472 + 3·138,416,128 + 42·4,546,760,704 + 2·128896·4096 + 4096 = 196,956,118,272.
+    // Published (model card, StepFun): 196B total, 11B active. Active by hand: the MoE layers with 8 routed + 1 shared
+    // expert (9·15,728,640 + 1,179,648 + 4096 = 142,741,504 each): 11,987,311,872; without the embedding and output
+    // layer (1,055,916,032) 10,931,395,840 — the published 11B counts that way (0.6 % under).
+    let step = hf_config("stepfun-ai--Step-3.5-Flash");
+    let c = presets::model("step-3.5-flash").unwrap().model_config().param_counts();
+    assert_eq!(c.total, 196_956_118_272);
+    assert_eq!(c.active, 11_987_311_872);
+    within("step-3.5-flash total", c.total as f64, 196e9, 0.01);
+    within("step-3.5-flash active without embeddings", (c.active - c.embedding - c.output_layer) as f64, 11e9, 0.01);
+    // The config pasted as a user would gives the preset's model, its 3 dense MTP layers named as not counted.
+    let r = plan_of(json!({"hf_config": step}), 4096, 16);
+    assert_eq!(r.derived.total_parameters as u128, c.total);
+    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("3 MTP layers")), "{:?}", r.diagnostics);
+    let preset = plan_of(json!("step-3.5-flash"), 4096, 16);
+    let mut imported = r.plan.model.clone();
+    imported.q_lora_rank = None; // MLA's default, unused without MLA (the preset writes null)
+    assert_eq!(imported, preset.plan.model);
+    // Megatron Bridge's verified import of the real checkpoint (examples/model_verification_cards/step35-flash/card.yaml,
+    // hf_revision ab446a3de5e1): "constructed 199,997,706,240 parameters". That import runs on a Megatron-Core without
+    // head_wise_attn_gate, so Step35Bridge falls back to attention_output_gate (a gate per query channel, h·heads·128
+    // instead of h·heads), builds the 3 MTP depths as dense window-attention layers (2·h² eh_proj + 3 norms + 109,449,472
+    // − 393,216 + 50,331,648 + 138,416,128 each), and keeps the router's expert bias as a buffer. The same model in
+    // meshplan's fields gives exactly that count: the architecture read here is the checkpoint's.
+    let bridge = plan_of(json!({"preset": "step-3.5-flash", "head_wise_attn_gate": false, "attention_output_gate": true,
+                                "mtp_num_layers": 3}), 4096, 16);
+    let main = bridge.plan.model.param_counts().total;
+    let mtp_dense = 3 * (2 * 4096 * 4096 + 3 * 4096 + 109_449_472 - 393_216 + 50_331_648 + 138_416_128);
+    assert_eq!(main + mtp_dense, 199_997_706_240);
+}
+
+#[test]
+fn step_3_5_window_layers_cost_flops_and_activations_at_their_own_heads() {
+    // The preset against the same model whose window layers keep the full layers' 64 heads (sliding_attention_setting
+    // null): only the 33 window layers differ, each by 32 query heads of 128.
+    let own = plan_of(json!("step-3.5-flash"), 4096, 16);
+    let same = plan_of(json!({"preset": "step-3.5-flash", "sliding_attention_setting": null}), 4096, 16);
+    let (a, b) = (meshplan_core::perf::flop_split(&own.plan, &own.derived), meshplan_core::perf::flop_split(&same.plan, &same.derived));
+    // Projections per token, ×6 (fwd + bwd, 2 FLOPs a multiply-add): h·(q + 2kv) + q·h + h·heads, 96 heads against 64:
+    // 4096·(12288 + 2048 + 12288 + 96) − 4096·(8192 + 2048 + 8192 + 64) = 4096·8224 = 33,685,504, ×6 = 202,113,024.
+    let tokens = 16.0 * 4096.0;
+    assert_eq!(a.dense_gemm - b.dense_gemm, tokens * 33.0 * 202_113_024.0);
+    // Core attention: 6·q per (query, key) pair, the window of 513 keys (window_size [512, 0]) giving each sequence of
+    // 4096 tokens 4096·(2·513 − 513·512/4096) = 3,939,840 pairs (Megatron's units); 6·(12288 − 8192) more a pair.
+    assert_eq!(a.attention_core - b.attention_core, 16.0 * 3_939_840.0 * 33.0 * 6.0 * 4096.0);
+    // Saved activations per microbatch (BF16, TP 1, CP 1, 4096 tokens): flash attention's Q and O, 32 more heads of 128 in
+    // bf16 each (2 · 4096·4096·2 = 67,108,864) and its fp32 log-sum-exp per head (4096·32·4 = 524,288), K and V unchanged
+    // (8 groups both): 67,633,152 per window layer, 33 layers.
+    let act = |r: &meshplan_core::Report| r.memory.stages[0].activations_per_microbatch_bytes;
+    assert_eq!(act(&own) - act(&same), 33 * 67_633_152);
 }
