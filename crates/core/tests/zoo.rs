@@ -294,12 +294,11 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
-        // A multimodal config's vision encoder is sized, or (Kimi-K2.5's MoonViT) said to be left out; a text-only one
-        // says nothing.
+        // A multimodal config's vision encoder is sized; a text-only one says nothing.
         let sized = r.plan.model.vision_config.is_some();
         assert!(!sized || multimodal, "{file}");
         assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal && !sized, "{file}: {codes:?}");
-        assert_eq!(sized, multimodal && key != "kimi-k2.5", "{file}");
+        assert_eq!(sized, multimodal, "{file}");
     }
 }
 
@@ -615,10 +614,35 @@ fn qwen3_vl_deepseek_v3_2_glm_5_and_kimi_k2_5_presets() {
     let (t, a, e) = counts("glm-5");
     rounds_to("glm-5 total", t, 744.0, 0);
     within("glm-5 active without embeddings", a - e, 40e9, 0.01);
-    // Kimi-K2.5's language model is Kimi-K2's (its config's text_config), from a different file.
+    // Kimi-K2.5's language model is Kimi-K2's (its config's text_config), from a different file; its MoonViT is in the
+    // total only (kimi_k2_5_moonvit_counted_by_hand).
     let k2 = presets::model("kimi-k2").unwrap().model_config().param_counts();
     let k25 = presets::model("kimi-k2.5").unwrap().model_config().param_counts();
-    assert_eq!((k25.total, k25.active), (k2.total, k2.active));
+    assert_eq!((k25.total - k25.vision_encoder, k25.active), (k2.total, k2.active));
+}
+
+#[test]
+fn kimi_k2_5_moonvit_counted_by_hand() {
+    // MoonViT3d (modeling_kimi_k25.py) for Kimi-K2.5's vision_config (vt_hidden_size 1152, vt_intermediate_size 4304,
+    // 16 heads, 27 layers, patch 14, 64×64 position table, merge 2×2, text hidden 7168), by hand:
+    //   patch_embed Conv2d 3·14·14·1152 + 1152 = 678,528; position table 64·64·1152 = 4,718,592 (the temporal sincos
+    //   table is a buffer); 27 layers × (wqkv 1152·3456 + 3456 = 3,984,768; wo 1152² + 1152 = 1,328,256; fc0
+    //   1152·4304 + 4304 = 4,962,512; fc1 4304·1152 + 1152 = 4,959,360; norm0 / norm1 4,608) = 27 × 15,239,504 =
+    //   411,466,608; final_layernorm 2,304. Encoder 416,866,032.
+    //   Projector (KimiK25VLMultiModalProjector): pre_norm 2,304; linear_1 4608·4608 + 4608 = 21,238,272; linear_2
+    //   4608·7168 + 7168 = 33,037,312. Projector 54,277,888. Encoder and projector 471,143,920.
+    let c = presets::model("kimi-k2.5").unwrap().model_config().param_counts();
+    assert_eq!(c.vision_encoder, 471_143_920);
+    // Moonshot's Kimi K2.5 model card: "Vision Encoder: MoonViT, 400M parameters" (one significant figure): the encoder
+    // without its projector, 0.417 B, rounds to it.
+    rounds_to("kimi-k2.5 MoonViT", 416_866_032.0, 0.4, 1);
+    let e = presets::model("kimi-k2.5").unwrap().model_config().vision_config.unwrap().params();
+    assert_eq!(e.encoder(), 416_866_032 + 2_304 + 4_608 + 7_168, "the projector's norm and biases sit with the replicated extras");
+    assert_eq!(e.projector, 4608 * 4608 + 4608 * 7168);
+    // The config.json pasted gives the same encoder, and names nothing as left out (it has no audio tower).
+    let r = plan_of(json!({"hf_config": hf_config("moonshotai--Kimi-K2.5")}), 4096, 16);
+    assert_eq!(r.derived.vision_encoder_parameters, 471_143_920);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded"), "{:?}", r.diagnostics);
 }
 
 #[test]
@@ -689,4 +713,19 @@ fn step_3_5_window_layers_cost_flops_and_activations_at_their_own_heads() {
     // (8 groups both): 67,633,152 per window layer, 33 layers.
     let act = |r: &meshplan_core::Report| r.memory.stages[0].activations_per_microbatch_bytes;
     assert_eq!(act(&own) - act(&same), 33 * 67_633_152);
+}
+
+#[test]
+fn step_3_5_window_heads_are_checked_against_tp() {
+    // TP 64 divides the full layers' 64 heads but not the window layers' 96 (96 mod 64 = 32), and their 8 groups are a
+    // divisor of 64: one finding, naming the window shape, whose fix (TP 32: divides 64 and 96, a multiple of 8 groups,
+    // and the FFN widths 11264 and 1280) clears it.
+    let plan = |tp: u64| plan_value(&json!({"model": "step-3.5-flash", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8},
+        "parallelism": {"tensor_model_parallel_size": tp}, "training": {"seq_length": 4096, "global_batch_size": 64}})).unwrap();
+    let r = plan(64);
+    let heads: Vec<_> = r.diagnostics.iter().filter(|d| d.code == "heads-not-divisible-by-tp").collect();
+    assert_eq!(heads.len(), 1, "{:?}", r.diagnostics);
+    assert!(heads[0].message.contains("sliding_attention_setting.num_attention_heads = 96"), "{}", heads[0].message);
+    assert!(heads[0].fix.contains("to 32"), "{}", heads[0].fix);
+    assert!(!plan(32).diagnostics.iter().any(|d| d.code == "heads-not-divisible-by-tp"));
 }
