@@ -52,42 +52,8 @@ fn model_from_fields_known(
         }
         None => f.uint("num_layers", b.map_or(1, |b| b.num_layers), 1, MAX_LAYERS),
     };
-    let hidden_size = f.uint("hidden_size", b.map_or(1024, |b| b.hidden_size), 1, 1 << 24);
-    let num_attention_heads = f.uint("num_attention_heads", b.map_or(16, |b| b.num_attention_heads), 1, 1 << 20);
-    let ffn_hidden_size = f.uint("ffn_hidden_size", b.map_or(4 * hidden_size, |b| b.ffn_hidden_size), 1, 1 << 26);
-    let num_query_groups = f.uint("num_query_groups", b.map_or(num_attention_heads, |b| b.num_query_groups), 1, 1 << 20);
-    let kv_channels = f.uint("kv_channels", b.map_or((hidden_size / num_attention_heads).max(1), |b| b.kv_channels), 1, 1 << 20);
-    let vocab_size = f.uint("vocab_size", b.map_or(32000, |b| b.vocab_size), 1, 1 << 32);
-    let make_vocab_size_divisible_by = f.uint("make_vocab_size_divisible_by", b.map_or(128, |b| b.make_vocab_size_divisible_by), 1, 1 << 20);
-    let max_position_embeddings = f.opt_uint("max_position_embeddings", 1, 1 << 32).or(b.and_then(|b| b.max_position_embeddings));
-    let position_embedding_type = f
-        .choice("position_embedding_type", &["learned_absolute", "rope", "yarn", "mrope", "none"], "learned_absolute")
-        .to_string();
-    let position_embedding_type = if f_absent(value, "position_embedding_type") {
-        b.map_or(position_embedding_type, |b| b.position_embedding_type.clone())
-    } else {
-        position_embedding_type
-    };
-    let gated_linear_unit = f.boolean("gated_linear_unit", b.is_some_and(|b| b.gated_linear_unit));
-    let activation_func = f.choice("activation_func", &["silu", "gelu", "squared_relu", "relu"], "gelu").to_string();
-    let activation_func = if f_absent(value, "activation_func") { b.map_or(activation_func, |b| b.activation_func.clone()) } else { activation_func };
-    let normalization = f.choice("normalization", &["LayerNorm", "RMSNorm"], "LayerNorm").to_string();
-    let normalization = if f_absent(value, "normalization") { b.map_or(normalization, |b| b.normalization.clone()) } else { normalization };
-    // Megatron defaults add_bias_linear to True, but SwiGLU-era models (Llama, Qwen, Mixtral, DeepSeek) have no linear
-    // biases; a gated model that leaves it out is read without biases, and the plan says so.
-    let bias_absent = f_absent(value, "add_bias_linear");
-    let add_bias_linear = f.boolean("add_bias_linear", b.map_or(!gated_linear_unit, |b| b.add_bias_linear));
-    if bias_absent && b.is_none() && gated_linear_unit && !section.ends_with("hf_config") {
-        f.diags.push(Diagnostic::new(
-            Code::AddBiasLinearDefault,
-            "add_bias_linear was not given: a gated (SwiGLU) model is read without linear biases, although Megatron's own default is True",
-            "set add_bias_linear explicitly; exports pass it to Megatron (--disable-bias-linear / cfg.model.add_bias_linear = False)",
-        ));
-    }
-    let add_qkv_bias = f.boolean("add_qkv_bias", b.is_some_and(|b| b.add_qkv_bias));
-    let qk_layernorm = f.boolean("qk_layernorm", b.is_some_and(|b| b.qk_layernorm));
-    let share_embeddings_and_output_weights =
-        f.boolean("share_embeddings_and_output_weights", b.is_none_or(|b| b.share_embeddings_and_output_weights));
+    let d = read_dense_fields(&mut f, b, (value, section));
+    let (hidden_size, num_attention_heads) = (d.hidden_size, d.num_attention_heads);
     let moe = read_moe_fields(&mut f, b, num_layers);
     // A pattern with + (MLA) or D (DSA) layers turns MLA on (megatron/training/arguments.py l.918–923).
     let mla_pattern = hybrid.as_ref().is_some_and(|p| p.has(b'+') || p.has(b'D'));
@@ -110,22 +76,22 @@ fn model_from_fields_known(
     f.finish();
     let mut config = ModelConfig {
         num_layers,
-        hidden_size,
-        ffn_hidden_size,
-        num_attention_heads,
-        num_query_groups,
-        kv_channels,
-        vocab_size,
-        make_vocab_size_divisible_by,
-        max_position_embeddings,
-        position_embedding_type,
-        gated_linear_unit,
-        activation_func,
-        normalization,
-        add_bias_linear,
-        add_qkv_bias,
-        qk_layernorm,
-        share_embeddings_and_output_weights,
+        hidden_size: d.hidden_size,
+        ffn_hidden_size: d.ffn_hidden_size,
+        num_attention_heads: d.num_attention_heads,
+        num_query_groups: d.num_query_groups,
+        kv_channels: d.kv_channels,
+        vocab_size: d.vocab_size,
+        make_vocab_size_divisible_by: d.make_vocab_size_divisible_by,
+        max_position_embeddings: d.max_position_embeddings,
+        position_embedding_type: d.position_embedding_type,
+        gated_linear_unit: d.gated_linear_unit,
+        activation_func: d.activation_func,
+        normalization: d.normalization,
+        add_bias_linear: d.add_bias_linear,
+        add_qkv_bias: d.add_qkv_bias,
+        qk_layernorm: d.qk_layernorm,
+        share_embeddings_and_output_weights: d.share_embeddings_and_output_weights,
         num_moe_experts: moe.num_moe_experts,
         moe_router_topk: moe.moe_router_topk,
         moe_ffn_hidden_size: moe.moe_ffn_hidden_size,
@@ -175,6 +141,84 @@ fn model_from_fields_known(
     fill_ssm_defaults(&mut config);
     check_hybrid_moe(&config, diags);
     config
+}
+
+/// The dense transformer's fields as given (over `base`'s, or Megatron's defaults): widths, heads, vocabulary,
+/// positions, activation, norm, biases and tied embeddings.
+struct DenseFields {
+    hidden_size: u64,
+    ffn_hidden_size: u64,
+    num_attention_heads: u64,
+    num_query_groups: u64,
+    kv_channels: u64,
+    vocab_size: u64,
+    make_vocab_size_divisible_by: u64,
+    max_position_embeddings: Option<u64>,
+    position_embedding_type: String,
+    gated_linear_unit: bool,
+    activation_func: String,
+    normalization: String,
+    add_bias_linear: bool,
+    add_qkv_bias: bool,
+    qk_layernorm: bool,
+    share_embeddings_and_output_weights: bool,
+}
+
+fn read_dense_fields(f: &mut Fields, b: Option<&ModelConfig>, (value, section): (Option<&Value>, &str)) -> DenseFields {
+    let hidden_size = f.uint("hidden_size", b.map_or(1024, |b| b.hidden_size), 1, 1 << 24);
+    let num_attention_heads = f.uint("num_attention_heads", b.map_or(16, |b| b.num_attention_heads), 1, 1 << 20);
+    let ffn_hidden_size = f.uint("ffn_hidden_size", b.map_or(4 * hidden_size, |b| b.ffn_hidden_size), 1, 1 << 26);
+    let num_query_groups = f.uint("num_query_groups", b.map_or(num_attention_heads, |b| b.num_query_groups), 1, 1 << 20);
+    let kv_channels = f.uint("kv_channels", b.map_or((hidden_size / num_attention_heads).max(1), |b| b.kv_channels), 1, 1 << 20);
+    let vocab_size = f.uint("vocab_size", b.map_or(32000, |b| b.vocab_size), 1, 1 << 32);
+    let make_vocab_size_divisible_by = f.uint("make_vocab_size_divisible_by", b.map_or(128, |b| b.make_vocab_size_divisible_by), 1, 1 << 20);
+    let max_position_embeddings = f.opt_uint("max_position_embeddings", 1, 1 << 32).or(b.and_then(|b| b.max_position_embeddings));
+    let position_embedding_type = f
+        .choice("position_embedding_type", &["learned_absolute", "rope", "yarn", "mrope", "none"], "learned_absolute")
+        .to_string();
+    let position_embedding_type = if f_absent(value, "position_embedding_type") {
+        b.map_or(position_embedding_type, |b| b.position_embedding_type.clone())
+    } else {
+        position_embedding_type
+    };
+    let gated_linear_unit = f.boolean("gated_linear_unit", b.is_some_and(|b| b.gated_linear_unit));
+    let activation_func = f.choice("activation_func", &["silu", "gelu", "squared_relu", "relu"], "gelu").to_string();
+    let activation_func = if f_absent(value, "activation_func") { b.map_or(activation_func, |b| b.activation_func.clone()) } else { activation_func };
+    let normalization = f.choice("normalization", &["LayerNorm", "RMSNorm"], "LayerNorm").to_string();
+    let normalization = if f_absent(value, "normalization") { b.map_or(normalization, |b| b.normalization.clone()) } else { normalization };
+    // Megatron defaults add_bias_linear to True, but SwiGLU-era models (Llama, Qwen, Mixtral, DeepSeek) have no linear
+    // biases; a gated model that leaves it out is read without biases, and the plan says so.
+    let bias_absent = f_absent(value, "add_bias_linear");
+    let add_bias_linear = f.boolean("add_bias_linear", b.map_or(!gated_linear_unit, |b| b.add_bias_linear));
+    if bias_absent && b.is_none() && gated_linear_unit && !section.ends_with("hf_config") {
+        f.diags.push(Diagnostic::new(
+            Code::AddBiasLinearDefault,
+            "add_bias_linear was not given: a gated (SwiGLU) model is read without linear biases, although Megatron's own default is True",
+            "set add_bias_linear explicitly; exports pass it to Megatron (--disable-bias-linear / cfg.model.add_bias_linear = False)",
+        ));
+    }
+    let add_qkv_bias = f.boolean("add_qkv_bias", b.is_some_and(|b| b.add_qkv_bias));
+    let qk_layernorm = f.boolean("qk_layernorm", b.is_some_and(|b| b.qk_layernorm));
+    let share_embeddings_and_output_weights =
+        f.boolean("share_embeddings_and_output_weights", b.is_none_or(|b| b.share_embeddings_and_output_weights));
+    DenseFields {
+        hidden_size,
+        ffn_hidden_size,
+        num_attention_heads,
+        num_query_groups,
+        kv_channels,
+        vocab_size,
+        make_vocab_size_divisible_by,
+        max_position_embeddings,
+        position_embedding_type,
+        gated_linear_unit,
+        activation_func,
+        normalization,
+        add_bias_linear,
+        add_qkv_bias,
+        qk_layernorm,
+        share_embeddings_and_output_weights,
+    }
 }
 
 /// The layer variants' fields as given (over `base`'s): attention gates, sliding windows and the window layers' own
