@@ -729,3 +729,26 @@ fn step_3_5_window_heads_are_checked_against_tp() {
     assert!(heads[0].fix.contains("to 32"), "{}", heads[0].fix);
     assert!(!plan(32).diagnostics.iter().any(|d| d.code == "heads-not-divisible-by-tp"));
 }
+
+#[test]
+fn deepseek_v4_and_step_3_attention_are_refused_by_name() {
+    // DeepSeek-V4-Flash's config.json (sizing keys of the copy in ai-dynamo/aiconfigurator @7b359652cc60:
+    // aic-core/src/aiconfigurator_core/model_configs/nvidia--DeepSeek-V4-Flash-NVFP4_config.json): compressed attention
+    // per layer, hyper-connections and a grouped low-rank output projection — no layer meshplan sizes, so no Llama reading.
+    let v4 = json!({"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
+        "num_hidden_layers": 43, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512, "vocab_size": 129280,
+        "q_lora_rank": 1024, "o_lora_rank": 1024, "o_groups": 8, "qk_rope_head_dim": 64, "hc_mult": 4,
+        "compress_ratios": [0, 0, 4, 128], "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 6,
+        "moe_intermediate_size": 2048, "index_n_heads": 64, "index_head_dim": 128, "index_topk": 512});
+    let e = plan_value(&json!({"model": {"hf_config": v4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("compress_ratios"), "{}", e.message);
+    // Step-3's text model (vLLM's Step3TextConfig defaults: h 7168, 64 heads, 1 group of 256, share_q_dim 2048): its
+    // query goes through a bottleneck GQA has not.
+    let step3 = json!({"model_type": "step3_text", "hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64,
+        "num_attention_groups": 1, "num_hidden_layers": 61, "vocab_size": 128815, "head_dim": 256, "share_q_dim": 2048,
+        "moe_num_experts": 48, "moe_top_k": 3, "moe_intermediate_size": 5120, "share_expert_dim": 5120});
+    let e = plan_value(&json!({"model": {"hf_config": step3}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("share_q_dim"), "{}", e.message);
+}
