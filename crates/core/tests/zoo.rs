@@ -252,6 +252,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen3-14b", "Qwen--Qwen3-14B"),
     ("qwen3-4b", "Qwen--Qwen3-4B"),
     ("olmo-2-13b", "allenai--OLMo-2-1124-13B"),
+    ("olmo-2-7b", "allenai--OLMo-2-1124-7B"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
     ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
@@ -653,6 +654,13 @@ fn olmo_2_13b_against_its_checkpoint_index() {
     // 399,360 fewer.
     let (t, _, _) = counts("olmo-2-13b");
     assert_eq!(t + 399_360.0, 54_864_793_600.0 / 4.0);
+    // OLMo 2 7B by hand, as the checkpoint holds it: 32 layers × (q/k/v/o 4·4096² = 67,108,864; MLP 3·4096·11008 =
+    // 135,266,304; the two post-norms 8,192; q_norm and k_norm over the whole 4096-wide projection 8,192) =
+    // 6,476,529,664, embedding and untied head 2·100352·4096 = 822,083,584, final norm 4,096: 7,298,617,344 (the "7B"
+    // of its name). meshplan's per-head q/k norms count 32 × (2·4096 − 2·128) = 253,952 fewer.
+    let (t, _, _) = counts("olmo-2-7b");
+    assert_eq!(t + 253_952.0, 7_298_617_344.0);
+    rounds_to("olmo-2-7b total", t, 7.0, 0);
 }
 
 #[test]
