@@ -139,13 +139,16 @@ fn gemma_2_against_the_gemma_2_report() {
 #[test]
 fn gemma_3_against_keras_hubs_exact_counts() {
     // keras-hub's Gemma 3 presets (keras_hub/src/models/gemma3/gemma3_presets.py "params", text-only backbones):
-    // 1B 999,885,952; 4B 3,880,099,328; 27B 27,009,002,240. By hand, 1B: tied 262144·1152 = 301,989,888 +
+    // 1B 999,885,952; 4B 3,880,099,328; 12B 11,765,788,416; 27B 27,009,002,240. By hand, 12B: tied 262144·3840 =
+    // 1,006,632,960 + 48 × (q/k/v 3840·(16+8+8)·256 + o 4096·3840 + MLP 3·3840·15360 + 4 norms·3840 + q/k norms 2·256 =
+    // 224,148,992) + 3840 = 11,765,788,416. 1B: tied 262144·1152 = 301,989,888 +
     // 26 × (q/k/v 1152·(4+1+1)·256 + o 1024·1152 + MLP 3·1152·6912 + 4 norms·1152 + q/k norms 2·256 = 26,842,112)
     // + 1152 = 999,885,952. meshplan counts 2 of the 4 per-layer norms (see Gemma 2), and keras-hub's text backbones
     // hold 262144 of the HF config's vocab rows (4B and 27B configs list 262208: 64 image tokens more).
     for (key, layers, hidden, vocab, keras) in [
         ("gemma-3-1b", 26.0, 1152.0, 262_144.0, 999_885_952.0),
         ("gemma-3-4b", 34.0, 2560.0, 262_208.0, 3_880_099_328.0),
+        ("gemma-3-12b", 48.0, 3840.0, 262_208.0, 11_765_788_416.0),
         ("gemma-3-27b", 62.0, 5376.0, 262_208.0, 27_009_002_240.0),
     ] {
         let (t, _, _) = counts(key);
@@ -272,6 +275,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
     ("gemma-3-1b", "google--gemma-3-1b"),
     ("gemma-3-4b", "google--gemma-3-4b"),
+    ("gemma-3-12b", "google--gemma-3-12b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
     ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
     ("qwen3-vl-8b", "Qwen--Qwen3-VL-8B-Instruct"),
