@@ -734,6 +734,13 @@ fn step_3_5_window_heads_are_checked_against_tp() {
     // and the FFN widths 11264 and 1280) clears it.
     let plan = |tp: u64| plan_value(&json!({"model": "step-3.5-flash", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8},
         "parallelism": {"tensor_model_parallel_size": tp}, "training": {"seq_length": 4096, "global_batch_size": 64}})).unwrap();
+    // Megatron-LM has no flag for the window layers' shape (a Bridge provider's field): its export says so. (The Bridge
+    // export applies to step35_196b_a11b_pretrain_config, whose provider sets it.)
+    let r = plan(32);
+    let text = meshplan_core::export(meshplan_core::ExportKind::MegatronLm, &r.plan, &r);
+    assert!(text.contains("sliding_attention_setting: 96 heads, 8 query groups of 128) is not written"), "{text}");
+    let text = meshplan_core::export(meshplan_core::ExportKind::Bridge, &r.plan, &r);
+    assert!(text.contains("cfg = step35_196b_a11b_pretrain_config()"), "{text}");
     let r = plan(64);
     let heads: Vec<_> = r.diagnostics.iter().filter(|d| d.code == "heads-not-divisible-by-tp").collect();
     assert_eq!(heads.len(), 1, "{:?}", r.diagnostics);
@@ -743,7 +750,7 @@ fn step_3_5_window_heads_are_checked_against_tp() {
 }
 
 #[test]
-fn deepseek_v4_and_step_3_attention_are_refused_by_name() {
+fn deepseek_v4_step_3_and_gemma_4_attention_are_refused_by_name() {
     // DeepSeek-V4-Flash's config.json (sizing keys of the copy in ai-dynamo/aiconfigurator @7b359652cc60:
     // aic-core/src/aiconfigurator_core/model_configs/nvidia--DeepSeek-V4-Flash-NVFP4_config.json): compressed attention
     // per layer, hyper-connections and a grouped low-rank output projection — no layer meshplan sizes, so no Llama reading.
@@ -763,4 +770,12 @@ fn deepseek_v4_and_step_3_attention_are_refused_by_name() {
     let e = plan_value(&json!({"model": {"hf_config": step3}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert_eq!(e.code, "hf-config-unmappable");
     assert!(e.message.contains("share_q_dim"), "{}", e.message);
+    // Gemma 4 (a 12B text_config as public ports' tests transcribe it): full-attention layers with their own head width
+    // (global_head_dim 512) and one key/value head, keys as values.
+    let gemma4 = json!({"model_type": "gemma4_unified", "text_config": {"model_type": "gemma4_unified_text", "hidden_size": 3840,
+        "intermediate_size": 15360, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8,
+        "num_global_key_value_heads": 1, "head_dim": 256, "global_head_dim": 512, "attention_k_eq_v": true,
+        "sliding_window": 1024, "vocab_size": 262144}});
+    let e = plan_value(&json!({"model": {"hf_config": gemma4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert!(e.message.contains("global_head_dim"), "{}", e.message);
 }
