@@ -779,3 +779,20 @@ fn deepseek_v4_step_3_and_gemma_4_attention_are_refused_by_name() {
     let e = plan_value(&json!({"model": {"hf_config": gemma4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert!(e.message.contains("global_head_dim"), "{}", e.message);
 }
+
+#[test]
+fn step_3_5_bridge_recipe_resolves_to_the_preset_and_its_layout_is_checked() {
+    // step35_196b_a11b_pretrain_config (Megatron Bridge @067f987df03b recipes/stepfun/h100/step35.py:24, read statically
+    // into data/bridge_recipes.json): TP 1, PP 8, CP 8, EP 8, SP on, on 512 H100. Its 45 decoder layers do not divide over
+    // 8 stages (45 = 5·8 + 5) with no uneven-stage setting or layout, and SP is on with TP 1: Megatron-Core's
+    // TransformerConfig rejects both (Bridge's verification card leaves its training unverified).
+    let r = plan_value(&json!({"recipe": "step35_196b_a11b_pretrain_config"})).unwrap();
+    assert_eq!(r.plan.model, presets::model("step-3.5-flash").unwrap().model_config());
+    let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(codes.contains(&"layers-not-divisible-by-pp") && codes.contains(&"sp-requires-tp"), "{codes:?}");
+    // PP 9 (45 = 5·9) and SP off clear both.
+    let r = plan_value(&json!({"recipe": "step35_196b_a11b_pretrain_config",
+        "parallelism": {"pipeline_model_parallel_size": 9, "sequence_parallel": false}, "cluster": {"num_nodes": 72}})).unwrap();
+    let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(!codes.contains(&"layers-not-divisible-by-pp") && !codes.contains(&"sp-requires-tp"), "{codes:?}");
+}
