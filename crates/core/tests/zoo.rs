@@ -323,6 +323,9 @@ fn every_new_family_has_a_valid_layout() {
         ("exaone-4.0-32b", 16),
         ("minimax-m2.5", 64),
         ("llama-3.3-nemotron-super-49b", 32),
+        ("step-3.5-flash", 128),
+        ("olmo-2-7b", 8),
+        ("gemma-3-12b", 8),
     ] {
         let plan = json!({"model": key, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": gpus / 8},
                           "training": {"seq_length": 4096, "global_batch_size": 256}});
