@@ -71,7 +71,8 @@ pub fn attention(p: &Plan, out: &mut impl Findings) {
     }
 }
 
-/// heads-not-divisible-by-tp and query-groups-not-divisible-by-tp for the window layers' own attention shape
+/// heads-not-divisible-by-tp and query-groups-not-divisible-by-tp for the window layers' own attention shape, and
+/// sliding-attention-setting-unused where the model has no such layers
 /// (`sliding_attention_setting`, Step-3.5): Megatron builds those layers' attention with their heads and groups, which
 /// TP splits as it splits the model's.
 // Source: Megatron Bridge step35_provider.py Step35DecoderLayer (a deep copy of the config with the window layer's
@@ -79,6 +80,13 @@ pub fn attention(p: &Plan, out: &mut impl Findings) {
 pub fn window_attention(p: &Plan, out: &mut impl Findings) {
     let (m, tp) = (&p.model, p.parallelism.tp());
     if !m.window_shape_differs() {
+        if m.sliding_attention_setting.is_some() {
+            out.add(Code::SlidingAttentionSettingUnused, |code| {
+                let why = if m.window_size.is_none() { "the model has no sliding window (window_size)" } else { "its attention is MLA or Gated DeltaNet" };
+                d(code, format!("model.sliding_attention_setting is set, but {why}: it is ignored"), "remove model.sliding_attention_setting, or give window_size ([left, 0]) and window_attn_skip_freq for its window layers".into())
+                    .with_apply("model.sliding_attention_setting", serde_json::Value::Null)
+            });
+        }
         return;
     }
     let w = m.attention_shape(Mixer::WindowAttention);
