@@ -7,13 +7,29 @@ use crate::format::{GIB, axis_seconds, hex_colour};
 use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
-/// The memory terms of one pipeline stage, in bytes, in stacking order.
-pub const TERMS: [&str; 5] = ["parameters", "gradients", "optimizer", "activations", "overhead"];
-const TERM_COLOURS: [RGBColor; 5] = [
+/// The memory terms of one pipeline stage, in bytes, in stacking order: the stage's figures, with the vision encoder's
+/// weights and activations and the DSA indexer's activations (the core's terms of those keys) drawn apart from the
+/// parameters and activations that hold them.
+pub const TERMS: [&str; 8] = [
+    "parameters",
+    "vision encoder weights",
+    "gradients",
+    "optimizer",
+    "activations",
+    "vision encoder activations",
+    "DSA indexer activations",
+    "overhead",
+];
+/// The stage's five figures, as the table's columns give them.
+pub const FIGURES: [&str; 5] = ["parameters", "gradients", "optimizer", "activations", "overhead"];
+const TERM_COLOURS: [RGBColor; 8] = [
     RGBColor(0x00, 0x72, 0xB2), // blue
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
     RGBColor(0x56, 0xB4, 0xE9), // sky blue
     RGBColor(0x00, 0x9E, 0x73), // bluish green
     RGBColor(0xE6, 0x9F, 0x00), // orange
+    RGBColor(0xF0, 0xE4, 0x42), // yellow
+    RGBColor(0x88, 0x22, 0x55), // wine (Tol)
     RGBColor(0x99, 0x99, 0x99), // grey
 ];
 const CAPACITY: RGBColor = RGBColor(0xD5, 0x5E, 0x00); // vermillion
@@ -21,7 +37,7 @@ const CAPACITY: RGBColor = RGBColor(0xD5, 0x5E, 0x00); // vermillion
 pub const CAPACITY_COLOUR: &str = "#d55e00";
 
 pub fn term_colour(i: usize) -> String {
-    let RGBColor(r, g, b) = TERM_COLOURS[i % 5];
+    let RGBColor(r, g, b) = TERM_COLOURS[i % TERMS.len()];
     hex_colour([r, g, b])
 }
 
@@ -29,9 +45,9 @@ fn ink(dark: bool) -> RGBColor {
     if dark { RGBColor(0xe8, 0xe8, 0xe8) } else { RGBColor(0x22, 0x22, 0x22) }
 }
 
-/// Per-stage stacked bars against the GPU's capacity line. `stages[i]` holds the five terms.
+/// Per-stage stacked bars against the GPU's capacity line. `stages[i]` holds the [`TERMS`]; a term of 0 draws nothing.
 /// Stage `i` is centred on x = i, where its label sits.
-pub fn stage_bars(stages: &[[u64; 5]], capacity: u64, dark: bool, size: (u32, u32)) -> String {
+pub fn stage_bars(stages: &[[u64; TERMS.len()]], capacity: u64, dark: bool, size: (u32, u32)) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -56,7 +72,7 @@ pub fn stage_bars(stages: &[[u64; 5]], capacity: u64, dark: bool, size: (u32, u3
         let slot_px = chart.plotting_area().dim_in_pixel().0 as f64 / n as f64;
         let half = 0.32f64.min(40.0 / slot_px.max(1.0));
         for (t, colour) in TERM_COLOURS.iter().enumerate() {
-            let bars = stages.iter().enumerate().map(|(i, s)| {
+            let bars = stages.iter().enumerate().filter(|(_, s)| s[t] > 0).map(|(i, s)| {
                 let below: u64 = s[..t].iter().sum();
                 let (y0, y1) = (below as f64 / GIB, (below + s[t]) as f64 / GIB);
                 let (x0, x1) = (i as f64 - half, i as f64 + half);
@@ -287,10 +303,11 @@ mod tests {
     #[test]
     fn stage_bars_draw_one_rect_per_term_and_stage_and_the_capacity_line() {
         let g = 1u64 << 30;
-        let svg = stage_bars(&[[4 * g, 8 * g, 12 * g, 10 * g, 2 * g], [4 * g, 8 * g, 12 * g, 6 * g, 2 * g]], 80 * g, false, (640, 320));
+        let svg = stage_bars(&[[4 * g, 0, 8 * g, 12 * g, 10 * g, 0, 0, 2 * g], [4 * g, g, 8 * g, 12 * g, 6 * g, g, 0, 2 * g]], 80 * g, false, (640, 320));
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("pipeline stage"));
-        assert_eq!(svg.matches("<rect").count(), 10, "five terms × two stages");
+        assert_eq!(svg.matches("<rect").count(), 12, "five terms × two stages, and the second stage's vision encoder weights and activations");
+        assert!(svg.contains("#CC79A7") || svg.contains("#cc79a7"), "the vision encoder weights' own colour");
         assert!(svg.contains(r##"stroke="#D55E00""##) || svg.contains(r##"stroke="#d55e00""##), "the capacity line");
         // No inline style attributes: the page's CSP forbids them.
         assert!(!svg.contains("style="));
@@ -314,7 +331,7 @@ mod tests {
     #[test]
     fn stage_labels_sit_under_the_middle_of_their_bars() {
         let g = 1u64 << 30;
-        let stages = [[4 * g, 8 * g, 12 * g, 10 * g, 2 * g]; 4];
+        let stages = [[4 * g, 0, 8 * g, 12 * g, 10 * g, 0, 0, 2 * g]; 4];
         let svg = stage_bars(&stages, 80 * g, false, (900, 300));
         // The first term's rects, one per stage, left to right.
         let bars: Vec<f64> = tags(&svg, "rect").iter().filter(|(t, _)| t.contains(r##"fill="#0072B2""##)).map(|(t, _)| attr(t, "x") + attr(t, "width") / 2.0).collect();
@@ -329,7 +346,7 @@ mod tests {
     #[test]
     fn charts_draw_grid_lines_only_at_labelled_values_and_leave_out_defaults() {
         let g = 1u64 << 30;
-        let svg = stage_bars(&[[4 * g, 8 * g, 12 * g, 10 * g, 2 * g]; 2], 80 * g, false, (640, 300));
+        let svg = stage_bars(&[[4 * g, 0, 8 * g, 12 * g, 10 * g, 0, 0, 2 * g]; 2], 80 * g, false, (640, 300));
         // Grid lines: one per y label at most (before, nine faint lines between every two labels).
         assert!(svg.matches("<line").count() <= svg.matches("<text").count(), "{svg}");
         assert!(!svg.contains('\n') && !svg.contains(r#"opacity="1""#) && !svg.contains(r#"stroke="none""#));

@@ -8,7 +8,7 @@ use crate::strip::{self, Strip};
 use crate::ui::chart::{Chart, swatch_box, swatch_line};
 use crate::{browser, charts};
 use leptos::prelude::*;
-use meshplan_core::memory::{Location, MemoryReport};
+use meshplan_core::memory::{Location, MemoryReport, TermKey};
 use serde_json::Value;
 
 const SWEEPS: [(&str, &str, &[u64]); 4] = [
@@ -25,8 +25,17 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     let stages = Memo::new(move |_| {
         outcome.with(|o| {
             let m = &o.as_ref().ok()?.memory;
-            let stages: Vec<[u64; 5]> =
-                m.stages.iter().map(|st| [st.parameters_bytes, st.gradients_bytes, st.optimizer_bytes, st.activations_bytes, st.overhead_bytes]).collect();
+            // The vision encoder's and the DSA indexer's terms drawn apart from the figures that hold them.
+            let stages: Vec<[u64; charts::TERMS.len()]> = m
+                .stages
+                .iter()
+                .map(|st| {
+                    let term = |k: TermKey| st.terms.iter().filter(|t| t.key == k).map(|t| t.bytes).sum::<u64>();
+                    let (vw, va, da) = (term(TermKey::VisionEncoderWeights), term(TermKey::VisionEncoderActivations), term(TermKey::DsaIndexerActivations));
+                    let act = st.activations_bytes.saturating_sub(va).saturating_sub(da);
+                    [st.parameters_bytes.saturating_sub(vw), vw, st.gradients_bytes, st.optimizer_bytes, act, va, da, st.overhead_bytes]
+                })
+                .collect();
             Some((stages, m.gpu_memory_bytes))
         })
     });
@@ -47,7 +56,7 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             <details>
                 <summary>"Figures per stage"</summary>
                 <table class="memory-table">
-                    <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::TERMS.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
+                    <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::FIGURES.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
                         <th title="the allocator's peak: Megatron's max allocated">"allocated"</th><th title="allocated + fragmentation">"reserved"</th><th title="host memory per GPU (offloading)">"host"</th></tr></thead>
                     <tbody><StageRows outcome /></tbody>
                 </table>

@@ -248,6 +248,7 @@ rules! {
     VisionImageTokensUnset "vision-image-tokens-unset" I "The model has a vision encoder but training.image_tokens_per_sample is 0: its weights are counted, its activations and FLOPs are not." "meshplan input (memory/vision.rs, perf.rs vision_flops)";
     VisionImageTokensExceedSequence "vision-image-tokens-exceed-sequence" E "training.image_tokens_per_sample is more than seq_length: image tokens take places in the language model's sequence." "megatron/core/models/multimodal/llava_model.py (image embeddings placed into the language model's sequence)";
     VisionSettingsWithoutEncoder "vision-settings-without-encoder" W "A vision-encoder setting (image_tokens_per_sample, images_per_sample, freeze_vision_model, freeze_vision_projection) is set on a model without a vision_config: it is ignored." "Megatron Bridge src/megatron/bridge/models/qwen_vl/qwen3_vl_provider.py (freeze_* act on a VLM's modules)";
+    SlidingAttentionSettingUnused "sliding-attention-setting-unused" W "model.sliding_attention_setting (the window layers' own heads, query groups and head width) is set on a model without a sliding window (window_size), or whose attention is MLA or Gated DeltaNet: it is ignored." "Megatron Bridge src/megatron/bridge/models/stepfun/step35_provider.py Step35DecoderLayer (the setting applies to the \"sliding_attention\" layers of a GQA model only)";
 }
 
 impl Code {

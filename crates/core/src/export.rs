@@ -418,7 +418,7 @@ fn json_hydra(v: &serde_json::Value) -> String {
 // Source: megatron/core/transformer/heterogeneous/heterogeneous_config.py (heterogeneous_layers_config_path /
 // heterogeneous_layers_config_encoded_json).
 /// What the exports say of the parts of a model no GPT / hybrid export setting expresses (each export adds them to its
-/// model notes): a vision encoder, and chunked attention.
+/// model notes): a vision encoder, chunked attention, window layers with their own attention shape and a head-wise gate.
 // Sources: Megatron Bridge src/megatron/bridge/models/qwen_vl/qwen3_vl_provider.py (a VLM is its own provider with a
 // vision_config); megatron/core/models/multimodal/llava_model.py; Megatron-Core TransformerConfig has no chunked-attention
 // field (Megatron-LM's FLOPs count reads args.chunk_attention_size, tests/unit_tests/test_training.py).
@@ -432,6 +432,17 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
     }
     if let Some(c) = m.chunk_attention_size {
         notes.push(format!("chunked attention (chunks of {c} tokens on the RoPE layers) is not a Megatron-Core setting and is not written: the exported model attends over the whole sequence on every layer"));
+    }
+    // Megatron Bridge src/megatron/bridge/models/stepfun/step35_provider.py: sliding_attention_setting and the head-wise
+    // gate are Step35ModelProvider's (its Step35DecoderLayer), not GPTModelProvider settings nor Megatron-LM flags.
+    if let Some(w) = m.sliding_attention_setting.filter(|_| m.window_shape_differs()) {
+        notes.push(format!(
+            "the window layers' own attention shape (sliding_attention_setting: {} heads, {} query groups of {}) is not written: it is Megatron Bridge's Step35ModelProvider field, which the model's bridge sets (AutoBridge.from_hf_pretrained of its checkpoint); the exported GPT model gives every layer the full layers' shape",
+            w.num_attention_heads, w.num_query_groups, w.kv_channels
+        ));
+    }
+    if m.head_wise_attn_gate {
+        notes.push("the head-wise attention output gate (head_wise_attn_gate) is not written: Megatron Bridge's Step-3.5 bridge sets it where Megatron-Core has it (else attention_output_gate)".to_string());
     }
     notes
 }

@@ -1,7 +1,7 @@
 //! Hugging Face `config.json` → Megatron TransformerConfig, for the Llama (3 and 4), Qwen2/Qwen2.5/Qwen3, Qwen-MoE,
 //! Mixtral, OLMoE, OLMo-2, DeepSeek-V2/V3, Kimi-K2, GLM-4.5, gpt-oss, Gemma 2/3, Phi-3/Phi-4, EXAONE, MiniMax-M2 and
-//! Nemotron-4 families (`hf/families.rs` holds what differs per family, and unwraps `text_config`), and the hybrid
-//! Nemotron-H, Qwen3-Next and Qwen3.5 (`hf/hybrid.rs`).
+//! Nemotron-4 families (`hf/families.rs` holds what differs per family, and unwraps `text_config`), the hybrid
+//! Nemotron-H, Qwen3-Next and Qwen3.5 (`hf/hybrid.rs`), and Step-3.5 (`hf/step.rs`).
 // Field mapping follows Megatron Bridge's model bridges (src/megatron/bridge/models/*/ *_bridge.py: provider_bridge).
 
 use crate::fields::{as_uint, short};
@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 mod families;
 mod hybrid;
+mod step;
 mod vision;
 
 /// The `model_type` values mapped, with the family they belong to.
@@ -53,6 +54,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("deepseek_v32", "DeepSeek-V3.2"),
     ("glm_moe_dsa", "GLM-5"),
     ("deci", "DeciLM (block_configs)"),
+    ("step3p5", "Step-3.5"),
 ];
 
 /// The families whose layer kinds are not all attention: their own readers size them (`hf/hybrid.rs`).
@@ -81,22 +83,66 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     if vision.is_some() {
         excluded.retain(|k| *k != "vision_config");
     }
-    if !excluded.is_empty() {
-        diags.push(Diagnostic::new(
-            Code::HfConfigPartExcluded,
-            format!(
-                "the config's {} {} not counted: meshplan sizes the language model under text_config (model_type {:?})",
-                excluded.join(" and "),
-                if excluded.len() == 1 { "is" } else { "are" },
-                model_type.chars().take(40).collect::<String>()
-            ),
-            "the encoder's weights, activations and FLOPs are left out: give its sizes as model.vision_config (TransformerConfig names, patch_dim, patches_per_token, projector), or plan the text model alone",
-        ));
-    }
-    let family = FAMILIES.iter().find(|(t, _)| *t == model_type).map(|(_, f)| *f);
-    let required = ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"];
+    note_excluded(&excluded, &model_type, diags);
     // A Nemotron-H config may give its layers as a block list alone (Nemotron 3 Ultra has no num_hidden_layers).
     let listed = model_type == "nemotron_h" && c.get("layers_block_type").is_some_and(Value::is_array);
+    check_required(c, &model_type, listed)?;
+    let heterogeneous = matches!(model_type.as_str(), "nemotron-nas" | "deci") && c.contains_key("block_configs");
+    if !hybrid_family(&model_type) && !heterogeneous && model_type != "step3p5" {
+        if let Some(e) = hybrid::unsized_layers(c) {
+            return Err(e);
+        }
+    }
+    if !FAMILIES.iter().any(|(t, _)| *t == model_type) {
+        diags.push(Diagnostic::new(
+            Code::HfConfigFamilyUnknown,
+            format!("model_type {:?} is not a family meshplan maps; it was read as a Llama-style decoder", model_type.chars().take(40).collect::<String>()),
+            format!("check the derived fields; mapped families: {}", FAMILIES.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ")),
+        ));
+    }
+    let (mut m, layers) = dense_fields(c, &model_type, listed, diags);
+    moe_fields(c, &model_type, layers, &mut m, diags);
+    variant_fields(c, &model_type, layers, &mut m);
+    if heterogeneous {
+        families::block_configs(c, layers, &mut m)?;
+    }
+    if let Some(v) = vision {
+        m.insert("vision_config".into(), v);
+    }
+    match model_type.as_str() {
+        "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
+        "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),
+        "step3p5" => step::step3p5(c, layers, &mut m, diags),
+        _ => {}
+    }
+    let megatron = Value::Object(m);
+    let mut config = model_from_fields(Some(&megatron), None, "model.hf_config", diags);
+    if config.moe_layer_freq == MoeLayerFreq::Every(0) {
+        config.moe_layer_freq = MoeLayerFreq::Every(1);
+    }
+    Ok(config)
+}
+
+/// The encoder keys of a multimodal config that are not counted, named in one diagnostic.
+fn note_excluded(excluded: &[&str], model_type: &str, diags: &mut Vec<Diagnostic>) {
+    if excluded.is_empty() {
+        return;
+    }
+    diags.push(Diagnostic::new(
+        Code::HfConfigPartExcluded,
+        format!(
+            "the config's {} {} not counted: meshplan sizes the language model under text_config (model_type {:?})",
+            excluded.join(" and "),
+            if excluded.len() == 1 { "is" } else { "are" },
+            model_type.chars().take(40).collect::<String>()
+        ),
+        "the encoder's weights, activations and FLOPs are left out: give its sizes as model.vision_config (TransformerConfig names, patch_dim, patches_per_token, projector), or plan the text model alone",
+    ));
+}
+
+/// The keys without which no transformer can be sized: an error naming the missing ones.
+fn check_required(c: &Map<String, Value>, model_type: &str, listed: bool) -> Result<(), InputError> {
+    let required = ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"];
     let missing: Vec<String> = required
         .iter()
         .filter(|k| !(listed && **k == "num_hidden_layers"))
@@ -106,37 +152,29 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             _ => k.to_string(),
         })
         .collect();
-    if !missing.is_empty() {
-        return Err(InputError::new(
-            Code::HfConfigUnmappable,
-            format!(
-                "the Hugging Face config (model_type {:?}) lacks {} needed to size a transformer",
-                model_type.chars().take(40).collect::<String>(),
-                missing.join(", ")
-            ),
-            "paste a decoder-only transformer's config.json (Llama, Qwen, Mixtral, OLMoE, DeepSeek, Kimi-K2, GLM-4.5), or give Megatron fields directly",
-        ));
+    if missing.is_empty() {
+        return Ok(());
     }
-    let heterogeneous = matches!(model_type.as_str(), "nemotron-nas" | "deci") && c.contains_key("block_configs");
-    if !hybrid_family(&model_type) && !heterogeneous {
-        if let Some(e) = hybrid::unsized_layers(c) {
-            return Err(e);
-        }
-    }
-    if family.is_none() {
-        diags.push(Diagnostic::new(
-            Code::HfConfigFamilyUnknown,
-            format!("model_type {:?} is not a family meshplan maps; it was read as a Llama-style decoder", model_type.chars().take(40).collect::<String>()),
-            format!("check the derived fields; mapped families: {}", FAMILIES.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ")),
-        ));
-    }
+    Err(InputError::new(
+        Code::HfConfigUnmappable,
+        format!(
+            "the Hugging Face config (model_type {:?}) lacks {} needed to size a transformer",
+            model_type.chars().take(40).collect::<String>(),
+            missing.join(", ")
+        ),
+        "paste a decoder-only transformer's config.json (Llama, Qwen, Mixtral, OLMoE, DeepSeek, Kimi-K2, GLM-4.5), or give Megatron fields directly",
+    ))
+}
+
+/// The Llama reading every family starts from: layers (checked first: it bounds every per-layer list), widths, heads,
+/// vocabulary, norms, biases and tied embeddings. Returns the Megatron fields and the checked layer count.
+fn dense_fields(c: &Map<String, Value>, model_type: &str, listed: bool, diags: &mut Vec<Diagnostic>) -> (Map<String, Value>, u64) {
     let g = |k: &str| c.get(k).and_then(as_uint);
     let flag = |k: &str| c.get(k).and_then(Value::as_bool);
     let mut m = Map::new();
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
     };
-    // The layer count bounds every per-layer list below, so it is checked first, by its Hugging Face name.
     let layers = match g("num_hidden_layers").unwrap_or(1) {
         n @ 1..=MAX_LAYERS => {
             if !listed {
@@ -171,16 +209,20 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     put("activation_func", json!("silu"));
     put("normalization", json!("RMSNorm"));
     put("add_bias_linear", json!(flag("mlp_bias").unwrap_or(false)));
-    let qkv_bias = match model_type.as_str() {
+    let qkv_bias = match model_type {
         "qwen2" | "qwen2_moe" => true,
         _ => flag("attention_bias").unwrap_or(false),
     };
     put("add_qkv_bias", json!(qkv_bias));
-    let qk_norm = matches!(model_type.as_str(), "qwen3" | "qwen3_moe" | "qwen3_next" | "qwen3_vl" | "qwen3_vl_moe" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
+    let qk_norm = matches!(model_type, "qwen3" | "qwen3_moe" | "qwen3_next" | "qwen3_vl" | "qwen3_vl_moe" | "olmoe") || flag("use_qk_norm").unwrap_or(false);
     put("qk_layernorm", json!(qk_norm));
-    put("share_embeddings_and_output_weights", json!(flag("tie_word_embeddings").unwrap_or(families::ties_by_default(&model_type))));
+    put("share_embeddings_and_output_weights", json!(flag("tie_word_embeddings").unwrap_or(families::ties_by_default(model_type))));
+    (m, layers)
+}
 
-    moe_fields(c, &model_type, layers, &mut m, diags);
+/// Multi-latent attention, MTP depths, the family's own fields and DeepSeek Sparse Attention's indexer.
+fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut Map<String, Value>) {
+    let g = |k: &str| c.get(k).and_then(as_uint);
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
     };
@@ -197,13 +239,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     if let Some(n) = g("num_nextn_predict_layers").or(g("mtp_num_hidden_layers")).filter(|&n| n > 0) {
         put("mtp_num_layers", json!(n));
     }
-    families::apply(&model_type, c, layers, &mut m);
-    if heterogeneous {
-        families::block_configs(c, layers, &mut m)?;
-    }
-    if let Some(v) = vision {
-        m.insert("vision_config".into(), v);
-    }
+    families::apply(model_type, c, layers, m);
     // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): every MLA layer has a lightning indexer (index_n_heads heads of
     // index_head_dim) choosing index_topk keys: Megatron-Core's experimental_attention_variant "dsa" and dsa_indexer_* fields.
     if let (Some(heads), Some(dim)) = (g("index_n_heads"), g("index_head_dim")) {
@@ -219,17 +255,6 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
             m.insert("dsa_indexer_loss_coeff".into(), json!(0.001));
         }
     }
-    match model_type.as_str() {
-        "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
-        "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),
-        _ => {}
-    }
-    let megatron = Value::Object(m);
-    let mut config = model_from_fields(Some(&megatron), None, "model.hf_config", diags);
-    if config.moe_layer_freq == MoeLayerFreq::Every(0) {
-        config.moe_layer_freq = MoeLayerFreq::Every(1);
-    }
-    Ok(config)
 }
 
 /// The MoE fields: routed experts (each family's key), their width, shared experts, and which layers are MoE.

@@ -104,6 +104,17 @@ pub struct ModelConfig {
     /// An int N: every N-th layer (1-indexed) keeps full attention, the rest are windowed; a list: 1 = windowed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_attn_skip_freq: Option<MoeLayerFreq>,
+    /// The sliding-window layers' own attention shape where it differs from the model's (Step-3.5-Flash: 96 heads on
+    /// its window layers, 64 on its full ones): Megatron Bridge's `sliding_attention_setting`. The window layers are
+    /// then a layer kind of their own ([`Mixer::WindowAttention`]).
+    // Source: Megatron Bridge src/megatron/bridge/models/stepfun/step35_provider.py Step35DecoderLayer (on a
+    // "sliding_attention" layer: num_attention_heads, num_query_groups, kv_channels from sliding_attention_setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sliding_attention_setting: Option<AttentionShape>,
+    /// A per-head sigmoid gate on the attention output: linear_qkv also projects one gate logit per head (Step-3.5's
+    /// `g_proj`, Megatron-Core's `head_wise_attn_gate`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub head_wise_attn_gate: bool,
     /// Megatron-Core's `softmax_type`: "vanilla" (None), "off-by-one", or "learnable" — attention sinks, one learned
     /// logit per head (gpt-oss).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,6 +158,14 @@ pub struct ModelConfig {
 // DeepSeek-V3.2 report (core attention O(L·k) for top-k k) — the same count with w = k.
 pub fn keys_within(s: f64, w: f64) -> f64 {
     if w < s { s * (2.0 * w - w * (w - 1.0) / s) } else { s * s }
+}
+
+/// The shape of a GQA attention block: heads, query groups (key/value heads) and the width of a head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttentionShape {
+    pub num_attention_heads: u64,
+    pub num_query_groups: u64,
+    pub kv_channels: u64,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -320,7 +339,7 @@ impl ModelConfig {
         let mut start = 0u64;
         let mut n = 0u64;
         for (kind, len) in self.layer_runs() {
-            if kind.mixer == Mixer::Attention {
+            if kind.mixer.is_attention() {
                 let end = start.saturating_add(len).min(crate::limits::MAX_LAYERS);
                 n += (start..end).filter(|&i| which(i)).count() as u64;
             }
@@ -358,8 +377,38 @@ impl ModelConfig {
     // Source: megatron/core/transformer/attention.py (SelfAttention linear_qkv/linear_proj) and
     // multi_latent_attention.py (MLASelfAttention: linear_q_down_proj/up_proj, linear_kv_down_proj/up_proj).
     pub fn attention_params(&self) -> (u128, u128) {
+        self.attention_params_of(Mixer::Attention)
+    }
+
+    /// The attention shape of a layer whose mixer is `mixer`: the window layers' own ([`ModelConfig::sliding_attention_setting`])
+    /// for [`Mixer::WindowAttention`], else the model's heads, query groups and kv_channels.
+    pub fn attention_shape(&self, mixer: Mixer) -> AttentionShape {
+        match (mixer, self.sliding_attention_setting) {
+            (Mixer::WindowAttention, Some(shape)) => shape,
+            _ => AttentionShape { num_attention_heads: self.num_attention_heads, num_query_groups: self.num_query_groups, kv_channels: self.kv_channels },
+        }
+    }
+
+    /// A GQA attention layer's model FLOPs per token, forward and backward, for the shape of `mixer`: (projections
+    /// 6·(h·(q + 2·kv) + q·h), plus 6·h·heads for a head-wise gate; the core 6·q per (query, key) pair in Megatron's units
+    /// where full causal attention has s² pairs), with q = heads·kv_channels and kv = groups·kv_channels.
+    // Source: megatron/training/training.py transformer_flops (attention projections and core, ×3 fwd+bwd ×2 FMA);
+    // the head-wise gate is one more h → heads GEMM (step35_bridge.py merges g_proj into linear_qkv).
+    pub fn gqa_flops_per_token(&self, mixer: Mixer) -> (f64, f64) {
+        let sh = self.attention_shape(mixer);
+        let (h, heads) = (self.hidden_size as f64, sh.num_attention_heads as f64);
+        let q = sh.kv_channels as f64 * heads;
+        let kv = sh.kv_channels as f64 * sh.num_query_groups as f64;
+        let gate = if self.head_wise_attn_gate { h * heads } else { 0.0 };
+        (6.0 * (h * (q + 2.0 * kv) + q * h + gate), 6.0 * q)
+    }
+
+    /// [`ModelConfig::attention_params`] of an attention layer whose mixer is `mixer` (its own shape, see
+    /// [`ModelConfig::attention_shape`]).
+    pub fn attention_params_of(&self, mixer: Mixer) -> (u128, u128) {
+        let shape = self.attention_shape(mixer);
         let h = self.hidden_size as u128;
-        let heads = self.num_attention_heads as u128;
+        let heads = shape.num_attention_heads as u128;
         let mut sharded: u128;
         let mut replicated = self.norm_params(self.hidden_size);
         if self.multi_latent_attention {
@@ -382,8 +431,8 @@ impl ModelConfig {
                 replicated += h;
             }
         } else {
-            let kv = self.kv_channels as u128;
-            let groups = self.num_query_groups as u128;
+            let kv = shape.kv_channels as u128;
+            let groups = shape.num_query_groups as u128;
             let qkv_out = (heads + 2 * groups) * kv;
             sharded = h * qkv_out + heads * kv * h;
             if self.add_qkv_bias || self.add_bias_linear {
@@ -393,7 +442,7 @@ impl ModelConfig {
                 replicated += h;
             }
             if self.qk_layernorm {
-                replicated += 2 * self.norm_params(self.kv_channels);
+                replicated += 2 * self.norm_params(shape.kv_channels);
             }
             if self.softmax_type.as_deref() == Some("learnable") {
                 // Attention sinks: one learnable softmax offset per head, split with the heads over TP
@@ -404,6 +453,11 @@ impl ModelConfig {
                 // Gated attention: linear_qkv's output grows by one gate per query channel (attention.py SelfAttention:
                 // linear_qkv_out_dim += kv_channels · num_attention_heads).
                 sharded += h * heads * kv;
+            }
+            if self.head_wise_attn_gate {
+                // Head-wise gate: one gate logit per head (Megatron Bridge step35_bridge.py merges g_proj, h → heads,
+                // into linear_qkv; Step-3.5 modeling: sigmoid(g_proj(x)) scales each head's output).
+                sharded += h * heads;
             }
         }
         (sharded, replicated)
@@ -433,8 +487,8 @@ impl ModelConfig {
     pub fn params_of(&self, kind: LayerKind) -> LayerParams {
         let mixer = match kind.mixer {
             Mixer::None => LayerParams::default(),
-            Mixer::Attention => {
-                let (tp_sharded, replicated) = self.attention_params();
+            Mixer::Attention | Mixer::WindowAttention => {
+                let (tp_sharded, replicated) = self.attention_params_of(kind.mixer);
                 LayerParams { tp_sharded, replicated, ..Default::default() }
             }
             Mixer::Mamba => self.mamba_params(),

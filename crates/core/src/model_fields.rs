@@ -4,7 +4,7 @@
 
 use crate::fields::{Fields, as_uint};
 use crate::limits::{MAX_EXPERTS, MAX_LAYERS};
-use crate::model::{Mixer, ModelConfig, MoeLayerFreq};
+use crate::model::{AttentionShape, HeteroLayer, Mixer, ModelConfig, MoeLayerFreq, VisionEncoder};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
@@ -52,6 +52,119 @@ fn model_from_fields_known(
         }
         None => f.uint("num_layers", b.map_or(1, |b| b.num_layers), 1, MAX_LAYERS),
     };
+    let d = read_dense_fields(&mut f, b, (value, section));
+    let (hidden_size, num_attention_heads) = (d.hidden_size, d.num_attention_heads);
+    let moe = read_moe_fields(&mut f, b, num_layers);
+    // A pattern with + (MLA) or D (DSA) layers turns MLA on (megatron/training/arguments.py l.918–923).
+    let mla_pattern = hybrid.as_ref().is_some_and(|p| p.has(b'+') || p.has(b'D'));
+    let multi_latent_attention = f.boolean("multi_latent_attention", b.is_some_and(|b| b.multi_latent_attention)) || mla_pattern;
+    let mla = read_mla_fields(&mut f, b, value);
+    let mut mtp_num_layers = f.uint("mtp_num_layers", b.map_or(0, |b| b.mtp_num_layers), 0, 1 << 10);
+    let mtp_use_repeated_layer = f.boolean("mtp_use_repeated_layer", b.is_some_and(|b| b.mtp_use_repeated_layer));
+    let mtp_pattern = pattern::text(&mut f, "mtp_hybrid_override_pattern");
+    if let (Some(main), Some(p)) = (pattern_text.as_deref(), hybrid.as_ref()) {
+        if let Some(unified) = pattern::with_mtp(main, mtp_pattern.as_deref(), mtp_num_layers, mtp_use_repeated_layer, f.diags) {
+            hybrid = pattern::parse(&unified, f.diags).or_else(|| Some(p.clone()));
+        }
+    }
+    if let Some(p) = &hybrid {
+        mtp_num_layers = pattern::mtp_depths(mtp_num_layers, !f_absent(value, "mtp_num_layers"), p, f.diags);
+    }
+    let ssm = read_ssm_fields(&mut f, b, num_layers);
+    let v = read_variant_fields(&mut f, b, (value, section), (num_layers, hidden_size, num_attention_heads));
+    known.extend_from_slice(f.seen());
+    f.finish();
+    let mut config = ModelConfig {
+        num_layers,
+        hidden_size: d.hidden_size,
+        ffn_hidden_size: d.ffn_hidden_size,
+        num_attention_heads: d.num_attention_heads,
+        num_query_groups: d.num_query_groups,
+        kv_channels: d.kv_channels,
+        vocab_size: d.vocab_size,
+        make_vocab_size_divisible_by: d.make_vocab_size_divisible_by,
+        max_position_embeddings: d.max_position_embeddings,
+        position_embedding_type: d.position_embedding_type,
+        gated_linear_unit: d.gated_linear_unit,
+        activation_func: d.activation_func,
+        normalization: d.normalization,
+        add_bias_linear: d.add_bias_linear,
+        add_qkv_bias: d.add_qkv_bias,
+        qk_layernorm: d.qk_layernorm,
+        share_embeddings_and_output_weights: d.share_embeddings_and_output_weights,
+        num_moe_experts: moe.num_moe_experts,
+        moe_router_topk: moe.moe_router_topk,
+        moe_ffn_hidden_size: moe.moe_ffn_hidden_size,
+        moe_shared_expert_intermediate_size: moe.moe_shared_expert_intermediate_size,
+        moe_layer_freq: moe.moe_layer_freq,
+        moe_router_pre_softmax: moe.moe_router_pre_softmax,
+        multi_latent_attention,
+        q_lora_rank: mla.q_lora_rank,
+        kv_lora_rank: mla.kv_lora_rank,
+        qk_head_dim: mla.qk_head_dim,
+        qk_pos_emb_head_dim: mla.qk_pos_emb_head_dim,
+        v_head_dim: mla.v_head_dim,
+        mtp_num_layers,
+        mtp_use_repeated_layer,
+        hybrid_layer_pattern: hybrid,
+        mamba_state_dim: ssm.mamba[0],
+        mamba_head_dim: ssm.mamba[1],
+        mamba_num_groups: ssm.mamba[2],
+        mamba_num_heads: ssm.mamba[3],
+        experimental_attention_variant: ssm.variant,
+        linear_attention_freq: ssm.linear_attention_freq,
+        linear_key_head_dim: ssm.linear[0],
+        linear_value_head_dim: ssm.linear[1],
+        linear_num_key_heads: ssm.linear[2],
+        linear_num_value_heads: ssm.linear[3],
+        linear_conv_kernel_dim: ssm.linear[4],
+        attention_output_gate: v.attention_output_gate,
+        moe_latent_size: v.moe_latent_size,
+        moe_shared_expert_gate: v.moe_shared_expert_gate,
+        window_size: v.window_size,
+        window_attn_skip_freq: v.window_attn_skip_freq,
+        sliding_attention_setting: v.sliding_attention_setting,
+        head_wise_attn_gate: v.head_wise_attn_gate,
+        softmax_type: v.softmax_type,
+        heterogeneous_layers: v.heterogeneous_layers,
+        vision_config: v.vision_config,
+        dsa_indexer_n_heads: v.dsa[0],
+        dsa_indexer_head_dim: v.dsa[1],
+        dsa_indexer_topk: v.dsa[2],
+        dsa_indexer_loss_coeff: v.dsa_indexer_loss_coeff,
+        chunk_attention_size: v.chunk_attention_size,
+        no_rope_freq: v.no_rope_freq,
+    };
+    if let Some(g) = v.hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
+        config.num_query_groups = g;
+    }
+    fill_ssm_defaults(&mut config);
+    check_hybrid_moe(&config, diags);
+    config
+}
+
+/// The dense transformer's fields as given (over `base`'s, or Megatron's defaults): widths, heads, vocabulary,
+/// positions, activation, norm, biases and tied embeddings.
+struct DenseFields {
+    hidden_size: u64,
+    ffn_hidden_size: u64,
+    num_attention_heads: u64,
+    num_query_groups: u64,
+    kv_channels: u64,
+    vocab_size: u64,
+    make_vocab_size_divisible_by: u64,
+    max_position_embeddings: Option<u64>,
+    position_embedding_type: String,
+    gated_linear_unit: bool,
+    activation_func: String,
+    normalization: String,
+    add_bias_linear: bool,
+    add_qkv_bias: bool,
+    qk_layernorm: bool,
+    share_embeddings_and_output_weights: bool,
+}
+
+fn read_dense_fields(f: &mut Fields, b: Option<&ModelConfig>, (value, section): (Option<&Value>, &str)) -> DenseFields {
     let hidden_size = f.uint("hidden_size", b.map_or(1024, |b| b.hidden_size), 1, 1 << 24);
     let num_attention_heads = f.uint("num_attention_heads", b.map_or(16, |b| b.num_attention_heads), 1, 1 << 20);
     let ffn_hidden_size = f.uint("ffn_hidden_size", b.map_or(4 * hidden_size, |b| b.ffn_hidden_size), 1, 1 << 26);
@@ -88,48 +201,7 @@ fn model_from_fields_known(
     let qk_layernorm = f.boolean("qk_layernorm", b.is_some_and(|b| b.qk_layernorm));
     let share_embeddings_and_output_weights =
         f.boolean("share_embeddings_and_output_weights", b.is_none_or(|b| b.share_embeddings_and_output_weights));
-    let moe = read_moe_fields(&mut f, b, num_layers);
-    // A pattern with + (MLA) or D (DSA) layers turns MLA on (megatron/training/arguments.py l.918–923).
-    let mla_pattern = hybrid.as_ref().is_some_and(|p| p.has(b'+') || p.has(b'D'));
-    let multi_latent_attention = f.boolean("multi_latent_attention", b.is_some_and(|b| b.multi_latent_attention)) || mla_pattern;
-    let mla = read_mla_fields(&mut f, b, value);
-    let mut mtp_num_layers = f.uint("mtp_num_layers", b.map_or(0, |b| b.mtp_num_layers), 0, 1 << 10);
-    let mtp_use_repeated_layer = f.boolean("mtp_use_repeated_layer", b.is_some_and(|b| b.mtp_use_repeated_layer));
-    let mtp_pattern = pattern::text(&mut f, "mtp_hybrid_override_pattern");
-    if let (Some(main), Some(p)) = (pattern_text.as_deref(), hybrid.as_ref()) {
-        if let Some(unified) = pattern::with_mtp(main, mtp_pattern.as_deref(), mtp_num_layers, mtp_use_repeated_layer, f.diags) {
-            hybrid = pattern::parse(&unified, f.diags).or_else(|| Some(p.clone()));
-        }
-    }
-    if let Some(p) = &hybrid {
-        mtp_num_layers = pattern::mtp_depths(mtp_num_layers, !f_absent(value, "mtp_num_layers"), p, f.diags);
-    }
-    let ssm = read_ssm_fields(&mut f, b, num_layers);
-    let attention_output_gate = f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate));
-    let moe_shared_expert_gate = f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate));
-    let (window_size, window_attn_skip_freq) = read_window(&mut f, b, num_layers);
-    let (heterogeneous_layers, hetero_groups) =
-        hetero::read(&mut f, b.and_then(|b| b.heterogeneous_layers.as_deref()), num_layers, hidden_size, num_attention_heads);
-    let softmax_type = match f.raw("softmax_type") {
-        Some(_) => Some(f.choice("softmax_type", &["vanilla", "off-by-one", "learnable"], "vanilla")).filter(|t| *t != "vanilla").map(str::to_string),
-        None => b.and_then(|b| b.softmax_type.clone()),
-    };
-    let moe_latent_size = f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size));
-    let vision_config = encoder::read(&mut f, b.and_then(|b| b.vision_config.as_ref()), section);
-    // DeepSeek Sparse Attention's indexer (Megatron-Core TransformerConfig dsa_indexer_*).
-    // Chunked local attention (Llama 4) and the layers without RoPE (Megatron-Core no_rope_freq).
-    let chunk_attention_size = f.opt_uint("chunk_attention_size", 1, 1 << 32).or(b.and_then(|b| b.chunk_attention_size));
-    let no_rope_freq = read_layer_freq(&mut f, "no_rope_freq", num_layers).or_else(|| b.and_then(|b| b.no_rope_freq.clone()));
-    let dsa = [
-        f.opt_uint("dsa_indexer_n_heads", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_n_heads)),
-        f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
-        f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
-    ];
-    let dsa_indexer_loss_coeff = f.opt_number("dsa_indexer_loss_coeff", 0.0, 1e6).or(b.and_then(|b| b.dsa_indexer_loss_coeff));
-    known.extend_from_slice(f.seen());
-    f.finish();
-    let mut config = ModelConfig {
-        num_layers,
+    DenseFields {
         hidden_size,
         ffn_hidden_size,
         num_attention_heads,
@@ -146,53 +218,92 @@ fn model_from_fields_known(
         add_qkv_bias,
         qk_layernorm,
         share_embeddings_and_output_weights,
-        num_moe_experts: moe.num_moe_experts,
-        moe_router_topk: moe.moe_router_topk,
-        moe_ffn_hidden_size: moe.moe_ffn_hidden_size,
-        moe_shared_expert_intermediate_size: moe.moe_shared_expert_intermediate_size,
-        moe_layer_freq: moe.moe_layer_freq,
-        moe_router_pre_softmax: moe.moe_router_pre_softmax,
-        multi_latent_attention,
-        q_lora_rank: mla.q_lora_rank,
-        kv_lora_rank: mla.kv_lora_rank,
-        qk_head_dim: mla.qk_head_dim,
-        qk_pos_emb_head_dim: mla.qk_pos_emb_head_dim,
-        v_head_dim: mla.v_head_dim,
-        mtp_num_layers,
-        mtp_use_repeated_layer,
-        hybrid_layer_pattern: hybrid,
-        mamba_state_dim: ssm.mamba[0],
-        mamba_head_dim: ssm.mamba[1],
-        mamba_num_groups: ssm.mamba[2],
-        mamba_num_heads: ssm.mamba[3],
-        experimental_attention_variant: ssm.variant,
-        linear_attention_freq: ssm.linear_attention_freq,
-        linear_key_head_dim: ssm.linear[0],
-        linear_value_head_dim: ssm.linear[1],
-        linear_num_key_heads: ssm.linear[2],
-        linear_num_value_heads: ssm.linear[3],
-        linear_conv_kernel_dim: ssm.linear[4],
-        attention_output_gate,
-        moe_latent_size,
-        moe_shared_expert_gate,
+    }
+}
+
+/// The layer variants' fields as given (over `base`'s): attention gates, sliding windows and the window layers' own
+/// shape, attention sinks, heterogeneous layers, latent MoE, the vision encoder, chunked attention, NoPE layers and
+/// DSA's indexer.
+struct VariantFields {
+    attention_output_gate: bool,
+    head_wise_attn_gate: bool,
+    moe_shared_expert_gate: bool,
+    window_size: Option<[u64; 2]>,
+    window_attn_skip_freq: Option<MoeLayerFreq>,
+    sliding_attention_setting: Option<AttentionShape>,
+    heterogeneous_layers: Option<Vec<HeteroLayer>>,
+    hetero_groups: Option<u64>,
+    softmax_type: Option<String>,
+    moe_latent_size: Option<u64>,
+    vision_config: Option<VisionEncoder>,
+    chunk_attention_size: Option<u64>,
+    no_rope_freq: Option<MoeLayerFreq>,
+    /// dsa_indexer_n_heads, dsa_indexer_head_dim, dsa_indexer_topk.
+    dsa: [Option<u64>; 3],
+    dsa_indexer_loss_coeff: Option<f64>,
+}
+
+fn read_variant_fields(
+    f: &mut Fields,
+    b: Option<&ModelConfig>,
+    (value, section): (Option<&Value>, &str),
+    (num_layers, hidden_size, num_attention_heads): (u64, u64, u64),
+) -> VariantFields {
+    let (window_size, window_attn_skip_freq) = read_window(f, b, num_layers);
+    let (heterogeneous_layers, hetero_groups) =
+        hetero::read(f, b.and_then(|b| b.heterogeneous_layers.as_deref()), num_layers, hidden_size, num_attention_heads);
+    let softmax_type = match f.raw("softmax_type") {
+        Some(_) => Some(f.choice("softmax_type", &["vanilla", "off-by-one", "learnable"], "vanilla")).filter(|t| *t != "vanilla").map(str::to_string),
+        None => b.and_then(|b| b.softmax_type.clone()),
+    };
+    VariantFields {
+        attention_output_gate: f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate)),
+        head_wise_attn_gate: f.boolean("head_wise_attn_gate", b.is_some_and(|b| b.head_wise_attn_gate)),
+        moe_shared_expert_gate: f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate)),
         window_size,
         window_attn_skip_freq,
-        softmax_type,
+        sliding_attention_setting: read_sliding_attention(f, b, value),
         heterogeneous_layers,
-        vision_config,
-        dsa_indexer_n_heads: dsa[0],
-        dsa_indexer_head_dim: dsa[1],
-        dsa_indexer_topk: dsa[2],
-        dsa_indexer_loss_coeff,
-        chunk_attention_size,
-        no_rope_freq,
-    };
-    if let Some(g) = hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
-        config.num_query_groups = g;
+        hetero_groups,
+        softmax_type,
+        moe_latent_size: f.opt_uint("moe_latent_size", 1, 1 << 24).or(b.and_then(|b| b.moe_latent_size)),
+        vision_config: encoder::read(f, b.and_then(|b| b.vision_config.as_ref()), section),
+        // Chunked local attention (Llama 4) and the layers without RoPE (Megatron-Core no_rope_freq).
+        chunk_attention_size: f.opt_uint("chunk_attention_size", 1, 1 << 32).or(b.and_then(|b| b.chunk_attention_size)),
+        no_rope_freq: read_layer_freq(f, "no_rope_freq", num_layers).or_else(|| b.and_then(|b| b.no_rope_freq.clone())),
+        // DeepSeek Sparse Attention's indexer (Megatron-Core TransformerConfig dsa_indexer_*).
+        dsa: [
+            f.opt_uint("dsa_indexer_n_heads", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_n_heads)),
+            f.opt_uint("dsa_indexer_head_dim", 1, 1 << 16).or(b.and_then(|b| b.dsa_indexer_head_dim)),
+            f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
+        ],
+        dsa_indexer_loss_coeff: f.opt_number("dsa_indexer_loss_coeff", 0.0, 1e6).or(b.and_then(|b| b.dsa_indexer_loss_coeff)),
     }
-    fill_ssm_defaults(&mut config);
-    check_hybrid_moe(&config, diags);
-    config
+}
+
+/// Megatron Bridge's `sliding_attention_setting` (Step-3.5): the window layers' num_attention_heads, num_query_groups
+/// and kv_channels (its window_size is the model's `window_size`), over `base`'s; null clears it. Anything else is a
+/// diagnostic and the window layers keep the model's shape.
+// Source: Megatron Bridge src/megatron/bridge/models/stepfun/step35_bridge.py provider_bridge (sliding_attention_setting
+// = {window_size, num_attention_heads, num_query_groups, kv_channels}).
+fn read_sliding_attention(f: &mut Fields, b: Option<&ModelConfig>, value: Option<&Value>) -> Option<AttentionShape> {
+    let Some(raw) = f.raw("sliding_attention_setting") else {
+        let cleared = value.and_then(|v| v.get("sliding_attention_setting")).is_some_and(Value::is_null);
+        return if cleared { None } else { b.and_then(|b| b.sliding_attention_setting) };
+    };
+    let get = |k: &str| raw.get(k).and_then(as_uint).filter(|&n| (1..=1 << 20).contains(&n));
+    let shape = match (get("num_attention_heads"), get("num_query_groups"), get("kv_channels")) {
+        (Some(heads), Some(groups), Some(kv)) if heads % groups == 0 => Some(AttentionShape { num_attention_heads: heads, num_query_groups: groups, kv_channels: kv }),
+        _ => None,
+    };
+    if shape.is_none() {
+        f.diags.push(Diagnostic::new(
+            Code::InvalidValue,
+            format!("`model.sliding_attention_setting` must give num_attention_heads, num_query_groups (dividing the heads) and kv_channels, each in 1..=2^20, found {}", crate::fields::short(raw)),
+            "give e.g. {\"num_attention_heads\": 96, \"num_query_groups\": 8, \"kv_channels\": 128}; the window layers keep the model's shape meanwhile",
+        ));
+    }
+    shape
 }
 
 /// HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).

@@ -223,7 +223,7 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         .filter(|(_, k)| k.ffn == Ffn::Dense)
         .map(|(i, k)| m.dense_width(*k) as f64 * kinds.decoder.get(i).saturating_add(kinds.mtp.layers.get(i).saturating_mul(kinds.mtp.depths)) as f64)
         .sum();
-    let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
+    let n_attn = kinds.run_where(|k| k.mixer.is_attention()) as f64;
     // Chunked attention (Llama 4) takes precedence over a window, as Megatron-LM's FLOPs count has it.
     let n_chunk = (m.chunked_attention_layers() as f64).min(n_attn);
     let n_window = if n_chunk > 0.0 { 0.0 } else { (m.window_attention_layers() as f64).min(n_attn) };
@@ -249,10 +249,12 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         let core = 6.0 * (a * qk / 2.0 + a * m.v_head_dim as f64 / 2.0);
         (lin, core)
     } else {
-        let q = m.kv_channels as f64 * a;
-        let kv = m.kv_channels as f64 * m.num_query_groups as f64;
-        (6.0 * (h * (q + 2.0 * kv) + q * h), 6.0 * q)
+        m.gqa_flops_per_token(Mixer::Attention)
     };
+    // Window layers with an attention shape of their own (sliding_attention_setting): their terms less the model's.
+    let n_alt = kinds.run_where(|k| k.mixer == Mixer::WindowAttention) as f64;
+    let (alt_lin, alt_core) = m.gqa_flops_per_token(Mixer::WindowAttention);
+    let (alt_lin, alt_core) = if n_alt > 0.0 { ((alt_lin - a_lin) * n_alt, (alt_core - a_core) * n_alt) } else { (0.0, 0.0) };
     let v = derived.padded_vocab_size as f64;
     // Mamba-2 and Gated DeltaNet per token, forward (model.rs mamba_flops / gdn_flops); ×3 for forward and backward.
     let (mamba_gemm, mamba_scan) = m.mamba_flops();
@@ -266,14 +268,15 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         None => s2,
     };
     FlopSplit {
-        dense_gemm: vision_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + 6.0 * d * (3.0 * h + 2.0 * h * h)
+        dense_gemm: vision_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + alt_lin + 6.0 * d * (3.0 * h + 2.0 * h * h)
             + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
             + 6.0 * 2.0 * h * latent * n_moe),
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
         // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
-        attention_core: vision_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk),
+        attention_core: vision_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk)
+            + alt_core * b * m.window_pairs(s),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
@@ -482,7 +485,7 @@ impl Sizes {
             h: m.hidden_size as f64,
             moe_layers: kinds.decoder_where(|k| k.ffn == Ffn::Moe) as f64,
             blocks: mixers + ffns,
-            attention_layers: kinds.run_where(|k| k.mixer == Mixer::Attention) as f64,
+            attention_layers: kinds.run_where(|k| k.mixer.is_attention()) as f64,
             ssm_cp_elements,
             fwd_passes: if tr.settings.recompute_granularity == Recompute::Full { 3.0 } else { 2.0 },
         }
@@ -728,7 +731,7 @@ fn dense_shares(plan: &Plan) -> DenseShares {
     let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
     let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
     let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
-    let n_attn = kinds.run_where(|k| k.mixer == Mixer::Attention) as f64;
+    let n_attn = kinds.run_where(|k| k.mixer.is_attention()) as f64;
     let a = m.num_attention_heads as f64;
     let mlp = h * m.ffn_hidden_size as f64 * r * n_dense;
     let shared = h * m.moe_shared_expert_intermediate_size.unwrap_or(0) as f64 * r * n_moe;
@@ -738,8 +741,10 @@ fn dense_shares(plan: &Plan) -> DenseShares {
             * n_attn;
         (up + h * (m.kv_lora_rank + m.q_lora_rank.unwrap_or(0)) as f64 * n_attn + a * m.v_head_dim as f64 * h * n_attn, up)
     } else {
-        let q = m.kv_channels as f64 * a;
-        ((h * (q + 2.0 * m.kv_channels as f64 * m.num_query_groups as f64) + q * h) * n_attn, 0.0)
+        // The GEMM FLOPs per token of each attention shape (model.rs gqa_flops_per_token, ÷6 back to multiply-adds).
+        let n_alt = kinds.run_where(|k| k.mixer == Mixer::WindowAttention) as f64;
+        let per = |mixer| m.gqa_flops_per_token(mixer).0 / 6.0;
+        (per(Mixer::Attention) * (n_attn - n_alt) + per(Mixer::WindowAttention) * n_alt, 0.0)
     };
     let total = (mlp + shared + attn).max(1.0);
     DenseShares { mlp: mlp / total, shared: shared / total, mla_up: up / total }

@@ -77,6 +77,23 @@ fn activations_by_hand_on_the_first_stage_only() {
 }
 
 #[test]
+fn tp_splits_the_encoders_projections_and_the_row_parallel_projector_input_sequence_parallel_does_not_reach_it() {
+    // TP 2 with sequence parallelism on the language model. The encoder's config is built with sequence_parallel False
+    // (Megatron Bridge get_vision_model_config), so per layer and patch: the TP-split tensors (q, k, v, attention
+    // output, fc1 and GELU outputs, linear_qkv / fc1 inputs … 2048 − 4·2·64 = 1536 B by activations_by_hand_on_the_first
+    // _stage_only's count minus the four h-wide ones) halve, 768 B, and the four h-wide norm inputs and residuals stay
+    // whole, 512 B → 1280 B × 2 layers × 1024 patches = 2,621,440. Projector: linear_fc1's input whole (256 tokens × 2 B
+    // × 256 = 131,072), linear_fc2's (row-parallel, the column-parallel output) halved: 65,536. Total 2,818,048.
+    let r = plan(json!({"image_tokens_per_sample": 256}), json!({"tensor_model_parallel_size": 2, "sequence_parallel": true}));
+    assert_eq!(term(&r, 0, "vision_encoder_activations"), 2_818_048);
+    // Context parallelism does not split the images (every CP rank encodes its samples' images): CP 2 leaves the term
+    // as at CP 1.
+    let one = plan(json!({"image_tokens_per_sample": 256, "seq_length": 4096}), json!({}));
+    let two = plan(json!({"image_tokens_per_sample": 256, "seq_length": 4096}), json!({"context_parallel_size": 2}));
+    assert_eq!(term(&two, 0, "vision_encoder_activations"), term(&one, 0, "vision_encoder_activations"));
+}
+
+#[test]
 fn flops_by_hand_trained_and_frozen() {
     // Per global batch: 1024 sequences × 256 image tokens = 262,144 tokens, × 4 = 1,048,576 patches, one image of 1024
     // patches per sequence. Forward per patch: GEMMs 2·(588·64 + 2·49,152) = 271,872; attention 2 layers × 4·64·1024 =

@@ -139,13 +139,16 @@ fn gemma_2_against_the_gemma_2_report() {
 #[test]
 fn gemma_3_against_keras_hubs_exact_counts() {
     // keras-hub's Gemma 3 presets (keras_hub/src/models/gemma3/gemma3_presets.py "params", text-only backbones):
-    // 1B 999,885,952; 4B 3,880,099,328; 27B 27,009,002,240. By hand, 1B: tied 262144·1152 = 301,989,888 +
+    // 1B 999,885,952; 4B 3,880,099,328; 12B 11,765,788,416; 27B 27,009,002,240. By hand, 12B: tied 262144·3840 =
+    // 1,006,632,960 + 48 × (q/k/v 3840·(16+8+8)·256 + o 4096·3840 + MLP 3·3840·15360 + 4 norms·3840 + q/k norms 2·256 =
+    // 224,148,992) + 3840 = 11,765,788,416. 1B: tied 262144·1152 = 301,989,888 +
     // 26 × (q/k/v 1152·(4+1+1)·256 + o 1024·1152 + MLP 3·1152·6912 + 4 norms·1152 + q/k norms 2·256 = 26,842,112)
     // + 1152 = 999,885,952. meshplan counts 2 of the 4 per-layer norms (see Gemma 2), and keras-hub's text backbones
     // hold 262144 of the HF config's vocab rows (4B and 27B configs list 262208: 64 image tokens more).
     for (key, layers, hidden, vocab, keras) in [
         ("gemma-3-1b", 26.0, 1152.0, 262_144.0, 999_885_952.0),
         ("gemma-3-4b", 34.0, 2560.0, 262_208.0, 3_880_099_328.0),
+        ("gemma-3-12b", 48.0, 3840.0, 262_208.0, 11_765_788_416.0),
         ("gemma-3-27b", 62.0, 5376.0, 262_208.0, 27_009_002_240.0),
     ] {
         let (t, _, _) = counts(key);
@@ -252,6 +255,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("qwen3-14b", "Qwen--Qwen3-14B"),
     ("qwen3-4b", "Qwen--Qwen3-4B"),
     ("olmo-2-13b", "allenai--OLMo-2-1124-13B"),
+    ("olmo-2-7b", "allenai--OLMo-2-1124-7B"),
     ("qwen3-0.6b", "Qwen--Qwen3-0.6B"),
     ("qwen3-1.7b", "Qwen--Qwen3-1.7B"),
     ("qwen3.5-9b", "Qwen--Qwen3.5-9B"),
@@ -271,6 +275,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("deepseek-v2-lite", "deepseek-ai--DeepSeek-V2-Lite"),
     ("gemma-3-1b", "google--gemma-3-1b"),
     ("gemma-3-4b", "google--gemma-3-4b"),
+    ("gemma-3-12b", "google--gemma-3-12b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
     ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
     ("qwen3-vl-8b", "Qwen--Qwen3-VL-8B-Instruct"),
@@ -294,12 +299,11 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
-        // A multimodal config's vision encoder is sized, or (Kimi-K2.5's MoonViT) said to be left out; a text-only one
-        // says nothing.
+        // A multimodal config's vision encoder is sized; a text-only one says nothing.
         let sized = r.plan.model.vision_config.is_some();
         assert!(!sized || multimodal, "{file}");
         assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal && !sized, "{file}: {codes:?}");
-        assert_eq!(sized, multimodal && key != "kimi-k2.5", "{file}");
+        assert_eq!(sized, multimodal, "{file}");
     }
 }
 
@@ -319,6 +323,9 @@ fn every_new_family_has_a_valid_layout() {
         ("exaone-4.0-32b", 16),
         ("minimax-m2.5", 64),
         ("llama-3.3-nemotron-super-49b", 32),
+        ("step-3.5-flash", 128),
+        ("olmo-2-7b", 8),
+        ("gemma-3-12b", 8),
     ] {
         let plan = json!({"model": key, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": gpus / 8},
                           "training": {"seq_length": 4096, "global_batch_size": 256}});
@@ -527,9 +534,10 @@ fn vision_language_and_dsa_configs_read_their_language_model() {
 
 #[test]
 fn per_layer_attention_shapes_are_refused_by_name() {
-    // Step-3.5 gives its sliding-window layers their own heads and groups (attention_other_setting): not one attention
-    // shape, so not read as a Llama.
-    let step = json!({"model_type": "step3p5", "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 8,
+    // A family read the Llama way whose config gives its sliding-window layers their own heads and groups
+    // (attention_other_setting, as Step-3.5's does): not one attention shape, so not read as a Llama. (Step-3.5 itself,
+    // model_type step3p5, is sized: step_3_5_flash_counted_by_hand_and_by_bridges_import.)
+    let step = json!({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 64, "num_key_value_heads": 8,
         "num_hidden_layers": 45, "vocab_size": 128896, "intermediate_size": 11264,
         "attention_other_setting": {"num_attention_heads": 96, "num_attention_groups": 8, "head_dim": 128}});
     let e = plan_value(&json!({"model": {"hf_config": step}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
@@ -614,10 +622,35 @@ fn qwen3_vl_deepseek_v3_2_glm_5_and_kimi_k2_5_presets() {
     let (t, a, e) = counts("glm-5");
     rounds_to("glm-5 total", t, 744.0, 0);
     within("glm-5 active without embeddings", a - e, 40e9, 0.01);
-    // Kimi-K2.5's language model is Kimi-K2's (its config's text_config), from a different file.
+    // Kimi-K2.5's language model is Kimi-K2's (its config's text_config), from a different file; its MoonViT is in the
+    // total only (kimi_k2_5_moonvit_counted_by_hand).
     let k2 = presets::model("kimi-k2").unwrap().model_config().param_counts();
     let k25 = presets::model("kimi-k2.5").unwrap().model_config().param_counts();
-    assert_eq!((k25.total, k25.active), (k2.total, k2.active));
+    assert_eq!((k25.total - k25.vision_encoder, k25.active), (k2.total, k2.active));
+}
+
+#[test]
+fn kimi_k2_5_moonvit_counted_by_hand() {
+    // MoonViT3d (modeling_kimi_k25.py) for Kimi-K2.5's vision_config (vt_hidden_size 1152, vt_intermediate_size 4304,
+    // 16 heads, 27 layers, patch 14, 64×64 position table, merge 2×2, text hidden 7168), by hand:
+    //   patch_embed Conv2d 3·14·14·1152 + 1152 = 678,528; position table 64·64·1152 = 4,718,592 (the temporal sincos
+    //   table is a buffer); 27 layers × (wqkv 1152·3456 + 3456 = 3,984,768; wo 1152² + 1152 = 1,328,256; fc0
+    //   1152·4304 + 4304 = 4,962,512; fc1 4304·1152 + 1152 = 4,959,360; norm0 / norm1 4,608) = 27 × 15,239,504 =
+    //   411,466,608; final_layernorm 2,304. Encoder 416,866,032.
+    //   Projector (KimiK25VLMultiModalProjector): pre_norm 2,304; linear_1 4608·4608 + 4608 = 21,238,272; linear_2
+    //   4608·7168 + 7168 = 33,037,312. Projector 54,277,888. Encoder and projector 471,143,920.
+    let c = presets::model("kimi-k2.5").unwrap().model_config().param_counts();
+    assert_eq!(c.vision_encoder, 471_143_920);
+    // Moonshot's Kimi K2.5 model card: "Vision Encoder: MoonViT, 400M parameters" (one significant figure): the encoder
+    // without its projector, 0.417 B, rounds to it.
+    rounds_to("kimi-k2.5 MoonViT", 416_866_032.0, 0.4, 1);
+    let e = presets::model("kimi-k2.5").unwrap().model_config().vision_config.unwrap().params();
+    assert_eq!(e.encoder(), 416_866_032 + 2_304 + 4_608 + 7_168, "the projector's norm and biases sit with the replicated extras");
+    assert_eq!(e.projector, 4608 * 4608 + 4608 * 7168);
+    // The config.json pasted gives the same encoder, and names nothing as left out (it has no audio tower).
+    let r = plan_of(json!({"hf_config": hf_config("moonshotai--Kimi-K2.5")}), 4096, 16);
+    assert_eq!(r.derived.vision_encoder_parameters, 471_143_920);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded"), "{:?}", r.diagnostics);
 }
 
 #[test]
@@ -628,4 +661,141 @@ fn olmo_2_13b_against_its_checkpoint_index() {
     // 399,360 fewer.
     let (t, _, _) = counts("olmo-2-13b");
     assert_eq!(t + 399_360.0, 54_864_793_600.0 / 4.0);
+    // OLMo 2 7B by hand, as the checkpoint holds it: 32 layers × (q/k/v/o 4·4096² = 67,108,864; MLP 3·4096·11008 =
+    // 135,266,304; the two post-norms 8,192; q_norm and k_norm over the whole 4096-wide projection 8,192) =
+    // 6,476,529,664, embedding and untied head 2·100352·4096 = 822,083,584, final norm 4,096: 7,298,617,344 (the "7B"
+    // of its name). meshplan's per-head q/k norms count 32 × (2·4096 − 2·128) = 253,952 fewer.
+    let (t, _, _) = counts("olmo-2-7b");
+    assert_eq!(t + 253_952.0, 7_298_617_344.0);
+    rounds_to("olmo-2-7b total", t, 7.0, 0);
+}
+
+#[test]
+fn step_3_5_flash_counted_by_hand_and_by_bridges_import() {
+    // Step-3.5-Flash by hand (h 4096, vocab 128896 untied, 45 layers; GQA heads of 128 with 8 groups; head-wise gate
+    // h → heads; q/k RMSNorms 2·128; input norm h):
+    //   full attention (12 layers, 64 heads): 4096·8192 + 2·4096·1024 + 8192·4096 + 4096·64 + 256 + 4096 = 75,763,968
+    //   window attention (33 layers, 96 heads): 4096·12288 + 2·4096·1024 + 12288·4096 + 4096·96 + 256 + 4096 = 109,449,472
+    //   dense MLP (layers 0-2): 3·4096·11264 + 4096 = 138,416,128
+    //   MoE (layers 3-44): 288 experts + 1 shared × 3·4096·1280, router 288·4096, norm 4096 = 4,546,760,704
+    //   12·75,763,968 + 33·109,449,472 + 3·138,416,128 + 42·4,546,760,704 + 2·128896·4096 + 4096 = 196,956,118,272.
+    // Published (model card, StepFun): 196B total, 11B active. Active by hand: the MoE layers with 8 routed + 1 shared
+    // expert (9·15,728,640 + 1,179,648 + 4096 = 142,741,504 each): 11,987,311,872; without the embedding and output
+    // layer (1,055,916,032) 10,931,395,840 — the published 11B counts that way (0.6 % under).
+    let step = hf_config("stepfun-ai--Step-3.5-Flash");
+    let c = presets::model("step-3.5-flash").unwrap().model_config().param_counts();
+    assert_eq!(c.total, 196_956_118_272);
+    assert_eq!(c.active, 11_987_311_872);
+    within("step-3.5-flash total", c.total as f64, 196e9, 0.01);
+    within("step-3.5-flash active without embeddings", (c.active - c.embedding - c.output_layer) as f64, 11e9, 0.01);
+    // The config pasted as a user would gives the preset's model, its 3 dense MTP layers named as not counted.
+    let r = plan_of(json!({"hf_config": step}), 4096, 16);
+    assert_eq!(r.derived.total_parameters as u128, c.total);
+    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("3 MTP layers")), "{:?}", r.diagnostics);
+    let preset = plan_of(json!("step-3.5-flash"), 4096, 16);
+    let mut imported = r.plan.model.clone();
+    imported.q_lora_rank = None; // MLA's default, unused without MLA (the preset writes null)
+    assert_eq!(imported, preset.plan.model);
+    // Megatron Bridge's verified import of the real checkpoint (examples/model_verification_cards/step35-flash/card.yaml,
+    // hf_revision ab446a3de5e1): "constructed 199,997,706,240 parameters". That import runs on a Megatron-Core without
+    // head_wise_attn_gate, so Step35Bridge falls back to attention_output_gate (a gate per query channel, h·heads·128
+    // instead of h·heads), builds the 3 MTP depths as dense window-attention layers (2·h² eh_proj + 3 norms + 109,449,472
+    // − 393,216 + 50,331,648 + 138,416,128 each), and keeps the router's expert bias as a buffer. The same model in
+    // meshplan's fields gives exactly that count: the architecture read here is the checkpoint's.
+    let bridge = plan_of(json!({"preset": "step-3.5-flash", "head_wise_attn_gate": false, "attention_output_gate": true,
+                                "mtp_num_layers": 3}), 4096, 16);
+    let main = bridge.plan.model.param_counts().total;
+    let mtp_dense = 3 * (2 * 4096 * 4096 + 3 * 4096 + 109_449_472 - 393_216 + 50_331_648 + 138_416_128);
+    assert_eq!(main + mtp_dense, 199_997_706_240);
+}
+
+#[test]
+fn step_3_5_window_layers_cost_flops_and_activations_at_their_own_heads() {
+    // The preset against the same model whose window layers keep the full layers' 64 heads (sliding_attention_setting
+    // null): only the 33 window layers differ, each by 32 query heads of 128.
+    let own = plan_of(json!("step-3.5-flash"), 4096, 16);
+    let same = plan_of(json!({"preset": "step-3.5-flash", "sliding_attention_setting": null}), 4096, 16);
+    let (a, b) = (meshplan_core::perf::flop_split(&own.plan, &own.derived), meshplan_core::perf::flop_split(&same.plan, &same.derived));
+    // Projections per token, ×6 (fwd + bwd, 2 FLOPs a multiply-add): h·(q + 2kv) + q·h + h·heads, 96 heads against 64:
+    // 4096·(12288 + 2048 + 12288 + 96) − 4096·(8192 + 2048 + 8192 + 64) = 4096·8224 = 33,685,504, ×6 = 202,113,024.
+    let tokens = 16.0 * 4096.0;
+    assert_eq!(a.dense_gemm - b.dense_gemm, tokens * 33.0 * 202_113_024.0);
+    // Core attention: 6·q per (query, key) pair, the window of 513 keys (window_size [512, 0]) giving each sequence of
+    // 4096 tokens 4096·(2·513 − 513·512/4096) = 3,939,840 pairs (Megatron's units); 6·(12288 − 8192) more a pair.
+    assert_eq!(a.attention_core - b.attention_core, 16.0 * 3_939_840.0 * 33.0 * 6.0 * 4096.0);
+    // Saved activations per microbatch (BF16, TP 1, CP 1, 4096 tokens): flash attention's Q and O, 32 more heads of 128 in
+    // bf16 each (2 · 4096·4096·2 = 67,108,864) and its fp32 log-sum-exp per head (4096·32·4 = 524,288), K and V unchanged
+    // (8 groups both): 67,633,152 per window layer, 33 layers.
+    let act = |r: &meshplan_core::Report| r.memory.stages[0].activations_per_microbatch_bytes;
+    assert_eq!(act(&own) - act(&same), 33 * 67_633_152);
+}
+
+#[test]
+fn step_3_5_window_heads_are_checked_against_tp() {
+    // TP 64 divides the full layers' 64 heads but not the window layers' 96 (96 mod 64 = 32), and their 8 groups are a
+    // divisor of 64: one finding, naming the window shape, whose fix (TP 32: divides 64 and 96, a multiple of 8 groups,
+    // and the FFN widths 11264 and 1280) clears it.
+    let plan = |tp: u64| plan_value(&json!({"model": "step-3.5-flash", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8},
+        "parallelism": {"tensor_model_parallel_size": tp}, "training": {"seq_length": 4096, "global_batch_size": 64}})).unwrap();
+    // Megatron-LM has no flag for the window layers' shape (a Bridge provider's field): its export says so. (The Bridge
+    // export applies to step35_196b_a11b_pretrain_config, whose provider sets it.)
+    let r = plan(32);
+    let text = meshplan_core::export(meshplan_core::ExportKind::MegatronLm, &r.plan, &r);
+    assert!(text.contains("sliding_attention_setting: 96 heads, 8 query groups of 128) is not written"), "{text}");
+    let text = meshplan_core::export(meshplan_core::ExportKind::Bridge, &r.plan, &r);
+    assert!(text.contains("cfg = step35_196b_a11b_pretrain_config()"), "{text}");
+    let r = plan(64);
+    let heads: Vec<_> = r.diagnostics.iter().filter(|d| d.code == "heads-not-divisible-by-tp").collect();
+    assert_eq!(heads.len(), 1, "{:?}", r.diagnostics);
+    assert!(heads[0].message.contains("sliding_attention_setting.num_attention_heads = 96"), "{}", heads[0].message);
+    assert!(heads[0].fix.contains("to 32"), "{}", heads[0].fix);
+    assert!(!plan(32).diagnostics.iter().any(|d| d.code == "heads-not-divisible-by-tp"));
+}
+
+#[test]
+fn deepseek_v4_step_3_and_gemma_4_attention_are_refused_by_name() {
+    // DeepSeek-V4-Flash's config.json (sizing keys of the copy in ai-dynamo/aiconfigurator @7b359652cc60:
+    // aic-core/src/aiconfigurator_core/model_configs/nvidia--DeepSeek-V4-Flash-NVFP4_config.json): compressed attention
+    // per layer, hyper-connections and a grouped low-rank output projection — no layer meshplan sizes, so no Llama reading.
+    let v4 = json!({"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
+        "num_hidden_layers": 43, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512, "vocab_size": 129280,
+        "q_lora_rank": 1024, "o_lora_rank": 1024, "o_groups": 8, "qk_rope_head_dim": 64, "hc_mult": 4,
+        "compress_ratios": [0, 0, 4, 128], "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 6,
+        "moe_intermediate_size": 2048, "index_n_heads": 64, "index_head_dim": 128, "index_topk": 512});
+    let e = plan_value(&json!({"model": {"hf_config": v4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("compress_ratios"), "{}", e.message);
+    // Step-3's text model (vLLM's Step3TextConfig defaults: h 7168, 64 heads, 1 group of 256, share_q_dim 2048): its
+    // query goes through a bottleneck GQA has not.
+    let step3 = json!({"model_type": "step3_text", "hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64,
+        "num_attention_groups": 1, "num_hidden_layers": 61, "vocab_size": 128815, "head_dim": 256, "share_q_dim": 2048,
+        "moe_num_experts": 48, "moe_top_k": 3, "moe_intermediate_size": 5120, "share_expert_dim": 5120});
+    let e = plan_value(&json!({"model": {"hf_config": step3}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("share_q_dim"), "{}", e.message);
+    // Gemma 4 (a 12B text_config as public ports' tests transcribe it): full-attention layers with their own head width
+    // (global_head_dim 512) and one key/value head, keys as values.
+    let gemma4 = json!({"model_type": "gemma4_unified", "text_config": {"model_type": "gemma4_unified_text", "hidden_size": 3840,
+        "intermediate_size": 15360, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8,
+        "num_global_key_value_heads": 1, "head_dim": 256, "global_head_dim": 512, "attention_k_eq_v": true,
+        "sliding_window": 1024, "vocab_size": 262144}});
+    let e = plan_value(&json!({"model": {"hf_config": gemma4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert!(e.message.contains("global_head_dim"), "{}", e.message);
+}
+
+#[test]
+fn step_3_5_bridge_recipe_resolves_to_the_preset_and_its_layout_is_checked() {
+    // step35_196b_a11b_pretrain_config (Megatron Bridge @067f987df03b recipes/stepfun/h100/step35.py:24, read statically
+    // into data/bridge_recipes.json): TP 1, PP 8, CP 8, EP 8, SP on, on 512 H100. Its 45 decoder layers do not divide over
+    // 8 stages (45 = 5·8 + 5) with no uneven-stage setting or layout, and SP is on with TP 1: Megatron-Core's
+    // TransformerConfig rejects both (Bridge's verification card leaves its training unverified).
+    let r = plan_value(&json!({"recipe": "step35_196b_a11b_pretrain_config"})).unwrap();
+    assert_eq!(r.plan.model, presets::model("step-3.5-flash").unwrap().model_config());
+    let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(codes.contains(&"layers-not-divisible-by-pp") && codes.contains(&"sp-requires-tp"), "{codes:?}");
+    // PP 9 (45 = 5·9) and SP off clear both.
+    let r = plan_value(&json!({"recipe": "step35_196b_a11b_pretrain_config",
+        "parallelism": {"pipeline_model_parallel_size": 9, "sequence_parallel": false}, "cluster": {"num_nodes": 72}})).unwrap();
+    let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(!codes.contains(&"layers-not-divisible-by-pp") && !codes.contains(&"sp-requires-tp"), "{codes:?}");
 }

@@ -127,8 +127,24 @@ pub fn unsized_layers(c: &Map<String, Value>) -> Option<InputError> {
             "give Megatron fields directly (hybrid_layer_pattern, moe_layer_freq, …), or a supported family's config.json",
         ))
     };
-    // Step-3.5's attention_other_setting gives its sliding-window layers heads and groups of their own.
-    for key in ["block_configs", "hybrid_override_pattern", "layers_block_type", "attention_other_setting"] {
+    // attention_other_setting: sliding-window layers with heads and groups of their own (sized for step3p5 only).
+    // DeepSeek-V4 (deepseek_v4): compressed attention per layer (compress_ratios), hyper-connections (hc_mult) and a
+    // grouped low-rank output projection (o_lora_rank, o_groups). Step-3 (step3_text, Step2-mini): a query bottleneck
+    // (share_q_dim: q_proj h → share_q_dim, a norm, wq → heads·head_dim). None of them is a Llama layer.
+    // Gemma 4: full-attention layers with a head width (global_head_dim) and key/value heads of their own, keys as
+    // values (attention_k_eq_v).
+    const UNSIZED: [&str; 9] = [
+        "global_head_dim",
+        "block_configs",
+        "hybrid_override_pattern",
+        "layers_block_type",
+        "attention_other_setting",
+        "compress_ratios",
+        "hc_mult",
+        "o_lora_rank",
+        "share_q_dim",
+    ];
+    for key in UNSIZED {
         if c.get(key).is_some_and(|v| !v.is_null()) {
             return refuse(format!("`{key}`"));
         }

@@ -1,6 +1,7 @@
 //! A multimodal config's `vision_config` → the model's `vision_config` ([`crate::model::VisionEncoder`] fields), for
 //! the encoders meshplan sizes: Llama 4's ViT with its pixel-shuffle adapter and projector, Qwen3-VL's / Qwen3.5's ViT
-//! with its patch merger (and deepstack mergers), Gemma 3's SigLIP with its input projection. Each function counts
+//! with its patch merger (and deepstack mergers), Gemma 3's SigLIP with its input projection, Kimi-K2.5's MoonViT with
+//! its patch-merger MLP. Each function counts
 //! what the layers do not (patch-embedding bias, class token, position table, outer norms, projector norms and biases)
 //! as `extra_parameters`, from the module list of the transformers model it names.
 
@@ -17,6 +18,7 @@ pub fn encoder(model_type: &str, outer: &Map<String, Value>, text_hidden: u64) -
         "llama4" => llama4(v, &g, text_hidden),
         "qwen3_vl" | "qwen3_vl_moe" | "qwen3_5" | "qwen3_5_moe" => qwen3_vl(v, &g),
         "gemma3" => gemma3(outer, &g, text_hidden),
+        "kimi_k25" => kimi_k25(v, &g, text_hidden),
         _ => None,
     }
 }
@@ -96,5 +98,30 @@ fn gemma3(outer: &Map<String, Value>, g: &dyn Fn(&str) -> Option<u64>, text_hidd
         "num_attention_heads": g("num_attention_heads")?, "gated_linear_unit": false, "add_bias_linear": true,
         "normalization": "LayerNorm", "patch_dim": mul(&[g("num_channels").unwrap_or(3), p, p]),
         "patches_per_token": (mul(&[side, side]) / tokens).max(1), "projector": [[h, text_hidden]], "extra_parameters": extra,
+    }))
+}
+
+/// Kimi-K2.5: MoonViT3dPretrainedModel (modeling_kimi_k25.py, remote code; the same modules as Megatron Bridge's
+/// KimiK25VLModel builds from it) — patch_embed Conv2d (3·p² → h, with bias) and a learned position table
+/// (init_pos_emb_height × init_pos_emb_width × h; the temporal sincos table is a buffer), vt_num_hidden_layers
+/// MoonViT3dEncoderLayers (wqkv h → 3h and wo with biases, fc0 / fc1 with biases, two LayerNorms), final_layernorm
+/// (2h); the merge of merge_kernel_size patches a token (sd2_tpool: mean over frames, a still image has one) and
+/// KimiK25VLMultiModalProjector (pre_norm LayerNorm over mm_hidden_size, linear_1 m·h → m·h and linear_2 m·h → text
+/// hidden, with biases).
+fn kimi_k25(v: &Map<String, Value>, g: &dyn Fn(&str) -> Option<u64>, text_hidden: u64) -> Option<Value> {
+    let h = g("vt_hidden_size")?;
+    let p = g("patch_size").unwrap_or(14);
+    let kernel = v.get("merge_kernel_size").and_then(Value::as_array);
+    let k = |i: usize| kernel.and_then(|a| a.get(i)).and_then(as_uint).filter(|&n| (1..=64).contains(&n)).unwrap_or(2);
+    let merged = mul(&[h, k(0), k(1)]);
+    let mm = g("mm_hidden_size").unwrap_or(h);
+    let positions = mul(&[g("init_pos_emb_height").unwrap_or(64), g("init_pos_emb_width").unwrap_or(64), h]);
+    // Conv bias h, final LayerNorm 2h, the projector's pre_norm 2·mm and its biases m·h + text hidden.
+    let extra = positions.saturating_add(3 * h).saturating_add(2 * mm).saturating_add(merged).saturating_add(text_hidden);
+    Some(json!({
+        "num_layers": g("vt_num_hidden_layers")?, "hidden_size": h, "ffn_hidden_size": g("vt_intermediate_size")?,
+        "num_attention_heads": g("vt_num_attention_heads")?, "gated_linear_unit": false, "add_bias_linear": true,
+        "normalization": "LayerNorm", "patch_dim": mul(&[3, p, p]), "patches_per_token": k(0) * k(1),
+        "projector": [[merged, merged], [merged, text_hidden]], "extra_parameters": extra,
     }))
 }

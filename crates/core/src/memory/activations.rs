@@ -115,9 +115,11 @@ impl Tally {
 // output; an FP8/FP4 copy in low-precision layers, TE linear.py l.596-621), MLA's latents, Q/K/V and O saved by flash
 // attention (bf16), the output projection's input (the same tensor as O in BF16, a quantized copy under FP8/FP4), and
 // the fp32 softmax log-sum-exp. GQA: K and V have num_query_groups heads, at least one per TP rank (attention.py).
-fn attention(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, c: &Choices, t: &mut Tally) {
+// A window layer with its own shape (sliding_attention_setting) saves the same tensors at its own heads and groups.
+fn attention(m: &ModelConfig, sh: &Shape, run: &Run, (g, mixer): (f64, Mixer), c: &Choices, t: &mut Tally) {
     let (tokens, h, a) = (sh.tokens, m.hidden_size as f64, run.act);
-    let heads = m.num_attention_heads as f64;
+    let shape = m.attention_shape(mixer);
+    let heads = shape.num_attention_heads as f64;
     let local = sh.local() * h;
     // The input norm is a module of its own only with MLA (the TE spec fuses it into linear_qkv otherwise:
     // ML megatron/core/models/gpt/gpt_layer_specs.py), so only then can `layernorm` / `attn_norm` act on it.
@@ -134,7 +136,7 @@ fn attention(m: &ModelConfig, sh: &Shape, run: &Run, g: f64, c: &Choices, t: &mu
         t.tensor(sh.local() * (q_lora + kv), g, up_proj, false);
         ((m.qk_head_dim + m.qk_pos_emb_head_dim) as f64, m.v_head_dim as f64, heads)
     } else {
-        (m.kv_channels as f64, m.kv_channels as f64, m.num_query_groups.max(1) as f64)
+        (shape.kv_channels as f64, shape.kv_channels as f64, shape.num_query_groups.max(1) as f64)
     };
     let kv_per_rank = (kv_heads / sh.tp).max(1.0);
     t.tensor(tokens * (heads * qk_dim / sh.tp + kv_per_rank * (qk_dim + v_dim)), a, up_proj, c.offloads(OffloadModule::CoreAttn));
@@ -223,7 +225,7 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
     let split = Split { tp: sh.tp, sp: sh.sp, cp: p.parallelism.cp().max(1) as f64 };
     match kind.mixer {
         Mixer::None => {}
-        Mixer::Attention => attention(m, sh, run, g, c, &mut t),
+        Mixer::Attention | Mixer::WindowAttention => attention(m, sh, run, (g, kind.mixer), c, &mut t),
         Mixer::Mamba => ssm(&m.mamba_saved(split), sh, run, g, &mut t),
         Mixer::GatedDeltaNet => ssm(&m.gdn_saved(split), sh, run, g, &mut t),
     }
@@ -285,7 +287,7 @@ fn graphs_per_layer(p: &Plan, kind: LayerKind) -> f64 {
     s.cuda_graph_scope
         .iter()
         .filter(|scope| match scope {
-            CudaGraphScope::Attn => kind.mixer == Mixer::Attention,
+            CudaGraphScope::Attn => kind.mixer.is_attention(),
             CudaGraphScope::Mlp => kind.ffn == Ffn::Dense,
             CudaGraphScope::Moe | CudaGraphScope::MoeRouter | CudaGraphScope::MoePreprocess => kind.ffn == Ffn::Moe,
             CudaGraphScope::Mamba => kind.mixer == Mixer::Mamba,

@@ -402,7 +402,7 @@ fn dsa_on_stage(w: &PlanWide, kinds: &LayerKinds, counts: &KindCounts, mtp: bool
     }
     let t = &kinds.totals;
     let attention = |c: &KindCounts| -> f64 {
-        t.table.kinds().iter().zip(c.0).filter(|(k, _)| k.mixer == crate::model::Mixer::Attention).map(|(_, n)| n as f64).sum()
+        t.table.kinds().iter().zip(c.0).filter(|(k, _)| k.mixer.is_attention()).map(|(_, n)| n as f64).sum()
     };
     let mtp_layers = if mtp { t.mtp.depths as f64 * attention(&t.mtp.layers) } else { 0.0 };
     w.dsa_act * (attention(counts) * in_flight + mtp_layers * output_flight)

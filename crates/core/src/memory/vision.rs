@@ -3,8 +3,12 @@
 //! weights only), and the activations it saves per microbatch for the image tokens of `image_tokens_per_sample`.
 // Source: megatron/core/models/multimodal/llava_model.py (the vision model and projection built with add_encoder on the
 // first stage; freeze() sets requires_grad = False, so the optimizer and the grad buffers leave those parameters out);
-// Megatron Bridge qwen_vl/qwen3_vl_provider.py (vision config copied from the language config: the same TP and
-// sequence_parallel, pipeline_model_parallel_size 1).
+// Megatron Bridge @067f987df03b qwen_vl/modelling_qwen3_vl/transformer_config.py get_vision_model_config (a config built
+// afresh: the language model's tensor_model_parallel_size and recompute settings, but sequence_parallel False,
+// context_parallel_size 1, pipeline_model_parallel_size 1, no fp8 — the encoder's weights are 16-bit parameters with no
+// FP8 weight cache, its saved tensors 16-bit) and modelling_qwen3_vl/model.py (the patch merger's linear_fc1
+// TEColumnParallelLinear, linear_fc2 TERowParallelLinear; with CP > 1 and vision_dp_when_cp False, its default, every CP
+// rank encodes all of its samples' images: context parallelism does not split the encoder, by Megatron's design).
 
 use crate::model::VisionEncoder;
 use crate::plan::{Plan, Recompute};
@@ -31,24 +35,27 @@ pub(crate) fn params_per_gpu(p: &Plan, e: &VisionEncoder) -> (f64, f64) {
 /// Bytes of activations one microbatch leaves saved in the encoder and projector (16-bit): nothing for a frozen part
 /// (its input needs no gradient, so autograd saves nothing before the first trained module); a trained encoder saves
 /// each layer's tensors per patch ([`VisionEncoder::layer_activation_bytes`]) — under full recompute only each layer's
-/// input — and a trained projector its linears' inputs per image token. Context parallelism does not split images.
+/// input — and a trained projector its linears' inputs per image token. The encoder runs without sequence parallelism
+/// (its tensors outside the TP-split attention and MLP are whole on every TP rank) and without context parallelism.
 pub(crate) fn activations_per_microbatch(p: &Plan, e: &VisionEncoder) -> f64 {
     let s = &p.training.settings;
     let tokens = p.training.micro_batch_size as f64 * s.image_tokens_per_sample as f64;
     let patches = tokens * e.patches_per_token as f64;
     let par = &p.parallelism;
     let tp = par.tp().max(1) as f64;
-    let sp = if par.sequence_parallel { tp } else { 1.0 };
     let mut bytes = 0.0;
     if !s.freeze_vision_model {
+        // The vision config's sequence_parallel is False whatever the language model's: the per-patch tensors outside
+        // the TP-split projections (norm inputs, residuals) are whole on each TP rank.
         let (split, seq) = e.layer_activation_bytes();
-        let per_layer = if s.recompute_granularity == Recompute::Full { 2.0 * e.hidden_size as f64 / sp } else { split / tp + seq / sp };
+        let per_layer = if s.recompute_granularity == Recompute::Full { 2.0 * e.hidden_size as f64 } else { split / tp + seq };
         bytes += patches * e.num_layers as f64 * per_layer;
     }
     if !s.freeze_vision_model || !s.freeze_vision_projection {
-        // Each projector linear's input (2 bytes an element), counted whole on every TP rank (an upper bound: the
-        // inputs of row-parallel linears are split).
-        let inputs: f64 = e.projector.iter().map(|[inp, _]| *inp as f64).sum();
+        // Each projector linear's input (2 bytes an element). The linears run in column-, row-parallel pairs (the patch
+        // merger's linear_fc1 / linear_fc2): a column-parallel linear's input is whole on every TP rank, a row-parallel
+        // one's (the column-parallel output) split over TP.
+        let inputs: f64 = e.projector.iter().enumerate().map(|(i, [inp, _])| *inp as f64 / if i % 2 == 1 { tp } else { 1.0 }).sum();
         bytes += tokens * 2.0 * inputs;
     }
     bytes

@@ -21,6 +21,16 @@ pub enum Mixer {
     Mamba,
     /// Gated DeltaNet (megatron/core/ssm/gated_delta_net/gdn.py GatedDeltaNet).
     GatedDeltaNet,
+    /// Sliding-window self-attention with its own heads, query groups and head width (`sliding_attention_setting`:
+    /// Step-3.5-Flash's window layers, as Megatron Bridge's Step35DecoderLayer builds them).
+    WindowAttention,
+}
+
+impl Mixer {
+    /// Self-attention of either shape: the model's, or the window layers' own.
+    pub const fn is_attention(self) -> bool {
+        matches!(self, Mixer::Attention | Mixer::WindowAttention)
+    }
 }
 
 /// The feed-forward block of a layer.
@@ -94,7 +104,7 @@ impl LayerKind {
         let mixer = match self.mixer {
             Mixer::None => "",
             Mixer::Attention if mla => "+",
-            Mixer::Attention => "*",
+            Mixer::Attention | Mixer::WindowAttention => "*",
             Mixer::Mamba => "M",
             Mixer::GatedDeltaNet => "G",
         };
@@ -111,6 +121,7 @@ impl LayerKind {
         let mixer = match self.mixer {
             Mixer::None => "",
             Mixer::Attention => "attention",
+            Mixer::WindowAttention => "window attention",
             Mixer::Mamba => "Mamba-2",
             Mixer::GatedDeltaNet => "Gated DeltaNet",
         };
@@ -128,8 +139,8 @@ impl LayerKind {
     }
 }
 
-/// The most distinct layer kinds a model's table holds: 4 mixers × 3 feed-forward blocks.
-pub const MAX_LAYER_KINDS: usize = 12;
+/// The most distinct layer kinds a model's table holds: 5 mixers × 3 feed-forward blocks.
+pub const MAX_LAYER_KINDS: usize = 15;
 
 /// Layers per kind, indexed like the model's [`KindTable`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -392,6 +403,9 @@ impl ModelConfig {
     // an int N makes layer i linear unless (i + 1) % N == 0; a list gives 1 for linear attention, 0 for full.
     fn mixer_run_at(&self, i: u64) -> (Mixer, u64) {
         let rest = self.num_layers.saturating_sub(i);
+        if self.window_shape_differs() {
+            return self.window_run_at(i);
+        }
         let freq = self.linear_attention_freq.as_ref().filter(|_| self.gated_delta_net_variant());
         let (linear, n) = match freq {
             None | Some(MoeLayerFreq::Every(0)) | Some(MoeLayerFreq::Every(1)) => (false, rest),
@@ -400,6 +414,27 @@ impl ModelConfig {
             Some(MoeLayerFreq::Pattern(p)) => flag_run(p, i, self.num_layers),
         };
         (if linear { Mixer::GatedDeltaNet } else { Mixer::Attention }, n)
+    }
+
+    /// Whether the window layers have an attention shape of their own ([`Mixer::WindowAttention`]): a
+    /// `sliding_attention_setting` on a GQA model with a window and no Gated DeltaNet layers.
+    pub fn window_shape_differs(&self) -> bool {
+        self.sliding_attention_setting.is_some() && self.window_size.is_some() && !self.multi_latent_attention && !self.gated_delta_net_variant()
+    }
+
+    /// The mixer of layer `i` when the window layers have their own shape, and how many layers from `i` have it.
+    // Source: megatron/core/transformer/utils.py is_layer_window_attention, as ModelConfig::is_window_layer reads it
+    // (an int N: layer i full iff (i + 1) % N == 0; a list: 1 = window).
+    fn window_run_at(&self, i: u64) -> (Mixer, u64) {
+        let rest = self.num_layers.saturating_sub(i);
+        let (window, n) = match &self.window_attn_skip_freq {
+            None | Some(MoeLayerFreq::Every(0)) => (true, rest),
+            Some(MoeLayerFreq::Every(1)) => (false, rest),
+            Some(MoeLayerFreq::Every(n)) if (i + 1) % n == 0 => (false, 1),
+            Some(MoeLayerFreq::Every(n)) => (true, n - 1 - i % n),
+            Some(MoeLayerFreq::Pattern(p)) => flag_run(p, i, self.num_layers),
+        };
+        (if window { Mixer::WindowAttention } else { Mixer::Attention }, n)
     }
 
     /// Every kind the configuration declares: the hybrid pattern's symbols (main and MTP), or each GPT mixer with each
@@ -418,7 +453,8 @@ impl ModelConfig {
             return;
         }
         let linear = self.gated_delta_net_variant() && self.linear_attention_freq.is_some();
-        for mixer in [Some(Mixer::Attention), linear.then_some(Mixer::GatedDeltaNet)].into_iter().flatten() {
+        let window = self.window_shape_differs().then_some(Mixer::WindowAttention);
+        for mixer in [Some(Mixer::Attention), linear.then_some(Mixer::GatedDeltaNet), window].into_iter().flatten() {
             for ffn in [Some(Ffn::Dense), self.is_moe().then_some(Ffn::Moe)].into_iter().flatten() {
                 f(LayerKind::new(mixer, ffn));
             }

@@ -51,7 +51,12 @@ pub fn tp_widths_divide(m: &ModelConfig, c: u64) -> bool {
     let mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) > 0;
     let gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) > 0;
     let (_, _, key_heads, value_heads, _) = m.gdn_dims();
+    // Window layers with their own shape (sliding_attention_setting) split their heads and groups over TP alike.
+    let window = kinds.run_where(|k| k.mixer == Mixer::WindowAttention) > 0;
+    let w = m.attention_shape(Mixer::WindowAttention);
+    let wg = w.num_query_groups.max(1);
     m.num_attention_heads % c == 0
+        && (!window || (w.num_attention_heads % c == 0 && (wg % c == 0 || c % wg == 0)))
         && (m.multi_latent_attention || g % c == 0 || c % g == 0)
         && dense_divides
         && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)

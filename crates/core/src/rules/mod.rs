@@ -92,6 +92,7 @@ impl Codes {
 pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut impl Findings) {
     world::meshes(p, out);
     widths::attention(p, out);
+    widths::window_attention(p, out);
     widths::ffn(p, out);
     widths::vocab(p, dv, out);
     ssm::mamba(p, out);

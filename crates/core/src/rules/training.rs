@@ -253,9 +253,13 @@ fn fp8_width_failures(m: &ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
     };
     need("hidden_size".into(), m.hidden_size.saturating_mul(tp), 16);
     let kinds = m.kind_totals();
-    if !m.multi_latent_attention && kinds.run_where(|k| k.mixer == Mixer::Attention) > 0 {
-        let q = m.num_attention_heads.saturating_mul(m.kv_channels);
-        let qkv = m.num_attention_heads.saturating_add(2 * m.num_query_groups).saturating_mul(m.kv_channels);
+    for mixer in [Mixer::Attention, Mixer::WindowAttention] {
+        if m.multi_latent_attention || kinds.run_where(|k| k.mixer == mixer) == 0 {
+            continue;
+        }
+        let sh = m.attention_shape(mixer);
+        let q = sh.num_attention_heads.saturating_mul(sh.kv_channels);
+        let qkv = sh.num_attention_heads.saturating_add(2 * sh.num_query_groups).saturating_mul(sh.kv_channels);
         need(format!("linear_qkv out/TP = {qkv}/{tp}"), qkv, 8);
         need(format!("linear_proj in/TP = {q}/{tp}"), q, 16);
     }

@@ -5,7 +5,7 @@ use super::fixes::{nearest_divisor, nearest_valid_etp, nearest_valid_tp};
 use super::{ETP, Findings, TP, d};
 use crate::Code;
 use crate::derive::Derived;
-use crate::model::Ffn;
+use crate::model::{Ffn, Mixer};
 use crate::plan::Plan;
 
 /// The TP nearest to the plan's that passes every TP width rule: one pick for all of them, so applying any of their
@@ -68,6 +68,50 @@ pub fn attention(p: &Plan, out: &mut impl Findings) {
                 format!("set num_query_groups to a divisor of {} (e.g. {})", m.num_attention_heads, nearest_divisor(m.num_attention_heads, m.num_query_groups)),
             ));
         }
+    }
+}
+
+/// heads-not-divisible-by-tp and query-groups-not-divisible-by-tp for the window layers' own attention shape, and
+/// sliding-attention-setting-unused where the model has no such layers
+/// (`sliding_attention_setting`, Step-3.5): Megatron builds those layers' attention with their heads and groups, which
+/// TP splits as it splits the model's.
+// Source: Megatron Bridge step35_provider.py Step35DecoderLayer (a deep copy of the config with the window layer's
+// num_attention_heads / num_query_groups, checked by the same TransformerConfig / attention.py splits).
+pub fn window_attention(p: &Plan, out: &mut impl Findings) {
+    let (m, tp) = (&p.model, p.parallelism.tp());
+    if !m.window_shape_differs() {
+        if m.sliding_attention_setting.is_some() {
+            out.add(Code::SlidingAttentionSettingUnused, |code| {
+                let why = if m.window_size.is_none() { "the model has no sliding window (window_size)" } else { "its attention is MLA or Gated DeltaNet" };
+                d(code, format!("model.sliding_attention_setting is set, but {why}: it is ignored"), "remove model.sliding_attention_setting, or give window_size ([left, 0]) and window_attn_skip_freq for its window layers".into())
+                    .with_apply("model.sliding_attention_setting", serde_json::Value::Null)
+            });
+        }
+        return;
+    }
+    let w = m.attention_shape(Mixer::WindowAttention);
+    let g = w.num_query_groups.max(1);
+    if w.num_attention_heads % tp != 0 {
+        out.add(Code::HeadsNotDivisibleByTp, |code| {
+            let good = nearest_width_tp(p);
+            d(
+                code,
+                format!("the window layers' sliding_attention_setting.num_attention_heads = {} is not divisible by tensor_model_parallel_size = {tp}", w.num_attention_heads),
+                format!("set tensor_model_parallel_size to {good}, the nearest TP that divides both attention shapes' heads and passes the other TP width rules"),
+            )
+            .with_apply(TP, good)
+        });
+    }
+    if g % tp != 0 && tp % g != 0 {
+        out.add(Code::QueryGroupsNotDivisibleByTp, |code| {
+            let good = nearest_width_tp(p);
+            d(
+                code,
+                format!("the window layers' sliding_attention_setting.num_query_groups = {g} is neither a multiple nor a divisor of tensor_model_parallel_size = {tp}"),
+                format!("set tensor_model_parallel_size to {good}, the nearest TP that passes both attention shapes' head and group rules"),
+            )
+            .with_apply(TP, good)
+        });
     }
 }
 

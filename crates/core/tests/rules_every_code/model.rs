@@ -9,8 +9,21 @@ fn heads24_groups6() -> Value {
                     ("hidden_size", json!(1536)), ("ffn_hidden_size", json!(4608))])
 }
 
+/// The small dense model with its window layers' own shape (32 heads in 8 groups of 64) and `window`: a sliding window
+/// of 128 keys on every other layer, or none.
+fn with_window_shape(window: bool) -> Value {
+    let mut edits = vec![("sliding_attention_setting", json!({"num_attention_heads": 32, "num_query_groups": 8, "kv_channels": 64}))];
+    if window {
+        edits.extend([("window_size", json!([127, 0])), ("window_attn_skip_freq", json!(2))]);
+    }
+    set(&dense(), &edits)
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
+        // A window layers' shape without a window: no layer uses it (ignored); with window_size the odd layers do.
+        case("sliding-attention-setting-unused", Kind::Warning, probe(with_window_shape(false), &[]), probe(with_window_shape(true), &[]))
+            .fix(&[("model.sliding_attention_setting", Value::Null)]),
         // 16 heads at TP 3 on 6 GPUs (a whole DP of 2; GBS 960 divides by DP 2 and 3): 16 mod 3 = 1. TPs passing every width rule (divisors of 16
         // that suit 8 groups and ffn 5632 = 2⁹·11): 1, 2, 4, 8, 16; of those dividing 6/(PP·CP) = 6: 1, 2 → 2.
         case(
