@@ -1,6 +1,7 @@
 //! The Memory panel: the layer strip (each pipeline rank's layer kinds), memory per GPU by pipeline stage (stacked
 //! bars and a table) against the GPU's capacity, with host memory per node beside it and every labelled term of a
-//! stage, and peak memory swept over one field (TP, PP, micro-batch or sequence length).
+//! stage, and peak memory swept over one field (TP, PP, micro-batch or sequence length; [`SweepPanel`], which the
+//! tools module mounts in the panel's slot after the first render).
 
 use crate::format::{chunks, gib};
 use crate::state::{Doc, Outcome, plan_doc};
@@ -53,7 +54,8 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                 </table>
             </details>
             <Terms outcome />
-            <Sweep doc dark />
+            // The sweep is the tools module's (it re-plans the plan per point; the first render does not need it).
+            <div id=crate::tools::slot::SWEEP class="tools-slot"></div>
         </section>
     }
 }
@@ -194,9 +196,10 @@ fn sweep_points(plan: &Value, path: &str, values: &[u64]) -> Vec<charts::SweepPo
         .collect()
 }
 
-/// The sweep: a field to sweep, the chart of peak memory over its values, and where the plan fits.
+/// The sweep: a field to sweep, the chart of peak memory over its values, and where the plan fits. Mounted by the
+/// tools module into the Memory panel's slot.
 #[component]
-fn Sweep(doc: Doc, dark: Memo<bool>) -> impl IntoView {
+pub fn SweepPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     let capacity = Memo::new(move |_| doc.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0)));
     let sweep_field = RwSignal::new(0usize);
     // The sweep re-plans the whole plan once per point (5 re-plans of 16,384 GPUs take 20 ms), so it
