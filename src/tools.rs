@@ -5,7 +5,8 @@
 //!
 //! The panels are the page's own components (same code, same props); only where they live changes. What they link
 //! — the importers, the diff, the OOM explainer, the schedule, the exports, the Advisor's result types, the memory sweep's
-//! chart, the settings form of "Advanced memory" — stays out of
+//! chart, the settings form of "Advanced memory", the memory
+//! panel's folded table and terms — stays out of
 //! the page's wasm.
 
 use crate::panels::*;
@@ -24,6 +25,8 @@ pub mod slot {
     pub const SCHEDULE: &str = "tools-schedule";
     /// In the Training panel, below its fields: the "Advanced memory" section.
     pub const ADVANCED: &str = "tools-advanced";
+    /// In the Memory panel, below the stage chart's legend: the figures per stage and every term of a stage.
+    pub const MEMORY_DETAILS: &str = "tools-memory-details";
     /// In the Memory panel, below the terms: the memory sweep.
     pub const SWEEP: &str = "tools-sweep";
 }
@@ -76,6 +79,7 @@ fn start_owned() {
     mount(slot::EXPORTS, editor, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
     mount(slot::OOM, editor, move || view! { {move || ready().then(|| view! { <OomPanel doc /> })} });
     mount(slot::ADVANCED, editor, move || view! { {move || ready().then(|| view! { <AdvancedMemory doc /> })} });
+    mount(slot::MEMORY_DETAILS, editor, move || view! { {move || ready().then(|| view! { <MemoryDetails outcome=doc.outcome /> })} });
     mount(slot::SWEEP, editor, move || view! { {move || ready().then(|| view! { <SweepPanel doc dark /> })} });
     mount(slot::SCHEDULE, editor, move || view! { {move || ready().then(|| view! { <SchedulePanel doc baseline=comparison /> })} });
     bridge::send(bridge::READY, &Shared::default());

@@ -45,18 +45,28 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>
                     {move || outcome.with(|o| o.as_ref().map(|r| format!("GPU memory ({})", gib(r.memory.gpu_memory_bytes))).unwrap_or_default())}</li>
             </ul>
-            <details>
-                <summary>"Figures per stage"</summary>
-                <table class="memory-table">
-                    <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::TERMS.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
-                        <th title="the allocator's peak: Megatron's max allocated">"allocated"</th><th title="allocated + fragmentation">"reserved"</th><th title="host memory per GPU (offloading)">"host"</th></tr></thead>
-                    <tbody><StageRows outcome /></tbody>
-                </table>
-            </details>
-            <Terms outcome />
+            // "Figures per stage" and "Every term of a stage" (both closed at first) are the tools module's: MemoryDetails.
+            <div id=crate::tools::slot::MEMORY_DETAILS class="tools-slot"></div>
             // The sweep is the tools module's (it re-plans the plan per point; the first render does not need it).
             <div id=crate::tools::slot::SWEEP class="tools-slot"></div>
         </section>
+    }
+}
+
+/// The stage figures as a table and every labelled term of one stage, both folded: mounted by the tools module in the
+/// Memory panel's slot.
+#[component]
+pub fn MemoryDetails(outcome: Memo<Outcome>) -> impl IntoView {
+    view! {
+        <details>
+            <summary>"Figures per stage"</summary>
+            <table class="memory-table">
+                <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::TERMS.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
+                    <th title="the allocator's peak: Megatron's max allocated">"allocated"</th><th title="allocated + fragmentation">"reserved"</th><th title="host memory per GPU (offloading)">"host"</th></tr></thead>
+                <tbody><StageRows outcome /></tbody>
+            </table>
+        </details>
+        <Terms outcome />
     }
 }
 

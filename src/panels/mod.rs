@@ -29,7 +29,7 @@ pub use exports::ExportPanel;
 pub use grid::GridPanel;
 pub use header::{Header, InputErrorPanel, Notice};
 pub use import::ImportBox;
-pub use memory::{MemoryPanel, SweepPanel};
+pub use memory::{MemoryDetails, MemoryPanel, SweepPanel};
 pub use model::ModelPanel;
 pub use oom::OomPanel;
 pub use parallelism::ParallelismPanel;
