@@ -30,7 +30,7 @@ pub use grid::GridPanel;
 pub use header::{Header, InputErrorPanel, Notice};
 pub use import::ImportBox;
 pub use memory::{MemoryDetails, MemoryPanel, SweepPanel};
-pub use model::ModelPanel;
+pub use model::{HfConfigBox, ModelPanel, RecipePicker};
 pub use oom::OomPanel;
 pub use parallelism::ParallelismPanel;
 pub use schedule::SchedulePanel;
