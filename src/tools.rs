@@ -4,7 +4,9 @@
 //! the page sends its state after every change, and what a panel writes goes back to the page as an edit.
 //!
 //! The panels are the page's own components (same code, same props); only where they live changes. What they link
-//! — the importers, the diff, the OOM explainer, the schedule, the exports, the Advisor's result types — stays out of
+//! — the importers, the diff, the OOM explainer, the schedule, the exports, the Advisor's result types, the memory sweep's
+//! chart, the settings form of "Advanced memory", the memory
+//! panel's folded table and terms, the recipe picker, the config.json box — stays out of
 //! the page's wasm.
 
 use crate::panels::*;
@@ -21,6 +23,16 @@ pub mod slot {
     pub const EXPORTS: &str = "tools-exports";
     pub const OOM: &str = "tools-oom";
     pub const SCHEDULE: &str = "tools-schedule";
+    /// In the Model panel, below the presets: the Megatron Bridge recipe picker.
+    pub const RECIPE: &str = "tools-recipe";
+    /// In the Model panel, below its fields: the Hugging Face config.json box.
+    pub const HF_CONFIG: &str = "tools-hf-config";
+    /// In the Training panel, below its fields: the "Advanced memory" section.
+    pub const ADVANCED: &str = "tools-advanced";
+    /// In the Memory panel, below the stage chart's legend: the figures per stage and every term of a stage.
+    pub const MEMORY_DETAILS: &str = "tools-memory-details";
+    /// In the Memory panel, below the terms: the memory sweep.
+    pub const SWEEP: &str = "tools-sweep";
 }
 
 /// Starts the tools module: mirrors the page's state, mounts each panel whose slot the page has, says it is ready.
@@ -70,6 +82,11 @@ fn start_owned() {
     mount(slot::ADVISOR, editor, move || view! { {move || ready().then(|| view! { <AdvisorPanel doc dark /> })} });
     mount(slot::EXPORTS, editor, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
     mount(slot::OOM, editor, move || view! { {move || ready().then(|| view! { <OomPanel doc /> })} });
+    mount(slot::RECIPE, editor, move || view! { {move || ready().then(|| view! { <RecipePicker doc /> })} });
+    mount(slot::HF_CONFIG, editor, move || view! { {move || ready().then(|| view! { <HfConfigBox doc /> })} });
+    mount(slot::ADVANCED, editor, move || view! { {move || ready().then(|| view! { <AdvancedMemory doc /> })} });
+    mount(slot::MEMORY_DETAILS, editor, move || view! { {move || ready().then(|| view! { <MemoryDetails outcome=doc.outcome /> })} });
+    mount(slot::SWEEP, editor, move || view! { {move || ready().then(|| view! { <SweepPanel doc dark /> })} });
     mount(slot::SCHEDULE, editor, move || view! { {move || ready().then(|| view! { <SchedulePanel doc baseline=comparison /> })} });
     bridge::send(bridge::READY, &Shared::default());
 }

@@ -1,6 +1,7 @@
 //! The Memory panel: the layer strip (each pipeline rank's layer kinds), memory per GPU by pipeline stage (stacked
 //! bars and a table) against the GPU's capacity, with host memory per node beside it and every labelled term of a
-//! stage, and peak memory swept over one field (TP, PP, micro-batch or sequence length).
+//! stage, and peak memory swept over one field (TP, PP, micro-batch or sequence length; [`SweepPanel`], which the
+//! tools module mounts in the panel's slot after the first render).
 
 use crate::format::{chunks, gib};
 use crate::state::{Doc, Outcome, plan_doc};
@@ -53,17 +54,28 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>
                     {move || outcome.with(|o| o.as_ref().map(|r| format!("GPU memory ({})", gib(r.memory.gpu_memory_bytes))).unwrap_or_default())}</li>
             </ul>
-            <details>
-                <summary>"Figures per stage"</summary>
-                <table class="memory-table">
-                    <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::FIGURES.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
-                        <th title="the allocator's peak: Megatron's max allocated">"allocated"</th><th title="allocated + fragmentation">"reserved"</th><th title="host memory per GPU (offloading)">"host"</th></tr></thead>
-                    <tbody><StageRows outcome /></tbody>
-                </table>
-            </details>
-            <Terms outcome />
-            <Sweep doc dark />
+            // "Figures per stage" and "Every term of a stage" (both closed at first) are the tools module's: MemoryDetails.
+            <div id=crate::tools::slot::MEMORY_DETAILS class="tools-slot"></div>
+            // The sweep is the tools module's (it re-plans the plan per point; the first render does not need it).
+            <div id=crate::tools::slot::SWEEP class="tools-slot"></div>
         </section>
+    }
+}
+
+/// The stage figures as a table and every labelled term of one stage, both folded: mounted by the tools module in the
+/// Memory panel's slot.
+#[component]
+pub fn MemoryDetails(outcome: Memo<Outcome>) -> impl IntoView {
+    view! {
+        <details>
+            <summary>"Figures per stage"</summary>
+            <table class="memory-table">
+                <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::FIGURES.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
+                    <th title="the allocator's peak: Megatron's max allocated">"allocated"</th><th title="allocated + fragmentation">"reserved"</th><th title="host memory per GPU (offloading)">"host"</th></tr></thead>
+                <tbody><StageRows outcome /></tbody>
+            </table>
+        </details>
+        <Terms outcome />
     }
 }
 
@@ -203,9 +215,10 @@ fn sweep_points(plan: &Value, path: &str, values: &[u64]) -> Vec<charts::SweepPo
         .collect()
 }
 
-/// The sweep: a field to sweep, the chart of peak memory over its values, and where the plan fits.
+/// The sweep: a field to sweep, the chart of peak memory over its values, and where the plan fits. Mounted by the
+/// tools module into the Memory panel's slot.
 #[component]
-fn Sweep(doc: Doc, dark: Memo<bool>) -> impl IntoView {
+pub fn SweepPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     let capacity = Memo::new(move |_| doc.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0)));
     let sweep_field = RwSignal::new(0usize);
     // The sweep re-plans the whole plan once per point (5 re-plans of 16,384 GPUs take 20 ms), so it

@@ -19,6 +19,7 @@ pub mod parallelism;
 pub mod schedule;
 pub mod training;
 
+pub use advanced::AdvancedMemory;
 pub use advisor::AdvisorPanel;
 pub use cluster::ClusterPanel;
 pub use compare::ComparePanel;
@@ -28,8 +29,8 @@ pub use exports::ExportPanel;
 pub use grid::GridPanel;
 pub use header::{Header, InputErrorPanel, Notice};
 pub use import::ImportBox;
-pub use memory::MemoryPanel;
-pub use model::ModelPanel;
+pub use memory::{MemoryDetails, MemoryPanel, SweepPanel};
+pub use model::{HfConfigBox, ModelPanel, RecipePicker};
 pub use oom::OomPanel;
 pub use parallelism::ParallelismPanel;
 pub use schedule::SchedulePanel;

@@ -124,7 +124,8 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </div>
-            <RecipePicker doc />
+            // The recipe picker and the config.json box are the tools module's, mounted here after the first render.
+            <div id=crate::tools::slot::RECIPE class="tools-slot"></div>
             <details open=move || mode.get() == Mode::Fields on:toggle=move |ev| {
                 let open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
                 if open && mode.get_untracked() == Mode::Preset { set_mode(Mode::Fields) }
@@ -134,7 +135,7 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
                 <div class="fields">{fields::MODEL.iter().map(|info| view! { <TextField doc info /> }).collect_view()}</div>
                 <button on:click=move |_| set_mode(Mode::Preset)>"Back to the plain preset"</button>
             </details>
-            <HfConfig open_for_hf=Signal::derive(move || mode.get() == Mode::Hf) />
+            <div id=crate::tools::slot::HF_CONFIG class="tools-slot"></div>
             <div id=crate::tools::slot::IMPORT class="tools-slot"></div>
         </section>
     }
@@ -174,7 +175,7 @@ mod tests {
 /// the plan from it (its cluster, parallelism and settings); "none" writes the recipe's values into the plan and drops
 /// the name.
 #[component]
-fn RecipePicker(doc: Doc) -> impl IntoView {
+pub fn RecipePicker(doc: Doc) -> impl IntoView {
     let editor = editor();
     let current = Memo::new(move |_| doc.plan.with(|p| p.get("recipe").and_then(Value::as_str).map(str::to_string).unwrap_or_default()));
     let model_key = Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, "model_key"))));
@@ -201,6 +202,12 @@ fn RecipePicker(doc: Doc) -> impl IntoView {
             {move || note.get().map(|n| view! { <p id="recipe-note" class="hint">{n}</p> })}
         </div>
     }
+}
+
+/// The config.json box, open while the plan's model is a Hugging Face config (mounted by the tools module).
+#[component]
+pub fn HfConfigBox(doc: Doc) -> impl IntoView {
+    view! { <HfConfig open_for_hf=Signal::derive(move || doc.plan.with(mode_of) == Mode::Hf) /> }
 }
 
 /// The paste box for a Hugging Face config.json: a JSON object becomes the plan's `model.hf_config`.

@@ -1,7 +1,6 @@
 //! The Training panel: sequence length, batch sizes, recompute, precision and the distributed optimizer, and the
-//! "Advanced memory" section with every other run setting.
+//! slot where the tools module mounts the "Advanced memory" section with every other run setting.
 
-use super::advanced::AdvancedMemory;
 use crate::fields;
 use crate::state::Doc;
 use crate::ui::controls::{CheckField, SelectField, TextField, options};
@@ -18,7 +17,8 @@ pub fn TrainingPanel(doc: Doc) -> impl IntoView {
                 <SelectField doc info=&fields::PRECISION options=options(&[("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("fp4", "fp4"), ("fp32", "fp32")]) />
                 <CheckField doc info=&fields::DISTRIBUTED_OPTIMIZER />
             </div>
-            <AdvancedMemory doc />
+            // "Advanced memory" is the tools module's, mounted here after the first render.
+            <div id=crate::tools::slot::ADVANCED class="tools-slot"></div>
         </section>
     }
 }

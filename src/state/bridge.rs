@@ -88,7 +88,7 @@ pub fn serve_tools(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, dark: M
     // After the first frame has painted: the next animation frame runs before that paint, a task queued from it after.
     let failed = move || {
         notice.set(Some(
-            "The planner's tools (import, Compare, Advisor, exports, Explain an OOM, schedule) did not load: serve \
+            "The planner's tools (import, recipes, config.json, Compare, Advisor, exports, Explain an OOM, schedule, Advanced memory, the memory figures and sweep) did not load: serve \
              meshplan-tools_loader.js, meshplan-tools.js and meshplan-tools_bg.wasm beside index.html, then reload."
                 .into(),
         ))

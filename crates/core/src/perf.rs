@@ -172,7 +172,7 @@ static CONSTANTS: OnceLock<Constants> = OnceLock::new();
 /// The embedded, fitted constants.
 pub fn constants() -> &'static Constants {
     CONSTANTS.get_or_init(|| {
-        serde_json::from_str::<ConstantsFile>(include_str!("../data/perf_constants.json"))
+        serde_json::from_str::<ConstantsFile>(include_str!(concat!(env!("OUT_DIR"), "/perf_constants.json")))
             .map(|f| f.constants)
             .unwrap_or(DEFAULT_CONSTANTS)
     })
@@ -388,7 +388,7 @@ static ASSUMPTIONS: OnceLock<Assumptions> = OnceLock::new();
 /// The embedded assumptions. A file that does not parse (a test proves this one does) reads as zeros: unknown links
 /// then cost nothing and FP32 runs at no rate, which the breakdown's finite-guards turn into zero terms.
 pub fn assumptions() -> &'static Assumptions {
-    ASSUMPTIONS.get_or_init(|| serde_json::from_str(include_str!("../data/perf_assumptions.json")).unwrap_or_default())
+    ASSUMPTIONS.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/perf_assumptions.json"))).unwrap_or_default())
 }
 
 /// Dense peak FLOP/s of the precision trained in, and of BF16.

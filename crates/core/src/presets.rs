@@ -112,15 +112,15 @@ static RECIPES: OnceLock<Vec<BridgeRecipe>> = OnceLock::new();
 
 pub fn models() -> &'static [ModelPreset] {
     // The data files are checked by tests; a broken file yields an empty catalogue, never a panic.
-    MODELS.get_or_init(|| serde_json::from_str(include_str!("../data/models.json")).unwrap_or_default())
+    MODELS.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/models.json"))).unwrap_or_default())
 }
 
 pub fn gpus() -> &'static [GpuSpec] {
-    GPUS.get_or_init(|| serde_json::from_str(include_str!("../data/gpus.json")).unwrap_or_default())
+    GPUS.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/gpus.json"))).unwrap_or_default())
 }
 
 pub fn bridge_recipes() -> &'static [BridgeRecipe] {
-    RECIPES.get_or_init(|| serde_json::from_str::<RecipesFile>(include_str!("../data/recipes.json")).unwrap_or_default().recipes)
+    RECIPES.get_or_init(|| serde_json::from_str::<RecipesFile>(include_str!(concat!(env!("OUT_DIR"), "/recipes.json"))).unwrap_or_default().recipes)
 }
 
 /// The Megatron Bridge recipe of the model preset `model_key` (exactly as the plan resolved it), if Bridge ships one.

@@ -89,7 +89,7 @@ fn file() -> &'static (String, Vec<Recipe>) {
     static FILE: OnceLock<(String, Vec<Recipe>)> = OnceLock::new();
     // The data file is checked by tests (tests/recipes.rs); a broken file yields no recipes, never a panic.
     FILE.get_or_init(|| {
-        let f: RecipesFile = serde_json::from_str(include_str!("../data/bridge_recipes.json")).unwrap_or_default();
+        let f: RecipesFile = serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/bridge_recipes.json"))).unwrap_or_default();
         (f.source_repository, f.recipes.into_iter().map(Recipe::from_raw).collect())
     })
 }

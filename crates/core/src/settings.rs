@@ -1219,7 +1219,7 @@ pub fn mixed_precision_recipes() -> &'static [MixedPrecisionRecipe] {
     static RECIPES: OnceLock<Vec<MixedPrecisionRecipe>> = OnceLock::new();
     // The data file is checked by tests; a broken file yields no recipes (every setting then takes Megatron-Core's
     // default), never a panic.
-    RECIPES.get_or_init(|| serde_json::from_str(include_str!("../data/mixed_precision.json")).unwrap_or_default())
+    RECIPES.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/mixed_precision.json"))).unwrap_or_default())
 }
 
 /// The FP8 recipe a GPU runs by default: its catalogue data's (gpus.json `fp8_recipe`: MXFP8 on Blackwell,

@@ -130,7 +130,7 @@ pub struct SequenceRow {
 /// The embedded tables; a broken file (the tests parse it) yields empty tables and no advice, never a panic.
 pub fn tables() -> &'static AdviceTables {
     static TABLES: OnceLock<AdviceTables> = OnceLock::new();
-    TABLES.get_or_init(|| serde_json::from_str(include_str!("../../data/advice.json")).unwrap_or_default())
+    TABLES.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/advice.json"))).unwrap_or_default())
 }
 
 /// The sequence-length row holding the plan's seq_length, if the plan does not already follow it. The SP advice
