@@ -308,7 +308,8 @@ fn cp_ring_steps_cost_time_so_cp_sizes_do_not_tie() {
 fn block_scaled_and_nvfp4_gemms_run_at_their_measured_share_of_the_tensorwise_rate() {
     // Llama-3.1-8B on 8 B200, TP 1, seq 4096, MBS 1, GBS 8. Only the low-precision GEMMs (dense_gemm FLOPs) change with
     // the recipe; attention core and logits stay BF16. Tensorwise FP8 runs the dense GEMMs at
-    //   3432.5e12 (gpus.json b200 measured FP8 matmul) × fp8_efficiency × 4096/(4096 + w0) FLOP/s per GPU,
+    //   3432.5e12 (gpus.json b200 measured FP8 matmul) × fp8_efficiency × 4096/(4096 + w0) FLOP/s per GPU, where B200's
+    //   w0 is the fitted (H100) gemm_width_half × 148 SMs · 256-wide tiles / (132 · 128) = × 37,888/16,896,
     // MXFP8 at 0.924 of that (TE's two pre-quantized B300 runs: 1.74/1.94 and 6.812/7.161), FP8 block scaling at 0.968
     // (DeepGEMM 1358 over the H100 MAMF 1402.6), NVFP4 at 1.82 × that (3.55/1.94 and 6.812/3.764; B200's FP4 peak is
     // 2 × its FP8 peak, so the share cap 9000/4500 × the FP8 share does not bind).
@@ -325,7 +326,8 @@ fn block_scaled_and_nvfp4_gemms_run_at_their_measured_share_of_the_tensorwise_ra
     };
     let c = perf::constants();
     let (tw, dense) = run("fp8", Some("tensorwise"));
-    let t_dense = dense / (3432.5e12 * c.fp8_efficiency * 4096.0 / (4096.0 + c.gemm_width_half));
+    let w0 = c.gemm_width_half * 37_888.0 / 16_896.0;
+    let t_dense = dense / (3432.5e12 * c.fp8_efficiency * 4096.0 / (4096.0 + w0));
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
     let (mx, _) = run("fp8", Some("mxfp8"));
     assert!(close(mx - tw, t_dense * (1.0 / 0.924 - 1.0)), "mxfp8 {mx} tensorwise {tw}");
