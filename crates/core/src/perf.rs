@@ -584,7 +584,11 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
     let gemm_rate = (peak * eff_lo).max(1.0);
     let bf16_rate = (bf16_peak * eff_hi).max(1.0);
     let m = tokens_per_expert(plan, sz);
-    let grouped = if m > 0.0 { m / (m + c.expert_tokens_half.max(0.0)) } else { 1.0 };
+    // An expert's rows fill tensor-core tiles of the GPU's tile width (M): a wider tile wastes more of a short group,
+    // so the fitted m0 (stated for 128-row tiles) scales with it.
+    // Source: gpus.json mma_tile_width (CUTLASS: Hopper wgmma 2 × m64 per CTA; Blackwell tcgen05 M = 256 per CTA pair).
+    let tile = plan.gpu.mma_tile_width.filter(|&t| t > 0).map_or(1.0, |t| t as f64 / 128.0);
+    let grouped = if m > 0.0 { m / (m + c.expert_tokens_half.max(0.0) * tile) } else { 1.0 };
     let expert_eff = if low_precision { frac_lo * c.fp8_efficiency } else { frac_bf16 * c.bf16_efficiency };
     let expert_rate = (peak * expert_eff * width(plan.model.moe_ffn() as f64 / sz.etp) * grouped * c.moe_efficiency).max(1.0);
     let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);
