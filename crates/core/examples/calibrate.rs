@@ -250,7 +250,12 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
         plan_json["training"]["data_parallel_sharding_strategy"] = json!("optim_grads_params");
     }
     let settings_entry = apply_recipe_settings(r, &mut plan_json, tp > 1);
-    if r["model"].as_str().unwrap_or("").contains("tokendrop") {
+    // DGX Cloud's Grok-1 recipe of the NeMo 24.x releases runs token-drop too: moe_expert_capacity_factor 1.0 with
+    // moe_pad_expert_input_to_capacity (github:NVIDIA/dgxc-benchmarking@35a9aecc8d5b:grok1/grok1_314b.yaml).
+    let dgxc_grok = r["source"].as_str().unwrap_or("").contains("dgxc-benchmarking")
+        && r["model"].as_str().unwrap_or("").to_lowercase().contains("grok")
+        && r["release"].as_str().unwrap_or("").starts_with("NeMo 24.");
+    if r["model"].as_str().unwrap_or("").contains("tokendrop") || dgxc_grok {
         plan_json["training"]["moe_expert_capacity_factor"] = json!(1.0);
         plan_json["training"]["moe_pad_expert_input_to_capacity"] = json!(true);
     }

@@ -545,6 +545,24 @@ fn gemm_fraction(plan: &Plan) -> (f64, f64) {
     (lo, bf16)
 }
 
+/// SMs × tile width of the reference GPU the fitted `gemm_width_half` is stated for: H100 SXM, 132 SMs of 128-wide
+/// wgmma tiles (gpus.json, with sources).
+const REFERENCE_SM_TILE: f64 = 132.0 * 128.0;
+
+/// The GEMM width w₀ at which this GPU reaches half its large-GEMM rate: the fitted w₀ (stated for the H100) × the
+/// GPU's SMs × tensor-core tile width over the H100's. A GPU with more SMs and wider tiles needs wider GEMMs to give
+/// every SM a full tile in each wave; a GPU without the figures is taken as the H100.
+// Source: the CUTLASS tcgen05 MMA guide (a Blackwell CTA pair runs one MMA of M = 256, "doubling the tile size" of
+// Hopper's two-warpgroup wgmma 128); SM counts in gpus.json.
+fn gemm_width_half(plan: &Plan, c: &Constants) -> f64 {
+    let g = &plan.gpu;
+    let scale = match (g.sm_count, g.mma_tile_width) {
+        (Some(n), Some(t)) if n > 0 && t > 0 => n as f64 * t as f64 / REFERENCE_SM_TILE,
+        _ => 1.0,
+    };
+    c.gemm_width_half.max(0.0) * scale
+}
+
 /// Tokens one expert receives per micro-batch under balanced routing: the EP group's tokens × top-k over the experts.
 // Source: Megatron-Core MoE (moe_utils permute: each token is copied to its top-k experts; EP ranks exchange them).
 fn tokens_per_expert(plan: &Plan, sz: &Sizes) -> f64 {
@@ -562,13 +580,18 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
     let (peak, bf16_peak) = peaks(plan);
     let (frac_lo, frac_bf16) = gemm_fraction(plan);
     let low_precision = matches!(plan.training.settings.precision, Precision::Fp8 | Precision::Fp4);
-    let width = |w: f64| w / (w + c.gemm_width_half.max(0.0));
+    let w0 = gemm_width_half(plan, c);
+    let width = |w: f64| w / (w + w0);
     let eff_hi = frac_bf16 * c.bf16_efficiency * width(sz.h / sz.tp);
     let eff_lo = if low_precision { frac_lo * c.fp8_efficiency * width(sz.h / sz.tp) } else { eff_hi };
     let gemm_rate = (peak * eff_lo).max(1.0);
     let bf16_rate = (bf16_peak * eff_hi).max(1.0);
     let m = tokens_per_expert(plan, sz);
-    let grouped = if m > 0.0 { m / (m + c.expert_tokens_half.max(0.0)) } else { 1.0 };
+    // An expert's rows fill tensor-core tiles of the GPU's tile width (M): a wider tile wastes more of a short group,
+    // so the fitted m0 (stated for 128-row tiles) scales with it.
+    // Source: gpus.json mma_tile_width (CUTLASS: Hopper wgmma 2 × m64 per CTA; Blackwell tcgen05 M = 256 per CTA pair).
+    let tile = plan.gpu.mma_tile_width.filter(|&t| t > 0).map_or(1.0, |t| t as f64 / 128.0);
+    let grouped = if m > 0.0 { m / (m + c.expert_tokens_half.max(0.0) * tile) } else { 1.0 };
     let expert_eff = if low_precision { frac_lo * c.fp8_efficiency } else { frac_bf16 * c.bf16_efficiency };
     let expert_rate = (peak * expert_eff * width(plan.model.moe_ffn() as f64 / sz.etp) * grouped * c.moe_efficiency).max(1.0);
     let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);

@@ -48,6 +48,12 @@ pub struct GpuSpec {
     pub scale_out_gbit_per_gpu: Option<f64>,
     pub measured_bf16_matmul_tflops: Option<f64>,
     pub measured_fp8_matmul_tflops: Option<f64>,
+    /// Streaming multiprocessors, and the M extent of the tensor-core tile one CTA (Blackwell: a CTA pair) computes:
+    /// how wide a GEMM must be to fill the GPU (perf.rs `gemm_width_half`). Absent: the H100's 132 × 128 is assumed.
+    #[serde(default)]
+    pub sm_count: Option<u64>,
+    #[serde(default)]
+    pub mma_tile_width: Option<u64>,
     /// Host (CPU) memory per node of the GPU's reference system, in GiB (null: not stated).
     #[serde(default)]
     pub host_memory_per_node_gb: Option<f64>,

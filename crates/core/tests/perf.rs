@@ -308,7 +308,8 @@ fn cp_ring_steps_cost_time_so_cp_sizes_do_not_tie() {
 fn block_scaled_and_nvfp4_gemms_run_at_their_measured_share_of_the_tensorwise_rate() {
     // Llama-3.1-8B on 8 B200, TP 1, seq 4096, MBS 1, GBS 8. Only the low-precision GEMMs (dense_gemm FLOPs) change with
     // the recipe; attention core and logits stay BF16. Tensorwise FP8 runs the dense GEMMs at
-    //   3432.5e12 (gpus.json b200 measured FP8 matmul) × fp8_efficiency × 4096/(4096 + w0) FLOP/s per GPU,
+    //   3432.5e12 (gpus.json b200 measured FP8 matmul) × fp8_efficiency × 4096/(4096 + w0) FLOP/s per GPU, where B200's
+    //   w0 is the fitted (H100) gemm_width_half × 148 SMs · 256-wide tiles / (132 · 128) = × 37,888/16,896,
     // MXFP8 at 0.924 of that (TE's two pre-quantized B300 runs: 1.74/1.94 and 6.812/7.161), FP8 block scaling at 0.968
     // (DeepGEMM 1358 over the H100 MAMF 1402.6), NVFP4 at 1.82 × that (3.55/1.94 and 6.812/3.764; B200's FP4 peak is
     // 2 × its FP8 peak, so the share cap 9000/4500 × the FP8 share does not bind).
@@ -325,7 +326,8 @@ fn block_scaled_and_nvfp4_gemms_run_at_their_measured_share_of_the_tensorwise_ra
     };
     let c = perf::constants();
     let (tw, dense) = run("fp8", Some("tensorwise"));
-    let t_dense = dense / (3432.5e12 * c.fp8_efficiency * 4096.0 / (4096.0 + c.gemm_width_half));
+    let w0 = c.gemm_width_half * 37_888.0 / 16_896.0;
+    let t_dense = dense / (3432.5e12 * c.fp8_efficiency * 4096.0 / (4096.0 + w0));
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
     let (mx, _) = run("fp8", Some("mxfp8"));
     assert!(close(mx - tw, t_dense * (1.0 / 0.924 - 1.0)), "mxfp8 {mx} tensorwise {tw}");
@@ -408,4 +410,29 @@ fn account_for_loss_in_pipeline_split_lightens_the_last_stage() {
     let ratio = c.breakdown.compute_s / h.breakdown.compute_s;
     assert!((ratio - (10.0 * l + g) / (12.0 * l + g)).abs() < 1e-9, "{ratio}");
     assert!(c.step_time_s < h.step_time_s, "{} vs {}", c.step_time_s, h.step_time_s);
+}
+
+#[test]
+fn blackwell_gemms_need_wider_shapes_for_their_tiles() {
+    // Qwen3-30B-A3B (h 2048, 128 experts of width 768, top-8) on 8 B200 in BF16, TP 1, EP 8, seq 4096, MBS 1, GBS 8:
+    // one micro-batch per GPU, PP 1. Every GEMM runs at 1745e12 (gpus.json b200 measured BF16 matmul) × bf16_efficiency
+    // × w/(w + w0): B200's w0 is the fitted (H100) gemm_width_half × 148 SMs · 256-wide tiles / (132 · 128)
+    // = × 37,888/16,896; the layers' GEMMs at w = h = 2048, the output layer at w = its padded vocabulary, the experts
+    // at w = 768 and also × m/(m + 2·m0): m = 4096 tokens · EP 8 · top-8 / 128 experts = 2048 rows per expert, and a
+    // Blackwell CTA pair's 256-row tile doubles the fitted (128-row) m0.
+    let r = plan_value(&json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "b200", "gpus_per_node": 8, "num_nodes": 1},
+                              "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 8, "precision": "bf16"},
+                              "parallelism": {"tensor_model_parallel_size": 1, "expert_model_parallel_size": 8,
+                                              "expert_tensor_parallel_size": 1}}))
+    .expect("plan parses");
+    let c = perf::constants();
+    let fl = perf::flop_split(&r.plan, &r.derived);
+    let w0 = c.gemm_width_half * 37_888.0 / 16_896.0;
+    let rate = |w: f64| 1745e12 * c.bf16_efficiency * w / (w + w0);
+    let vocab = r.derived.padded_vocab_size as f64;
+    let layers = (fl.dense_gemm + fl.attention_core) / rate(2048.0) / 8.0;
+    let logits = fl.logits / rate(vocab) / 8.0;
+    let experts = fl.expert_gemm / (rate(768.0) * 2048.0 / (2048.0 + 2.0 * c.expert_tokens_half)) / 8.0;
+    let compute = r.performance.unwrap().breakdown.compute_s;
+    assert!((compute - (layers + logits + experts)).abs() <= 1e-9 * compute, "compute {compute} by hand {}", layers + logits + experts);
 }

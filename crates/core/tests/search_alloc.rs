@@ -49,7 +49,8 @@ fn the_search_does_not_allocate_per_candidate() {
     assert!(r4.evaluated >= r1.evaluated + 1000, "evaluated {} vs {}", r4.evaluated, r1.evaluated);
     // The extra candidates may grow the record and sort buffers (doubling: a few dozen reallocations) and add
     // rejection codes; one allocation per extra candidate would be thousands. Measured: 113 with the perf-logo
-    // round's constants (the ranking, and so which records the buffers keep, moves with the fitted constants).
+    // round's constants, 153 with the perf-gen-bias round's (the ranking, and so which records the buffers keep, moves
+    // with the fitted constants).
     let extra = a4.saturating_sub(a1);
-    assert!(extra < 150, "{extra} more allocations for {} more candidates ({a1} → {a4})", r4.evaluated - r1.evaluated);
+    assert!(extra < 200, "{extra} more allocations for {} more candidates ({a1} → {a4})", r4.evaluated - r1.evaluated);
 }
