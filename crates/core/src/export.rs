@@ -441,6 +441,14 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
             w.num_attention_heads, w.num_query_groups, w.kv_channels
         ));
     }
+    // Megatron Bridge step35_bridge.py _MTPDenseLayerSpecsList: the MTP layers' own kind is the bridge's layer spec.
+    if let Some(k) = m.mtp_layer.filter(|_| m.mtp_num_layers > 0 && m.mtp_layer_usable()) {
+        notes.push(format!(
+            "the MTP layers' own kind (mtp_layer: {}) is not written: Megatron Bridge's model bridge builds it (Step-3.5: _MTPDenseLayerSpecsList); Megatron-Core's default builds each MTP layer like the last decoder layer ({})",
+            k.name(),
+            m.layer_kind(m.num_layers.saturating_sub(1)).name()
+        ));
+    }
     if m.head_wise_attn_gate {
         notes.push("the head-wise attention output gate (head_wise_attn_gate) is not written: Megatron Bridge's Step-3.5 bridge sets it where Megatron-Core has it (else attention_output_gate)".to_string());
     }

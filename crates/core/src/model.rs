@@ -59,6 +59,13 @@ pub struct ModelConfig {
     /// With a hybrid pattern, each MTP depth reuses one depth's weights (Megatron Bridge's Nemotron-H default).
     #[serde(default, skip_serializing_if = "is_false")]
     pub mtp_use_repeated_layer: bool,
+    /// The layer kind of each MTP depth where the model builds it unlike its last decoder layer (Megatron-Core's
+    /// default): Step-3.5's MTP layers are dense window-attention layers after an MoE last layer. `None`: the last
+    /// decoder layer's kind (a hybrid model's MTP pattern gives its own).
+    // Source: Megatron Bridge src/megatron/bridge/models/stepfun/step35_bridge.py _MTPDenseLayerSpecsList (the spec
+    // get_gpt_mtp_block_spec reads as layer_specs[-1] is a dense one); exaone_moe_provider.py does the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp_layer: Option<LayerKind>,
     /// The hybrid layer pattern (Megatron-Core HybridModel): one symbol per layer, `|` between pipeline segments, `/`
     /// before each MTP depth. Without it the model is a GPT stack.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,7 +332,8 @@ impl ModelConfig {
         whole * c * c + r * r
     }
 
-    /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention), counted over
+    /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention unless
+    /// `mtp_layer` makes them window layers: perf.rs adds those), counted over
     /// the layer runs: O(layers) at most, and nothing without a window.
     pub fn window_attention_layers(&self) -> u64 {
         if self.window_size.is_none() {

@@ -688,10 +688,15 @@ fn step_3_5_flash_counted_by_hand_and_by_bridges_import() {
     assert_eq!(c.active, 11_987_311_872);
     within("step-3.5-flash total", c.total as f64, 196e9, 0.01);
     within("step-3.5-flash active without embeddings", (c.active - c.embedding - c.output_layer) as f64, 11e9, 0.01);
-    // The config pasted as a user would gives the preset's model, its 3 dense MTP layers named as not counted.
+    // Its 3 MTP depths (num_nextn_predict_layers; the published 196B excludes them, as meshplan's total does), each a
+    // dense window-attention layer as Bridge builds them (_MTPDenseLayerSpecsList; layer_types 45-47 "sliding_attention"):
+    // 109,449,472 + 138,416,128 + eh_proj 2·4096² (33,554,432) + enorm, hnorm, final norm 3·4096 = 281,432,320 each.
+    assert_eq!(c.mtp, 3 * 281_432_320);
+    // The config pasted as a user would gives the preset's model, MTP included.
     let r = plan_of(json!({"hf_config": step}), 4096, 16);
     assert_eq!(r.derived.total_parameters as u128, c.total);
-    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("3 MTP layers")), "{:?}", r.diagnostics);
+    assert_eq!(r.derived.mtp_parameters as u128, 844_296_960);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" || d.code == "mtp-layer-unavailable"), "{:?}", r.diagnostics);
     let preset = plan_of(json!("step-3.5-flash"), 4096, 16);
     let mut imported = r.plan.model.clone();
     imported.q_lora_rank = None; // MLA's default, unused without MLA (the preset writes null)
@@ -702,19 +707,43 @@ fn step_3_5_flash_counted_by_hand_and_by_bridges_import() {
     // instead of h·heads), builds the 3 MTP depths as dense window-attention layers (2·h² eh_proj + 3 norms + 109,449,472
     // − 393,216 + 50,331,648 + 138,416,128 each), and keeps the router's expert bias as a buffer. The same model in
     // meshplan's fields gives exactly that count: the architecture read here is the checkpoint's.
-    let bridge = plan_of(json!({"preset": "step-3.5-flash", "head_wise_attn_gate": false, "attention_output_gate": true,
-                                "mtp_num_layers": 3}), 4096, 16);
-    let main = bridge.plan.model.param_counts().total;
+    let bridge = plan_of(json!({"preset": "step-3.5-flash", "head_wise_attn_gate": false, "attention_output_gate": true}), 4096, 16);
+    let counts = bridge.plan.model.param_counts();
     let mtp_dense = 3 * (2 * 4096 * 4096 + 3 * 4096 + 109_449_472 - 393_216 + 50_331_648 + 138_416_128);
-    assert_eq!(main + mtp_dense, 199_997_706_240);
+    assert_eq!(counts.mtp, mtp_dense);
+    assert_eq!(counts.total + counts.mtp, 199_997_706_240);
+}
+
+#[test]
+fn step_3_5_mtp_layers_are_dense_in_flops() {
+    // The preset (MTP depths: dense window-attention layers) against the same MTP depths built as MoE layers: per
+    // token and depth the dense MLP 3·4096·11264 multiply-adds replace the shared expert's 3·4096·1280 (dense GEMMs:
+    // 6·3·4096·9984 = 736,100,352 FLOPs fwd + bwd) and the 8 routed experts' 8·3·4096·1280 (expert GEMMs:
+    // 6·24·4096·1280 = 754,974,720); attention, logits and eh_proj unchanged.
+    let dense = plan_of(json!("step-3.5-flash"), 4096, 16);
+    let moe = plan_of(json!({"preset": "step-3.5-flash", "mtp_layer": {"mixer": "window_attention", "ffn": "moe"}}), 4096, 16);
+    let (a, b) = (meshplan_core::perf::flop_split(&dense.plan, &dense.derived), meshplan_core::perf::flop_split(&moe.plan, &moe.derived));
+    let tokens = 16.0 * 4096.0;
+    assert_eq!(a.dense_gemm - b.dense_gemm, tokens * 3.0 * 736_100_352.0);
+    assert_eq!(b.expert_gemm - a.expert_gemm, tokens * 3.0 * 754_974_720.0);
+    assert_eq!((a.attention_core, a.logits), (b.attention_core, b.logits));
+    // MoE MTP depth: 109,449,472 + 4,546,760,704 + 33,554,432 + 12,288 = 4,689,776,896 parameters each.
+    assert_eq!(moe.plan.model.param_counts().mtp, 3 * 4_689_776_896);
+    // The MTP window layers attend through the 513-key window like the decoder's: against full attention (mtp_layer
+    // attention, dense; no sliding shape → the model's 64 heads), the core term of 3 layers of 96 heads over
+    // 3,939,840 pairs a sequence replaces 3 of 64 heads over 4096² = 16,777,216 pairs: 6·128·(96·3,939,840 − 64·16,777,216).
+    let full = plan_of(json!({"preset": "step-3.5-flash", "mtp_layer": {"mixer": "attention", "ffn": "dense"}}), 4096, 16);
+    let f = meshplan_core::perf::flop_split(&full.plan, &full.derived);
+    assert_eq!(a.attention_core - f.attention_core, 16.0 * 3.0 * 6.0 * 128.0 * (96.0 * 3_939_840.0 - 64.0 * 16_777_216.0));
 }
 
 #[test]
 fn step_3_5_window_layers_cost_flops_and_activations_at_their_own_heads() {
     // The preset against the same model whose window layers keep the full layers' 64 heads (sliding_attention_setting
     // null): only the 33 window layers differ, each by 32 query heads of 128.
-    let own = plan_of(json!("step-3.5-flash"), 4096, 16);
-    let same = plan_of(json!({"preset": "step-3.5-flash", "sliding_attention_setting": null}), 4096, 16);
+    // (Without MTP in both: the window shape's MTP layers are the next test's.)
+    let own = plan_of(json!({"preset": "step-3.5-flash", "mtp_num_layers": 0}), 4096, 16);
+    let same = plan_of(json!({"preset": "step-3.5-flash", "sliding_attention_setting": null, "mtp_num_layers": 0}), 4096, 16);
     let (a, b) = (meshplan_core::perf::flop_split(&own.plan, &own.derived), meshplan_core::perf::flop_split(&same.plan, &same.derived));
     // Projections per token, ×6 (fwd + bwd, 2 FLOPs a multiply-add): h·(q + 2kv) + q·h + h·heads, 96 heads against 64:
     // 4096·(12288 + 2048 + 12288 + 96) − 4096·(8192 + 2048 + 8192 + 64) = 4096·8224 = 33,685,504, ×6 = 202,113,024.
