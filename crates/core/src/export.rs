@@ -441,6 +441,9 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
             w.num_attention_heads, w.num_query_groups, w.kv_channels
         ));
     }
+    if m.attention_k_eq_v {
+        notes.push("keys as values on the full-attention layers (attention_k_eq_v, Gemma 4) is not written: neither Megatron-Core nor Megatron Bridge (@067f987df03b) has the setting; the exported model gives those layers a V projection of their own".to_string());
+    }
     // Megatron Bridge step35_bridge.py _MTPDenseLayerSpecsList: the MTP layers' own kind is the bridge's layer spec.
     if let Some(k) = m.mtp_layer.filter(|_| m.mtp_num_layers > 0 && m.mtp_layer_usable()) {
         notes.push(format!(

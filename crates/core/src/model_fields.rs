@@ -127,6 +127,7 @@ fn model_from_fields_known(
         window_attn_skip_freq: v.window_attn_skip_freq,
         sliding_attention_setting: v.sliding_attention_setting,
         head_wise_attn_gate: v.head_wise_attn_gate,
+        attention_k_eq_v: v.attention_k_eq_v,
         softmax_type: v.softmax_type,
         heterogeneous_layers: v.heterogeneous_layers,
         vision_config: v.vision_config,
@@ -229,6 +230,7 @@ fn read_dense_fields(f: &mut Fields, b: Option<&ModelConfig>, (value, section): 
 struct VariantFields {
     attention_output_gate: bool,
     head_wise_attn_gate: bool,
+    attention_k_eq_v: bool,
     moe_shared_expert_gate: bool,
     window_size: Option<[u64; 2]>,
     window_attn_skip_freq: Option<MoeLayerFreq>,
@@ -261,6 +263,7 @@ fn read_variant_fields(
     VariantFields {
         attention_output_gate: f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate)),
         head_wise_attn_gate: f.boolean("head_wise_attn_gate", b.is_some_and(|b| b.head_wise_attn_gate)),
+        attention_k_eq_v: f.boolean("attention_k_eq_v", b.is_some_and(|b| b.attention_k_eq_v)),
         moe_shared_expert_gate: f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate)),
         window_size,
         window_attn_skip_freq,

@@ -277,6 +277,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("gemma-3-4b", "google--gemma-3-4b"),
     ("gemma-3-12b", "google--gemma-3-12b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
+    ("gemma-4-31b", "google--gemma-4-31B"),
     ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
     ("qwen3-vl-8b", "Qwen--Qwen3-VL-8B-Instruct"),
     ("qwen3-vl-30b-a3b", "Qwen--Qwen3-VL-30B-A3B-Instruct"),
@@ -802,14 +803,67 @@ fn deepseek_v4_step_3_and_gemma_4_attention_are_refused_by_name() {
     let e = plan_value(&json!({"model": {"hf_config": step3}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert_eq!(e.code, "hf-config-unmappable");
     assert!(e.message.contains("share_q_dim"), "{}", e.message);
-    // Gemma 4 (a 12B text_config as public ports' tests transcribe it): full-attention layers with their own head width
-    // (global_head_dim 512) and one key/value head, keys as values.
-    let gemma4 = json!({"model_type": "gemma4_unified", "text_config": {"model_type": "gemma4_unified_text", "hidden_size": 3840,
-        "intermediate_size": 15360, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8,
-        "num_global_key_value_heads": 1, "head_dim": 256, "global_head_dim": 512, "attention_k_eq_v": true,
-        "sliding_window": 1024, "vocab_size": 262144}});
+    // Gemma 4 E4B-like (per-layer embeddings, layers sharing earlier layers' keys and values): refused by the part
+    // meshplan cannot size, where the 31B's full-attention shape is sized (gemma_4_31b_* below).
+    let gemma4 = json!({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text", "hidden_size": 2560,
+        "intermediate_size": 10240, "num_hidden_layers": 42, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 256, "global_head_dim": 512, "sliding_window": 512, "vocab_size": 262144,
+        "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 18}});
     let e = plan_value(&json!({"model": {"hf_config": gemma4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("hidden_size_per_layer_input"), "{}", e.message);
+    // global_head_dim outside Gemma 4 stays refused by name.
+    let other = json!({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+        "vocab_size": 32000, "global_head_dim": 256});
+    let e = plan_value(&json!({"model": {"hf_config": other}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert!(e.message.contains("global_head_dim"), "{}", e.message);
+}
+
+#[test]
+fn gemma_4_31b_counted_by_hand() {
+    // Gemma 4 31B by hand (h 5376, 60 layers, vocab 262144 tied; q/k RMSNorm per head width; input and pre-MLP norms h):
+    //   sliding layer (50; 32 heads, 16 KV heads of 256): q 5376·8192 + k, v 2·5376·4096 + o 8192·5376 = 132,120,576,
+    //     q/k norms 2·256, input norm 5376: 132,126,464
+    //   full layer (10; 32 heads of 512, 4 KV heads, keys as values: no v_proj): q 5376·16384 + k 5376·2048
+    //     + o 16384·5376 = 187,170,816, q/k norms 2·512, input norm 5376: 187,177,216
+    //   MLP (GeGLU): 3·5376·21504 + pre-MLP norm 5376 = 346,821,888
+    //   50·(132,126,464 + 346,821,888) + 10·(187,177,216 + 346,821,888) + 262144·5376 + final norm 5376
+    //   = 23,947,417,600 + 5,339,991,040 + 1,409,286,144 + 5376 = 30,696,700,160.
+    // Published (Gemma 4 31B model card): 30.7B dense (+ ~550M vision encoder, not in this text preset). The checkpoint
+    // also holds Gemma's post-attention and post-MLP norms and a per-layer scalar, 60·(2·5376 + 1) = 645,180 more, which
+    // meshplan does not count (as for Gemma 3): 30,697,345,340, the published 30.7B either way.
+    let m = presets::model("gemma-4-31b").unwrap().model_config();
+    let c = m.param_counts();
+    assert_eq!(c.total, 30_696_700_160);
+    assert_eq!(c.active, c.total);
+    within("gemma-4-31b total", (c.total + 645_180) as f64, 30.7e9, 0.01);
+    // Keys as values: the same model with a V projection on the full layers has 10·5376·2048 = 110,100,480 more.
+    let with_v = plan_of(json!({"preset": "gemma-4-31b", "attention_k_eq_v": false}), 4096, 16);
+    assert_eq!(with_v.derived.total_parameters as u128 - c.total, 110_100_480);
+    // FLOPs: the full layers' missing V projection, 6·5376·2048 = 66,060,288 per token and layer (fwd + bwd); the core
+    // attention and the saved activations are unchanged (keys and values are still two tensors: k_norm and RoPE make K,
+    // v_norm makes V, from the one projection).
+    let own = plan_of(json!("gemma-4-31b"), 4096, 16);
+    let (a, b) = (meshplan_core::perf::flop_split(&own.plan, &own.derived), meshplan_core::perf::flop_split(&with_v.plan, &with_v.derived));
+    assert_eq!(b.dense_gemm - a.dense_gemm, 16.0 * 4096.0 * 10.0 * 66_060_288.0);
+    assert_eq!(a.attention_core, b.attention_core);
+    let act = |r: &meshplan_core::Report| r.memory.stages[0].activations_per_microbatch_bytes;
+    assert_eq!(act(&own), act(&with_v));
+}
+
+#[test]
+fn gemma_4_31b_head_counts_against_tp() {
+    // TP 8 (one H100 node): 32 heads and the window layers' 16 KV heads divide; the full layers' 4 KV heads are fewer than
+    // 8 ranks, so Megatron-Core replicates each on 8/4 = 2 ranks (an info, not an error).
+    let r = plan_value(&json!({"model": "gemma-4-31b", "cluster": {"gpu": "h100-sxm-80gb"},
+        "parallelism": {"tensor_model_parallel_size": 8}})).unwrap();
+    let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(codes.contains(&"query-groups-replicated") && !codes.contains(&"query-groups-not-divisible-by-tp") && !codes.contains(&"heads-not-divisible-by-tp"), "{codes:?}");
+    // TP 3 on 6 GPUs: 32 heads mod 3 = 2, for the full layers' and the window layers' heads alike.
+    let r = plan_value(&json!({"model": "gemma-4-31b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 6},
+        "parallelism": {"tensor_model_parallel_size": 3}})).unwrap();
+    let heads: Vec<&str> = r.diagnostics.iter().filter(|d| d.code == "heads-not-divisible-by-tp").map(|d| d.message.as_str()).collect();
+    assert!(heads.iter().any(|m| m.contains("sliding_attention_setting")) && heads.len() == 2, "{heads:?}");
 }
 
 #[test]
