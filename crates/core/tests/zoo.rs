@@ -278,6 +278,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("gemma-3-12b", "google--gemma-3-12b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
     ("gemma-4-31b", "google--gemma-4-31B"),
+    ("gemma-4-26b-a4b", "google--gemma-4-26B-A4B"),
     ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
     ("qwen3-vl-8b", "Qwen--Qwen3-VL-8B-Instruct"),
     ("qwen3-vl-30b-a3b", "Qwen--Qwen3-VL-30B-A3B-Instruct"),
@@ -849,6 +850,25 @@ fn gemma_4_31b_counted_by_hand() {
     assert_eq!(a.attention_core, b.attention_core);
     let act = |r: &meshplan_core::Report| r.memory.stages[0].activations_per_microbatch_bytes;
     assert_eq!(act(&own), act(&with_v));
+}
+
+#[test]
+fn gemma_4_26b_a4b_counted_by_hand() {
+    // Gemma 4 26B A4B by hand (h 2816, 30 layers, vocab 262144 tied):
+    //   sliding attention (25; 16 heads, 8 KV heads of 256): q 2816·4096 + k, v 2·2816·2048 + o 4096·2816 = 34,603,008,
+    //     q/k norms 2·256, input norm 2816: 34,606,336
+    //   full attention (5; 16 heads of 512, 2 KV heads, keys as values): q 2816·8192 + k 2816·1024 + o 8192·2816
+    //     = 49,020,928, q/k norms 2·512, input norm 2816: 49,024,768
+    //   MoE block (every layer): 128 experts · 3·2816·704 = 761,266,176, the MLP beside them (the shared expert)
+    //     3·2816·2112 = 17,842,176, router 128·2816 = 360,448, pre-MLP norm 2816: 779,471,616
+    //   25·(34,606,336 + 779,471,616) + 5·(49,024,768 + 779,471,616) + 262144·2816 + 2816 = 25,232,631,040.
+    // Active: 8 of the 128 experts (47,579,136) + shared 17,842,176 + router + norm = 65,784,576 a layer:
+    //   25·(34,606,336 + 65,784,576) + 5·(49,024,768 + 65,784,576) + 738,197,504 + 2816 = 3,822,019,840.
+    // Published (Gemma 4 model card): 25.2B total, 3.8B active (vision encoder apart).
+    let c = presets::model("gemma-4-26b-a4b").unwrap().model_config().param_counts();
+    assert_eq!((c.total, c.active), (25_232_631_040, 3_822_019_840));
+    within("gemma-4-26b-a4b total", c.total as f64, 25.2e9, 0.01);
+    within("gemma-4-26b-a4b active", c.active as f64, 3.8e9, 0.01);
 }
 
 #[test]
