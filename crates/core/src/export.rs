@@ -437,7 +437,7 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
     // gate are Step35ModelProvider's (its Step35DecoderLayer), not GPTModelProvider settings nor Megatron-LM flags.
     if let Some(w) = m.sliding_attention_setting.filter(|_| m.window_shape_differs()) {
         notes.push(format!(
-            "the window layers' own attention shape (sliding_attention_setting: {} heads, {} query groups of {}) is not written: it is Megatron Bridge's Step35ModelProvider field, which the model's bridge sets (AutoBridge.from_hf_pretrained of its checkpoint); the exported GPT model gives every layer the full layers' shape",
+            "the window layers' own attention shape (sliding_attention_setting: {} heads, {} query groups of {}) is not written: it is Megatron Bridge's Step35ModelProvider field, which Step-3.5's bridge sets (AutoBridge.from_hf_pretrained of its checkpoint; Gemma 4 has no Bridge provider); the exported GPT model gives every layer the full layers' shape",
             w.num_attention_heads, w.num_query_groups, w.kv_channels
         ));
     }

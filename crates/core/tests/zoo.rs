@@ -326,6 +326,8 @@ fn every_new_family_has_a_valid_layout() {
         ("minimax-m2.5", 64),
         ("llama-3.3-nemotron-super-49b", 32),
         ("step-3.5-flash", 128),
+        ("gemma-4-31b", 16),
+        ("gemma-4-26b-a4b", 16),
         ("olmo-2-7b", 8),
         ("gemma-3-12b", 8),
     ] {
