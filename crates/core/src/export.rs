@@ -437,8 +437,19 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
     // gate are Step35ModelProvider's (its Step35DecoderLayer), not GPTModelProvider settings nor Megatron-LM flags.
     if let Some(w) = m.sliding_attention_setting.filter(|_| m.window_shape_differs()) {
         notes.push(format!(
-            "the window layers' own attention shape (sliding_attention_setting: {} heads, {} query groups of {}) is not written: it is Megatron Bridge's Step35ModelProvider field, which the model's bridge sets (AutoBridge.from_hf_pretrained of its checkpoint); the exported GPT model gives every layer the full layers' shape",
+            "the window layers' own attention shape (sliding_attention_setting: {} heads, {} query groups of {}) is not written: it is Megatron Bridge's Step35ModelProvider field, which Step-3.5's bridge sets (AutoBridge.from_hf_pretrained of its checkpoint; Gemma 4 has no Bridge provider); the exported GPT model gives every layer the full layers' shape",
             w.num_attention_heads, w.num_query_groups, w.kv_channels
+        ));
+    }
+    if m.attention_k_eq_v {
+        notes.push("keys as values on the full-attention layers (attention_k_eq_v, Gemma 4) is not written: neither Megatron-Core nor Megatron Bridge (@067f987df03b) has the setting; the exported model gives those layers a V projection of their own".to_string());
+    }
+    // Megatron Bridge step35_bridge.py _MTPDenseLayerSpecsList: the MTP layers' own kind is the bridge's layer spec.
+    if let Some(k) = m.mtp_layer.filter(|_| m.mtp_num_layers > 0 && m.mtp_layer_usable()) {
+        notes.push(format!(
+            "the MTP layers' own kind (mtp_layer: {}) is not written: Megatron Bridge's model bridge builds it (Step-3.5: _MTPDenseLayerSpecsList); Megatron-Core's default builds each MTP layer like the last decoder layer ({})",
+            k.name(),
+            m.layer_kind(m.num_layers.saturating_sub(1)).name()
         ));
     }
     if m.head_wise_attn_gate {

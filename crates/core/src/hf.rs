@@ -12,6 +12,7 @@ use crate::{Code, Diagnostic, InputError};
 use serde_json::{Map, Value, json};
 
 mod families;
+mod gemma4;
 mod hybrid;
 mod step;
 mod vision;
@@ -40,6 +41,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("gemma2", "Gemma 2"),
     ("gemma3", "Gemma 3"),
     ("gemma3_text", "Gemma 3"),
+    ("gemma4", "Gemma 4 (language model)"),
+    ("gemma4_text", "Gemma 4"),
     ("phi3", "Phi-3 / Phi-4"),
     ("olmo2", "OLMo-2"),
     ("olmo3", "OLMo-3"),
@@ -88,8 +91,10 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     let listed = model_type == "nemotron_h" && c.get("layers_block_type").is_some_and(Value::is_array);
     check_required(c, &model_type, listed)?;
     let heterogeneous = matches!(model_type.as_str(), "nemotron-nas" | "deci") && c.contains_key("block_configs");
+    let gemma4 = matches!(model_type.as_str(), "gemma4" | "gemma4_text");
     if !hybrid_family(&model_type) && !heterogeneous && model_type != "step3p5" {
-        if let Some(e) = hybrid::unsized_layers(c) {
+        let unsized_layers = if gemma4 { gemma4::unsized_parts(c) } else { hybrid::unsized_layers(c) };
+        if let Some(e) = unsized_layers {
             return Err(e);
         }
     }
@@ -113,6 +118,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         "nemotron_h" => hybrid::nemotron_h(c, &mut m)?,
         "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),
         "step3p5" => step::step3p5(c, layers, &mut m, diags),
+        "gemma4" | "gemma4_text" => gemma4::gemma4(c, &mut m),
         _ => {}
     }
     let megatron = Value::Object(m);

@@ -59,6 +59,13 @@ pub struct ModelConfig {
     /// With a hybrid pattern, each MTP depth reuses one depth's weights (Megatron Bridge's Nemotron-H default).
     #[serde(default, skip_serializing_if = "is_false")]
     pub mtp_use_repeated_layer: bool,
+    /// The layer kind of each MTP depth where the model builds it unlike its last decoder layer (Megatron-Core's
+    /// default): Step-3.5's MTP layers are dense window-attention layers after an MoE last layer. `None`: the last
+    /// decoder layer's kind (a hybrid model's MTP pattern gives its own).
+    // Source: Megatron Bridge src/megatron/bridge/models/stepfun/step35_bridge.py _MTPDenseLayerSpecsList (the spec
+    // get_gpt_mtp_block_spec reads as layer_specs[-1] is a dense one); exaone_moe_provider.py does the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp_layer: Option<LayerKind>,
     /// The hybrid layer pattern (Megatron-Core HybridModel): one symbol per layer, `|` between pipeline segments, `/`
     /// before each MTP depth. Without it the model is a GPT stack.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,6 +122,13 @@ pub struct ModelConfig {
     /// `g_proj`, Megatron-Core's `head_wise_attn_gate`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub head_wise_attn_gate: bool,
+    /// Keys as values on the attention layers of the model's own shape (Gemma 4's full-attention layers, whose window
+    /// layers have a shape of their own): no V projection, the K projection's output is normed and used as the values.
+    /// transformers' `attention_k_eq_v` (no Megatron-Core field: Megatron Bridge has no Gemma 4 bridge at @067f987df03b).
+    // Source: transformers models/gemma4/modeling_gemma4.py Gemma4TextAttention (use_alternative_attention =
+    // attention_k_eq_v and not is_sliding: v_proj is None and value_states come from k_proj, then v_norm).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub attention_k_eq_v: bool,
     /// Megatron-Core's `softmax_type`: "vanilla" (None), "off-by-one", or "learnable" — attention sinks, one learned
     /// logit per head (gpt-oss).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,7 +339,8 @@ impl ModelConfig {
         whole * c * c + r * r
     }
 
-    /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention), counted over
+    /// Decoder attention layers that attend through the sliding window (MTP layers keep full attention unless
+    /// `mtp_layer` makes them window layers: perf.rs adds those), counted over
     /// the layer runs: O(layers) at most, and nothing without a window.
     pub fn window_attention_layers(&self) -> u64 {
         if self.window_size.is_none() {
@@ -400,7 +415,14 @@ impl ModelConfig {
         let q = sh.kv_channels as f64 * heads;
         let kv = sh.kv_channels as f64 * sh.num_query_groups as f64;
         let gate = if self.head_wise_attn_gate { h * heads } else { 0.0 };
-        (6.0 * (h * (q + 2.0 * kv) + q * h + gate), 6.0 * q)
+        // Keys as values (attention_k_eq_v): one h → kv projection instead of two.
+        let kv_projections = if self.keys_as_values(mixer) { 1.0 } else { 2.0 };
+        (6.0 * (h * (q + kv_projections * kv) + q * h + gate), 6.0 * q)
+    }
+
+    /// Whether layers of `mixer` use their keys as values (`attention_k_eq_v`: the GQA layers of the model's own shape).
+    pub fn keys_as_values(&self, mixer: Mixer) -> bool {
+        self.attention_k_eq_v && mixer == Mixer::Attention && !self.multi_latent_attention
     }
 
     /// [`ModelConfig::attention_params`] of an attention layer whose mixer is `mixer` (its own shape, see
@@ -433,7 +455,9 @@ impl ModelConfig {
         } else {
             let kv = shape.kv_channels as u128;
             let groups = shape.num_query_groups as u128;
-            let qkv_out = (heads + 2 * groups) * kv;
+            // Keys as values (attention_k_eq_v): no V projection.
+            let kv_projections = if self.keys_as_values(mixer) { 1 } else { 2 };
+            let qkv_out = (heads + kv_projections * groups) * kv;
             sharded = h * qkv_out + heads * kv * h;
             if self.add_qkv_bias || self.add_bias_linear {
                 sharded += qkv_out;

@@ -4,7 +4,7 @@
 
 use crate::fields::{Fields, as_uint};
 use crate::limits::{MAX_EXPERTS, MAX_LAYERS};
-use crate::model::{AttentionShape, HeteroLayer, Mixer, ModelConfig, MoeLayerFreq, VisionEncoder};
+use crate::model::{AttentionShape, Ffn, HeteroLayer, LayerKind, Mixer, ModelConfig, MoeLayerFreq, VisionEncoder};
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
@@ -61,6 +61,7 @@ fn model_from_fields_known(
     let mla = read_mla_fields(&mut f, b, value);
     let mut mtp_num_layers = f.uint("mtp_num_layers", b.map_or(0, |b| b.mtp_num_layers), 0, 1 << 10);
     let mtp_use_repeated_layer = f.boolean("mtp_use_repeated_layer", b.is_some_and(|b| b.mtp_use_repeated_layer));
+    let mtp_layer = read_mtp_layer(&mut f, b, value);
     let mtp_pattern = pattern::text(&mut f, "mtp_hybrid_override_pattern");
     if let (Some(main), Some(p)) = (pattern_text.as_deref(), hybrid.as_ref()) {
         if let Some(unified) = pattern::with_mtp(main, mtp_pattern.as_deref(), mtp_num_layers, mtp_use_repeated_layer, f.diags) {
@@ -106,6 +107,7 @@ fn model_from_fields_known(
         v_head_dim: mla.v_head_dim,
         mtp_num_layers,
         mtp_use_repeated_layer,
+        mtp_layer,
         hybrid_layer_pattern: hybrid,
         mamba_state_dim: ssm.mamba[0],
         mamba_head_dim: ssm.mamba[1],
@@ -125,6 +127,7 @@ fn model_from_fields_known(
         window_attn_skip_freq: v.window_attn_skip_freq,
         sliding_attention_setting: v.sliding_attention_setting,
         head_wise_attn_gate: v.head_wise_attn_gate,
+        attention_k_eq_v: v.attention_k_eq_v,
         softmax_type: v.softmax_type,
         heterogeneous_layers: v.heterogeneous_layers,
         vision_config: v.vision_config,
@@ -227,6 +230,7 @@ fn read_dense_fields(f: &mut Fields, b: Option<&ModelConfig>, (value, section): 
 struct VariantFields {
     attention_output_gate: bool,
     head_wise_attn_gate: bool,
+    attention_k_eq_v: bool,
     moe_shared_expert_gate: bool,
     window_size: Option<[u64; 2]>,
     window_attn_skip_freq: Option<MoeLayerFreq>,
@@ -259,6 +263,7 @@ fn read_variant_fields(
     VariantFields {
         attention_output_gate: f.boolean("attention_output_gate", b.is_some_and(|b| b.attention_output_gate)),
         head_wise_attn_gate: f.boolean("head_wise_attn_gate", b.is_some_and(|b| b.head_wise_attn_gate)),
+        attention_k_eq_v: f.boolean("attention_k_eq_v", b.is_some_and(|b| b.attention_k_eq_v)),
         moe_shared_expert_gate: f.boolean("moe_shared_expert_gate", b.is_some_and(|b| b.moe_shared_expert_gate)),
         window_size,
         window_attn_skip_freq,
@@ -304,6 +309,41 @@ fn read_sliding_attention(f: &mut Fields, b: Option<&ModelConfig>, value: Option
         ));
     }
     shape
+}
+
+/// `mtp_layer`, the MTP depth's own layer kind ({"mixer": "attention" | "window_attention" | "gated_delta_net",
+/// "ffn": "dense" | "moe"}), over `base`'s; null clears it. Anything else is a diagnostic and MTP keeps the last
+/// decoder layer's kind.
+// Source: Megatron Bridge src/megatron/bridge/models/stepfun/step35_bridge.py _MTPDenseLayerSpecsList (a dense MTP
+// layer spec in place of layer_specs[-1]).
+fn read_mtp_layer(f: &mut Fields, b: Option<&ModelConfig>, value: Option<&Value>) -> Option<LayerKind> {
+    let Some(raw) = f.raw("mtp_layer") else {
+        let cleared = value.and_then(|v| v.get("mtp_layer")).is_some_and(Value::is_null);
+        return if cleared { None } else { b.and_then(|b| b.mtp_layer) };
+    };
+    let mixer = match raw.get("mixer").and_then(Value::as_str) {
+        Some("attention") => Some(Mixer::Attention),
+        Some("window_attention") => Some(Mixer::WindowAttention),
+        Some("gated_delta_net") => Some(Mixer::GatedDeltaNet),
+        _ => None,
+    };
+    let ffn = match raw.get("ffn").and_then(Value::as_str) {
+        Some("dense") => Some(Ffn::Dense),
+        Some("moe") => Some(Ffn::Moe),
+        _ => None,
+    };
+    let only_known = raw.as_object().is_some_and(|o| o.keys().all(|k| k == "mixer" || k == "ffn"));
+    match (mixer, ffn) {
+        (Some(mixer), Some(ffn)) if only_known => Some(LayerKind::new(mixer, ffn)),
+        _ => {
+            f.diags.push(Diagnostic::new(
+                Code::InvalidValue,
+                format!("`model.mtp_layer` must give mixer (\"attention\", \"window_attention\" or \"gated_delta_net\") and ffn (\"dense\" or \"moe\"), found {}", crate::fields::short(raw)),
+                "give e.g. {\"mixer\": \"window_attention\", \"ffn\": \"dense\"}, or null; MTP is sized like the last decoder layer meanwhile",
+            ));
+            None
+        }
+    }
 }
 
 /// HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).

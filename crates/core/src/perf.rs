@@ -226,7 +226,10 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let n_attn = kinds.run_where(|k| k.mixer.is_attention()) as f64;
     // Chunked attention (Llama 4) takes precedence over a window, as Megatron-LM's FLOPs count has it.
     let n_chunk = (m.chunked_attention_layers() as f64).min(n_attn);
-    let n_window = if n_chunk > 0.0 { 0.0 } else { (m.window_attention_layers() as f64).min(n_attn) };
+    // MTP layers of the window kind (mtp_layer: Step-3.5's, whose layer_types entries are "sliding_attention") attend
+    // through the window too (Megatron Bridge step35_provider.py Step35DecoderLayer, is_mtp_layer: layer_types[num_layers + i]).
+    let mtp_window = (kinds.run_where(|k| k.mixer == Mixer::WindowAttention) - kinds.decoder_where(|k| k.mixer == Mixer::WindowAttention)) as f64;
+    let n_window = if n_chunk > 0.0 { 0.0 } else { (m.window_attention_layers() as f64 + mtp_window).min(n_attn) };
     let chunk_pairs = m.chunk_attention_size.map_or(0.0, |c| b * crate::model::ModelConfig::chunk_pairs(s, c as f64));
     let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
     let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;

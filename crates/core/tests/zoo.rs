@@ -277,6 +277,8 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("gemma-3-4b", "google--gemma-3-4b"),
     ("gemma-3-12b", "google--gemma-3-12b"),
     ("gemma-3-27b", "google--gemma-3-27b"),
+    ("gemma-4-31b", "google--gemma-4-31B"),
+    ("gemma-4-26b-a4b", "google--gemma-4-26B-A4B"),
     ("llama-3.3-nemotron-super-49b", "nvidia__Llama-3_3-Nemotron-Super-49B-v1"),
     ("qwen3-vl-8b", "Qwen--Qwen3-VL-8B-Instruct"),
     ("qwen3-vl-30b-a3b", "Qwen--Qwen3-VL-30B-A3B-Instruct"),
@@ -324,6 +326,8 @@ fn every_new_family_has_a_valid_layout() {
         ("minimax-m2.5", 64),
         ("llama-3.3-nemotron-super-49b", 32),
         ("step-3.5-flash", 128),
+        ("gemma-4-31b", 16),
+        ("gemma-4-26b-a4b", 16),
         ("olmo-2-7b", 8),
         ("gemma-3-12b", 8),
     ] {
@@ -688,10 +692,15 @@ fn step_3_5_flash_counted_by_hand_and_by_bridges_import() {
     assert_eq!(c.active, 11_987_311_872);
     within("step-3.5-flash total", c.total as f64, 196e9, 0.01);
     within("step-3.5-flash active without embeddings", (c.active - c.embedding - c.output_layer) as f64, 11e9, 0.01);
-    // The config pasted as a user would gives the preset's model, its 3 dense MTP layers named as not counted.
+    // Its 3 MTP depths (num_nextn_predict_layers; the published 196B excludes them, as meshplan's total does), each a
+    // dense window-attention layer as Bridge builds them (_MTPDenseLayerSpecsList; layer_types 45-47 "sliding_attention"):
+    // 109,449,472 + 138,416,128 + eh_proj 2·4096² (33,554,432) + enorm, hnorm, final norm 3·4096 = 281,432,320 each.
+    assert_eq!(c.mtp, 3 * 281_432_320);
+    // The config pasted as a user would gives the preset's model, MTP included.
     let r = plan_of(json!({"hf_config": step}), 4096, 16);
     assert_eq!(r.derived.total_parameters as u128, c.total);
-    assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("3 MTP layers")), "{:?}", r.diagnostics);
+    assert_eq!(r.derived.mtp_parameters as u128, 844_296_960);
+    assert!(!r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" || d.code == "mtp-layer-unavailable"), "{:?}", r.diagnostics);
     let preset = plan_of(json!("step-3.5-flash"), 4096, 16);
     let mut imported = r.plan.model.clone();
     imported.q_lora_rank = None; // MLA's default, unused without MLA (the preset writes null)
@@ -702,19 +711,43 @@ fn step_3_5_flash_counted_by_hand_and_by_bridges_import() {
     // instead of h·heads), builds the 3 MTP depths as dense window-attention layers (2·h² eh_proj + 3 norms + 109,449,472
     // − 393,216 + 50,331,648 + 138,416,128 each), and keeps the router's expert bias as a buffer. The same model in
     // meshplan's fields gives exactly that count: the architecture read here is the checkpoint's.
-    let bridge = plan_of(json!({"preset": "step-3.5-flash", "head_wise_attn_gate": false, "attention_output_gate": true,
-                                "mtp_num_layers": 3}), 4096, 16);
-    let main = bridge.plan.model.param_counts().total;
+    let bridge = plan_of(json!({"preset": "step-3.5-flash", "head_wise_attn_gate": false, "attention_output_gate": true}), 4096, 16);
+    let counts = bridge.plan.model.param_counts();
     let mtp_dense = 3 * (2 * 4096 * 4096 + 3 * 4096 + 109_449_472 - 393_216 + 50_331_648 + 138_416_128);
-    assert_eq!(main + mtp_dense, 199_997_706_240);
+    assert_eq!(counts.mtp, mtp_dense);
+    assert_eq!(counts.total + counts.mtp, 199_997_706_240);
+}
+
+#[test]
+fn step_3_5_mtp_layers_are_dense_in_flops() {
+    // The preset (MTP depths: dense window-attention layers) against the same MTP depths built as MoE layers: per
+    // token and depth the dense MLP 3·4096·11264 multiply-adds replace the shared expert's 3·4096·1280 (dense GEMMs:
+    // 6·3·4096·9984 = 736,100,352 FLOPs fwd + bwd) and the 8 routed experts' 8·3·4096·1280 (expert GEMMs:
+    // 6·24·4096·1280 = 754,974,720); attention, logits and eh_proj unchanged.
+    let dense = plan_of(json!("step-3.5-flash"), 4096, 16);
+    let moe = plan_of(json!({"preset": "step-3.5-flash", "mtp_layer": {"mixer": "window_attention", "ffn": "moe"}}), 4096, 16);
+    let (a, b) = (meshplan_core::perf::flop_split(&dense.plan, &dense.derived), meshplan_core::perf::flop_split(&moe.plan, &moe.derived));
+    let tokens = 16.0 * 4096.0;
+    assert_eq!(a.dense_gemm - b.dense_gemm, tokens * 3.0 * 736_100_352.0);
+    assert_eq!(b.expert_gemm - a.expert_gemm, tokens * 3.0 * 754_974_720.0);
+    assert_eq!((a.attention_core, a.logits), (b.attention_core, b.logits));
+    // MoE MTP depth: 109,449,472 + 4,546,760,704 + 33,554,432 + 12,288 = 4,689,776,896 parameters each.
+    assert_eq!(moe.plan.model.param_counts().mtp, 3 * 4_689_776_896);
+    // The MTP window layers attend through the 513-key window like the decoder's: against full attention (mtp_layer
+    // attention, dense; no sliding shape → the model's 64 heads), the core term of 3 layers of 96 heads over
+    // 3,939,840 pairs a sequence replaces 3 of 64 heads over 4096² = 16,777,216 pairs: 6·128·(96·3,939,840 − 64·16,777,216).
+    let full = plan_of(json!({"preset": "step-3.5-flash", "mtp_layer": {"mixer": "attention", "ffn": "dense"}}), 4096, 16);
+    let f = meshplan_core::perf::flop_split(&full.plan, &full.derived);
+    assert_eq!(a.attention_core - f.attention_core, 16.0 * 3.0 * 6.0 * 128.0 * (96.0 * 3_939_840.0 - 64.0 * 16_777_216.0));
 }
 
 #[test]
 fn step_3_5_window_layers_cost_flops_and_activations_at_their_own_heads() {
     // The preset against the same model whose window layers keep the full layers' 64 heads (sliding_attention_setting
     // null): only the 33 window layers differ, each by 32 query heads of 128.
-    let own = plan_of(json!("step-3.5-flash"), 4096, 16);
-    let same = plan_of(json!({"preset": "step-3.5-flash", "sliding_attention_setting": null}), 4096, 16);
+    // (Without MTP in both: the window shape's MTP layers are the next test's.)
+    let own = plan_of(json!({"preset": "step-3.5-flash", "mtp_num_layers": 0}), 4096, 16);
+    let same = plan_of(json!({"preset": "step-3.5-flash", "sliding_attention_setting": null, "mtp_num_layers": 0}), 4096, 16);
     let (a, b) = (meshplan_core::perf::flop_split(&own.plan, &own.derived), meshplan_core::perf::flop_split(&same.plan, &same.derived));
     // Projections per token, ×6 (fwd + bwd, 2 FLOPs a multiply-add): h·(q + 2kv) + q·h + h·heads, 96 heads against 64:
     // 4096·(12288 + 2048 + 12288 + 96) − 4096·(8192 + 2048 + 8192 + 64) = 4096·8224 = 33,685,504, ×6 = 202,113,024.
@@ -773,14 +806,86 @@ fn deepseek_v4_step_3_and_gemma_4_attention_are_refused_by_name() {
     let e = plan_value(&json!({"model": {"hf_config": step3}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert_eq!(e.code, "hf-config-unmappable");
     assert!(e.message.contains("share_q_dim"), "{}", e.message);
-    // Gemma 4 (a 12B text_config as public ports' tests transcribe it): full-attention layers with their own head width
-    // (global_head_dim 512) and one key/value head, keys as values.
-    let gemma4 = json!({"model_type": "gemma4_unified", "text_config": {"model_type": "gemma4_unified_text", "hidden_size": 3840,
-        "intermediate_size": 15360, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8,
-        "num_global_key_value_heads": 1, "head_dim": 256, "global_head_dim": 512, "attention_k_eq_v": true,
-        "sliding_window": 1024, "vocab_size": 262144}});
+    // Gemma 4 E4B-like (per-layer embeddings, layers sharing earlier layers' keys and values): refused by the part
+    // meshplan cannot size, where the 31B's full-attention shape is sized (gemma_4_31b_* below).
+    let gemma4 = json!({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text", "hidden_size": 2560,
+        "intermediate_size": 10240, "num_hidden_layers": 42, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 256, "global_head_dim": 512, "sliding_window": 512, "vocab_size": 262144,
+        "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 18}});
     let e = plan_value(&json!({"model": {"hf_config": gemma4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("hidden_size_per_layer_input"), "{}", e.message);
+    // global_head_dim outside Gemma 4 stays refused by name.
+    let other = json!({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+        "vocab_size": 32000, "global_head_dim": 256});
+    let e = plan_value(&json!({"model": {"hf_config": other}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert!(e.message.contains("global_head_dim"), "{}", e.message);
+}
+
+#[test]
+fn gemma_4_31b_counted_by_hand() {
+    // Gemma 4 31B by hand (h 5376, 60 layers, vocab 262144 tied; q/k RMSNorm per head width; input and pre-MLP norms h):
+    //   sliding layer (50; 32 heads, 16 KV heads of 256): q 5376·8192 + k, v 2·5376·4096 + o 8192·5376 = 132,120,576,
+    //     q/k norms 2·256, input norm 5376: 132,126,464
+    //   full layer (10; 32 heads of 512, 4 KV heads, keys as values: no v_proj): q 5376·16384 + k 5376·2048
+    //     + o 16384·5376 = 187,170,816, q/k norms 2·512, input norm 5376: 187,177,216
+    //   MLP (GeGLU): 3·5376·21504 + pre-MLP norm 5376 = 346,821,888
+    //   50·(132,126,464 + 346,821,888) + 10·(187,177,216 + 346,821,888) + 262144·5376 + final norm 5376
+    //   = 23,947,417,600 + 5,339,991,040 + 1,409,286,144 + 5376 = 30,696,700,160.
+    // Published (Gemma 4 31B model card): 30.7B dense (+ ~550M vision encoder, not in this text preset). The checkpoint
+    // also holds Gemma's post-attention and post-MLP norms and a per-layer scalar, 60·(2·5376 + 1) = 645,180 more, which
+    // meshplan does not count (as for Gemma 3): 30,697,345,340, the published 30.7B either way.
+    let m = presets::model("gemma-4-31b").unwrap().model_config();
+    let c = m.param_counts();
+    assert_eq!(c.total, 30_696_700_160);
+    assert_eq!(c.active, c.total);
+    within("gemma-4-31b total", (c.total + 645_180) as f64, 30.7e9, 0.01);
+    // Keys as values: the same model with a V projection on the full layers has 10·5376·2048 = 110,100,480 more.
+    let with_v = plan_of(json!({"preset": "gemma-4-31b", "attention_k_eq_v": false}), 4096, 16);
+    assert_eq!(with_v.derived.total_parameters as u128 - c.total, 110_100_480);
+    // FLOPs: the full layers' missing V projection, 6·5376·2048 = 66,060,288 per token and layer (fwd + bwd); the core
+    // attention and the saved activations are unchanged (keys and values are still two tensors: k_norm and RoPE make K,
+    // v_norm makes V, from the one projection).
+    let own = plan_of(json!("gemma-4-31b"), 4096, 16);
+    let (a, b) = (meshplan_core::perf::flop_split(&own.plan, &own.derived), meshplan_core::perf::flop_split(&with_v.plan, &with_v.derived));
+    assert_eq!(b.dense_gemm - a.dense_gemm, 16.0 * 4096.0 * 10.0 * 66_060_288.0);
+    assert_eq!(a.attention_core, b.attention_core);
+    let act = |r: &meshplan_core::Report| r.memory.stages[0].activations_per_microbatch_bytes;
+    assert_eq!(act(&own), act(&with_v));
+}
+
+#[test]
+fn gemma_4_26b_a4b_counted_by_hand() {
+    // Gemma 4 26B A4B by hand (h 2816, 30 layers, vocab 262144 tied):
+    //   sliding attention (25; 16 heads, 8 KV heads of 256): q 2816·4096 + k, v 2·2816·2048 + o 4096·2816 = 34,603,008,
+    //     q/k norms 2·256, input norm 2816: 34,606,336
+    //   full attention (5; 16 heads of 512, 2 KV heads, keys as values): q 2816·8192 + k 2816·1024 + o 8192·2816
+    //     = 49,020,928, q/k norms 2·512, input norm 2816: 49,024,768
+    //   MoE block (every layer): 128 experts · 3·2816·704 = 761,266,176, the MLP beside them (the shared expert)
+    //     3·2816·2112 = 17,842,176, router 128·2816 = 360,448, pre-MLP norm 2816: 779,471,616
+    //   25·(34,606,336 + 779,471,616) + 5·(49,024,768 + 779,471,616) + 262144·2816 + 2816 = 25,232,631,040.
+    // Active: 8 of the 128 experts (47,579,136) + shared 17,842,176 + router + norm = 65,784,576 a layer:
+    //   25·(34,606,336 + 65,784,576) + 5·(49,024,768 + 65,784,576) + 738,197,504 + 2816 = 3,822,019,840.
+    // Published (Gemma 4 model card): 25.2B total, 3.8B active (vision encoder apart).
+    let c = presets::model("gemma-4-26b-a4b").unwrap().model_config().param_counts();
+    assert_eq!((c.total, c.active), (25_232_631_040, 3_822_019_840));
+    within("gemma-4-26b-a4b total", c.total as f64, 25.2e9, 0.01);
+    within("gemma-4-26b-a4b active", c.active as f64, 3.8e9, 0.01);
+}
+
+#[test]
+fn gemma_4_31b_head_counts_against_tp() {
+    // TP 8 (one H100 node): 32 heads and the window layers' 16 KV heads divide; the full layers' 4 KV heads are fewer than
+    // 8 ranks, so Megatron-Core replicates each on 8/4 = 2 ranks (an info, not an error).
+    let r = plan_value(&json!({"model": "gemma-4-31b", "cluster": {"gpu": "h100-sxm-80gb"},
+        "parallelism": {"tensor_model_parallel_size": 8}})).unwrap();
+    let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(codes.contains(&"query-groups-replicated") && !codes.contains(&"query-groups-not-divisible-by-tp") && !codes.contains(&"heads-not-divisible-by-tp"), "{codes:?}");
+    // TP 3 on 6 GPUs: 32 heads mod 3 = 2, for the full layers' and the window layers' heads alike.
+    let r = plan_value(&json!({"model": "gemma-4-31b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 6},
+        "parallelism": {"tensor_model_parallel_size": 3}})).unwrap();
+    let heads: Vec<&str> = r.diagnostics.iter().filter(|d| d.code == "heads-not-divisible-by-tp").map(|d| d.message.as_str()).collect();
+    assert!(heads.iter().any(|m| m.contains("sliding_attention_setting")) && heads.len() == 2, "{heads:?}");
 }
 
 #[test]

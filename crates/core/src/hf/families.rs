@@ -84,7 +84,7 @@ pub fn fill_defaults(c: &mut Map<String, Value>, model_type: &str) {
 /// `tie_word_embeddings=True` in Gemma2Config / Gemma3TextConfig; transformers' PretrainedConfig default is also True,
 /// but Llama-family configs always state it).
 pub fn ties_by_default(model_type: &str) -> bool {
-    matches!(model_type, "gemma" | "gemma2" | "gemma3" | "gemma3_text")
+    matches!(model_type, "gemma" | "gemma2" | "gemma3" | "gemma3_text" | "gemma4" | "gemma4_text")
 }
 
 /// The family's own Megatron fields, written over the generic reading in `m`. `layers` is the checked layer count.
@@ -135,10 +135,10 @@ pub fn apply(model_type: &str, c: &Map<String, Value>, layers: u64, m: &mut Map<
                 put("moe_router_topk", json!(k));
             }
         }
-        "gemma" | "gemma2" | "gemma3" | "gemma3_text" => {
-            // Gemma: GeGLU (gelu_pytorch_tanh, gated); Gemma 3 adds per-head q/k RMSNorm.
+        "gemma" | "gemma2" | "gemma3" | "gemma3_text" | "gemma4" | "gemma4_text" => {
+            // Gemma: GeGLU (gelu_pytorch_tanh, gated); Gemma 3 and 4 add per-head q/k RMSNorm.
             put("activation_func", json!("gelu"));
-            put("qk_layernorm", json!(matches!(model_type, "gemma3" | "gemma3_text")));
+            put("qk_layernorm", json!(!matches!(model_type, "gemma" | "gemma2")));
         }
         "exaone4" | "olmo2" | "olmo3" => {
             // Exaone4Attention and Olmo2Attention normalise q and k (q_norm, k_norm).

@@ -131,8 +131,8 @@ pub fn unsized_layers(c: &Map<String, Value>) -> Option<InputError> {
     // DeepSeek-V4 (deepseek_v4): compressed attention per layer (compress_ratios), hyper-connections (hc_mult) and a
     // grouped low-rank output projection (o_lora_rank, o_groups). Step-3 (step3_text, Step2-mini): a query bottleneck
     // (share_q_dim: q_proj h → share_q_dim, a norm, wq → heads·head_dim). None of them is a Llama layer.
-    // Gemma 4: full-attention layers with a head width (global_head_dim) and key/value heads of their own, keys as
-    // values (attention_k_eq_v).
+    // global_head_dim: full-attention layers with a head width of their own (sized for gemma4 / gemma4_text only,
+    // hf/gemma4.rs).
     const UNSIZED: [&str; 9] = [
         "global_head_dim",
         "block_configs",

@@ -8,11 +8,11 @@
 
 use crate::fields::as_uint;
 use crate::limits::MAX_LAYERS;
-use crate::{Code, Diagnostic};
+use crate::Diagnostic;
 use serde_json::{Map, Value, json};
 
 /// The Step-3.5 fields over the generic reading in `m`, for a model of `layers` decoder layers.
-pub fn step3p5(c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>, diags: &mut Vec<Diagnostic>) {
+pub fn step3p5(c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>, _diags: &mut Vec<Diagnostic>) {
     let g = |k: &str| c.get(k).and_then(as_uint);
     let heads = g("num_attention_heads").unwrap_or(1);
     let groups = g("num_attention_groups").or(g("num_key_value_heads")).unwrap_or(heads);
@@ -30,15 +30,13 @@ pub fn step3p5(c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>, 
         m.insert("moe_layer_freq".into(), json!(moe_layers(c.get("moe_layers_enum"), layers)));
     }
     window(c, layers, (heads, groups, head_dim), m);
-    // MTP layers: Megatron Bridge builds them dense (step35_bridge.py _MTPDenseLayerSpecsList), where meshplan's MTP
-    // depth is a layer like the last decoder layer (MoE here): they are left out rather than sized as MoE layers.
+    // MTP layers: Megatron Bridge builds them dense (step35_bridge.py _MTPDenseLayerSpecsList), with the attention
+    // their layer_types entry (after the decoder's) names: window attention on Step-3.5-Flash's three.
     if let Some(n) = g("num_nextn_predict_layers").filter(|&n| n > 0) {
-        m.remove("mtp_num_layers");
-        diags.push(Diagnostic::new(
-            Code::HfConfigPartExcluded,
-            format!("the config's {n} MTP layers (num_nextn_predict_layers; dense layers, as Megatron Bridge builds Step-3.5's) are not counted: meshplan sizes an MTP depth like the last decoder layer, an MoE layer here"),
-            "plan without MTP (mtp_num_layers 0); each dense MTP layer adds about 0.28 B parameters to the 197 B of Step-3.5-Flash",
-        ));
+        m.insert("mtp_num_layers".into(), json!(n));
+        let first_mtp = usize::try_from(layers).ok().and_then(|i| c.get("layer_types")?.as_array()?.get(i)?.as_str());
+        let window = first_mtp == Some("sliding_attention") && m.contains_key("sliding_attention_setting");
+        m.insert("mtp_layer".into(), json!({"mixer": if window { "window_attention" } else { "attention" }, "ffn": "dense"}));
     }
 }
 

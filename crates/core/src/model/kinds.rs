@@ -480,7 +480,30 @@ impl ModelConfig {
         LayerKinds::of(self)
     }
 
-    /// One MTP depth: the hybrid MTP pattern's layers, or (GPT) a layer like the last decoder layer; plus enorm, hnorm,
+    /// Whether `mtp_layer` names a kind the model declares (a GPT model's mixers × feed-forward blocks, or one of its
+    /// heterogeneous layers' kinds); a hybrid model's MTP layers come from its pattern, never from `mtp_layer`.
+    pub fn mtp_layer_usable(&self) -> bool {
+        let Some(want) = self.mtp_layer else { return false };
+        if self.hybrid_layer_pattern.is_some() {
+            return false;
+        }
+        let mut found = false;
+        self.for_each_declared_kind(|k| found |= k == want);
+        found
+    }
+
+    /// The layer kind of a GPT model's MTP depth: `mtp_layer` where the model declares that kind, else a layer like
+    /// the last decoder layer.
+    // Source: gpt_layer_specs.py get_gpt_mtp_block_spec (spec.layer_specs[-1]); Megatron Bridge step35_bridge.py
+    // _MTPDenseLayerSpecsList overrides that look-up with a dense layer spec.
+    pub fn mtp_layer_kind(&self) -> LayerKind {
+        match self.mtp_layer {
+            Some(k) if self.mtp_layer_usable() => k,
+            _ => self.layer_kind(self.num_layers.saturating_sub(1)),
+        }
+    }
+
+    /// One MTP depth: the hybrid MTP pattern's layers, or (GPT) [`ModelConfig::mtp_layer_kind`]; plus enorm, hnorm,
     /// eh_proj and the depth's final norm.
     // Source: megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer (enorm, hnorm, eh_proj
     // 2h → h, column-parallel without bias, final_layernorm); gpt_layer_specs.py get_gpt_mtp_block_spec uses
@@ -497,7 +520,7 @@ impl ModelConfig {
                 }
             }
             None => {
-                if let Some(i) = table.index_of(self.layer_kind(self.num_layers.saturating_sub(1))) {
+                if let Some(i) = table.index_of(self.mtp_layer_kind()) {
                     layers.add(i, 1);
                 }
             }

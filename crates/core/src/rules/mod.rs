@@ -93,6 +93,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     world::meshes(p, out);
     widths::attention(p, out);
     widths::window_attention(p, out);
+    widths::mtp_layer(p, out);
     widths::ffn(p, out);
     widths::vocab(p, dv, out);
     ssm::mamba(p, out);

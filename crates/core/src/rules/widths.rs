@@ -116,6 +116,22 @@ pub fn window_attention(p: &Plan, out: &mut impl Findings) {
 }
 
 /// ffn-not-divisible-by-tp (dense and shared-expert FFN) and moe-ffn-not-divisible-by-etp.
+/// mtp-layer-unavailable: `mtp_layer` names a kind the model does not declare (or the model is hybrid); MTP is then
+/// sized like the last decoder layer, as Megatron-Core's default spec builds it.
+// Source: megatron/core/models/gpt/gpt_layer_specs.py get_gpt_mtp_block_spec (layer_specs[-1]); Megatron Bridge
+// step35_bridge.py _MTPDenseLayerSpecsList (a spec of the model's own kinds, dense).
+pub fn mtp_layer(p: &Plan, out: &mut impl Findings) {
+    let m = &p.model;
+    let Some(want) = m.mtp_layer.filter(|_| !m.mtp_layer_usable()) else { return };
+    out.add(Code::MtpLayerUnavailable, |code| {
+        let why = if m.hybrid_layer_pattern.is_some() { "the model is hybrid (its MTP pattern gives the MTP layers)".to_string() } else { format!("the model has no {} layers", want.name()) };
+        let last = m.mtp_layer_kind().name();
+        d(code, format!("model.mtp_layer asks for {} MTP layers, but {why}: it is ignored, each MTP depth is sized like the last decoder layer ({last})", want.name()),
+          format!("remove model.mtp_layer, or name a kind the model has (the last decoder layer's: {last})"))
+            .with_apply("model.mtp_layer", serde_json::Value::Null)
+    });
+}
+
 pub fn ffn(p: &Plan, out: &mut impl Findings) {
     let (m, tp, etp) = (&p.model, p.parallelism.tp(), p.parallelism.etp());
     let moe = m.is_moe();

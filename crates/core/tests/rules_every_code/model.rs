@@ -24,6 +24,15 @@ pub fn cases() -> Vec<Case> {
         // A window layers' shape without a window: no layer uses it (ignored); with window_size the odd layers do.
         case("sliding-attention-setting-unused", Kind::Warning, probe(with_window_shape(false), &[]), probe(with_window_shape(true), &[]))
             .fix(&[("model.sliding_attention_setting", Value::Null)]),
+        // MoE MTP layers on the dense model (no experts): ignored, the MTP depth is a dense layer like the last one;
+        // dense MTP layers are a kind the model has.
+        case(
+            "mtp-layer-unavailable",
+            Kind::Warning,
+            probe(set(&dense(), &[("mtp_num_layers", json!(1)), ("mtp_layer", json!({"mixer": "attention", "ffn": "moe"}))]), &[]),
+            probe(set(&dense(), &[("mtp_num_layers", json!(1)), ("mtp_layer", json!({"mixer": "attention", "ffn": "dense"}))]), &[]),
+        )
+        .fix(&[("model.mtp_layer", Value::Null)]),
         // 16 heads at TP 3 on 6 GPUs (a whole DP of 2; GBS 960 divides by DP 2 and 3): 16 mod 3 = 1. TPs passing every width rule (divisors of 16
         // that suit 8 groups and ffn 5632 = 2⁹·11): 1, 2, 4, 8, 16; of those dividing 6/(PP·CP) = 6: 1, 2 → 2.
         case(
