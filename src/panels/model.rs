@@ -40,17 +40,18 @@ fn family_from_key(key: &str) -> String {
 }
 
 /// The presets whose name, key, family or Hugging Face id contains `query` (any case), grouped by family in catalogue
-/// order, as (family, [(key, "name — size")]).
+/// order, as (family, [(key, "name — size")]). The catalogue's names are ASCII, so ASCII case folding is enough (and
+/// keeps Unicode's case tables out of the page's wasm).
 fn matching_presets(query: &str) -> Vec<(String, Vec<(String, String)>)> {
-    let q = query.to_lowercase();
+    let q = query.to_ascii_lowercase();
     let mut groups: Vec<(String, Vec<(String, String)>)> = Vec::new();
     for m in &catalog().models {
         let family = family_of(m);
         let hit = q.is_empty()
-            || m.name.to_lowercase().contains(&q)
+            || m.name.to_ascii_lowercase().contains(&q)
             || m.key.contains(&q)
-            || m.hf_id.to_lowercase().contains(&q)
-            || family.to_lowercase().contains(&q);
+            || m.hf_id.to_ascii_lowercase().contains(&q)
+            || family.to_ascii_lowercase().contains(&q);
         if !hit {
             continue;
         }

@@ -375,7 +375,7 @@ fn findings(r: &Report, other: &Report) -> Vec<Finding> {
     r.diagnostics
         .iter()
         .filter(|d| !other.diagnostics.iter().any(|o| o.code == d.code))
-        .map(|d| Finding { code: d.code.as_str().to_string(), severity: format!("{:?}", d.severity).to_lowercase(), message: d.message.clone() })
+        .map(|d| Finding { code: d.code.as_str().to_string(), severity: format!("{:?}", d.severity).to_ascii_lowercase(), message: d.message.clone() })
         .collect()
 }
 

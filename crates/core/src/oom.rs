@@ -231,7 +231,7 @@ pub fn explain(plan: &Value, report: &Report, message_text: &str, rank: Option<u
                     label: t.label.to_string(),
                     bytes: t.bytes,
                     phase: t.phase.label().into(),
-                    location: format!("{:?}", t.location).to_lowercase(),
+                    location: format!("{:?}", t.location).to_ascii_lowercase(),
                 })
                 .collect()
         })

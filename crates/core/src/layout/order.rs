@@ -52,7 +52,7 @@ fn unknown_token(order: &str, position: usize, token: &str) -> Diagnostic {
         format!(
             "order {} has the unknown token {}; Megatron-Core knows tp, cp, ep, dp and pp",
             quoted(order),
-            quoted(&token.to_lowercase())
+            quoted(&token.to_ascii_lowercase())
         )
     };
     Diagnostic::new(Code::OrderInvalid, what, order_fix())

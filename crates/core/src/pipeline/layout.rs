@@ -278,14 +278,16 @@ fn list_rows(rows: &[Value], limit: u64) -> Result<&[Value], LayoutError> {
     Ok(rows)
 }
 
-/// The list form's names as `LayerType`s: `str.strip().lower()` must name a member.
+/// The list form's names as `LayerType`s: `str.strip().lower()` must name a member. ASCII lower-casing gives the
+/// same member as Python's full Unicode `lower()`: no non-ASCII character lower-cases into a member's letters (the
+/// Kelvin sign becomes `k`, the dotted I `i̇`), and it keeps Unicode's case tables out of the page's wasm.
 fn list_slots(rows: &[Value]) -> Result<Vec<Vec<Slot>>, LayoutError> {
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let mut stage = Vec::new();
         for v in row.as_array().map(Vec::as_slice).unwrap_or_default() {
             let Value::String(s) = v else { return Err(LayoutError::ElementType { kind: python_type(v) }) };
-            let name = s.trim().to_lowercase();
+            let name = s.trim().to_ascii_lowercase();
             stage.push(Slot::from_name(&name).ok_or(LayoutError::NotLayerType { name })?);
         }
         out.push(stage);
