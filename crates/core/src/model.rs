@@ -588,7 +588,11 @@ impl ModelConfig {
 
     /// Parameter counts as published: unpadded vocabulary, MTP modules reported apart.
     pub fn param_counts(&self) -> ParamCounts {
-        let kt = self.kind_totals();
+        self.param_counts_of(&self.kind_totals())
+    }
+
+    /// [`ModelConfig::param_counts`] from the model's kind totals, counted once by the caller.
+    pub fn param_counts_of(&self, kt: &KindTotals) -> ParamCounts {
         let (mut total, mut active) = (0u128, 0u128);
         for (lp, n) in kt.table.params().iter().zip(kt.decoder.0) {
             total += n as u128 * lp.total();

@@ -11,7 +11,7 @@
 //! non-overlapped part), so they sum to `step_time_s`.
 
 use crate::layout::{GroupKind, MeshSizes, Meshes};
-use crate::model::{Ffn, Mixer};
+use crate::model::{Ffn, KindTotals, Mixer};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 use crate::derive::Derived;
 use serde::{Deserialize, Serialize};
@@ -216,7 +216,7 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
     let d = m.mtp_num_layers as f64;
     // Layers run per step by kind: the decoder's and each MTP depth's (GPT: a layer like the last decoder layer).
-    let kinds = m.kind_totals();
+    let kinds = derived.kinds(m);
     let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
     // Dense MLP widths summed over the layers run (heterogeneous layers each have their own width).
     let dense_widths: f64 = (kinds.table.kinds().iter().enumerate())
@@ -461,7 +461,7 @@ impl Sizes {
         let par = &plan.parallelism;
         let m = &plan.model;
         let tr = &plan.training;
-        let kinds = m.kind_totals();
+        let kinds = derived.kinds(m);
         let mixers = kinds.run_where(|k| k.mixer != Mixer::None) as f64;
         let ffns = kinds.run_where(|k| k.ffn != Ffn::None) as f64;
         // CP splits Mamba-2 and Gated DeltaNet heads by all-to-all: the in-projection's output before the
@@ -708,7 +708,7 @@ fn launch_s(plan: &Plan, sz: &Sizes, c: &Constants, gpu_s: f64) -> f64 {
 /// element-wise kernels.
 // Source: Korthikanti et al. 2022 §5 (selective recompute of the attention core); Megatron-Core TransformerConfig
 // recompute_modules (each listed module's forward re-runs in backward); full recompute = one more forward.
-fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute, side: (f64, f64)) -> f64 {
+fn recompute_s(plan: &Plan, derived: &Derived, sz: &Sizes, comp: &Compute, side: (f64, f64)) -> f64 {
     use crate::settings::RecomputeModule as M;
     let tr = &plan.training;
     let (routing_s, memory_bound_s) = side;
@@ -716,7 +716,7 @@ fn recompute_s(plan: &Plan, sz: &Sizes, comp: &Compute, side: (f64, f64)) -> f64
     match tr.settings.recompute_granularity {
         Recompute::None => 0.0,
         Recompute::Selective => {
-            let shares = dense_shares(plan);
+            let shares = dense_shares(plan, &derived.kinds(&plan.model));
             tr.settings.recompute_modules_run().iter().fold(0.0, |t, m| {
                 t + match m {
                     M::CoreAttn => comp.core_s,
@@ -750,9 +750,8 @@ struct DenseShares {
 
 /// Per-token forward FLOPs of the dense MLPs, shared experts and MLA up-projections over all dense GEMM FLOPs.
 // Source: the same per-token terms as flop_split (training.py transformer_flops): 2·h·f·r per MLP, MLA q/kv up-proj.
-fn dense_shares(plan: &Plan) -> DenseShares {
+fn dense_shares(plan: &Plan, kinds: &KindTotals) -> DenseShares {
     let m = &plan.model;
-    let kinds = m.kind_totals();
     let h = m.hidden_size as f64;
     let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
     let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
@@ -968,7 +967,7 @@ struct LocalParams {
 impl LocalParams {
     /// Routed experts of the decoder layers; everything else (incl. MTP) is dense. Totals as report::derive counted them.
     fn of(plan: &Plan, derived: &Derived, sz: &Sizes) -> LocalParams {
-        let kinds = plan.model.kind_totals();
+        let kinds = derived.kinds(&plan.model);
         let expert_total =
             kinds.table.params().iter().zip(kinds.decoder.0).fold(0.0, |s, (lp, n)| s + n as f64 * lp.routed_experts as f64);
         LocalParams {
@@ -1023,7 +1022,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let moe_routing_s = moe_routing_s(plan, &sz, c);
     let memory_bound_s = memory_bound_s(plan, &sz, c);
     let quantize_s = quantize_s(plan, &sz, c);
-    let recompute_s = recompute_s(plan, &sz, &comp, (moe_routing_s, memory_bound_s));
+    let recompute_s = recompute_s(plan, derived, &sz, &comp, (moe_routing_s, memory_bound_s));
     let launch_s = launch_s(plan, &sz, c, compute_s + recompute_s + moe_routing_s + memory_bound_s + quantize_s);
     let links = Links::of(plan, derived, c);
     let st = &plan.training.settings;

@@ -931,7 +931,7 @@ fn tight_variants(p: &mut Plan, none: Key, subsets: bool, cell: &mut Cell, s: &m
         return;
     }
     let moe = p.model.is_moe();
-    let dense_layers = p.model.kind_totals().run_where(|k| k.ffn == crate::model::Ffn::Dense) > 0;
+    let dense_layers = cell.derived.kinds(&p.model).run_where(|k| k.ffn == crate::model::Ffn::Dense) > 0;
     std::mem::swap(&mut p.training.settings.recompute_modules, &mut s.spare);
     for (i, subset) in MODULE_SUBSETS.iter().enumerate() {
         let has_moe_act = subset.contains(&RecomputeModule::MoeAct);

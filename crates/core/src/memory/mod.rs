@@ -479,10 +479,7 @@ struct Parts {
 fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, st: &StageParams, sm: &mut StageMemory) -> Parts {
     let par = &p.parallelism;
     let s = state::of(&w.run, st, w.shards);
-    let mut counts = KindCounts::default();
-    for c in &st.chunks {
-        counts.add_all(c);
-    }
+    let counts = st.counts;
     let (layer_act, recompute, offloaded, kept) = stage_activations(p, &w.layers, st, &counts);
     // The output side on the stage that builds the output layer and loss, the MTP block's where the split puts it: each
     // MTP depth runs its layers (GPT: a layer like the last decoder layer, gpt_layer_specs.py get_gpt_mtp_block_spec:

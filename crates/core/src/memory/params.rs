@@ -17,6 +17,8 @@ pub struct StageParams {
     pub experts: f64,
     /// Layers of each kind (indexed like the model's kind table) in each virtual chunk, in order.
     pub chunks: Vec<KindCounts>,
+    /// Layers of each kind of the whole stage: the sum of `chunks`, counted once per layout rather than per candidate.
+    pub counts: KindCounts,
     /// The GEMM weights among `dense` / `experts` of layers that run in FP8 / FP4 (0 without low precision): what TE
     /// stores quantized. Embeddings, the output layer, norms and routers stay in the parameter dtype.
     pub dense_low: f64,
@@ -117,6 +119,7 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
                 }
             }
         }
+        st.counts = counts;
         st.largest_layer = 0.0;
         for kind in 0..n_kinds {
             let ((dense_per_layer, experts_per_layer), count) = (per_kind[kind], counts.get(kind));

@@ -57,7 +57,7 @@ pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts
         return StageScales::EVEN;
     }
     let m = &plan.model;
-    let t = m.kind_totals();
+    let t = derived.kinds(m);
     let moe_kind = |i: usize| t.table.kinds().get(i).is_some_and(|k| k.ffn == Ffn::Moe);
     let depths = t.mtp.depths as f64;
     let mtp_layers = t.mtp.layers.total() as f64 * depths;

@@ -94,10 +94,10 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     widths::attention(p, out);
     widths::window_attention(p, out);
     widths::mtp_layer(p, out);
-    widths::ffn(p, out);
+    widths::ffn(p, dv, out);
     widths::vocab(p, dv, out);
-    ssm::mamba(p, out);
-    ssm::gated_delta_net(p, out);
+    ssm::mamba(p, dv, out);
+    ssm::gated_delta_net(p, dv, out);
     sequence::sequence_parallel(p, out);
     sequence::sequence_length(p, out);
     sequence::positions(p, out);
@@ -117,7 +117,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     pipeline::schedule(p, dv, split_error.is_some(), out);
     training::recompute_config(p, out);
     training::recompute_num_layers(p, dv, split_error.is_some(), out);
-    training::precision(p, out);
+    training::precision(p, dv, out);
     optimizer::precision_aware(p, out);
     optimizer::gradient_dtype(p, out);
     optimizer::offload(p, out);

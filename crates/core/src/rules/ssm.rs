@@ -4,6 +4,7 @@
 use super::fixes::{nearest_divisor, nearest_valid_cp, nearest_valid_tp};
 use super::{CP, Findings, TP, d};
 use crate::Code;
+use crate::derive::Derived;
 use crate::model::Mixer;
 use crate::plan::Plan;
 
@@ -22,9 +23,9 @@ fn mamba_cp_ok(heads: u64, groups: u64, tp: u64, cp: u64) -> bool {
 /// mamba-heads-not-divisible-by-tp-cp, mamba-groups-not-divisible-by-cp.
 // Source: megatron/core/ssm/mamba_mixer.py MambaMixer.__init__ l.262–274 and mamba_context_parallel.py
 // MambaContextParallel.__init__ l.106–129 (assert texts quoted in each message).
-pub fn mamba(p: &Plan, out: &mut impl Findings) {
+pub fn mamba(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let m = &p.model;
-    if m.kind_totals().run_where(|k| k.mixer == Mixer::Mamba) == 0 {
+    if dv.kinds(m).run_where(|k| k.mixer == Mixer::Mamba) == 0 {
         return;
     }
     let (tp, cp) = (p.parallelism.tp().max(1), p.parallelism.cp().max(1));
@@ -86,7 +87,7 @@ pub fn mamba(p: &Plan, out: &mut impl Findings) {
 // Source: megatron/core/transformer/transformer_config.py __post_init__ l.1474–1509 (texts quoted in each message). They
 // run for experimental_attention_variant gated_delta_net; hybrid G layers divide the same heads unchecked
 // (gated_delta_net/common.py l.185–190), so meshplan applies them to those too.
-pub fn gated_delta_net(p: &Plan, out: &mut impl Findings) {
+pub fn gated_delta_net(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let m = &p.model;
     if m.gated_delta_net_variant() && m.hybrid_layer_pattern.is_none() && m.linear_attention_freq.is_none() {
         out.add(Code::GdnNeedsLinearAttentionFreq, |code| d(
@@ -95,7 +96,7 @@ pub fn gated_delta_net(p: &Plan, out: &mut impl Findings) {
             "set model.linear_attention_freq (e.g. 4: every 4th layer full attention, the rest Gated DeltaNet)".into(),
         ));
     }
-    if m.kind_totals().run_where(|k| k.mixer == Mixer::GatedDeltaNet) == 0 {
+    if dv.kinds(m).run_where(|k| k.mixer == Mixer::GatedDeltaNet) == 0 {
         return;
     }
     let (tp, cp) = (p.parallelism.tp().max(1), p.parallelism.cp().max(1));

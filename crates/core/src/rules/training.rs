@@ -5,7 +5,7 @@ use super::sequence::seq_multiple;
 use super::{Findings, GBS, SEQ, TP, d};
 use crate::Code;
 use crate::derive::Derived;
-use crate::model::{Ffn, Mixer, ModelConfig};
+use crate::model::{Ffn, KindTotals, Mixer, ModelConfig};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 
 /// gbs-default and gbs-not-divisible: the global batch against micro-batch size × data parallelism.
@@ -166,7 +166,7 @@ pub fn recompute_num_layers(p: &Plan, dv: &Derived, split_failed: bool, out: &mu
 }
 
 /// precision-unsupported: the GPU has tensor cores for the precision.
-pub fn precision(p: &Plan, out: &mut impl Findings) {
+pub fn precision(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let t = &p.training;
     let unsupported = match t.settings.precision {
         Precision::Fp8 => p.gpu.dense_fp8_tflops.is_none(),
@@ -183,11 +183,11 @@ pub fn precision(p: &Plan, out: &mut impl Findings) {
             .with_apply("training.precision", "bf16"),
         );
     }
-    fp8_dims(p, out);
+    fp8_dims(p, dv, out);
 }
 
 /// fp8-dims-not-divisible: Transformer Engine's FP8 GEMMs need aligned token counts and rank-local widths.
-fn fp8_dims(p: &Plan, out: &mut impl Findings) {
+fn fp8_dims(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let (m, t, par) = (&p.model, &p.training, &p.parallelism);
     let (tp, cp, seq, mbs) = (par.tp(), par.cp(), t.seq_length, t.micro_batch_size);
     let seq_multiple = seq_multiple(cp, tp, par.sequence_parallel);
@@ -218,10 +218,11 @@ fn fp8_dims(p: &Plan, out: &mut impl Findings) {
                 );
             }
         }
-        let bad = fp8_width_failures(m, tp);
+        let kinds = dv.kinds(m);
+        let bad = fp8_width_failures(m, &kinds, tp);
         if !bad.is_empty() {
             // Nearest TP that every TP width rule accepts and whose local widths align.
-            let good_tp = nearest_valid_tp(p, |c| fp8_width_failures(m, c).is_empty(), false);
+            let good_tp = nearest_valid_tp(p, |c| fp8_width_failures(m, &kinds, c).is_empty(), false);
             out.add(Code::Fp8DimsNotDivisible, |code| {
                 let list: Vec<String> = bad.iter().map(|(name, v, k)| format!("{name} = {v} (mod {k} = {})", v % k)).collect();
                 let diag = d(
@@ -243,7 +244,7 @@ fn fp8_dims(p: &Plan, out: &mut impl Findings) {
 
 /// Rank-local GEMM dims that break TE's FP8 alignment at this TP: (what, value, modulus). Only TP-divisible
 /// widths are checked (the divisibility rules report the rest); MLA attention and grouped experts are not modelled.
-fn fp8_width_failures(m: &ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
+fn fp8_width_failures(m: &ModelConfig, kinds: &KindTotals, tp: u64) -> Vec<(String, u64, u64)> {
     let tp = tp.max(1);
     let mut bad = Vec::new();
     let mut need = |name: String, total: u64, k: u64| {
@@ -252,7 +253,6 @@ fn fp8_width_failures(m: &ModelConfig, tp: u64) -> Vec<(String, u64, u64)> {
         }
     };
     need("hidden_size".into(), m.hidden_size.saturating_mul(tp), 16);
-    let kinds = m.kind_totals();
     for mixer in [Mixer::Attention, Mixer::WindowAttention] {
         if m.multi_latent_attention || kinds.run_where(|k| k.mixer == mixer) == 0 {
             continue;

@@ -132,10 +132,10 @@ pub fn mtp_layer(p: &Plan, out: &mut impl Findings) {
     });
 }
 
-pub fn ffn(p: &Plan, out: &mut impl Findings) {
+pub fn ffn(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let (m, tp, etp) = (&p.model, p.parallelism.tp(), p.parallelism.etp());
     let moe = m.is_moe();
-    let kinds = m.kind_totals();
+    let kinds = dv.kinds(m);
     let shared = m.moe_shared_expert_intermediate_size.filter(|&s| moe && s > 0);
     // Every dense MLP width the layers use (one, or one per kind of heterogeneous layer: each width once), then the
     // shared experts'.
