@@ -436,3 +436,30 @@ fn blackwell_gemms_need_wider_shapes_for_their_tiles() {
     let compute = r.performance.unwrap().breakdown.compute_s;
     assert!((compute - (layers + logits + experts)).abs() <= 1e-9 * compute, "compute {compute} by hand {}", layers + logits + experts);
 }
+
+#[test]
+fn the_kind_totals_memo_changes_no_estimate() {
+    // Derived carries the model's kind totals, counted once by derive_into; a Derived without them (read back from JSON,
+    // or built by hand) counts them afresh. Both must give the same step time, to the bit, for every kind of model:
+    // dense, MoE with MTP, hybrid Mamba, Gated DeltaNet, window attention, heterogeneous blocks, a vision encoder.
+    for (model, nodes, par) in [
+        ("llama-3.1-8b", 1, json!({"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 2})),
+        ("deepseek-v3", 32, json!({"pipeline_model_parallel_size": 8, "expert_model_parallel_size": 32, "expert_tensor_parallel_size": 1})),
+        ("nemotron-h-56b", 4, json!({"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 2})),
+        ("qwen3-next-80b-a3b", 4, json!({"expert_model_parallel_size": 8, "pipeline_model_parallel_size": 2})),
+        ("gemma-4-31b", 2, json!({"tensor_model_parallel_size": 8})),
+        ("llama-3.3-nemotron-super-49b", 2, json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 2})),
+        ("llama-4-scout-17b-16e", 4, json!({"tensor_model_parallel_size": 4, "expert_model_parallel_size": 8})),
+    ] {
+        for training in [json!({"seq_length": 4096, "global_batch_size": 256}),
+                         json!({"seq_length": 4096, "global_batch_size": 256, "precision": "fp8", "recompute_granularity": "selective",
+                                "recompute_modules": ["mlp", "core_attn"]})] {
+            let r = plan(model, nodes, training, par.clone());
+            let mut fresh = r.derived.clone();
+            fresh.kinds = Default::default();
+            let (memo, counted) = (perf::estimate(&r.plan, &r.derived), perf::estimate(&r.plan, &fresh));
+            assert_eq!(format!("{memo:?}"), format!("{counted:?}"), "{model}");
+            assert!(memo.step_time_s > 0.0, "{model}: a step time to compare");
+        }
+    }
+}
