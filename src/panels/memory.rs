@@ -40,6 +40,18 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             Some((stages, m.gpu_memory_bytes))
         })
     });
+    // The legend names the vision encoder's and the DSA indexer's terms only for a plan that has them; the stage's five
+    // figures are always named.
+    let optional = |i: usize| !charts::FIGURES.contains(&charts::TERMS[i]);
+    let shown = Memo::new(move |_| {
+        stages.with(|st| {
+            let mut on = [false; charts::TERMS.len()];
+            for (i, o) in on.iter_mut().enumerate() {
+                *o = !optional(i) || st.as_ref().is_some_and(|(st, _)| st.iter().any(|s| s[i] > 0));
+            }
+            on
+        })
+    });
     let bars = move |w| stages.with(|st| st.as_ref().map(|(st, cap)| charts::stage_bars(st, *cap, dark.get(), (w, 300))).unwrap_or_default());
     // A memo, so that an edit that leaves the figures alone does not rewrite the line.
     let summary_text = Memo::new(move |_| outcome.with(|o| o.as_ref().map(|r| summary(&r.memory)).unwrap_or_default()));
@@ -49,8 +61,8 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             <p id="memory-summary" class="summary">{summary_text}</p>
             <LayerStrip outcome dark />
             <Chart id="stage-chart" label="Stacked bars of memory per pipeline stage against the GPU's capacity" draw=bars />
-            <ul class="chart-legend">
-                {charts::TERMS.iter().enumerate().map(|(i, t)| view! { <li><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(i))></span>{*t}</li> }).collect_view()}
+            <ul class="chart-legend" id="memory-legend">
+                {charts::TERMS.iter().enumerate().map(|(i, t)| view! { <li hidden=move || !shown.get()[i]><span class="swatch" aria-hidden="true" inner_html=swatch_box(&charts::term_colour(i))></span>{*t}</li> }).collect_view()}
                 <li><span class="swatch" aria-hidden="true" inner_html=swatch_line(charts::CAPACITY_COLOUR)></span>
                     {move || outcome.with(|o| o.as_ref().map(|r| format!("GPU memory ({})", gib(r.memory.gpu_memory_bytes))).unwrap_or_default())}</li>
             </ul>

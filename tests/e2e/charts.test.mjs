@@ -140,3 +140,25 @@ test("Both draws the dense and the expert mesh at half height each", async () =>
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("the memory legend names the vision encoder's terms only for a model that has one", async () => {
+  const legend = (page) => page.locator("#memory-legend li:visible").allInnerTexts();
+  // The default plan (Llama 3.1 8B): the stage's five figures and the GPU's capacity, no encoder or DSA indexer terms.
+  const plain = await openApp(browser, server.url);
+  const items = await legend(plain.page);
+  for (const t of ["parameters", "gradients", "optimizer", "activations", "overhead"]) assert.ok(items.includes(t), `${t} in ${items}`);
+  assert.ok(!items.some((t) => /vision encoder|DSA indexer/.test(t)), items.join(" | "));
+  // Qwen3-VL 8B builds its vision encoder on the first stage: its weights are named, and with 256 image tokens per
+  // sample its activations too.
+  const vl = await openApp(browser, `${server.url}#plan=${encode({
+    model: "qwen3-vl-8b", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
+    training: { seq_length: 4096, micro_batch_size: 1, global_batch_size: 64, image_tokens_per_sample: 256 },
+    parallelism: { tensor_model_parallel_size: 2, pipeline_model_parallel_size: 2 },
+  })}`);
+  const vlItems = await legend(vl.page);
+  assert.ok(vlItems.includes("vision encoder weights") && vlItems.includes("vision encoder activations"), vlItems.join(" | "));
+  assert.ok(!vlItems.includes("DSA indexer activations"), vlItems.join(" | "));
+  assert.deepEqual(plain.problems, clean);
+  assert.deepEqual(vl.problems, clean);
+  await Promise.all([plain.context.close(), vl.context.close()]);
+});
