@@ -302,9 +302,15 @@ fn read_sliding_attention(f: &mut Fields, b: Option<&ModelConfig>, value: Option
         _ => None,
     };
     if shape.is_none() {
+        // What is wrong, with the value found: the first entry missing or out of range, else the heads' divisibility.
+        let found = match ["num_attention_heads", "num_query_groups", "kv_channels"].into_iter().find(|k| get(k).is_none()) {
+            _ if !raw.is_object() => format!("found {}", crate::fields::short(raw)),
+            Some(k) => format!("{k} is {}", entry(raw, k)),
+            None => format!("num_attention_heads {} is not a multiple of num_query_groups {}", entry(raw, "num_attention_heads"), entry(raw, "num_query_groups")),
+        };
         f.diags.push(Diagnostic::new(
             Code::InvalidValue,
-            format!("`model.sliding_attention_setting` must give num_attention_heads, num_query_groups (dividing the heads) and kv_channels, each in 1..=2^20, found {}", crate::fields::short(raw)),
+            format!("`model.sliding_attention_setting` must give num_attention_heads, num_query_groups (dividing the heads) and kv_channels, each in 1..=2^20: {found}"),
             "give e.g. {\"num_attention_heads\": 96, \"num_query_groups\": 8, \"kv_channels\": 128}; the window layers keep the model's shape meanwhile",
         ));
     }
@@ -332,18 +338,33 @@ fn read_mtp_layer(f: &mut Fields, b: Option<&ModelConfig>, value: Option<&Value>
         Some("moe") => Some(Ffn::Moe),
         _ => None,
     };
-    let only_known = raw.as_object().is_some_and(|o| o.keys().all(|k| k == "mixer" || k == "ffn"));
+    let unknown = raw.as_object().and_then(|o| o.keys().find(|k| *k != "mixer" && *k != "ffn"));
     match (mixer, ffn) {
-        (Some(mixer), Some(ffn)) if only_known => Some(LayerKind::new(mixer, ffn)),
+        (Some(mixer), Some(ffn)) if unknown.is_none() && raw.is_object() => Some(LayerKind::new(mixer, ffn)),
         _ => {
+            // What is wrong, with the value found.
+            let found = if !raw.is_object() {
+                format!("found {}", crate::fields::short(raw))
+            } else if mixer.is_none() {
+                format!("mixer is {}", entry(raw, "mixer"))
+            } else if ffn.is_none() {
+                format!("ffn is {}", entry(raw, "ffn"))
+            } else {
+                format!("it has the unknown key {}", crate::fields::short(&Value::String(unknown.cloned().unwrap_or_default())))
+            };
             f.diags.push(Diagnostic::new(
                 Code::InvalidValue,
-                format!("`model.mtp_layer` must give mixer (\"attention\", \"window_attention\" or \"gated_delta_net\") and ffn (\"dense\" or \"moe\"), found {}", crate::fields::short(raw)),
+                format!("`model.mtp_layer` must give mixer (\"attention\", \"window_attention\" or \"gated_delta_net\") and ffn (\"dense\" or \"moe\"): {found}"),
                 "give e.g. {\"mixer\": \"window_attention\", \"ffn\": \"dense\"}, or null; MTP is sized like the last decoder layer meanwhile",
             ));
             None
         }
     }
+}
+
+/// `key` of the object `raw` as a diagnostic quotes it: its short form, or "missing".
+fn entry(raw: &Value, key: &str) -> String {
+    raw.get(key).map_or_else(|| "missing".to_string(), crate::fields::short)
 }
 
 /// HybridModel builds E layers from the MoE spec, which needs num_moe_experts (transformer_config.py).

@@ -904,3 +904,23 @@ fn step_3_5_bridge_recipe_resolves_to_the_preset_and_its_layout_is_checked() {
     let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
     assert!(!codes.contains(&"layers-not-divisible-by-pp") && !codes.contains(&"sp-requires-tp"), "{codes:?}");
 }
+
+#[test]
+fn a_broken_window_shape_or_mtp_layer_is_named_with_the_value_found() {
+    // The diagnostic says which entry is wrong and quotes it, so the user need not guess which of three numbers failed.
+    let message = |extra: Value| {
+        let mut model = json!({"preset": "llama-3.1-8b", "window_size": [512, 0], "mtp_num_layers": 1});
+        model.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let r = plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1}}))
+            .expect("a bad field is a diagnostic, not a refusal");
+        r.diagnostics.iter().filter(|d| d.code == "invalid-value").map(|d| d.message.clone()).collect::<Vec<_>>().join(" | ")
+    };
+    let heads = json!({"sliding_attention_setting": {"num_attention_heads": 33, "num_query_groups": 8, "kv_channels": 128}});
+    assert!(message(heads).contains("num_attention_heads 33 is not a multiple of num_query_groups 8"));
+    assert!(message(json!({"sliding_attention_setting": {"num_attention_heads": 0}})).contains("num_attention_heads is 0"));
+    assert!(message(json!({"sliding_attention_setting": {"num_attention_heads": 8, "num_query_groups": 8}})).contains("kv_channels is missing"));
+    assert!(message(json!({"sliding_attention_setting": [8]})).contains("found an array"));
+    assert!(message(json!({"mtp_layer": {"mixer": "mamba", "ffn": "dense"}})).contains("mixer is \"mamba\""));
+    assert!(message(json!({"mtp_layer": {"mixer": "attention"}})).contains("ffn is missing"));
+    assert!(message(json!({"mtp_layer": {"mixer": "attention", "ffn": "moe", "norm": 1}})).contains("the unknown key \"norm\""));
+}
