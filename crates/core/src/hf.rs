@@ -12,6 +12,7 @@ use crate::{Code, Diagnostic, InputError};
 use serde_json::{Map, Value, json};
 
 mod families;
+mod dsv4;
 mod gemma4;
 mod hybrid;
 mod step;
@@ -58,6 +59,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("glm_moe_dsa", "GLM-5"),
     ("deci", "DeciLM (block_configs)"),
     ("step3p5", "Step-3.5"),
+    ("deepseek_v4", "DeepSeek-V4"),
 ];
 
 /// The families whose layer kinds are not all attention: their own readers size them (`hf/hybrid.rs`).
@@ -92,7 +94,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     check_required(c, &model_type, listed)?;
     let heterogeneous = matches!(model_type.as_str(), "nemotron-nas" | "deci") && c.contains_key("block_configs");
     let gemma4 = matches!(model_type.as_str(), "gemma4" | "gemma4_text");
-    if !hybrid_family(&model_type) && !heterogeneous && model_type != "step3p5" {
+    if !hybrid_family(&model_type) && !heterogeneous && !matches!(model_type.as_str(), "step3p5" | "deepseek_v4") {
         let unsized_layers = if gemma4 { gemma4::unsized_parts(c) } else { hybrid::unsized_layers(c) };
         if let Some(e) = unsized_layers {
             return Err(e);
@@ -119,6 +121,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),
         "step3p5" => step::step3p5(c, layers, &mut m, diags),
         "gemma4" | "gemma4_text" => gemma4::gemma4(c, &mut m),
+        "deepseek_v4" => dsv4::deepseek_v4(c, layers, &mut m, diags),
         _ => {}
     }
     let megatron = Value::Object(m);

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod dsv4;
 mod encoder;
 mod hetero;
 mod hybrid;
@@ -162,6 +163,29 @@ pub struct ModelConfig {
     /// gives 1 for a NoPE layer. Llama 4's NoPE layers attend globally.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_rope_freq: Option<MoeLayerFreq>,
+    /// DeepSeek-V4 (`experimental_attention_variant = "dsv4_hybrid"`): each layer's compress ratio, the decoder's then
+    /// the MTP layers' (0 sliding window, 4 CSA, 128 HCA), as Megatron Bridge's DeepSeekV4Bridge sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csa_compress_ratios: Option<Vec<u64>>,
+    /// DeepSeek-V4's sliding window (keys per query besides the compressed ones); Bridge: the config's sliding_window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csa_window_size: Option<u64>,
+    /// DeepSeek-V4's grouped low-rank output projection: `o_groups` groups of heads, each projected to `o_lora_rank`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub o_groups: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub o_lora_rank: Option<u64>,
+    /// Hyper-connections (mHC): `num_residual_streams` copies of the residual stream, mixed around each sub-layer
+    /// (Megatron Bridge's DeepSeek-V4 provider fields; Megatron-Core main names them enable_mhc_connections /
+    /// mhc_num_residual_streams).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub enable_hyper_connections: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_residual_streams: Option<u64>,
+    /// DeepSeek-V4's hash-routed MoE layers: the first `moe_n_hash_layers` route each token by its id (tid2eid, a
+    /// buffer), so they need the input ids on their stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_n_hash_layers: Option<u64>,
 }
 
 /// The attended (query, key) pairs of one causal sequence of `s` tokens when each query sees at most `w` keys (itself
@@ -515,10 +539,18 @@ impl ModelConfig {
                 let (tp_sharded, replicated) = self.attention_params_of(kind.mixer);
                 LayerParams { tp_sharded, replicated, ..Default::default() }
             }
+            Mixer::Dsv4Window | Mixer::Dsv4Csa | Mixer::Dsv4Hca => {
+                let (tp_sharded, replicated) = self.dsv4_attention_params(kind.mixer);
+                LayerParams { tp_sharded, replicated, ..Default::default() }
+            }
             Mixer::Mamba => self.mamba_params(),
             Mixer::GatedDeltaNet => self.gdn_params(),
         };
-        mixer.plus(self.ffn_params(kind))
+        // Hyper-connections: one module around each sub-layer the layer has.
+        let sublayers = u128::from(kind.mixer != Mixer::None) + u128::from(kind.ffn != Ffn::None);
+        let hc = self.hyper_connection_params();
+        let hc = LayerParams { replicated: hc.replicated * sublayers, ..Default::default() };
+        mixer.plus(self.ffn_params(kind)).plus(hc)
     }
 
     /// Parameters of a feed-forward block with its pre-norm (`pre_mlp_layernorm`, or fused into fc1).
@@ -580,10 +612,12 @@ impl ModelConfig {
         if self.position_embedding_type == "learned_absolute" { rows as u128 * self.hidden_size as u128 } else { 0 }
     }
 
-    /// The final norm after the last decoder layer.
-    // Source: megatron/core/transformer/transformer_block.py (final_layernorm, has_final_layernorm_in_this_stage).
+    /// The final norm after the last decoder layer, with the hyper-connections' head contraction where the model has
+    /// them (both on the stage that holds the final norm).
+    // Source: megatron/core/transformer/transformer_block.py (final_layernorm, has_final_layernorm_in_this_stage);
+    // Megatron Bridge deepseek_v4_bridge.py (decoder.hc_head_fn / hc_head_base / hc_head_scale on the TransformerBlock).
     pub fn final_norm_params(&self) -> u128 {
-        self.norm_params(self.hidden_size)
+        self.norm_params(self.hidden_size) + self.hc_head_params()
     }
 
     /// Parameter counts as published: unpadded vocabulary, MTP modules reported apart.

@@ -8,6 +8,7 @@ use crate::model::{AttentionShape, Ffn, HeteroLayer, LayerKind, Mixer, ModelConf
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
+mod dsv4;
 mod encoder;
 mod hetero;
 mod pattern;
@@ -73,6 +74,7 @@ fn model_from_fields_known(
     }
     let ssm = read_ssm_fields(&mut f, b, num_layers);
     let v = read_variant_fields(&mut f, b, (value, section), (num_layers, hidden_size, num_attention_heads));
+    let v4 = dsv4::read(&mut f, b, num_layers, mtp_num_layers);
     known.extend_from_slice(f.seen());
     f.finish();
     let mut config = ModelConfig {
@@ -137,12 +139,20 @@ fn model_from_fields_known(
         dsa_indexer_loss_coeff: v.dsa_indexer_loss_coeff,
         chunk_attention_size: v.chunk_attention_size,
         no_rope_freq: v.no_rope_freq,
+        csa_compress_ratios: v4.csa_compress_ratios,
+        csa_window_size: v4.csa_window_size,
+        o_groups: v4.o_groups,
+        o_lora_rank: v4.o_lora_rank,
+        enable_hyper_connections: v4.enable_hyper_connections,
+        num_residual_streams: v4.num_residual_streams,
+        moe_n_hash_layers: v4.moe_n_hash_layers,
     };
     if let Some(g) = v.hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
         config.num_query_groups = g;
     }
     fill_ssm_defaults(&mut config);
     check_hybrid_moe(&config, diags);
+    dsv4::check(&config, diags);
     config
 }
 
@@ -452,7 +462,7 @@ fn read_ssm_fields(f: &mut Fields, b: Option<&ModelConfig>, num_layers: u64) -> 
     let linear = std::array::from_fn(|i| f.opt_uint(LINEAR[i], 1, 1 << 20).or(base_linear[i]));
     // Megatron-Core's experimental_attention_variant values meshplan sizes ("gdn" is Megatron's alias).
     let variant = match f.raw("experimental_attention_variant") {
-        Some(_) => Some(f.choice("experimental_attention_variant", &["gated_delta_net", "gdn", "dsa"], "gated_delta_net").to_string()),
+        Some(_) => Some(f.choice("experimental_attention_variant", &["gated_delta_net", "gdn", "dsa", "dsv4_hybrid"], "gated_delta_net").to_string()),
         None => b.and_then(|b| b.experimental_attention_variant.clone()),
     };
     let linear_attention_freq =

@@ -286,6 +286,8 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("deepseek-v3.2", "deepseek-ai--DeepSeek-V3.2"),
     ("glm-5", "zai-org--GLM-5"),
     ("kimi-k2.5", "moonshotai--Kimi-K2.5"),
+    ("deepseek-v4-flash", "deepseek-ai--DeepSeek-V4-Flash"),
+    ("deepseek-v4-pro", "deepseek-ai--DeepSeek-V4-Pro"),
 ];
 
 #[test]
@@ -786,16 +788,12 @@ fn step_3_5_window_heads_are_checked_against_tp() {
 }
 
 #[test]
-fn deepseek_v4_step_3_and_gemma_4_attention_are_refused_by_name() {
-    // DeepSeek-V4-Flash's config.json (sizing keys of the copy in ai-dynamo/aiconfigurator @7b359652cc60:
-    // aic-core/src/aiconfigurator_core/model_configs/nvidia--DeepSeek-V4-Flash-NVFP4_config.json): compressed attention
-    // per layer, hyper-connections and a grouped low-rank output projection — no layer meshplan sizes, so no Llama reading.
-    let v4 = json!({"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
-        "num_hidden_layers": 43, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512, "vocab_size": 129280,
-        "q_lora_rank": 1024, "o_lora_rank": 1024, "o_groups": 8, "qk_rope_head_dim": 64, "hc_mult": 4,
-        "compress_ratios": [0, 0, 4, 128], "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 6,
-        "moe_intermediate_size": 2048, "index_n_heads": 64, "index_head_dim": 128, "index_topk": 512});
-    let e = plan_value(&json!({"model": {"hf_config": v4}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+fn step_3_and_gemma_4_attention_are_refused_by_name() {
+    // DeepSeek-V4's keys (compress_ratios, hc_mult, o_lora_rank) outside a deepseek_v4 config stay refused by name: a
+    // Llama-read model with them would be sized without its compressors and hyper-connections.
+    let other = json!({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+        "vocab_size": 32000, "compress_ratios": [0, 4, 128, 0], "hc_mult": 4});
+    let e = plan_value(&json!({"model": {"hf_config": other}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
     assert_eq!(e.code, "hf-config-unmappable");
     assert!(e.message.contains("compress_ratios"), "{}", e.message);
     // Step-3's text model (vLLM's Step3TextConfig defaults: h 7168, 64 heads, 1 group of 256, share_q_dim 2048): its
@@ -923,4 +921,65 @@ fn a_broken_window_shape_or_mtp_layer_is_named_with_the_value_found() {
     assert!(message(json!({"mtp_layer": {"mixer": "mamba", "ffn": "dense"}})).contains("mixer is \"mamba\""));
     assert!(message(json!({"mtp_layer": {"mixer": "attention"}})).contains("ffn is missing"));
     assert!(message(json!({"mtp_layer": {"mixer": "attention", "ffn": "moe", "norm": 1}})).contains("the unknown key \"norm\""));
+}
+
+#[test]
+fn deepseek_v4_flash_counted_by_hand() {
+    // DeepSeek-V4-Flash as Megatron-Core builds it (h 4096, 64 heads of d = 512, q_lora 1024, o_groups 8 × o_lora 1024,
+    // vocab 129280 untied, 43 layers all MoE: 256 experts + 1 shared of 2048, top-6; 4 residual streams):
+    //   attention, TP-sharded: q_up 1024·64·512 + kv 4096·512 + linear_proj 8·1024·4096 + attn_sink 64 = 69,206,080
+    //   attention, replicated: norm 4096 + q_down 4096·1024 + q_norm 1024 + kv_norm 512 + o_group_proj 8192·4096
+    //     (8 groups × 1024 rows of 64·512/8 = 4096) = 37,754,368;                                  together 106,960,448
+    //   compressor, ratio 128: wkv + wgate 2·4096·512 + ape 128·512 + norm 512 = 4,260,352
+    //   compressor, ratio 4 (overlapping, 2·512 wide): 2·4096·1024 + 4·1024 + 512 = 8,393,216
+    //   indexer (ratio 4): wq_b 1024·64·128 + weights_proj 4096·64 + its compressor 2·4096·256 + 4·256 + 128 = 10,749,056
+    //   hyper-connections, 2 per layer: mapping_proj (4·4096 → 4² + 2·4 = 24) 393,216 + bias 24 + 3 gates = 786,486
+    //   MoE: experts 256·3·4096·2048 + shared 3·4096·2048 + router 256·4096 + norm 4096 = 6,468,669,440 (the router's
+    //     expert bias is a buffer in Megatron-Core, as tid2eid of the 3 hash layers)
+    //   layer of ratio 0: 6,576,416,374; ratio 128: 6,580,676,726; ratio 4: 6,595,558,646
+    //   2 × ratio 0 + 20 × ratio 128 + 21 × ratio 4 + embedding and output 2·129280·4096 + final norm 4096 + the
+    //   hyper-connection head (4 × 4·4096 + 4 + 1) = 284,332,230,231.
+    // Active: each layer's 250 unrouted experts less (250·25,165,824 = 6,291,456,000 × 43): 13,799,622,231.
+    // MTP (its compress-ratio entry 0): a ratio-0 layer + e_proj, h_proj 2·4096² + enorm, hnorm, norm 3·4096 + its own
+    // hyper-connection head 65,541 = 6,610,048,635.
+    // Published (DeepSeek-V4 report, arXiv 2606.19348; model card): 284B total, 13B activated; DeepSeek's totals leave
+    // the MTP layer out, as meshplan's does. The total is 0.12% above 284B. "13B activated" is two digits: without
+    // the input embedding (a lookup, 529,530,880) the count is 13.27B, which rounds to it.
+    let c = presets::model("deepseek-v4-flash").unwrap().model_config().param_counts();
+    assert_eq!(c.total, 284_332_230_231);
+    assert_eq!(c.active, 13_799_622_231);
+    assert_eq!(c.mtp, 6_610_048_635);
+    within("deepseek-v4-flash total", c.total as f64, 284e9, 0.01);
+    rounds_to("deepseek-v4-flash active without the input embedding", (c.active - c.embedding) as f64, 13.0, 0);
+    // DeepSeek-V4-Pro: the same parts at h 7168, 128 heads, q_lora 1536, o_groups 16, 384 experts of 3072, 61 layers
+    // (ratios 128, 128, (4, 128) × 29, 4). Published 1.6T total, 49B activated: 1,572,997,179,491 rounds to 1.6T (1.7%
+    // under it: the figure has two digits); the active count without the input embedding, 48.85B, is 0.3% under 49B.
+    let p = presets::model("deepseek-v4-pro").unwrap().model_config().param_counts();
+    assert_eq!(p.total, 1_572_997_179_491);
+    rounds_to("deepseek-v4-pro total (trillions)", p.total as f64 / 1e3, 1.6, 1);
+    within("deepseek-v4-pro active without the input embedding", (p.active - p.embedding) as f64, 49e9, 0.01);
+}
+
+#[test]
+fn deepseek_v4_layers_are_kinds_of_their_compress_ratio() {
+    // Flash's 43 layers: 2 sliding-window, then CSA and HCA alternating, the last CSA; its MTP layer's ratio is 0.
+    let r = plan_of(json!("deepseek-v4-flash"), 4096, 16);
+    let m = &r.plan.model;
+    let kinds: Vec<(String, u64)> = m.layer_runs().map(|(k, n)| (k.name(), n)).collect();
+    assert_eq!(kinds[0], ("sliding attention (ratio 0) + MoE".to_string(), 2));
+    assert_eq!(kinds[1], ("CSA (ratio 4) + MoE".to_string(), 1));
+    assert_eq!(kinds[2], ("HCA (ratio 128) + MoE".to_string(), 1));
+    assert_eq!(kinds.len(), 43 - 1);
+    assert_eq!(m.mtp_layer_kind().name(), "sliding attention (ratio 0) + MoE");
+    // A ratio list of the wrong length or with a ratio V4 has not is named, with the length Megatron-Core wants.
+    let bad = |ratios: Value| {
+        let r = plan_of(json!({"preset": "deepseek-v4-flash", "csa_compress_ratios": ratios}), 4096, 16);
+        r.diagnostics.into_iter().filter(|d| d.code == "invalid-value").map(|d| d.message).collect::<Vec<_>>()
+    };
+    let short = bad(json!([0, 4, 128]));
+    assert!(short.iter().any(|m| m.contains("lists 3 ratios but num_layers + mtp_num_layers = 44")), "{short:?}");
+    let mut odd = vec![0u64; 44];
+    odd[5] = 16;
+    let odd = bad(json!(odd));
+    assert!(odd.iter().any(|m| m.contains("csa_compress_ratios[5]` is 16")), "{odd:?}");
 }

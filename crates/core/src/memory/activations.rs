@@ -155,6 +155,68 @@ fn attention(m: &ModelConfig, sh: &Shape, run: &Run, (g, mixer): (f64, Mixer), c
     t.tensor(tokens * heads / sh.tp, 4.0, core_attn, false);
 }
 
+/// Saved tensors of a DeepSeek-V4 attention block (its input norm included) for one microbatch — an estimate: the
+/// tensors its forward produces that a backward reads, each once, at the activation size (GEMM inputs at `g`).
+/// The norm input and output (linear_q_down_proj's, linear_kv_proj's and the compressor's input); q_compressed and its
+/// norm (linear_q_up_proj's and the indexer's input); the query before and after its RMS norm and RoPE (n·d / TP);
+/// the single key/value head and its norm (2·d); the compressor's kv and gate (2·c·d, fp32 as the softmax pooling
+/// reads them); the indexer's query (H·D), weights (H), its compressor's kv and gate (2·2·D) and the top-k indices
+/// (int32, top-k per token); the attention output O and its fp32 log-sum-exp; the output group projection's input
+/// (O after the inverse RoPE, n·d / TP) and linear_proj's input (o_groups·o_lora_rank). Approximate: which of these
+/// Megatron-Core's fused kernels keep or recompute is not modelled; `core_attn` and `mla_up_proj` recompute free
+/// what they free for MLA.
+// Source: Megatron-LM experimental_attention_variant/deepseek_v4_hybrid_attention.py DSv4HybridSelfAttention
+// get_query_key_value_tensors / DSv4HybridAttention.forward (the tensors each step produces); DeepSeek-V4-Flash
+// inference/model.py Compressor.forward (kv, score fp32), Indexer.forward (q, weights, topk_idxs).
+fn dsv4_attention(m: &ModelConfig, sh: &Shape, run: &Run, (g, mixer): (f64, Mixer), c: &Choices, t: &mut Tally) {
+    let (tokens, h, a) = (sh.tokens, m.hidden_size as f64, run.act);
+    let (n, d) = (m.num_attention_heads as f64, m.v_head_dim as f64);
+    let q_lora = m.q_lora_rank.unwrap_or(m.hidden_size) as f64;
+    let up_proj = c.recomputes(RecomputeModule::MlaUpProj);
+    let core_attn = c.recomputes(RecomputeModule::CoreAttn);
+    t.tensor(sh.local() * h, a, false, c.offloads(OffloadModule::AttnNorm));
+    t.tensor(sh.local() * h, g, c.recomputes(RecomputeModule::Layernorm), c.offloads(OffloadModule::QkvLinear));
+    t.tensor(sh.local() * q_lora, a, false, false);
+    t.tensor(sh.local() * q_lora, g, up_proj, false);
+    t.tensor(tokens * 2.0 * n * d / sh.tp, a, up_proj, c.offloads(OffloadModule::CoreAttn));
+    t.tensor(tokens * 2.0 * d, a, up_proj, false);
+    let ratio = mixer.compress_ratio();
+    if ratio > 1 {
+        let cw = if ratio == 4 { 2.0 } else { 1.0 };
+        t.tensor(tokens * 2.0 * cw * d, 4.0, core_attn, false);
+    }
+    if mixer == Mixer::Dsv4Csa {
+        let (heads, dim) = (m.dsa_indexer_n_heads.unwrap_or(0) as f64, m.dsa_indexer_head_dim.unwrap_or(0) as f64);
+        t.tensor(tokens * (heads * dim + heads), a, core_attn, false);
+        t.tensor(tokens * 2.0 * 2.0 * dim, 4.0, core_attn, false);
+        let topk = (m.dsa_indexer_topk.unwrap_or(0) as f64).min(sh.tokens / 4.0);
+        t.tensor(tokens * topk, 4.0, false, false);
+    }
+    let o = tokens * n * d / sh.tp;
+    t.tensor(o, a, core_attn, false);
+    t.tensor(tokens * n / sh.tp, 4.0, core_attn, false);
+    t.tensor(o, a, false, c.offloads(OffloadModule::AttnProj));
+    let (groups, rank) = m.dsv4_output();
+    t.tensor(tokens * (groups * rank) as f64 / sh.tp, g, false, c.offloads(OffloadModule::AttnProj));
+}
+
+/// Saved tensors of the hyper-connections around `sublayers` sub-layers of one layer: per sub-layer the n-stream input
+/// (mapping_proj's input and the mixing's), the fp32 mixes (n² + 2n per token) and the single-stream output of the
+/// pre-mix (the sub-layer's norm input is counted with the sub-layer); `mhc` recompute re-creates the mixes. An
+/// estimate, as for DeepSeek-V4's attention.
+// Source: Megatron-LM megatron/core/transformer/hyper_connection.py HyperConnectionModule (mapping_proj over the
+// [s, b, n·C] streams, h_pre / h_post / h_res from the n² + 2n mixes, Sinkhorn on h_res); transformer_config.py
+// recompute_modules "mhc" (the HyperConnectionModule's outputs discarded and recomputed in backward).
+fn hyper_connections(m: &ModelConfig, sh: &Shape, run: &Run, (sublayers, mhc): (f64, bool), t: &mut Tally) {
+    let n = m.residual_streams() as f64;
+    if n == 0.0 {
+        return;
+    }
+    let h = m.hidden_size as f64;
+    t.tensor(sublayers * sh.local() * n * h, run.act, false, false);
+    t.tensor(sublayers * sh.local() * (n * n + 2.0 * n), 4.0, mhc, false);
+}
+
 /// Saved tensors of a dense MLP (or a shared expert) of width `ffn`: fc1 output (2·ffn when gated: SwiGLU's gate and
 /// up halves) and the activation output (fc2's input, a quantized copy under FP8/FP4); `input` counts the fc1 input
 /// copy too (the norm output, when the MLP does not share it with another consumer in this precision). `(a, g)` are
@@ -226,6 +288,7 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
     match kind.mixer {
         Mixer::None => {}
         Mixer::Attention | Mixer::WindowAttention => attention(m, sh, run, (g, kind.mixer), c, &mut t),
+        Mixer::Dsv4Window | Mixer::Dsv4Csa | Mixer::Dsv4Hca => dsv4_attention(m, sh, run, (g, kind.mixer), c, &mut t),
         Mixer::Mamba => ssm(&m.mamba_saved(split), sh, run, g, &mut t),
         Mixer::GatedDeltaNet => ssm(&m.gdn_saved(split), sh, run, g, &mut t),
     }
@@ -240,12 +303,16 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
             mlp(m, sh, (run.act, g), m.dense_width(kind), true, recompute, &mut t);
         }
     }
-    // Full recompute keeps only the layer's input (transformer_block.py _checkpointed_forward); with
-    // distribute_saved_activations (no SP) it is split over TP (tensor_parallel/random.py).
+    // Hyper-connections: around each sub-layer the module saves its n-stream input and its single-stream output.
+    let sublayers = f64::from(u8::from(kind.mixer != Mixer::None)) + f64::from(u8::from(kind.ffn != Ffn::None));
+    hyper_connections(m, sh, run, (sublayers, c.recomputes(RecomputeModule::Mhc)), &mut t);
+    // Full recompute keeps only the layer's input (transformer_block.py _checkpointed_forward), n streams wide with
+    // hyper-connections; with distribute_saved_activations (no SP) it is split over TP (tensor_parallel/random.py).
     let split = if p.training.settings.distribute_saved_activations && sh.sp == 1.0 { sh.tp } else { 1.0 };
+    let streams = m.residual_streams().max(1) as f64;
     LayerActivations {
         full: t.kept,
-        checkpointed: sh.local() * m.hidden_size as f64 * run.act / split,
+        checkpointed: streams * sh.local() * m.hidden_size as f64 * run.act / split,
         recompute_working_set: t.recomputed,
         offloaded: t.offloaded,
     }

@@ -24,12 +24,46 @@ pub enum Mixer {
     /// Sliding-window self-attention with its own heads, query groups and head width (`sliding_attention_setting`:
     /// Step-3.5-Flash's window layers, as Megatron Bridge's Step35DecoderLayer builds them).
     WindowAttention,
+    /// DeepSeek-V4's hybrid attention on a layer of compress ratio 0: sliding-window MQA over the last
+    /// `csa_window_size` tokens, no compressor (Megatron-Core DSv4HybridSelfAttention).
+    Dsv4Window,
+    /// DeepSeek-V4's Compressed Sparse Attention (compress ratio 4): the window plus the indexer's top-k of the
+    /// keys a compressor pools over overlapping blocks of 4 tokens.
+    Dsv4Csa,
+    /// DeepSeek-V4's Heavily Compressed Attention (compress ratio 128): the window plus every compressed key.
+    Dsv4Hca,
 }
 
 impl Mixer {
-    /// Self-attention of either shape: the model's, or the window layers' own.
+    /// Self-attention of any shape: the model's, the window layers' own, or DeepSeek-V4's hybrid attention.
     pub const fn is_attention(self) -> bool {
-        matches!(self, Mixer::Attention | Mixer::WindowAttention)
+        matches!(self, Mixer::Attention | Mixer::WindowAttention | Mixer::Dsv4Window | Mixer::Dsv4Csa | Mixer::Dsv4Hca)
+    }
+
+    /// DeepSeek-V4's hybrid attention, of any compress ratio.
+    pub const fn is_dsv4(self) -> bool {
+        matches!(self, Mixer::Dsv4Window | Mixer::Dsv4Csa | Mixer::Dsv4Hca)
+    }
+
+    /// The DeepSeek-V4 mixer of a layer of compress ratio `ratio` (Megatron Bridge's layer types: 0 sliding, 4 CSA,
+    /// 128 HCA); `None` for another ratio.
+    // Source: Megatron Bridge src/megatron/bridge/models/deepseek/deepseek_v4_bridge.py _DSV4_LAYER_TYPE_TO_COMPRESS_RATIO.
+    pub const fn of_compress_ratio(ratio: u64) -> Option<Mixer> {
+        match ratio {
+            0 => Some(Mixer::Dsv4Window),
+            4 => Some(Mixer::Dsv4Csa),
+            128 => Some(Mixer::Dsv4Hca),
+            _ => None,
+        }
+    }
+
+    /// The compress ratio of a DeepSeek-V4 mixer (0 for the others).
+    pub const fn compress_ratio(self) -> u64 {
+        match self {
+            Mixer::Dsv4Csa => 4,
+            Mixer::Dsv4Hca => 128,
+            _ => 0,
+        }
     }
 }
 
@@ -104,6 +138,8 @@ impl LayerKind {
         let mixer = match self.mixer {
             Mixer::None => "",
             Mixer::Attention if mla => "+",
+            // DeepSeek-V4's hybrid attention is MLA-derived (Megatron Bridge sets multi_latent_attention).
+            Mixer::Dsv4Window | Mixer::Dsv4Csa | Mixer::Dsv4Hca => "+",
             Mixer::Attention | Mixer::WindowAttention => "*",
             Mixer::Mamba => "M",
             Mixer::GatedDeltaNet => "G",
@@ -122,6 +158,9 @@ impl LayerKind {
             Mixer::None => "",
             Mixer::Attention => "attention",
             Mixer::WindowAttention => "window attention",
+            Mixer::Dsv4Window => "sliding attention (ratio 0)",
+            Mixer::Dsv4Csa => "CSA (ratio 4)",
+            Mixer::Dsv4Hca => "HCA (ratio 128)",
             Mixer::Mamba => "Mamba-2",
             Mixer::GatedDeltaNet => "Gated DeltaNet",
         };
@@ -139,7 +178,8 @@ impl LayerKind {
     }
 }
 
-/// The most distinct layer kinds a model's table holds: 5 mixers × 3 feed-forward blocks.
+/// The most distinct layer kinds a model's table holds: 5 mixers × 3 feed-forward blocks (a model declares at most
+/// 5 mixers: GPT attention, window attention and Gated DeltaNet; a pattern's; or DeepSeek-V4's three).
 pub const MAX_LAYER_KINDS: usize = 15;
 
 /// Layers per kind, indexed like the model's [`KindTable`].
@@ -344,6 +384,15 @@ impl Iterator for LayerRuns<'_> {
     }
 }
 
+/// DeepSeek-V4's mixer at layer `i` from `csa_compress_ratios` and how many layers from `i` share its ratio (the
+/// reader bounds the list by the layer count and checks each ratio).
+fn dsv4_run_at(ratios: &[u64], i: u64, rest: u64) -> (Mixer, u64) {
+    let i_usize = usize::try_from(i).unwrap_or(usize::MAX);
+    let Some(&r) = ratios.get(i_usize) else { return (Mixer::Dsv4Window, rest) };
+    let same = ratios[i_usize..].iter().take_while(|&&x| x == r).count() as u64;
+    (Mixer::of_compress_ratio(r).unwrap_or(Mixer::Dsv4Window), same.min(rest).max(1))
+}
+
 /// The length of the run of equal flags from `i` in a 0/1 list; entries past its end read as 0.
 fn flag_run(list: &[u8], i: u64, total: u64) -> (bool, u64) {
     let i_usize = usize::try_from(i).unwrap_or(usize::MAX);
@@ -403,6 +452,9 @@ impl ModelConfig {
     // an int N makes layer i linear unless (i + 1) % N == 0; a list gives 1 for linear attention, 0 for full.
     fn mixer_run_at(&self, i: u64) -> (Mixer, u64) {
         let rest = self.num_layers.saturating_sub(i);
+        if let Some(ratios) = self.dsv4_ratios() {
+            return dsv4_run_at(ratios, i, rest);
+        }
         if self.window_shape_differs() {
             return self.window_run_at(i);
         }
@@ -452,6 +504,16 @@ impl ModelConfig {
             }
             return;
         }
+        let ffns = [Some(Ffn::Dense), self.is_moe().then_some(Ffn::Moe)];
+        if let Some(ratios) = self.dsv4_ratios() {
+            // DeepSeek-V4: the mixers of the ratios its decoder and MTP layers use.
+            for mixer in [Mixer::Dsv4Window, Mixer::Dsv4Csa, Mixer::Dsv4Hca] {
+                if ratios.iter().any(|&r| Mixer::of_compress_ratio(r) == Some(mixer)) {
+                    ffns.into_iter().flatten().for_each(|ffn| f(LayerKind::new(mixer, ffn)));
+                }
+            }
+            return;
+        }
         let linear = self.gated_delta_net_variant() && self.linear_attention_freq.is_some();
         let window = self.window_shape_differs().then_some(Mixer::WindowAttention);
         for mixer in [Some(Mixer::Attention), linear.then_some(Mixer::GatedDeltaNet), window].into_iter().flatten() {
@@ -497,6 +559,12 @@ impl ModelConfig {
     // Source: gpt_layer_specs.py get_gpt_mtp_block_spec (spec.layer_specs[-1]); Megatron Bridge step35_bridge.py
     // _MTPDenseLayerSpecsList overrides that look-up with a dense layer spec.
     pub fn mtp_layer_kind(&self) -> LayerKind {
+        // DeepSeek-V4: the MTP layer's attention is that of its own entry of csa_compress_ratios (after the decoder's).
+        // Source: Megatron Bridge deepseek_v4_bridge.py _dsv4_compress_ratios (num_hidden_layers + MTP entries).
+        if let Some(&r) = self.dsv4_ratios().and_then(|r| r.get(usize::try_from(self.num_layers).ok()?)) {
+            let ffn = self.layer_kind(self.num_layers.saturating_sub(1)).ffn;
+            return LayerKind::new(Mixer::of_compress_ratio(r).unwrap_or(Mixer::Dsv4Window), ffn);
+        }
         match self.mtp_layer {
             Some(k) if self.mtp_layer_usable() => k,
             _ => self.layer_kind(self.num_layers.saturating_sub(1)),
@@ -535,7 +603,7 @@ impl ModelConfig {
             params.per_expert += n * lp.per_expert;
         }
         params.tp_sharded += 2 * h * h;
-        params.replicated += 3 * self.norm_params(self.hidden_size);
+        params.replicated += 3 * self.norm_params(self.hidden_size) + self.hc_head_params();
         let depths = self.mtp_num_layers;
         let weight_copies = if self.mtp_use_repeated_layer { depths.min(1) } else { depths };
         Mtp { depths, weight_copies, layers, params }

@@ -62,6 +62,8 @@ pub fn tp_widths_divide(m: &ModelConfig, c: u64) -> bool {
         && m.moe_shared_expert_intermediate_size.filter(|&s| m.is_moe() && s > 0).is_none_or(|s| s % c == 0)
         && (!mamba || (m.mamba_heads() % c == 0 && m.mamba_groups() % c == 0))
         && (!gdn || (key_heads % c == 0 && value_heads % c == 0))
+        // DeepSeek-V4's output groups split over TP (deepseek_v4_hybrid_attention.py: o_groups % tp_size == 0).
+        && (!m.is_dsv4() || m.dsv4_output().0 % c == 0)
 }
 
 /// The candidate nearest `current` (ties to the smaller), preferring one that divides `per` (keeping a data-parallel

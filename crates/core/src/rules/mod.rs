@@ -13,6 +13,7 @@
 //! per-topic entry points directly.
 
 pub mod advice;
+pub mod dsv4;
 pub mod fixes;
 pub mod measured;
 pub mod memory_fit;
@@ -94,6 +95,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     widths::attention(p, out);
     widths::window_attention(p, out);
     widths::mtp_layer(p, out);
+    dsv4::tensor_parallel(p, out);
     widths::ffn(p, dv, out);
     widths::vocab(p, dv, out);
     ssm::mamba(p, dv, out);
@@ -109,6 +111,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
         out.add(split_code(e), |_| split_diagnostic_for(p, e));
     }
     pipeline_layout::markers(p, out);
+    dsv4::hash_layers(p, out);
     if let Some(h) = &p.model.hybrid_layer_pattern {
         pipeline_layout::hybrid(p, h.segments().len() as u64, out);
     }
@@ -127,6 +130,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     model_settings::fp8_layers(p, out);
     model_settings::recompute_modules(p, out);
     model_settings::full_recompute(p, out);
+    dsv4::hyper_connections(p, out);
     model_settings::activation_offload(p, out);
     model_settings::cuda_graphs(p, out);
     model_settings::moe_dispatch(p, out);

@@ -109,8 +109,10 @@ fn modules_without_layer(p: &Plan, modules: &[RecomputeModule]) -> Vec<(Recomput
                 RecomputeModule::Moe | RecomputeModule::MoeAct if !m.is_moe() => "the model has no MoE layers",
                 RecomputeModule::SharedExperts if !shared => "the model has no shared experts",
                 RecomputeModule::Mlp if !dense_layers => "every layer is MoE (mlp wraps dense MLPs only)",
-                RecomputeModule::GdnNormOut | RecomputeModule::GdpInProj | RecomputeModule::GdpQkv | RecomputeModule::Mhc => {
-                    "the model has no such layer (gated delta net / gated delta product / hyper-connections are not in meshplan's models yet)"
+                RecomputeModule::Mhc if !m.enable_hyper_connections => "the model has no hyper-connections (enable_hyper_connections)",
+                RecomputeModule::Mhc => return None,
+                RecomputeModule::GdnNormOut | RecomputeModule::GdpInProj | RecomputeModule::GdpQkv => {
+                    "the model has no such layer (gated delta net / gated delta product are not in meshplan's models yet)"
                 }
                 _ => return None,
             };

@@ -7,6 +7,7 @@
 //! types carry the code. `every_rules_row_has_a_case` fails when a row of `RULES` has no case here.
 
 mod advice;
+mod dsv4;
 mod fit;
 mod hybrid;
 mod input;
@@ -221,6 +222,7 @@ pub fn run(cases: Vec<Case>) {
 fn all_cases() -> Vec<Case> {
     [
         advice::cases(),
+        dsv4::cases(),
         fit::cases(),
         hybrid::cases(),
         input::cases(),
