@@ -237,7 +237,11 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let k = if m.is_moe() { m.moe_router_topk as f64 } else { 0.0 };
     let fs = m.moe_shared_expert_intermediate_size.unwrap_or(0) as f64;
     // A_lin: token-linear attention projections; A_core: per-token² scores, /2 causal, ×2 for QKᵀ and PV.
-    let (a_lin, a_core) = if m.multi_latent_attention {
+    // DeepSeek-V4's hybrid attention: each compress ratio's kind at its own cost (dsv4_flops), not MLA's terms.
+    let (v4_gemm, v4_core) = dsv4_flops(m, &kinds, t, s);
+    let (a_lin, a_core) = if m.is_dsv4() {
+        (0.0, 0.0)
+    } else if m.multi_latent_attention {
         let qk = (m.qk_head_dim + m.qk_pos_emb_head_dim) as f64;
         let q_term = match m.q_lora_rank {
             None => h * a * qk,
@@ -271,20 +275,38 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         None => s2,
     };
     FlopSplit {
-        dense_gemm: vision_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + alt_lin + 6.0 * d * (3.0 * h + 2.0 * h * h)
+        dense_gemm: vision_gemm + v4_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + alt_lin + 6.0 * d * (3.0 * h + 2.0 * h * h)
             + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
             + 6.0 * 2.0 * h * latent * n_moe),
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
         // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
-        attention_core: vision_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk)
+        attention_core: vision_core + v4_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk)
             + alt_core * b * m.window_pairs(s),
         // logits: the final head plus one per MTP depth.
         logits: t * 6.0 * h * v * (d + 1.0),
         ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
         vision_encoder: vision_gemm + vision_core,
     }
+}
+
+/// DeepSeek-V4's attention FLOPs per global batch of `t` tokens in sequences of `s`: (GEMMs, core attention with the
+/// CSA indexer's scores), each hybrid-attention kind's layers run (decoder and MTP) at its per-token cost.
+// Source: model/dsv4.rs dsv4_flops_per_token (training.py transformer_flops' terms for V4's projections, the keys each
+// query attends to per compress ratio, and the indexer's scores).
+fn dsv4_flops(m: &crate::model::ModelConfig, kinds: &KindTotals, t: f64, s: f64) -> (f64, f64) {
+    if !m.is_dsv4() {
+        return (0.0, 0.0);
+    }
+    let (mut gemm, mut core) = (0.0, 0.0);
+    for (i, k) in kinds.table.kinds().iter().enumerate().filter(|(_, k)| k.mixer.is_dsv4()) {
+        let n = kinds.decoder.get(i).saturating_add(kinds.mtp.layers.get(i).saturating_mul(kinds.mtp.depths)) as f64;
+        let (g, c, scores) = m.dsv4_flops_per_token(k.mixer, s);
+        gemm += t * g * n;
+        core += t * (c + scores) * n;
+    }
+    (gemm, core)
 }
 
 /// The DSA indexer's FLOPs per attention layer and global batch of `b` sequences of `s` tokens, forward and backward

@@ -983,3 +983,60 @@ fn deepseek_v4_layers_are_kinds_of_their_compress_ratio() {
     let odd = bad(json!(odd));
     assert!(odd.iter().any(|m| m.contains("csa_compress_ratios[5]` is 16")), "{odd:?}");
 }
+
+#[test]
+fn deepseek_v4_flops_worked_by_hand() {
+    // DeepSeek-V4-Flash, 16 sequences of s = 4096 (t = 65,536 tokens), by hand (6 per GEMM weight a token passes,
+    // 12·n·d per attended (query, key) pair for QKᵀ and PV at d = 512, fwd + bwd):
+    //   GEMM weights per attention layer: q_up, kv, linear_proj 69,206,016 (TP-sharded) + q_down, o_group_proj
+    //   (1024·64·512) and the compressor's wkv/wgate: ratio 0 37,748,736; ratio 128 41,943,040; ratio 4 (with the
+    //   indexer's wq_b, weights_proj and its compressor) 56,885,248; hyper-connections' mapping_proj 2·4·4096·24.
+    //   Keys per query (averaged, causal): window 128 − 128·127/(2·4096) = 126.015625; + HCA s/128/2 = 16; + CSA the
+    //   indexer's top-512 of s/4 = 1024 compressed keys: 512 − 2·512²/4096 = 384. CSA indexer scores: 3·2·(64·128 + 64)
+    //   per pair over s/8 pairs a query = 25,362,432 a token.
+    //   Layers run: ratio 0 ×3 (2 + the MTP layer), ratio 4 ×21, ratio 128 ×20.
+    //   The rest as for every MoE model: shared experts 6·h·2048·3 and routed 6·h·2048·6·3 over 44 MoE layers, the MTP
+    //   block 6·(3h + 2h²), logits 6·h·129,280·2 (the head and the MTP depth's).
+    // Total 5,926,420,287,062,016 FLOPs per step (the attention 41.3% of it).
+    let r = plan_of(json!("deepseek-v4-flash"), 4096, 16);
+    let per_layer = |repl: f64, keys: f64, scores: f64| {
+        6.0 * (69_206_016.0 + repl + 2.0 * 4.0 * 4096.0 * 24.0) + 12.0 * 64.0 * 512.0 * keys + scores
+    };
+    let t = 65_536.0;
+    let attention = t
+        * (3.0 * per_layer(37_748_736.0, 126.015625, 0.0)
+            + 21.0 * per_layer(56_885_248.0, 126.015625 + 384.0, 25_362_432.0)
+            + 20.0 * per_layer(41_943_040.0, 126.015625 + 16.0, 0.0));
+    let h = 4096.0;
+    let rest = t * (6.0 * h * 2048.0 * 3.0 * 44.0 + 6.0 * (3.0 * h + 2.0 * h * h) + 6.0 * h * 2048.0 * 6.0 * 3.0 * 44.0 + 6.0 * h * 129_280.0 * 2.0);
+    let flops = r.performance.as_ref().unwrap().model_flops_per_step;
+    within("deepseek-v4-flash model FLOPs", flops, attention + rest, 1e-9);
+    assert!((attention / flops - 0.413).abs() < 0.001, "{}", attention / flops);
+}
+
+#[test]
+fn deepseek_v4_stage_parameters_follow_bridges_layout() {
+    // DeepSeek-V4-Flash on Bridge's PP 4 layout (deepseek_v4_bridge.py set_deepseek_v4_pipeline_model_parallel_layout:
+    // E + 11 | 11 | 11 | 10 + MTP + loss), EP 8, TP 1. Per layer, the parameters outside the routed experts (hand count
+    // of deepseek_v4_flash_counted_by_hand: attention + hyper-connections + shared expert 25,165,824 + router 1,048,576 +
+    // norm 4096): ratio 0 133,965,430; ratio 128 138,225,782; ratio 4 153,107,702.
+    //   stage 0: layers 0-10 (ratios 0, 0, then 4, 128 alternating: 2 × 0, 5 × 4, 4 × 128) + the embedding 529,530,880
+    //     = 2,115,903,378.
+    //   stage 3: layers 33-42 (5 × 128, 5 × 4) + the output layer 529,530,880 + final norm and hyper-connection head
+    //     69,637 + the MTP layer less its experts 167,597,691 + the embedding copy the MTP layer reads 529,530,880
+    //     = 2,683,396,508.
+    //   routed experts on every stage: 11 layers (stage 3: 10 + the MTP layer) × 256 / 8 × 3·4096·2048 = 8,858,370,048.
+    let r = plan_value(&json!({"model": "deepseek-v4-flash", "cluster": {"gpu": "gb200", "num_gpus": 32},
+        "parallelism": {"pipeline_model_parallel_size": 4, "expert_model_parallel_size": 8,
+                        "pipeline_model_parallel_layout": "Et*11|t*11|t*11|t*10mL"},
+        "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 128}}))
+    .unwrap();
+    let stages = &r.memory.stages;
+    assert_eq!((stages[0].dense_parameters, stages[0].expert_parameters), (2_115_903_378, 8_858_370_048));
+    assert_eq!((stages[3].dense_parameters, stages[3].expert_parameters), (2_683_396_508, 8_858_370_048));
+    // Without the layout, PP 4 is refused by name (the hash layers) with Bridge's layout as the one-click fix.
+    let bare = plan_value(&json!({"model": "deepseek-v4-flash", "cluster": {"gpu": "gb200", "num_gpus": 32},
+        "parallelism": {"pipeline_model_parallel_size": 4, "expert_model_parallel_size": 8}})).unwrap();
+    let d = bare.diagnostics.iter().find(|d| d.code == "dsv4-hash-layers-need-layout").expect("the hash layers need a layout");
+    assert!(d.fix.contains("\"Et*11|t*11|t*11|t*10mL\""), "{}", d.fix);
+}

@@ -54,6 +54,10 @@ fn replicated_gemms(m: &ModelConfig, kind: LayerKind) -> f64 {
     let h = m.hidden_size as f64;
     let mla = if m.multi_latent_attention && kind.mixer == Mixer::Attention {
         h * m.q_lora_rank.unwrap_or(0) as f64 + h * (m.kv_lora_rank + m.qk_pos_emb_head_dim) as f64
+    } else if kind.mixer.is_dsv4() {
+        // DeepSeek-V4: linear_q_down_proj, the output group projection, the compressor's and indexer's linears
+        // (model/dsv4.rs dsv4_replicated_gemms).
+        m.dsv4_replicated_gemms(kind.mixer)
     } else {
         0.0
     };
