@@ -332,6 +332,7 @@ fn every_new_family_has_a_valid_layout() {
         ("gemma-4-26b-a4b", 16),
         ("olmo-2-7b", 8),
         ("gemma-3-12b", 8),
+        ("deepseek-v4-flash", 128),
     ] {
         let plan = json!({"model": key, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": gpus / 8},
                           "training": {"seq_length": 4096, "global_batch_size": 256}});
@@ -1039,4 +1040,59 @@ fn deepseek_v4_stage_parameters_follow_bridges_layout() {
         "parallelism": {"pipeline_model_parallel_size": 4, "expert_model_parallel_size": 8}})).unwrap();
     let d = bare.diagnostics.iter().find(|d| d.code == "dsv4-hash-layers-need-layout").expect("the hash layers need a layout");
     assert!(d.fix.contains("\"Et*11|t*11|t*11|t*10mL\""), "{}", d.fix);
+    // A layout that builds the embedding alone on its first chunk leaves the hash layers elsewhere: refused too.
+    let apart = plan_value(&json!({"model": "deepseek-v4-flash", "cluster": {"gpu": "gb200", "num_gpus": 32},
+        "parallelism": {"pipeline_model_parallel_size": 4, "expert_model_parallel_size": 8,
+                        "pipeline_model_parallel_layout": "E|t*15|t*14|t*14mL"}})).unwrap();
+    let d = apart.diagnostics.iter().find(|d| d.code == "dsv4-hash-layers-need-layout").expect("the hash layers are not with the embedding");
+    assert!(d.message.contains("builds 0 decoder layer(s) with the embedding"), "{}", d.message);
+}
+
+#[test]
+fn deepseek_v4_native_transformers_config_reads_as_the_legacy_one() {
+    // transformers' native deepseek_v4 config names each layer's type (layer_types through compress_rates) and the
+    // hash-routed layers (mlp_layer_types' hash_moe prefix) instead of compress_ratios / num_hash_layers; Megatron
+    // Bridge reads both the same way (deepseek_v4_bridge.py _dsv4_compress_ratios, _dsv4_num_hash_layers; its tests:
+    // layer_types sliding, sliding, CSA, HCA with one MTP layer → [0, 0, 4, 128, 0]).
+    let mut legacy = hf_config("deepseek-ai--DeepSeek-V4-Flash");
+    let mut native = legacy.clone();
+    let o = native.as_object_mut().unwrap();
+    let ratios: Vec<u64> = o.remove("compress_ratios").unwrap().as_array().unwrap().iter().map(|r| r.as_u64().unwrap()).collect();
+    o.remove("num_hash_layers");
+    let name = |r: u64| match r {
+        0 => "sliding_attention",
+        4 => "compressed_sparse_attention",
+        _ => "heavily_compressed_attention",
+    };
+    o.insert("layer_types".into(), json!(ratios[..43].iter().map(|&r| name(r)).collect::<Vec<_>>()));
+    o.insert("compress_rates".into(), json!({"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}));
+    let mlp: Vec<&str> = (0..43).map(|i| if i < 3 { "hash_moe" } else { "moe" }).collect();
+    o.insert("mlp_layer_types".into(), json!(mlp));
+    let a = plan_of(json!({"hf_config": legacy.take()}), 4096, 16);
+    let b = plan_of(json!({"hf_config": native.clone()}), 4096, 16);
+    assert_eq!(b.plan.model, a.plan.model);
+    assert_eq!(b.plan.model.csa_compress_ratios.as_ref().map(Vec::len), Some(44));
+    assert_eq!(b.plan.model.moe_n_hash_layers, Some(3));
+    // hash_moe layers that are not a prefix: named, as Bridge rejects them.
+    let o = native.as_object_mut().unwrap();
+    o.insert("mlp_layer_types".into(), json!((0..43).map(|i| if i == 5 { "hash_moe" } else { "moe" }).collect::<Vec<_>>()));
+    let r = plan_of(json!({"hf_config": native}), 4096, 16);
+    assert!(r.diagnostics.iter().any(|d| d.message.contains("not a contiguous prefix")), "{:?}", r.diagnostics);
+}
+
+#[test]
+fn deepseek_v4_mhc_recompute_frees_the_hyper_connection_mixes() {
+    // Each hyper-connection module (2 a layer) saves its fp32 mixes, n² + 2n = 24 per token for 4 streams: at seq 4096,
+    // micro-batch 1, TP 1, 4096 · 24 · 4 B · 2 = 786,432 B a layer; `mhc` recompute re-creates them. Stage 0 of Bridge's
+    // PP 4 layout builds 11 layers: 8,650,752 B less per microbatch.
+    let stage0 = |modules: Value| {
+        let r = plan_value(&json!({"model": "deepseek-v4-flash", "cluster": {"gpu": "gb200", "num_gpus": 32},
+            "parallelism": {"pipeline_model_parallel_size": 4, "expert_model_parallel_size": 8,
+                            "pipeline_model_parallel_layout": "Et*11|t*11|t*11|t*10mL"},
+            "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 128,
+                         "recompute_granularity": "selective", "recompute_modules": modules}}))
+        .unwrap();
+        r.memory.stages[0].activations_per_microbatch_bytes
+    };
+    assert_eq!(stage0(json!(["moe_act"])) - stage0(json!(["moe_act", "mhc"])), 8_650_752);
 }

@@ -29,7 +29,8 @@ pub fn tensor_parallel(p: &Plan, out: &mut impl Findings) {
 }
 
 /// dsv4-hash-layers-need-layout: the hash-routed layers read the token ids, so they must sit with the embedding on
-/// the first stage; with PP > 1 Megatron Bridge requires an explicit pipeline_model_parallel_layout. The fix is the
+/// the first stage; with PP > 1 Megatron Bridge requires an explicit pipeline_model_parallel_layout, and a layout must
+/// build the hash layers in the embedding's chunk. The fix is the
 /// layout Bridge builds: the layers dealt evenly (the first num_layers mod PP stages one more), the embedding first,
 /// the MTP layers and the loss last.
 // Source: Megatron Bridge src/megatron/bridge/models/deepseek/deepseek_v4_bridge.py
@@ -38,16 +39,32 @@ pub fn tensor_parallel(p: &Plan, out: &mut impl Findings) {
 // pipeline_model_parallel_size > 1").
 pub fn hash_layers(p: &Plan, out: &mut impl Findings) {
     let m = &p.model;
-    let pp = p.parallelism.pp();
-    let hash = m.moe_n_hash_layers.unwrap_or(0);
-    if !m.is_dsv4() || hash == 0 || pp <= 1 || p.parallelism.pipeline_model_parallel_layout.is_some() {
+    let par = &p.parallelism;
+    let pp = par.pp();
+    let hash = m.moe_n_hash_layers.unwrap_or(0).min(m.num_layers);
+    if !m.is_dsv4() || hash == 0 || pp <= 1 {
         return;
     }
+    let problem = match &par.pipeline_model_parallel_layout {
+        None => format!("pipeline_model_parallel_size = {pp} without a pipeline_model_parallel_layout: DeepSeek-V4's {hash} hash-routed layers must be built with the embedding on the first stage"),
+        Some(spec) => {
+            // The layout's own split (only for a DeepSeek-V4 model with hash layers): the decoder layers of the chunk
+            // that builds the embedding must begin with layers 0 .. hash. A layout that does not read is its own error.
+            let Ok(l) = crate::pipeline::layout::split(spec, pp, par.virtual_pipeline_model_parallel_size, m.num_layers, m.mtp_num_layers) else { return };
+            let e = l.split.placement.embedding;
+            let chunk = l.split.stages.get(e.pipeline_rank as usize).and_then(|s| s.iter().find(|c| c.virtual_rank == e.virtual_rank));
+            let with_embedding = chunk.filter(|c| c.start == 0).map_or(0, |c| c.count);
+            if with_embedding >= hash {
+                return;
+            }
+            format!("the pipeline_model_parallel_layout builds {with_embedding} decoder layer(s) with the embedding, but DeepSeek-V4's first {hash} layers are hash-routed and must be built there")
+        }
+    };
     out.add(Code::Dsv4HashLayersNeedLayout, |code| {
         let layout = bridge_layout(m.num_layers, pp, m.mtp_num_layers);
         d(
             code,
-            format!("pipeline_model_parallel_size = {pp} without a pipeline_model_parallel_layout: DeepSeek-V4's {hash} hash-routed layers must be built with the embedding on the first stage"),
+            problem,
             format!("set pipeline_model_parallel_layout to \"{layout}\", Megatron Bridge's even layout for {} layers on {pp} stages", m.num_layers),
         )
         .with_apply("parallelism.pipeline_model_parallel_layout", layout)
