@@ -458,6 +458,38 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
     notes
 }
 
+/// DeepSeek-V4's fields as Megatron Bridge's DeepSeekV4Bridge sets them on its provider (Bridge names, no Megatron-LM
+/// flags: the Megatron-LM export says so), only for a DeepSeek-V4 model.
+// Source: Megatron Bridge src/megatron/bridge/models/deepseek/deepseek_v4_bridge.py provider_bridge
+// (experimental_attention_variant "dsv4_hybrid", csa_compress_ratios, csa_window_size, dsa_indexer_*, o_groups,
+// o_lora_rank, enable_hyper_connections, num_residual_streams, moe_n_hash_layers).
+fn dsv4_fields(m: &ModelConfig) -> Vec<(&'static str, Val)> {
+    let Some(ratios) = m.dsv4_ratios() else { return Vec::new() };
+    let json = |v: serde_json::Value| Some(Val::Json(v));
+    let opt = |v: Option<u64>| v.map(|v| Val::Json(serde_json::json!(v)));
+    [
+        ("model.experimental_attention_variant", Some(Val::Str("dsv4_hybrid"))),
+        ("model.csa_compress_ratios", json(serde_json::json!(ratios))),
+        ("model.csa_window_size", opt(m.csa_window_size)),
+        ("model.dsa_indexer_n_heads", opt(m.dsa_indexer_n_heads)),
+        ("model.dsa_indexer_head_dim", opt(m.dsa_indexer_head_dim)),
+        ("model.dsa_indexer_topk", opt(m.dsa_indexer_topk)),
+        ("model.o_groups", opt(m.o_groups)),
+        ("model.o_lora_rank", opt(m.o_lora_rank)),
+        ("model.enable_hyper_connections", m.enable_hyper_connections.then_some(Val::Bool(true))),
+        ("model.num_residual_streams", opt(m.num_residual_streams.filter(|_| m.enable_hyper_connections))),
+        ("model.moe_n_hash_layers", opt(m.moe_n_hash_layers)),
+    ]
+    .into_iter()
+    .filter_map(|(path, v)| v.map(|v| (path, v)))
+    .collect()
+}
+
+/// The Megatron-LM export's note on a DeepSeek-V4 model: its fields are Megatron Bridge provider fields.
+fn dsv4_mlm_note(m: &ModelConfig) -> Option<String> {
+    m.is_dsv4().then(|| "DeepSeek-V4's hybrid attention (experimental_attention_variant dsv4_hybrid, csa_compress_ratios, o_groups, o_lora_rank, hyper-connections, moe_n_hash_layers) is not written: they are the fields Megatron Bridge's DeepSeekV4Bridge sets on its provider, which the Bridge exports write; this Megatron-LM command describes an MLA model without them".to_string())
+}
+
 const HETEROGENEOUS_NOTE: &str = "heterogeneous layers are not a flag's value: write this block_configs JSON to heterogeneous_layers.json and add --heterogeneous-layers-config-path heterogeneous_layers.json";
 
 /// The heterogeneous layers as Megatron-Core's HeterogeneousTransformerConfig reads them: `{"block_configs": [...]}`,
@@ -888,6 +920,9 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
     for (path, _, v) in layer_kind_fields(m) {
         s.push(set(path, v));
     }
+    for (path, v) in dsv4_fields(m) {
+        s.push(set(path, v));
+    }
     if m.position_embedding_type == "learned_absolute" {
         notes.push("Bridge sizes learned position embeddings by model.seq_length (it has no max_position_embeddings)".into());
     }
@@ -1256,6 +1291,7 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         notes.push(format!("{HETEROGENEOUS_NOTE}: {json}"));
     }
     notes.extend(unexpressed_notes(m));
+    notes.extend(dsv4_mlm_note(m));
     if !m.multi_latent_attention {
         // core_transformer_config_from_args passes num_query_groups only with --group-query-attention.
         if m.num_query_groups != m.num_attention_heads {

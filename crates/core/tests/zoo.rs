@@ -13,7 +13,7 @@
 //!   does); "active" is the language model's (Meta's "17B active").
 
 use meshplan_core::search::{self, SearchOptions};
-use meshplan_core::{plan_value, presets};
+use meshplan_core::{ExportKind, export, plan_value, presets};
 use serde_json::{Value, json};
 
 fn hf_config(file: &str) -> Value {
@@ -1095,4 +1095,26 @@ fn deepseek_v4_mhc_recompute_frees_the_hyper_connection_mixes() {
         r.memory.stages[0].activations_per_microbatch_bytes
     };
     assert_eq!(stage0(json!(["moe_act"])) - stage0(json!(["moe_act", "mhc"])), 8_650_752);
+}
+
+#[test]
+fn deepseek_v4_bridge_exports_read_back_as_the_same_model() {
+    // A DeepSeek-V4 changed from its preset (2 residual streams) is written field by field in Bridge's provider names
+    // (experimental_attention_variant, csa_compress_ratios, o_groups, …), and both Bridge exports read back as it; the
+    // Megatron-LM export says it cannot carry them.
+    let r = plan_value(&json!({"model": {"preset": "deepseek-v4-flash", "num_residual_streams": 2},
+        "cluster": {"gpu": "gb200", "num_gpus": 64},
+        "parallelism": {"pipeline_model_parallel_size": 8, "expert_model_parallel_size": 8,
+                        "pipeline_model_parallel_layout": "Et*6|t*6|t*6|t*5|t*5|t*5|t*5|t*5mL"},
+        "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 256}}))
+    .unwrap();
+    for kind in [ExportKind::Bridge, ExportKind::BridgeCli] {
+        let text = export(kind, &r.plan, &r);
+        assert!(text.contains("csa_compress_ratios") && text.contains("num_residual_streams"), "{text}");
+        let (_, plan, _) = meshplan_core::imports::import_plan(&text, &Default::default()).unwrap();
+        assert_eq!(plan.model.csa_compress_ratios, r.plan.model.csa_compress_ratios);
+        assert_eq!(plan.model.param_counts(), r.plan.model.param_counts());
+    }
+    let mlm = export(ExportKind::MegatronLm, &r.plan, &r);
+    assert!(mlm.contains("DeepSeek-V4's hybrid attention") && mlm.contains("is not written"), "{mlm}");
 }
