@@ -52,6 +52,7 @@ impl ModelConfig {
 
     /// A compressor's parameters at head width `d` for `ratio`: linear_wkv and linear_wgate (h → c·d), ape
     /// (ratio × c·d) and its norm (d); none for ratio 0.
+    // Source: DeepSeek-V4-Flash inference/model.py Compressor.__init__; Bridge's compressor.linear_wkv / linear_wgate / ape / norm.
     fn compressor_params(&self, ratio: u64, d: u128) -> u128 {
         if ratio <= 1 {
             return 0;
@@ -62,6 +63,7 @@ impl ModelConfig {
 
     /// The CSA indexer's parameters (ratio-4 layers): linear_wq_b (q_lora_rank → H·D), linear_weights_proj (h → H)
     /// and its own compressor at width D.
+    // Source: DeepSeek-V4-Flash inference/model.py Indexer.__init__; Bridge's indexer.linear_wq_b / linear_weights_proj / compressor.*.
     fn csa_indexer_params(&self) -> u128 {
         let (heads, dim) = (self.dsa_indexer_n_heads.unwrap_or(0) as u128, self.dsa_indexer_head_dim.unwrap_or(0) as u128);
         let q_in = self.q_lora_rank.unwrap_or(self.hidden_size) as u128;
@@ -69,6 +71,7 @@ impl ModelConfig {
     }
 
     /// One DeepSeek-V4 attention layer of `mixer` with its input norm: (TP-sharded, replicated).
+    // Source: deepseek_v4_hybrid_attention.py DSv4HybridAttention / DSv4HybridSelfAttention.__init__ (module header).
     pub fn dsv4_attention_params(&self, mixer: Mixer) -> (u128, u128) {
         let (h, n, d) = (self.hidden_size as u128, self.num_attention_heads as u128, self.dsv4_head());
         let q_lora = self.q_lora_rank.unwrap_or(self.hidden_size) as u128;
@@ -90,6 +93,7 @@ impl ModelConfig {
     }
 
     /// One hyper-connection module (one per sub-layer): mapping_proj n·h × (n² + 2n), its bias and three gates.
+    // Source: megatron/core/transformer/hyper_connection.py HyperConnectionModule.__init__.
     pub fn hyper_connection_params(&self) -> LayerParams {
         let n = self.residual_streams() as u128;
         if n == 0 {
@@ -101,6 +105,7 @@ impl ModelConfig {
 
     /// The hyper-connection head that contracts the streams before the final norm (the decoder's, and each MTP
     /// depth's): hc_head_fn n × n·h, hc_head_base n, hc_head_scale 1.
+    // Source: Megatron Bridge deepseek_v4_bridge.py (decoder.hc_head_fn / hc_head_base / hc_head_scale); inference/model.py Transformer.
     pub fn hc_head_params(&self) -> u128 {
         let n = self.residual_streams() as u128;
         if n == 0 { 0 } else { n * n * self.hidden_size as u128 + n + 1 }
@@ -108,6 +113,7 @@ impl ModelConfig {
 
     /// The GEMM weights among a DeepSeek-V4 attention layer's replicated parameters (linear_q_down_proj, the output
     /// group projection, the compressor's and the indexer's linears).
+    // Source: the duplicated linears of DSv4HybridSelfAttention and the compressor / indexer (parallel_mode "duplicated").
     pub fn dsv4_replicated_gemms(&self, mixer: Mixer) -> f64 {
         let (h, n, d) = (self.hidden_size as f64, self.num_attention_heads as f64, self.v_head_dim as f64);
         let q_lora = self.q_lora_rank.unwrap_or(self.hidden_size) as f64;
