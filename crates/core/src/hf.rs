@@ -121,7 +121,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         "qwen3_next" | "qwen3_5" | "qwen3_5_moe" => hybrid::qwen3_next(c, &mut m),
         "step3p5" => step::step3p5(c, layers, &mut m, diags),
         "gemma4" | "gemma4_text" => gemma4::gemma4(c, &mut m),
-        "deepseek_v4" => dsv4::deepseek_v4(c, layers, &mut m, diags),
+        "deepseek_v4" => dsv4::deepseek_v4(c, layers, &mut m, diags)?,
         _ => {}
     }
     let megatron = Value::Object(m);

@@ -1078,6 +1078,12 @@ fn deepseek_v4_native_transformers_config_reads_as_the_legacy_one() {
     o.insert("mlp_layer_types".into(), json!((0..43).map(|i| if i == 5 { "hash_moe" } else { "moe" }).collect::<Vec<_>>()));
     let r = plan_of(json!({"hf_config": native}), 4096, 16);
     assert!(r.diagnostics.iter().any(|d| d.message.contains("not a contiguous prefix")), "{:?}", r.diagnostics);
+    // Without its per-layer ratios (or layer types) a deepseek_v4 config is refused by name, never sized as plain MLA.
+    let mut bare = hf_config("deepseek-ai--DeepSeek-V4-Flash");
+    bare.as_object_mut().unwrap().remove("compress_ratios");
+    let e = plan_value(&json!({"model": {"hf_config": bare}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("compress_ratios (or layer_types)"), "{}", e.message);
 }
 
 #[test]

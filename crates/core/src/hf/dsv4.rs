@@ -14,14 +14,29 @@
 use crate::diag::Diagnostic;
 use crate::fields::as_uint;
 use crate::limits::MAX_LAYERS;
-use crate::Code;
+use crate::{Code, InputError};
 use serde_json::{Map, Value, json};
 
 /// The Bridge's layer types and their compress ratios.
 const LAYER_TYPES: [(&str, u64); 3] = [("sliding_attention", 0), ("compressed_sparse_attention", 4), ("heavily_compressed_attention", 128)];
 
-pub fn deepseek_v4(c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>, diags: &mut Vec<Diagnostic>) {
+/// The config's V4 fields into `m`; a config without its per-layer ratios or its output projection is refused by
+/// name (Megatron Bridge's bridge raises on it too), never sized as a plain MLA model.
+pub fn deepseek_v4(c: &Map<String, Value>, layers: u64, m: &mut Map<String, Value>, diags: &mut Vec<Diagnostic>) -> Result<(), InputError> {
     let g = |k: &str| c.get(k).and_then(as_uint);
+    let has_ratios = c.get("compress_ratios").is_some_and(Value::is_array) || c.get("layer_types").is_some_and(Value::is_array);
+    let missing: Vec<&str> = [("compress_ratios (or layer_types)", has_ratios), ("o_groups", g("o_groups").is_some()), ("o_lora_rank", g("o_lora_rank").is_some())]
+        .into_iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(k, _)| k)
+        .collect();
+    if !missing.is_empty() {
+        return Err(InputError::new(
+            Code::HfConfigUnmappable,
+            format!("the deepseek_v4 config has no {}: DeepSeek-V4's layers cannot be sized without them", missing.join(", ")),
+            "paste the model's whole config.json (DeepSeek-V4-Flash's has compress_ratios, o_groups 8, o_lora_rank 1024)",
+        ));
+    }
     // The generic reading's window layers and DSA variant do not apply: V4's window is the hybrid attention's own.
     m.remove("window_size");
     m.remove("window_attn_skip_freq");
@@ -51,6 +66,7 @@ pub fn deepseek_v4(c: &Map<String, Value>, layers: u64, m: &mut Map<String, Valu
     if let Some(n) = hash_layers(c, diags) {
         m.insert("moe_n_hash_layers".into(), json!(n));
     }
+    Ok(())
 }
 
 /// The compress ratios as the Bridge reads them: `compress_ratios`, or `layer_types` through `compress_rates`; a list
