@@ -983,6 +983,9 @@ fn deepseek_v4_layers_are_kinds_of_their_compress_ratio() {
     odd[5] = 16;
     let odd = bad(json!(odd));
     assert!(odd.iter().any(|m| m.contains("csa_compress_ratios[5]` is 16")), "{odd:?}");
+    // The preset's 44 ratios kept for a model of 8 layers: named too.
+    let r = plan_of(json!({"preset": "deepseek-v4-flash", "num_layers": 8}), 4096, 16);
+    assert!(r.diagnostics.iter().any(|d| d.message.contains("lists 44 ratios but num_layers + mtp_num_layers = 9")), "{:?}", r.diagnostics);
 }
 
 #[test]

@@ -96,6 +96,15 @@ pub fn check(c: &ModelConfig, diags: &mut Vec<Diagnostic>) {
             "give them as Megatron Bridge's DeepSeekV4Bridge sets them (or paste the deepseek_v4 config.json)",
         ));
     }
+    // A preset's ratios kept under another layer or MTP count (the list given with the model is checked as it is read).
+    let want = c.num_layers + c.mtp_num_layers;
+    if let Some(r) = c.csa_compress_ratios.as_ref().filter(|r| r.len() as u64 != want) {
+        diags.push(Diagnostic::new(
+            Code::InvalidValue,
+            format!("csa_compress_ratios lists {} ratios but num_layers + mtp_num_layers = {want}", r.len()),
+            format!("give csa_compress_ratios with the model: {want} entries, one per decoder layer, then one per MTP layer"),
+        ));
+    }
     let (n, d) = (c.num_attention_heads, c.v_head_dim);
     if let Some(g) = c.o_groups.filter(|&g| (n * d) % g != 0) {
         diags.push(Diagnostic::new(
