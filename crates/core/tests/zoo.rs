@@ -1127,3 +1127,19 @@ fn deepseek_v4_bridge_exports_read_back_as_the_same_model() {
     let mlm = export(ExportKind::MegatronLm, &r.plan, &r);
     assert!(mlm.contains("DeepSeek-V4's hybrid attention") && mlm.contains("is not written"), "{mlm}");
 }
+
+#[test]
+fn deepseek_v4_flops_per_token_against_bridges_published_throughput() {
+    // Megatron Bridge's performance summary (docs/performance-summary.md @067f987df03b, 26.08 container, DeepSeekV4
+    // Flash on 128 DGX-GB200, MXFP8, GBS 2048, MBS 1, seq 4096): 7776 tokens/s/GPU at 706 model TFLOP/s/GPU, i.e. Bridge's
+    // own FLOPs count gives 706e12 / 7776 = 90.79 GFLOP a token. Its model verification card (deepseek-v4-flash card.yaml,
+    // 64 GB200, GBS 256): 142.910 TFLOP/s/GPU over 10,415.760 ms steps, 9.527e16 FLOPs a step of 256 · 4096 tokens =
+    // 90.85 GFLOP a token. meshplan's count (deepseek_v4_flops_worked_by_hand's terms) is within 1% of both.
+    let r = plan_value(&json!({"model": "deepseek-v4-flash", "cluster": {"gpu": "gb200", "num_gpus": 128},
+        "parallelism": {"expert_model_parallel_size": 64},
+        "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 2048}}))
+    .unwrap();
+    let per_token = r.performance.as_ref().unwrap().model_flops_per_step / (2048.0 * 4096.0);
+    within("DeepSeek-V4-Flash FLOPs per token (performance summary)", per_token, 706e12 / 7776.0, 0.01);
+    within("DeepSeek-V4-Flash FLOPs per token (verification card)", per_token, 142.910e12 * 10.415760 * 64.0 / (256.0 * 4096.0), 0.01);
+}
