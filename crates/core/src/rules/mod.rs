@@ -104,6 +104,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     moe::expert_parallel(p, out);
     moe::router_and_experts(p, out);
     pipeline::stages(p, out);
+    pipeline::gemma4_dense(p, out);
     pipeline_layout::conflicts(p, out);
     if let Some(e) = split_error {
         out.add(split_code(e), |_| split_diagnostic_for(p, e));
