@@ -127,6 +127,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     model_settings::low_precision_weights(p, out);
     model_settings::fp8_layers(p, out);
     model_settings::recompute_modules(p, out);
+    model_settings::gemma4_moe(p, out);
     model_settings::full_recompute(p, out);
     model_settings::activation_offload(p, out);
     model_settings::cuda_graphs(p, out);
