@@ -78,6 +78,7 @@ PRESET_PREFIXES = {
     "nemotron_3_super_": "nemotron-3-super-120b-a12b",
     "nemotron_3_ultra_": "nemotron-3-ultra-550b-a55b",
     "step35_196b_a11b_": "step-3.5-flash",
+    "gemma4_e4b_": "gemma-4-e4b",
 }
 EXCLUDE = ("deepseek_v2_lite_", "nemotron_3_nano_4b_")
 

@@ -437,12 +437,27 @@ fn unexpressed_notes(m: &ModelConfig) -> Vec<String> {
     // gate are Step35ModelProvider's (its Step35DecoderLayer), not GPTModelProvider settings nor Megatron-LM flags.
     if let Some(w) = m.sliding_attention_setting.filter(|_| m.window_shape_differs()) {
         notes.push(format!(
-            "the window layers' own attention shape (sliding_attention_setting: {} heads, {} query groups of {}) is not written: it is Megatron Bridge's Step35ModelProvider field, which Step-3.5's bridge sets (AutoBridge.from_hf_pretrained of its checkpoint; Gemma 4 has no Bridge provider); the exported GPT model gives every layer the full layers' shape",
+            "the window layers' own attention shape (sliding_attention_setting: {} heads, {} query groups of {}) is not written: it is Megatron Bridge's Step35ModelProvider field, which Step-3.5's bridge sets (AutoBridge.from_hf_pretrained of its checkpoint; Gemma 4's Gemma4DenseProvider / Gemma4ModelProvider take the full layers' as global_kv_channels and num_global_query_groups instead); the exported GPT model gives every layer the full layers' shape",
             w.num_attention_heads, w.num_query_groups, w.kv_channels
         ));
     }
-    if m.attention_k_eq_v {
-        notes.push("keys as values on the full-attention layers (attention_k_eq_v, Gemma 4) is not written: neither Megatron-Core nor Megatron Bridge (@067f987df03b) has the setting; the exported model gives those layers a V projection of their own".to_string());
+    // Megatron Bridge src/megatron/bridge/models/gemma/gemma4_provider.py (@067f987df03b): attention_k_eq_v,
+    // per_layer_embed_dim, per_layer_embed_vocab_size, num_kv_shared_layers and use_double_wide_mlp are Gemma 4
+    // providers' fields, set by gemma4_bridge.py from the checkpoint; Megatron-Core and Megatron-LM have none of them.
+    let gemma4: Vec<String> = [
+        m.attention_k_eq_v.then(|| "attention_k_eq_v (keys as values on the full-attention layers)".to_string()),
+        m.per_layer_embed_dim.map(|d| format!("per_layer_embed_dim = {d} (per-layer embeddings)")),
+        (m.num_kv_shared_layers > 0).then(|| format!("num_kv_shared_layers = {}", m.num_kv_shared_layers)),
+        m.use_double_wide_mlp.then(|| "use_double_wide_mlp".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !gemma4.is_empty() {
+        notes.push(format!(
+            "{} not written: they are Megatron Bridge's Gemma 4 provider fields (Gemma4DenseProvider, Gemma4ModelProvider), which AutoBridge.from_hf_pretrained of the Gemma 4 checkpoint sets (recipe gemma4_e4b_pretrain_config for E4B); a GPT model or Megatron-LM run has none of them",
+            gemma4.join(", ")
+        ));
     }
     // Megatron Bridge step35_bridge.py _MTPDenseLayerSpecsList: the MTP layers' own kind is the bridge's layer spec.
     if let Some(k) = m.mtp_layer.filter(|_| m.mtp_num_layers > 0 && m.mtp_layer_usable()) {

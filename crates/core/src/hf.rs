@@ -93,10 +93,10 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     let listed = model_type == "nemotron_h" && c.get("layers_block_type").is_some_and(Value::is_array);
     check_required(c, &model_type, listed)?;
     let heterogeneous = matches!(model_type.as_str(), "nemotron-nas" | "deci") && c.contains_key("block_configs");
+    // Gemma 4 sizes every part its configs name (hf/gemma4.rs).
     let gemma4 = matches!(model_type.as_str(), "gemma4" | "gemma4_text");
-    if !hybrid_family(&model_type) && !heterogeneous && !matches!(model_type.as_str(), "step3p5" | "deepseek_v4") {
-        let unsized_layers = if gemma4 { gemma4::unsized_parts(c) } else { hybrid::unsized_layers(c) };
-        if let Some(e) = unsized_layers {
+    if !hybrid_family(&model_type) && !heterogeneous && !matches!(model_type.as_str(), "step3p5" | "deepseek_v4") && !gemma4 {
+        if let Some(e) = hybrid::unsized_layers(c) {
             return Err(e);
         }
     }

@@ -186,6 +186,35 @@ pub struct ModelConfig {
     /// buffer), so they need the input ids on their stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe_n_hash_layers: Option<u64>,
+    /// Per-layer embeddings (Gemma 4 E2B / E4B; Megatron Bridge Gemma4DenseProvider `per_layer_embed_dim`): a second
+    /// embedding table gives every token `per_layer_embed_dim` values for each decoder layer, mixed with a projection
+    /// of the token's embedding, and each layer adds them to its output through a gate (h → dim) and a projection
+    /// (dim → h) of its own.
+    // Source: Megatron Bridge src/megatron/bridge/models/gemma/modeling_gemma4.py _attach_ple_modules
+    // (per_layer_embedding VocabParallelEmbedding(per_layer_embed_vocab_size, num_layers·dim), per_layer_model_proj
+    // ColumnParallelLinear(h → num_layers·dim), per_layer_proj_norm RMSNorm(dim)) and Gemma4DenseTransformerLayer
+    // (per_layer_input_gate nn.Linear(h, dim), per_layer_projection nn.Linear(dim, h), post_per_layer_input_norm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_layer_embed_dim: Option<u64>,
+    /// Rows of the per-layer embedding table (Gemma4DenseProvider `per_layer_embed_vocab_size`; default: `vocab_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_layer_embed_vocab_size: Option<u64>,
+    /// The last `num_kv_shared_layers` decoder layers attend with the keys and values of the last earlier layer of
+    /// their attention type (Gemma4DenseProvider `num_kv_shared_layers`). Megatron builds their K and V projections all
+    /// the same (the checkpoint has none: Bridge's _Gemma4DenseQKVMapping tolerates them missing), so they count.
+    // Source: modeling_gemma4.py Gemma4DenseSelfAttention (is_kv_shared_layer; get_query_key_value_tensors computes
+    // linear_qkv whole, then takes the stored keys and values of kv_shared_layer_index).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub num_kv_shared_layers: u64,
+    /// The KV-shared layers' dense MLPs are twice `ffn_hidden_size` wide (Gemma4DenseProvider `use_double_wide_mlp`).
+    // Source: modeling_gemma4.py _gemma4_dense_ffn_hidden_size (2 · ffn_hidden_size on layers ≥ num_layers −
+    // num_kv_shared_layers when use_double_wide_mlp).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub use_double_wide_mlp: bool,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The attended (query, key) pairs of one causal sequence of `s` tokens when each query sees at most `w` keys (itself
@@ -253,6 +282,14 @@ pub struct ParamCounts {
     /// language model's parameters a token passes through, as Meta's "17B active" counts them).
     #[serde(default)]
     pub vision_encoder: u128,
+    /// Gemma 4's per-layer embeddings (table, projection and its norm): in `total` and `active`, as the word
+    /// embeddings are. Google's "effective" count leaves them out, with the encoders.
+    #[serde(default, skip_serializing_if = "is_zero_u128")]
+    pub per_layer_embedding: u128,
+}
+
+fn is_zero_u128(n: &u128) -> bool {
+    *n == 0
 }
 
 impl ModelConfig {
@@ -550,7 +587,41 @@ impl ModelConfig {
         let sublayers = u128::from(kind.mixer != Mixer::None) + u128::from(kind.ffn != Ffn::None);
         let hc = self.hyper_connection_params();
         let hc = LayerParams { replicated: hc.replicated * sublayers, ..Default::default() };
-        mixer.plus(self.ffn_params(kind)).plus(hc)
+        mixer.plus(self.ffn_params(kind)).plus(self.per_layer_input_params(kind)).plus(hc)
+    }
+
+    /// A layer's share of the per-layer embeddings: its gate (h → dim) and projection (dim → h), plain nn.Linear
+    /// modules, so whole on every TP rank, and the norm after them.
+    // Source: Megatron Bridge modeling_gemma4.py Gemma4DenseTransformerLayer.__init__ (per_layer_input_gate,
+    // per_layer_projection: nn.Linear without bias; post_per_layer_input_norm over h).
+    fn per_layer_input_params(&self, kind: LayerKind) -> LayerParams {
+        match self.per_layer_embed_dim {
+            Some(dim) if kind != LayerKind::EMPTY => {
+                LayerParams { replicated: 2 * self.hidden_size as u128 * dim as u128 + self.norm_params(self.hidden_size), ..Default::default() }
+            }
+            _ => LayerParams::default(),
+        }
+    }
+
+    /// Multiply-adds per token of the per-layer embeddings' GEMMs, forward: each layer's gate and projection (2·h·dim)
+    /// and the projection of the token's embedding (h·num_layers·dim); the table is a lookup.
+    // Source: the modules of per_layer_input_params and per_layer_embedding_params, one multiply-add per weight.
+    pub fn per_layer_embedding_macs(&self) -> f64 {
+        let Some(dim) = self.per_layer_embed_dim else { return 0.0 };
+        let (h, l, dim) = (self.hidden_size as f64, self.num_layers as f64, dim as f64);
+        2.0 * h * dim * l + h * l * dim
+    }
+
+    /// The per-layer embeddings beside the word embeddings, on the first stage: (split over TP, whole on every TP
+    /// rank). The table (rows × num_layers·dim, split by rows) and the projection of the token's embedding
+    /// (h → num_layers·dim, column-parallel), then the projection's norm over dim.
+    // Source: Megatron Bridge modeling_gemma4.py _attach_ple_modules (VocabParallelEmbedding, ColumnParallelLinear
+    // without bias, Gemma4RMSNorm(dim)); attached only when pre_process.
+    pub fn per_layer_embedding_params(&self) -> (u128, u128) {
+        let Some(dim) = self.per_layer_embed_dim else { return (0, 0) };
+        let rows = self.per_layer_embed_vocab_size.unwrap_or(self.vocab_size) as u128;
+        let width = self.num_layers as u128 * dim as u128;
+        (rows * width + self.hidden_size as u128 * width, self.norm_params(dim))
     }
 
     /// Parameters of a feed-forward block with its pre-norm (`pre_mlp_layernorm`, or fused into fc1).
@@ -639,11 +710,15 @@ impl ModelConfig {
             self.vocab_size as u128 * self.hidden_size as u128
         };
         let final_norm = self.final_norm_params();
-        total += embedding + output_layer + final_norm;
-        active += embedding + output_layer + final_norm;
+        let per_layer_embedding = {
+            let (split, whole) = self.per_layer_embedding_params();
+            split + whole
+        };
+        total += embedding + output_layer + final_norm + per_layer_embedding;
+        active += embedding + output_layer + final_norm + per_layer_embedding;
         let mtp = kt.mtp.params.total() * kt.mtp.weight_copies as u128;
         let vision_encoder = self.vision_config.as_ref().map_or(0, |v| v.params().total());
         total += vision_encoder;
-        ParamCounts { total, active, embedding, output_layer, mtp, vision_encoder }
+        ParamCounts { total, active, embedding, output_layer, mtp, vision_encoder, per_layer_embedding }
     }
 }

@@ -146,6 +146,10 @@ fn model_from_fields_known(
         enable_hyper_connections: v4.enable_hyper_connections,
         num_residual_streams: v4.num_residual_streams,
         moe_n_hash_layers: v4.moe_n_hash_layers,
+        per_layer_embed_dim: v.ple[0],
+        per_layer_embed_vocab_size: v.ple[1],
+        num_kv_shared_layers: v.num_kv_shared_layers,
+        use_double_wide_mlp: v.use_double_wide_mlp,
     };
     if let Some(g) = v.hetero_groups.filter(|_| f_absent(value, "num_query_groups")) {
         config.num_query_groups = g;
@@ -255,6 +259,10 @@ struct VariantFields {
     /// dsa_indexer_n_heads, dsa_indexer_head_dim, dsa_indexer_topk.
     dsa: [Option<u64>; 3],
     dsa_indexer_loss_coeff: Option<f64>,
+    /// per_layer_embed_dim, per_layer_embed_vocab_size (Gemma 4's per-layer embeddings).
+    ple: [Option<u64>; 2],
+    num_kv_shared_layers: u64,
+    use_double_wide_mlp: bool,
 }
 
 fn read_variant_fields(
@@ -263,6 +271,7 @@ fn read_variant_fields(
     (value, section): (Option<&Value>, &str),
     (num_layers, hidden_size, num_attention_heads): (u64, u64, u64),
 ) -> VariantFields {
+    let cleared = |k: &str| value.and_then(|v| v.get(k)).is_some_and(Value::is_null);
     let (window_size, window_attn_skip_freq) = read_window(f, b, num_layers);
     let (heterogeneous_layers, hetero_groups) =
         hetero::read(f, b.and_then(|b| b.heterogeneous_layers.as_deref()), num_layers, hidden_size, num_attention_heads);
@@ -293,6 +302,16 @@ fn read_variant_fields(
             f.opt_uint("dsa_indexer_topk", 1, 1 << 32).or(b.and_then(|b| b.dsa_indexer_topk)),
         ],
         dsa_indexer_loss_coeff: f.opt_number("dsa_indexer_loss_coeff", 0.0, 1e6).or(b.and_then(|b| b.dsa_indexer_loss_coeff)),
+        // Gemma 4's per-layer embeddings, KV-shared layers and their double-wide MLPs (Megatron Bridge
+        // Gemma4DenseProvider fields).
+        // null clears a preset's (Gemma4DenseProvider's None: no per-layer embeddings).
+        ple: [
+            f.opt_uint("per_layer_embed_dim", 1, 1 << 16).or(b.and_then(|b| b.per_layer_embed_dim).filter(|_| !cleared("per_layer_embed_dim"))),
+            f.opt_uint("per_layer_embed_vocab_size", 1, 1 << 24)
+                .or(b.and_then(|b| b.per_layer_embed_vocab_size).filter(|_| !cleared("per_layer_embed_vocab_size"))),
+        ],
+        num_kv_shared_layers: f.uint("num_kv_shared_layers", b.map_or(0, |b| b.num_kv_shared_layers.min(num_layers)), 0, num_layers),
+        use_double_wide_mlp: f.boolean("use_double_wide_mlp", b.is_some_and(|b| b.use_double_wide_mlp)),
     }
 }
 

@@ -201,6 +201,15 @@ impl FlopSplit {
     }
 }
 
+/// Dense MLP widths summed over the layers run, decoder and MTP depths: each kind at its own width (heterogeneous
+/// layers, Gemma 4's double-wide MLPs).
+fn dense_width_sum(m: &crate::model::ModelConfig, kinds: &KindTotals) -> f64 {
+    (kinds.table.kinds().iter().enumerate())
+        .filter(|(_, k)| k.ffn == Ffn::Dense)
+        .map(|(i, k)| m.dense_width(*k) as f64 * kinds.decoder.get(i).saturating_add(kinds.mtp.layers.get(i).saturating_mul(kinds.mtp.depths)) as f64)
+        .sum()
+}
+
 /// Model FLOPs of one global batch, split by kind.
 // Source: megatron/training/training.py `num_floating_point_operations` / `transformer_flops()`
 // (research notes megatron-rules.md §3.1): T = B·s tokens, S₂ = B·s², factor 6 = 3 (fwd+bwd) × 2 (FMA).
@@ -218,11 +227,7 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     // Layers run per step by kind: the decoder's and each MTP depth's (GPT: a layer like the last decoder layer).
     let kinds = derived.kinds(m);
     let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
-    // Dense MLP widths summed over the layers run (heterogeneous layers each have their own width).
-    let dense_widths: f64 = (kinds.table.kinds().iter().enumerate())
-        .filter(|(_, k)| k.ffn == Ffn::Dense)
-        .map(|(i, k)| m.dense_width(*k) as f64 * kinds.decoder.get(i).saturating_add(kinds.mtp.layers.get(i).saturating_mul(kinds.mtp.depths)) as f64)
-        .sum();
+    let dense_widths = dense_width_sum(m, &kinds);
     let n_attn = kinds.run_where(|k| k.mixer.is_attention()) as f64;
     // Chunked attention (Llama 4) takes precedence over a window, as Megatron-LM's FLOPs count has it.
     let n_chunk = (m.chunked_attention_layers() as f64).min(n_attn);
@@ -277,7 +282,8 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     FlopSplit {
         dense_gemm: vision_gemm + v4_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + alt_lin + 6.0 * d * (3.0 * h + 2.0 * h * h)
             + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
-            + 6.0 * 2.0 * h * latent * n_moe),
+            + 6.0 * 2.0 * h * latent * n_moe
+            + 6.0 * m.per_layer_embedding_macs()),
         // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
         // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
         expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
@@ -776,11 +782,10 @@ fn dense_shares(plan: &Plan, kinds: &KindTotals) -> DenseShares {
     let m = &plan.model;
     let h = m.hidden_size as f64;
     let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
-    let n_dense = kinds.run_where(|k| k.ffn == Ffn::Dense) as f64;
     let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
     let n_attn = kinds.run_where(|k| k.mixer.is_attention()) as f64;
     let a = m.num_attention_heads as f64;
-    let mlp = h * m.ffn_hidden_size as f64 * r * n_dense;
+    let mlp = h * dense_width_sum(m, kinds) * r;
     let shared = h * m.moe_shared_expert_intermediate_size.unwrap_or(0) as f64 * r * n_moe;
     let (attn, up) = if m.multi_latent_attention {
         let up = (m.q_lora_rank.unwrap_or(0) as f64 * a * (m.qk_head_dim + m.qk_pos_emb_head_dim) as f64

@@ -2,34 +2,21 @@
 //! layers with a head width (`global_head_dim`) and, with keys as values (`attention_k_eq_v`), key heads
 //! (`num_global_key_value_heads`) of their own. The full layers are the model's attention shape, the window layers
 //! Megatron Bridge's `sliding_attention_setting` (as for Step-3.5). The 26B-A4B's MoE block beside each layer's MLP
-//! (`enable_moe_block`) is routed experts with the MLP as a shared expert. The parts meshplan does not size — per-layer
-//! embeddings, layers sharing earlier layers' keys and values, the double-wide MLP — are refused by name.
+//! (`enable_moe_block`) is routed experts with the MLP as a shared expert. E2B and E4B add per-layer embeddings
+//! (`hidden_size_per_layer_input` of `vocab_size_per_layer_input` rows), layers reusing earlier layers' keys and values
+//! (`num_kv_shared_layers`) and, on those, double-wide MLPs (`use_double_wide_mlp`): Megatron Bridge's
+//! Gemma4DenseProvider fields `per_layer_embed_dim`, `per_layer_embed_vocab_size`, `num_kv_shared_layers`,
+//! `use_double_wide_mlp`.
 // Source: transformers models/gemma4/configuration_gemma4.py (Gemma4TextConfig keys) and modeling_gemma4.py
 // Gemma4TextAttention (head_dim = global_head_dim on full layers; use_alternative_attention = attention_k_eq_v and
 // not is_sliding: num_global_key_value_heads key heads, no v_proj); Gemma4TextDecoderLayer with enable_moe_block: the
 // dense mlp and the router's top_k_experts of num_experts experts (moe_intermediate_size) both read the layer's input
-// and their outputs are summed, a shared expert's arrangement (Megatron-Core moe_layer.py shared_experts).
+// and their outputs are summed, a shared expert's arrangement (Megatron-Core moe_layer.py shared_experts). Megatron
+// Bridge src/megatron/bridge/models/gemma/gemma4_bridge.py (@067f987df03b): the HF keys above map to
+// Gemma4DenseProvider's per_layer_embed_dim, per_layer_embed_vocab_size, num_kv_shared_layers, use_double_wide_mlp.
 
 use crate::fields::as_uint;
-use crate::{Code, InputError};
 use serde_json::{Map, Value, json};
-
-/// The Gemma 4 parts meshplan cannot size, refused by name.
-pub fn unsized_parts(c: &Map<String, Value>) -> Option<InputError> {
-    let on = |k: &str| c.get(k).and_then(as_uint).is_some_and(|n| n > 0) || c.get(k).and_then(Value::as_bool) == Some(true);
-    let part = [
-        ("hidden_size_per_layer_input", "per-layer embeddings"),
-        ("num_kv_shared_layers", "layers reusing earlier layers' keys and values"),
-        ("use_double_wide_mlp", "double-wide MLPs on the KV-shared layers"),
-    ]
-    .into_iter()
-    .find(|(k, _)| on(k))?;
-    Some(InputError::new(
-        Code::HfConfigUnmappable,
-        format!("the Gemma 4 config has `{}` ({}): a layer part meshplan cannot size", part.0, part.1),
-        "meshplan sizes Gemma 4's dense models without per-layer embeddings (gemma-4-31b); give Megatron fields directly otherwise",
-    ))
-}
 
 /// The Gemma 4 fields over the generic reading in `m`: the full layers' shape and the window layers' own.
 pub fn gemma4(c: &Map<String, Value>, m: &mut Map<String, Value>) {
@@ -50,6 +37,14 @@ pub fn gemma4(c: &Map<String, Value>, m: &mut Map<String, Value>) {
             m.insert("moe_shared_expert_intermediate_size".into(), json!(g("intermediate_size")));
             m.insert("moe_layer_freq".into(), json!(1));
         }
+    }
+    if let Some(dim) = g("hidden_size_per_layer_input").filter(|&d| d > 0) {
+        m.insert("per_layer_embed_dim".into(), json!(dim));
+        m.insert("per_layer_embed_vocab_size".into(), json!(g("vocab_size_per_layer_input").or(g("vocab_size"))));
+    }
+    if let Some(shared) = g("num_kv_shared_layers").filter(|&n| n > 0) {
+        m.insert("num_kv_shared_layers".into(), json!(shared));
+        m.insert("use_double_wide_mlp".into(), json!(c.get("use_double_wide_mlp").and_then(Value::as_bool).unwrap_or(false)));
     }
     if m.contains_key("window_size") {
         let shape = json!({"num_attention_heads": heads, "num_query_groups": window_groups, "kv_channels": window_dim});

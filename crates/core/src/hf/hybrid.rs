@@ -131,10 +131,12 @@ pub fn unsized_layers(c: &Map<String, Value>) -> Option<InputError> {
     // DeepSeek-V4 (deepseek_v4): compressed attention per layer (compress_ratios), hyper-connections (hc_mult) and a
     // grouped low-rank output projection (o_lora_rank, o_groups). Step-3 (step3_text, Step2-mini): a query bottleneck
     // (share_q_dim: q_proj h → share_q_dim, a norm, wq → heads·head_dim). None of them is a Llama layer.
-    // global_head_dim: full-attention layers with a head width of their own (sized for gemma4 / gemma4_text only,
-    // hf/gemma4.rs).
-    const UNSIZED: [&str; 9] = [
+    // global_head_dim, hidden_size_per_layer_input (per-layer embeddings), num_kv_shared_layers: Gemma 4's parts, sized
+    // for gemma4 / gemma4_text only (hf/gemma4.rs); Gemma 3n (gemma3n_text) has them beside AltUp and LAuReL blocks.
+    const UNSIZED: [&str; 11] = [
         "global_head_dim",
+        "hidden_size_per_layer_input",
+        "num_kv_shared_layers",
         "block_configs",
         "hybrid_override_pattern",
         "layers_block_type",

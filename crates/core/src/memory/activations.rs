@@ -303,6 +303,16 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
             mlp(m, sh, (run.act, g), m.dense_width(kind), true, recompute, &mut t);
         }
     }
+    if let Some(dim) = m.per_layer_embed_dim.filter(|_| kind != LayerKind::EMPTY) {
+        // Gemma 4's per-layer input block after the MLP (modeling_gemma4.py Gemma4DenseTransformerLayer.forward:
+        // gelu(per_layer_input_gate(x)) · per_layer_input → per_layer_projection → post_per_layer_input_norm): the
+        // gate's input and the projection's output at h, the gate's output, the GELU's output and the product at dim,
+        // plain nn.Linear modules, not split over TP. The layer's slice of the per-layer inputs, and of the projected
+        // embedding the first stage normed into them (_compute_per_layer_inputs), both dim wide, are counted here too:
+        // the per-layer inputs hold them for every layer until the backward.
+        t.tensor(sh.local() * 2.0 * m.hidden_size as f64, run.act, false, false);
+        t.tensor(sh.tokens * 5.0 * dim as f64, run.act, false, false);
+    }
     // Hyper-connections: around each sub-layer the module saves its n-stream input and its single-stream output.
     let sublayers = f64::from(u8::from(kind.mixer != Mixer::None)) + f64::from(u8::from(kind.ffn != Ffn::None));
     hyper_connections(m, sh, run, (sublayers, c.recomputes(RecomputeModule::Mhc)), &mut t);

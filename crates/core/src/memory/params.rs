@@ -147,6 +147,9 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
         if at(place.embedding) {
             // Word embeddings split over TP by vocabulary; a learned position table is replicated on every TP rank.
             st.dense += word_embedding;
+            // Gemma 4's per-layer embeddings sit beside them (model.rs per_layer_embedding_params).
+            let (ple_split, ple_whole) = m.per_layer_embedding_params();
+            st.dense += ple_split as f64 / tp + ple_whole as f64;
             // The vision encoder sits beside the embedding (memory/vision.rs).
             if let Some(e) = &m.vision_config {
                 let (trained, frozen) = super::vision::params_per_gpu(p, e);

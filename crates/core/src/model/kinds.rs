@@ -378,9 +378,10 @@ impl Iterator for LayerRuns<'_> {
         let left = self.m.num_layers.checked_sub(self.next).filter(|&n| n > 0)?;
         let (mixer, a) = self.m.mixer_run_at(self.next);
         let (ffn, b) = self.m.ffn_run_at(self.next);
-        let n = a.min(b).min(left).max(1);
+        let (width, c) = self.m.width_run_at(self.next, ffn);
+        let n = a.min(b).min(c).min(left).max(1);
         self.next += n;
-        Some((LayerKind::new(mixer, ffn), n))
+        Some((LayerKind::with_ffn_width(mixer, ffn, width), n))
     }
 }
 
@@ -425,7 +426,26 @@ impl ModelConfig {
         if let Some(layers) = &self.heterogeneous_layers {
             return layers.get(usize::try_from(index).unwrap_or(usize::MAX)).map_or(LayerKind::EMPTY, |l| l.kind());
         }
-        LayerKind::new(self.mixer_run_at(index).0, self.ffn_run_at(index).0)
+        let ffn = self.ffn_run_at(index).0;
+        LayerKind::with_ffn_width(self.mixer_run_at(index).0, ffn, self.width_run_at(index, ffn).0)
+    }
+
+    /// The first of the double-wide layers: Gemma 4's KV-shared layers with `use_double_wide_mlp` (a GPT model's).
+    fn double_wide_from(&self) -> Option<u64> {
+        let on = self.use_double_wide_mlp && self.num_kv_shared_layers > 0 && self.hybrid_layer_pattern.is_none() && self.heterogeneous_layers.is_none();
+        on.then(|| self.num_layers.saturating_sub(self.num_kv_shared_layers))
+    }
+
+    /// The own width of layer `i`'s dense MLP (0: `ffn_hidden_size`) and how many layers from `i` share it.
+    // Source: Megatron Bridge modeling_gemma4.py _gemma4_dense_ffn_hidden_size (2 · ffn_hidden_size on the KV-shared
+    // layers, layer_number − 1 ≥ num_layers − num_kv_shared_layers, when use_double_wide_mlp).
+    fn width_run_at(&self, i: u64, ffn: Ffn) -> (u64, u64) {
+        let rest = self.num_layers.saturating_sub(i);
+        match self.double_wide_from() {
+            Some(from) if i < from => (0, from - i),
+            Some(_) if ffn == Ffn::Dense => (self.ffn_hidden_size.saturating_mul(2), rest),
+            _ => (0, rest),
+        }
     }
 
     /// The FFN of layer `i` and how many layers from `i` have it: `moe_layer_freq` as Megatron reads it.
@@ -516,9 +536,13 @@ impl ModelConfig {
         }
         let linear = self.gated_delta_net_variant() && self.linear_attention_freq.is_some();
         let window = self.window_shape_differs().then_some(Mixer::WindowAttention);
+        let wide = self.double_wide_from().map(|_| self.ffn_hidden_size.saturating_mul(2));
         for mixer in [Some(Mixer::Attention), linear.then_some(Mixer::GatedDeltaNet), window].into_iter().flatten() {
             for ffn in [Some(Ffn::Dense), self.is_moe().then_some(Ffn::Moe)].into_iter().flatten() {
                 f(LayerKind::new(mixer, ffn));
+            }
+            if let Some(w) = wide {
+                f(LayerKind::with_ffn_width(mixer, Ffn::Dense, w));
             }
         }
     }

@@ -106,6 +106,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     moe::expert_parallel(p, out);
     moe::router_and_experts(p, out);
     pipeline::stages(p, out);
+    pipeline::gemma4_dense(p, out);
     pipeline_layout::conflicts(p, out);
     if let Some(e) = split_error {
         out.add(split_code(e), |_| split_diagnostic_for(p, e));
@@ -129,6 +130,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     model_settings::low_precision_weights(p, out);
     model_settings::fp8_layers(p, out);
     model_settings::recompute_modules(p, out);
+    model_settings::gemma4_moe(p, out);
     model_settings::full_recompute(p, out);
     dsv4::hyper_connections(p, out);
     model_settings::activation_offload(p, out);

@@ -356,3 +356,45 @@ pub fn tp_comm_overlap(p: &Plan, out: &mut impl Findings) {
         });
     }
 }
+
+/// gemma4-moe-unsupported-setting: Gemma 4's MoE forward feeds the router, the shared expert and the routed experts
+/// separate inputs, which the CUDA-graphed, layernorm-recomputing and mlp_norm-offloading paths bypass.
+// Source: Megatron Bridge src/megatron/bridge/models/gemma/gemma4_provider.py _validate_gemma4_moe_orchestration
+// (raises ValueError "Gemma 4 MoE's separate router/shared/routed inputs do not yet support: …").
+pub fn gemma4_moe(p: &Plan, out: &mut impl Findings) {
+    let (m, s) = (&p.model, &p.training.settings);
+    if !(m.is_moe() && m.attention_k_eq_v) {
+        return;
+    }
+    let layernorm = s.recompute_granularity == Recompute::Selective
+        && s.recompute_modules.as_ref().is_some_and(|x| x.contains(&RecomputeModule::Layernorm));
+    let mlp_norm = s.fine_grained_activation_offloading && s.offload_modules.contains(&OffloadModule::MlpNorm);
+    let graphs = s.cuda_graph_impl != CudaGraphImpl::None;
+    let found: Vec<String> = [
+        graphs.then(|| format!("cuda_graph_impl = {}", s.cuda_graph_impl.key())),
+        layernorm.then(|| "selective recompute of layernorm".to_string()),
+        mlp_norm.then(|| "offloading mlp_norm activations".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if found.is_empty() {
+        return;
+    }
+    out.add(Code::Gemma4MoeUnsupportedSetting, |code| {
+        let diag = d(
+            code,
+            format!("Gemma 4 MoE with {}: Megatron Bridge's Gemma4ModelProvider raises \"Gemma 4 MoE's separate router/shared/routed inputs do not yet support\" it", found.join(", ")),
+            "set cuda_graph_impl = \"none\", and drop layernorm from recompute_modules and mlp_norm from offload_modules".into(),
+        );
+        if graphs {
+            diag.with_apply("training.cuda_graph_impl", "none")
+        } else if layernorm {
+            let kept: Vec<&str> = s.recompute_modules.iter().flatten().filter(|x| **x != RecomputeModule::Layernorm).map(|x| x.key()).collect();
+            diag.with_apply(MODULES, list(&kept))
+        } else {
+            let kept: Vec<&str> = s.offload_modules.iter().filter(|x| **x != OffloadModule::MlpNorm).map(|x| x.key()).collect();
+            diag.with_apply("training.offload_modules", list(&kept))
+        }
+    });
+}

@@ -246,3 +246,23 @@ pub fn schedule(p: &Plan, dv: &Derived, split_failed: bool, out: &mut impl Findi
         }
     }
 }
+
+/// gemma4-dense-pipeline: Megatron Bridge builds Gemma 4's dense models (E2B, E4B, 31B) on one pipeline stage only.
+// Source: Megatron Bridge src/megatron/bridge/models/gemma/gemma4_bridge.py (enable_moe_block false →
+// Gemma4DenseProvider) and gemma4_provider.py Gemma4DenseProvider.provide (raises NotImplementedError for
+// pipeline_model_parallel_size ≠ 1 or a vp_stage).
+pub fn gemma4_dense(p: &Plan, out: &mut impl Findings) {
+    let m = &p.model;
+    let dense_gemma4 = !m.is_moe() && (m.per_layer_embed_dim.is_some() || m.num_kv_shared_layers > 0 || m.attention_k_eq_v);
+    let pp = p.parallelism.pp();
+    if dense_gemma4 && pp > 1 {
+        out.add(Code::Gemma4DensePipeline, |code| {
+            d(
+                code,
+                format!("pipeline_model_parallel_size = {pp} for a dense Gemma 4 model: Megatron Bridge's Gemma4DenseProvider builds it at pipeline_model_parallel_size 1 only"),
+                "set pipeline_model_parallel_size to 1 (and virtual_pipeline_model_parallel_size to null); split the model with tensor_model_parallel_size, or shard its state with the distributed optimizer".to_string(),
+            )
+            .with_apply("parallelism.pipeline_model_parallel_size", 1)
+        });
+    }
+}

@@ -21,6 +21,15 @@ fn with_window_shape(window: bool) -> Value {
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // The small dense model with Gemma 4's per-layer embeddings (64 per layer) on PP 2: Megatron Bridge's
+        // Gemma4DenseProvider builds it at PP 1 only; at PP 1 nothing to say.
+        case(
+            "gemma4-dense-pipeline",
+            Kind::Error,
+            probe(set(&dense(), &[("per_layer_embed_dim", json!(64))]), &[(PP, json!(2))]),
+            probe(set(&dense(), &[("per_layer_embed_dim", json!(64))]), &[(PP, json!(1))]),
+        )
+        .fix(&[(PP, json!(1))]),
         // A window layers' shape without a window: no layer uses it (ignored); with window_size the odd layers do.
         case("sliding-attention-setting-unused", Kind::Warning, probe(with_window_shape(false), &[]), probe(with_window_shape(true), &[]))
             .fix(&[("model.sliding_attention_setting", Value::Null)]),

@@ -9,6 +9,15 @@ fn moe_with(fields: &[(&str, Value)]) -> Value {
 pub fn cases() -> Vec<Case> {
     let dense_etp = |etp: u64| probe(dense(), &[(ETP, json!(etp))]);
     vec![
+        // The small MoE model with keys as values (Gemma 4's MoE signature) and selective recompute of layernorm: Megatron
+        // Bridge's Gemma4ModelProvider refuses it; recomputing core_attn only is fine. The fix keeps the other modules.
+        case(
+            "gemma4-moe-unsupported-setting",
+            Kind::Error,
+            probe(moe_with(&[("attention_k_eq_v", json!(true))]), &[("training.recompute_modules", json!(["layernorm", "core_attn"]))]),
+            probe(moe_with(&[("attention_k_eq_v", json!(true))]), &[("training.recompute_modules", json!(["core_attn"]))]),
+        )
+        .fix(&[("training.recompute_modules", json!(["core_attn"]))]),
         // EP 2 on a dense model has no experts to place; the fix is EP 1.
         case("ep-requires-moe", Kind::Error, probe(dense(), &[(EP, json!(2))]), probe(dense(), &[(EP, json!(1))])).fix(&[(EP, json!(1))]),
         // ETP 2, given, on a dense model at TP 1: no effect (an info). ETP 1 given is the default's value.
