@@ -5,6 +5,10 @@ tables) with the settings of ITS OWN release.
 
     python3 scripts/extract-bridge-perf-recipes-26x.py PATH/TO/Megatron-Bridge-git-dir > reference/bridge_perf_settings_26x.json
 
+Each validation row (reference/validation_runs.json) is matched to the entry of its release with its model x GPU x
+precision x layout; else the nearest other tag's; else the preset at the commit nearest the table's date among the
+commits of main and the release branches that changed scripts/performance/configs; else it falls back (the reason kept).
+
 Where each release's recipes are (RELEASES below: the release tag whose docs/performance-summary.md first carries the
 release's table, and the other tags of the same container): up to v0.5.1 (26.06.01) they are the workload presets of
 scripts/performance/configs/<family>/*workload_base_configs.py, read as scripts/extract-bridge-perf-settings.py reads
@@ -32,6 +36,12 @@ RELEASES = [
     ("26.06.01", ["v0.5.1"]),  # 2026-07-20; table added 2026-07-22
     ("26.08", ["v0.6.0", "067f987df03b"]),  # 2026-08-19; the pinned commit after it
 ]
+# The date each release's table was added (the first commit of `git log -S "## <release> NeMo Container"`): a row no
+# tag matches is looked for in the history of scripts/performance/configs nearest that date.
+TABLE_DATES = {"26.02": "2026-02-23", "26.02.01": "2026-03-19", "26.04": "2026-04-17", "26.04.01": "2026-05-14",
+               "26.06": "2026-06-12", "26.06.01": "2026-07-21", "26.08": "2026-08-11"}
+# Branches whose history holds the workload presets (main and the release branches of the 26.x containers).
+HISTORY_REFS = ["067f987df03b", "r0.3.0", "r0.4.0", "r0.4.1", "r0.5.0"]
 GPU_TOKENS = ["GB300", "GB200", "B300", "B200", "H100", "VR200", "R100"]
 PRECISIONS = {"BF16": "BF16", "FP8_CS": "FP8_CS", "FP8_MX": "FP8_MX", "FP8_SC": "FP8_SC", "NVFP4": "NVFP4",
               "fp8cs": "FP8_CS", "fp8mx": "FP8_MX", "fp8sc": "FP8_SC", "bf16": "BF16", "nvfp4": "NVFP4"}
@@ -85,7 +95,11 @@ def presets_at(git_dir, rev, commit):
     for path in files:
         src = git(git_dir, "show", f"{rev}:{path}")
         g = {}
-        exec(compile(src, path, "exec"), g)
+        try:
+            exec(compile(src, path, "exec"), g)
+        except Exception as err:  # a commit in the middle of a change (history search only; every tag executes)
+            print(f"{rev}:{path}: not executed: {err!r}", file=sys.stderr)
+            continue
         for name, v in g.items():
             parsed = parse_preset_name(name) if isinstance(v, klass) else None
             if not parsed:
@@ -221,7 +235,29 @@ def row_matches(row, e):
         and (vp_row is None or vp_row == vp) and (row.get("mbs") is None or row["mbs"] == mbs)
 
 
-def match_rows(rows, releases, revisions):
+def history_commits(git_dir):
+    """Every commit of HISTORY_REFS that changed scripts/performance/configs: (short hash, date)."""
+    out = git(git_dir, "log", "--format=%h %ad", "--date=short", *HISTORY_REFS, "--", "scripts/performance/configs")
+    return [tuple(line.split()) for line in out.splitlines() if line.strip()]
+
+
+def history_match(row, history):
+    """The preset matching the row at the commit nearest its table's date (history: a loader of (commit, date) ->
+    entries, and the commits)."""
+    load, commits = history
+    day = TABLE_DATES.get(row.get("release"))
+    if not day or not commits:
+        return None
+    from datetime import date
+    d0 = date.fromisoformat(day)
+    for c, d in sorted(commits, key=lambda cd: (abs((date.fromisoformat(cd[1]) - d0).days), cd[0])):
+        e = next((e for e in load(c) if row_matches(row, e)), None)
+        if e:
+            return dict(e, rev=c, match=f"history: commit {c} of {d}, nearest the table's date {day} with the row's layout")
+    return None
+
+
+def match_rows(rows, releases, revisions, history=(None, [])):
     """Each validation row -> the entry of its release whose layout matches it; else the matching entry of the nearest
     other tag (by tag order, the row's release first); else a fallback with the reason."""
     order = [r["rev"] for r in revisions]
@@ -241,9 +277,11 @@ def match_rows(rows, releases, revisions):
                 found = dict(e, rev=rev, match="own release" if rev in own else f"nearest matching tag {rev} (the release's own: {', '.join(own)})")
                 break
         if found is None:
+            found = history_match(row, history)
+        if found is None:
             same = [e["name"] for rev in own for e in next(r for r in revisions if r["rev"] == rev)["entries"]
                     if (e["model"], e["gpu"], e["precision"]) == (MODEL_TOKENS[row["model_key"]], ROW_GPUS.get(row.get("gpu_type")), ROW_PRECISIONS.get(row.get("precision_normalized")))]
-            found = {"fallback": "no recipe of any tag has the row's layout" + (f" (its release's: {', '.join(sorted(set(same)))})" if same else " (its release has no recipe for this model x GPU x precision)")}
+            found = {"fallback": "no recipe of any tag, nor of any commit of the presets' history, has the row's layout" + (f" (its release's: {', '.join(sorted(set(same)))})" if same else " (its release has no recipe for this model x GPU x precision)")}
         out[row["id"]] = found
     return out
 
@@ -271,7 +309,14 @@ def main():
         out["releases"].append(rel)
     revisions = list(cache.values())
     rows = json.load(open(os.path.join(here, "reference/validation_runs.json")))
-    out["rows"] = match_rows(rows, out["releases"], revisions)
+    memo = {}
+
+    def load(c):
+        if c not in memo:
+            memo[c] = presets_at(git_dir, c, c) or []
+        return memo[c]
+
+    out["rows"] = match_rows(rows, out["releases"], revisions, (load, history_commits(git_dir)))
     out["revisions"] = [{"rev": r["rev"], "commit": r["commit"], "entries": len(r["entries"])} for r in revisions]
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")
