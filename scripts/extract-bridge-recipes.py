@@ -633,6 +633,31 @@ def dataclass_defaults(cls):
     return out
 
 
+def bind_globals(m):
+    """A module's top-level functions, classes, imports and literal constants as its globals."""
+    for s in m.tree.body:
+        if isinstance(s, ast.FunctionDef):
+            m.globals[s.name] = Func(m, s)
+        elif isinstance(s, ast.ClassDef):
+            m.globals[s.name] = Klass(s.name, dataclass_defaults(s))
+        elif isinstance(s, ast.ImportFrom):
+            src = resolve_from(m, s)
+            for a in s.names:
+                if a.name == "*":
+                    continue
+                m.globals[a.asname or a.name] = ("import", src, a.name)
+        elif isinstance(s, ast.Import):
+            for a in s.names:
+                m.globals[a.asname or a.name.split(".")[0]] = ("import", a.name if a.asname else a.name.split(".")[0], None)
+        elif isinstance(s, (ast.Assign, ast.AnnAssign)):
+            target = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else getattr(s, "target", None)
+            if isinstance(target, ast.Name) and s.value is not None:
+                try:
+                    m.globals[target.id] = ast.literal_eval(s.value)
+                except Exception:
+                    pass
+
+
 def load_modules(git_dir, commit):
     paths = git_ls(git_dir, commit, RECIPES) + [MIXED, COMM]
     modules = {}
@@ -643,27 +668,7 @@ def load_modules(git_dir, commit):
         tree = ast.parse(git_show(git_dir, commit, p))
         modules[name] = Module(name, p, tree)
     for m in modules.values():
-        for s in m.tree.body:
-            if isinstance(s, ast.FunctionDef):
-                m.globals[s.name] = Func(m, s)
-            elif isinstance(s, ast.ClassDef):
-                m.globals[s.name] = Klass(s.name, dataclass_defaults(s))
-            elif isinstance(s, ast.ImportFrom):
-                src = resolve_from(m, s)
-                for a in s.names:
-                    if a.name == "*":
-                        continue
-                    m.globals[a.asname or a.name] = ("import", src, a.name)
-            elif isinstance(s, ast.Import):
-                for a in s.names:
-                    m.globals[a.asname or a.name.split(".")[0]] = ("import", a.name if a.asname else a.name.split(".")[0], None)
-            elif isinstance(s, (ast.Assign, ast.AnnAssign)):
-                target = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else getattr(s, "target", None)
-                if isinstance(target, ast.Name) and s.value is not None:
-                    try:
-                        m.globals[target.id] = ast.literal_eval(s.value)
-                    except Exception:
-                        pass
+        bind_globals(m)
     return modules
 
 

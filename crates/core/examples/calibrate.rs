@@ -67,11 +67,28 @@ fn bridge_entry(r: &Value, recipe: Option<&str>) -> Option<&'static Value> {
     bridge_settings().iter().find(|e| e["name"].as_str() == Some(name.as_str()))
 }
 
+/// The speed settings of each validation row's own 26.x release (reference/bridge_perf_settings_26x.json,
+/// scripts/extract-bridge-perf-recipes-26x.py): row id -> the recipe entry whose layout matches the row, or a fallback.
+pub const BRIDGE_SETTINGS_26X: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../reference/bridge_perf_settings_26x.json");
+
+fn bridge_settings_26x() -> &'static serde_json::Map<String, Value> {
+    static S: std::sync::OnceLock<serde_json::Map<String, Value>> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        std::fs::read_to_string(BRIDGE_SETTINGS_26X)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v["rows"].as_object().cloned())
+            .unwrap_or_default()
+    })
+}
+
 /// Settings the runs' recipes turn on that change speed. NVIDIA's recipes (NeMo, Bridge, DGX Cloud, Megatron-LM's
 /// benchmarks) overlap TP communication (with TP > 1 and SP) and DP gradient reduction, and dispatch MoE tokens by
-/// all-to-all; Bridge rows also take their perf recipe's recompute modules, CUDA graphs, flex dispatcher backend
-/// and EP all-to-all overlap.
-fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<&'static str> {
+/// all-to-all; Bridge rows also take their perf recipe's recompute modules, CUDA graphs, dispatcher and flex backend,
+/// EP all-to-all overlap (and, for the 26.x validation rows, FP8 parameter gather and the pipeline layout): a
+/// validation row the entry of its own release whose layout matches it, every other Bridge row (and a validation row
+/// with no matching entry, labelled as a fallback) the v0.2.0 entry of its model × GPU × precision. Returns the label.
+fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<String> {
     let sp = plan["parallelism"]["sequence_parallel"].as_bool().unwrap_or(false);
     let t = &mut plan["training"];
     t["overlap_grad_reduce"] = json!(true);
@@ -81,8 +98,27 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<&
     if !r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge") {
         return None;
     }
-    let recipe = t["fp8_recipe"].as_str().map(str::to_owned);
-    let e = bridge_entry(r, recipe.as_deref())?;
+    let own = r["id"].as_str().and_then(|id| bridge_settings_26x().get(id));
+    if let Some(e) = own.filter(|e| e.get("fallback").is_none()) {
+        apply_entry(e, plan);
+        return Some(format!("{}@{}", e["name"].as_str().unwrap_or("?"), e["rev"].as_str().unwrap_or("?")));
+    }
+    let recipe = plan["training"]["fp8_recipe"].as_str().map(str::to_owned);
+    let e = bridge_entry(r, recipe.as_deref());
+    if let Some(e) = e {
+        apply_entry(e, plan);
+    }
+    let name = e.and_then(|e| e["name"].as_str()).unwrap_or("none");
+    match own.and_then(|o| o["fallback"].as_str()) {
+        Some(why) => Some(format!("{name}@v0.2.0, 25.x fallback: {why}")),
+        None => e.map(|_| name.to_string()),
+    }
+}
+
+/// Writes a Bridge perf-recipe entry's speed settings into a plan (v0.2.0 presets and 26.x entries alike; fields an
+/// entry does not carry are left as they are).
+fn apply_entry(e: &Value, plan: &mut Value) {
+    let t = &mut plan["training"];
     if let Some(m) = e["recompute_modules"].as_array().filter(|m| !m.is_empty()) {
         t["recompute_granularity"] = json!("selective");
         t["recompute_modules"] = json!(m);
@@ -98,6 +134,9 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<&
             t["cuda_graph_scope"] = json!(sc);
         }
     }
+    if let Some(d) = e["moe_token_dispatcher_type"].as_str() {
+        t["moe_token_dispatcher_type"] = json!(d);
+    }
     if let Some(b) = e["moe_flex_dispatcher_backend"].as_str() {
         t["moe_token_dispatcher_type"] = json!("flex");
         t["moe_flex_dispatcher_backend"] = json!(b);
@@ -105,7 +144,12 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<&
     if e["moe_a2a_overlap"].as_bool() == Some(true) {
         t["overlap_moe_expert_parallel_comm"] = json!(true);
     }
-    e["name"].as_str()
+    if let Some(b) = e["fp8_param_gather"].as_bool().filter(|_| t["precision"] == "fp8") {
+        t["fp8_param_gather"] = json!(b);
+    }
+    if let Some(l) = e.get("pp_layout").filter(|l| l.is_string() || l.is_array()) {
+        plan["parallelism"]["pipeline_model_parallel_layout"] = l.clone();
+    }
 }
 
 /// Generation (the catalogue's), precision recipe, dense or MoE, and model family of a run.
@@ -265,6 +309,23 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
         plan_json["parallelism"]["expert_tensor_parallel_size"] = json!(1);
     }
     let mut report = plan_value(&plan_json).map_err(|e| format!("plan: {}", e.message))?;
+    // A recipe's pipeline layout the plan refuses (meshplan's reading of it, or a layout written for another VP):
+    // run without it, and say so in the label.
+    let mut layout_note = String::new();
+    let layout_error = |rep: &meshplan_core::Report| {
+        rep.diagnostics.iter().find(|d| d.severity == meshplan_core::Severity::Error && d.code.as_str().contains("layout")).map(|d| d.code.as_str().to_string())
+    };
+    if let Some(code) = layout_error(&report).filter(|_| plan_json["parallelism"].get("pipeline_model_parallel_layout").is_some()) {
+        let mut alt = plan_json.clone();
+        if let Some(p) = alt["parallelism"].as_object_mut() {
+            p.remove("pipeline_model_parallel_layout");
+        }
+        if let Ok(a) = plan_value(&alt) {
+            layout_note = format!("; recipe layout not applied: {code}");
+            plan_json = alt;
+            report = a;
+        }
+    }
     // A layer count the stages do not divide: Bridge recipes then count the embedding and the loss as layers
     // (account_for_*_in_pipeline_split), as Qwen3-235B's 94 + 2 = 96 over PP 8 × VPP 4.
     if bridge && report.diagnostics.iter().any(|d| d.code.as_str().starts_with("layers-not-divisible")) {
@@ -305,7 +366,7 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     // The Bridge perf-recipe entry whose settings the row ran with, so every row's settings can be traced.
     let label = format!("{} {}×{} {} tp{} pp{} cp{} ep{}{}", r["model"].as_str().unwrap_or("?"), n, gpu, precision, tp,
         u(r, "pp").unwrap_or(1), u(r, "cp").unwrap_or(1), u(r, "ep").unwrap_or(1),
-        settings_entry.map(|e| format!(" [settings {e}]")).unwrap_or_default());
+        settings_entry.as_deref().map(|e| format!(" [settings {e}{layout_note}]")).unwrap_or_default());
     let groups = groups_of(r, &report.plan, precision, recipe);
     Ok(Run { id, label, measured_tflops: achieved / 1e12, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak, groups })
 }
