@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn base64url_reads_as_the_base64_crate_did() {
         // The base64 crate's engine, configured as the page's links were read before this reader was written out,
-        // is the oracle: every text of up to six characters over digits, padding and a stray character decodes the
+        // is the oracle: every text of up to five characters over digits, padding and stray characters decodes the
         // same (or is refused by both), and encoding agrees on every length of a byte run.
         use base64::Engine;
         use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
