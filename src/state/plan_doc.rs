@@ -101,7 +101,7 @@ pub fn typed_value(text: &str) -> Value {
     if let Ok(n) = t.parse::<i64>() {
         return Value::from(n);
     }
-    if let Ok(x) = t.parse::<f64>()
+    if let Some(x) = decimal_f64(t)
         && let Some(n) = serde_json::Number::from_f64(x)
     {
         return Value::Number(n);
@@ -111,6 +111,46 @@ pub fn typed_value(text: &str) -> Value {
         "false" => Value::Bool(false),
         _ => Value::String(t.to_string()),
     }
+}
+
+/// The number a decimal text stands for, when the text is one in Rust's float grammar (`f64::from_str`: a sign, digits
+/// with at most one point and at least one digit, an optional exponent) — its `inf`/`nan` spellings give `None` here,
+/// as `Number::from_f64` turned them away anyway. In the browser the value is JavaScript's `parseFloat`, which rounds
+/// correctly as Rust's parser does (ECMAScript `StringToNumber`; V8's strtod), so the page links no copy of Rust's
+/// float parser and its 10 KB power-of-five table (docs/web.md, "What went").
+fn decimal_f64(t: &str) -> Option<f64> {
+    let b = t.as_bytes();
+    let digits = |i: usize| b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let whole = digits(i);
+    i += whole;
+    let mut fraction = 0;
+    if b.get(i) == Some(&b'.') {
+        fraction = digits(i + 1);
+        i += 1 + fraction;
+    }
+    if whole + fraction == 0 {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1 + usize::from(matches!(b.get(i + 1), Some(b'+' | b'-')));
+        let exponent = digits(i);
+        if exponent == 0 {
+            return None;
+        }
+        i += exponent;
+    }
+    (i == b.len()).then(|| parse_decimal(t))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn parse_decimal(t: &str) -> f64 {
+    js_sys::parse_float(t)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_decimal(t: &str) -> f64 {
+    t.parse().unwrap_or(f64::NAN)
 }
 
 /// What the layout box's text is in the plan: nothing when empty, the list form when it reads as a JSON list, else the
@@ -199,5 +239,27 @@ mod tests {
         assert_eq!(typed_value("four"), json!("four"));
         assert_eq!(display_value(Some(&json!(8))), "8");
         assert_eq!(display_value(Some(&json!("tp-cp-ep-dp-pp"))), "tp-cp-ep-dp-pp");
+    }
+
+    #[test]
+    fn decimal_grammar_is_rusts() {
+        // Rust's own parser is the oracle: every text it reads as a finite number is a decimal here with the same
+        // value, and every text it rejects (or reads as inf/nan) is not. Hand-picked edges, then every string of up
+        // to four characters over the grammar's alphabet.
+        let edges = ["2.5", "-.5", "+1.", "1e5", "1E+05", "1e-400", "1e400", ".", "+", "-e5", "e5", "1e", "1e+", "1.2.3",
+            "1_0", " 1", "0x10", "inf", "-Infinity", "NaN", "00.1", "1.e3", ".e3", "4.9e-324", "1.7976931348623157e308"];
+        let alphabet = ['1', '0', '.', 'e', 'E', '+', '-', 'n', ' '];
+        let mut texts: Vec<String> = edges.iter().map(|s| s.to_string()).collect();
+        let mut layer = vec![String::new()];
+        for _ in 0..4 {
+            layer = layer.iter().flat_map(|p| alphabet.iter().map(move |c| format!("{p}{c}"))).collect();
+            texts.extend(layer.iter().cloned());
+        }
+        for t in &texts {
+            let rust = t.parse::<f64>().ok().filter(|x| x.is_finite() || t.to_ascii_lowercase().trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+            assert_eq!(decimal_f64(t).map(f64::to_bits), rust.map(f64::to_bits), "{t:?}");
+        }
+        assert_eq!(typed_value("1e400"), json!("1e400"));
+        assert_eq!(typed_value("-.5e1"), json!(-5.0));
     }
 }

@@ -15,7 +15,6 @@ use crate::model::{Ffn, KindTotals, Mixer};
 use crate::plan::{Plan, Precision, Recompute, RecomputeMethod};
 use crate::derive::Derived;
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
 
 mod stages;
 
@@ -162,20 +161,13 @@ pub const DEFAULT_CONSTANTS: Constants = Constants {
     moe_launch_factor: 1.0,
 };
 
-#[derive(Deserialize)]
-struct ConstantsFile {
-    constants: Constants,
-}
+// COMPILED_CONSTANTS and COMPILED_ASSUMPTIONS: data/perf_constants.json's `constants` and data/perf_assumptions.json's
+// values as Rust constants, written by build.rs (tests/data_minified.rs checks them against serde's reading of the files).
+include!(concat!(env!("OUT_DIR"), "/perf_data.rs"));
 
-static CONSTANTS: OnceLock<Constants> = OnceLock::new();
-
-/// The embedded, fitted constants.
+/// The embedded, fitted constants (data/perf_constants.json, compiled in by build.rs).
 pub fn constants() -> &'static Constants {
-    CONSTANTS.get_or_init(|| {
-        serde_json::from_str::<ConstantsFile>(include_str!(concat!(env!("OUT_DIR"), "/perf_constants.json")))
-            .map(|f| f.constants)
-            .unwrap_or(DEFAULT_CONSTANTS)
-    })
+    &COMPILED_CONSTANTS
 }
 
 /// FLOPs by kind, per global batch.
@@ -414,12 +406,10 @@ pub struct Assumed {
     pub value: f64,
 }
 
-static ASSUMPTIONS: OnceLock<Assumptions> = OnceLock::new();
-
-/// The embedded assumptions. A file that does not parse (a test proves this one does) reads as zeros: unknown links
-/// then cost nothing and FP32 runs at no rate, which the breakdown's finite-guards turn into zero terms.
+/// The embedded assumptions (data/perf_assumptions.json, compiled in by build.rs: a file perf cannot read does not
+/// build).
 pub fn assumptions() -> &'static Assumptions {
-    ASSUMPTIONS.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/perf_assumptions.json"))).unwrap_or_default())
+    &COMPILED_ASSUMPTIONS
 }
 
 /// Dense peak FLOP/s of the precision trained in, and of BF16.

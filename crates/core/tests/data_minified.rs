@@ -1,5 +1,5 @@
 //! The catalogue files are compiled in without their indentation (crates/core/build.rs): each compiled-in text must
-//! read as exactly the JSON value of its file in data/ (less the top-level keys no reader reads, named here), and carry
+//! read as exactly the JSON value of its file in data/ (less the keys no reader reads, named here), and carry
 //! no whitespace outside its strings.
 
 use serde_json::Value;
@@ -21,7 +21,46 @@ macro_rules! same {
 #[test]
 fn compiled_in_catalogue_files_are_their_data_files_without_whitespace() {
     same!("models.json", "gpus.json", "recipes.json" without "comment" "source_repository" "without_recipe",
-        "bridge_recipes.json" without "comment" "skipped", "perf_constants.json", "perf_assumptions.json", "advice.json", "mixed_precision.json");
+        "bridge_recipes.json" without "comment" "skipped", "advice.json" without "comment", "mixed_precision.json");
+}
+
+#[test]
+fn the_perf_files_keep_what_perf_reads() {
+    let file = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap()
+    };
+    // perf_constants.json: only `constants` is compiled in (the calibration's figures stay in the file).
+    let constants = file("perf_constants.json");
+    let compiled: Value = serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/perf_constants.json"))).unwrap();
+    assert!(constants.get("held_out").is_some() && constants.get("comment").is_some());
+    assert_eq!(compiled, serde_json::json!({ "constants": constants["constants"] }));
+    // perf_assumptions.json: each assumption's value, without its source and without the file's comment; every
+    // assumption in the file has a source.
+    let assumptions = file("perf_assumptions.json");
+    let compiled_text = include_str!(concat!(env!("OUT_DIR"), "/perf_assumptions.json"));
+    let compiled: Value = serde_json::from_str(compiled_text).unwrap();
+    let expected: serde_json::Map<String, Value> = assumptions
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| *k != "comment")
+        .map(|(k, v)| {
+            assert!(v["source"].as_str().is_some_and(|s| !s.is_empty()), "{k} has a source in the file");
+            (k.clone(), serde_json::json!({ "value": v["value"] }))
+        })
+        .collect();
+    assert_eq!(expected.len(), 20, "the file's assumptions, counted in data/perf_assumptions.json");
+    assert_eq!(compiled, Value::Object(expected));
+    assert!(!compiled_text.contains("source") && !compiled_text.contains('\n'));
+    // build.rs compiles both in as Rust constants: they are what serde reads from the data files, field by field
+    // (two values also read off data/perf_assumptions.json by hand).
+    use meshplan_core::perf::{Assumptions, Constants, assumptions as assumed, constants as fitted};
+    let serde_constants: Constants = serde_json::from_value(constants["constants"].clone()).unwrap();
+    let serde_assumptions: Assumptions = serde_json::from_value(assumptions.clone()).unwrap();
+    assert_eq!(*fitted(), serde_constants);
+    assert_eq!(*assumed(), serde_assumptions);
+    assert_eq!(assumed().tf32_per_bf16.value, 0.5);
+    assert_eq!(assumed().host_link_gbps_per_gpu.value, 50.0);
 }
 
 #[test]
