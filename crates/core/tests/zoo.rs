@@ -619,6 +619,8 @@ fn gemma_4_pasted_with_its_vision_encoder() {
         let v = r.plan.model.vision_config.as_ref().unwrap();
         // 3×3 patches pooled into one soft token (pooling_kernel_size 3: 2,520 patches to 280 tokens).
         assert_eq!(v.patches_per_token, 9, "{file}");
+        // Megatron Bridge's Gemma4VLModel builds the transformers tower unsplit on every TP rank.
+        assert_eq!(v.tensor_model_parallel_size, Some(1), "{file}");
         // The E2B / E4B audio tower (gemma4_audio, a conformer) is still not counted, and the diagnostic names it.
         let excluded: Vec<_> = r.diagnostics.iter().filter(|d| d.code == "hf-config-part-excluded").collect();
         if file.contains("-E") {

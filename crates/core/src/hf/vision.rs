@@ -134,7 +134,9 @@ fn kimi_k25(v: &Map<String, Value>, g: &dyn Fn(&str) -> Option<u64>, text_hidden
 /// no biases; four RMSNorms of h: input, post-attention, pre- and post-feedforward), the pooler (an average over
 /// pooling_kernel_size² patches, no parameters), std_bias and std_scale (h each) when `standardize`, and
 /// Gemma4MultimodalEmbedder (embedding_pre_projection_norm, an RMSNorm without a scale, and embedding_projection h →
-/// text hidden, no bias). Megatron Bridge's Gemma4VLModel builds these transformers modules on the first stage.
+/// text hidden, no bias). Megatron Bridge's Gemma4VLModel (gemma_vl/modeling_gemma4_vl.py) builds these transformers
+/// modules where pre_process (the first stage), unsplit on every TP rank (tensor_model_parallel_size 1), freezable by
+/// freeze_vision_model (vision_tower) and freeze_vision_projection (embed_vision).
 /// Heads·head_dim ≠ h or key-value heads ≠ heads is not a shape [`crate::model::VisionEncoder`] holds: `None` (the
 /// config is then named as not counted).
 fn gemma4(v: &Map<String, Value>, g: &dyn Fn(&str) -> Option<u64>, text_hidden: u64) -> Option<Value> {
@@ -157,6 +159,6 @@ fn gemma4(v: &Map<String, Value>, g: &dyn Fn(&str) -> Option<u64>, text_hidden: 
         "num_layers": layers, "hidden_size": h, "ffn_hidden_size": g("intermediate_size")?,
         "num_attention_heads": heads, "gated_linear_unit": true, "add_bias_linear": false,
         "normalization": "RMSNorm", "patch_dim": mul(&[3, p, p]), "patches_per_token": k * k,
-        "projector": [[h, text_hidden]], "extra_parameters": extra,
+        "projector": [[h, text_hidden]], "extra_parameters": extra, "tensor_model_parallel_size": 1,
     }))
 }
