@@ -635,6 +635,15 @@ fn gemma_4_pasted_with_its_vision_encoder() {
     // their 2-D position tables (23.6M, 15.7M), patch embeddings and projections are 3.7% and 12% above them.
     within("gemma 4 large tower layers", 545_070_384.0, 550e6, 0.01);
     within("gemma 4 small tower layers", 151_046_144.0, 150e6, 0.01);
+    // A tower whose attention is not h wide or has fewer key-value heads than heads is not a shape meshplan's encoder
+    // holds: not counted, and named with its model_type (never sized wrong).
+    for (k, v) in [("num_key_value_heads", 4), ("head_dim", 64)] {
+        let mut hf = hf_config("google--gemma-4-31B");
+        hf["vision_config"][k] = json!(v);
+        let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap();
+        assert_eq!(r.derived.vision_encoder_parameters, 0, "{k}");
+        assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("vision_config (gemma4_vision)")), "{k}");
+    }
 }
 
 #[test]
