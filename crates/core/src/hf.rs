@@ -88,7 +88,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     if vision.is_some() {
         excluded.retain(|k| *k != "vision_config");
     }
-    note_excluded(&excluded, &model_type, diags);
+    note_excluded(&excluded, outer, &model_type, diags);
     // A Nemotron-H config may give its layers as a block list alone (Nemotron 3 Ultra has no num_hidden_layers).
     let listed = model_type == "nemotron_h" && c.get("layers_block_type").is_some_and(Value::is_array);
     check_required(c, &model_type, listed)?;
@@ -133,15 +133,23 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
 }
 
 /// The encoder keys of a multimodal config that are not counted, named in one diagnostic.
-fn note_excluded(excluded: &[&str], model_type: &str, diags: &mut Vec<Diagnostic>) {
+fn note_excluded(excluded: &[&str], outer: &Map<String, Value>, model_type: &str, diags: &mut Vec<Diagnostic>) {
     if excluded.is_empty() {
         return;
     }
+    // Each part with its own model_type where it names one ("audio_config (gemma4_audio)").
+    let named: Vec<String> = excluded
+        .iter()
+        .map(|k| match outer.get(*k).and_then(|v| v.get("model_type")).and_then(Value::as_str) {
+            Some(t) => format!("{k} ({})", t.chars().filter(|c| !c.is_control()).take(40).collect::<String>()),
+            None => (*k).to_string(),
+        })
+        .collect();
     diags.push(Diagnostic::new(
         Code::HfConfigPartExcluded,
         format!(
             "the config's {} {} not counted: meshplan sizes the language model under text_config (model_type {:?})",
-            excluded.join(" and "),
+            named.join(" and "),
             if excluded.len() == 1 { "is" } else { "are" },
             model_type.chars().take(40).collect::<String>()
         ),

@@ -13,6 +13,11 @@ use serde_json::{Value, json};
 const ENCODER: u64 = 728_424;
 
 fn plan(training: Value, parallelism: Value) -> meshplan_core::Report {
+    plan_with(training, parallelism, json!({}))
+}
+
+/// [`plan`] with `vision` merged into the encoder's vision_config.
+fn plan_with(training: Value, parallelism: Value, vision: Value) -> meshplan_core::Report {
     let mut t = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 1024, "recompute_granularity": "selective",
                        "use_distributed_optimizer": true, "precision": "bf16"});
     t.as_object_mut().unwrap().extend(training.as_object().unwrap().clone());
@@ -22,6 +27,8 @@ fn plan(training: Value, parallelism: Value) -> meshplan_core::Report {
         "kv_channels": 128, "vocab_size": 32000, "gated_linear_unit": true, "add_bias_linear": false,
         "vision_config": {"num_layers": 2, "hidden_size": 64, "ffn_hidden_size": 256, "num_attention_heads": 4, "patch_dim": 588,
                           "patches_per_token": 4, "projector": [[256, 256], [256, 2048]], "extra_parameters": 1000}});
+    let mut model = model;
+    model["vision_config"].as_object_mut().unwrap().extend(vision.as_object().unwrap().clone());
     plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
                        "training": t, "parallelism": par}))
     .unwrap()
@@ -91,6 +98,23 @@ fn tp_splits_the_encoders_projections_and_the_row_parallel_projector_input_seque
     let one = plan(json!({"image_tokens_per_sample": 256, "seq_length": 4096}), json!({}));
     let two = plan(json!({"image_tokens_per_sample": 256, "seq_length": 4096}), json!({"context_parallel_size": 2}));
     assert_eq!(term(&two, 0, "vision_encoder_activations"), term(&one, 0, "vision_encoder_activations"));
+}
+
+#[test]
+fn an_encoder_whole_on_every_tp_rank() {
+    // tensor_model_parallel_size 1 in the vision_config (as the Gemma 4 import writes it: Megatron Bridge builds the
+    // Hugging Face tower unsplit on each TP rank): at TP 2 each rank holds all 728,424 parameters (2 B each) and saves
+    // what TP 1 saves, 4,456,448 B per microbatch (activations_by_hand_on_the_first_stage_only).
+    let whole = plan_with(json!({"image_tokens_per_sample": 256}), json!({"tensor_model_parallel_size": 2}), json!({"tensor_model_parallel_size": 1}));
+    assert_eq!(term(&whole, 0, "vision_encoder_weights"), 2 * ENCODER);
+    assert_eq!(term(&whole, 0, "vision_encoder_activations"), 4_456_448);
+    // The default splits over the language model's TP: layers' GEMMs 2·49,600 = 99,200 and the projector 589,824 halve,
+    // the replicated 768 + 37,632 + 1000 stay: 344,512 + 39,400 = 383,912 parameters, 767,824 B.
+    let split = plan(json!({"image_tokens_per_sample": 256}), json!({"tensor_model_parallel_size": 2}));
+    assert_eq!(term(&split, 0, "vision_encoder_weights"), 767_824);
+    // An encoder TP above the language model's is the language model's.
+    let above = plan_with(json!({"image_tokens_per_sample": 256}), json!({"tensor_model_parallel_size": 2}), json!({"tensor_model_parallel_size": 8}));
+    assert_eq!(term(&above, 0, "vision_encoder_weights"), 767_824);
 }
 
 #[test]

@@ -298,17 +298,24 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         let hf = hf_config(file);
         let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_or_else(|e| panic!("{file}: {e:?}"));
         let preset = presets::model(key).unwrap().model_config().param_counts();
-        // A config copy without its vision_config (Llama 4's are text-only copies) gives the language model alone.
+        // A config copy without its vision_config (Llama 4's are text-only copies) gives the language model alone; one
+        // with it gives the language model and its encoder: the preset's own encoder where the preset has one (Qwen3-VL,
+        // Qwen3.5, Kimi-K2.5), the encoder counted by hand in its own test where the preset is text-only (Gemma 4).
         let multimodal = hf.get("vision_config").is_some();
-        let encoder = if multimodal { 0 } else { preset.vision_encoder };
-        assert_eq!(r.derived.total_parameters as u128, preset.total - encoder, "{file} total");
+        let read = r.derived.vision_encoder_parameters as u128;
+        if multimodal && preset.vision_encoder > 0 {
+            assert_eq!(read, preset.vision_encoder, "{file} encoder");
+        }
+        assert_eq!(r.derived.total_parameters as u128, preset.total - preset.vision_encoder + read, "{file} total");
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
-        // A multimodal config's vision encoder is sized; a text-only one says nothing.
+        // A multimodal config's vision encoder is sized; a text-only one says nothing; an audio tower (Gemma 4 E2B and
+        // E4B) is named as not counted.
         let sized = r.plan.model.vision_config.is_some();
+        let audio = hf.get("audio_config").is_some_and(|a| !a.is_null());
         assert!(!sized || multimodal, "{file}");
-        assert_eq!(codes.contains(&"hf-config-part-excluded"), multimodal && !sized, "{file}: {codes:?}");
+        assert_eq!(codes.contains(&"hf-config-part-excluded"), (multimodal && !sized) || audio, "{file}: {codes:?}");
         assert_eq!(sized, multimodal, "{file}");
     }
 }
@@ -581,6 +588,62 @@ fn gemma_3_released_multimodal_config_with_its_siglip_encoder() {
     within("gemma-3-4b total", r.derived.total_parameters as f64, 4.3e9, 0.01);
     // 4096 patches pooled to 256 tokens: 16 patches per token.
     assert_eq!(r.plan.model.vision_config.as_ref().unwrap().patches_per_token, 16);
+}
+
+#[test]
+fn gemma_4_pasted_with_its_vision_encoder() {
+    // Gemma 4's ViT by hand (transformers modeling_gemma4.py Gemma4VisionModel + Gemma4MultimodalEmbedder; no biases):
+    //   large tower (31B, 26B-A4B: h 1152, 27 layers, 16 heads of 72, GeGLU 4304, patch 16, standardize):
+    //     layer: q/k/v/o 4·1152² = 5,308,416 + gate/up/down 3·1152·4304 = 14,874,624 + four RMSNorms 4·1152 + q/k norms
+    //       2·72 = 4,752: 20,187,792; 27 layers 545,070,384
+    //     patch input_proj 3·16²·1152 = 884,736; position table 2·10240·1152 = 23,592,960; std_bias, std_scale 2·1152
+    //     tower 545,070,384 + 884,736 + 23,592,960 + 2,304 = 569,550,384
+    //     embedding_projection 1152 × text width (its RMSNorm has no scale): 31B 1152·5376 = 6,193,152; 26B-A4B
+    //       1152·2816 = 3,244,032
+    //   small tower (E2B, E4B: h 768, 16 layers, 12 heads of 64, GeGLU 3072, no standardize):
+    //     layer: 4·768² = 2,359,296 + 3·768·3072 = 7,077,888 + 4·768 + 2·64 = 3,200: 9,440,384; 16 layers 151,046,144
+    //     patch 768·768 = 589,824; position table 2·10240·768 = 15,728,640: tower 167,364,608
+    //     projection: E2B 768·1536 = 1,179,648; E4B 768·2560 = 1,966,080
+    let cases = [
+        ("gemma-4-31b", "google--gemma-4-31B", 569_550_384 + 6_193_152),
+        ("gemma-4-26b-a4b", "google--gemma-4-26B-A4B", 569_550_384 + 3_244_032),
+        ("gemma-4-e2b", "google--gemma-4-E2B", 167_364_608 + 1_179_648),
+        ("gemma-4-e4b", "google--gemma-4-E4B", 167_364_608 + 1_966_080),
+    ];
+    for (key, file, encoder) in cases {
+        let r = plan_value(&json!({"model": {"hf_config": hf_config(file)}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap();
+        let text = presets::model(key).unwrap().model_config().param_counts();
+        assert_eq!(r.derived.vision_encoder_parameters as u128, encoder, "{file}");
+        assert_eq!(r.derived.total_parameters as u128, text.total + encoder, "{file}");
+        assert_eq!(r.derived.active_parameters as u128, text.active, "{file}");
+        let v = r.plan.model.vision_config.as_ref().unwrap();
+        // 3×3 patches pooled into one soft token (pooling_kernel_size 3: 2,520 patches to 280 tokens).
+        assert_eq!(v.patches_per_token, 9, "{file}");
+        // Megatron Bridge's Gemma4VLModel builds the transformers tower unsplit on every TP rank.
+        assert_eq!(v.tensor_model_parallel_size, Some(1), "{file}");
+        // The E2B / E4B audio tower (gemma4_audio, a conformer) is still not counted, and the diagnostic names it.
+        let excluded: Vec<_> = r.diagnostics.iter().filter(|d| d.code == "hf-config-part-excluded").collect();
+        if file.contains("-E") {
+            assert!(excluded.len() == 1 && excluded[0].message.contains("audio_config") && excluded[0].message.contains("gemma4_audio"), "{excluded:?}");
+            assert!(!excluded[0].message.contains("vision_config"), "{}", excluded[0].message);
+        } else {
+            assert!(excluded.is_empty(), "{file}: {excluded:?}");
+        }
+    }
+    // Published (Gemma 4 model card): vision encoder ~550M (26B-A4B, 31B) and ~150M (E2B, E4B). Approximate figures
+    // that match the transformer layers alone (545.1M, 1.0% under 550M; 151.0M, 0.7% over 150M); the whole towers with
+    // their 2-D position tables (23.6M, 15.7M), patch embeddings and projections are 3.7% and 12% above them.
+    within("gemma 4 large tower layers", 545_070_384.0, 550e6, 0.01);
+    within("gemma 4 small tower layers", 151_046_144.0, 150e6, 0.01);
+    // A tower whose attention is not h wide or has fewer key-value heads than heads is not a shape meshplan's encoder
+    // holds: not counted, and named with its model_type (never sized wrong).
+    for (k, v) in [("num_key_value_heads", 4), ("head_dim", 64)] {
+        let mut hf = hf_config("google--gemma-4-31B");
+        hf["vision_config"][k] = json!(v);
+        let r = plan_value(&json!({"model": {"hf_config": hf}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap();
+        assert_eq!(r.derived.vision_encoder_parameters, 0, "{k}");
+        assert!(r.diagnostics.iter().any(|d| d.code == "hf-config-part-excluded" && d.message.contains("vision_config (gemma4_vision)")), "{k}");
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! A multimodal config's `vision_config` → the model's `vision_config` ([`crate::model::VisionEncoder`] fields), for
 //! the encoders meshplan sizes: Llama 4's ViT with its pixel-shuffle adapter and projector, Qwen3-VL's / Qwen3.5's ViT
 //! with its patch merger (and deepstack mergers), Gemma 3's SigLIP with its input projection, Kimi-K2.5's MoonViT with
-//! its patch-merger MLP. Each function counts
+//! its patch-merger MLP, Gemma 4's ViT (`gemma4_vision`) with its multimodal embedder. Each function counts
 //! what the layers do not (patch-embedding bias, class token, position table, outer norms, projector norms and biases)
 //! as `extra_parameters`, from the module list of the transformers model it names.
 
@@ -19,6 +19,7 @@ pub fn encoder(model_type: &str, outer: &Map<String, Value>, text_hidden: u64) -
         "qwen3_vl" | "qwen3_vl_moe" | "qwen3_5" | "qwen3_5_moe" => qwen3_vl(v, &g),
         "gemma3" => gemma3(outer, &g, text_hidden),
         "kimi_k25" => kimi_k25(v, &g, text_hidden),
+        "gemma4" => gemma4(v, &g, text_hidden),
         _ => None,
     }
 }
@@ -123,5 +124,41 @@ fn kimi_k25(v: &Map<String, Value>, g: &dyn Fn(&str) -> Option<u64>, text_hidden
         "num_attention_heads": g("vt_num_attention_heads")?, "gated_linear_unit": false, "add_bias_linear": true,
         "normalization": "LayerNorm", "patch_dim": mul(&[3, p, p]), "patches_per_token": k(0) * k(1),
         "projector": [[merged, merged], [merged, text_hidden]], "extra_parameters": extra,
+    }))
+}
+
+/// Gemma 4: Gemma4VisionModel (transformers models/gemma4/modeling_gemma4.py, model_type "gemma4_vision") —
+/// Gemma4VisionPatchEmbedder (input_proj 3·p² → h, no bias; position_embedding_table 2 × position_embedding_size × h,
+/// one row per x and per y), num_hidden_layers Gemma4VisionEncoderLayers (q/k/v/o h → heads·head_dim → h without
+/// biases; q_norm and k_norm RMSNorms of head_dim, v_norm without a scale; the gated GELU MLP gate/up h → f, down f → h,
+/// no biases; four RMSNorms of h: input, post-attention, pre- and post-feedforward), the pooler (an average over
+/// pooling_kernel_size² patches, no parameters), std_bias and std_scale (h each) when `standardize`, and
+/// Gemma4MultimodalEmbedder (embedding_pre_projection_norm, an RMSNorm without a scale, and embedding_projection h →
+/// text hidden, no bias). Megatron Bridge's Gemma4VLModel (gemma_vl/modeling_gemma4_vl.py) builds these transformers
+/// modules where pre_process (the first stage), unsplit on every TP rank (tensor_model_parallel_size 1), freezable by
+/// freeze_vision_model (vision_tower) and freeze_vision_projection (embed_vision).
+/// Heads·head_dim ≠ h or key-value heads ≠ heads is not a shape [`crate::model::VisionEncoder`] holds: `None` (the
+/// config is then named as not counted).
+fn gemma4(v: &Map<String, Value>, g: &dyn Fn(&str) -> Option<u64>, text_hidden: u64) -> Option<Value> {
+    let h = g("hidden_size")?;
+    let heads = g("num_attention_heads")?;
+    let head_dim = g("head_dim")?;
+    if heads.checked_mul(head_dim) != Some(h) || g("num_key_value_heads").is_some_and(|kv| kv != heads) {
+        return None;
+    }
+    let layers = g("num_hidden_layers")?;
+    let p = g("patch_size").unwrap_or(16);
+    let standardize = v.get("standardize").and_then(Value::as_bool).unwrap_or(false);
+    // Per layer beyond VisionEncoder's two norms: two more RMSNorms of h and q_norm, k_norm of head_dim.
+    let per_layer = 2 * h + 2 * head_dim;
+    let extra = mul(&[2, g("position_embedding_size").unwrap_or(10240), h])
+        .saturating_add(mul(&[layers, per_layer]))
+        .saturating_add(if standardize { 2 * h } else { 0 });
+    let k = g("pooling_kernel_size").filter(|&k| (1..=64).contains(&k)).unwrap_or(3);
+    Some(json!({
+        "num_layers": layers, "hidden_size": h, "ffn_hidden_size": g("intermediate_size")?,
+        "num_attention_heads": heads, "gated_linear_unit": true, "add_bias_linear": false,
+        "normalization": "RMSNorm", "patch_dim": mul(&[3, p, p]), "patches_per_token": k * k,
+        "projector": [[h, text_hidden]], "extra_parameters": extra, "tensor_model_parallel_size": 1,
     }))
 }

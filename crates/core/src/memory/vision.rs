@@ -9,13 +9,16 @@
 // FP8 weight cache, its saved tensors 16-bit) and modelling_qwen3_vl/model.py (the patch merger's linear_fc1
 // TEColumnParallelLinear, linear_fc2 TERowParallelLinear; with CP > 1 and vision_dp_when_cp False, its default, every CP
 // rank encodes all of its samples' images: context parallelism does not split the encoder, by Megatron's design).
+// An encoder with its own tensor_model_parallel_size 1 (Megatron Bridge's Hugging Face towers: Gemma 4's Gemma4VLModel
+// builds AutoModel.from_config(vision_config) and marks it for TP gradient averaging) is whole on every TP rank, and
+// every TP rank runs it on the same images: neither its weights nor its saved tensors split over TP.
 
 use crate::model::VisionEncoder;
 use crate::plan::{Plan, Recompute};
 
 /// The encoder's parameters per GPU: (trained, frozen).
 pub(crate) fn params_per_gpu(p: &Plan, e: &VisionEncoder) -> (f64, f64) {
-    let tp = p.parallelism.tp().max(1) as f64;
+    let tp = e.tp(p.parallelism.tp().max(1)) as f64;
     let ep = e.params();
     // Layers' GEMMs and the projector split over TP; norms, output biases, the patch embedding and the rest replicated.
     let encoder = ep.layers_tp_sharded as f64 / tp + ep.replicated as f64;
@@ -41,8 +44,7 @@ pub(crate) fn activations_per_microbatch(p: &Plan, e: &VisionEncoder) -> f64 {
     let s = &p.training.settings;
     let tokens = p.training.micro_batch_size as f64 * s.image_tokens_per_sample as f64;
     let patches = tokens * e.patches_per_token as f64;
-    let par = &p.parallelism;
-    let tp = par.tp().max(1) as f64;
+    let tp = e.tp(p.parallelism.tp().max(1)) as f64;
     let mut bytes = 0.0;
     if !s.freeze_vision_model {
         // The vision config's sequence_parallel is False whatever the language model's: the per-patch tensors outside

@@ -40,6 +40,11 @@ pub struct VisionEncoder {
     /// position table, norms outside the layers and in the projector, the projector's biases.
     #[serde(default)]
     pub extra_parameters: u64,
+    /// The encoder's own tensor parallelism: absent, the language model's (Megatron-built encoders: Qwen3-VL's vision
+    /// config copies the language model's tensor_model_parallel_size); 1, the whole encoder and projector on every TP
+    /// rank (Megatron Bridge's Hugging Face towers, e.g. Gemma 4's: built unsplit, gradients averaged over TP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_model_parallel_size: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -84,6 +89,14 @@ impl VisionEncoder {
     /// fc1's output width: 2·ffn for a gated MLP.
     fn fc1_out(&self) -> u128 {
         self.ffn_hidden_size as u128 * if self.gated_linear_unit { 2 } else { 1 }
+    }
+
+    /// The encoder's TP degree under a language model of `tp`: its own where set (at most `tp`), else `tp`.
+    // Source: Megatron Bridge @067f987df03b utils/common_utils.py hook_hf_module_setattr_for_tp_grad_sync (a Hugging
+    // Face tower's parameters marked average_gradients_across_tp_domain: whole on each TP rank) and
+    // qwen_vl/modelling_qwen3_vl/transformer_config.py get_vision_model_config (the language model's TP).
+    pub fn tp(&self, tp: u64) -> u64 {
+        self.tensor_model_parallel_size.map_or(tp, |t| t.min(tp)).max(1)
     }
 
     /// Parameters of one encoder layer: (TP-sharded, replicated).
@@ -166,6 +179,7 @@ mod tests {
             patches_per_token: 4,
             projector: vec![[32, 10]],
             extra_parameters: 5,
+            tensor_model_parallel_size: None,
         };
         assert_eq!(e.layer_params(), (552, 48));
         // Patch embedding 12·8 = 96; projector 320.

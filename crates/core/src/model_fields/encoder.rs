@@ -32,6 +32,13 @@ pub fn read(f: &mut Fields, base: Option<&VisionEncoder>, section: &str) -> Opti
         patches_per_token: g.uint("patches_per_token", base.map_or(1, |b| b.patches_per_token), 1, 1 << 16),
         projector: Vec::new(),
         extra_parameters: g.uint("extra_parameters", base.map_or(0, |b| b.extra_parameters), 0, MAX_FIELD),
+        tensor_model_parallel_size: base.and_then(|b| b.tensor_model_parallel_size),
+    };
+    // The encoder's own TP (1: whole on every TP rank, as Megatron Bridge builds a Hugging Face tower; at least the
+    // language model's TP: split as the language model).
+    let tensor_model_parallel_size = match g.raw("tensor_model_parallel_size") {
+        None => e.tensor_model_parallel_size,
+        Some(_) => Some(g.uint("tensor_model_parallel_size", 1, 1, 1 << 16)),
     };
     let projector = match g.raw("projector") {
         None => base.map_or_else(Vec::new, |b| b.projector.clone()),
@@ -45,7 +52,7 @@ pub fn read(f: &mut Fields, base: Option<&VisionEncoder>, section: &str) -> Opti
         }),
     };
     g.finish();
-    Some(VisionEncoder { projector, ..e })
+    Some(VisionEncoder { projector, tensor_model_parallel_size, ..e })
 }
 
 /// A list of [in, out] pairs of whole numbers in 1..=2^24.
