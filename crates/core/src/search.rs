@@ -382,6 +382,8 @@ fn divisors_upto(n: u64, cap: u64) -> Vec<u64> {
 struct Cell<'a> {
     /// The parameters each stage holds: the layout's, the same for every micro-batch and variant.
     params: &'a [memory::StageParams],
+    /// What the step time reads of the layout alone: the same for every micro-batch and variant.
+    step: &'a perf::StepLayout,
     derived: &'a Derived,
     /// The first rule error of this cell once [`rules::check`] has run, with the recompute variant it ran for. A
     /// variant that passes passes for the whole cell; an error is re-checked for another recompute variant, since some
@@ -461,7 +463,7 @@ fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: 
         return Outcome::Dominated;
     }
     let tight = s.codes.0.contains(&Code::LowMemoryHeadroom);
-    let perf = perf::estimate(p, cell.derived);
+    let perf = perf::estimate_for(p, cell.derived, cell.step);
     Outcome::Valid(Rec {
         key: *key,
         step_time_s: perf.step_time_s,
@@ -781,6 +783,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
+    let mut step: Option<perf::StepLayout> = None;
     let shapes = shapes(base, opts, &mut splits, dispatcher_free)?;
     for sh in shapes {
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
@@ -804,8 +807,13 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
             if mi == 0 {
                 // The stages' parameters depend on the layout only: once for every micro-batch and variant.
                 memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
+                match &mut step {
+                    Some(step) => step.refresh(&p, &derived),
+                    None => step = Some(perf::StepLayout::of(&p, &derived)),
+                }
             }
-            let mut cell = Cell { params: &params, derived: &derived, rules: None };
+            let Some(step) = &step else { continue };
+            let mut cell = Cell { params: &params, step, derived: &derived, rules: None };
             // Least memory first: if neither full nor selective recompute with the distributed optimizer fits, no
             // variant of this cell does, nor any larger micro-batch (the memory model is monotone in these).
             // Without the distributed optimizer a layout needs more memory than with it: skipped when that one does
