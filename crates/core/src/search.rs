@@ -784,6 +784,8 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
     let mut step: Option<perf::StepLayout> = None;
+    // The model's parameter counts, for every layout's derived sizes (the model is the base plan's throughout).
+    let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
     let shapes = shapes(base, opts, &mut splits, dispatcher_free)?;
     for sh in shapes {
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
@@ -803,7 +805,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
         for (mi, &mbs) in mbs_list.iter().enumerate() {
             let mut key = sh.key(mbs, ORDER[0]);
             apply(&mut p, &key, Some(&text));
-            report::derive_into(&p, Some(split), &mut derived);
+            crate::derive::derive_counted(&p, Some(split), (scratch.kinds.totals, &model_counts), &mut derived);
             if mi == 0 {
                 // The stages' parameters depend on the layout only: once for every micro-batch and variant.
                 memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
