@@ -250,8 +250,13 @@ fn layout_text(m: &crate::model::ModelConfig, pp: u64, vpp: u64) -> String {
     pipeline_layout::even_text(m.num_layers, m.mtp_num_layers, pp.saturating_mul(vpp))
 }
 
-/// The layer split of a pipeline shape: `split_layers`, or the layout's split for a `layout` shape.
+/// The layer split of a pipeline shape as [`report::split_of`] makes it for the candidate's plan: a hybrid pattern's
+/// `|` segments (one segment: `split_layers` without VPP, which Megatron-Core refuses there), `split_layers`, or the
+/// layout's split for a `layout` shape.
 fn split_for(m: &crate::model::ModelConfig, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>, layout: bool) -> Result<StageSplit, pipeline::SplitError> {
+    if let Some(h) = m.hybrid_layer_pattern.as_ref().filter(|_| !layout) {
+        return pipeline::split_from_segments(h.segments(), pp, (vpp > 1).then_some(vpp), first, last);
+    }
     if !layout {
         return pipeline::split_layers(m.num_layers, pp, vpp, first, last);
     }

@@ -469,7 +469,7 @@ fn the_kind_totals_memo_changes_no_estimate() {
 /// variant: each stage's parameters and MoE layers, the saved activations of a stage with its predecessor's layers,
 /// the links each group kind runs on, each pipeline rank's layers. Every candidate it ranks must carry the step time,
 /// rates and peak memory the full report of its plan computes from scratch, to the bit: dense, uneven pipeline layouts
-/// with VPP, MoE with MTP and a dense first stage, window attention, FP8 with BF16 edge layers and
+/// with VPP, MoE with MTP and a dense first stage, hybrid Mamba, window attention, FP8 with BF16 edge layers and
 /// activation offloading, on HGX and NVL72 domains.
 fn the_search_memos_change_no_estimate() {
     use meshplan_core::search::{self, SearchOptions};
@@ -479,6 +479,7 @@ fn the_search_memos_change_no_estimate() {
         ("llama-3.1-8b", "h100-sxm-80gb", 8u64, 8192u64, 128u64, json!({})),
         ("llama-3.1-70b", "h100-sxm-80gb", 48, 4096, 96, json!({})),
         ("deepseek-v3", "h100-sxm-80gb", 256, 4096, 512, json!({})),
+        ("nemotron-h-8b", "h100-sxm-80gb", 16, 8192, 64, json!({})),
         ("gemma-4-31b", "h100-sxm-80gb", 16, 8192, 64, json!({})),
         ("qwen3-30b-a3b", "gb200", 16, 4096, 128, offload),
     ] {
@@ -493,6 +494,7 @@ fn the_search_memos_change_no_estimate() {
             let full = meshplan_core::plan_resolved(c.plan.as_ref().expect("plan"), Vec::new());
             let perf = full.performance.as_ref().expect("a step time");
             let at = format!("{model}: {:?} {:?}", c.parallelism, c.training);
+            assert!(full.valid, "{at}: {:?}", full.diagnostics.iter().filter(|d| d.is_error()).map(|d| &d.code).collect::<Vec<_>>());
             assert_eq!(c.step_time_s.to_bits(), perf.step_time_s.to_bits(), "{at}");
             assert_eq!(c.tokens_per_s_per_gpu.to_bits(), perf.tokens_per_s_per_gpu.to_bits(), "{at}");
             assert_eq!(c.model_tflops_per_gpu.to_bits(), perf.model_tflops_per_gpu.to_bits(), "{at}");
