@@ -788,7 +788,8 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
-    let mut step: Option<perf::StepLayout> = None;
+    // Refreshed for each layout shape before its first cell.
+    let mut step = perf::StepLayout::of(base, &derived);
     // The model's parameter counts, for every layout's derived sizes (the model is the base plan's throughout).
     let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
     let shapes = shapes(base, opts, &mut splits, dispatcher_free)?;
@@ -814,13 +815,9 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
             if mi == 0 {
                 // The stages' parameters depend on the layout only: once for every micro-batch and variant.
                 memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
-                match &mut step {
-                    Some(step) => step.refresh(&p, &derived),
-                    None => step = Some(perf::StepLayout::of(&p, &derived)),
-                }
+                step.refresh(&p, &derived);
             }
-            let Some(step) = &step else { continue };
-            let mut cell = Cell { params: &params, step, derived: &derived, rules: None };
+            let mut cell = Cell { params: &params, step: &step, derived: &derived, rules: None };
             // Least memory first: if neither full nor selective recompute with the distributed optimizer fits, no
             // variant of this cell does, nor any larger micro-batch (the memory model is monotone in these).
             // Without the distributed optimizer a layout needs more memory than with it: skipped when that one does
