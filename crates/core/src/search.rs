@@ -403,6 +403,8 @@ struct Scratch {
     codes: rules::Codes,
     /// The candidate's memory, rewritten in place for each one.
     mem: memory::MemoryReport,
+    /// The per-kind activations of the cell's candidates (cleared for each cell).
+    activations: memory::ActivationMemo,
     kinds: LayerKinds,
     /// A module list swapped into the plan while the module subsets are tried (kept to reuse its buffer).
     spare: Option<Vec<RecomputeModule>>,
@@ -427,7 +429,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
 /// of their own), without recording it for the cell.
 fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool, fresh: bool) -> Outcome {
     result.evaluated += 1;
-    memory::estimate_peaks_into(p, cell.derived, &s.kinds, cell.params, &mut s.mem);
+    memory::estimate_peaks_memo(p, cell.derived, &s.kinds, cell.params, &mut s.activations, &mut s.mem);
     let mem = &s.mem;
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
@@ -777,8 +779,13 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
         return Ok(result);
     }
     let mut p = base.clone();
-    let mut scratch =
-        Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds(), spare: None };
+    let mut scratch = Scratch {
+        codes: rules::Codes(Vec::with_capacity(64)),
+        mem: memory::MemoryReport::default(),
+        activations: memory::ActivationMemo::default(),
+        kinds: base.model.kinds(),
+        spare: None,
+    };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();
@@ -818,6 +825,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
                 step.refresh(&p, &derived);
             }
             let mut cell = Cell { params: &params, step: &step, derived: &derived, rules: None };
+            scratch.activations.clear();
             // Least memory first: if neither full nor selective recompute with the distributed optimizer fits, no
             // variant of this cell does, nor any larger micro-batch (the memory model is monotone in these).
             // Without the distributed optimizer a layout needs more memory than with it: skipped when that one does

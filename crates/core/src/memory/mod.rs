@@ -211,6 +211,7 @@ pub fn layer_activations(p: &Plan, kind: crate::model::LayerKind) -> LayerActiva
 }
 
 /// Per-layer activations of each kind of the model's table (in table order) and precision, for the whole plan.
+#[derive(Clone, Copy)]
 struct Layers {
     kinds: [LayerActivations; MAX_LAYER_KINDS],
     /// The same in BF16, for layers kept in BF16 under FP8/FP4.
@@ -348,8 +349,40 @@ struct PlanWide {
     offloads: bool,
 }
 
+/// The per-kind activations the layout search keeps between the candidates of one layout and micro-batch
+/// ([`estimate_peaks_memo`]). Of what differs between those candidates (recompute granularity, method and layers, the
+/// module lists, the distributed optimizer, optimizer offload), [`Layers::of`] reads only the selective-recompute
+/// module list, through `activations::Choices`: the run's activation and GEMM-input sizes and its BF16 edge layers follow
+/// the precision settings, the shape the layout and micro-batch, the routed tokens the MoE settings. So the memo keeps
+/// the last two `Layers` by their `Choices` (full and no recompute share one; selective another); the search clears it
+/// for each layout and micro-batch.
+#[derive(Clone, Default)]
+pub struct ActivationMemo {
+    slots: [Option<(activations::Choices, Layers)>; 2],
+    next: usize,
+}
+
+impl ActivationMemo {
+    /// Forgets every entry: for another layout, micro-batch or model.
+    pub fn clear(&mut self) {
+        self.slots = [None, None];
+    }
+
+    fn layers(&mut self, p: &Plan, run: &Run, sh: &Shape, kinds: &LayerKinds) -> Layers {
+        let c = activations::Choices::of(p);
+        if let Some((_, l)) = self.slots.iter().flatten().find(|(k, _)| *k == c) {
+            return *l;
+        }
+        let l = Layers::of(p, run, sh, kinds);
+        let i = self.next % self.slots.len();
+        self.slots[i] = Some((c, l));
+        self.next = i + 1;
+        l
+    }
+}
+
 impl PlanWide {
-    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds) -> PlanWide {
+    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds, memo: Option<&mut ActivationMemo>) -> PlanWide {
         let run = Run::of(p);
         let sh = Shape::of(p);
         let m = &p.model;
@@ -357,7 +390,10 @@ impl PlanWide {
         let vocab = d.padded_vocab_size;
         let nccl = overhead::communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
         let library = moe::library_buffers(m, p, &sh);
-        let layers = Layers::of(p, &run, &sh, kinds);
+        let layers = match memo {
+            Some(memo) => memo.layers(p, &run, &sh, kinds),
+            None => Layers::of(p, &run, &sh, kinds),
+        };
         let max_of = |per: fn(&LayerActivations) -> f64| layers.active().iter().map(per).fold(0.0, f64::max);
         PlanWide {
             largest_full: max_of(|a| a.full),
@@ -383,18 +419,24 @@ impl PlanWide {
 /// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout and `kinds`, `p.model.kinds()`),
 /// into `out`, reusing its buffers (the layout search sizes thousands of candidates).
 pub fn estimate_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, true);
+    estimate_with(p, d, kinds, params, out, true, None);
 }
 
 /// As [`estimate_into`] with only what the layout search reads: each stage's `pipeline_rank`, `num_layers`,
 /// `total_bytes`, `allocated_bytes`, `bound_by` and `host_bytes`, and the report's totals, the same as
 /// [`estimate_into`]'s; the breakdown and the terms are left empty or stale.
 pub fn estimate_peaks_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, false);
+    estimate_with(p, d, kinds, params, out, false, None);
 }
 
-fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool) {
-    let wide = PlanWide::of(p, d, kinds);
+/// As [`estimate_peaks_into`], with the per-kind activations taken from `memo` where a candidate of the same layout and
+/// micro-batch computed them (see [`ActivationMemo`]): the same figures to the bit.
+pub fn estimate_peaks_memo(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], memo: &mut ActivationMemo, out: &mut MemoryReport) {
+    estimate_with(p, d, kinds, params, out, false, Some(memo));
+}
+
+fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<&mut ActivationMemo>) {
+    let wide = PlanWide::of(p, d, kinds, memo);
     let mut stages = std::mem::take(&mut out.stages);
     stages.truncate(params.len());
     stages.resize_with(params.len(), StageMemory::default);
