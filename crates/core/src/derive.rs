@@ -1,7 +1,7 @@
 //! Sizes that follow from a plan: data-parallel sizes, minimum GPUs, microbatches, bubble, parameters.
 //! Pure arithmetic with no checks; the rules judge these numbers, memory and perf build on them.
 
-use crate::model::KindTotals;
+use crate::model::{KindTotals, ParamCounts};
 use crate::pipeline::{self, Placement, StageSplit};
 use std::borrow::Cow;
 use crate::plan::Plan;
@@ -126,6 +126,14 @@ pub fn layer_runs_per_chunk(p: &Plan, split: &StageSplit) -> Vec<Vec<Vec<KindRun
 /// As [`derive`], into `out`, reusing its buffer (the layout search derives thousands of layouts); it leaves
 /// `layer_runs_per_chunk` empty.
 pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
+    let kinds = p.model.kind_totals();
+    let counts = p.model.param_counts_of(&kinds);
+    derive_counted(p, split, (kinds, &counts), out);
+}
+
+/// As [`derive_into`], with the model's kind totals and parameter counts given (`p.model.kind_totals()` and
+/// `p.model.param_counts_of` of them): they depend on the model alone, and the layout search counts them once.
+pub fn derive_counted(p: &Plan, split: Option<&StageSplit>, (kinds, counts): (KindTotals, &ParamCounts), out: &mut Derived) {
     let par = &p.parallelism;
     let world = p.world_size();
     let (tp, pp, cp, ep, etp) = (par.tp() as u128, par.pp() as u128, par.cp() as u128, par.ep() as u128, par.etp() as u128);
@@ -145,8 +153,6 @@ pub fn derive_into(p: &Plan, split: Option<&StageSplit>, out: &mut Derived) {
     // Source: megatron/core/num_microbatches_calculator.py: GBS / (MBS · DP).
     let per_step = (mbs as u128) * (dp.max(1) as u128);
     let num_microbatches = if dp > 0 { sat(gbs as u128 / per_step) } else { 0 };
-    let kinds = p.model.kind_totals();
-    let counts = p.model.param_counts_of(&kinds);
     let mut layers_per_stage = std::mem::take(&mut out.layers_per_stage);
     layers_per_stage.clear();
     // Inner lists are kept and refilled, so a search deriving many layouts of one pipeline shape allocates once.

@@ -799,6 +799,8 @@ struct Links {
     /// Achieved bytes/s per GPU per direction.
     scale_up: f64,
     scale_out: f64,
+    /// [`Meshes::fits_domain`] of each group kind, in [`GroupKind::all`] order: counted once per layout.
+    inside: [bool; 9],
 }
 
 impl Links {
@@ -811,21 +813,53 @@ impl Links {
         let a = assumptions();
         let up = plan.gpu.scale_up_bw_gbps.unwrap_or(a.scale_up_bw_gbps_when_unknown.value);
         let out = plan.gpu.scale_out_gbit_per_gpu.unwrap_or(a.scale_out_gbit_per_gpu_when_unknown.value);
+        let domain = plan.cluster.nvlink_domain_size;
+        let inside = GroupKind::all().map(|kind| meshes.fits_domain(kind, domain));
         Links {
             meshes,
-            domain: plan.cluster.nvlink_domain_size,
+            domain,
             scale_up: up * 1e9 * c.bandwidth_efficiency, // GB/s per direction
             scale_out: out / 8.0 * 1e9 * c.bandwidth_efficiency, // Gb/s → B/s
+            inside,
         }
     }
 
     /// Whether the groups of `kind` fit one NVLink domain ([`Meshes::fits_domain`]).
     fn inside(&self, kind: GroupKind) -> bool {
-        self.meshes.fits_domain(kind, self.domain)
+        // GroupKind::all() lists the kinds in declaration order.
+        self.inside.get(kind as usize).copied().unwrap_or_else(|| self.meshes.fits_domain(kind, self.domain))
     }
 
     fn bandwidth(&self, kind: GroupKind) -> f64 {
         if self.inside(kind) { self.scale_up } else { self.scale_out }
+    }
+}
+
+/// What the step time reads of a layout alone, which no micro-batch, recompute, optimizer or dispatcher choice
+/// changes: the link each group kind runs on and each pipeline rank's decoder and MoE layers. [`estimate`] builds its
+/// own; the layout search builds one per layout ([`StepLayout::refresh`]) and estimates every candidate of that layout
+/// with it ([`estimate_for`]).
+pub struct StepLayout {
+    links: Links,
+    ranks: Vec<(u64, u64)>,
+}
+
+impl StepLayout {
+    /// The layout of `plan` with `derived`'s sizes, under the embedded constants.
+    pub fn of(plan: &Plan, derived: &Derived) -> StepLayout {
+        StepLayout::with(plan, derived, constants())
+    }
+
+    fn with(plan: &Plan, derived: &Derived, c: &Constants) -> StepLayout {
+        let mut ranks = Vec::new();
+        stages::rank_layers_into(plan, derived, &mut ranks);
+        StepLayout { links: Links::of(plan, derived, c), ranks }
+    }
+
+    /// As [`StepLayout::of`], into `self`, reusing its buffer.
+    pub fn refresh(&mut self, plan: &Plan, derived: &Derived) {
+        stages::rank_layers_into(plan, derived, &mut self.ranks);
+        self.links = Links::of(plan, derived, constants());
     }
 }
 
@@ -1033,6 +1067,16 @@ fn optimizer_s(plan: &Plan, sz: &Sizes, params: &LocalParams) -> f64 {
 
 /// Step-time estimate with given constants (the calibration fits them).
 pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performance {
+    estimate_in(plan, derived, c, &StepLayout::with(plan, derived, c))
+}
+
+/// [`estimate`] of a plan whose layout (its sizes, order, cluster and the chunks' layers) is `layout`'s: the same
+/// figures to the bit, without recounting what the layout fixes.
+pub fn estimate_for(plan: &Plan, derived: &Derived, layout: &StepLayout) -> Performance {
+    estimate_in(plan, derived, constants(), layout)
+}
+
+fn estimate_in(plan: &Plan, derived: &Derived, c: &Constants, layout: &StepLayout) -> Performance {
     let sz = Sizes::of(plan, derived);
     let comp = compute(plan, derived, &sz, c);
     let compute_s = comp.total();
@@ -1041,14 +1085,14 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
     let quantize_s = quantize_s(plan, &sz, c);
     let recompute_s = recompute_s(plan, derived, &sz, &comp, (moe_routing_s, memory_bound_s));
     let launch_s = launch_s(plan, &sz, c, compute_s + recompute_s + moe_routing_s + memory_bound_s + quantize_s);
-    let links = Links::of(plan, derived, c);
+    let links = &layout.links;
     let st = &plan.training.settings;
-    let tp_comm_s = tp_comm_s(&sz, &links, c, st.tp_comm_overlap && plan.parallelism.sequence_parallel);
-    let cp_comm_s = cp_comm_s(plan, &sz, &links, c);
-    let ep_comm_s = ep_comm_s(plan, &sz, &links, c, compute_s + recompute_s + moe_routing_s + memory_bound_s);
-    let pp_comm_s = pp_comm_s(plan, &sz, &links);
+    let tp_comm_s = tp_comm_s(&sz, links, c, st.tp_comm_overlap && plan.parallelism.sequence_parallel);
+    let cp_comm_s = cp_comm_s(plan, &sz, links, c);
+    let ep_comm_s = ep_comm_s(plan, &sz, links, c, compute_s + recompute_s + moe_routing_s + memory_bound_s);
+    let pp_comm_s = pp_comm_s(plan, &sz, links);
     let params = LocalParams::of(plan, derived, &sz);
-    let dp_comm_s = dp_comm_s(plan, &sz, &params, &links, c);
+    let dp_comm_s = dp_comm_s(plan, &sz, &params, links, c);
     // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time (of the ranks off the slowest).
     let bubble_frac = crate::pipeline::bubble_fraction(plan.parallelism.pp(), plan.parallelism.vpp(), derived.num_microbatches);
     // The slowest pipeline stage sets the pace: its compute and its layers' terms, the even terms scaled to it.
@@ -1059,7 +1103,7 @@ pub fn estimate_with(plan: &Plan, derived: &Derived, c: &Constants) -> Performan
         logits_s: comp.logits_s,
     };
     let layer_terms = recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + moe_routing_s + memory_bound_s + quantize_s + launch_s;
-    let sc = stages::slowest_stage(plan, derived, &parts, layer_terms);
+    let sc = stages::slowest_stage(plan, derived, &layout.ranks, &parts, layer_terms);
     // The fill and drain pass one chunk of every other rank (perf/stages.rs): (PP − 1)/(VPP·m) of the other ranks'
     // mean pipelined time.
     let bubble_s = bubble_frac * (compute_s * sc.bubble_compute + layer_terms * sc.bubble_layer);

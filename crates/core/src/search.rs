@@ -250,8 +250,13 @@ fn layout_text(m: &crate::model::ModelConfig, pp: u64, vpp: u64) -> String {
     pipeline_layout::even_text(m.num_layers, m.mtp_num_layers, pp.saturating_mul(vpp))
 }
 
-/// The layer split of a pipeline shape: `split_layers`, or the layout's split for a `layout` shape.
+/// The layer split of a pipeline shape as [`report::split_of`] makes it for the candidate's plan: a hybrid pattern's
+/// `|` segments (one segment: `split_layers` without VPP, which Megatron-Core refuses there), `split_layers`, or the
+/// layout's split for a `layout` shape.
 fn split_for(m: &crate::model::ModelConfig, pp: u64, vpp: u64, first: Option<u64>, last: Option<u64>, layout: bool) -> Result<StageSplit, pipeline::SplitError> {
+    if let Some(h) = m.hybrid_layer_pattern.as_ref().filter(|_| !layout) {
+        return pipeline::split_from_segments(h.segments(), pp, (vpp > 1).then_some(vpp), first, last);
+    }
     if !layout {
         return pipeline::split_layers(m.num_layers, pp, vpp, first, last);
     }
@@ -382,6 +387,8 @@ fn divisors_upto(n: u64, cap: u64) -> Vec<u64> {
 struct Cell<'a> {
     /// The parameters each stage holds: the layout's, the same for every micro-batch and variant.
     params: &'a [memory::StageParams],
+    /// What the step time reads of the layout alone: the same for every micro-batch and variant.
+    step: &'a perf::StepLayout,
     derived: &'a Derived,
     /// The first rule error of this cell once [`rules::check`] has run, with the recompute variant it ran for. A
     /// variant that passes passes for the whole cell; an error is re-checked for another recompute variant, since some
@@ -396,6 +403,8 @@ struct Scratch {
     codes: rules::Codes,
     /// The candidate's memory, rewritten in place for each one.
     mem: memory::MemoryReport,
+    /// The per-kind activations of the cell's candidates (cleared for each cell).
+    activations: memory::ActivationMemo,
     kinds: LayerKinds,
     /// A module list swapped into the plan while the module subsets are tried (kept to reuse its buffer).
     spare: Option<Vec<RecomputeModule>>,
@@ -420,7 +429,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
 /// of their own), without recording it for the cell.
 fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool, fresh: bool) -> Outcome {
     result.evaluated += 1;
-    memory::estimate_peaks_into(p, cell.derived, &s.kinds, cell.params, &mut s.mem);
+    memory::estimate_peaks_memo(p, cell.derived, &s.kinds, cell.params, &mut s.activations, &mut s.mem);
     let mem = &s.mem;
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
@@ -461,7 +470,7 @@ fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: 
         return Outcome::Dominated;
     }
     let tight = s.codes.0.contains(&Code::LowMemoryHeadroom);
-    let perf = perf::estimate(p, cell.derived);
+    let perf = perf::estimate_for(p, cell.derived, cell.step);
     Outcome::Valid(Rec {
         key: *key,
         step_time_s: perf.step_time_s,
@@ -770,8 +779,13 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
         return Ok(result);
     }
     let mut p = base.clone();
-    let mut scratch =
-        Scratch { codes: rules::Codes(Vec::with_capacity(64)), mem: memory::MemoryReport::default(), kinds: base.model.kinds(), spare: None };
+    let mut scratch = Scratch {
+        codes: rules::Codes(Vec::with_capacity(64)),
+        mem: memory::MemoryReport::default(),
+        activations: memory::ActivationMemo::default(),
+        kinds: base.model.kinds(),
+        spare: None,
+    };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
     mbs_list.sort_unstable();
@@ -781,6 +795,10 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
     let mut splits: Splits = BTreeMap::new();
     let mut params: Vec<memory::StageParams> = Vec::new();
     let mut derived = Derived::default();
+    // Refreshed for each layout shape before its first cell.
+    let mut step = perf::StepLayout::of(base, &derived);
+    // The model's parameter counts, for every layout's derived sizes (the model is the base plan's throughout).
+    let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
     let shapes = shapes(base, opts, &mut splits, dispatcher_free)?;
     for sh in shapes {
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
@@ -800,12 +818,14 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
         for (mi, &mbs) in mbs_list.iter().enumerate() {
             let mut key = sh.key(mbs, ORDER[0]);
             apply(&mut p, &key, Some(&text));
-            report::derive_into(&p, Some(split), &mut derived);
+            crate::derive::derive_counted(&p, Some(split), (scratch.kinds.totals, &model_counts), &mut derived);
             if mi == 0 {
                 // The stages' parameters depend on the layout only: once for every micro-batch and variant.
                 memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
+                step.refresh(&p, &derived);
             }
-            let mut cell = Cell { params: &params, derived: &derived, rules: None };
+            let mut cell = Cell { params: &params, step: &step, derived: &derived, rules: None };
+            scratch.activations.clear();
             // Least memory first: if neither full nor selective recompute with the distributed optimizer fits, no
             // variant of this cell does, nor any larger micro-batch (the memory model is monotone in these).
             // Without the distributed optimizer a layout needs more memory than with it: skipped when that one does

@@ -462,4 +462,44 @@ fn the_kind_totals_memo_changes_no_estimate() {
             assert!(memo.step_time_s > 0.0, "{model}: a step time to compare");
         }
     }
+    the_search_memos_change_no_estimate();
+}
+
+/// The layout search counts what a layout fixes once and reuses it for every micro-batch, recompute and optimizer
+/// variant: each stage's parameters and MoE layers, the saved activations of a stage with its predecessor's layers,
+/// the links each group kind runs on, each pipeline rank's layers. Every candidate it ranks must carry the step time,
+/// rates and peak memory the full report of its plan computes from scratch, to the bit: dense, uneven pipeline layouts
+/// with VPP, MoE with MTP and a dense first stage, hybrid Mamba, window attention, FP8 with BF16 edge layers and
+/// activation offloading, on HGX and NVL72 domains.
+fn the_search_memos_change_no_estimate() {
+    use meshplan_core::search::{self, SearchOptions};
+    let offload = json!({"precision": "fp8", "first_last_layers_bf16": true, "fine_grained_activation_offloading": true,
+                         "offload_modules": ["qkv_linear", "core_attn", "expert_fc1"]});
+    for (model, gpu, gpus, seq, gbs, extra) in [
+        ("llama-3.1-8b", "h100-sxm-80gb", 8u64, 8192u64, 128u64, json!({})),
+        ("llama-3.1-70b", "h100-sxm-80gb", 48, 4096, 96, json!({})),
+        ("deepseek-v3", "h100-sxm-80gb", 256, 4096, 512, json!({})),
+        ("nemotron-h-8b", "h100-sxm-80gb", 16, 8192, 64, json!({})),
+        ("gemma-4-31b", "h100-sxm-80gb", 16, 8192, 64, json!({})),
+        ("qwen3-30b-a3b", "gb200", 16, 4096, 128, offload),
+    ] {
+        let mut training = json!({"seq_length": seq, "global_batch_size": gbs});
+        training.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let gpus_per_node = if gpu == "gb200" { 4 } else { 8 };
+        let v = json!({"model": model, "cluster": {"gpu": gpu, "gpus_per_node": gpus_per_node, "num_nodes": gpus / gpus_per_node},
+                       "training": training});
+        let r = search::search_value(&v, &SearchOptions { top: 40, ..SearchOptions::default() }).expect("searchable");
+        assert!(r.candidates.len() >= 5, "{model}: {} candidates to compare ({:?})", r.candidates.len(), r.rejected_by);
+        for c in &r.candidates {
+            let full = meshplan_core::plan_resolved(c.plan.as_ref().expect("plan"), Vec::new());
+            let perf = full.performance.as_ref().expect("a step time");
+            let at = format!("{model}: {:?} {:?}", c.parallelism, c.training);
+            assert!(full.valid, "{at}: {:?}", full.diagnostics.iter().filter(|d| d.is_error()).map(|d| &d.code).collect::<Vec<_>>());
+            assert_eq!(c.step_time_s.to_bits(), perf.step_time_s.to_bits(), "{at}");
+            assert_eq!(c.tokens_per_s_per_gpu.to_bits(), perf.tokens_per_s_per_gpu.to_bits(), "{at}");
+            assert_eq!(c.model_tflops_per_gpu.to_bits(), perf.model_tflops_per_gpu.to_bits(), "{at}");
+            assert_eq!(c.mfu.to_bits(), perf.mfu.to_bits(), "{at}");
+            assert_eq!(c.peak_bytes, full.memory.peak_bytes, "{at}");
+        }
+    }
 }

@@ -56,7 +56,7 @@ pub struct LayerActivations {
 }
 
 /// The run's selective-recompute and offload choices, as flags.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Choices {
     recompute: [bool; RecomputeModule::ALL.len()],
     offload: [bool; OffloadModule::ALL.len()],

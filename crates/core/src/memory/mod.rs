@@ -23,7 +23,7 @@ pub use overhead::{CUDA_CONTEXT_BYTES, FRAGMENTATION, NCCL_BYTES_PER_GROUP};
 pub use params::{StageParams, stage_params, stage_params_into};
 
 use crate::derive::Derived;
-use crate::model::{Ffn, KindCounts, LayerKinds, MAX_LAYER_KINDS};
+use crate::model::{KindCounts, LayerKinds, MAX_LAYER_KINDS};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Recompute, RecomputeMethod};
 use activations::Shape;
@@ -211,6 +211,7 @@ pub fn layer_activations(p: &Plan, kind: crate::model::LayerKind) -> LayerActiva
 }
 
 /// Per-layer activations of each kind of the model's table (in table order) and precision, for the whole plan.
+#[derive(Clone, Copy)]
 struct Layers {
     kinds: [LayerActivations; MAX_LAYER_KINDS],
     /// The same in BF16, for layers kept in BF16 under FP8/FP4.
@@ -252,19 +253,27 @@ impl Layers {
 }
 
 /// Saved activations of one stage per microbatch (layers only), its recompute working set, and what it offloads per
-/// microbatch (with one layer's worth that stays on the GPU); `counts` are the stage's layers of each kind.
-fn stage_activations(p: &Plan, l: &Layers, st: &StageParams, counts: &KindCounts) -> (f64, f64, f64, f64) {
+/// microbatch (with one layer's worth that stays on the GPU); the stage's layers are `st.chunks` (of each kind).
+fn stage_activations(p: &Plan, w: &PlanWide, st: &StageParams) -> StageActivations {
+    let l = &w.layers;
     let t = &p.training.settings;
     let mut saved = 0.0;
     let mut transient: f64 = 0.0;
     let mut offloaded = 0.0;
-    let max_of = |per: fn(&LayerActivations) -> f64| l.active().iter().map(per).fold(0.0, f64::max);
-    let largest = max_of(|a| a.full) + max_of(|a| a.recompute_working_set);
+    let largest = w.largest_full + w.largest_working_set;
     let full = t.recompute_granularity == Recompute::Full;
     for c in &st.chunks {
+        if !full {
+            saved += l.weigh(c, |a| a.full);
+            // Σ n·0 is +0 to the bit: skipped when no kind of layer offloads.
+            if w.offloads {
+                offloaded += l.weigh(c, |a| a.offloaded);
+            }
+            continue;
+        }
         let layers = c.total();
         let all = l.weigh(c, |a| a.full);
-        if !full || layers == 0 {
+        if layers == 0 {
             saved += all;
             offloaded += l.weigh(c, |a| a.offloaded);
             continue;
@@ -293,15 +302,25 @@ fn stage_activations(p: &Plan, l: &Layers, st: &StageParams, counts: &KindCounts
     if !full {
         // Layers kept in BF16 under FP8/FP4 save their GEMM inputs at 2 B.
         saved += l.active().iter().zip(&l.bf16).zip(st.bf16_layers.0).fold(0.0, |s, ((a, b), n)| s + n as f64 * (b.full - a.full));
-        for (a, n) in l.active().iter().zip(counts.0) {
+        for (a, n) in l.active().iter().zip(st.counts.0) {
             if n > 0 {
                 transient = transient.max(a.recompute_working_set);
             }
         }
     }
     // The last offloaded group of each module stays on the GPU (fine_grained_activation_offload.py l.497-660).
-    let kept = max_of(|a| a.offloaded).min(offloaded);
-    (saved, transient, offloaded, kept)
+    let kept = w.largest_offloaded.min(offloaded);
+    StageActivations { saved, transient, offloaded, kept }
+}
+
+/// [`stage_activations`]' result: bytes per microbatch saved, the recompute working set, bytes offloaded, and the
+/// offloaded bytes kept on the GPU.
+#[derive(Clone, Copy, Default)]
+struct StageActivations {
+    saved: f64,
+    transient: f64,
+    offloaded: f64,
+    kept: f64,
 }
 
 /// Everything [`estimate_into`] resolves once per plan.
@@ -321,10 +340,49 @@ struct PlanWide {
     vision_label: &'static str,
     /// The DSA indexer's saved tensors per attention layer and microbatch.
     dsa_act: f64,
+    /// The largest per-layer saved activations, recompute working set and offloaded bytes over the model's kinds
+    /// (each stage's recompute working set and kept offload group).
+    largest_full: f64,
+    largest_working_set: f64,
+    largest_offloaded: f64,
+    /// Whether any kind of layer offloads activations (a per-layer `offloaded` other than 0).
+    offloads: bool,
+}
+
+/// The per-kind activations the layout search keeps between the candidates of one layout and micro-batch
+/// ([`estimate_peaks_memo`]). Of what differs between those candidates (recompute granularity, method and layers, the
+/// module lists, the distributed optimizer, optimizer offload), [`Layers::of`] reads only the selective-recompute
+/// module list, through `activations::Choices`: the run's activation and GEMM-input sizes and its BF16 edge layers follow
+/// the precision settings, the shape the layout and micro-batch, the routed tokens the MoE settings. So the memo keeps
+/// the last two `Layers` by their `Choices` (full and no recompute share one; selective another); the search clears it
+/// for each layout and micro-batch.
+#[derive(Clone, Default)]
+pub struct ActivationMemo {
+    slots: [Option<(activations::Choices, Layers)>; 2],
+    next: usize,
+}
+
+impl ActivationMemo {
+    /// Forgets every entry: for another layout, micro-batch or model.
+    pub fn clear(&mut self) {
+        self.slots = [None, None];
+    }
+
+    fn layers(&mut self, p: &Plan, run: &Run, sh: &Shape, kinds: &LayerKinds) -> Layers {
+        let c = activations::Choices::of(p);
+        if let Some((_, l)) = self.slots.iter().flatten().find(|(k, _)| *k == c) {
+            return *l;
+        }
+        let l = Layers::of(p, run, sh, kinds);
+        let i = self.next % self.slots.len();
+        self.slots[i] = Some((c, l));
+        self.next = i + 1;
+        l
+    }
 }
 
 impl PlanWide {
-    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds) -> PlanWide {
+    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds, memo: Option<&mut ActivationMemo>) -> PlanWide {
         let run = Run::of(p);
         let sh = Shape::of(p);
         let m = &p.model;
@@ -332,8 +390,17 @@ impl PlanWide {
         let vocab = d.padded_vocab_size;
         let nccl = overhead::communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
         let library = moe::library_buffers(m, p, &sh);
+        let layers = match memo {
+            Some(memo) => memo.layers(p, &run, &sh, kinds),
+            None => Layers::of(p, &run, &sh, kinds),
+        };
+        let max_of = |per: fn(&LayerActivations) -> f64| layers.active().iter().map(per).fold(0.0, f64::max);
         PlanWide {
-            layers: Layers::of(p, &run, &sh, kinds),
+            largest_full: max_of(|a| a.full),
+            largest_working_set: max_of(|a| a.recompute_working_set),
+            largest_offloaded: max_of(|a| a.offloaded),
+            offloads: layers.active().iter().any(|a| a.offloaded != 0.0),
+            layers,
             output: activations::output(p, &run, &sh, vocab),
             dispatch: if m.is_moe() { moe::dispatcher_working_set(m, p, &run, &sh) } else { (0.0, "") },
             library,
@@ -352,23 +419,34 @@ impl PlanWide {
 /// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout and `kinds`, `p.model.kinds()`),
 /// into `out`, reusing its buffers (the layout search sizes thousands of candidates).
 pub fn estimate_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, true);
+    estimate_with(p, d, kinds, params, out, true, None);
 }
 
 /// As [`estimate_into`] with only what the layout search reads: each stage's `pipeline_rank`, `num_layers`,
 /// `total_bytes`, `allocated_bytes`, `bound_by` and `host_bytes`, and the report's totals, the same as
 /// [`estimate_into`]'s; the breakdown and the terms are left empty or stale.
 pub fn estimate_peaks_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, false);
+    estimate_with(p, d, kinds, params, out, false, None);
 }
 
-fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool) {
-    let wide = PlanWide::of(p, d, kinds);
+/// As [`estimate_peaks_into`], with the per-kind activations taken from `memo` where a candidate of the same layout and
+/// micro-batch computed them (see [`ActivationMemo`]): the same figures to the bit.
+pub fn estimate_peaks_memo(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], memo: &mut ActivationMemo, out: &mut MemoryReport) {
+    estimate_with(p, d, kinds, params, out, false, Some(memo));
+}
+
+fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<&mut ActivationMemo>) {
+    let wide = PlanWide::of(p, d, kinds, memo);
     let mut stages = std::mem::take(&mut out.stages);
     stages.truncate(params.len());
     stages.resize_with(params.len(), StageMemory::default);
+    // A stage with the previous stage's layers saves the same activations per microbatch: counted once.
+    let mut act = StageActivations::default();
     for (rank, (st, sm)) in params.iter().zip(stages.iter_mut()).enumerate() {
-        let parts = stage(p, d, &wide, kinds, rank, st, sm);
+        if rank == 0 || !st.like_previous {
+            act = stage_activations(p, &wide, st);
+        }
+        let parts = stage(p, d, &wide, kinds, (rank, act), st, sm);
         sm.terms.clear();
         if detail {
             stage_breakdown(&wide, st, &parts, sm);
@@ -476,11 +554,11 @@ struct Parts {
 
 /// One stage's memory into `sm` (all but its terms), and its parts for [`stage_terms`].
 #[allow(clippy::too_many_arguments)]
-fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, st: &StageParams, sm: &mut StageMemory) -> Parts {
+fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (usize, StageActivations), st: &StageParams, sm: &mut StageMemory) -> Parts {
     let par = &p.parallelism;
     let s = state::of(&w.run, st, w.shards);
     let counts = st.counts;
-    let (layer_act, recompute, offloaded, kept) = stage_activations(p, &w.layers, st, &counts);
+    let StageActivations { saved: layer_act, transient: recompute, offloaded, kept } = act;
     // The output side on the stage that builds the output layer and loss, the MTP block's where the split puts it: each
     // MTP depth runs its layers (GPT: a layer like the last decoder layer, gpt_layer_specs.py get_gpt_mtp_block_spec:
     // spec.layer_specs[-1]; hybrid: the MTP pattern), then its own final norm and the shared output layer.
@@ -488,7 +566,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, rank: usize, s
     let mtp_act = if st.mtp { mtp.depths as f64 * (w.layers.weigh(&mtp.layers, |a| a.full) + w.output) } else { 0.0 };
     let output_act = if st.output { w.output } else { 0.0 } + mtp_act;
     let last = st.output;
-    let moe_layers: u64 = kinds.totals.table.kinds().iter().zip(counts.0).filter(|(k, _)| k.ffn == Ffn::Moe).map(|(_, n)| n).sum();
+    let moe_layers = st.moe_layers;
     // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
     let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
     let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);

@@ -19,6 +19,8 @@ pub struct StageParams {
     pub chunks: Vec<KindCounts>,
     /// Layers of each kind of the whole stage: the sum of `chunks`, counted once per layout rather than per candidate.
     pub counts: KindCounts,
+    /// The MoE layers among `counts`, counted once per layout.
+    pub moe_layers: u64,
     /// The GEMM weights among `dense` / `experts` of layers that run in FP8 / FP4 (0 without low precision): what TE
     /// stores quantized. Embeddings, the output layer, norms and routers stay in the parameter dtype.
     pub dense_low: f64,
@@ -35,6 +37,9 @@ pub struct StageParams {
     /// frozen share (weights only; the trained share is also in `dense`).
     pub vision: f64,
     pub vision_frozen: f64,
+    /// Whether `chunks` and `bf16_layers` are the previous stage's: its saved activations per microbatch are then the
+    /// previous stage's too, and the search's estimate reuses them (the middle stages of most splits).
+    pub like_previous: bool,
 }
 
 /// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
@@ -124,6 +129,7 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
             }
         }
         st.counts = counts;
+        st.moe_layers = table.kinds().iter().zip(counts.0).filter(|(k, _)| k.ffn == Ffn::Moe).map(|(_, n)| n).sum();
         st.largest_layer = 0.0;
         for kind in 0..n_kinds {
             let ((dense_per_layer, experts_per_layer), count) = (per_kind[kind], counts.get(kind));
@@ -198,6 +204,10 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
                 st.largest_layer = st.largest_layer.max(mtp_dense + mtp_experts);
             }
         }
+    }
+    for i in 0..out.len() {
+        let like = i > 0 && out[i].chunks == out[i - 1].chunks && out[i].bf16_layers == out[i - 1].bf16_layers;
+        out[i].like_previous = like;
     }
 }
 

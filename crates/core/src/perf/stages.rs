@@ -51,7 +51,8 @@ impl StageScales {
 }
 
 /// The slowest pipeline rank's work over an even share, and the other ranks' mean (see the module comment).
-pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts, layer_terms_s: f64) -> StageScales {
+/// `ranks`: [`rank_layers_into`] of the same plan and derived sizes.
+pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, ranks: &[(u64, u64)], parts: &ComputeParts, layer_terms_s: f64) -> StageScales {
     let pp = derived.layers_per_chunk.len();
     if pp <= 1 || plan.parallelism.pp() as usize != pp {
         return StageScales::EVEN;
@@ -78,7 +79,7 @@ pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts
     let per_moe = if run_moe > 0.0 { parts.expert_s / run_moe } else { 0.0 };
     // (time, compute scale, layer scale) of each rank; the even terms are a 1/PP share of the pipeline's work.
     let rank_scales = |rank: usize| {
-        let (layers, moe) = rank_layers(plan, derived, rank);
+        let (layers, moe) = ranks.get(rank).copied().unwrap_or((0, 0));
         let rank = rank as u64;
         let (mut layers, mut moe) = (layers as f64, moe as f64);
         let mut compute = 0.0;
@@ -114,40 +115,85 @@ pub(super) fn slowest_stage(plan: &Plan, derived: &Derived, parts: &ComputeParts
     }
 }
 
-/// Pipeline rank `rank`'s decoder layers and the MoE layers among them, from the chunks' layer counts: chunks in model
-/// order run over the virtual ranks, each over the pipeline ranks (Megatron's interleaved order). Allocation-free (the
-/// layout search estimates every candidate): O(chunks) additions and O(runs) per chunk of the rank.
-fn rank_layers(plan: &Plan, derived: &Derived, rank: usize) -> (u64, u64) {
+/// Each pipeline rank's decoder layers and the MoE layers among them, `out[rank]`, from the chunks' layer counts:
+/// chunks in model order run over the virtual ranks, each over the pipeline ranks (Megatron's interleaved order). One
+/// pass over the chunks in that order beside one pass over the model's runs of one kind (both ascend): O(chunks + runs),
+/// reusing `out`'s buffer (the layout search counts once per layout).
+pub(super) fn rank_layers_into(plan: &Plan, derived: &Derived, out: &mut Vec<(u64, u64)>) {
     let chunks = &derived.layers_per_chunk;
+    out.clear();
+    out.resize(chunks.len(), (0, 0));
     let vpp = chunks.iter().map(Vec::len).max().unwrap_or(0);
-    let (mut layers, mut moe, mut start) = (0u64, 0u64, 0u64);
+    let mut runs = plan.model.layer_runs();
+    // The run under the cursor and its first layer.
+    let (mut run, mut at) = (runs.next(), 0u64);
+    let mut start = 0u64;
     for v in 0..vpp {
-        for (r, own) in chunks.iter().enumerate() {
+        for (own, slot) in chunks.iter().zip(out.iter_mut()) {
             let Some(&count) = own.get(v) else { continue };
-            if r == rank {
-                layers += count;
-                moe += moe_layers_in(plan, start, count);
+            let end = start.saturating_add(count);
+            let mut moe = 0u64;
+            // The runs that overlap [start, end): a run reaching past `end` stays under the cursor for the next chunk.
+            while let Some((kind, n)) = run {
+                let run_end = at.saturating_add(n);
+                if kind.ffn == Ffn::Moe {
+                    moe += run_end.min(end).saturating_sub(at.max(start));
+                }
+                if run_end > end {
+                    break;
+                }
+                (run, at) = (runs.next(), run_end);
             }
-            start = start.saturating_add(count);
+            slot.0 += count;
+            slot.1 += moe;
+            start = end;
         }
     }
-    (layers, moe)
 }
 
-/// MoE layers among the `count` decoder layers from `start`, over the model's runs of one kind.
-fn moe_layers_in(plan: &Plan, start: u64, count: u64) -> u64 {
-    let end = start.saturating_add(count);
-    let mut at = 0u64;
-    let mut moe = 0u64;
-    for (kind, n) in plan.model.layer_runs() {
-        let run_end = at.saturating_add(n);
-        if kind.ffn == Ffn::Moe {
-            moe += run_end.min(end).saturating_sub(at.max(start));
-        }
-        at = run_end;
-        if at >= end {
-            break;
+#[cfg(test)]
+mod tests {
+    use super::rank_layers_into;
+    use crate::model::Ffn;
+    use serde_json::json;
+
+    #[test]
+    fn one_pass_rank_layers_match_a_layer_by_layer_count() {
+        // Each rank's layers counted one layer at a time: walk the chunks in Megatron's interleaved order (virtual rank,
+        // then pipeline rank) and ask the model for each layer's kind; the one-pass count over runs must agree.
+        // DeepSeek-V3: 3 dense then 58 MoE layers (a 0/1 moe_layer_freq list), a lighter first stage; Llama 4 Maverick:
+        // every other layer MoE (moe_layer_freq 2) under VPP; Qwen3-30B-A3B: all MoE, an even layout.
+        for (model, nodes, par) in [
+            ("deepseek-v3", 32, json!({"pipeline_model_parallel_size": 8, "num_layers_in_first_pipeline_stage": 5,
+                                        "expert_model_parallel_size": 32, "expert_tensor_parallel_size": 1})),
+            ("deepseek-v3", 32, json!({"pipeline_model_parallel_size": 4, "virtual_pipeline_model_parallel_size": 2,
+                                        "pipeline_model_parallel_layout": "Et*8|t*8|t*8|t*8|t*8|t*8|t*8|t*5mL",
+                                        "expert_model_parallel_size": 32, "expert_tensor_parallel_size": 1})),
+            ("llama-4-maverick-17b-128e", 64, json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4,
+                                                       "virtual_pipeline_model_parallel_size": 3, "expert_model_parallel_size": 16})),
+            ("qwen3-30b-a3b", 4, json!({"pipeline_model_parallel_size": 4, "virtual_pipeline_model_parallel_size": 3,
+                                         "expert_model_parallel_size": 8})),
+        ] {
+            let v = json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": nodes},
+                           "training": {"seq_length": 4096, "global_batch_size": 1024}, "parallelism": par});
+            let r = crate::plan_value(&v).expect("plan parses");
+            let chunks = &r.derived.layers_per_chunk;
+            assert!(chunks.len() > 1, "{model}: a pipeline to count");
+            let mut want = vec![(0u64, 0u64); chunks.len()];
+            let mut layer = 0u64;
+            for v in 0..chunks.iter().map(Vec::len).max().unwrap_or(0) {
+                for (rank, own) in chunks.iter().enumerate() {
+                    for _ in 0..own.get(v).copied().unwrap_or(0) {
+                        want[rank].0 += 1;
+                        want[rank].1 += u64::from(r.plan.model.layer_kind(layer).ffn == Ffn::Moe);
+                        layer += 1;
+                    }
+                }
+            }
+            let mut got = vec![(7, 7)];
+            rank_layers_into(&r.plan, &r.derived, &mut got);
+            assert_eq!(got, want, "{model} {par}");
+            assert!(want.iter().any(|w| w.1 > 0) && want.iter().all(|w| w.0 > 0), "{model}: MoE layers on some rank, layers on every rank");
         }
     }
-    moe
 }
