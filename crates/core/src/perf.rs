@@ -592,6 +592,24 @@ fn tokens_per_expert(plan: &Plan, sz: &Sizes) -> f64 {
     sz.s / sz.cp * sz.b * sz.ep * m.moe_router_topk as f64 / experts
 }
 
+/// The routed experts' width factor: w/(w+w0) at the expert's FFN width f/ETP, or, for a latent MoE, each of the two
+/// expert GEMMs at its own output width — fc1 maps ℓ → f/ETP, fc2 maps f/ETP → ℓ, so fc2 is ℓ wide (1024 for
+/// Nemotron 3 Super, narrower than its f = 2688) — weighted by its share of the expert FLOPs (fc1 2/3 with a gated
+/// unit, else 1/2), as a time-weighted (harmonic) mean.
+// Source: megatron/core/transformer/moe/experts.py l.219 / l.241 (fc1's input and fc2's output are moe_latent_size) and
+// training.py moe_layer_flops (4·T·ℓ·f·k routed: the two GEMMs, ×1.5 on fc1's share for SwiGLU).
+fn expert_width_factor(plan: &Plan, etp: f64, width: &dyn Fn(f64) -> f64) -> f64 {
+    let m = &plan.model;
+    let f = width(m.moe_ffn() as f64 / etp.max(1.0));
+    match m.moe_latent_size.filter(|&l| l > 0) {
+        Some(l) => {
+            let fc1 = if m.gated_linear_unit { 2.0 / 3.0 } else { 0.5 };
+            1.0 / (fc1 / f.max(1e-9) + (1.0 - fc1) / width(l as f64).max(1e-9))
+        }
+        None => f,
+    }
+}
+
 /// Every GPU does 1/W of the batch's FLOPs (an even share: TP/CP/EP shard the work evenly; `estimate_with` scales it
 /// to the slowest pipeline stage), at peak × the GPU's achieved GEMM fraction × fitted efficiency × w/(w+w0), w =
 /// per-GPU GEMM width after TP (narrow GEMMs run slower); routed experts also × m/(m+m0), m = tokens per expert
@@ -614,7 +632,7 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
     let tile = plan.gpu.mma_tile_width.filter(|&t| t > 0).map_or(1.0, |t| t as f64 / 128.0);
     let grouped = if m > 0.0 { m / (m + c.expert_tokens_half.max(0.0) * tile) } else { 1.0 };
     let expert_eff = if low_precision { frac_lo * c.fp8_efficiency } else { frac_bf16 * c.bf16_efficiency };
-    let expert_rate = (peak * expert_eff * width(plan.model.moe_ffn() as f64 / sz.etp) * grouped * c.moe_efficiency).max(1.0);
+    let expert_rate = (peak * expert_eff * expert_width_factor(plan, sz.etp, &width) * grouped * c.moe_efficiency).max(1.0);
     let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);
     let (vision_gemm, vision_core) = vision_flops(plan, derived);
     Compute {
@@ -1150,5 +1168,31 @@ fn performance(breakdown: Breakdown, derived: &Derived, sz: &Sizes, comp: &Compu
         breakdown,
         model_flops_per_step: finite(comp.model_flops),
         gpu_hours_per_trillion_tokens: finite(gpu_h),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expert_width_factor;
+    use serde_json::json;
+
+    fn plan(model: &str) -> crate::Plan {
+        crate::plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8}}))
+            .expect("plan parses")
+            .plan
+    }
+
+    #[test]
+    fn latent_experts_run_fc2_at_the_latent_width() {
+        // By hand, w0 = 256 (a round figure, not the fitted one): Nemotron 3 Super (f 2688, ℓ 1024, squared ReLU, not
+        // gated, so fc1 and fc2 each do half the expert FLOPs): fc1 2688/(2688+256) = 0.913043, fc2 1024/(1024+256) = 0.8;
+        // time-weighted 1/(0.5/0.913043 + 0.5/0.8) = 1/1.172619 = 0.852792. ETP 2: fc1 1344/1600 = 0.84, fc2 still ℓ
+        // wide (row-parallel, output unsplit): 1/(0.5/0.84 + 0.625) = 1/(0.595238 + 0.625) = 1/1.220238 = 0.819512.
+        let width = |w: f64| w / (w + 256.0);
+        let sup = plan("nemotron-3-super-120b-a12b");
+        assert!((expert_width_factor(&sup, 1.0, &width) - 0.852792).abs() < 1e-6);
+        assert!((expert_width_factor(&sup, 2.0, &width) - 0.819512).abs() < 1e-6);
+        // No latent: the FFN width alone, as before (Nemotron 3 Nano f 1856: 1856/2112 = 0.878788).
+        assert!((expert_width_factor(&plan("nemotron-3-nano-30b-a3b"), 1.0, &width) - 0.878788).abs() < 1e-6);
     }
 }
