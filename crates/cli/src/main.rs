@@ -4,13 +4,16 @@
 //! usage error (clap names the bad argument).
 
 use clap::builder::PossibleValuesParser;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use meshplan_core::{ExportKind, Report, Severity, presets, recipes, rules, settings};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod stdio;
 mod table;
 mod trace;
+
+use stdio::{Format, Input, emit, print_json, read_input, unreadable};
 
 const EXIT_STATUS: &str = "\
 FILE may be - for standard input.
@@ -131,24 +134,10 @@ enum Command {
 }
 
 #[derive(Args)]
-pub(crate) struct Input {
-    /// The plan file (JSON, Megatron names), or - for standard input
-    #[arg(value_name = "FILE")]
-    pub(crate) file: PathBuf,
-}
-
-#[derive(Args)]
 struct Output {
     /// table (readable) or json (the stable JSON contract)
     #[arg(short, long, value_enum, value_name = "FORMAT", default_value_t = Format::Table)]
     format: Format,
-}
-
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
-pub(crate) enum Format {
-    #[value(alias = "text")]
-    Table,
-    Json,
 }
 
 /// `--top` takes a whole number of layouts, at least one.
@@ -162,35 +151,6 @@ fn at_least_one(s: &str) -> Result<usize, String> {
 /// `--kind` takes an export's key or `all`.
 fn export_kinds() -> PossibleValuesParser {
     PossibleValuesParser::new(ExportKind::ALL.iter().map(|k| k.key()).chain(["all"]))
-}
-
-pub(crate) fn read_input(path: &Path) -> Result<String, String> {
-    if path.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| format!("cannot read standard input: {e}"))?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
-    }
-}
-
-/// Writes `text` to standard output. A reader that went away (`meshplan plan … | head`) is not an error of
-/// the plan: the rest of the output is dropped quietly instead of panicking in `print!`.
-pub(crate) fn emit(text: &str) {
-    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
-}
-
-pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(s) => emit(&(s + "\n")),
-        Err(e) => eprintln!("meshplan: cannot encode the report: {e}"),
-    }
-}
-
-/// Prints `message` and gives exit status 2 (unreadable input).
-pub(crate) fn unreadable(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("meshplan: {message}");
-    ExitCode::from(2)
 }
 
 /// Reads and plans FILE; exit status 2 (with a message) when it cannot.

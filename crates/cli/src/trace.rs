@@ -1,7 +1,7 @@
 //! The commands that trace a run back to its configuration: `import`, `diff`, `oom`, `schedule`. Printing only: the
 //! core computes everything.
 
-use crate::{Format, Input, emit, print_json, read_input, unreadable};
+use crate::stdio::{Format, Input, emit, print_json, read_input, unreadable};
 use meshplan_core::imports::{self, ImportOptions};
 use std::process::ExitCode;
 
