@@ -4,7 +4,7 @@
 
 use crate::panels::*;
 use crate::state::{Baseline, Doc, Editor, bridge, sync};
-use crate::tools::slot;
+use crate::ui::slot;
 use leptos::prelude::*;
 
 #[component]

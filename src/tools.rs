@@ -12,28 +12,9 @@
 use crate::panels::*;
 use crate::state::bridge::{self, Shared};
 use crate::state::{Baseline, Comparison, Doc, Editor};
+use crate::ui::slot;
 use leptos::prelude::*;
 use serde_json::Value;
-
-/// The slots the page renders for the tools' panels (`<div id=… class="tools-slot">`).
-pub mod slot {
-    pub const IMPORT: &str = "tools-import";
-    pub const COMPARE: &str = "tools-compare";
-    pub const ADVISOR: &str = "tools-advisor";
-    pub const EXPORTS: &str = "tools-exports";
-    pub const OOM: &str = "tools-oom";
-    pub const SCHEDULE: &str = "tools-schedule";
-    /// In the Model panel, below the presets: the Megatron Bridge recipe picker.
-    pub const RECIPE: &str = "tools-recipe";
-    /// In the Model panel, below its fields: the Hugging Face config.json box.
-    pub const HF_CONFIG: &str = "tools-hf-config";
-    /// In the Training panel, below its fields: the "Advanced memory" section.
-    pub const ADVANCED: &str = "tools-advanced";
-    /// In the Memory panel, below the stage chart's legend: the figures per stage and every term of a stage.
-    pub const MEMORY_DETAILS: &str = "tools-memory-details";
-    /// In the Memory panel, below the terms: the memory sweep.
-    pub const SWEEP: &str = "tools-sweep";
-}
 
 /// Starts the tools module: mirrors the page's state, mounts each panel whose slot the page has, says it is ready.
 pub fn start() {

@@ -67,9 +67,9 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                     {move || outcome.with(|o| o.as_ref().map(|r| format!("GPU memory ({})", gib(r.memory.gpu_memory_bytes))).unwrap_or_default())}</li>
             </ul>
             // "Figures per stage" and "Every term of a stage" (both closed at first) are the tools module's: MemoryDetails.
-            <div id=crate::tools::slot::MEMORY_DETAILS class="tools-slot"></div>
+            <div id=crate::ui::slot::MEMORY_DETAILS class="tools-slot"></div>
             // The sweep is the tools module's (it re-plans the plan per point; the first render does not need it).
-            <div id=crate::tools::slot::SWEEP class="tools-slot"></div>
+            <div id=crate::ui::slot::SWEEP class="tools-slot"></div>
         </section>
     }
 }

@@ -126,7 +126,7 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
                 </select>
             </div>
             // The recipe picker and the config.json box are the tools module's, mounted here after the first render.
-            <div id=crate::tools::slot::RECIPE class="tools-slot"></div>
+            <div id=crate::ui::slot::RECIPE class="tools-slot"></div>
             <details open=move || mode.get() == Mode::Fields on:toggle=move |ev| {
                 let open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
                 if open && mode.get_untracked() == Mode::Preset { set_mode(Mode::Fields) }
@@ -136,8 +136,8 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
                 <div class="fields">{fields::MODEL.iter().map(|info| view! { <TextField doc info /> }).collect_view()}</div>
                 <button on:click=move |_| set_mode(Mode::Preset)>"Back to the plain preset"</button>
             </details>
-            <div id=crate::tools::slot::HF_CONFIG class="tools-slot"></div>
-            <div id=crate::tools::slot::IMPORT class="tools-slot"></div>
+            <div id=crate::ui::slot::HF_CONFIG class="tools-slot"></div>
+            <div id=crate::ui::slot::IMPORT class="tools-slot"></div>
         </section>
     }
 }

@@ -18,7 +18,7 @@ pub fn TrainingPanel(doc: Doc) -> impl IntoView {
                 <CheckField doc info=&fields::DISTRIBUTED_OPTIMIZER />
             </div>
             // "Advanced memory" is the tools module's, mounted here after the first render.
-            <div id=crate::tools::slot::ADVANCED class="tools-slot"></div>
+            <div id=crate::ui::slot::ADVANCED class="tools-slot"></div>
         </section>
     }
 }
