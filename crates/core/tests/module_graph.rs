@@ -1,16 +1,35 @@
-//! No import cycles between the core's modules: reads every `crate::…` path in `src/` (outside `#[cfg(test)]`
-//! modules and comments), resolves names the crate root re-exports to the module that defines them, and fails on any
-//! cycle. A module is a top-level file or directory of `src/` (`rules/world.rs` is part of `rules`).
+//! No import cycles between the modules of any crate of the workspace — the core, the CLI, the search worker and the
+//! page (the root package's `src/`): reads every `crate::…` path in `src/` (outside `#[cfg(test)]` modules and
+//! comments), resolves names the crate root re-exports to the module that defines them, and fails on any cycle. A
+//! module is a top-level file or directory of `src/` (`rules/world.rs` is part of `rules`); the crate root
+//! (`lib.rs` / `main.rs`) is a module too, `crate`, when other modules use what it defines (the CLI's `emit`), so a
+//! root that calls a module which calls it back is a cycle. Other crate roots in the same directory (a library's
+//! `main.rs`, `src/bin/`) are separate crates and not scanned.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The node of the crate root's own items.
+const ROOT: &str = "crate";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
+
+/// A crate of the workspace: its `src/` (relative to the workspace root), its root file, and the files or
+/// directories in `src/` that belong to other crates.
+struct Crate {
+    src: &'static str,
+    root: &'static str,
+    others: &'static [&'static str],
+}
+
+const CORE: Crate = Crate { src: "crates/core/src", root: "lib.rs", others: &[] };
+const CLI: Crate = Crate { src: "crates/cli/src", root: "main.rs", others: &[] };
+const SEARCH_WORKER: Crate = Crate { src: "crates/search-worker/src", root: "lib.rs", others: &["main.rs"] };
+const PAGE: Crate = Crate { src: "src", root: "lib.rs", others: &["main.rs", "bin"] };
 
 /// Every `.rs` file under `dir`, with the module it belongs to.
 fn files(dir: &Path, module: Option<&str>, out: &mut Vec<(String, PathBuf)>) {
@@ -96,26 +115,66 @@ fn root_reexports(lib: &str) -> BTreeMap<String, String> {
     map
 }
 
-fn graph() -> Graph {
+/// Module names the crate root's own code names as `module::…` (not in `mod` declarations).
+fn root_uses(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for line in code.lines() {
+        let t = line.trim_start();
+        if t.starts_with("mod ") || t.starts_with("pub mod ") || t.starts_with("pub(crate) mod ") {
+            continue;
+        }
+        let b = line.as_bytes();
+        for (at, _) in line.match_indices("::") {
+            let start = line[..at].rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+            let before = start.checked_sub(1).map(|i| b[i]);
+            // `meshplan_core::presets::x` names the core's module, not ours.
+            if before != Some(b':') {
+                let name = &line[start..at];
+                if modules.contains(name) {
+                    used.insert(name.to_string());
+                }
+            }
+        }
+    }
+    used
+}
+
+fn graph_of(krate: &Crate) -> Graph {
+    let src = workspace().join(krate.src);
     let mut all = Vec::new();
-    files(&src(), None, &mut all);
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let reexports = root_reexports(&lib);
-    let modules: BTreeSet<String> = all.iter().map(|(m, _)| m.clone()).filter(|m| m != "lib").collect();
+    files(&src, None, &mut all);
+    let root_stem = krate.root.trim_end_matches(".rs");
+    let other_stems: Vec<&str> = krate.others.iter().map(|o| o.trim_end_matches(".rs")).collect();
+    all.retain(|(m, _)| !other_stems.contains(&m.as_str()));
+    let root_text = std::fs::read_to_string(src.join(krate.root)).unwrap();
+    let reexports = root_reexports(&root_text);
+    let modules: BTreeSet<String> = all.iter().map(|(m, _)| m.clone()).filter(|m| m != root_stem).collect();
     let mut g = Graph::new();
+    g.entry(ROOT.to_string()).or_default().extend(root_uses(&code_of(&root_text), &modules));
     for (module, path) in &all {
-        if module == "lib" {
+        if module == root_stem {
             continue;
         }
         let deps = g.entry(module.clone()).or_default();
         for name in crate_paths(&code_of(&std::fs::read_to_string(path).unwrap())) {
-            let target = if modules.contains(&name) { Some(&name) } else { reexports.get(&name) };
-            if let Some(t) = target.filter(|t| *t != module) {
-                deps.insert(t.clone());
+            // A module, a name the root re-exports (by its module), or an item the root itself defines.
+            let target = if modules.contains(&name) {
+                name
+            } else if let Some(m) = reexports.get(&name) {
+                m.clone()
+            } else {
+                ROOT.to_string()
+            };
+            if target != *module {
+                deps.insert(target);
             }
         }
     }
     g
+}
+
+fn graph() -> Graph {
+    graph_of(&CORE)
 }
 
 /// Strongly connected components with more than one module (Tarjan's algorithm).
@@ -168,13 +227,39 @@ fn cycles(g: &Graph) -> Vec<BTreeSet<String>> {
     s.found
 }
 
+fn assert_acyclic(g: &Graph) {
+    let found = cycles(g);
+    assert!(found.is_empty(), "import cycles: {found:?}\ngraph: {g:#?}");
+}
+
 #[test]
 fn the_core_has_no_import_cycle() {
     let g = graph();
     // The scan works: it sees edges that exist (report assembles rules and derive; diag uses codes).
     assert!(g["report"].contains("rules") && g["report"].contains("derive") && g["diag"].contains("codes"), "{g:#?}");
-    let found = cycles(&g);
-    assert!(found.is_empty(), "import cycles: {found:?}\ngraph: {g:#?}");
+    assert_acyclic(&g);
+}
+
+#[test]
+fn the_cli_has_no_import_cycle() {
+    let g = graph_of(&CLI);
+    // The scan works: the root calls both modules.
+    assert!(g[ROOT].contains("table") && g[ROOT].contains("trace"), "{g:#?}");
+    assert_acyclic(&g);
+}
+
+#[test]
+fn the_page_has_no_import_cycle() {
+    let g = graph_of(&PAGE);
+    // The scan works: the app lays out the panels, which read the state and format numbers.
+    assert!(g["app"].contains("panels") && g["panels"].contains("state") && g["panels"].contains("format"), "{g:#?}");
+    assert_acyclic(&g);
+}
+
+#[test]
+fn the_search_worker_has_no_import_cycle() {
+    let g = graph_of(&SEARCH_WORKER);
+    assert_acyclic(&g);
 }
 
 #[test]
@@ -207,4 +292,8 @@ fn the_cycle_finder_finds_cycles() {
     let found = cycles(&g);
     assert_eq!(found, vec![BTreeSet::from(["a".to_string(), "b".into(), "c".into()])]);
     assert_eq!(crate_paths("use crate::{Code, rules::{a, b}, plan::Plan};\nlet x = crate::model::f();"), ["Code", "rules", "plan", "model"]);
+    // A crate root's calls into its modules count; `mod` lines and another crate's modules do not.
+    let modules = BTreeSet::from(["table".to_string(), "trace".into(), "presets".into()]);
+    let root = "mod table;\nmod trace;\nfn main() { trace::run(); meshplan_core::presets::all(); }";
+    assert_eq!(root_uses(root, &modules), BTreeSet::from(["trace".to_string()]));
 }
