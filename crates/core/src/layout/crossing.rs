@@ -191,23 +191,88 @@ fn count_crossings(offsets: &Axes, bases: &Axes, domain: u64) -> CrossingCount {
     if size <= 1 || total == 0 {
         return count;
     }
+    if offsets.extent() < domain {
+        // A group is narrower than a domain: it spans one domain, or two when a multiple of `domain` lies in
+        // (first, last]. Counted by whichever walk is shorter: the residue classes of the bases, or the domain
+        // boundaries the bases reach (few when the domain is wide, as the residue classes are many then).
+        let crossing = if residue_steps(bases, domain) <= boundaries(offsets, bases, domain) {
+            crossing_by_residues(offsets, bases, domain)
+        } else {
+            crossing_by_boundaries(offsets, bases, domain)
+        };
+        count.groups_crossing = crossing.min(total);
+        count.max_domains_spanned = if crossing > 0 { 2 } else { 1 };
+        return count;
+    }
+    // Every group spans more than one domain; the widest is looked for among the residue classes, until no group
+    // can be wider.
+    count.groups_crossing = total;
     let extent = u128::from(offsets.extent());
     let d = u128::from(domain);
     // No group touches more domains than it has ranks, nor more than its extent can reach.
     let widest_possible = u128::from(size).min(extent.div_ceil(d) + 1) as u64;
-    for (residue, weight) in ResidueClasses::new(bases, domain) {
-        let last = u128::from(residue) + extent;
-        if last < d {
-            continue;
-        }
-        count.groups_crossing = count.groups_crossing.saturating_add(weight);
-        let reachable = (last / d + 1).min(u128::from(size)) as u64;
-        if count.max_domains_spanned < widest_possible && reachable > count.max_domains_spanned {
+    for (residue, _) in ResidueClasses::new(bases, domain) {
+        let reachable = ((u128::from(residue) + extent) / d + 1).min(u128::from(size)) as u64;
+        if reachable > count.max_domains_spanned {
             count.max_domains_spanned = count.max_domains_spanned.max(domains_spanned(residue, offsets, domain));
         }
+        if count.max_domains_spanned >= widest_possible {
+            break;
+        }
     }
-    count.groups_crossing = count.groups_crossing.min(total);
     count
+}
+
+/// Upstream: none. Steps of the residue-class walk: one per visited digit combination.
+fn residue_steps(bases: &Axes, domain: u64) -> u128 {
+    let r = ResidueClasses::new(bases, domain);
+    r.visits[..r.len].iter().map(|&v| u128::from(v)).product()
+}
+
+/// Upstream: none. The domain boundaries `t·domain` (t ≥ 1) a group's last rank can reach.
+fn boundaries(offsets: &Axes, bases: &Axes, domain: u64) -> u128 {
+    (u128::from(bases.extent()) + u128::from(offsets.extent())) / u128::from(domain)
+}
+
+/// Upstream: none. Groups (of extent below `domain`) whose first rank `b` has `b mod domain + extent ≥ domain`,
+/// one step per residue class of the bases.
+fn crossing_by_residues(offsets: &Axes, bases: &Axes, domain: u64) -> u64 {
+    let reach = u128::from(domain - offsets.extent());
+    ResidueClasses::new(bases, domain)
+        .filter(|&(residue, _)| u128::from(residue) >= reach)
+        .fold(0u64, |n, (_, weight)| n.saturating_add(weight))
+}
+
+/// Upstream: none. Groups (of extent `e` below `domain`) that cross a boundary `t·domain`: those whose first rank
+/// lies in `[t·domain − e, t·domain − 1]`, counted by [`bases_at_most`], one step per boundary. A group this narrow
+/// crosses at most one boundary, so the sum counts each once.
+fn crossing_by_boundaries(offsets: &Axes, bases: &Axes, domain: u64) -> u64 {
+    let (e, d) = (u128::from(offsets.extent()), u128::from(domain));
+    let mut n = 0u128;
+    for t in 1..=boundaries(offsets, bases, domain) {
+        n += bases_at_most(bases, t * d - 1) - bases_at_most(bases, t * d - e - 1);
+    }
+    n.min(u128::from(u64::MAX)) as u64
+}
+
+/// Upstream: none (digit counting). How many values `Σ digit[i]·stride[i]` of `axes` are at most `x`. The runs'
+/// strides ascend and the values of the runs below one are smaller than its stride (they are dimensions below it
+/// in one mixed radix), so from the top run down: every digit below `⌊x / stride⌋` counts all lower values, and
+/// the lower runs count what is left of `x` under that digit.
+fn bases_at_most(axes: &Axes, x: u128) -> u128 {
+    // lower[i]: how many values the runs below run i take.
+    let mut lower = [1u128; 5];
+    for i in 1..axes.len {
+        lower[i] = lower[i - 1] * u128::from(axes.size[i - 1]);
+    }
+    let (mut x, mut n) = (x, 0u128);
+    for i in (0..axes.len).rev() {
+        let (size, stride) = (u128::from(axes.size[i]), u128::from(axes.stride[i]));
+        let digit = (x / stride).min(size - 1);
+        n += digit * lower[i];
+        x -= digit * stride;
+    }
+    n + 1
 }
 
 /// Upstream: none. Distinct domains of the ranks `first + offsets`. The innermost run of `offsets` (stride
@@ -319,6 +384,33 @@ mod tests {
         assert_eq!(m.crossing(GroupKind::Cp, 1), CrossingCount { groups_crossing: 0, total_groups: 16, max_domains_spanned: 1 });
     }
 
+    #[test]
+    fn a_wide_domain_is_walked_by_its_boundaries() {
+        // The fuzz harness's slowest input (427 s): 5,455,910 GPUs a node × 524,288 nodes (2.86·10^12 ranks), TP 64,
+        // NVLink domains of 2^40 ranks. A TP group's 64 ranks are consecutive from a multiple of 64, and 2^40 is a
+        // multiple of 64: none crosses. The bases' residues mod 2^40 are 4.5·10^10 classes; the boundaries 2.
+        let world = 5_455_910u64 * 524_288;
+        let m = Meshes::resolve(world, &sizes(64, 1, 1, 1, 64), "tp-cp-ep-dp-pp").unwrap();
+        assert_eq!(m.crossing(GroupKind::Tp, 1 << 40), CrossingCount { groups_crossing: 0, total_groups: world / 64, max_domains_spanned: 1 });
+        // Domains of 2^40 − 1 ranks (odd: the residues never repeat early): the TP group [b, b + 63] crosses the
+        // boundary t·(2^40 − 1), t = 1, 2, when it holds it and does not start on it: bases b = 64k with
+        // t·D − 63 ≤ b ≤ t·D − 1: one multiple of 64 in every 63 consecutive numbers ending at t·D − 1, unless t·D is
+        // itself a multiple of 64 (it is not: D is odd, t < 64). So 2 groups, each over 2 domains.
+        let d = (1u64 << 40) - 1;
+        assert_eq!(m.crossing(GroupKind::Tp, d), CrossingCount { groups_crossing: 2, total_groups: world / 64, max_domains_spanned: 2 });
+        // DP groups (one per TP rank, 4.5·10^10 ranks 64 apart) are wider than a domain: all 64 cross. Stride 64 skips
+        // no domain, so group b spans ⌊(b + extent) / 2^40⌋ + 1 domains; its last rank is below the world,
+        // 2.86·10^12 < 3·2^40: 3 domains.
+        let c = m.crossing(GroupKind::Dp, 1 << 40);
+        assert_eq!((c.groups_crossing, c.total_groups, c.max_domains_spanned), (64, 64, 3));
+    }
+
+    /// Both walks of a narrow group's crossings agree with each other and with the materialised groups.
+    fn both_walks(m: &Meshes, kind: GroupKind, domain: u64) -> (u64, u64) {
+        let (masked, unmasked) = m.mesh_of(kind).split(kind.mask());
+        (crossing_by_residues(&masked, &unmasked, domain), crossing_by_boundaries(&masked, &unmasked, domain))
+    }
+
     fn dim() -> impl Strategy<Value = u64> {
         prop::sample::select(vec![1u64, 1, 2, 3, 4, 5, 6, 8])
     }
@@ -350,6 +442,10 @@ mod tests {
                 let groups = m.mesh_of(kind).groups(kind.mask());
                 let (expected, per_group) = naive(&groups, domain.max(1));
                 prop_assert_eq!(m.crossing(kind, domain), expected, "{:?} {} world {} domain {}", kind, order, world, domain);
+                if m.group_shape(kind).extent < domain.max(1) && groups[0].len() > 1 {
+                    let g = expected.groups_crossing;
+                    prop_assert_eq!(both_walks(&m, kind, domain.max(1)), (g, g), "{:?} {} domain {}", kind, order, domain);
+                }
                 for (g, &crosses) in per_group.iter().enumerate() {
                     prop_assert_eq!(m.group_crosses(kind, g as u64, domain), crosses, "{:?} group {}", kind, g);
                 }
