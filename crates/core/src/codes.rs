@@ -99,7 +99,7 @@ rules! {
     SearchWorker "search-worker" E "The page's search worker failed to load or replied with something that is not a search result." "meshplan page (src/browser.rs)";
     WorldNotDivisibleDense "world-not-divisible-dense" E "The world size must be a multiple of TP·PP·CP (dense data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
     WorldNotDivisibleExpert "world-not-divisible-expert" E "The world size must be a multiple of ETP·EP·PP (expert data parallelism must be whole)." "megatron/core/parallel_state.py initialize_model_parallel";
-    WorldTooLargeToLayOut "world-too-large-to-lay-out" W "The world is too large to list every rank group: the layout keeps its order and NVLink crossings, without the group lists." "meshplan limit (limits.rs MAX_LAYOUT_WORLD)";
+    WorldTooLargeToLayOut "world-too-large-to-lay-out" W "The world is too large to list every rank group: the layout keeps its order and (up to 2^24 GPUs) NVLink crossings, without the group lists." "meshplan limit (limits.rs MAX_LAYOUT_WORLD, MAX_CROSSING_WORLD)";
     OrderInvalid "order-invalid" E "The rank order string is not one Megatron accepts." "megatron/core/parallel_state.py RankGenerator";
     OrderMissingDimension "order-missing-dimension" E "The order string leaves out a dimension whose size is above 1." "megatron/core/parallel_state.py RankGenerator.__init__";
     OrderPpNotLast "order-pp-not-last" E "An order not ending in pp needs dense DP to equal expert DP." "megatron/core/parallel_state.py initialize_model_parallel (expert decoder order)";

@@ -58,6 +58,13 @@ pub const MAX_UNKNOWN_FIELDS_REPORTED: usize = 20;
 /// took 0.87 s and 88 MB, and the former limit 2^21 7.4 s and 1.4 GB (600 MB of JSON).
 pub const MAX_LAYOUT_WORLD: u64 = 1 << 16;
 
+/// The largest world whose NVLink crossings a layout counts (2^24 GPUs, as many as the search lays out). Counting
+/// walks each group kind's bases by residue class or by the domain boundaries they reach, the shorter, so below this
+/// limit a kind costs at most ~2^23 steps; above it a hostile domain size defeats both walks (2^48 GPUs at PP 32
+/// with domains of 2^32 − 5 ranks: over 30 s). Above it the layout keeps its order and lists no crossings, and the
+/// report says so.
+pub const MAX_CROSSING_WORLD: u64 = 1 << 24;
+
 /// The largest world the layout search enumerates (2^24 GPUs): its divisor loops run to the world size.
 pub const MAX_SEARCH_WORLD: u64 = 1 << 24;
 

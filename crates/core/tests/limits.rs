@@ -184,6 +184,36 @@ fn worlds_too_large_to_list_every_group_say_so() {
 }
 
 #[test]
+fn nvlink_crossings_are_counted_up_to_2_pow_24_gpus_and_say_so_above() {
+    // The fuzz harness's slowest input took 427 s counting crossings: 2.86·10^12 GPUs with NVLink domains of 2^40
+    // ranks. A narrow group's crossings now take the shorter walk (crossing.rs); beyond that, 2^48 GPUs at PP 32 with
+    // domains of 2^32 − 5 ranks defeated both walks (> 30 s). Above 2^24 GPUs no crossing is counted, and the report
+    // says so; the plan still answers, with its order.
+    for (per_node, nodes, domain) in [(5_455_910u64, 524_288u64, 1u64 << 40), (1 << 24, 1 << 24, (1 << 32) - 5)] {
+        let mut v = llama_8b_on_8(json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 32}));
+        v["cluster"] = json!({"gpu": "h100-sxm-80gb", "gpus_per_node": per_node, "num_nodes": nodes, "nvlink_domain_size": domain});
+        let r = plan_all("crossings of a huge world", v);
+        let d = find(&r, "world-too-large-to-lay-out");
+        let world = (per_node * nodes).to_string();
+        assert!(d.message.contains(&world) && d.message.contains("16777216") && d.message.contains("crossings"), "{}", d.message);
+        let layout = r.layout.as_ref().expect("a layout with its order");
+        assert_eq!(layout.order, "tp-cp-ep-dp-pp");
+        assert!(layout.crossings.is_empty() && layout.groups.tp.is_empty());
+    }
+    // At 2^24 GPUs they are counted: TP 8 on domains of 72 (= 9·8) never crosses; a PP group's 32 ranks are
+    // TP·DP = 8·2^16 = 2^19 apart, each in a domain of its own: all 2^24 / 32 = 2^19 groups cross, over 32 domains.
+    let mut v = llama_8b_on_8(json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 32}));
+    v["cluster"] = json!({"gpu": "h100-sxm-80gb", "gpus_per_node": 1 << 12, "num_nodes": 1 << 12, "nvlink_domain_size": 72});
+    let r = plan_all("crossings of 2^24 GPUs", v);
+    let layout = r.layout.as_ref().expect("a layout");
+    let d = find(&r, "world-too-large-to-lay-out");
+    assert!(d.message.contains("65536") && !d.message.contains("crossings meshplan counts"), "{}", d.message);
+    assert!(layout.crossings.iter().all(|c| c.kind != "tp"), "{:?}", layout.crossings);
+    let pp = layout.crossings.iter().find(|c| c.kind == "pp").expect("pp groups cross");
+    assert_eq!((pp.groups_crossing, pp.total_groups, pp.max_domains_spanned), (1 << 19, 1 << 19, 32));
+}
+
+#[test]
 fn mesh_sizes_beyond_the_world_are_divisibility_errors() {
     let v = llama_8b_on_8(json!({"tensor_model_parallel_size": 16777216, "context_parallel_size": 16777216,
                                  "expert_model_parallel_size": 16777216, "expert_tensor_parallel_size": 16777216}));

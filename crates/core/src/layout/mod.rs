@@ -33,7 +33,7 @@ use mesh::mask_of;
 
 /// The largest world whose groups [`build_layout`] lists (see `limits.rs` for why); above it the layout carries its
 /// order and NVLink crossings without the group lists. [`coordinates`] has no such limit.
-pub use crate::limits::MAX_LAYOUT_WORLD;
+pub use crate::limits::{MAX_CROSSING_WORLD, MAX_LAYOUT_WORLD};
 
 /// Megatron-Core's default order (`initialize_model_parallel`, and training without
 /// `--use-tp-pp-dp-mapping`).
@@ -357,7 +357,11 @@ impl RankIndex {
 pub fn build_layout(world: u64, sizes: &MeshSizes, order: &str, nvlink_domain_size: u64) -> Result<Layout, Diagnostic> {
     // Checking the sizes and the order costs nothing per rank: their errors come first, whatever the world.
     let meshes = Meshes::resolve(world, sizes, order)?;
-    // Above the listing limit the groups are left out (the report says so); crossings are counted from the mesh.
+    // Above the listing limit the groups are left out (the report says so); crossings are counted from the mesh,
+    // up to their own limit.
+    if world > MAX_CROSSING_WORLD {
+        return Ok(Layout::new(meshes.order_string(), Groups::default(), Vec::new()));
+    }
     if world > MAX_LAYOUT_WORLD {
         return Ok(Layout::new(meshes.order_string(), Groups::default(), meshes.crossings(nvlink_domain_size)));
     }

@@ -3,14 +3,22 @@
 use super::fixes::{nearest_valid_etp, nearest_valid_tp};
 use super::{ETP, Findings, TP, d};
 use crate::Code;
-use crate::layout::{Layout, MAX_LAYOUT_WORLD};
+use crate::layout::{Layout, MAX_CROSSING_WORLD, MAX_LAYOUT_WORLD};
 use crate::plan::Plan;
 
 /// Topology rules: which groups leave the NVLink domain.
 pub fn check_topology(p: &Plan, layout: &Layout, out: &mut impl Findings) {
     let domain = p.cluster.nvlink_domain_size;
     let world = p.world_size();
-    if world > MAX_LAYOUT_WORLD {
+    if world > MAX_CROSSING_WORLD {
+        out.add(Code::WorldTooLargeToLayOut, |code| {
+            d(
+                code,
+                format!("world size {world} is more than the {MAX_CROSSING_WORLD} ranks whose NVLink crossings meshplan counts: the layout gives its order without the group lists or their crossings"),
+                format!("plan at most {MAX_CROSSING_WORLD} GPUs to see which groups leave an NVLink domain, or read a rank's groups from its coordinates (layout::coordinates), which have no such limit"),
+            )
+        });
+    } else if world > MAX_LAYOUT_WORLD {
         out.add(Code::WorldTooLargeToLayOut, |code| {
             d(
                 code,
