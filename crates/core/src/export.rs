@@ -233,6 +233,22 @@ fn needs_max_connections(p: &Plan) -> bool {
     p.parallelism.tp() > 1 || p.parallelism.cp() > 1
 }
 
+/// The launch environment the plan needs, each `VAR=value` with why: CUDA_DEVICE_MAX_CONNECTIONS=1 for TP/CP
+/// communication overlap; NVTE_CPU_OFFLOAD_V1=1 for fine-grained activation offloading (Megatron Bridge's
+/// `_validate_fine_grained_activation_offloading` raises without it on Transformer Engine 2.10 and later, which would
+/// otherwise offload the weights too).
+fn launch_env(p: &Plan) -> Vec<(&'static str, &'static str)> {
+    let mut env = Vec::new();
+    if needs_max_connections(p) {
+        env.push(("CUDA_DEVICE_MAX_CONNECTIONS=1", "TP/CP communication overlap"));
+    }
+    let s = &p.training.settings;
+    if s.fine_grained_activation_offloading && !s.offload_modules.is_empty() {
+        env.push(("NVTE_CPU_OFFLOAD_V1=1", "fine-grained activation offloading"));
+    }
+    env
+}
+
 /// What the Bridge recipe the launch names (the preset's, [`bridge_recipe`]) sets at `section.key`, when meshplan has
 /// that recipe's values (data/bridge_recipes.json): an override must restate the plan's value where the recipe's differs.
 fn named_recipe_value(p: &Plan, section: &str, key: &str) -> Option<&'static serde_json::Value> {
@@ -997,8 +1013,8 @@ pub fn bridge_python(p: &Plan, r: &Report) -> String {
             lines.push("#   cfg = <recipe for this model>()".into());
         }
     }
-    if needs_max_connections(p) {
-        lines.push("# Launch with CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (TP/CP communication overlap).".into());
+    for (var, why) in launch_env(p) {
+        lines.push(format!("# Launch with {var} in the environment ({why})."));
     }
     for s in export_sections(p, r) {
         lines.push(String::new());
@@ -1071,7 +1087,7 @@ pub fn bridge_launch(p: &Plan, r: &Report) -> String {
         ));
     }
     lines.push("# The last overrides are the guide's smoke test (3 iterations, no evaluation, no checkpoints); drop them for a real run.".into());
-    let env = if needs_max_connections(p) { "CUDA_DEVICE_MAX_CONNECTIONS=1 " } else { "" };
+    let env: String = launch_env(p).iter().map(|(var, _)| format!("{var} ")).collect();
     let mut cmd = vec![format!("{env}uv run python -m torch.distributed.run --nproc_per_node={gpn} --nnodes={nodes}")];
     if nodes > 1 {
         cmd.push(format!(
@@ -1136,8 +1152,8 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     // A hybrid layer pattern builds Megatron-Core's HybridModel, which Megatron-LM trains with pretrain_hybrid.py.
     let script = if m.hybrid_layer_pattern.is_some() { "pretrain_hybrid.py" } else { "pretrain_gpt.py" };
     lines.push(format!("# Use: torchrun --nproc_per_node=… --nnodes=… {script} \"${{MEGATRON_ARGS[@]}}\" plus data, tokenizer, optimizer and checkpoint arguments."));
-    if needs_max_connections(p) {
-        lines.push("export CUDA_DEVICE_MAX_CONNECTIONS=1".into());
+    for (var, _) in launch_env(p) {
+        lines.push(format!("export {var}"));
     }
     let mut groups: Vec<(&str, Vec<String>, Vec<String>)> = Vec::new();
     let flag = |f: &str, v: Option<String>| match v {
@@ -1449,11 +1465,21 @@ pub fn slurm(p: &Plan, r: &Report) -> String {
     } else {
         lines.push(format!("# WARNING: W = {} is not a multiple of {step}; use a node count whose GPU total is", d.world_size));
     }
+    let m = &r.memory;
+    if m.host_bytes_per_node > 0 {
+        // Offloading (optimizer state or activations) puts this much on each node's CPU memory; the job needs it.
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let of = match (m.host_memory_per_node_bytes, m.host_fits) {
+            (Some(cap), Some(fits)) => format!(" of the node's {:.2} GiB (cluster.host_memory_per_node_gb){}", gib(cap), if fits { "" } else { ": it does not fit" }),
+            _ => " (the node's host memory is unknown: set cluster.host_memory_per_node_gb)".into(),
+        };
+        lines.push(format!("# host memory: offloading holds {:.2} GiB per node on the CPU{of}; request the node's memory (e.g. #SBATCH --mem=0)", gib(m.host_bytes_per_node)));
+    }
     lines.push(String::new());
     lines.push("export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"".into());
     lines.push("export MASTER_PORT=29500".into());
-    if needs_max_connections(p) {
-        lines.push("export CUDA_DEVICE_MAX_CONNECTIONS=1".into());
+    for (var, _) in launch_env(p) {
+        lines.push(format!("export {var}"));
     }
     lines.push("# One task per GPU; each task maps Slurm's ids to the variables torch.distributed reads.".into());
     let mut cmd = vec![
