@@ -202,8 +202,8 @@ pub fn full_recompute(p: &Plan, out: &mut impl Findings) {
     }
 }
 
-/// activation-offload-needs-modules, offload-modules-without-offloading, attn-proj-offload-needs-core-attn and
-/// activation-offload-moe-recompute: fine-grained activation offloading.
+/// activation-offload-needs-modules, offload-modules-without-offloading, activation-offload-env,
+/// attn-proj-offload-needs-core-attn and activation-offload-moe-recompute: fine-grained activation offloading.
 pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
     let s = &p.training.settings;
     let mods = &s.offload_modules;
@@ -221,6 +221,11 @@ pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
     }
     if !s.fine_grained_activation_offloading {
         return;
+    }
+    if !mods.is_empty() {
+        out.add(Code::ActivationOffloadEnv, |code| {
+            d(code, "fine_grained_activation_offloading: with Transformer Engine 2.10 or later Megatron Bridge raises unless NVTE_CPU_OFFLOAD_V1=1 is set (so that TE does not offload the weights too); the exports set it".into(), "export NVTE_CPU_OFFLOAD_V1=1 in the launch environment".into())
+        });
     }
     if mods.contains(&OffloadModule::AttnProj) && !mods.contains(&OffloadModule::CoreAttn) {
         out.add(Code::AttnProjOffloadNeedsCoreAttn, |code| {
@@ -250,9 +255,18 @@ pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
     }
 }
 
-/// cuda-graph-scope-without-impl and cuda-graph-scope-invalid: what the CUDA graph scope can capture.
+/// cuda-graph-local-bridge: which implementation Bridge accepts; cuda-graph-scope-without-impl and
+/// cuda-graph-scope-invalid: what the CUDA graph scope can capture.
 pub fn cuda_graphs(p: &Plan, out: &mut impl Findings) {
     let s = &p.training.settings;
+    if s.cuda_graph_impl == CudaGraphImpl::Local {
+        // Bridge's validate_cuda_graph_configuration: "local" is accepted only with a full_iteration module, which
+        // meshplan spells as its own implementation (cuda_graph_impl = full_iteration, as Bridge's current API does).
+        out.add(Code::CudaGraphLocalBridge, |code| {
+            d(code, "cuda_graph_impl = local: Megatron Bridge supports the local implementation only for full-iteration CUDA graphs and raises for per-layer ones (Megatron-LM runs them)".into(), "set cuda_graph_impl = \"transformer_engine\" for per-layer graphs, or \"full_iteration\"".into())
+                .with_apply("training.cuda_graph_impl", "transformer_engine")
+        });
+    }
     let scope = &s.cuda_graph_scope;
     if scope.is_empty() {
         return;
