@@ -14,7 +14,7 @@ use crate::names;
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::plan::{Cluster, Plan, Precision};
-use crate::settings::{Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
+use crate::settings::{CudaGraphImpl, Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
 
@@ -824,8 +824,17 @@ fn settings_section(p: &Plan, group: Group) -> Section {
         sec.settings.extend(row.bridge.iter().map(|&path| set(path, val.clone())));
         sec.settings.extend(row.bridge_clears.iter().map(|&path| set_note(path, Val::Json(serde_json::Value::Null), format!("deprecated spelling of {first}"))));
     }
+    // Source: Megatron-Bridge training/config.py ConfigContainer.validate ("check_for_nan_in_loss must be disabled
+    // when using full_iteration CUDA graph").
+    if group == Group::CudaGraphs && p.training.settings.cuda_graph_impl == CudaGraphImpl::FullIteration {
+        sec.settings.push(set_note(FULL_GRAPH_NAN_CHECK, Val::Bool(false), "full_iteration CUDA graphs: ConfigContainer.validate asserts it"));
+    }
     sec
 }
+
+/// The NaN check a full-iteration CUDA graph cannot capture, off in Bridge's name (Megatron-LM:
+/// `--no-check-for-nan-in-loss-and-grad`, which validate_args asserts with `--cuda-graph-impl full_iteration`).
+const FULL_GRAPH_NAN_CHECK: &str = "rerun_state_machine.check_for_nan_in_loss";
 
 /// The precision's Bridge mixed-precision recipe and every field of it the plan changes. A recipe named by a string
 /// cannot take field overrides, so the Python form builds it with get_mixed_precision_config and sets the fields;
@@ -1296,6 +1305,11 @@ fn megatron_lm_settings(p: &Plan) -> (Vec<String>, Vec<String>) {
     }
     if s.precision.is_low() && !(s.use_distributed_optimizer || s.use_megatron_fsdp) {
         notes.push("without the distributed optimizer, parameters are not gathered in FP8/FP4 (validate_args requires it)".into());
+    }
+    // Source: megatron/training/arguments.py validate_args (--no-check-for-nan-in-loss-and-grad should be set with
+    // --cuda-graph-impl=full_iteration for training).
+    if s.cuda_graph_impl == CudaGraphImpl::FullIteration {
+        flags.push("--no-check-for-nan-in-loss-and-grad".into());
     }
     (flags, notes)
 }

@@ -329,3 +329,29 @@ fn slurm_states_the_host_memory_offloading_needs() {
     let none = plan_value(&plan(false, json!({}))).unwrap();
     assert!(!export(ExportKind::Slurm, &none.plan, &none).contains("# host memory"));
 }
+
+/// A full-iteration CUDA graph cannot capture the NaN check: Bridge's ConfigContainer.validate asserts
+/// rerun_state_machine.check_for_nan_in_loss = False, Megatron-LM's validate_args --no-check-for-nan-in-loss-and-grad.
+/// Per-layer graphs leave it alone.
+#[test]
+fn full_iteration_graphs_turn_the_nan_check_off() {
+    let full = plan_value(&plan(false, json!({"cuda_graph_impl": "full_iteration"}))).unwrap();
+    let py = lines(&export(ExportKind::Bridge, &full.plan, &full));
+    assert!(py.iter().any(|l| l == "cfg.rerun_state_machine.check_for_nan_in_loss = False"), "{}", py.join("\n"));
+    for kind in [ExportKind::BridgeCli, ExportKind::Slurm] {
+        let text = export(kind, &full.plan, &full);
+        assert!(text.lines().any(|l| l.trim().trim_end_matches(" \\") == "rerun_state_machine.check_for_nan_in_loss=False"), "{kind:?}:\n{text}");
+    }
+    let lm = export(ExportKind::MegatronLm, &full.plan, &full);
+    assert!(lm.lines().any(|l| l.trim() == "--no-check-for-nan-in-loss-and-grad"), "{lm}");
+    // Read back, the companion is understood, not listed as unread.
+    for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Slurm] {
+        let (imported, _, _) = meshplan_core::imports::import_plan(&export(kind, &full.plan, &full), &Default::default()).unwrap();
+        assert!(imported.unrecognized.iter().all(|u| !u.name.contains("nan")), "{kind:?}: {:?}", imported.unrecognized);
+    }
+    let te = plan_value(&plan(false, json!({"cuda_graph_impl": "transformer_engine"}))).unwrap();
+    for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Slurm] {
+        let text = export(kind, &te.plan, &te);
+        assert!(!text.contains("check_for_nan") && !text.contains("check-for-nan"), "{kind:?}:\n{text}");
+    }
+}
