@@ -224,7 +224,7 @@ pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
     }
     if !mods.is_empty() {
         out.add(Code::ActivationOffloadEnv, |code| {
-            d(code, "fine_grained_activation_offloading: with Transformer Engine 2.10 or later Megatron Bridge raises unless NVTE_CPU_OFFLOAD_V1=1 is set (so that TE does not offload the weights too); the exports set it".into(), "export NVTE_CPU_OFFLOAD_V1=1 in the launch environment".into())
+            d(code, "fine_grained_activation_offloading: with Transformer Engine 2.10 or later Megatron Bridge and Megatron-LM refuse to start unless NVTE_CPU_OFFLOAD_V1=1 is set (so that TE does not offload the weights too); the exports set it".into(), "export NVTE_CPU_OFFLOAD_V1=1 in the launch environment".into())
         });
     }
     if mods.contains(&OffloadModule::AttnProj) && !mods.contains(&OffloadModule::CoreAttn) {
@@ -251,6 +251,52 @@ pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
             } else {
                 diag.with_apply(OFFLOAD_MODULES, list(&rest))
             }
+        });
+    }
+}
+
+/// ep-overlap-invalid: what the EP all-to-all overlap (1F1B-interleaved MoE dispatch) needs. One diagnostic, for the
+/// first assert megatron-core's `__post_init__` (and Bridge's comm-overlap setup before it) would raise.
+pub fn ep_overlap(p: &Plan, out: &mut impl Findings) {
+    let s = &p.training.settings;
+    if !s.overlap_moe_expert_parallel_comm {
+        return;
+    }
+    const OVERLAP: &str = "training.overlap_moe_expert_parallel_comm";
+    let off = |why: String, fix: &str| (why, fix.to_string(), OVERLAP, serde_json::Value::Bool(false));
+    let par = &p.parallelism;
+    let modules = s.recompute_modules_run();
+    let problem = if par.ep() <= 1 {
+        Some(off(format!("expert_model_parallel_size = {}: \"overlap_moe_expert_parallel_comm is only supported with expert model parallelism\"", par.ep()), "turn the overlap off, or set expert_model_parallel_size > 1"))
+    } else if !matches!(s.moe_token_dispatcher_type, DispatcherType::Alltoall | DispatcherType::Flex) {
+        Some((
+            format!("moe_token_dispatcher_type = {}: \"overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher\"", s.moe_token_dispatcher_type.key()),
+            "set moe_token_dispatcher_type = \"alltoall\"".to_string(),
+            "training.moe_token_dispatcher_type",
+            serde_json::Value::from("alltoall"),
+        ))
+    } else if matches!(s.precision, Precision::Fp32) {
+        Some(off("precision = fp32: \"overlap_moe_expert_parallel_comm is only supported with bf16 or fp16 model\"".into(), "turn the overlap off, or train in bf16"))
+    } else if par.pp() > 1 && par.virtual_pipeline_model_parallel_size.is_none() {
+        Some(off(format!("pipeline_model_parallel_size = {} without virtual pipeline stages: \"virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size > 1\"", par.pp()), "turn the overlap off, or set virtual_pipeline_model_parallel_size"))
+    } else if s.recompute_granularity == Recompute::Full || s.recompute_method.is_some() || s.recompute_num_layers.is_some() {
+        Some(off("full recompute (recompute_granularity, recompute_method or recompute_num_layers set): \"disable full recomputation when enabling overlap_moe_expert_parallel_comm\"".into(), "turn the overlap off, or use selective recompute without a method or layer count"))
+    } else if s.recompute_granularity == Recompute::Selective && modules.contains(&RecomputeModule::Moe) {
+        let keep: Vec<&str> = modules.iter().filter(|m| **m != RecomputeModule::Moe).map(|m| m.key()).collect();
+        Some((
+            "recompute_modules has moe: \"disable moe in recompute_modules when enabling overlap_moe_expert_parallel_comm\"".to_string(),
+            "remove moe from recompute_modules".to_string(),
+            MODULES,
+            list(&keep),
+        ))
+    } else if p.model.mtp_num_layers > 1 {
+        Some(off(format!("mtp_num_layers = {}: \"MTP supports at most one layer when enabling overlap_moe_expert_parallel_comm\"", p.model.mtp_num_layers), "turn the overlap off"))
+    } else {
+        None
+    };
+    if let Some((why, fix, path, value)) = problem {
+        out.add(Code::EpOverlapInvalid, |code| {
+            d(code, format!("overlap_moe_expert_parallel_comm with {why} (megatron-core asserts it; Bridge checks it first)"), fix).with_apply(path, value)
         });
     }
 }

@@ -20,6 +20,7 @@ const DISPATCHER: &str = "training.moe_token_dispatcher_type";
 const BACKEND: &str = "training.moe_flex_dispatcher_backend";
 const PAD: &str = "training.moe_pad_expert_input_to_capacity";
 const CAPACITY: &str = "training.moe_expert_capacity_factor";
+const EP_OVERLAP: &str = "training.overlap_moe_expert_parallel_comm";
 
 fn optimizer_cases() -> Vec<Case> {
     vec![
@@ -180,6 +181,15 @@ fn offload_graph_moe_cases() -> Vec<Case> {
         )
         .fix(&[(MODULES, json!([]))]),
         // Per-layer graphs of the local implementation: Bridge raises; the fix is TE's graphs of the same layers.
+        // EP all-to-all overlap with the default allgather dispatcher: megatron-core asserts alltoall or flex; the fix
+        // is alltoall (EP 4 > 1, bf16, PP 1, selective recompute of core_attn: nothing else in the way).
+        case(
+            "ep-overlap-invalid",
+            Kind::Error,
+            probe(moe(), &[(EP_OVERLAP, json!(true)), (EP, json!(4))]),
+            probe(moe(), &[(EP_OVERLAP, json!(true)), (EP, json!(4)), (DISPATCHER, json!("alltoall"))]),
+        )
+        .fix(&[(DISPATCHER, json!("alltoall"))]),
         case("cuda-graph-local-bridge", Kind::Warning, probe(dense(), &[(GRAPH_IMPL, json!("local"))]), probe(dense(), &[(GRAPH_IMPL, json!("transformer_engine"))]))
             .fix(&[(GRAPH_IMPL, json!("transformer_engine"))]),
         case("cuda-graph-scope-without-impl", Kind::Info, probe(dense(), &[(GRAPH_SCOPE, json!(["attn"]))]), probe(dense(), &[(GRAPH_SCOPE, json!(["attn"])), (GRAPH_IMPL, json!("transformer_engine"))]))
