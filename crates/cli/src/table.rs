@@ -1,5 +1,6 @@
 //! Readable text for the terminal: the same report as the JSON, laid out as tables.
 
+use meshplan_core::memory::Location;
 use meshplan_core::presets::Catalog;
 use meshplan_core::pipeline::{ChunkRef, layout};
 use meshplan_core::{Report, Severity};
@@ -160,6 +161,19 @@ pub fn report(r: &Report) -> String {
             let _ = writeln!(s, "  host {} GiB per node (cluster.host_memory_per_node_gb not known: not checked)", gib(m.host_bytes_per_node));
         }
         _ => {}
+    }
+    // The peak stage's labelled terms that hold memory, each with when it is held and whether Megatron's max allocated
+    // counts it (every stage's, zeros included, are in the JSON report's memory.stages[].terms).
+    if let Some(peak) = m.stages.iter().find(|st| st.total_bytes == m.peak_bytes) {
+        let _ = writeln!(s, "  terms of stage {} (the peak stage; --format json has every stage's)", peak.pipeline_rank);
+        for t in peak.terms.iter().filter(|t| t.bytes > 0) {
+            let counted = match (t.location, t.allocated) {
+                (Location::Host, _) => "host",
+                (_, true) => "allocated",
+                (_, false) => "not allocated",
+            };
+            let _ = writeln!(s, "  {:>9}  {:<16} {:<13} {}", gib(t.bytes), t.phase.label(), counted, t.label);
+        }
     }
     if let Some(perf) = &r.performance {
         let b = &perf.breakdown;

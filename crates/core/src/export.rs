@@ -14,7 +14,7 @@ use crate::names;
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::plan::{Cluster, Plan, Precision};
-use crate::settings::{Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
+use crate::settings::{CudaGraphImpl, Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
 
@@ -231,6 +231,22 @@ fn dp_text(dp: u64) -> String {
 /// `CUDA_DEVICE_MAX_CONNECTIONS=1` is needed for TP/CP communication overlap (seed Pitfall 7).
 fn needs_max_connections(p: &Plan) -> bool {
     p.parallelism.tp() > 1 || p.parallelism.cp() > 1
+}
+
+/// The launch environment the plan needs, each `VAR=value` with why: CUDA_DEVICE_MAX_CONNECTIONS=1 for TP/CP
+/// communication overlap; NVTE_CPU_OFFLOAD_V1=1 for fine-grained activation offloading (Megatron Bridge's
+/// `_validate_fine_grained_activation_offloading` raises without it on Transformer Engine 2.10 and later, which would
+/// otherwise offload the weights too).
+fn launch_env(p: &Plan) -> Vec<(&'static str, &'static str)> {
+    let mut env = Vec::new();
+    if needs_max_connections(p) {
+        env.push(("CUDA_DEVICE_MAX_CONNECTIONS=1", "TP/CP communication overlap"));
+    }
+    let s = &p.training.settings;
+    if s.fine_grained_activation_offloading && !s.offload_modules.is_empty() {
+        env.push(("NVTE_CPU_OFFLOAD_V1=1", "fine-grained activation offloading"));
+    }
+    env
 }
 
 /// What the Bridge recipe the launch names (the preset's, [`bridge_recipe`]) sets at `section.key`, when meshplan has
@@ -808,8 +824,17 @@ fn settings_section(p: &Plan, group: Group) -> Section {
         sec.settings.extend(row.bridge.iter().map(|&path| set(path, val.clone())));
         sec.settings.extend(row.bridge_clears.iter().map(|&path| set_note(path, Val::Json(serde_json::Value::Null), format!("deprecated spelling of {first}"))));
     }
+    // Source: Megatron-Bridge training/config.py ConfigContainer.validate ("check_for_nan_in_loss must be disabled
+    // when using full_iteration CUDA graph").
+    if group == Group::CudaGraphs && p.training.settings.cuda_graph_impl == CudaGraphImpl::FullIteration {
+        sec.settings.push(set_note(FULL_GRAPH_NAN_CHECK, Val::Bool(false), "full_iteration CUDA graphs: ConfigContainer.validate asserts it"));
+    }
     sec
 }
+
+/// The NaN check a full-iteration CUDA graph cannot capture, off in Bridge's name (Megatron-LM:
+/// `--no-check-for-nan-in-loss-and-grad`, which validate_args asserts with `--cuda-graph-impl full_iteration`).
+const FULL_GRAPH_NAN_CHECK: &str = "rerun_state_machine.check_for_nan_in_loss";
 
 /// The precision's Bridge mixed-precision recipe and every field of it the plan changes. A recipe named by a string
 /// cannot take field overrides, so the Python form builds it with get_mixed_precision_config and sets the fields;
@@ -997,8 +1022,8 @@ pub fn bridge_python(p: &Plan, r: &Report) -> String {
             lines.push("#   cfg = <recipe for this model>()".into());
         }
     }
-    if needs_max_connections(p) {
-        lines.push("# Launch with CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (TP/CP communication overlap).".into());
+    for (var, why) in launch_env(p) {
+        lines.push(format!("# Launch with {var} in the environment ({why})."));
     }
     for s in export_sections(p, r) {
         lines.push(String::new());
@@ -1071,7 +1096,7 @@ pub fn bridge_launch(p: &Plan, r: &Report) -> String {
         ));
     }
     lines.push("# The last overrides are the guide's smoke test (3 iterations, no evaluation, no checkpoints); drop them for a real run.".into());
-    let env = if needs_max_connections(p) { "CUDA_DEVICE_MAX_CONNECTIONS=1 " } else { "" };
+    let env: String = launch_env(p).iter().map(|(var, _)| format!("{var} ")).collect();
     let mut cmd = vec![format!("{env}uv run python -m torch.distributed.run --nproc_per_node={gpn} --nnodes={nodes}")];
     if nodes > 1 {
         cmd.push(format!(
@@ -1136,8 +1161,8 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     // A hybrid layer pattern builds Megatron-Core's HybridModel, which Megatron-LM trains with pretrain_hybrid.py.
     let script = if m.hybrid_layer_pattern.is_some() { "pretrain_hybrid.py" } else { "pretrain_gpt.py" };
     lines.push(format!("# Use: torchrun --nproc_per_node=… --nnodes=… {script} \"${{MEGATRON_ARGS[@]}}\" plus data, tokenizer, optimizer and checkpoint arguments."));
-    if needs_max_connections(p) {
-        lines.push("export CUDA_DEVICE_MAX_CONNECTIONS=1".into());
+    for (var, _) in launch_env(p) {
+        lines.push(format!("export {var}"));
     }
     let mut groups: Vec<(&str, Vec<String>, Vec<String>)> = Vec::new();
     let flag = |f: &str, v: Option<String>| match v {
@@ -1280,6 +1305,11 @@ fn megatron_lm_settings(p: &Plan) -> (Vec<String>, Vec<String>) {
     }
     if s.precision.is_low() && !(s.use_distributed_optimizer || s.use_megatron_fsdp) {
         notes.push("without the distributed optimizer, parameters are not gathered in FP8/FP4 (validate_args requires it)".into());
+    }
+    // Source: megatron/training/arguments.py validate_args (--no-check-for-nan-in-loss-and-grad should be set with
+    // --cuda-graph-impl=full_iteration for training).
+    if s.cuda_graph_impl == CudaGraphImpl::FullIteration {
+        flags.push("--no-check-for-nan-in-loss-and-grad".into());
     }
     (flags, notes)
 }
@@ -1449,11 +1479,21 @@ pub fn slurm(p: &Plan, r: &Report) -> String {
     } else {
         lines.push(format!("# WARNING: W = {} is not a multiple of {step}; use a node count whose GPU total is", d.world_size));
     }
+    let m = &r.memory;
+    if m.host_bytes_per_node > 0 {
+        // Offloading (optimizer state or activations) puts this much on each node's CPU memory; the job needs it.
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let of = match (m.host_memory_per_node_bytes, m.host_fits) {
+            (Some(cap), Some(fits)) => format!(" of the node's {:.2} GiB (cluster.host_memory_per_node_gb){}", gib(cap), if fits { "" } else { ": it does not fit" }),
+            _ => " (the node's host memory is unknown: set cluster.host_memory_per_node_gb)".into(),
+        };
+        lines.push(format!("# host memory: offloading holds {:.2} GiB per node on the CPU{of}; request the node's memory (e.g. #SBATCH --mem=0)", gib(m.host_bytes_per_node)));
+    }
     lines.push(String::new());
     lines.push("export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"".into());
     lines.push("export MASTER_PORT=29500".into());
-    if needs_max_connections(p) {
-        lines.push("export CUDA_DEVICE_MAX_CONNECTIONS=1".into());
+    for (var, _) in launch_env(p) {
+        lines.push(format!("export {var}"));
     }
     lines.push("# One task per GPU; each task maps Slurm's ids to the variables torch.distributed reads.".into());
     let mut cmd = vec![

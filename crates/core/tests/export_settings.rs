@@ -206,6 +206,13 @@ fn every_row_reaches_every_export() {
             let found = if w.contains(' ') { cli.contains(w) } else { words.iter().any(|l| l == w) };
             assert!(found, "{}: the launch command lacks {w:?}:\n{cli}", c.key);
         }
+        // The Slurm script launches the same overrides (and notes) as the launch command.
+        let slurm = export(ExportKind::Slurm, &r.plan, &r);
+        let slurm_words: Vec<String> = slurm.lines().map(|l| l.trim().trim_end_matches(" \\").to_string()).collect();
+        for w in c.launch {
+            let found = if w.contains(' ') { slurm.contains(w) } else { slurm_words.iter().any(|l| l == w) };
+            assert!(found, "{}: the Slurm script lacks {w:?}:\n{slurm}", c.key);
+        }
         let lm = export(ExportKind::MegatronLm, &r.plan, &r);
         let lm_lines: Vec<&str> = lm.lines().map(str::trim).collect();
         match c.mlm {
@@ -285,4 +292,66 @@ fn offloaded_moe_recipe_line_by_line() {
     assert!(cli.contains("# Optimizer & gradients: exp_avg_dtype = fp8 is torch.uint8 in Bridge"));
     assert!(cli.contains("# Low precision: bf16_mixed sets grad_reduce_in_fp32=True; the plan runs grad_reduce_in_fp32=False"));
     assert!(cli.contains("  mixed_precision=bf16_mixed \\\n"));
+}
+
+/// Fine-grained activation offloading needs NVTE_CPU_OFFLOAD_V1=1 in the launch environment (Megatron Bridge's
+/// `_validate_fine_grained_activation_offloading` raises without it on TE >= 2.10): every launching export sets it,
+/// the Python overrides say so; without offloading none does.
+#[test]
+fn activation_offloading_sets_its_launch_environment() {
+    let on = plan_value(&plan(false, json!({"fine_grained_activation_offloading": true, "offload_modules": ["core_attn"]}))).unwrap();
+    let off = plan_value(&plan(false, json!({}))).unwrap();
+    let expect = [
+        (ExportKind::Bridge, "# Launch with NVTE_CPU_OFFLOAD_V1=1 in the environment (fine-grained activation offloading)."),
+        (ExportKind::BridgeCli, "CUDA_DEVICE_MAX_CONNECTIONS=1 NVTE_CPU_OFFLOAD_V1=1 uv run python -m torch.distributed.run"),
+        (ExportKind::MegatronLm, "export NVTE_CPU_OFFLOAD_V1=1"),
+        (ExportKind::Slurm, "export NVTE_CPU_OFFLOAD_V1=1"),
+    ];
+    for (kind, line) in expect {
+        let text = export(kind, &on.plan, &on);
+        assert!(text.lines().any(|l| l.trim().starts_with(line)), "{kind:?} lacks {line:?}:\n{text}");
+        assert!(!export(kind, &off.plan, &off).contains("NVTE_CPU_OFFLOAD_V1"), "{kind:?} sets it without offloading");
+    }
+}
+
+/// The Slurm sizing states the host memory offloading needs per node, against the cluster's; none without offloading.
+/// Full optimizer offload of the small model at TP 2, DP 4: Bridge without the precision-aware optimizer moves the Adam
+/// moments (and keeps the fp32 master), so the host holds F·16/d per parameter — what the report's
+/// host_bytes_per_node says, shown in GiB to two places.
+#[test]
+fn slurm_states_the_host_memory_offloading_needs() {
+    let r = plan_value(&plan(false, json!({"optimizer_cpu_offload": true, "optimizer_offload_fraction": 1.0}))).unwrap();
+    let host = r.memory.host_bytes_per_node;
+    assert!(host > 0);
+    let slurm = export(ExportKind::Slurm, &r.plan, &r);
+    let line = format!("# host memory: offloading holds {:.2} GiB per node on the CPU of the node's", host as f64 / (1u64 << 30) as f64);
+    assert!(slurm.lines().any(|l| l.starts_with(&line)), "{line:?}:\n{slurm}");
+    let none = plan_value(&plan(false, json!({}))).unwrap();
+    assert!(!export(ExportKind::Slurm, &none.plan, &none).contains("# host memory"));
+}
+
+/// A full-iteration CUDA graph cannot capture the NaN check: Bridge's ConfigContainer.validate asserts
+/// rerun_state_machine.check_for_nan_in_loss = False, Megatron-LM's validate_args --no-check-for-nan-in-loss-and-grad.
+/// Per-layer graphs leave it alone.
+#[test]
+fn full_iteration_graphs_turn_the_nan_check_off() {
+    let full = plan_value(&plan(false, json!({"cuda_graph_impl": "full_iteration"}))).unwrap();
+    let py = lines(&export(ExportKind::Bridge, &full.plan, &full));
+    assert!(py.iter().any(|l| l == "cfg.rerun_state_machine.check_for_nan_in_loss = False"), "{}", py.join("\n"));
+    for kind in [ExportKind::BridgeCli, ExportKind::Slurm] {
+        let text = export(kind, &full.plan, &full);
+        assert!(text.lines().any(|l| l.trim().trim_end_matches(" \\") == "rerun_state_machine.check_for_nan_in_loss=False"), "{kind:?}:\n{text}");
+    }
+    let lm = export(ExportKind::MegatronLm, &full.plan, &full);
+    assert!(lm.lines().any(|l| l.trim() == "--no-check-for-nan-in-loss-and-grad"), "{lm}");
+    // Read back, the companion is understood, not listed as unread.
+    for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Slurm] {
+        let (imported, _, _) = meshplan_core::imports::import_plan(&export(kind, &full.plan, &full), &Default::default()).unwrap();
+        assert!(imported.unrecognized.iter().all(|u| !u.name.contains("nan")), "{kind:?}: {:?}", imported.unrecognized);
+    }
+    let te = plan_value(&plan(false, json!({"cuda_graph_impl": "transformer_engine"}))).unwrap();
+    for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Slurm] {
+        let text = export(kind, &te.plan, &te);
+        assert!(!text.contains("check_for_nan") && !text.contains("check-for-nan"), "{kind:?}:\n{text}");
+    }
 }

@@ -145,6 +145,11 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
         }
         return;
     }
+    // What full-iteration CUDA graphs require (ConfigContainer.validate), written by the exports beside them; it
+    // changes no memory or step time, so it is read as said rather than listed as unread.
+    if path == "rerun_state_machine.check_for_nan_in_loss" && v == Value::Bool(false) {
+        return;
+    }
     if path == "dist.use_tp_pp_dp_mapping" {
         if v == Value::Bool(true) {
             b.set("parallelism.order", Value::from(crate::layout::TP_PP_DP_ORDER), 0);

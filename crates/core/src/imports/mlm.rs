@@ -79,6 +79,9 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         "--fp8-format" => b.precision = Some("fp8"),
         "--fp4-format" => b.precision = Some("fp4"),
         "--bf16" | "--fp16" | "--fp4-recipe" => {}
+        // validate_args requires it with --cuda-graph-impl full_iteration (the exports write it there); it changes no
+        // memory or step time.
+        "--no-check-for-nan-in-loss-and-grad" => {}
         // torchrun's, and an `#SBATCH` directive's (--nodes, --gpus-per-node).
         "--nproc-per-node" | "--nnodes" | "--nodes" | "--gpus-per-node" => {
             let path = if matches!(key.as_str(), "--nnodes" | "--nodes") { "cluster.num_nodes" } else { "cluster.gpus_per_node" };

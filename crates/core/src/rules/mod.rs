@@ -136,6 +136,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     model_settings::activation_offload(p, out);
     model_settings::cuda_graphs(p, out);
     model_settings::moe_dispatch(p, out);
+    model_settings::ep_overlap(p, out);
     model_settings::tp_comm_overlap(p, out);
     vision::image_tokens(p, out);
     advice::advice(p, dv, out);

@@ -202,8 +202,8 @@ pub fn full_recompute(p: &Plan, out: &mut impl Findings) {
     }
 }
 
-/// activation-offload-needs-modules, offload-modules-without-offloading, attn-proj-offload-needs-core-attn and
-/// activation-offload-moe-recompute: fine-grained activation offloading.
+/// activation-offload-needs-modules, offload-modules-without-offloading, activation-offload-env,
+/// attn-proj-offload-needs-core-attn and activation-offload-moe-recompute: fine-grained activation offloading.
 pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
     let s = &p.training.settings;
     let mods = &s.offload_modules;
@@ -221,6 +221,11 @@ pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
     }
     if !s.fine_grained_activation_offloading {
         return;
+    }
+    if !mods.is_empty() {
+        out.add(Code::ActivationOffloadEnv, |code| {
+            d(code, "fine_grained_activation_offloading: with Transformer Engine 2.10 or later Megatron Bridge and Megatron-LM refuse to start unless NVTE_CPU_OFFLOAD_V1=1 is set (so that TE does not offload the weights too); the exports set it".into(), "export NVTE_CPU_OFFLOAD_V1=1 in the launch environment".into())
+        });
     }
     if mods.contains(&OffloadModule::AttnProj) && !mods.contains(&OffloadModule::CoreAttn) {
         out.add(Code::AttnProjOffloadNeedsCoreAttn, |code| {
@@ -250,9 +255,64 @@ pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
     }
 }
 
-/// cuda-graph-scope-without-impl and cuda-graph-scope-invalid: what the CUDA graph scope can capture.
+/// ep-overlap-invalid: what the EP all-to-all overlap (1F1B-interleaved MoE dispatch) needs. One diagnostic, for the
+/// first assert megatron-core's `__post_init__` (and Bridge's comm-overlap setup before it) would raise.
+pub fn ep_overlap(p: &Plan, out: &mut impl Findings) {
+    let s = &p.training.settings;
+    if !s.overlap_moe_expert_parallel_comm {
+        return;
+    }
+    const OVERLAP: &str = "training.overlap_moe_expert_parallel_comm";
+    let off = |why: String, fix: &str| (why, fix.to_string(), OVERLAP, serde_json::Value::Bool(false));
+    let par = &p.parallelism;
+    let modules = s.recompute_modules_run();
+    let problem = if par.ep() <= 1 {
+        Some(off(format!("expert_model_parallel_size = {}: \"overlap_moe_expert_parallel_comm is only supported with expert model parallelism\"", par.ep()), "turn the overlap off, or set expert_model_parallel_size > 1"))
+    } else if !matches!(s.moe_token_dispatcher_type, DispatcherType::Alltoall | DispatcherType::Flex) {
+        Some((
+            format!("moe_token_dispatcher_type = {}: \"overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher\"", s.moe_token_dispatcher_type.key()),
+            "set moe_token_dispatcher_type = \"alltoall\"".to_string(),
+            "training.moe_token_dispatcher_type",
+            serde_json::Value::from("alltoall"),
+        ))
+    } else if matches!(s.precision, Precision::Fp32) {
+        Some(off("precision = fp32: \"overlap_moe_expert_parallel_comm is only supported with bf16 or fp16 model\"".into(), "turn the overlap off, or train in bf16"))
+    } else if par.pp() > 1 && par.virtual_pipeline_model_parallel_size.is_none() {
+        Some(off(format!("pipeline_model_parallel_size = {} without virtual pipeline stages: \"virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size > 1\"", par.pp()), "turn the overlap off, or set virtual_pipeline_model_parallel_size"))
+    } else if s.recompute_granularity == Recompute::Full || s.recompute_method.is_some() || s.recompute_num_layers.is_some() {
+        Some(off("full recompute (recompute_granularity, recompute_method or recompute_num_layers set): \"disable full recomputation when enabling overlap_moe_expert_parallel_comm\"".into(), "turn the overlap off, or use selective recompute without a method or layer count"))
+    } else if s.recompute_granularity == Recompute::Selective && modules.contains(&RecomputeModule::Moe) {
+        let keep: Vec<&str> = modules.iter().filter(|m| **m != RecomputeModule::Moe).map(|m| m.key()).collect();
+        Some((
+            "recompute_modules has moe: \"disable moe in recompute_modules when enabling overlap_moe_expert_parallel_comm\"".to_string(),
+            "remove moe from recompute_modules".to_string(),
+            MODULES,
+            list(&keep),
+        ))
+    } else if p.model.mtp_num_layers > 1 {
+        Some(off(format!("mtp_num_layers = {}: \"MTP supports at most one layer when enabling overlap_moe_expert_parallel_comm\"", p.model.mtp_num_layers), "turn the overlap off"))
+    } else {
+        None
+    };
+    if let Some((why, fix, path, value)) = problem {
+        out.add(Code::EpOverlapInvalid, |code| {
+            d(code, format!("overlap_moe_expert_parallel_comm with {why} (megatron-core asserts it; Bridge checks it first)"), fix).with_apply(path, value)
+        });
+    }
+}
+
+/// cuda-graph-local-bridge: which implementation Bridge accepts; cuda-graph-scope-without-impl and
+/// cuda-graph-scope-invalid: what the CUDA graph scope can capture.
 pub fn cuda_graphs(p: &Plan, out: &mut impl Findings) {
     let s = &p.training.settings;
+    if s.cuda_graph_impl == CudaGraphImpl::Local {
+        // Bridge's validate_cuda_graph_configuration: "local" is accepted only with a full_iteration module, which
+        // meshplan spells as its own implementation (cuda_graph_impl = full_iteration, as Bridge's current API does).
+        out.add(Code::CudaGraphLocalBridge, |code| {
+            d(code, "cuda_graph_impl = local: Megatron Bridge supports the local implementation only for full-iteration CUDA graphs and raises for per-layer ones (Megatron-LM runs them)".into(), "set cuda_graph_impl = \"transformer_engine\" for per-layer graphs, or \"full_iteration\"".into())
+                .with_apply("training.cuda_graph_impl", "transformer_engine")
+        });
+    }
     let scope = &s.cuda_graph_scope;
     if scope.is_empty() {
         return;

@@ -20,6 +20,7 @@ const DISPATCHER: &str = "training.moe_token_dispatcher_type";
 const BACKEND: &str = "training.moe_flex_dispatcher_backend";
 const PAD: &str = "training.moe_pad_expert_input_to_capacity";
 const CAPACITY: &str = "training.moe_expert_capacity_factor";
+const EP_OVERLAP: &str = "training.overlap_moe_expert_parallel_comm";
 
 fn optimizer_cases() -> Vec<Case> {
     vec![
@@ -165,6 +166,9 @@ fn offload_graph_moe_cases() -> Vec<Case> {
             .fix(&[(FINE, json!(false))]),
         case("offload-modules-without-offloading", Kind::Warning, probe(dense(), &[(OFFLOAD_MODULES, json!(["core_attn"]))]), probe(dense(), &[(FINE, json!(true)), (OFFLOAD_MODULES, json!(["core_attn"]))]))
             .fix(&[(FINE, json!(true))]),
+        // Offloading on: the launch environment needs NVTE_CPU_OFFLOAD_V1=1 (Bridge raises without it on TE >= 2.10);
+        // advice only. Off, nothing to say.
+        case("activation-offload-env", Kind::Info, probe(dense(), &[(FINE, json!(true)), (OFFLOAD_MODULES, json!(["core_attn"]))]), probe(dense(), &[])),
         case("attn-proj-offload-needs-core-attn", Kind::Error, probe(dense(), &[(FINE, json!(true)), (OFFLOAD_MODULES, json!(["attn_proj"]))]), probe(dense(), &[(FINE, json!(true)), (OFFLOAD_MODULES, json!(["attn_proj", "core_attn"]))]))
             .fix(&[(OFFLOAD_MODULES, json!(["attn_proj", "core_attn"]))]),
         // moe_act offloaded inside a recomputed MoE layer; with no other module to offload, the fix drops `moe` from the
@@ -176,6 +180,18 @@ fn offload_graph_moe_cases() -> Vec<Case> {
             probe(moe(), &[(MODULES, json!(["moe_act"])), (FINE, json!(true)), (OFFLOAD_MODULES, json!(["moe_act"]))]),
         )
         .fix(&[(MODULES, json!([]))]),
+        // Per-layer graphs of the local implementation: Bridge raises; the fix is TE's graphs of the same layers.
+        // EP all-to-all overlap with the default allgather dispatcher: megatron-core asserts alltoall or flex; the fix
+        // is alltoall (EP 4 > 1, bf16, PP 1, selective recompute of core_attn: nothing else in the way).
+        case(
+            "ep-overlap-invalid",
+            Kind::Error,
+            probe(moe(), &[(EP_OVERLAP, json!(true)), (EP, json!(4))]),
+            probe(moe(), &[(EP_OVERLAP, json!(true)), (EP, json!(4)), (DISPATCHER, json!("alltoall"))]),
+        )
+        .fix(&[(DISPATCHER, json!("alltoall"))]),
+        case("cuda-graph-local-bridge", Kind::Warning, probe(dense(), &[(GRAPH_IMPL, json!("local"))]), probe(dense(), &[(GRAPH_IMPL, json!("transformer_engine"))]))
+            .fix(&[(GRAPH_IMPL, json!("transformer_engine"))]),
         case("cuda-graph-scope-without-impl", Kind::Info, probe(dense(), &[(GRAPH_SCOPE, json!(["attn"]))]), probe(dense(), &[(GRAPH_SCOPE, json!(["attn"])), (GRAPH_IMPL, json!("transformer_engine"))]))
             .fix(&[(GRAPH_IMPL, json!("transformer_engine"))]),
         // The dense model has no MoE layer to graph.
