@@ -290,6 +290,20 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("kimi-k2.5", "moonshotai--Kimi-K2.5"),
     ("deepseek-v4-flash", "deepseek-ai--DeepSeek-V4-Flash"),
     ("deepseek-v4-pro", "deepseek-ai--DeepSeek-V4-Pro"),
+    ("llama-3.1-8b", "meta-llama--Meta-Llama-3.1-8B"),
+    ("llama-3.1-70b", "meta-llama--Meta-Llama-3.1-70B"),
+    ("llama-3.1-405b", "meta-llama--Meta-Llama-3.1-405B"),
+    ("qwen3-8b", "Qwen--Qwen3-8B"),
+    ("qwen3-32b", "Qwen--Qwen3-32B"),
+    ("qwen3-30b-a3b", "Qwen--Qwen3-30B-A3B"),
+    ("qwen3-235b-a22b", "Qwen--Qwen3-235B-A22B"),
+    ("deepseek-v3", "deepseek-ai--DeepSeek-V3"),
+    ("kimi-k2", "moonshotai--Kimi-K2-Instruct"),
+    ("moonlight-16b-a3b", "moonshotai--Moonlight-16B-A3B-Instruct"),
+    ("glm-4.5", "zai-org--GLM-4.5"),
+    ("glm-4.5-air", "zai-org--GLM-4.5-Air"),
+    ("olmoe-1b-7b", "allenai--OLMoE-1B-7B-0924"),
+    ("mixtral-8x7b", "mistralai--Mixtral-8x7B-v0.1"),
 ];
 
 #[test]
@@ -308,6 +322,8 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         }
         assert_eq!(r.derived.total_parameters as u128, preset.total - preset.vision_encoder + read, "{file} total");
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
+        // The MTP modules the file names (num_nextn_predict_layers, mtp_num_hidden_layers) are the preset's too.
+        assert_eq!(r.derived.mtp_parameters as u128, preset.mtp, "{file} MTP");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
         // A multimodal config's vision encoder is sized; a text-only one says nothing; an audio tower (Gemma 4 E2B and
