@@ -1304,3 +1304,29 @@ fn deepseek_v4_flops_per_token_against_bridges_published_throughput() {
     within("DeepSeek-V4-Flash FLOPs per token (performance summary)", per_token, 706e12 / 7776.0, 0.01);
     within("DeepSeek-V4-Flash FLOPs per token (verification card)", per_token, 142.910e12 * 10.415760 * 64.0 / (256.0 * 4096.0), 0.01);
 }
+
+#[test]
+fn minimax_m3_is_refused_by_name() {
+    // MiniMax-M3 (Bridge's minimax_m3 recipes; its released config.json, aiconfigurator's copy): block-sparse attention
+    // with index heads of its own on 57 of its 60 layers. Read the Llama way it would be sized without them and with
+    // the MoE width for its dense layers: refused, naming the key, never a Llama count.
+    let e = plan_value(&json!({"model": {"hf_config": hf_config("MiniMaxAI--MiniMax-M3")}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("sparse_attention_config"), "{}", e.message);
+}
+
+#[test]
+fn glm_5_2_counts_an_indexer_on_every_layer() {
+    // GLM-5.2 (the model of Bridge's glm52_* recipes) is GLM-5's architecture with its DSA indexers shared: only 21 of
+    // its 78 layers compute top-k indices (index_topk_freq 4, index_skip_topk_offset 3: layers 1-3 and every 4th from 7,
+    // 1-based, as Bridge's flop_utils count_indexer_layers walks them); the other 57 reuse them and hold no indexer
+    // weights. Megatron Bridge's verification card (examples/model_verification_cards/glm5-2/card.yaml @067f987df03b):
+    // transformers reloads it as GlmMoeDsaForCausalLM with 743,377,000,704 parameters. meshplan reads the config as
+    // GLM-5's, an indexer on every layer: 57 indexers over, each 2048·32·128 + 6144·128 + 2·128 + 6144·32 = 9,371,904
+    // (wq_b, wk, k_norm, weights_proj), 534,198,528 in all, 0.07% of the model (within 1%; the shared layers' indexer
+    // FLOPs are over too). A known gap: meshplan does not model index_topk_freq.
+    let r = plan_of(json!({"hf_config": hf_config("zai-org--GLM-5.2")}), 4096, 16);
+    assert_eq!(r.derived.total_parameters, 743_377_000_704 + 57 * 9_371_904);
+    within("glm-5.2 total", r.derived.total_parameters as f64, 743_377_000_704.0, 0.001);
+    assert_eq!(r.plan.model.param_counts(), presets::model("glm-5").unwrap().model_config().param_counts());
+}
