@@ -270,3 +270,20 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn nemotron_3_nano_4b_as_bridge_builds_it() {
+    // Megatron Bridge's Nemotron 3 Nano 4B recipe builds "the exact dense Nemotron 3 Nano 4B architecture"
+    // (recipes/nemotronh/h100/nemotron_3_nano_4b.py _model_config @067f987df03b: HybridModelProvider with this pattern,
+    // 42 layers, h 3136, ffn 12544 squared-ReLU, 40 heads of 128 in 8 groups, 96 Mamba heads of 80, state 128, 8 groups,
+    // vocab 131072 untied). Its verification card (examples/model_verification_cards/nemotron-3-nano-4b/card.yaml) exports
+    // "all 263 tensors and 3,973,556,832 parameters": meshplan's count of those fields is that figure exactly. (No
+    // config.json copy was found, so there is no preset.)
+    let model = json!({"hybrid_layer_pattern": "M-M-M-MM-M-M*-M-M*-M-M-M*-M-M-MM*-MMM-M-M-", "num_layers": 42, "hidden_size": 3136,
+        "ffn_hidden_size": 12544, "num_attention_heads": 40, "num_query_groups": 8, "kv_channels": 128, "mamba_num_heads": 96,
+        "mamba_head_dim": 80, "mamba_state_dim": 128, "mamba_num_groups": 8, "vocab_size": 131072, "make_vocab_size_divisible_by": 128,
+        "share_embeddings_and_output_weights": false, "position_embedding_type": "none", "activation_func": "squared_relu",
+        "gated_linear_unit": false, "add_bias_linear": false, "normalization": "RMSNorm"});
+    let r = plan_of(model, json!({}));
+    assert_eq!(r.derived.total_parameters, 3_973_556_832);
+}
