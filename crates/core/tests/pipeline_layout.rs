@@ -503,6 +503,21 @@ fn bridge_kimi_k25_vl_and_k_exaone_layouts() {
 }
 
 #[test]
+fn mtp_on_the_first_rank_is_what_megatrons_parser_says() {
+    // Megatron-LM docs/user-guide/features/multi_token_prediction.md (@d98e8a64ddf3) says "Do not place MTP layers on the
+    // first pipeline rank"; PipelineParallelLayerLayout.validate_layer_layout asserts only that no `m` sits in a chunk of
+    // pp 0 other than its last (a case the last-chunk rule already rejects). So "Et|t|tm|L" on PP 2 (m in pp 0's second
+    // and last chunk) passes Megatron's parser as a standalone MTP, and meshplan reads it the same way; "Etm|t|t|L" (m
+    // in pp 0's first chunk) is rejected, by the decoder-order rule first, as Megatron's order of checks has it.
+    let l = ok(&text("Et|t|tm|L"), 2, None, 3, 1);
+    assert_eq!((l.vpp, l.split.placement.mtp, l.mtp_standalone), (2, Some(at(0, 1)), true));
+    assert_eq!(code(&text("Etm|t|t|L"), 2, None, 3, 1), "layout-mtp-before-decoder");
+    assert_eq!(code(&text("Etm|t|L|"), 2, None, 2, 1), "layout-mtp-before-decoder");
+    assert_eq!(code(&text("Ettm|t|L|"), 2, None, 3, 1), "layout-mtp-before-decoder");
+    assert_eq!(code(&text("Ettt|m|L|"), 2, None, 3, 1), "layout-mtp-not-last-chunk");
+}
+
+#[test]
 fn megatron_cuda_graph_test_layout_first_and_last_layers() {
     // tests/unit_tests/transformer/test_cuda_graphs.py test_cuda_graph_determine_first_last_layer_logic, its layout row:
     // 14 layers on PP 4 × VPP 2 as [[E, t], [t, t] × 6, [t, L]]; golden 1-based first layer numbers per chunk
