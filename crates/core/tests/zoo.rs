@@ -304,6 +304,7 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("glm-4.5-air", "zai-org--GLM-4.5-Air"),
     ("olmoe-1b-7b", "allenai--OLMoE-1B-7B-0924"),
     ("mixtral-8x7b", "mistralai--Mixtral-8x7B-v0.1"),
+    ("deepseek-v2", "deepseek-ai--DeepSeek-V2"),
 ];
 
 #[test]

@@ -121,6 +121,7 @@ const ROWS: &[Row] = &[
     Row { family: "Qwen3.5", file: "Qwen--Qwen3.5-122B-A10B", checks: &[(Q::LanguageModel, Within(122e9), "name: 122B"), (Q::Active, RoundsTo(10.0, 0), "name: A10B")] },
     Row { family: "Qwen3.5", file: "Qwen--Qwen3.5-397B-A17B", checks: &[(Q::LanguageModel, Within(397e9), "name: 397B"), (Q::Active, RoundsTo(17.0, 0), "name: A17B")] },
     Row { family: "Qwen3-VL", file: "Qwen--Qwen3-VL-235B-A22B-Instruct", checks: &[(Q::Total, Within(235e9), "name: 235B"), (Q::Active, RoundsTo(22.0, 0), "name: A22B")] },
+    Row { family: "DeepSeek-V2", file: "deepseek-ai--DeepSeek-V2", checks: &[(Q::Total, Within(236e9), "DeepSeek-V2 paper: 236B total"), (Q::ActiveNoInputEmbedding, Within(21e9), "DeepSeek-V2 paper: 21B activated")] },
     Row { family: "DeepSeek-V2", file: "deepseek-ai--DeepSeek-V2-Lite", checks: &[(Q::Total, Within(15.7e9), "DeepSeek-V2 paper: 15.7B"), (Q::ActiveNoInputEmbedding, Outside(2.4e9, 0.025), "DeepSeek-V2 paper: 2.4B activated (convention not stated)")] },
     Row { family: "DeepSeek-V3", file: "deepseek-ai--DeepSeek-V3", checks: &[(Q::Total, Within(671e9), "DeepSeek: 671B main model, MTP apart"), (Q::ActiveNoInputEmbedding, RoundsTo(37.0, 0), "DeepSeek: 37B activated"), (Q::Active, Outside(37e9, 0.02), "DeepSeek: 37B activated, both embeddings in")] },
     Row { family: "DeepSeek-V3.2", file: "deepseek-ai--DeepSeek-V3.2", checks: &[(Q::TotalWithMtp, Within(685e9), "DeepSeek card: 685B with the MTP module")] },
