@@ -1325,9 +1325,19 @@ fn glm_5_2_counts_an_indexer_on_every_layer() {
     // transformers reloads it as GlmMoeDsaForCausalLM with 743,377,000,704 parameters. meshplan reads the config as
     // GLM-5's, an indexer on every layer: 57 indexers over, each 2048·32·128 + 6144·128 + 2·128 + 6144·32 = 9,371,904
     // (wq_b, wk, k_norm, weights_proj), 534,198,528 in all, 0.07% of the model (within 1%; the shared layers' indexer
-    // FLOPs are over too). A known gap: meshplan does not model index_topk_freq.
+    // FLOPs are over too). A known gap: meshplan does not model index_topk_freq; the import says so, with the numbers.
     let r = plan_of(json!({"hf_config": hf_config("zai-org--GLM-5.2")}), 4096, 16);
     assert_eq!(r.derived.total_parameters, 743_377_000_704 + 57 * 9_371_904);
+    let d = r.diagnostics.iter().find(|d| d.code == "hf-config-part-approximated").expect("the sharing is named");
+    assert!(d.message.contains("57 of 78 layers") && d.message.contains("534198528 parameters over"), "{}", d.message);
+    // The same layers by the cadence alone (indexer_types left out): index_topk_freq 4 from offset 3.
+    let mut cadence = hf_config("zai-org--GLM-5.2");
+    cadence.as_object_mut().unwrap().remove("indexer_types");
+    let r2 = plan_of(json!({"hf_config": cadence}), 4096, 16);
+    assert!(r2.diagnostics.iter().any(|d| d.code == "hf-config-part-approximated" && d.message.contains("57 of 78 layers")));
+    // GLM-5 itself shares none: no warning.
+    let r5 = plan_of(json!({"hf_config": hf_config("zai-org--GLM-5")}), 4096, 16);
+    assert!(!r5.diagnostics.iter().any(|d| d.code == "hf-config-part-approximated"));
     within("glm-5.2 total", r.derived.total_parameters as f64, 743_377_000_704.0, 0.001);
     assert_eq!(r.plan.model.param_counts(), presets::model("glm-5").unwrap().model_config().param_counts());
 }
