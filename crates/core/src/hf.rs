@@ -109,7 +109,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     }
     let (mut m, layers) = dense_fields(c, &model_type, listed, diags);
     moe_fields(c, &model_type, layers, &mut m, diags);
-    variant_fields(c, &model_type, layers, &mut m);
+    variant_fields(c, &model_type, layers, &mut m, diags);
     if heterogeneous {
         families::block_configs(c, layers, &mut m)?;
     }
@@ -238,7 +238,7 @@ fn dense_fields(c: &Map<String, Value>, model_type: &str, listed: bool, diags: &
 }
 
 /// Multi-latent attention, MTP depths, the family's own fields and DeepSeek Sparse Attention's indexer.
-fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut Map<String, Value>) {
+fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut Map<String, Value>, diags: &mut Vec<Diagnostic>) {
     let g = |k: &str| c.get(k).and_then(as_uint);
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
@@ -271,7 +271,39 @@ fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut
         if model_type == "glm_moe_dsa" {
             m.insert("dsa_indexer_loss_coeff".into(), json!(0.001));
         }
+        note_shared_indexers(c, layers, heads, dim, diags);
     }
+}
+
+/// GLM-5.2 computes top-k indices on some layers and reuses them on the rest, which hold no indexer: `indexer_types`
+/// ("full" / "shared") lists them, or Megatron Bridge's `dsa_indexer_topk_freq` / `dsa_indexer_skip_topk_offset` cadence
+/// (from `index_topk_freq` / `index_skip_topk_offset`) gives them. meshplan builds an indexer on every layer: a warning
+/// naming how many layers share and the parameters counted over.
+// Source: Megatron Bridge training/utils/flop_utils.py count_indexer_layers (1-based layer L computes its indices iff
+// max(L − max(offset, 1), 0) mod freq == 0); models/glm_moe_dsa/glm5_bridge.py.
+fn note_shared_indexers(c: &Map<String, Value>, layers: u64, heads: u64, dim: u64, diags: &mut Vec<Diagnostic>) {
+    let g = |k: &str| c.get(k).and_then(as_uint);
+    let shared = match c.get("indexer_types") {
+        Some(Value::Array(types)) => types.iter().filter(|t| t.as_str() == Some("shared")).count() as u64,
+        _ => {
+            let (freq, offset) = (g("index_topk_freq").unwrap_or(1).max(1), g("index_skip_topk_offset").unwrap_or(0).max(1));
+            (1..=layers).filter(|&l| l.saturating_sub(offset) % freq != 0).count() as u64
+        }
+    };
+    if shared == 0 {
+        return;
+    }
+    let h = g("hidden_size").unwrap_or(0) as u128;
+    let q_in = g("q_lora_rank").map_or(h, u128::from);
+    let per_layer = q_in * (heads * dim) as u128 + h * dim as u128 + 2 * dim as u128 + h * heads as u128;
+    diags.push(Diagnostic::new(
+        Code::HfConfigPartApproximated,
+        format!(
+            "the config shares its DSA indexers: {shared} of {layers} layers reuse another layer's top-k indices and hold no indexer, but meshplan builds one on every layer ({} parameters over, {per_layer} a layer, and those layers' indexer FLOPs and activations)",
+            u128::from(shared) * per_layer
+        ),
+        "read the parameter count as an upper bound by that much; the rest of the model is sized as the config gives it",
+    ));
 }
 
 /// The MoE fields: routed experts (each family's key), their width, shared experts, and which layers are MoE.

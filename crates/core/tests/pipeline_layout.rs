@@ -366,17 +366,34 @@ fn bridge_deepseek_v3_and_kimi_k2_list_maps() {
     assert_eq!(ok(&text("Et*4|(t*4|)*14tL"), 2, None, 61, 0).split.layers_per_stage(), [32, 29]);
 }
 
+/// A Bridge list-form stage: `n` decoders (`t`), with the embedding first (`e`), or with the loss last (`last`).
+fn t(n: usize) -> Vec<&'static str> {
+    vec!["decoder"; n]
+}
+
+fn e(n: usize) -> Vec<&'static str> {
+    [vec!["embedding"], t(n)].concat()
+}
+
+fn last(n: usize) -> Vec<&'static str> {
+    [t(n), vec!["loss"]].concat()
+}
+
 #[test]
-fn bridge_moonlight_list_map() {
+fn bridge_moonlight_and_olmoe_list_maps() {
     // recipes/moonlight/h100/moonlight_16b.py _get_moonlight_pipeline_layout (27 layers): (2,1) = [E+t14, t13+L];
     // (4,1) and (2,2) = [E+t7, t7, t7, t6+L]; (8,1) and (4,2) = [E+t4] + [t4]*6 + [t3+L] (checked against Bridge @ 067f987df).
-    let t = |n: usize| vec!["decoder"; n];
-    let e = |n: usize| [vec!["embedding"], t(n)].concat();
-    let last = |n: usize| [t(n), vec!["loss"]].concat();
-    assert_eq!(ok(&list(json!([e(14), last(13)])), 2, None, 27, 0).split.layers_per_stage(), [14, 13]);
-    let four = list(json!([e(7), t(7), t(7), last(6)]));
-    assert_eq!(ok(&four, 4, None, 27, 0).split.layers_per_stage(), [7, 7, 7, 6]);
-    assert_eq!(chunks(&ok(&four, 2, None, 27, 0)), [vec![r(0, 6), r(14, 20)], vec![r(7, 13), r(21, 26)]]);
+    // recipes/olmoe/h100/olmoe_7b.py _get_olmoe_pipeline_layout (16 layers): (2,1) = [E+t8, t8+L]; (4,1) and (2,2) =
+    // [E+t4, t4, t4, t4+L]. (layers, PP 2's two stages, the four stages, PP 2 × VPP 2's chunks.)
+    for (layers, [a, b], [c, d, f, g], two_by_two) in [
+        (27u64, [14, 13], [7, 7, 7, 6], [vec![r(0, 6), r(14, 20)], vec![r(7, 13), r(21, 26)]]),
+        (16, [8, 8], [4, 4, 4, 4], [vec![r(0, 3), r(8, 11)], vec![r(4, 7), r(12, 15)]]),
+    ] {
+        assert_eq!(ok(&list(json!([e(a), last(b)])), 2, None, layers, 0).split.layers_per_stage(), [a, b].map(|n| n as u64));
+        let four = list(json!([e(c), t(d), t(f), last(g)]));
+        assert_eq!(ok(&four, 4, None, layers, 0).split.layers_per_stage(), [c, d, f, g].map(|n| n as u64));
+        assert_eq!(chunks(&ok(&four, 2, None, layers, 0)), two_by_two);
+    }
     // The (8,1) / (4,2) entry holds 4 + 6·4 + 3 = 31 decoders, not Moonlight's 27: Megatron would reject it (the
     // recipes only call the map with (1,1) and (2,1)).
     let eight = list(json!([e(4), t(4), t(4), t(4), t(4), t(4), t(4), last(3)]));
@@ -394,6 +411,128 @@ fn bridge_glm52_vpp2_layout_keeps_its_empty_chunks() {
     let c = chunks(&l);
     assert_eq!((c[0][0], c[0][1], c[2][0], c[12][1]), (r(0, 0), r(34, 37), (2, 0), r(74, 77)));
     assert_eq!(l.split.placement.mtp, Some(at(12, 1)));
+}
+
+#[test]
+fn bridge_glm52_pp_layouts() {
+    // The other GLM-5.2 recipe layouts (78 layers, 1 MTP) at Bridge @067f987df: recipes/glm/h100/glm5.py
+    // _GLM52_PP13_LAYOUT (PP 13) and _GLM52_PP19_200K_LAYOUT (PP 19), recipes/glm/gb200/glm5.py _GLM52_PP6_128K_LAYOUT
+    // ("|".join(E + t*14, t*16, t*12, t*12, t*12, t*12 + mL), PP 6). One chunk a rank; E on pp 0, m and L on the last.
+    let pp13 = "Etttttt|tttt|tttttttt|tttttttt|tttttttt|tttttttt|tttttttt|tttttttt|tttt|tttt|tttt|tttt|ttttmL";
+    let l = ok(&text(pp13), 13, None, 78, 1);
+    assert_eq!(l.vpp, 1);
+    assert_eq!(l.split.layers_per_stage(), [6, 4, 8, 8, 8, 8, 8, 8, 4, 4, 4, 4, 4]);
+    assert_eq!((l.split.placement.mtp, l.mtp_standalone), (Some(at(12, 0)), false));
+    let pp19 = "Etttttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|tttt|ttttmL";
+    let l = ok(&text(pp19), 19, None, 78, 1);
+    assert_eq!(l.split.layers_per_stage(), [[6].as_slice(), &[4; 18]].concat());
+    assert_eq!(chunks(&l)[18], [r(74, 77)]);
+    let pp6 = ["E".to_string() + &"t".repeat(14), "t".repeat(16), "t".repeat(12), "t".repeat(12), "t".repeat(12), "t".repeat(12) + "mL"].join("|");
+    let l = ok(&text(&pp6), 6, None, 78, 1);
+    assert_eq!(l.split.layers_per_stage(), [14, 16, 12, 12, 12, 12]);
+    assert_eq!(chunks(&l)[1], [r(14, 29)]);
+    // The same strings on a PP that does not divide their stages, or for GLM-5's 1 MTP layer missing, are Megatron's
+    // rejections.
+    assert_eq!(code(&text(pp13), 4, None, 78, 1), "layout-stages-not-divisible-by-pp");
+    assert_eq!(code(&text(&pp6), 6, None, 78, 0), "layout-mtp-count");
+    assert_eq!(code(&text(pp19), 19, None, 92, 1), "layout-decoder-count");
+}
+
+#[test]
+fn bridge_deepseek_v3_standalone_mtp_builder() {
+    // recipes/deepseek/h100/deepseek_v3.py _build_standalone_mtp_layout(num_decoder_layers, total_stages, mtp_layers):
+    // total_stages − 2 decoder stages (the first extra_decoder_layers of them one layer longer, E on the first), then
+    // [m]*mtp alone, then [L] alone. DeepSeek-V3 (61 layers, 1 MTP) on PP 16: 14 decoder stages, 61 = 14·4 + 5 → five of
+    // 5 and nine of 4; the m stage is pp 14, not the last rank: standalone, which Megatron-Core allows (its docs' "MTP
+    // in a standalone stage").
+    let mut stages: Vec<Vec<&str>> = (0..14).map(|i| vec!["decoder"; if i < 5 { 5 } else { 4 }]).collect();
+    stages[0].insert(0, "embedding");
+    stages.push(vec!["mtp"]);
+    stages.push(vec!["loss"]);
+    let spec = list(json!(stages));
+    let l = ok(&spec, 16, None, 61, 1);
+    assert_eq!(l.split.layers_per_stage(), [5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 0, 0]);
+    assert_eq!((l.split.placement.mtp, l.mtp_standalone), (Some(at(14, 0)), true));
+    assert_eq!(l.split.placement.loss, at(15, 0));
+    // The same 16 stages on PP 8 × VPP 2 (the builder takes PP·VPP): stage 14 is pp 6's second chunk, stage 15 pp 7's.
+    let l = ok(&spec, 8, None, 61, 1);
+    assert_eq!(l.vpp, 2);
+    assert_eq!((l.split.placement.mtp, l.mtp_standalone, l.split.placement.loss), (Some(at(6, 1)), true, at(7, 1)));
+    assert_eq!(chunks(&l)[0], [r(0, 4), r(37, 40)]);
+    // On PP 4 × VPP 4 the m stage (14) is pp 2's last chunk: still its rank's last chunk, so valid and standalone.
+    let l = ok(&spec, 4, None, 61, 1);
+    assert_eq!((l.vpp, l.split.placement.mtp, l.mtp_standalone), (4, Some(at(2, 3)), true));
+    // With 2 MTP layers the builder's [m, m] stage holds both; a model with 1 is Megatron's count error.
+    assert_eq!(code(&spec, 16, None, 61, 2), "layout-mtp-count");
+}
+
+#[test]
+fn bridge_kimi_k25_vl_and_k_exaone_layouts() {
+    // recipes/kimi_vl/h100/kimi_k25_vl.py _get_kimi_k25_vl_pipeline_layout (61 layers, no MTP): (4,1) = [E+t16, t16,
+    // t16, t13+L]; (8,1) / (4,2) = [E+t8] + [t8]*6 + [t5+L]; (16,1), (8,2), (4,4), (2,8) = [E+t4] + [t4]*14 + [t+L].
+    assert_eq!(ok(&list(json!([e(16), t(16), t(16), last(13)])), 4, None, 61, 0).split.layers_per_stage(), [16, 16, 16, 13]);
+    let eight = list(json!([e(8), t(8), t(8), t(8), t(8), t(8), t(8), last(5)]));
+    assert_eq!(ok(&eight, 8, None, 61, 0).split.layers_per_stage(), [8, 8, 8, 8, 8, 8, 8, 5]);
+    assert_eq!(ok(&eight, 4, None, 61, 0).split.layers_per_stage(), [16, 16, 16, 13]);
+    let mut sixteen = vec![e(4)];
+    sixteen.extend((0..14).map(|_| t(4)));
+    sixteen.push(last(1));
+    let sixteen = list(json!(sixteen));
+    for (pp, vpp, per_rank) in [
+        (16u64, 1u64, [[4u64; 15].as_slice(), &[1]].concat()),
+        (8, 2, vec![8, 8, 8, 8, 8, 8, 8, 5]),
+        (4, 4, vec![16, 16, 16, 13]),
+        (2, 8, vec![32, 29]),
+    ] {
+        let l = ok(&sixteen, pp, None, 61, 0);
+        assert_eq!((l.vpp, l.split.layers_per_stage()), (vpp, per_rank), "PP {pp}");
+    }
+    // recipes/exaone/h100/exaone_moe.py get_k_exaone_2_0_pipeline_layout (78 layers, 4 MTP): target =
+    // ceil(82 / stages); the last stage holds target − 4 decoders, the 4 MTP layers and the loss; the other stages
+    // share the rest, the first (with E) taking the remainder first. PP 16: target 6 → last t*2 m*4 L; 76 = 15·5 + 1 →
+    // [E+t6] + [t5]*14. PP 8: target 11 → last t*7 m*4 L; 71 = 7·10 + 1 → [E+t11] + [t10]*6.
+    let l = ok(&text("Et*6|(t*5|)*14t*2m*4L"), 16, None, 78, 4);
+    assert_eq!(l.split.layers_per_stage(), [[6].as_slice(), &[5; 14], &[2]].concat());
+    assert_eq!((l.split.placement.mtp, l.mtp_standalone), (Some(at(15, 0)), false));
+    let l = ok(&text("Et*11|(t*10|)*6t*7mmmmL"), 8, None, 78, 4);
+    assert_eq!(l.split.layers_per_stage(), [11, 10, 10, 10, 10, 10, 10, 7]);
+    // Its 4 MTP layers split over two stages is Megatron's "all of the MTP layers must be in the same one virtual
+    // pipeline stage" rejection; a decoder after an MTP layer its "decoder layers must be placed before MTP layers".
+    assert_eq!(code(&text("Et*11|(t*10|)*5t*17m|mmmL"), 8, None, 78, 4), "layout-mtp-split");
+    assert_eq!(code(&text("Et*11|(t*10|)*5t*9m|t*8mmmL"), 8, None, 78, 4), "layout-mtp-before-decoder");
+}
+
+#[test]
+fn mtp_on_the_first_rank_is_what_megatrons_parser_says() {
+    // Megatron-LM docs/user-guide/features/multi_token_prediction.md (@d98e8a64ddf3) says "Do not place MTP layers on the
+    // first pipeline rank"; PipelineParallelLayerLayout.validate_layer_layout asserts only that no `m` sits in a chunk of
+    // pp 0 other than its last (a case the last-chunk rule already rejects). So "Et|t|tm|L" on PP 2 (m in pp 0's second
+    // and last chunk) passes Megatron's parser as a standalone MTP, and meshplan reads it the same way; "Etm|t|t|L" (m
+    // in pp 0's first chunk) is rejected, by the decoder-order rule first, as Megatron's order of checks has it.
+    let l = ok(&text("Et|t|tm|L"), 2, None, 3, 1);
+    assert_eq!((l.vpp, l.split.placement.mtp, l.mtp_standalone), (2, Some(at(0, 1)), true));
+    assert_eq!(code(&text("Etm|t|t|L"), 2, None, 3, 1), "layout-mtp-before-decoder");
+    assert_eq!(code(&text("Etm|t|L|"), 2, None, 2, 1), "layout-mtp-before-decoder");
+    assert_eq!(code(&text("Ettm|t|L|"), 2, None, 3, 1), "layout-mtp-before-decoder");
+    assert_eq!(code(&text("Ettt|m|L|"), 2, None, 3, 1), "layout-mtp-not-last-chunk");
+}
+
+#[test]
+fn megatron_cuda_graph_test_layout_first_and_last_layers() {
+    // tests/unit_tests/transformer/test_cuda_graphs.py test_cuda_graph_determine_first_last_layer_logic, its layout row:
+    // 14 layers on PP 4 × VPP 2 as [[E, t], [t, t] × 6, [t, L]]; golden 1-based first layer numbers per chunk
+    // [1, 2, 4, 6, 8, 10, 12, 14] and last [1, 3, 5, 7, 9, 11, 13, 14] in stage order (stage = vpp·PP + pp).
+    let mut stages = vec![json!(["embedding", "decoder"])];
+    stages.extend((0..6).map(|_| json!(["decoder", "decoder"])));
+    stages.push(json!(["decoder", "loss"]));
+    let l = ok(&list(Value::Array(stages)), 4, None, 14, 0);
+    assert_eq!(l.vpp, 2);
+    let c = chunks(&l);
+    let by_stage: Vec<(u64, u64)> = (0..8).map(|i| c[i % 4][i / 4]).collect();
+    let first: Vec<u64> = by_stage.iter().map(|&(s, _)| s + 1).collect();
+    let last: Vec<u64> = by_stage.iter().map(|&(s, n)| s + n).collect();
+    assert_eq!(first, [1, 2, 4, 6, 8, 10, 12, 14]);
+    assert_eq!(last, [1, 3, 5, 7, 9, 11, 13, 14]);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

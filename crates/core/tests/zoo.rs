@@ -290,6 +290,21 @@ const FROM_CONFIG: &[(&str, &str)] = &[
     ("kimi-k2.5", "moonshotai--Kimi-K2.5"),
     ("deepseek-v4-flash", "deepseek-ai--DeepSeek-V4-Flash"),
     ("deepseek-v4-pro", "deepseek-ai--DeepSeek-V4-Pro"),
+    ("llama-3.1-8b", "meta-llama--Meta-Llama-3.1-8B"),
+    ("llama-3.1-70b", "meta-llama--Meta-Llama-3.1-70B"),
+    ("llama-3.1-405b", "meta-llama--Meta-Llama-3.1-405B"),
+    ("qwen3-8b", "Qwen--Qwen3-8B"),
+    ("qwen3-32b", "Qwen--Qwen3-32B"),
+    ("qwen3-30b-a3b", "Qwen--Qwen3-30B-A3B"),
+    ("qwen3-235b-a22b", "Qwen--Qwen3-235B-A22B"),
+    ("deepseek-v3", "deepseek-ai--DeepSeek-V3"),
+    ("kimi-k2", "moonshotai--Kimi-K2-Instruct"),
+    ("moonlight-16b-a3b", "moonshotai--Moonlight-16B-A3B-Instruct"),
+    ("glm-4.5", "zai-org--GLM-4.5"),
+    ("glm-4.5-air", "zai-org--GLM-4.5-Air"),
+    ("olmoe-1b-7b", "allenai--OLMoE-1B-7B-0924"),
+    ("mixtral-8x7b", "mistralai--Mixtral-8x7B-v0.1"),
+    ("deepseek-v2", "deepseek-ai--DeepSeek-V2"),
 ];
 
 #[test]
@@ -308,6 +323,8 @@ fn each_config_json_pasted_gives_its_presets_counts() {
         }
         assert_eq!(r.derived.total_parameters as u128, preset.total - preset.vision_encoder + read, "{file} total");
         assert_eq!(r.derived.active_parameters as u128, preset.active, "{file} active");
+        // The MTP modules the file names (num_nextn_predict_layers, mtp_num_hidden_layers) are the preset's too.
+        assert_eq!(r.derived.mtp_parameters as u128, preset.mtp, "{file} MTP");
         let codes: Vec<&str> = r.diagnostics.iter().map(|d| d.code.as_str()).collect();
         assert!(!codes.contains(&"hf-config-family-unknown") && !codes.contains(&"unknown-field"), "{file}: {codes:?}");
         // A multimodal config's vision encoder is sized; a text-only one says nothing; an audio tower (Gemma 4 E2B and
@@ -1287,4 +1304,40 @@ fn deepseek_v4_flops_per_token_against_bridges_published_throughput() {
     let per_token = r.performance.as_ref().unwrap().model_flops_per_step / (2048.0 * 4096.0);
     within("DeepSeek-V4-Flash FLOPs per token (performance summary)", per_token, 706e12 / 7776.0, 0.01);
     within("DeepSeek-V4-Flash FLOPs per token (verification card)", per_token, 142.910e12 * 10.415760 * 64.0 / (256.0 * 4096.0), 0.01);
+}
+
+#[test]
+fn minimax_m3_is_refused_by_name() {
+    // MiniMax-M3 (Bridge's minimax_m3 recipes; its released config.json, aiconfigurator's copy): block-sparse attention
+    // with index heads of its own on 57 of its 60 layers. Read the Llama way it would be sized without them and with
+    // the MoE width for its dense layers: refused, naming the key, never a Llama count.
+    let e = plan_value(&json!({"model": {"hf_config": hf_config("MiniMaxAI--MiniMax-M3")}, "cluster": {"gpu": "h100-sxm-80gb"}})).unwrap_err();
+    assert_eq!(e.code, "hf-config-unmappable");
+    assert!(e.message.contains("sparse_attention_config"), "{}", e.message);
+}
+
+#[test]
+fn glm_5_2_counts_an_indexer_on_every_layer() {
+    // GLM-5.2 (the model of Bridge's glm52_* recipes) is GLM-5's architecture with its DSA indexers shared: only 21 of
+    // its 78 layers compute top-k indices (index_topk_freq 4, index_skip_topk_offset 3: layers 1-3 and every 4th from 7,
+    // 1-based, as Bridge's flop_utils count_indexer_layers walks them); the other 57 reuse them and hold no indexer
+    // weights. Megatron Bridge's verification card (examples/model_verification_cards/glm5-2/card.yaml @067f987df03b):
+    // transformers reloads it as GlmMoeDsaForCausalLM with 743,377,000,704 parameters. meshplan reads the config as
+    // GLM-5's, an indexer on every layer: 57 indexers over, each 2048·32·128 + 6144·128 + 2·128 + 6144·32 = 9,371,904
+    // (wq_b, wk, k_norm, weights_proj), 534,198,528 in all, 0.07% of the model (within 1%; the shared layers' indexer
+    // FLOPs are over too). A known gap: meshplan does not model index_topk_freq; the import says so, with the numbers.
+    let r = plan_of(json!({"hf_config": hf_config("zai-org--GLM-5.2")}), 4096, 16);
+    assert_eq!(r.derived.total_parameters, 743_377_000_704 + 57 * 9_371_904);
+    let d = r.diagnostics.iter().find(|d| d.code == "hf-config-part-approximated").expect("the sharing is named");
+    assert!(d.message.contains("57 of 78 layers") && d.message.contains("534198528 parameters over"), "{}", d.message);
+    // The same layers by the cadence alone (indexer_types left out): index_topk_freq 4 from offset 3.
+    let mut cadence = hf_config("zai-org--GLM-5.2");
+    cadence.as_object_mut().unwrap().remove("indexer_types");
+    let r2 = plan_of(json!({"hf_config": cadence}), 4096, 16);
+    assert!(r2.diagnostics.iter().any(|d| d.code == "hf-config-part-approximated" && d.message.contains("57 of 78 layers")));
+    // GLM-5 itself shares none: no warning.
+    let r5 = plan_of(json!({"hf_config": hf_config("zai-org--GLM-5")}), 4096, 16);
+    assert!(!r5.diagnostics.iter().any(|d| d.code == "hf-config-part-approximated"));
+    within("glm-5.2 total", r.derived.total_parameters as f64, 743_377_000_704.0, 0.001);
+    assert_eq!(r.plan.model.param_counts(), presets::model("glm-5").unwrap().model_config().param_counts());
 }

@@ -133,7 +133,9 @@ pub fn unsized_layers(c: &Map<String, Value>) -> Option<InputError> {
     // (share_q_dim: q_proj h → share_q_dim, a norm, wq → heads·head_dim). None of them is a Llama layer.
     // global_head_dim, hidden_size_per_layer_input (per-layer embeddings), num_kv_shared_layers: Gemma 4's parts, sized
     // for gemma4 / gemma4_text only (hf/gemma4.rs); Gemma 3n (gemma3n_text) has them beside AltUp and LAuReL blocks.
-    const UNSIZED: [&str; 11] = [
+    // sparse_attention_config: MiniMax-M3's block-sparse attention with its own index heads (sparse_num_index_heads,
+    // sparse_index_dim) on the layers its sparse_attention_freq marks, which no Megatron-Core layer meshplan sizes is.
+    const UNSIZED: [&str; 12] = [
         "global_head_dim",
         "hidden_size_per_layer_input",
         "num_kv_shared_layers",
@@ -145,6 +147,7 @@ pub fn unsized_layers(c: &Map<String, Value>) -> Option<InputError> {
         "hc_mult",
         "o_lora_rank",
         "share_q_dim",
+        "sparse_attention_config",
     ];
     for key in UNSIZED {
         if c.get(key).is_some_and(|v| !v.is_null()) {

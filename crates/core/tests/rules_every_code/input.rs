@@ -106,6 +106,14 @@ pub fn cases() -> Vec<Case> {
             probe(json!({"hf_config": {"model_type": "llama4", "text_config": llama_hf("llama4_text"), "vision_config": {"hidden_size": 1408}}}), &[]),
             probe(json!({"hf_config": {"model_type": "llama4", "text_config": llama_hf("llama4_text")}}), &[]),
         ),
+        // GLM-5.2's cadence (index_topk_freq 4, index_skip_topk_offset 3 over 8 layers: layers 1-3 and 7 compute their
+        // indices, 4-6 and 8 reuse them): 4 sharing layers' indexers counted over; the same config at freq 1 shares none.
+        case(
+            "hf-config-part-approximated",
+            Kind::Warning,
+            probe(json!({"hf_config": dsa_hf(4)}), &[]),
+            probe(json!({"hf_config": dsa_hf(1)}), &[]),
+        ),
         // A gated (SwiGLU) model that leaves add_bias_linear out is read without biases (Megatron's default is True).
         case(
             "add-bias-linear-default",
@@ -126,4 +134,12 @@ pub fn cases() -> Vec<Case> {
 #[test]
 fn codes() {
     run(cases());
+}
+
+/// A small GLM-5-style MLA + DSA config (8 layers) whose indexers are shared at cadence `freq` from offset 3.
+fn dsa_hf(freq: u64) -> Value {
+    json!({"model_type": "glm_moe_dsa", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,
+           "num_key_value_heads": 8, "vocab_size": 32000, "intermediate_size": 2048, "q_lora_rank": 256, "kv_lora_rank": 128,
+           "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64, "index_n_heads": 4, "index_head_dim": 64,
+           "index_topk": 256, "index_topk_freq": freq, "index_skip_topk_offset": 3})
 }
