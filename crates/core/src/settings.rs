@@ -126,10 +126,6 @@ pub struct Setting {
     pub bounds: Option<(f64, f64)>,
     /// meshplan's default, and how it is resolved when it depends on other settings.
     pub default: &'static str,
-    /// Megatron-Core's field and default.
-    pub megatron_core: &'static str,
-    /// Where Megatron-LM's or Bridge's default differs, and which meshplan follows ("" if it does not differ).
-    pub differs: &'static str,
     /// Megatron Bridge `ConfigContainer` paths (first: the one that decides).
     pub bridge: &'static [&'static str],
     /// Deprecated Bridge paths the exports set to None beside `bridge`, so a recipe's old spelling cannot clash.
@@ -142,11 +138,65 @@ pub struct Setting {
     /// Megatron-LM's default as plan JSON, where it differs from the row's (None: the same).
     pub mlm_default: Option<&'static str>,
     pub label: &'static str,
+    // Its help, source, Megatron-Core field and differing defaults: `doc()`.
+}
+
+/// A row's documentation: what `meshplan explain`, the exports' docs and the tools module's settings form show. Kept
+/// apart from [`Setting`] (in [`SETTING_DOCS`], row for row) so that code that only reads and checks settings, such as
+/// the page's first render, does not link these texts; [`Setting::doc`] finds a row's.
+#[derive(Clone, Copy, Debug)]
+pub struct SettingDoc {
+    /// Megatron-Core's field and default.
+    pub megatron_core: &'static str,
+    /// Where Megatron-LM's or Bridge's default differs, and which meshplan follows ("" if it does not differ).
+    pub differs: &'static str,
     pub help: &'static str,
     pub source: &'static str,
 }
 
+/// A row as the table writes it: [`Setting`] and [`SettingDoc`] in one, split at compile time.
+#[derive(Clone, Copy)]
+struct Full {
+    key: &'static str,
+    section: Section,
+    group: Group,
+    ty: Ty,
+    nullable: bool,
+    bounds: Option<(f64, f64)>,
+    default: &'static str,
+    megatron_core: &'static str,
+    differs: &'static str,
+    bridge: &'static [&'static str],
+    bridge_clears: &'static [&'static str],
+    null_spelling: Option<&'static str>,
+    torch_dtype: bool,
+    mlm: Mlm,
+    mlm_default: Option<&'static str>,
+    label: &'static str,
+    help: &'static str,
+    source: &'static str,
+}
+
+impl Full {
+    const fn row(self) -> Setting {
+        let Full { key, section, group, ty, nullable, bounds, default, bridge, bridge_clears, null_spelling, torch_dtype, mlm, mlm_default, label, .. } = self;
+        Setting { key, section, group, ty, nullable, bounds, default, bridge, bridge_clears, null_spelling, torch_dtype, mlm, mlm_default, label }
+    }
+
+    const fn doc(self) -> SettingDoc {
+        SettingDoc { megatron_core: self.megatron_core, differs: self.differs, help: self.help, source: self.source }
+    }
+}
+
 impl Setting {
+    /// The row's documentation (help, source, Megatron-Core's field and default, where defaults differ).
+    pub fn doc(&self) -> &'static SettingDoc {
+        if self.section == HOST_MEMORY.section && self.key == HOST_MEMORY.key {
+            return &HOST_MEMORY_DOC;
+        }
+        SETTINGS.iter().position(|r| r.key == self.key).map_or(&NO_DOC, |i| &SETTING_DOCS[i])
+    }
+
     /// `training.grad_reduce_in_fp32`.
     pub fn path(&self) -> String {
         format!("{}.{}", self.section.key(), self.key)
@@ -191,7 +241,8 @@ impl Setting {
 
     /// The row as `meshplan explain` prints it: names in each tool, default, values, help and source.
     pub fn explain(&self) -> String {
-        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), self.label, self.help);
+        let doc = self.doc();
+        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), self.label, doc.help);
         let mut line = |k: &str, v: String| {
             if !v.is_empty() {
                 out.push_str(&format!("{k:<17}{v}\n"));
@@ -199,20 +250,20 @@ impl Setting {
         };
         line("Values:", self.values());
         line("Default:", self.default.to_string());
-        line("Megatron-Core:", self.megatron_core.to_string());
-        line("Defaults differ:", self.differs.to_string());
+        line("Megatron-Core:", doc.megatron_core.to_string());
+        line("Defaults differ:", doc.differs.to_string());
         line(
             "Megatron Bridge:",
             if self.bridge.is_empty() { "none".into() } else { self.bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") },
         );
         line("Megatron-LM:", self.mlm_text());
-        line("Source:", self.source.to_string());
+        line("Source:", doc.source.to_string());
         out
     }
 }
 
 /// The fields every row shares unless it says otherwise.
-const ROW: Setting = Setting {
+const FULL_ROW: Full = Full {
     key: "",
     section: Section::Training,
     group: Group::OptimizerGradients,
@@ -232,6 +283,8 @@ const ROW: Setting = Setting {
     help: "",
     source: "",
 };
+const ROW: Setting = FULL_ROW.row();
+const NO_DOC: SettingDoc = FULL_ROW.doc();
 
 // ---------------------------------------------------------------------------------------------------
 // Value types
@@ -481,13 +534,20 @@ macro_rules! settings {
         }
 
         /// The settings table: one row per field of [`Settings`], in field order.
-        pub const SETTINGS: &[Setting] = &[$(Setting {
+        pub const SETTINGS: &[Setting] = &[$(Full {
             key: stringify!($key),
             ty: <$ty as SettingType>::TY,
             nullable: <$ty as SettingType>::NULLABLE,
             $($field: $value,)*
-            ..ROW
-        }),*];
+            ..FULL_ROW
+        }.row()),*];
+
+        /// Each row's documentation, in [`SETTINGS`]' order ([`Setting::doc`]).
+        pub const SETTING_DOCS: &[SettingDoc] = &[$(Full {
+            key: stringify!($key),
+            $($field: $value,)*
+            ..FULL_ROW
+        }.doc()),*];
 
         impl Settings {
             /// Reads every row from the `training` section; a wrong type or an out-of-range value is an
@@ -1153,7 +1213,9 @@ settings! {
 /// `cluster.host_memory_per_node_gb`
 
 /// `cluster.host_memory_per_node_gb`: a cluster field, read with the cluster (Megatron has no name for it).
-pub const HOST_MEMORY: Setting = Setting {
+pub const HOST_MEMORY: Setting = HOST_MEMORY_FULL.row();
+const HOST_MEMORY_DOC: SettingDoc = HOST_MEMORY_FULL.doc();
+const HOST_MEMORY_FULL: Full = Full {
     key: "host_memory_per_node_gb",
     section: Section::Cluster,
     group: Group::Offloading,
@@ -1170,7 +1232,7 @@ pub const HOST_MEMORY: Setting = Setting {
     label: "Host memory per node (GiB)",
     help: "meshplan's input: CPU memory of one node, in GiB as GPU memory is, for optimizer and activation offloading",
     source: "meshplan; crates/core/data/gpus.json (host_memory_per_node_gb, with its source per system)",
-    ..ROW
+    ..FULL_ROW
 };
 
 /// Rows of sections other than `training`.

@@ -26,12 +26,17 @@ fn rows_are_unique_and_each_is_a_field() {
     let s = Settings::default();
     for r in SETTINGS {
         assert!(s.get(r.key).is_some(), "{} is not a field", r.key);
-        assert!(!r.label.is_empty() && !r.help.is_empty() && !r.source.is_empty() && !r.default.is_empty(), "{}", r.key);
-        assert!(!r.megatron_core.is_empty(), "{}", r.key);
+        assert!(!r.label.is_empty() && !r.doc().help.is_empty() && !r.doc().source.is_empty() && !r.default.is_empty(), "{}", r.key);
+        assert!(!r.doc().megatron_core.is_empty(), "{}", r.key);
         if let Some((lo, hi)) = r.bounds {
             assert!(lo <= hi && matches!(r.ty, Ty::UInt | Ty::Float), "{}", r.key);
         }
     }
+    // The docs are a table of their own (so the page's first render does not link them), row for row.
+    assert_eq!(settings::SETTING_DOCS.len(), SETTINGS.len());
+    let host = &settings::HOST_MEMORY;
+    assert!(host.doc().help.starts_with("meshplan's input: CPU memory of one node"), "{}", host.doc().help);
+    assert!(settings::setting("recompute_granularity").unwrap().doc().help.starts_with("activation recomputation"));
     // Every setting the task lists is a row (issue 10 §1-7 and the measured rows' keys).
     for key in [
         "optimizer", "grad_reduce_in_fp32", "use_precision_aware_optimizer", "main_params_dtype", "main_grads_dtype",
