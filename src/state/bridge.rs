@@ -29,6 +29,29 @@ pub struct Shared {
     pub dark: bool,
 }
 
+impl Shared {
+    /// `text` read as serde's derived reader reads it, by hand from a `Value` (the page parses plans as `Value` anyway,
+    /// so it links no typed serde reader; a native test checks the two agree).
+    pub fn read(text: &str) -> Option<Shared> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        // serde's derived reader takes an object by its keys, or an array of the fields in order.
+        let (plan, base, dark) = match &v {
+            Value::Object(o) => (o.get("plan"), o.get("base"), o.get("dark")),
+            Value::Array(a) if a.len() <= 3 => (a.first(), a.get(1), a.get(2)),
+            _ => return None,
+        };
+        let base = match base {
+            None | Some(Value::Null) => None,
+            Some(b) => Some(b.clone()),
+        };
+        let dark = match dark {
+            None => false,
+            Some(d) => d.as_bool()?,
+        };
+        Some(Shared { plan: plan?.clone(), base, dark })
+    }
+}
+
 /// Sends `shared` as the `detail` of a window event named `name`.
 pub fn send(name: &str, shared: &Shared) {
     let Some(w) = browser::window() else { return };
@@ -47,7 +70,7 @@ pub fn listen(name: &'static str, f: impl Fn(Option<Shared>) + 'static) {
         let shared = ev
             .dyn_ref::<web_sys::CustomEvent>()
             .and_then(|c| c.detail().as_string())
-            .and_then(|t| serde_json::from_str::<Shared>(&t).ok());
+            .and_then(|t| Shared::read(&t));
         f(shared);
     });
     let _ = w.add_event_listener_with_callback(name, handler.as_ref().unchecked_ref());
@@ -109,3 +132,34 @@ fn load_tools(failed: impl Fn() + 'static) {
     on_error.forget();
     let _ = head.append_child(&script);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Shared;
+
+    /// `Shared::read` reads what serde's derived reader reads, and refuses what it refuses.
+    #[test]
+    fn shared_reads_as_serde_reads_it() {
+        for text in [
+            r#"{"plan":{"model":"llama-3.1-8b"},"base":{"model":"x"},"dark":true}"#,
+            r#"{"plan":{"model":"llama-3.1-8b"},"base":null,"dark":false}"#,
+            r#"{"plan":1}"#,
+            r#"{"plan":null,"extra":2}"#,
+            r#"{"base":{}}"#,
+            r#"{"plan":{},"dark":null}"#,
+            r#"{"plan":{},"dark":1}"#,
+            r#"[1]"#,
+            r#"[]"#,
+            r#"[{"model":"x"},null]"#,
+            r#"[{"model":"x"},{"model":"y"},true]"#,
+            r#"[{"model":"x"},null,true,4]"#,
+            r#"[{},null,"no"]"#,
+            r#""text""#,
+            r#"null"#,
+            r#"{nope"#,
+        ] {
+            assert_eq!(Shared::read(text), serde_json::from_str::<Shared>(text).ok(), "{text}");
+        }
+    }
+}
+

@@ -107,26 +107,157 @@ pub struct BridgeRecipe {
     pub source: String,
 }
 
-#[derive(Default, Deserialize)]
-struct RecipesFile {
-    recipes: Vec<BridgeRecipe>,
-}
-
 static MODELS: OnceLock<Vec<ModelPreset>> = OnceLock::new();
 static GPUS: OnceLock<Vec<GpuSpec>> = OnceLock::new();
 static RECIPES: OnceLock<Vec<BridgeRecipe>> = OnceLock::new();
 
 pub fn models() -> &'static [ModelPreset] {
     // The data files are checked by tests; a broken file yields an empty catalogue, never a panic.
-    MODELS.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/models.json"))).unwrap_or_default())
+    MODELS.get_or_init(|| read::each(include_str!(concat!(env!("OUT_DIR"), "/models.json")), None, ModelPreset::read))
 }
 
 pub fn gpus() -> &'static [GpuSpec] {
-    GPUS.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/gpus.json"))).unwrap_or_default())
+    GPUS.get_or_init(|| read::each(include_str!(concat!(env!("OUT_DIR"), "/gpus.json")), None, GpuSpec::read))
 }
 
 pub fn bridge_recipes() -> &'static [BridgeRecipe] {
-    RECIPES.get_or_init(|| serde_json::from_str::<RecipesFile>(include_str!(concat!(env!("OUT_DIR"), "/recipes.json"))).unwrap_or_default().recipes)
+    RECIPES.get_or_init(|| read::each(include_str!(concat!(env!("OUT_DIR"), "/recipes.json")), Some("recipes"), BridgeRecipe::read))
+}
+
+/// The catalogue files read by hand from a [`Value`], as serde's derived readers read them (tests/catalogue_read.rs
+/// checks each file against them): the page parses plans as `Value` anyway, so it then carries no serde reader of
+/// these structs nor serde_json's typed deserializer. A field a struct requires that is missing or of the wrong type
+/// makes the whole file unreadable (an empty catalogue), as serde's error did; keys no field names are ignored.
+pub(crate) mod read {
+    use serde_json::{Map, Value};
+
+    pub type Obj = Map<String, Value>;
+
+    /// Each element of the file's array (or of the array at `key` of the file's object) read with `f`; nothing if
+    /// the file or any element is unreadable.
+    pub fn each<T>(text: &str, key: Option<&str>, f: impl Fn(&Obj) -> Option<T>) -> Vec<T> {
+        let v: Value = serde_json::from_str(text).unwrap_or_default();
+        let list = match key {
+            Some(k) => v.get(k),
+            None => Some(&v),
+        };
+        list.and_then(Value::as_array).and_then(|a| a.iter().map(|x| f(x.as_object()?)).collect()).unwrap_or_default()
+    }
+
+    /// A required string.
+    pub fn string(o: &Obj, k: &str) -> Option<String> {
+        o.get(k)?.as_str().map(str::to_string)
+    }
+
+    /// A string with `#[serde(default)]`: absent is empty.
+    pub fn string_or_empty(o: &Obj, k: &str) -> Option<String> {
+        or_default(o, k, |v| v.as_str().map(str::to_string))
+    }
+
+    /// A field with `#[serde(default)]`: absent is `T::default()`, a value `f` cannot read (null included) `None`.
+    pub fn or_default<T: Default>(o: &Obj, k: &str, f: impl Fn(&Value) -> Option<T>) -> Option<T> {
+        match o.get(k) {
+            None => Some(T::default()),
+            Some(v) => f(v),
+        }
+    }
+
+    /// An optional field: absent or null is `Some(None)`, a value `f` cannot read `None`.
+    pub fn opt<T>(o: &Obj, k: &str, f: impl Fn(&Value) -> Option<T>) -> Option<Option<T>> {
+        match o.get(k) {
+            None | Some(Value::Null) => Some(None),
+            Some(v) => f(v).map(Some),
+        }
+    }
+
+    pub fn f64(o: &Obj, k: &str) -> Option<f64> {
+        o.get(k)?.as_f64()
+    }
+
+    pub fn u64(o: &Obj, k: &str) -> Option<u64> {
+        o.get(k)?.as_u64()
+    }
+
+    pub fn bool(o: &Obj, k: &str) -> Option<bool> {
+        o.get(k)?.as_bool()
+    }
+
+    pub fn opt_string(o: &Obj, k: &str) -> Option<Option<String>> {
+        opt(o, k, |v| v.as_str().map(str::to_string))
+    }
+
+    pub fn opt_f64(o: &Obj, k: &str) -> Option<Option<f64>> {
+        opt(o, k, Value::as_f64)
+    }
+
+    pub fn opt_u64(o: &Obj, k: &str) -> Option<Option<u64>> {
+        opt(o, k, Value::as_u64)
+    }
+}
+
+impl ModelPreset {
+    fn read(o: &read::Obj) -> Option<ModelPreset> {
+        use read::*;
+        Some(ModelPreset {
+            key: string(o, "key")?,
+            name: string(o, "name")?,
+            family: string(o, "family")?,
+            hf_id: string(o, "hf_id")?,
+            source: string(o, "source")?,
+            notes: string_or_empty(o, "notes")?,
+            config: o.get("config")?.clone(),
+        })
+    }
+}
+
+impl Fp8Recipe {
+    fn read(v: &Value) -> Option<Fp8Recipe> {
+        Some(match v.as_str()? {
+            "delayed" => Fp8Recipe::Delayed,
+            "tensorwise" => Fp8Recipe::Tensorwise,
+            "blockwise" => Fp8Recipe::Blockwise,
+            "mxfp8" => Fp8Recipe::Mxfp8,
+            _ => return None,
+        })
+    }
+}
+
+impl GpuSpec {
+    fn read(o: &read::Obj) -> Option<GpuSpec> {
+        use read::*;
+        Some(GpuSpec {
+            key: string(o, "key")?,
+            name: string(o, "name")?,
+            memory_gb: f64(o, "memory_gb")?,
+            memory_type: string(o, "memory_type")?,
+            hbm_bandwidth_tbps: f64(o, "hbm_bandwidth_tbps")?,
+            dense_bf16_tflops: f64(o, "dense_bf16_tflops")?,
+            dense_fp8_tflops: opt_f64(o, "dense_fp8_tflops")?,
+            dense_fp4_tflops: opt_f64(o, "dense_fp4_tflops")?,
+            scale_up: string(o, "scale_up")?,
+            scale_up_bw_gbps: opt_f64(o, "scale_up_bw_gbps")?,
+            nvlink_domain_size: u64(o, "nvlink_domain_size")?,
+            gpus_per_node: u64(o, "gpus_per_node")?,
+            scale_out_gbit_per_gpu: opt_f64(o, "scale_out_gbit_per_gpu")?,
+            measured_bf16_matmul_tflops: opt_f64(o, "measured_bf16_matmul_tflops")?,
+            measured_fp8_matmul_tflops: opt_f64(o, "measured_fp8_matmul_tflops")?,
+            sm_count: opt_u64(o, "sm_count")?,
+            mma_tile_width: opt_u64(o, "mma_tile_width")?,
+            host_memory_per_node_gb: opt_f64(o, "host_memory_per_node_gb")?,
+            generation: string_or_empty(o, "generation")?,
+            fp8_recipe: opt(o, "fp8_recipe", Fp8Recipe::read)?,
+            fp8_gemm_needs_transpose: opt(o, "fp8_gemm_needs_transpose", Value::as_bool)?,
+            sources: o.get("sources").cloned().unwrap_or_default(),
+            notes: string_or_empty(o, "notes")?,
+        })
+    }
+}
+
+impl BridgeRecipe {
+    fn read(o: &read::Obj) -> Option<BridgeRecipe> {
+        use read::*;
+        Some(BridgeRecipe { model: string(o, "model")?, recipe: string(o, "recipe")?, source: string(o, "source")? })
+    }
 }
 
 /// The Megatron Bridge recipe of the model preset `model_key` (exactly as the plan resolved it), if Bridge ships one.

@@ -85,11 +85,51 @@ struct RecipesFile {
     recipes: Vec<RawRecipe>,
 }
 
+impl RecipesFile {
+    /// The file read by hand from a `Value`, as serde's derived reader reads it (tests/catalogue_read.rs checks they
+    /// agree): the page then links no serde reader of the recipes. None: the file is unreadable.
+    fn read(text: &str) -> Option<RecipesFile> {
+        use crate::presets::read::*;
+        let v: Value = serde_json::from_str(text).ok()?;
+        let o = v.as_object()?;
+        let map = |r: &Obj, k: &str| or_default(r, k, |v| v.as_object().cloned());
+        let unresolved = |v: &Value| {
+            v.as_array()?
+                .iter()
+                .map(|u| {
+                    let u = u.as_object()?;
+                    Some(Unresolved { field: string(u, "field")?, path: string(u, "path")?, reason: string(u, "reason")? })
+                })
+                .collect::<Option<Vec<_>>>()
+        };
+        let cluster = |v: &Value| {
+            let c = v.as_object()?;
+            Some(RawCluster { gpu: opt_string(c, "gpu")?, gpus: opt_u64(c, "gpus")? })
+        };
+        let recipes = o.get("recipes")?.as_array()?.iter().map(|r| {
+            let r = r.as_object()?;
+            Some(RawRecipe {
+                name: string(r, "name")?,
+                model: string(r, "model")?,
+                kind: string(r, "kind")?,
+                alias_of: opt_string(r, "alias_of")?,
+                source: string(r, "source")?,
+                cluster: or_default(r, "cluster", cluster)?,
+                mixed_precision_recipe: opt_string(r, "mixed_precision_recipe")?,
+                parallelism: map(r, "parallelism")?,
+                training: map(r, "training")?,
+                unresolved: or_default(r, "unresolved", unresolved)?,
+            })
+        });
+        Some(RecipesFile { source_repository: string(o, "source_repository")?, recipes: recipes.collect::<Option<_>>()? })
+    }
+}
+
 fn file() -> &'static (String, Vec<Recipe>) {
     static FILE: OnceLock<(String, Vec<Recipe>)> = OnceLock::new();
     // The data file is checked by tests (tests/recipes.rs); a broken file yields no recipes, never a panic.
     FILE.get_or_init(|| {
-        let f: RecipesFile = serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/bridge_recipes.json"))).unwrap_or_default();
+        let f = RecipesFile::read(include_str!(concat!(env!("OUT_DIR"), "/bridge_recipes.json"))).unwrap_or_default();
         (f.source_repository, f.recipes.into_iter().map(Recipe::from_raw).collect())
     })
 }
@@ -322,3 +362,22 @@ pub fn catalog() -> Value {
         "recipes": all(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file read by hand (`RecipesFile::read`) is what serde's derived reader reads from the data file.
+    #[test]
+    fn the_file_reads_as_serde_reads_it() {
+        let text = include_str!("../data/bridge_recipes.json");
+        let serde: RecipesFile = serde_json::from_str(text).unwrap();
+        let (repo, recipes) = file();
+        assert_eq!(repo, &serde.source_repository);
+        let serde: Vec<Recipe> = serde.recipes.into_iter().map(Recipe::from_raw).collect();
+        assert!(serde.len() > 100);
+        assert_eq!(recipes, &serde);
+        assert_eq!(format!("{recipes:?}"), format!("{serde:?}"));
+    }
+}
+

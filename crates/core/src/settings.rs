@@ -1281,7 +1281,32 @@ pub fn mixed_precision_recipes() -> &'static [MixedPrecisionRecipe] {
     static RECIPES: OnceLock<Vec<MixedPrecisionRecipe>> = OnceLock::new();
     // The data file is checked by tests; a broken file yields no recipes (every setting then takes Megatron-Core's
     // default), never a panic.
-    RECIPES.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/mixed_precision.json"))).unwrap_or_default())
+    RECIPES.get_or_init(|| crate::presets::read::each(include_str!(concat!(env!("OUT_DIR"), "/mixed_precision.json")), None, MixedPrecisionRecipe::read))
+}
+
+impl MixedPrecisionRecipe {
+    /// One recipe read by hand, as serde's derived reader reads it (tests/catalogue_read.rs checks they agree).
+    fn read(o: &crate::presets::read::Obj) -> Option<MixedPrecisionRecipe> {
+        use crate::presets::read::*;
+        let choice = |v: &Value| v.as_str().and_then(|s| Precision::ALL.iter().copied().find(|c| c.key() == s));
+        let fp8_recipe = |v: &Value| v.as_str().and_then(|s| Fp8Recipe::ALL.iter().copied().find(|c| c.key() == s));
+        Some(MixedPrecisionRecipe {
+            name: string(o, "name")?,
+            precision: o.get("precision").and_then(choice)?,
+            fp8_recipe: opt(o, "fp8_recipe", fp8_recipe)?,
+            fp8: opt_string(o, "fp8")?,
+            fp4: opt_string(o, "fp4")?,
+            grad_reduce_in_fp32: bool(o, "grad_reduce_in_fp32")?,
+            fp8_param_gather: bool(o, "fp8_param_gather")?,
+            fp4_param_gather: bool(o, "fp4_param_gather")?,
+            reuse_grad_buf_for_mxfp8_param_ag: bool(o, "reuse_grad_buf_for_mxfp8_param_ag")?,
+            fp8_amax_history_len: u64(o, "fp8_amax_history_len")?,
+            first_last_layers_bf16: bool(o, "first_last_layers_bf16")?,
+            num_layers_at_start_in_bf16: u64(o, "num_layers_at_start_in_bf16")?,
+            num_layers_at_end_in_bf16: u64(o, "num_layers_at_end_in_bf16")?,
+            source: string(o, "source")?,
+        })
+    }
 }
 
 /// The FP8 recipe a GPU runs by default: its catalogue data's (gpus.json `fp8_recipe`: MXFP8 on Blackwell,

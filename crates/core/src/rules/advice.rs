@@ -130,7 +130,50 @@ pub struct SequenceRow {
 /// The embedded tables; a broken file (the tests parse it) yields empty tables and no advice, never a panic.
 pub fn tables() -> &'static AdviceTables {
     static TABLES: OnceLock<AdviceTables> = OnceLock::new();
-    TABLES.get_or_init(|| serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/advice.json"))).unwrap_or_default())
+    TABLES.get_or_init(|| AdviceTables::read(include_str!(concat!(env!("OUT_DIR"), "/advice.json"))).unwrap_or_default())
+}
+
+impl AdviceTables {
+    /// The file read by hand from a `Value`, as serde's derived reader reads it (tests/catalogue_read.rs checks
+    /// they agree): the page then links no serde reader of these tables. None: the file is unreadable.
+    fn read(text: &str) -> Option<AdviceTables> {
+        use crate::presets::read::*;
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let table = |k: &str| v.get(k)?.as_object();
+        fn rows(t: &Obj) -> Option<Vec<&Obj>> {
+            t.get("rows")?.as_array()?.iter().map(|r| r.as_object()).collect()
+        }
+        let (dense, moe, seq) = (table("dense_model_size")?, table("moe_models")?, table("sequence_length")?);
+        Some(AdviceTables {
+            dense_model_size: DenseTable {
+                source: string(dense, "source")?,
+                rows: rows(dense)?
+                    .into_iter()
+                    .map(|r| Some(DenseRow { below_billion_parameters: opt_f64(r, "below_billion_parameters")?, advice: string(r, "advice")? }))
+                    .collect::<Option<_>>()?,
+            },
+            moe_models: MoeTable {
+                source: string(moe, "source")?,
+                rows: moe.get("rows")?.as_object()?.iter().map(|(k, a)| Some((k.clone(), a.as_str()?.to_string()))).collect::<Option<_>>()?,
+                otherwise: string(moe, "otherwise")?,
+            },
+            sequence_length: SequenceTable {
+                source: string(seq, "source")?,
+                rows: rows(seq)?
+                    .into_iter()
+                    .map(|r| {
+                        Some(SequenceRow {
+                            from_tokens: u64(r, "from_tokens")?,
+                            below_tokens: opt_u64(r, "below_tokens")?,
+                            sequence_parallel: or_default(r, "sequence_parallel", serde_json::Value::as_bool)?,
+                            context_parallel_size_at_least: or_default(r, "context_parallel_size_at_least", serde_json::Value::as_u64)?,
+                            advice: string(r, "advice")?,
+                        })
+                    })
+                    .collect::<Option<_>>()?,
+            },
+        })
+    }
 }
 
 /// The sequence-length row holding the plan's seq_length, if the plan does not already follow it. The SP advice
