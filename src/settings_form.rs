@@ -43,7 +43,7 @@ pub fn control(row: &Setting) -> Control {
 
 /// The row's tooltip: its label and help, its default and the values it takes.
 pub fn tooltip(row: &Setting) -> String {
-    format!("{}: {}. Default: {}. Values: {}.", row.label, row.doc().help, row.default, row.values())
+    format!("{}: {}. Default: {}. Values: {}.", row.doc().label, row.doc().help, row.default, row.values())
 }
 
 /// The value the run uses for a row, as plan JSON: the plan's, else the default resolved from the other settings

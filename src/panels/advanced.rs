@@ -120,7 +120,7 @@ fn SettingField(doc: Doc, row: &'static Setting) -> impl IntoView {
                     on:click=move |_| editor.edit(path, Value::Null)>"default"</button>
             </div>
             {control}
-            <p class="setting-label" title=tip>{row.label}</p>
+            <p class="setting-label" title=tip>{row.doc().label}</p>
             <ul class="field-diags" aria-live="polite">
                 {move || diags.get().into_iter().map(|(sev, code, message)| {
                     let class = if sev == Severity::Error { "field-error" } else if sev == Severity::Warning { "field-warning" } else { "field-info" };

@@ -800,8 +800,8 @@ fn settings_section(p: &Plan, group: Group) -> Section {
     }
     let defaults = Settings::default();
     for row in SETTINGS.iter().filter(|r| r.group == group) {
-        let Some(&first) = row.bridge.first() else { continue };
-        if row.mlm == Mlm::Export || first.starts_with("mixed_precision") {
+        let Some(&first) = row.doc().bridge.first() else { continue };
+        if row.doc().mlm == Mlm::Export || first.starts_with("mixed_precision") {
             continue;
         }
         let Some(val) = export_value(p, row) else { continue };
@@ -821,8 +821,8 @@ fn settings_section(p: &Plan, group: Group) -> Section {
                 sec.python_before.push("import torch".into());
             }
         }
-        sec.settings.extend(row.bridge.iter().map(|&path| set(path, val.clone())));
-        sec.settings.extend(row.bridge_clears.iter().map(|&path| set_note(path, Val::Json(serde_json::Value::Null), format!("deprecated spelling of {first}"))));
+        sec.settings.extend(row.doc().bridge.iter().map(|&path| set(path, val.clone())));
+        sec.settings.extend(row.doc().bridge_clears.iter().map(|&path| set_note(path, Val::Json(serde_json::Value::Null), format!("deprecated spelling of {first}"))));
     }
     // Source: Megatron-Bridge training/config.py ConfigContainer.validate ("check_for_nan_in_loss must be disabled
     // when using full_iteration CUDA graph").
@@ -856,8 +856,8 @@ fn mixed_precision_section(p: &Plan, sec: &mut Section) {
     let Some(recipe) = s.mixed_precision_recipe(&p.gpu) else { return };
     let recipe_json = serde_json::to_value(recipe).unwrap_or_default();
     let mut changed = Vec::new();
-    for row in SETTINGS.iter().filter(|r| r.bridge.first().is_some_and(|b| b.starts_with("mixed_precision."))) {
-        let field = &row.bridge[0]["mixed_precision.".len()..];
+    for row in SETTINGS.iter().filter(|r| r.doc().bridge.first().is_some_and(|b| b.starts_with("mixed_precision."))) {
+        let field = &row.doc().bridge[0]["mixed_precision.".len()..];
         let Some(Val::Json(value)) = export_value(p, row) else { continue };
         let given = s.get(row.key).is_some_and(|v| !v.is_null());
         // fp8_recipe picks the recipe itself; on NVFP4 Bridge keeps MixedPrecisionConfig's own fp8_recipe.
@@ -1277,9 +1277,9 @@ fn megatron_lm_settings(p: &Plan) -> (Vec<String>, Vec<String>) {
     let pc = precision_choice(p);
     for row in SETTINGS.iter().filter(|r| mlm_relevant(p, r)) {
         let Some(value) = s.resolved(row.key, &p.gpu) else { continue };
-        let mlm_default = row.mlm_default.and_then(|t| serde_json::from_str(t).ok()).or_else(|| defaults.get(row.key));
+        let mlm_default = row.doc().mlm_default.and_then(|t| serde_json::from_str(t).ok()).or_else(|| defaults.get(row.key));
         let is_default = Some(&value) == mlm_default.as_ref() || row.null_spelling.is_some_and(|n| value.as_str() == Some(n));
-        match row.mlm {
+        match row.doc().mlm {
             Mlm::Export => {
                 flags.extend(pc.mlm.iter().map(|(f, v)| mlm_flag(f, v.map(str::to_string))));
                 notes.extend(pc.note.iter().map(|n| n.to_string()));

@@ -126,26 +126,27 @@ pub struct Setting {
     pub bounds: Option<(f64, f64)>,
     /// meshplan's default, and how it is resolved when it depends on other settings.
     pub default: &'static str,
-    /// Megatron Bridge `ConfigContainer` paths (first: the one that decides).
-    pub bridge: &'static [&'static str],
-    /// Deprecated Bridge paths the exports set to None beside `bridge`, so a recipe's old spelling cannot clash.
-    pub bridge_clears: &'static [&'static str],
     /// The plan's spelling of Megatron's None (exports write None / no flag for it).
     pub null_spelling: Option<&'static str>,
     /// Whether Bridge holds the value as a `torch.dtype` (the plan spells it as Megatron-LM does: fp32, bf16, …).
     pub torch_dtype: bool,
+    // Its label, help, source, Megatron-Core field, differing defaults and names in Bridge and Megatron-LM: `doc()`.
+}
+
+/// A row's documentation and its names in Megatron Bridge and Megatron-LM: what `meshplan explain`, the exports, the
+/// imports and the tools module's settings form read. Kept apart from [`Setting`] (in [`SETTING_DOCS`], row for row)
+/// so that code that only reads and checks settings, such as the page's first render, does not link these texts;
+/// [`Setting::doc`] finds a row's.
+#[derive(Clone, Copy, Debug)]
+pub struct SettingDoc {
+    /// Megatron Bridge `ConfigContainer` paths (first: the one that decides).
+    pub bridge: &'static [&'static str],
+    /// Deprecated Bridge paths the exports set to None beside `bridge`, so a recipe's old spelling cannot clash.
+    pub bridge_clears: &'static [&'static str],
     pub mlm: Mlm,
     /// Megatron-LM's default as plan JSON, where it differs from the row's (None: the same).
     pub mlm_default: Option<&'static str>,
     pub label: &'static str,
-    // Its help, source, Megatron-Core field and differing defaults: `doc()`.
-}
-
-/// A row's documentation: what `meshplan explain`, the exports' docs and the tools module's settings form show. Kept
-/// apart from [`Setting`] (in [`SETTING_DOCS`], row for row) so that code that only reads and checks settings, such as
-/// the page's first render, does not link these texts; [`Setting::doc`] finds a row's.
-#[derive(Clone, Copy, Debug)]
-pub struct SettingDoc {
     /// Megatron-Core's field and default.
     pub megatron_core: &'static str,
     /// Where Megatron-LM's or Bridge's default differs, and which meshplan follows ("" if it does not differ).
@@ -179,12 +180,13 @@ struct Full {
 
 impl Full {
     const fn row(self) -> Setting {
-        let Full { key, section, group, ty, nullable, bounds, default, bridge, bridge_clears, null_spelling, torch_dtype, mlm, mlm_default, label, .. } = self;
-        Setting { key, section, group, ty, nullable, bounds, default, bridge, bridge_clears, null_spelling, torch_dtype, mlm, mlm_default, label }
+        let Full { key, section, group, ty, nullable, bounds, default, null_spelling, torch_dtype, .. } = self;
+        Setting { key, section, group, ty, nullable, bounds, default, null_spelling, torch_dtype }
     }
 
     const fn doc(self) -> SettingDoc {
-        SettingDoc { megatron_core: self.megatron_core, differs: self.differs, help: self.help, source: self.source }
+        let Full { bridge, bridge_clears, mlm, mlm_default, label, megatron_core, differs, help, source, .. } = self;
+        SettingDoc { bridge, bridge_clears, mlm, mlm_default, label, megatron_core, differs, help, source }
     }
 }
 
@@ -223,7 +225,7 @@ impl Setting {
 impl Setting {
     /// How Megatron-LM takes it, in words.
     pub fn mlm_text(&self) -> String {
-        match self.mlm {
+        match self.doc().mlm {
             Mlm::Flag(f) => format!("{f} (when true)"),
             Mlm::Switch(on, off) => {
                 let side = |f: Option<&str>, when: &str| f.map(|f| format!("{f} ({when})"));
@@ -242,7 +244,7 @@ impl Setting {
     /// The row as `meshplan explain` prints it: names in each tool, default, values, help and source.
     pub fn explain(&self) -> String {
         let doc = self.doc();
-        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), self.label, doc.help);
+        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), self.doc().label, doc.help);
         let mut line = |k: &str, v: String| {
             if !v.is_empty() {
                 out.push_str(&format!("{k:<17}{v}\n"));
@@ -254,7 +256,7 @@ impl Setting {
         line("Defaults differ:", doc.differs.to_string());
         line(
             "Megatron Bridge:",
-            if self.bridge.is_empty() { "none".into() } else { self.bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") },
+            if self.doc().bridge.is_empty() { "none".into() } else { self.doc().bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") },
         );
         line("Megatron-LM:", self.mlm_text());
         line("Source:", doc.source.to_string());

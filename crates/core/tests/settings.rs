@@ -26,7 +26,7 @@ fn rows_are_unique_and_each_is_a_field() {
     let s = Settings::default();
     for r in SETTINGS {
         assert!(s.get(r.key).is_some(), "{} is not a field", r.key);
-        assert!(!r.label.is_empty() && !r.doc().help.is_empty() && !r.doc().source.is_empty() && !r.default.is_empty(), "{}", r.key);
+        assert!(!r.doc().label.is_empty() && !r.doc().help.is_empty() && !r.doc().source.is_empty() && !r.default.is_empty(), "{}", r.key);
         assert!(!r.doc().megatron_core.is_empty(), "{}", r.key);
         if let Some((lo, hi)) = r.bounds {
             assert!(lo <= hi && matches!(r.ty, Ty::UInt | Ty::Float), "{}", r.key);

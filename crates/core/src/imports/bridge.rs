@@ -204,7 +204,7 @@ fn decide_precision(b: &mut Builder, votes: &[(String, Value)]) {
                     // included): its fields hold unless an override sets them (`mixed_precision.field=…`, rank ≤ 1).
                     let fields = serde_json::to_value(r).unwrap_or_default();
                     for row in SETTINGS.iter().filter(|row| row.key != "fp8_recipe") {
-                        let Some(field) = row.bridge.first().and_then(|p| p.strip_prefix("mixed_precision.")) else { continue };
+                        let Some(field) = row.doc().bridge.first().and_then(|p| p.strip_prefix("mixed_precision.")) else { continue };
                         if let Some(v) = fields.get(field).filter(|v| !v.is_null()) {
                             b.set_row(row, v.clone(), 2);
                         }

@@ -121,7 +121,7 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
 
 /// The settings row that flag `key` sets, and the value it gives.
 fn setting(key: &str, values: &[String]) -> Option<(&'static Setting, Value)> {
-    SETTINGS.iter().find_map(|row| match row.mlm {
+    SETTINGS.iter().find_map(|row| match row.doc().mlm {
         Mlm::Flag(f) if f == key => Some((row, Value::Bool(true))),
         Mlm::Switch(on, _) if on == Some(key) => Some((row, Value::Bool(true))),
         Mlm::Switch(on, off) if off == Some(key) && on != Some(key) => Some((row, Value::Bool(false))),
@@ -176,7 +176,7 @@ fn is_store_true(name: &str) -> bool {
     let special = ["--group-query-attention", "--swiglu", "--squared-relu", "--use-rotary-position-embeddings", "--recompute-activations"];
     special.contains(&key.as_str())
         || names::by_flag(&key).is_some_and(|n| matches!(n.mlm, Some((_, Arg::Flag | Arg::FlagFalse))))
-        || SETTINGS.iter().any(|r| match r.mlm {
+        || SETTINGS.iter().any(|r| match r.doc().mlm {
             Mlm::Flag(f) => f == key,
             Mlm::Switch(on, off) => on == Some(key.as_str()) || off == Some(key.as_str()),
             _ => false,
@@ -194,7 +194,7 @@ pub(crate) fn defaults(mut built: Built, set_keys: &[String]) -> Built {
         if set_keys.contains(&path) || !crate::export::mlm_relevant(&plan, row) {
             continue;
         }
-        let v = match (row.mlm, row.mlm_default) {
+        let v = match (row.doc().mlm, row.doc().mlm_default) {
             (_, Some(d)) => serde_json::from_str(d).ok(),
             (Mlm::Flag(_), None) => Some(Value::Bool(false)),
             (Mlm::Switch(..), None) => {

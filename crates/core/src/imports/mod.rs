@@ -409,7 +409,7 @@ fn setting_value(row: &Setting, v: Value) -> Value {
 /// MixedPrecisionConfig.setup writes (a config dump holds both; the `mixed_precision` section decides).
 pub fn row_by_bridge(path: &str) -> Option<(&'static Setting, usize)> {
     let direct = SETTINGS.iter().find_map(|r| {
-        r.bridge.iter().position(|b| *b == path).map(|i| (r, i)).or_else(|| r.bridge_clears.contains(&path).then_some((r, 99)))
+        r.doc().bridge.iter().position(|b| *b == path).map(|i| (r, i)).or_else(|| r.doc().bridge_clears.contains(&path).then_some((r, 99)))
     });
     direct.or_else(|| {
         let (section, field) = path.split_once('.')?;
@@ -417,7 +417,7 @@ pub fn row_by_bridge(path: &str) -> Option<(&'static Setting, usize)> {
             return None;
         }
         let mp = format!("mixed_precision.{field}");
-        SETTINGS.iter().find(|r| r.bridge.first() == Some(&mp.as_str())).map(|r| (r, 50))
+        SETTINGS.iter().find(|r| r.doc().bridge.first() == Some(&mp.as_str())).map(|r| (r, 50))
     })
 }
 
