@@ -109,7 +109,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     }
     let (mut m, layers) = dense_fields(c, &model_type, listed, diags);
     moe_fields(c, &model_type, layers, &mut m, diags);
-    variant_fields(c, &model_type, layers, &mut m, diags);
+    variant_fields(c, &model_type, layers, &mut m);
     if heterogeneous {
         families::block_configs(c, layers, &mut m)?;
     }
@@ -129,6 +129,7 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
     if config.moe_layer_freq == MoeLayerFreq::Every(0) {
         config.moe_layer_freq = MoeLayerFreq::Every(1);
     }
+    note_shared_indexers(c, &config, diags);
     Ok(config)
 }
 
@@ -238,7 +239,7 @@ fn dense_fields(c: &Map<String, Value>, model_type: &str, listed: bool, diags: &
 }
 
 /// Multi-latent attention, MTP depths, the family's own fields and DeepSeek Sparse Attention's indexer.
-fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut Map<String, Value>, diags: &mut Vec<Diagnostic>) {
+fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut Map<String, Value>) {
     let g = |k: &str| c.get(k).and_then(as_uint);
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
@@ -271,7 +272,6 @@ fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut
         if model_type == "glm_moe_dsa" {
             m.insert("dsa_indexer_loss_coeff".into(), json!(0.001));
         }
-        note_shared_indexers(c, layers, heads, dim, diags);
     }
 }
 
@@ -281,7 +281,12 @@ fn variant_fields(c: &Map<String, Value>, model_type: &str, layers: u64, m: &mut
 /// naming how many layers share and the parameters counted over.
 // Source: Megatron Bridge training/utils/flop_utils.py count_indexer_layers (1-based layer L computes its indices iff
 // max(L − max(offset, 1), 0) mod freq == 0); models/glm_moe_dsa/glm5_bridge.py.
-fn note_shared_indexers(c: &Map<String, Value>, layers: u64, heads: u64, dim: u64, diags: &mut Vec<Diagnostic>) {
+fn note_shared_indexers(c: &Map<String, Value>, model: &ModelConfig, diags: &mut Vec<Diagnostic>) {
+    let per_layer = model.dsa_indexer_params();
+    if per_layer == 0 {
+        return;
+    }
+    let layers = model.num_layers;
     let g = |k: &str| c.get(k).and_then(as_uint);
     let shared = match c.get("indexer_types") {
         Some(Value::Array(types)) => types.iter().filter(|t| t.as_str() == Some("shared")).count() as u64,
@@ -293,9 +298,6 @@ fn note_shared_indexers(c: &Map<String, Value>, layers: u64, heads: u64, dim: u6
     if shared == 0 {
         return;
     }
-    let h = g("hidden_size").unwrap_or(0) as u128;
-    let q_in = g("q_lora_rank").map_or(h, u128::from);
-    let per_layer = q_in * (heads * dim) as u128 + h * dim as u128 + 2 * dim as u128 + h * heads as u128;
     diags.push(Diagnostic::new(
         Code::HfConfigPartApproximated,
         format!(

@@ -153,6 +153,45 @@ fn hf_widths_that_overflow_are_diagnosed() {
 }
 
 #[test]
+fn shared_dsa_indexer_widths_that_overflow_answer() {
+    // GLM-5.2's shared-indexer warning sizes one indexer, q_lora_rank × heads × dim + ...: every width at u64::MAX
+    // (and the cadence keys at 0 and u64::MAX) must answer with diagnostics, never overflow.
+    let base = json!({"model_type": "glm_moe_dsa", "hidden_size": 1024, "intermediate_size": 4096, "moe_intermediate_size": 512,
+        "num_hidden_layers": 4, "num_attention_heads": 8, "n_routed_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000,
+        "kv_lora_rank": 64, "q_lora_rank": 128, "index_n_heads": 4, "index_head_dim": 32, "index_topk": 16,
+        "index_topk_freq": 2, "index_skip_topk_offset": 1});
+    for key in ["hidden_size", "q_lora_rank", "index_n_heads", "index_head_dim", "index_topk_freq", "index_skip_topk_offset"] {
+        for big in [json!(u64::MAX), json!(1u64 << 40), json!(0)] {
+            let mut hf = base.clone();
+            hf[key] = big;
+            if key != "hidden_size" {
+                hf["hidden_size"] = json!(u64::MAX);
+            }
+            let v = hf_plan(hf);
+            answers(key, move || {
+                let _ = plan_value(&v);
+            });
+        }
+    }
+    // The widest every limit accepts, at once: 2^40 for q_lora_rank, the indexer's heads and dim and the hidden size
+    // (one indexer is then about 2^120 parameters), on as many layers as a model may have, every other one shared.
+    let mut wide = base.clone();
+    for key in ["hidden_size", "q_lora_rank", "index_n_heads", "index_head_dim"] {
+        wide[key] = json!(1u64 << 40);
+    }
+    wide["num_hidden_layers"] = json!(16384);
+    let v = hf_plan(wide);
+    answers("every width at 2^40", move || {
+        let _ = plan_value(&v);
+    });
+    // Sane widths still warn with the count: 2 of 4 layers share (freq 2, offset 1: layers 2 and 4 reuse), each
+    // indexer 128·(4·32) + 1024·32 + 2·32 + 1024·4 = 16,384 + 32,768 + 64 + 4,096 = 53,312 parameters.
+    let r = plan_all("sane shared indexers", hf_plan(base));
+    let d = find(&r, "hf-config-part-approximated");
+    assert!(d.message.contains("2 of 4 layers") && d.message.contains("106624 parameters over") && d.message.contains("53312 a layer"), "{}", d.message);
+}
+
+#[test]
 fn the_search_says_why_it_does_not_search_above_2_pow_24_gpus() {
     let text = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 4194304},
                       "training": {"seq_length": 4096, "global_batch_size": 1024}})
