@@ -211,7 +211,8 @@ impl ModelPreset {
 }
 
 impl Fp8Recipe {
-    fn read(v: &Value) -> Option<Fp8Recipe> {
+    /// The recipe named as serde's `rename_all = "lowercase"` spells it (exactly, as the data files do).
+    pub(crate) fn read(v: &Value) -> Option<Fp8Recipe> {
         Some(match v.as_str()? {
             "delayed" => Fp8Recipe::Delayed,
             "tensorwise" => Fp8Recipe::Tensorwise,

@@ -244,7 +244,7 @@ impl Setting {
     /// The row as `meshplan explain` prints it: names in each tool, default, values, help and source.
     pub fn explain(&self) -> String {
         let doc = self.doc();
-        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), self.doc().label, doc.help);
+        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), doc.label, doc.help);
         let mut line = |k: &str, v: String| {
             if !v.is_empty() {
                 out.push_str(&format!("{k:<17}{v}\n"));
@@ -256,7 +256,7 @@ impl Setting {
         line("Defaults differ:", doc.differs.to_string());
         line(
             "Megatron Bridge:",
-            if self.doc().bridge.is_empty() { "none".into() } else { self.doc().bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") },
+            if doc.bridge.is_empty() { "none".into() } else { doc.bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") },
         );
         line("Megatron-LM:", self.mlm_text());
         line("Source:", doc.source.to_string());
@@ -1291,11 +1291,10 @@ impl MixedPrecisionRecipe {
     fn read(o: &crate::presets::read::Obj) -> Option<MixedPrecisionRecipe> {
         use crate::presets::read::*;
         let choice = |v: &Value| v.as_str().and_then(|s| Precision::ALL.iter().copied().find(|c| c.key() == s));
-        let fp8_recipe = |v: &Value| v.as_str().and_then(|s| Fp8Recipe::ALL.iter().copied().find(|c| c.key() == s));
         Some(MixedPrecisionRecipe {
             name: string(o, "name")?,
             precision: o.get("precision").and_then(choice)?,
-            fp8_recipe: opt(o, "fp8_recipe", fp8_recipe)?,
+            fp8_recipe: opt(o, "fp8_recipe", Fp8Recipe::read)?,
             fp8: opt_string(o, "fp8")?,
             fp4: opt_string(o, "fp4")?,
             grad_reduce_in_fp32: bool(o, "grad_reduce_in_fp32")?,
