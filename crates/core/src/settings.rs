@@ -1212,8 +1212,6 @@ settings! {
     };
 }
 
-/// `cluster.host_memory_per_node_gb`
-
 /// `cluster.host_memory_per_node_gb`: a cluster field, read with the cluster (Megatron has no name for it).
 pub const HOST_MEMORY: Setting = HOST_MEMORY_FULL.row();
 const HOST_MEMORY_DOC: SettingDoc = HOST_MEMORY_FULL.doc();
