@@ -18,8 +18,9 @@ pub fn App() -> impl IntoView {
     let baseline = Baseline::new(base);
     provide_context(baseline);
     let (theme, dark) = sync::theme();
-    bridge::serve_tools(plan, base, dark, notice);
-    provide_context(Editor::new(plan, notice));
+    let editor = Editor::new(plan, notice);
+    bridge::serve_tools(editor, base, dark);
+    provide_context(editor);
     sync::keep_in_url(plan, base, embed);
     sync::follow_links(plan, base, notice);
 

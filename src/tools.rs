@@ -34,22 +34,16 @@ fn start_owned() {
     let notice = RwSignal::new(None::<String>);
     // What the page last sent: an edit is sent back only when a panel changed something.
     let received = StoredValue::new(Shared::default());
-    bridge::listen(bridge::STATE, move |shared| {
-        let Some(s) = shared else { return };
-        received.set_value(s.clone());
-        bridge::set_if_changed(dark_now, s.dark);
-        bridge::set_if_changed(base, s.base);
-        bridge::set_if_changed(plan, s.plan);
-    });
+    let editor = Editor::new(plan, notice);
+    follow_page(received, editor, base, dark_now);
     Effect::new(move |_| {
-        let now = Shared { plan: plan.get(), base: base.get(), dark: dark_now.get_untracked() };
-        let last = received.get_value();
-        if now.plan != Value::Null && (now.plan != last.plan || now.base != last.base) {
+        let now = Shared { plan: plan.get(), base: base.get(), dark: dark_now.get_untracked(), ..Shared::default() };
+        let changed = received.with_value(|last| now.plan != last.plan || now.base != last.base);
+        if now.plan != Value::Null && changed {
             bridge::send(bridge::EDIT, &now);
         }
     });
     let doc = Doc::new(plan.read_only());
-    let editor = Editor::new(plan, notice);
     let baseline = Baseline::new(base);
     let comparison = Comparison::new(baseline, doc);
     let dark = Memo::new(move |_| dark_now.get());
@@ -58,7 +52,7 @@ fn start_owned() {
     let has_plan = Memo::new(move |_| plan.with(|p| !p.is_null()));
     let ready = move || has_plan.get();
 
-    mount(slot::IMPORT, editor, move || view! { <ImportBox /> });
+    mount(slot::IMPORT, editor, move || view! { {move || ready().then(|| view! { <ImportBox doc /> })} });
     mount(slot::COMPARE, editor, move || view! { {move || (ready() && comparison.pinned()).then(|| view! { <ComparePanel doc baseline=comparison embed /> })} });
     mount(slot::ADVISOR, editor, move || view! { {move || ready().then(|| view! { <AdvisorPanel doc dark /> })} });
     mount(slot::EXPORTS, editor, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
@@ -70,6 +64,34 @@ fn start_owned() {
     mount(slot::SWEEP, editor, move || view! { {move || ready().then(|| view! { <SweepPanel doc dark /> })} });
     mount(slot::SCHEDULE, editor, move || view! { {move || ready().then(|| view! { <SchedulePanel doc baseline=comparison /> })} });
     bridge::send(bridge::READY, &Shared::default());
+}
+
+/// Keeps the mirror in step with the page, keyed on the page's revision: a `meshplan:state` event says only that
+/// the page moved on; the state itself is pulled in a task after the next frame (the page's edit has painted by
+/// then), once for all the revisions that came within that frame, and only if it is newer than the mirror's.
+fn follow_page(received: StoredValue<Shared>, editor: Editor, base: RwSignal<Option<Value>>, dark: RwSignal<bool>) {
+    let pending = StoredValue::new(false);
+    let apply = move || {
+        pending.set_value(false);
+        let Some(s) = bridge::pull() else { return };
+        // The page's revisions start at 1; the mirror's at 0 (nothing received).
+        if received.with_value(|r| r.rev >= s.rev) {
+            return;
+        }
+        received.set_value(s.clone());
+        crate::browser::mark("meshplan-tools-pulled");
+        bridge::set_if_changed(dark, s.dark);
+        bridge::set_if_changed(base, s.base);
+        editor.set_resets(s.resets);
+        editor.mirror(s.plan);
+    };
+    bridge::listen_rev(move |rev| {
+        if pending.get_value() || received.with_value(|r| r.rev >= rev) {
+            return;
+        }
+        pending.set_value(true);
+        request_animation_frame(move || set_timeout(apply, std::time::Duration::ZERO));
+    });
 }
 
 /// Mounts `view` into the page's element with this id, if the page has one, with the editor in context.

@@ -3,7 +3,7 @@
 //! `imports::import` into a plan that replaces the one being edited. The settings meshplan does not read are listed
 //! under the box (name, value, why); an input the core cannot read is shown as its diagnostic.
 
-use crate::state::editor;
+use crate::state::{Doc, editor};
 use crate::panels::diagnostics::InputErrorList;
 use leptos::prelude::*;
 use meshplan_core::InputError;
@@ -22,16 +22,29 @@ const FORMATS: [(&str, &str); 5] = [
 type Outcome = Result<Imported, InputError>;
 
 #[component]
-pub fn ImportBox() -> impl IntoView {
+pub fn ImportBox(doc: Doc) -> impl IntoView {
     let editor = editor();
     let text = RwSignal::new(String::new());
     let from = RwSignal::new("auto".to_string());
     let outcome = RwSignal::new(None::<Outcome>);
+    // The plan the import wrote: once the plan moves on, the message says it describes an earlier plan.
+    let imported = RwSignal::new(None::<serde_json::Value>);
+    let stale = Memo::new(move |_| imported.with(|i| i.as_ref().is_some_and(|i| doc.plan.with(|p| p != i))));
+    // Reset clears the box and its message.
+    Effect::new(move |prev: Option<()>| {
+        editor.resets();
+        if prev.is_some() {
+            text.set(String::new());
+            outcome.set(None);
+            imported.set(None);
+        }
+    });
     let use_it = move |_| {
         let opts = ImportOptions { from: Format::from_key(&from.get_untracked()), ..ImportOptions::default() };
         let read = text.with_untracked(|t| import(t, &opts));
-        if let Ok(imported) = &read {
-            let plan = imported.plan.clone();
+        if let Ok(i) = &read {
+            let plan = i.plan.clone();
+            imported.set(Some(plan.clone()));
             editor.update(move |p| *p = plan);
         }
         outcome.set(Some(read));
@@ -49,6 +62,9 @@ pub fn ImportBox() -> impl IntoView {
                 </select>
                 <button id="use-import" on:click=use_it>"Use this plan"</button>
             </div>
+            {move || (stale.get() && outcome.with(|o| matches!(o, Some(Ok(_))))).then(|| view! {
+                <p id="import-stale" class="hint stale">"The plan has been edited since this import: what follows describes the imported plan."</p>
+            })}
             {move || outcome.get().map(|o| match o {
                 Err(error) => view! { <InputErrorList id="import-error" error /> }.into_any(),
                 Ok(i) => view! { <ImportResult i /> }.into_any(),
@@ -62,7 +78,7 @@ fn ImportResult(i: Imported) -> impl IntoView {
     let n = i.unrecognized.len();
     view! {
         <p id="import-summary" class="hint">
-            "Read as "{FORMATS.iter().find(|(k, _)| *k == i.format.key()).map_or("", |f| f.1)}"; the plan now is what it says. "
+            "Read as "{FORMATS.iter().find(|(k, _)| *k == i.format.key()).map_or("", |f| f.1)}"; the plan was replaced by what it says. "
             {if n == 0 { "Every setting was read.".to_string() } else { format!("{n} setting{} not read:", if n == 1 { "" } else { "s" }) }}
         </p>
         {(n > 0).then(|| view! {

@@ -34,7 +34,11 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let rank = RwSignal::new(String::new());
     let result = RwSignal::new(None::<Result<Explanation, InputError>>);
+    // The plan explained: after an edit (an Apply below, say) the explanation is of an earlier plan, and says so.
+    let explained = RwSignal::new(None::<serde_json::Value>);
+    let stale = Memo::new(move |_| explained.with(|e| e.as_ref().is_some_and(|e| doc.plan.with(|p| p != e))));
     let run = move |_| {
+        explained.set(Some(doc.plan.get_untracked()));
         let r = rank.get_untracked().trim().parse::<u64>().ok();
         let message = text.get_untracked();
         let answer = doc.outcome.with_untracked(|o| match o {
@@ -59,6 +63,9 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
                     <button id="oom-explain" on:click=run>"Explain"</button>
                 </div>
             </details>
+            {move || stale.get().then(|| view! {
+                <p id="oom-stale" class="hint stale" role="status">"The plan has changed since this explanation: press Explain again to explain the message against the plan as it is now."</p>
+            })}
             {move || result.get().map(|r| match r {
                 Err(error) => view! { <InputErrorList id="oom-error" error /> }.into_any(),
                 Ok(x) => view! { <ExplanationView x /> }.into_any(),

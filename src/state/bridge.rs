@@ -1,11 +1,15 @@
 //! The page and its tools module keep one plan between them. The tools module (`meshplan-tools.js`, see
 //! [`crate::tools`]) holds the panels a first render does not need — the import box, Compare, the Advisor, the
 //! exports, Explain an OOM, the schedule — and loads after the page has rendered, so that the page's own wasm
-//! stays small. Two window events carry the state, as JSON text in the event's `detail`:
-//! - `meshplan:state`, page → tools, after every change: the plan, the pinned baseline and the theme;
+//! stays small. The page is the one planner on the input path: an edit costs the tools module nothing until the
+//! frame that shows it has painted. Window events carry the state:
+//! - `meshplan:state`, page → tools, after every change: the page's revision number alone (`{"rev":N}`);
+//! - `meshplan:pull`, tools → page, in a task after the frame that follows a new revision: the page answers by
+//!   writing its state (the plan, the pinned baseline, the theme and the revision, as JSON text) into the event's
+//!   `detail` object, so several edits within one frame cost the tools module one read and one plan;
 //! - `meshplan:edit`, tools → page: the plan and baseline after one of the tools' panels changed them;
 //!
-//! and `meshplan:tools-ready`, tools → page, once: send me the state. Each side applies only what differs, so a
+//! and `meshplan:tools-ready`, tools → page, once: tell me the revision. Each side applies only what differs, so a
 //! change echoed back is a no-op.
 
 use crate::browser;
@@ -18,6 +22,9 @@ use wasm_bindgen::prelude::*;
 pub const STATE: &str = "meshplan:state";
 pub const EDIT: &str = "meshplan:edit";
 pub const READY: &str = "meshplan:tools-ready";
+pub const PULL: &str = "meshplan:pull";
+/// The property of a pull event's `detail` object the page writes its state into.
+const PULLED: &str = "state";
 
 /// What crosses between the page and the tools module.
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
@@ -27,6 +34,12 @@ pub struct Shared {
     pub base: Option<Value>,
     #[serde(default)]
     pub dark: bool,
+    /// The page's revision of this state: it counts the page's changes (plan, baseline, theme).
+    #[serde(default)]
+    pub rev: u64,
+    /// How many times the page's Reset was pressed (the tools' panels clear their messages on it).
+    #[serde(default)]
+    pub resets: u64,
 }
 
 impl Shared {
@@ -35,9 +48,9 @@ impl Shared {
     pub fn read(text: &str) -> Option<Shared> {
         let v: Value = serde_json::from_str(text).ok()?;
         // serde's derived reader takes an object by its keys, or an array of the fields in order.
-        let (plan, base, dark) = match &v {
-            Value::Object(o) => (o.get("plan"), o.get("base"), o.get("dark")),
-            Value::Array(a) if a.len() <= 3 => (a.first(), a.get(1), a.get(2)),
+        let (plan, base, dark, rev, resets) = match &v {
+            Value::Object(o) => (o.get("plan"), o.get("base"), o.get("dark"), o.get("rev"), o.get("resets")),
+            Value::Array(a) if a.len() <= 5 => (a.first(), a.get(1), a.get(2), a.get(3), a.get(4)),
             _ => return None,
         };
         let base = match base {
@@ -48,34 +61,74 @@ impl Shared {
             None => false,
             Some(d) => d.as_bool()?,
         };
-        Some(Shared { plan: plan?.clone(), base, dark })
+        let count = |n: Option<&Value>| match n {
+            None => Some(0),
+            Some(r) => r.as_u64(),
+        };
+        Some(Shared { plan: plan?.clone(), base, dark, rev: count(rev)?, resets: count(resets)? })
     }
 }
 
-/// Sends `shared` as the `detail` of a window event named `name`.
-pub fn send(name: &str, shared: &Shared) {
+/// The revision number a `meshplan:state` event carries (`{"rev":N}`), if it carries one.
+pub fn read_rev(text: &str) -> Option<u64> {
+    serde_json::from_str::<Value>(text).ok()?.get("rev")?.as_u64()
+}
+
+/// Sends `text` as the `detail` of a window event named `name`.
+fn send_text(name: &str, text: &str) {
     let Some(w) = browser::window() else { return };
-    let Ok(text) = serde_json::to_string(shared) else { return };
     let init = web_sys::CustomEventInit::new();
-    init.set_detail(&JsValue::from_str(&text));
+    init.set_detail(&JsValue::from_str(text));
     if let Ok(ev) = web_sys::CustomEvent::new_with_event_init_dict(name, &init) {
         let _ = w.dispatch_event(&ev);
     }
 }
 
-/// Calls `f` with what each window event named `name` carries (events that carry no readable state are dropped).
-pub fn listen(name: &'static str, f: impl Fn(Option<Shared>) + 'static) {
+/// Sends `shared` as the `detail` of a window event named `name`.
+pub fn send(name: &str, shared: &Shared) {
+    if let Ok(text) = serde_json::to_string(shared) {
+        send_text(name, &text);
+    }
+}
+
+/// The tools' half of a pull: asks the page for its state (the page answers within the dispatch, see
+/// [`serve_tools`]); `None` when no page answered or its answer is unreadable.
+pub fn pull() -> Option<Shared> {
+    let w = browser::window()?;
+    let detail = js_sys::Object::new();
+    let init = web_sys::CustomEventInit::new();
+    init.set_detail(&detail);
+    let ev = web_sys::CustomEvent::new_with_event_init_dict(PULL, &init).ok()?;
+    w.dispatch_event(&ev).ok()?;
+    let text = js_sys::Reflect::get(&detail, &JsValue::from_str(PULLED)).ok()?.as_string()?;
+    Shared::read(&text)
+}
+
+/// Calls `f` with the text each window event named `name` carries in its `detail` (events without text are dropped).
+fn listen_text(name: &'static str, f: impl Fn(String) + 'static) {
     let Some(w) = browser::window() else { return };
     let handler = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
-        let shared = ev
-            .dyn_ref::<web_sys::CustomEvent>()
-            .and_then(|c| c.detail().as_string())
-            .and_then(|t| Shared::read(&t));
-        f(shared);
+        if let Some(text) = ev.dyn_ref::<web_sys::CustomEvent>().and_then(|c| c.detail().as_string()) {
+            f(text);
+        }
     });
     let _ = w.add_event_listener_with_callback(name, handler.as_ref().unchecked_ref());
     // The listener lives as long as the page.
     handler.forget();
+}
+
+/// Calls `f` with the revision number of each `meshplan:state` event.
+pub fn listen_rev(f: impl Fn(u64) + 'static) {
+    listen_text(STATE, move |text| {
+        if let Some(rev) = read_rev(&text) {
+            f(rev);
+        }
+    });
+}
+
+/// Calls `f` with what each window event named `name` carries (events that carry no readable state are dropped).
+pub fn listen(name: &'static str, f: impl Fn(Option<Shared>) + 'static) {
+    listen_text(name, move |text| f(Shared::read(&text)));
 }
 
 /// Sets `signal` to `value` unless it already holds it (an echo of one's own change costs nothing).
@@ -85,18 +138,31 @@ pub fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>,
     }
 }
 
-/// The page's half: sends its state to the tools module after every change, applies the tools' edits, and
-/// loads the module (`meshplan-tools_loader.js` beside index.html) once the page has rendered.
-pub fn serve_tools(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, dark: Memo<bool>, notice: RwSignal<Option<String>>) {
-    let state = move || Shared { plan: plan.get_untracked(), base: base.get_untracked(), dark: dark.get_untracked() };
+/// The page's half: tells the tools module its revision after every change, answers its pulls with the state,
+/// applies the tools' edits, and loads the module (`meshplan-tools_loader.js` beside index.html) once the page has
+/// rendered. An edit costs the page one small event here: the tools module reads and plans the state after the frame.
+pub fn serve_tools(editor: super::Editor, base: RwSignal<Option<Value>>, dark: Memo<bool>) {
+    let (plan, notice, resets) = (editor.plan, editor.notice, editor.resets);
+    let rev = StoredValue::new(0u64);
+    let state = move || Shared {
+        plan: plan.get_untracked(),
+        base: base.get_untracked(),
+        dark: dark.get_untracked(),
+        rev: rev.get_value(),
+        resets: resets.get_untracked(),
+    };
+    let send_rev = move || send_text(STATE, &format!("{{\"rev\":{}}}", rev.get_value()));
     Effect::new(move |_| {
         plan.track();
         base.track();
         dark.track();
-        send(STATE, &state());
+        resets.track();
+        rev.update_value(|r| *r += 1);
+        send_rev();
     });
+    answer_pulls(move || serde_json::to_string(&state()).ok());
     listen(READY, move |_| {
-        send(STATE, &state());
+        send_rev();
         // Tests and measurements wait for this: every panel is on the page.
         if let Some(app) = browser::element_by_id("app") {
             let _ = app.set_attribute("data-tools", "ready");
@@ -119,6 +185,20 @@ pub fn serve_tools(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, dark: M
     request_animation_frame(move || set_timeout(move || load_tools(failed), std::time::Duration::ZERO));
 }
 
+/// Answers each `meshplan:pull` by writing `state()` into the event's `detail` object.
+fn answer_pulls(state: impl Fn() -> Option<String> + 'static) {
+    let Some(w) = browser::window() else { return };
+    let handler = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        let Some(detail) = ev.dyn_ref::<web_sys::CustomEvent>().map(|c| c.detail()) else { return };
+        if let (true, Some(text)) = (detail.is_object(), state()) {
+            let _ = js_sys::Reflect::set(&detail, &JsValue::from_str(PULLED), &JsValue::from_str(&text));
+        }
+    });
+    let _ = w.add_event_listener_with_callback(PULL, handler.as_ref().unchecked_ref());
+    // The listener lives as long as the page.
+    handler.forget();
+}
+
 /// Adds `<script type="module" src="meshplan-tools_loader.js">` (Trunk's loader: imports `meshplan-tools.js` and starts it). A page
 /// that cannot fetch it (copied without it) calls `failed` and goes on without the tools' panels.
 fn load_tools(failed: impl Fn() + 'static) {
@@ -135,7 +215,16 @@ fn load_tools(failed: impl Fn() + 'static) {
 
 #[cfg(test)]
 mod tests {
-    use super::Shared;
+    use super::{Shared, read_rev};
+
+    /// A state event's revision: `{"rev":N}` as the page writes it; anything else is not one.
+    #[test]
+    fn rev_is_read_from_the_state_event() {
+        assert_eq!(read_rev(r#"{"rev":42}"#), Some(42));
+        assert_eq!(read_rev(r#"{"plan":{}}"#), None);
+        assert_eq!(read_rev(r#"{"rev":"4"}"#), None);
+        assert_eq!(read_rev("nope"), None);
+    }
 
     /// `Shared::read` reads what serde's derived reader reads, and refuses what it refuses.
     #[test]
@@ -154,6 +243,14 @@ mod tests {
             r#"[{"model":"x"},{"model":"y"},true]"#,
             r#"[{"model":"x"},null,true,4]"#,
             r#"[{},null,"no"]"#,
+            r#"{"plan":{},"rev":7}"#,
+            r#"{"plan":{},"rev":-1}"#,
+            r#"{"plan":{},"rev":1.5}"#,
+            r#"[{},null,false,3]"#,
+            r#"[{},null,false,3,4]"#,
+            r#"[{},null,false,3,4,5]"#,
+            r#"{"plan":{},"resets":2}"#,
+            r#"{"plan":{},"resets":"2"}"#,
             r#""text""#,
             r#"null"#,
             r#"{nope"#,

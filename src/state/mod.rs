@@ -47,11 +47,30 @@ impl Doc {
 pub struct Editor {
     plan: RwSignal<Value>,
     notice: RwSignal<Option<String>>,
+    /// How many times Reset was pressed: view state kept outside the plan (a search filter, a message) clears on it.
+    resets: RwSignal<u64>,
 }
 
 impl Editor {
     pub fn new(plan: RwSignal<Value>, notice: RwSignal<Option<String>>) -> Editor {
-        Editor { plan, notice }
+        Editor { plan, notice, resets: RwSignal::new(0) }
+    }
+
+    /// The tools module's mirror takes the page's plan (a no-op when equal).
+    pub fn mirror(&self, plan: Value) {
+        bridge::set_if_changed(self.plan, plan);
+    }
+
+    /// The number of resets so far (tracked: an effect that reads it runs again on Reset).
+    pub fn resets(&self) -> u64 {
+        self.resets.get()
+    }
+
+    /// Counts a reset that happened elsewhere (the page's, for the tools module's panels).
+    pub fn set_resets(&self, n: u64) {
+        if self.resets.get_untracked() != n {
+            self.resets.set(n);
+        }
     }
 
     /// Sets the field at a dotted path (`Value::Null` removes it), see [`plan_doc::set`].
@@ -68,6 +87,7 @@ impl Editor {
     pub fn reset(&self) {
         self.plan.set(plan_doc::default_plan());
         self.notice.set(None);
+        self.resets.update(|n| *n += 1);
     }
 
     pub fn dismiss_notice(&self) {
