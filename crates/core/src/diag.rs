@@ -15,6 +15,10 @@ pub struct Diagnostic {
     /// `parallelism.tensor_model_parallel_size`) to these values.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apply: Vec<FieldValue>,
+    /// The plan field (dotted path) whose own value this finding is about, when it is one field's (a value of the
+    /// wrong type or out of range): the page marks that field and shows the message under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
     /// Private, so no module but this one can write a `Diagnostic { .. }` literal with a severity of its own.
     #[serde(skip)]
     sealed: (),
@@ -30,7 +34,12 @@ pub struct FieldValue {
 impl Diagnostic {
     /// The one constructor: the severity is the code's row in the rules table.
     pub fn new(code: Code, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        Diagnostic { severity: code.severity(), code, message: message.into(), fix: fix.into(), apply: Vec::new(), sealed: () }
+        Diagnostic { severity: code.severity(), code, message: message.into(), fix: fix.into(), apply: Vec::new(), field: None, sealed: () }
+    }
+    /// Names the plan field (dotted path) this finding is about.
+    pub fn with_field(mut self, path: &str) -> Self {
+        self.field = Some(path.to_string());
+        self
     }
     /// Attach a one-click fix: set `path` to `value`.
     pub fn with_apply(mut self, path: &str, value: impl Into<serde_json::Value>) -> Self {

@@ -52,7 +52,7 @@ impl<'a> Fields<'a> {
             Code::InvalidValue,
             format!("`{path}` must be {what}, found {}", short(found)),
             format!("set `{path}` to {what} (using {fallback} meanwhile)"),
-        ));
+        ).with_field(&path));
     }
 
     /// An optional integer in [min, max].
@@ -119,7 +119,7 @@ impl<'a> Fields<'a> {
                         Code::InvalidValue,
                         format!("`{path}` is {:?}, which is not one of {}", clip(s), choices.join(", ")),
                         format!("set `{path}` to one of {} (using {default:?} meanwhile)", choices.join(", ")),
-                    ));
+                    ).with_field(&path));
                     default
                 }
             },
@@ -191,7 +191,7 @@ pub fn too_long(path: &str, s: &str) -> Option<Diagnostic> {
         Code::InvalidValue,
         format!("`{path}` is {} characters long; the longest accepted is {MAX_STRING_CHARS}", s.chars().count()),
         format!("set `{path}` to a string of at most {MAX_STRING_CHARS} characters (using the default meanwhile)"),
-    ))
+    ).with_field(path))
 }
 
 /// A non-negative integer, accepting integral floats such as 4.0.

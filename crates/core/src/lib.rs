@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod presets;
 pub mod recipes;
+pub mod remedy;
 pub mod report;
 pub mod schedule;
 pub mod rules;

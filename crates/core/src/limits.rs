@@ -53,6 +53,11 @@ pub const MAX_EXPERTS: u64 = 1 << 16;
 /// nearest known name, so a section of a million unknown keys would otherwise cost seconds.
 pub const MAX_UNKNOWN_FIELDS_REPORTED: usize = 20;
 
+/// The most distinct one-click fixes `remedy::ranked` re-plans (16): each is one full plan, so the ranking costs at
+/// most 16 plans (a plan of 16,384 GPUs is about 3 ms in the page, docs/web.md: under 50 ms, off the input path). The
+/// guide's DeepSeek-V3 layout on 1,024 H100 offers 4; a plan wrong in every field offers fewer than 16 applies.
+pub const MAX_REMEDIES: usize = 16;
+
 /// The largest world whose rank groups a report lists (2^16 = 65,536 GPUs, as many as a shared link may open). Every
 /// group of nine kinds is materialised and sent whole: at 2^16 ranks that is ~0.4 s and ~45 MB (JSON ~18 MB); 2^17
 /// took 0.87 s and 88 MB, and the former limit 2^21 7.4 s and 1.4 GB (600 MB of JSON).

@@ -600,7 +600,7 @@ pub fn read_value<T: SettingType>(f: &mut Fields, row: &'static Setting) -> Opti
                 Code::InvalidValue,
                 format!("`{path}` must be {what}, found {}", shown(v)),
                 format!("set `{path}` to {what} (using the default, {}, meanwhile)", row.default),
-            ));
+            ).with_field(&path));
             None
         }
     }

@@ -21,6 +21,22 @@ fn wrong_types_zero_negative_fractional_become_diagnostics() {
     }
 }
 
+/// A bad value names its field, once: the page marks that field and shows the message under it (issue 24).
+#[test]
+fn a_bad_value_names_its_field_once() {
+    let mut v = P::new(small_dense(), 8).json();
+    v["parallelism"]["tensor_model_parallel_size"] = json!("abc");
+    v["training"]["recompute_granularity"] = json!("sometimes");
+    let r = plan_value(&v).unwrap();
+    for path in ["parallelism.tensor_model_parallel_size", "training.recompute_granularity"] {
+        let named: Vec<_> = r.diagnostics.iter().filter(|d| d.field.as_deref() == Some(path)).collect();
+        assert_eq!(named.len(), 1, "{path}: {:?}", codes(&r));
+        assert_eq!(named[0].code, "invalid-value");
+    }
+    // Findings about the plan as a whole name no field.
+    assert!(r.diagnostics.iter().filter(|d| d.code != "invalid-value").all(|d| d.field.is_none()));
+}
+
 #[test]
 fn integral_floats_are_accepted() {
     let mut v = P::new(small_dense(), 8).json();

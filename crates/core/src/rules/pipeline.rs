@@ -24,6 +24,28 @@ pub fn interleaved_microbatches_at_least(mb: u64, group: u64, pp: u64) -> u64 {
     }
 }
 
+/// Uneven first and last stages that make `layers` split over `stages` ≥ 2 pipeline stages as evenly as Megatron-Core
+/// allows (`num_layers_in_first/last_pipeline_stage`, the middle stages even: transformer_block.py
+/// get_num_layers_to_build): (first, last, middle) with the largest stage as small as it can be, each edge ≥ 1 and the
+/// first (which also builds the embedding) taking the odd layer. 61 layers on 16 stages: 14 middle stages of 4, and
+/// 61 − 56 = 5 = 3 + 2 at the edges (3 middle layers would leave 19 for the edges, 10 on one: worse).
+pub fn uneven_edges(layers: u64, stages: u64) -> Option<(u64, u64, u64)> {
+    if stages < 2 || layers < stages {
+        return None;
+    }
+    let middles = stages - 2;
+    let per = layers / stages;
+    // The middle stages' size near the even share; the edges take the rest.
+    [per, per + 1]
+        .into_iter()
+        .filter_map(|m| {
+            let rest = layers.checked_sub(m.checked_mul(middles)?)?;
+            let (first, last) = (rest.div_ceil(2), rest / 2);
+            (last >= 1 && (middles == 0 || m >= 1)).then_some((first, last, m))
+        })
+        .min_by_key(|&(f, l, m)| (f.max(l).max(m), f.abs_diff(m)))
+}
+
 /// The rule a failing layer split breaks.
 pub fn split_code(e: &SplitError) -> Code {
     match e {
@@ -46,7 +68,22 @@ pub fn split_diagnostic(e: &SplitError) -> Diagnostic {
 
 /// The diagnostic for a layer split of plan `p` that fails: a layout's fix can then offer a layout of its shape.
 pub fn split_diagnostic_for(p: &Plan, e: &SplitError) -> Diagnostic {
-    split_diagnostic_in(Some(&Shape::of(p)), e)
+    let diag = split_diagnostic_in(Some(&Shape::of(p)), e);
+    let par = &p.parallelism;
+    // The whole model over all the stages (no edge sizes given yet): offer the edges that make it divide.
+    match *e {
+        SplitError::Uneven { layers, stages }
+            if stages == par.pp() && par.num_layers_in_first_pipeline_stage.is_none() && par.num_layers_in_last_pipeline_stage.is_none() =>
+        {
+            match uneven_edges(layers, stages) {
+                Some((first, last, _)) => diag
+                    .with_apply("parallelism.num_layers_in_first_pipeline_stage", first)
+                    .with_apply("parallelism.num_layers_in_last_pipeline_stage", last),
+                None => diag,
+            }
+        }
+        _ => diag,
+    }
 }
 
 fn split_diagnostic_in(shape: Option<&Shape>, e: &SplitError) -> Diagnostic {

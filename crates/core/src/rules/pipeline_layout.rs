@@ -149,7 +149,7 @@ pub fn layout_diagnostic(e: &LayoutError, shape: Option<&Shape>) -> Diagnostic {
         }
         LayoutError::DecoderCount { found, num_layers } => d(
             code,
-            format!("Number of decoder layers {found}must match num_layers {num_layers}: the layout has {found} t, the model {num_layers} decoder layers"),
+            format!("Number of decoder layers {found} must match num_layers {num_layers}: the layout has {found} t, the model {num_layers} decoder layers"),
             format!(
                 "write {num_layers} t ({} {} than now), or set num_layers = {found}{example}",
                 found.abs_diff(*num_layers),
