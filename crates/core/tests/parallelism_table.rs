@@ -124,7 +124,13 @@ fn every_row_round_trips_through_every_export_and_import() {
     let mut failures = Vec::new();
     for row in PARALLELISM {
         let v = non_default(row.key);
-        let report = plan_value(&plan(json!({row.key: v.clone()}))).unwrap();
+        let mut given = json!({row.key: v.clone()});
+        // Megatron-LM's validate_args turns sequence parallelism off at TP 1 (megatron/training/arguments.py), and the
+        // importer normalises as it does: SP is tried at TP 2.
+        if row.key == "sequence_parallel" {
+            given["tensor_model_parallel_size"] = json!(2);
+        }
+        let report = plan_value(&plan(given)).unwrap();
         for kind in [ExportKind::Bridge, ExportKind::BridgeCli, ExportKind::MegatronLm, ExportKind::Plan] {
             let text = export(kind, &report.plan, &report);
             let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..ImportOptions::default() };
