@@ -468,3 +468,19 @@ fn each_culprit_class_is_named() {
     let x = explain(&plan, &report, &current(None, 0, "3.33 MiB", 79.11, 0.0, 70.0, 0.0), None).unwrap();
     assert!(x.named.culprit.is_none() && x.named.nearest.len() == 3);
 }
+
+/// The assumptions come from what the run's own launch line says: ms-swift's Megatron trainer (`megatron sft`) with
+/// `--train_type lora --lora_rank 8` reads as LoRA at rank 8 (names::WRAPPER_SETTINGS); Megatron-LM's
+/// `--transformer-impl local` and `--attention-dropout 0.0` through the settings rows' flags; `--train_type full`
+/// trains every parameter.
+#[test]
+fn lora_and_the_attention_kernel_are_read_from_launch_lines() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let plan = |text: &str| import(text, &ImportOptions::default()).unwrap().plan;
+    let p = plan("megatron sft --model Qwen/Qwen3-8B --train_type lora --lora_rank 8 --tensor_model_parallel_size 2 --micro_batch_size 1");
+    assert_eq!((p["training"]["peft"].as_str(), p["training"]["lora_dim"].as_u64()), (Some("lora"), Some(8)), "{p}");
+    let p = plan("megatron sft --model Qwen/Qwen3-8B --train_type full --micro_batch_size 1");
+    assert_eq!(p["training"]["peft"].as_str(), Some("none"), "{p}");
+    let p = plan("torchrun pretrain_gpt.py --num-layers 36 --hidden-size 1280 --num-attention-heads 20 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 4 --fp16 --transformer-impl local --attention-dropout 0.0");
+    assert_eq!((p["training"]["transformer_impl"].as_str(), p["training"]["attention_dropout"].as_f64()), (Some("local"), Some(0.0)), "{p}");
+}
