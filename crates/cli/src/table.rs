@@ -56,6 +56,17 @@ fn pipeline(r: &Report, s: &mut String) {
     }
 }
 
+/// The settings the plan leaves unstated, with the value planned and its source.
+fn assumptions(r: &Report, s: &mut String) {
+    if r.assumptions.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\nAssumed (settings the plan leaves unstated; \"defaults\": \"megatron-core\" for plain defaults)");
+    for a in &r.assumptions {
+        let _ = writeln!(s, "  {:<36}{:<20} {}", a.key, a.value.to_string(), a.source);
+    }
+}
+
 fn clipped(t: &str, n: usize) -> String {
     let mut out: String = t.chars().take(n).collect();
     if t.chars().nth(n).is_some() {
@@ -98,6 +109,7 @@ pub fn report(r: &Report) -> String {
         };
         let _ = writeln!(s, "  {tag}[{}]: {}\n      fix: {}", diag.code, diag.message, diag.fix);
     }
+    assumptions(r, &mut s);
     let _ = writeln!(s, "\nDerived");
     let rows: Vec<(&str, String)> = vec![
         ("world size", d.world_size.to_string()),
@@ -187,6 +199,13 @@ pub fn report(r: &Report) -> String {
             100.0 * perf.mfu,
             perf.gpu_hours_per_trillion_tokens
         );
+        if let Some(pb) = &r.published {
+            let _ = writeln!(
+                s,
+                "  published {}: {:.0} TFLOP/s/GPU ({:.0} tokens/s/GPU); meshplan: {:.0} ({:+.0}%) — {}",
+                pb.measured.release, pb.measured.model_tflops_per_gpu, pb.measured.tokens_per_s_per_gpu, pb.predicted_model_tflops_per_gpu, 100.0 * pb.error, pb.measured.source
+            );
+        }
         let share = |x: f64| if perf.step_time_s > 0.0 { 100.0 * x / perf.step_time_s } else { 0.0 };
         for (k, v) in b.terms() {
             let _ = writeln!(s, "  {k:<24}{v:>9.4} s {:>5.1}%", share(v));
