@@ -180,13 +180,14 @@ fn nearest(w: &Wanted) -> Option<(&'static recipes::Recipe, bool, bool)> {
     let score = |r: &recipes::Recipe| -> Option<(u32, u64)> {
         let preset = presets::model(&r.model)?;
         let gpu = presets::gpu(r.gpu.as_deref()?)?;
+        let same_model = r.model == w.model;
         // A Megatron-FSDP recipe is another parallel scheme: its settings answer that scheme, not the plan's.
         let fsdp = r.training.get("use_megatron_fsdp").and_then(Value::as_bool).unwrap_or(false);
-        if preset.model_config().is_moe() != w.moe || gpu.generation != w.gpu.generation || fsdp != w.fsdp {
+        // The cheap tests first: building a preset's model to ask whether it is MoE is done for candidates only.
+        if (!same_model && preset.family != w.family) || gpu.generation != w.gpu.generation || fsdp != w.fsdp {
             return None;
         }
-        let same_model = r.model == w.model;
-        if !same_model && preset.family != w.family {
+        if !same_model && preset.model_config().is_moe() != w.moe {
             return None;
         }
         let (same_precision, same_type) = precision_match(r, w);
