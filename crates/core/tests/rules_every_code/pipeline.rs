@@ -16,13 +16,15 @@ pub fn cases() -> Vec<Case> {
     vec![
         // VPP 2 at PP 1: nothing to interleave (the fix unsets it); VPP 1 means no interleaving.
         case("vpp-requires-pp", Kind::Error, probe(dense(), &[(VPP, json!(2))]), probe(dense(), &[(VPP, json!(1))])).fix(&[(VPP, Value::Null)]),
-        // 15 layers over PP 2: 15 mod 2 = 1; 16 layers give 8 per stage.
+        // 15 layers over PP 2: 15 mod 2 = 1; 16 layers give 8 per stage. The fix: uneven edges, first 8 + last 7 = 15
+        // (two stages are the edges alone; the first takes the odd layer).
         case(
             "layers-not-divisible-by-pp",
             Kind::Error,
             probe(set(&dense(), &[("num_layers", json!(15))]), &[(PP, json!(2))]),
             pp(2, &[]),
-        ),
+        )
+        .fix(&[(FIRST, json!(8)), (LAST, json!(7))]),
         // PP 2: 8 layers per stage, which do not split into VPP 3 chunks (8 mod 3 = 2). Divisors of 8 nearest 3:
         // 2 and 4, ties go low → 2 (overlap_p2p_comm on, so PP 2 interleaving raises nothing else).
         case(
