@@ -273,7 +273,19 @@ pub fn warm_search_worker() {
 
 /// Runs `meshplan-core`'s search on `input` (a plan file's JSON) in the worker and calls `done` with its reply.
 pub fn search_in_worker(input: String, top: usize, done: impl FnOnce(SearchReply) + 'static) {
-    let mut done: Option<Box<dyn FnOnce(SearchReply)>> = Some(Box::new(done));
+    ask_worker(vec![("input", input.into()), ("top", (top as u32).into())], Box::new(done));
+}
+
+/// Runs `meshplan-core`'s cluster sizing on `input` (a plan file's JSON) and `request` (the sizing request's JSON) in
+/// the worker and calls `done` with its reply (the sizing's JSON text).
+pub fn size_in_worker(input: String, request: String, done: impl FnOnce(SearchReply) + 'static) {
+    ask_worker(vec![("input", input.into()), ("size", request.into())], Box::new(done));
+}
+
+/// Posts one request (`fields` and an id) to the worker, starting it if needed; a newer request supersedes an
+/// unanswered one.
+fn ask_worker(fields: Vec<(&str, wasm_bindgen::JsValue)>, done: Box<dyn FnOnce(SearchReply)>) {
+    let mut done = Some(done);
     let failed = SEARCH_WORKER.with_borrow_mut(|slot| {
         let w = match slot {
             Some(w) => w,
@@ -284,7 +296,9 @@ pub fn search_in_worker(input: String, top: usize, done: impl FnOnce(SearchReply
         };
         w.next_id = w.next_id.wrapping_add(1);
         let id = w.next_id;
-        let m = js_object(&[("id", id.into()), ("input", input.into()), ("top", (top as u32).into())]);
+        let mut fields = fields;
+        fields.push(("id", id.into()));
+        let m = js_object(&fields);
         w.waiting = done.take().map(|f| (id, f));
         if w.ready {
             let _ = w.worker.post_message(&m);

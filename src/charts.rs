@@ -8,6 +8,9 @@ use std::fmt::Write;
 use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
+mod scaling;
+pub use scaling::{ScaleMarks, ScalePoint, scaling};
+
 /// The memory terms of one pipeline stage, in bytes, in stacking order: the stage's figures, with the vision encoder's
 /// weights and activations and the DSA indexer's activations (the core's terms of those keys) drawn apart from the
 /// parameters and activations that hold them.

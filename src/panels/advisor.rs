@@ -26,7 +26,7 @@ enum Advice {
 }
 
 /// The input error a search reply carries (`{"error": {code, message, fix}}`), or one saying the reply was unreadable.
-fn search_error(json: &str) -> InputError {
+pub(super) fn search_error(json: &str) -> InputError {
     serde_json::from_str::<Value>(json)
         .ok()
         .and_then(|v| serde_json::from_value(v.get("error")?.clone()).ok())
@@ -109,6 +109,7 @@ pub fn AdvisorPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             {move || result.get().filter(|r| !r.candidates.is_empty()).map(|r| view! { <CandidateTable doc result=r /> })}
             <ParetoFront doc dark result />
             <StepTime doc dark />
+            <super::SizingPanel doc dark />
         </section>
     }
 }

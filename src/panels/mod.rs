@@ -17,6 +17,7 @@ pub mod model;
 pub mod oom;
 pub mod parallelism;
 pub mod schedule;
+pub mod sizing;
 pub mod training;
 
 pub use advanced::AdvancedMemory;
@@ -34,4 +35,5 @@ pub use model::{HfConfigBox, ModelPanel, RecipePicker};
 pub use oom::OomPanel;
 pub use parallelism::ParallelismPanel;
 pub use schedule::SchedulePanel;
+pub use sizing::SizingPanel;
 pub use training::TrainingPanel;

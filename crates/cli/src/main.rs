@@ -9,6 +9,7 @@ use meshplan_core::{ExportKind, Report, Severity, presets, recipes, rules, setti
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod size;
 mod stdio;
 mod table;
 mod trace;
@@ -45,6 +46,17 @@ enum Command {
         /// How many layouts to list
         #[arg(short = 'n', long, value_name = "N", default_value_t = 5, value_parser = at_least_one, allow_negative_numbers = true)]
         top: usize,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Size the cluster: the best layout, time to train and GPU-hours at each node count, the fewest nodes meeting a
+    /// deadline, the fastest run within a GPU-hour budget; exit 1 if no count holds the model or meets them
+    #[command(after_help = EXIT_STATUS)]
+    Size {
+        #[command(flatten)]
+        input: Input,
+        #[command(flatten)]
+        size: size::SizeArgs,
         #[command(flatten)]
         output: Output,
     },
@@ -273,6 +285,7 @@ fn main() -> ExitCode {
     match &cli.command {
         Command::Plan { input, output } => cmd_plan(input, output.format),
         Command::Search { input, top, output } => cmd_search(input, *top, output.format),
+        Command::Size { input, size, output } => size::cmd_size(input, size, output.format),
         Command::Export { input, kind } => cmd_export(input, kind),
         Command::Import { file, from, model, gpu, output } => trace::cmd_import(file, from.as_deref(), model.clone(), gpu.clone(), output.format),
         Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),

@@ -8,6 +8,7 @@ use common::run;
 const COMMANDS: &[(&str, &[&str])] = &[
     ("plan", &["--format", "-f", "<FILE>"]),
     ("search", &["--top", "-n", "--format", "-f", "<FILE>"]),
+    ("size", &["--tokens", "--steps", "--deadline", "--gpu-hours", "--nodes", "--batch-tokens", "--efficiency", "--format", "<FILE>"]),
     ("export", &["--kind", "-k", "<FILE>"]),
     ("presets", &["--format", "-f"]),
     ("explain", &["<CODE>"]),

@@ -1,7 +1,8 @@
-//! Search and plan throughput: `cargo bench -p meshplan-core --bench search`.
+//! Search, sizing and plan throughput: `cargo bench -p meshplan-core --bench search` (`-- size` for the sizing alone).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use meshplan_core::search::{self, SearchOptions};
+use meshplan_core::size;
 use meshplan_core::{parse_plan, plan_str};
 use serde_json::json;
 use std::hint::black_box;
@@ -26,6 +27,16 @@ fn benches(c: &mut Criterion) {
         eprintln!("{name}: evaluated {} valid {} skipped by memory {}", r.evaluated, r.valid, r.pruned_by_memory);
         g.bench_function(name, |b| b.iter(|| black_box(search::search(black_box(&p), &opts))));
     }
+    g.finish();
+    // Cluster sizing (issue 25): DeepSeek-V3 on 14.8T tokens (its paper's pre-training corpus), global batch 8,192 of
+    // 4,096, over 16 … 2,048 nodes of 8 H100 (15 counts), with a 60-day deadline.
+    let mut g = c.benchmark_group("size");
+    g.sample_size(10).measurement_time(Duration::from_secs(20)).warm_up_time(Duration::from_secs(2));
+    let request = size::SizeRequest { tokens: Some("14.8T".into()), deadline: Some("60d".into()), nodes: Some("16..2048".into()), ..Default::default() };
+    let sizing = plan("deepseek-v3", 8, 4096, 8192);
+    let r = size::size_value(&sizing, &request).expect("sizes");
+    eprintln!("size deepseek-v3/16..2048: {} counts, work {}, fewest nodes meeting 60 d {:?}", r.points.len(), r.work, r.fewest_nodes_meeting_deadline);
+    g.bench_function("deepseek-v3/16..2048", |b| b.iter(|| black_box(size::size_value(black_box(&sizing), &request).expect("sizes"))));
     g.finish();
     let mut g = c.benchmark_group("plan_str");
     g.sample_size(20);

@@ -221,7 +221,7 @@ fn clip(s: &str) -> String {
 }
 
 /// `s` cut to `max` characters, with an ellipsis when cut.
-fn clip_to(s: &str, max: usize) -> String {
+pub fn clip_to(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max).collect();
     if s.chars().nth(max).is_some() {
         out.push('…');

@@ -30,6 +30,7 @@ pub mod report;
 pub mod schedule;
 pub mod rules;
 pub mod search;
+pub mod size;
 pub mod settings;
 pub mod tuned;
 

@@ -97,6 +97,29 @@ pub const MAX_SEARCH_WORK: u64 = 100_000_000;
 /// A candidate's rules and bookkeeping, in the units of [`MAX_SEARCH_WORK`] (≈ 0.3 µs against ≈ 7 ns per unit).
 pub const CANDIDATE_WORK: u64 = 40;
 
+/// The most work one cluster sizing (`crate::size`) does over all its GPU counts, in [`MAX_SEARCH_WORK`]'s units: one
+/// search's budget. Each count's layout search runs within what is left; a first count over it is an input error, a
+/// later one ends the sizing there (the result says where). The counts are few by construction ([`MAX_SIZE_COUNTS`]);
+/// sizing DeepSeek-V3 on 16 … 2,048 nodes of 8 H100 (15 counts, global batch 8,192) costs 7.2·10^7 units — its time
+/// is in docs/sizing.md.
+pub const MAX_SIZE_WORK: u64 = MAX_SEARCH_WORK;
+
+/// The most GPU counts one sizing tries: the powers of two and three times the powers of two between the node range's
+/// ends, and the ends (from 1 to 2^24 nodes: 2·24 + 2 = 50).
+pub const MAX_SIZE_COUNTS: usize = 50;
+
+/// The largest cluster a sizing tries when no node range is given, in GPUs (2^16 = 65,536: the largest published
+/// training clusters — Llama 3 405B on 16,384 H100, xAI's 100,000-GPU Colossus — are near it).
+pub const DEFAULT_SIZE_GPUS: u64 = 1 << 16;
+
+/// The most tokens, training steps, seconds of deadline and GPU-hours a sizing reads (10^18 tokens is ~60,000 times
+/// Llama 3's 15.6T; 10^12 steps; a century; 10^12 GPU-hours): beyond them a value is an input error. They keep the
+/// products of times, counts and rates finite and exact enough in f64.
+pub const MAX_SIZE_TOKENS: f64 = 1e18;
+pub const MAX_SIZE_STEPS: u64 = 1_000_000_000_000;
+pub const MAX_SIZE_DEADLINE_S: f64 = 100.0 * 365.25 * 86_400.0;
+pub const MAX_SIZE_GPU_HOURS: f64 = 1e12;
+
 /// The most words one shell text yields to the readers (`imports::shell`): a long Megatron-LM launch script has ~300;
 /// the text's own words are bounded by its length ([`MAX_PLAN_BYTES`]). Names are looked up in a map, so the reading
 /// is linear: measured with the debug CLI (`meshplan import`, one core of a shared 2-core machine), 40,000

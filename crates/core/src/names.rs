@@ -150,7 +150,9 @@ pub fn switch_by_bridge(path: &str) -> Option<(&'static str, &'static str)> {
 // Sources: ms-swift docs "Megatron-SWIFT" command-line parameters (NPROC_PER_NODE / NNODES in the environment of
 // `megatron sft|pt`, --max_length the sequence length, --model the Hugging Face id); verl
 // verl/trainer/config/ppo_megatron_trainer.yaml (actor_rollout_ref.actor.megatron.*, actor_rollout_ref.model.path,
-// trainer.n_gpus_per_node, trainer.nnodes).
+// trainer.n_gpus_per_node, trainer.nnodes); NVIDIA-NeMo/RL examples/configs/grpo_math_1B_megatron.yaml (policy.model_name,
+// policy.train_global_batch_size, policy.train_micro_batch_size, policy.max_total_sequence_length,
+// policy.megatron_cfg.*, cluster.gpus_per_node, cluster.num_nodes).
 pub const WRAPPERS: &[(&str, &str)] = &[
     ("NPROC_PER_NODE", "--nproc-per-node"),
     ("NNODES", "--nnodes"),
@@ -160,6 +162,13 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("actor_rollout_ref.model.path", "model.hf_model_id"),
     ("trainer.n_gpus_per_node", "--nproc-per-node"),
     ("trainer.nnodes", "--nnodes"),
+    ("policy.megatron_cfg.", "model."),
+    ("policy.model_name", "model.hf_model_id"),
+    ("policy.max_total_sequence_length", "dataset.seq_length"),
+    ("policy.train_global_batch_size", "train.global_batch_size"),
+    ("policy.train_micro_batch_size", "train.micro_batch_size"),
+    ("cluster.gpus_per_node", "--nproc-per-node"),
+    ("cluster.num_nodes", "--nnodes"),
 ];
 
 /// Wrappers' switches for settings Megatron-LM has no flag for, and the plan path each sets: LoRA fine-tuning as a

@@ -563,10 +563,11 @@ fn split_of<'a>(splits: &'a mut Splits, m: &crate::model::ModelConfig, pp: u64, 
 /// [`rules::world`] for both meshes, [`rules::moe::expert_parallel`] for EP against the experts and
 /// [`rules::sequence::sequence_parallel`] for SP against TP. Every other rule judges each candidate in [`evaluate`].
 ///
-/// Or, as soon as sizing them all would cost more than [`MAX_SEARCH_WORK`], that partial cost. A candidate (a shape
-/// at one micro-batch size and one of the `ORDER` variants) costs [`CANDIDATE_WORK`] units for the rules plus one per
-/// pipeline stage and virtual chunk its memory estimate walks; each rule probe of the enumeration costs one unit.
-fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits, dispatcher_free: bool) -> Result<Vec<Shape>, u64> {
+/// Or, as soon as sizing them all would cost more than `allowance` (at most [`MAX_SEARCH_WORK`]), that partial cost. A
+/// candidate (a shape at one micro-batch size and one of the `ORDER` variants) costs [`CANDIDATE_WORK`] units for the
+/// rules plus one per pipeline stage and virtual chunk its memory estimate walks; each rule probe of the enumeration
+/// costs one unit.
+fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits, dispatcher_free: bool, allowance: u64) -> Result<(Vec<Shape>, u64), u64> {
     let m = &p.model;
     let dispatcher = dispatcher_code(p.training.settings.moe_token_dispatcher_type);
     // EP > 1 with Megatron-Core's default allgather dispatcher: the search runs alltoall, as Megatron's MoE guide
@@ -615,7 +616,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits, dispatcher_free: 
                                     work = work.saturating_add(candidates_per_shape.saturating_mul(per_candidate));
                                     out.push(sh);
                                 }
-                                if work > MAX_SEARCH_WORK {
+                                if work > allowance {
                                     return Err(work);
                                 }
                             }
@@ -625,7 +626,7 @@ fn shapes(p: &Plan, opts: &SearchOptions, splits: &mut Splits, dispatcher_free: 
             }
         }
     }
-    Ok(out)
+    Ok((out, work))
 }
 
 /// The layer splits tried for `base.pp` stages, as (first, last, VPP, layout): the even split, or where the layers do
@@ -713,6 +714,32 @@ pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, Inpu
 
 /// As [`search_str`], from a JSON value.
 pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult, InputError> {
+    let (p, dispatcher_free) = read_for_search(value)?;
+    let world = p.world_size();
+    if world > MAX_SEARCH_WORLD {
+        return Err(InputError::new(
+            Code::SearchTooLarge,
+            format!("the cluster has {world} GPUs; the search enumerates layouts of at most {MAX_SEARCH_WORLD} GPUs"),
+            format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
+        ));
+    }
+    search_counted(&p, opts, dispatcher_free, MAX_SEARCH_WORK).map(|(r, _)| r).map_err(|_work| {
+        let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
+        InputError::new(
+            Code::SearchTooLarge,
+            format!(
+                "sizing every layout of {} ({} layers{experts}) on {world} GPUs would take more than the {MAX_SEARCH_WORK} units of work the search does in about a second (a unit: one pipeline stage or virtual chunk of one candidate)",
+                p.model_name, p.model.num_layers
+            ),
+            "search fewer GPUs (a count with fewer divisors: a power of two has few), or plan this cluster's layout with `meshplan plan`",
+        )
+    })
+}
+
+/// Reads a plan file as the search reads it: its Bridge recipe resolved (which may give the batch and sequence),
+/// `training.global_batch_size` and `training.seq_length` required. Also whether the search may choose the MoE
+/// dispatcher: a plan (or its recipe) that names one keeps it.
+pub fn read_for_search(value: &Value) -> Result<(Plan, bool), InputError> {
     // A plan naming a Bridge recipe takes its batch and sequence from it (crate::recipes).
     let (resolved, _) = crate::recipes::resolve(value, &mut Vec::new())?;
     let value = resolved.as_ref();
@@ -727,33 +754,14 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
         }
     }
     let (p, _) = plan::parse_plan(value)?;
-    let world = p.world_size();
-    if world > MAX_SEARCH_WORLD {
-        return Err(InputError::new(
-            Code::SearchTooLarge,
-            format!("the cluster has {world} GPUs; the search enumerates layouts of at most {MAX_SEARCH_WORLD} GPUs"),
-            format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
-        ));
-    }
-    // A plan (or its recipe) that names its dispatcher keeps it; else the search may switch allgather to alltoall.
     let named = value.get("training").and_then(|t| t.get("moe_token_dispatcher_type")).is_some_and(|v| !v.is_null());
-    search_within_budget(&p, opts, !named).map_err(|_work| {
-        let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
-        InputError::new(
-            Code::SearchTooLarge,
-            format!(
-                "sizing every layout of {} ({} layers{experts}) on {world} GPUs would take more than the {MAX_SEARCH_WORK} units of work the search does in about a second (a unit: one pipeline stage or virtual chunk of one candidate)",
-                p.model_name, p.model.num_layers
-            ),
-            "search fewer GPUs (a count with fewer divisors: a power of two has few), or plan this cluster's layout with `meshplan plan`",
-        )
-    })
+    Ok((p, !named))
 }
 
 /// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored). A space too large to
 /// size within the search's budget gives an empty result ([`search_value`] says why).
 pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
-    search_within_budget(base, opts, true).unwrap_or_else(|_work| empty_result(base))
+    search_counted(base, opts, true, MAX_SEARCH_WORK).map(|(r, _)| r).unwrap_or_else(|_work| empty_result(base))
 }
 
 fn empty_result(base: &Plan) -> SearchResult {
@@ -771,12 +779,15 @@ fn empty_result(base: &Plan) -> SearchResult {
     }
 }
 
-/// The search, or the work its layouts would cost when that is over [`MAX_SEARCH_WORK`].
-fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool) -> Result<SearchResult, u64> {
+/// The search with the units of work it cost ([`MAX_SEARCH_WORK`]'s units), or, when its layouts would cost more
+/// than `allowance`, that partial cost (nothing sized). `dispatcher_free`: the search may switch the plan's default
+/// allgather dispatcher to alltoall ([`read_for_search`]). The cluster sizing (`crate::size`) runs one search per GPU
+/// count through this, each within what its own budget has left.
+pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, allowance: u64) -> Result<(SearchResult, u64), u64> {
     let mut result = empty_result(base);
     // `search_value` says why it does not search above this; a caller of this function gets an empty result.
     if base.world_size() == 0 || base.world_size() > MAX_SEARCH_WORLD {
-        return Ok(result);
+        return Ok((result, 0));
     }
     let mut p = base.clone();
     let mut scratch = Scratch {
@@ -799,7 +810,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
     let mut step = perf::StepLayout::of(base, &derived);
     // The model's parameter counts, for every layout's derived sizes (the model is the base plan's throughout).
     let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
-    let shapes = shapes(base, opts, &mut splits, dispatcher_free)?;
+    let (shapes, work) = shapes(base, opts, &mut splits, dispatcher_free, allowance.min(MAX_SEARCH_WORK))?;
     for sh in shapes {
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
         let text = if sh.layout { layout_text(&base.model, sh.pp, sh.vpp) } else { String::new() };
@@ -907,7 +918,7 @@ fn search_within_budget(base: &Plan, opts: &SearchOptions, dispatcher_free: bool
             c.why.push("the only layout that fits".into());
         }
     }
-    Ok(result)
+    Ok((result, work))
 }
 
 /// The optimizer offload of `k` into `p`: [`OFFLOAD_FRACTIONS`] for an offload code, else the base plan's own.
@@ -1038,7 +1049,7 @@ fn pareto(recs: &[Rec], p: &Plan) -> Vec<ParetoPoint> {
     out
 }
 
-fn gib(b: u64) -> f64 {
+pub(crate) fn gib(b: u64) -> f64 {
     b as f64 / (1u64 << 30) as f64
 }
 

@@ -146,8 +146,8 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
         match m.as_str() {
             "--nproc-per-node" => b.set("cluster.gpus_per_node", v, 0),
             "--nnodes" => b.set("cluster.num_nodes", v, 0),
-            p if p.starts_with("model.") && p != path => entry(b, p, v, votes),
-            _ if m == "model.hf_model_id" => b.hf_id = v.as_str().map(str::to_string),
+            // A Bridge path (`model.…`, `train.…`, `dataset.…`): read as Bridge's own.
+            p if p.contains('.') && !p.starts_with('-') && p != path => entry(b, p, v, votes),
             _ => {}
         }
         return;

@@ -19,6 +19,7 @@ mod moe;
 mod pipeline;
 mod sequence;
 mod settings;
+mod size;
 mod trace;
 mod training;
 mod vision;
@@ -64,6 +65,9 @@ pub enum Probe {
     Oom(&'static str),
     /// A plan file planned, then laid out by `schedule::schedule`: its diagnostic, or nothing when it lays out.
     Schedule(Value),
+    /// A plan file and a sizing request (the JS API's fields) through `size::size_value`: its input error, or nothing
+    /// when it sizes.
+    Size(Value, Value),
 }
 
 pub struct Case {
@@ -105,6 +109,10 @@ fn outcome(probe: &Probe) -> Outcome {
             return input_outcome(meshplan_core::imports::import_plan(text, &opts).map(|(_, _, diags)| diags));
         }
         Probe::Oom(text) => return input_outcome(meshplan_core::oom::parse_message(text).map(|_| Vec::new())),
+        Probe::Size(plan, request) => {
+            let sized = meshplan_core::size::SizeRequest::from_value(request).and_then(|r| meshplan_core::size::size_value(plan, &r));
+            return input_outcome(sized.map(|_| Vec::new()));
+        }
         Probe::Schedule(v) => {
             let report = meshplan_core::plan_value(v).expect("a schedule probe plans");
             return Outcome::Report(meshplan_core::schedule::schedule(&report).err().map(|d| serde_json::to_value(d).expect("a diagnostic serializes")).into_iter().collect());
@@ -234,6 +242,7 @@ fn all_cases() -> Vec<Case> {
         pipeline::cases(),
         sequence::cases(),
         settings::cases(),
+        size::cases(),
         trace::cases(),
         training::cases(),
         vision::cases(),
