@@ -41,7 +41,9 @@ The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>
 performance tables run, each starting from a library recipe) are read the same way, kind "perf", named
 `perf.<function>` (some of their functions repeat a library recipe's name); their pre-training functions only, for the
 GPUs meshplan's catalogue holds. Their older spelling of a full-iteration CUDA graph (cuda_graph_impl "local" with
-"full_iteration" in the scope) is written as cuda_graph_impl "full_iteration" with no modules.
+"full_iteration" in the scope) is written as cuda_graph_impl "full_iteration" with no modules. A performance recipe
+that the performance summary of the pinned commit's release (26.08) measured carries the row under `published`
+(`attach_published`: shown beside the prediction, never fitted to).
 """
 
 import ast
@@ -879,6 +881,42 @@ class Tagged(Func):
         self.tag = tag
 
 
+def attach_published(out, here):
+    """Each performance recipe that Bridge's performance summary measured in the release of the pinned commit (26.08):
+    the table row's model TFLOP/s and tokens/s per GPU, with the row's source. A row is the recipe's when
+    reference/bridge_perf_settings_26x.json matched it to the recipe's function at that release (same model, GPU,
+    precision and layout) and the pinned recipe still runs that layout (GPUs, TP, PP, VP, CP, EP, GBS, MBS)."""
+    try:
+        rows = {r["id"]: r for r in json.load(open(f"{here}/reference/validation_runs.json"))}
+        matched = json.load(open(f"{here}/reference/bridge_perf_settings_26x.json"))["rows"]
+    except OSError:
+        return
+    by_name = {e["name"]: e for e in out if e["kind"] == "perf"}
+    for row_id, m in sorted(matched.items()):
+        row = rows.get(row_id)
+        e = by_name.get("perf." + str(m.get("name")))
+        if row is None or e is None or row["release"] != "26.08" or m.get("fallback"):
+            continue
+        par, tr = e["parallelism"], e["training"]
+        recipe_layout = (e["cluster"].get("gpus"), par.get("tensor_model_parallel_size", 1), par.get("pipeline_model_parallel_size", 1),
+                         par.get("virtual_pipeline_model_parallel_size") or 1, par.get("context_parallel_size", 1),
+                         par.get("expert_model_parallel_size", 1), tr.get("global_batch_size"), tr.get("micro_batch_size", 1))
+        row_layout = (row["num_gpus"], row["tp"] or 1, row["pp"] or 1, row["vp"] or 1, row["cp"] or 1, row["ep"] or 1, row["gbs"], row["mbs"] or 1)
+        if recipe_layout != row_layout:
+            continue
+        e.setdefault("published", []).append({"release": row["release"], "model_tflops_per_gpu": row["model_tflops_per_gpu"],
+                                              "tokens_per_s_per_gpu": row["tokens_per_s_per_gpu"], "source": row["source"]})
+
+
+def hf_id_of(node):
+    """The first Hugging Face id ("ORG/NAME") a recipe function's body names, or None."""
+    for n in ast.walk(node):
+        v = getattr(n, "value", None) if isinstance(n, ast.Constant) else None
+        if isinstance(v, str) and re.fullmatch(r"[A-Za-z][\w.-]*/[\w.-]+", v) and "path" not in v and not v.endswith((".py", ".json", ".yaml")):
+            return v
+    return None
+
+
 def main():
     git_dir = sys.argv[1]
     commit = sys.argv[2] if len(sys.argv) > 2 else subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
@@ -937,6 +975,25 @@ def main():
     for name in sorted(found):
         model_key = preset_of(name)
         if model_key is None:
+            # A library recipe of a model meshplan has no preset for is listed, never dropped: with the Hugging Face
+            # id its model is built from (AutoBridge.from_hf_pretrained("ORG/NAME") in the function), which is what
+            # an import of it lacks.
+            if not name.startswith("perf.") and re.search(r"_(pretrain|sft|peft|finetune)(_|$)", name):
+                _, node, alias_of = found[name]
+                tm, tnode, _ = found[alias_of or name]
+                hf = hf_id_of(tnode) if tnode is not None else None
+                said = f" ({hf}, built by AutoBridge.from_hf_pretrained)" if hf else ""
+                preset = next((k for k, v in models.items() if hf and str(v.get("hf_id", "")).lower() == hf.lower()), None)
+                if preset:
+                    why = f"its model{said} is meshplan's {preset} preset, whose recipes of this family are not read yet (PRESET_PREFIXES): name the preset (meshplan import --model {preset})"
+                else:
+                    why = f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run"
+                entry = {"name": name, "reason": why}
+                if tnode is not None:
+                    entry["source"] = f"{tm.path}:{tnode.lineno}"
+                if hf:
+                    entry["hf_model_id"] = hf
+                skipped.append(entry)
             continue
         m, node, alias_of = found[name]
         kind = "pretrain" if "_pretrain_" in name else "sft" if "_sft_" in name else "peft" if "_peft_" in name else "other"
@@ -985,8 +1042,10 @@ def main():
             entry["unresolved"].append({"field": "cluster", "path": "(recipe name)", "reason": "the recipe's name states no GPU count and type"})
         out.append(entry)
 
+    attach_published(out, here)
     doc = {
-        "comment": "Megatron Bridge library recipes for the models meshplan has presets for, read statically by "
+        "comment": "Megatron Bridge library recipes for the models meshplan has presets for (skipped: every other library "
+                   "recipe, with its reason and the Hugging Face id its model is built from), read statically by "
                    "scripts/extract-bridge-recipes.py from the source at the commit below (source = file:line of the "
                    "recipe function). parallelism and training use meshplan's plan keys; training holds every "
                    "settings.rs row the recipe sets, the mixed-precision recipe's fields included. unresolved: what the "
