@@ -2,6 +2,7 @@
 //! search depends on. Plain Rust (no DOM), tested natively.
 
 use crate::state::plan_doc;
+use meshplan_core::parallelism::{PARALLELISM, Parallelism};
 use meshplan_core::search::{CandidateParallelism, CandidateTraining};
 use serde_json::{Value, json};
 
@@ -19,28 +20,27 @@ pub const SEARCHED_TRAINING: [&str; 9] = [
 ];
 
 /// The (path, value) edits that make the plan a candidate's layout; `Value::Null` removes a field so
-/// Megatron's default applies. Dense models keep megatron-core's default ETP (= TP); the search assumes the
-/// default order and no microbatch grouping.
+/// Megatron's default applies. One edit per row of the parallelism table the search chooses
+/// ([`meshplan_core::parallelism::ParSetting::searched`]), at the value the candidate runs
+/// ([`CandidateParallelism::parallelism`]): dense models keep megatron-core's default ETP (= TP), and a row the plan file
+/// leaves out at its default is removed. Then the searched training fields.
 pub fn candidate_edits(par: &CandidateParallelism, tr: &CandidateTraining, moe: bool) -> Vec<(String, Value)> {
     let opt = |v: Option<u64>| v.map_or(Value::Null, Value::from);
-    let p = |k: &str| format!("parallelism.{k}");
     let t = |k: &str| format!("training.{k}");
-    vec![
-        (p("tensor_model_parallel_size"), json!(par.tensor_model_parallel_size)),
-        (p("pipeline_model_parallel_size"), json!(par.pipeline_model_parallel_size)),
-        (p("virtual_pipeline_model_parallel_size"), opt(par.virtual_pipeline_model_parallel_size)),
-        (p("context_parallel_size"), json!(par.context_parallel_size)),
-        (p("expert_model_parallel_size"), json!(par.expert_model_parallel_size)),
-        (p("expert_tensor_parallel_size"), if moe { json!(par.expert_tensor_parallel_size) } else { Value::Null }),
-        (p("sequence_parallel"), json!(par.sequence_parallel)),
-        (p("num_layers_in_first_pipeline_stage"), opt(par.num_layers_in_first_pipeline_stage)),
-        (p("num_layers_in_last_pipeline_stage"), opt(par.num_layers_in_last_pipeline_stage)),
-        // The search lays out the layers itself (an even split, a lighter edge stage, or its own layout).
-        (p("pipeline_model_parallel_layout"), par.pipeline_model_parallel_layout.clone().map_or(Value::Null, Value::from)),
-        (p("account_for_embedding_in_pipeline_split"), Value::Null),
-        (p("account_for_loss_in_pipeline_split"), Value::Null),
-        (p("microbatch_group_size_per_vp_stage"), Value::Null),
-        (p("order"), json!(meshplan_core::plan::DEFAULT_ORDER)),
+    let (full, defaults) = (par.parallelism(moe), Parallelism::default());
+    let mut edits: Vec<(String, Value)> = PARALLELISM
+        .iter()
+        .filter(|row| row.searched)
+        .map(|row| {
+            let value = match row.key {
+                "expert_tensor_parallel_size" if full.expert_tensor_parallel_size_defaulted => Value::Null,
+                key => full.get(key).unwrap_or(Value::Null),
+            };
+            let at_default = row.doc().written_when_set && Some(&value) == defaults.get(row.key).as_ref();
+            (row.path.to_string(), if at_default { Value::Null } else { value })
+        })
+        .collect();
+    edits.extend([
         (t("micro_batch_size"), json!(tr.micro_batch_size)),
         (t("recompute_granularity"), serde_json::to_value(tr.recompute_granularity).unwrap_or(Value::Null)),
         (t("recompute_method"), tr.recompute_method.and_then(|m| serde_json::to_value(m).ok()).unwrap_or(Value::Null)),
@@ -51,7 +51,8 @@ pub fn candidate_edits(par: &CandidateParallelism, tr: &CandidateTraining, moe: 
         (t("recompute_modules"), tr.recompute_modules.as_ref().and_then(|m| serde_json::to_value(m).ok()).unwrap_or(Value::Null)),
         (t("optimizer_cpu_offload"), if tr.optimizer_cpu_offload == Some(true) { json!(true) } else { Value::Null }),
         (t("optimizer_offload_fraction"), tr.optimizer_offload_fraction.map_or(Value::Null, Value::from)),
-    ]
+    ]);
+    edits
 }
 
 /// Writes a candidate's layout into the plan document.
@@ -153,6 +154,61 @@ mod tests {
             }
             assert!(matches >= found.candidates.len(), "{model}: every applied plan matches its candidate");
         }
+    }
+
+    #[test]
+    fn the_edits_are_every_searched_row_of_the_parallelism_table_at_the_candidates_value() {
+        let par = CandidateParallelism {
+            tensor_model_parallel_size: 2,
+            pipeline_model_parallel_size: 4,
+            virtual_pipeline_model_parallel_size: Some(2),
+            context_parallel_size: 1,
+            expert_model_parallel_size: 8,
+            expert_tensor_parallel_size: 1,
+            sequence_parallel: true,
+            num_layers_in_first_pipeline_stage: None,
+            num_layers_in_last_pipeline_stage: Some(5),
+            pipeline_model_parallel_layout: None,
+        };
+        let tr = CandidateTraining {
+            micro_batch_size: 1,
+            recompute_granularity: meshplan_core::plan::Recompute::None,
+            use_distributed_optimizer: true,
+            recompute_method: None,
+            recompute_num_layers: None,
+            moe_token_dispatcher_type: None,
+            recompute_modules: None,
+            optimizer_cpu_offload: None,
+            optimizer_offload_fraction: None,
+        };
+        let edits = candidate_edits(&par, &tr, true);
+        let parallel: Vec<(&str, Value)> = edits.iter().filter_map(|(p, v)| p.strip_prefix("parallelism.").map(|k| (k, v.clone()))).collect();
+        // By hand: the candidate's sizes; Megatron-Core's default order written out; what the search does not use removed
+        // (no group, no accounting, no layout); overlap_p2p_comm, which the search keeps as the plan has it, untouched.
+        let want = [
+            ("tensor_model_parallel_size", json!(2)),
+            ("pipeline_model_parallel_size", json!(4)),
+            ("virtual_pipeline_model_parallel_size", json!(2)),
+            ("context_parallel_size", json!(1)),
+            ("expert_model_parallel_size", json!(8)),
+            ("expert_tensor_parallel_size", json!(1)),
+            ("sequence_parallel", json!(true)),
+            ("order", json!("tp-cp-ep-dp-pp")),
+            ("num_layers_in_first_pipeline_stage", Value::Null),
+            ("num_layers_in_last_pipeline_stage", json!(5)),
+            ("microbatch_group_size_per_vp_stage", Value::Null),
+            ("pipeline_model_parallel_layout", Value::Null),
+            ("account_for_embedding_in_pipeline_split", Value::Null),
+            ("account_for_loss_in_pipeline_split", Value::Null),
+        ];
+        assert_eq!(parallel, want.to_vec());
+        // Every row of the table is either edited or one the search keeps.
+        for row in PARALLELISM {
+            assert_eq!(parallel.iter().any(|(k, _)| *k == row.key), row.searched, "{}", row.key);
+        }
+        // A dense model keeps Megatron-Core's default ETP: the field is removed.
+        let dense = candidate_edits(&par, &tr, false);
+        assert!(dense.contains(&("parallelism.expert_tensor_parallel_size".to_string(), Value::Null)));
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! What each editable field is: its plan path, a short label, and what Megatron does with it
-//! (shown as the control's tooltip, which also names the Megatron field).
+//! (shown as the control's tooltip, which also names the Megatron field). The parallelism fields are the core's
+//! parallelism table's rows ([`meshplan_core::parallelism::PARALLELISM`]), one each, in its order.
 
+use meshplan_core::parallelism::{PARALLELISM as PARALLELISM_ROWS, ParSetting};
+
+#[derive(Clone, Copy)]
 pub struct FieldInfo {
     pub path: &'static str,
     pub label: &'static str,
@@ -59,42 +63,47 @@ pub const TRAINING: &[FieldInfo] = &[
     f("training.recompute_num_layers", "Recompute layers", "with full recompute: layers per recompute unit"),
 ];
 
-pub const PARALLELISM: &[FieldInfo] = &[
-    f("parallelism.tensor_model_parallel_size", "TP", "tensor parallelism: splits every layer's matrices; keep it inside an NVLink domain"),
-    f("parallelism.pipeline_model_parallel_size", "PP", "pipeline parallelism: splits the layers into stages"),
-    f("parallelism.virtual_pipeline_model_parallel_size", "VPP", "interleaved schedule: model chunks per pipeline rank (shrinks the bubble)"),
-    f("parallelism.context_parallel_size", "CP", "context parallelism: splits the sequence; seq_length must divide by 2·CP"),
-    f("parallelism.expert_model_parallel_size", "EP", "expert parallelism: spreads routed experts over GPUs (MoE only)"),
-    f("parallelism.expert_tensor_parallel_size", "ETP", "expert tensor parallelism: splits each expert; defaults to TP"),
-    f("parallelism.num_layers_in_first_pipeline_stage", "First-stage layers", "uneven split: layers on pipeline stage 0"),
-    f("parallelism.num_layers_in_last_pipeline_stage", "Last-stage layers", "uneven split: layers on the last pipeline stage"),
-];
+const fn of_row(r: &ParSetting) -> FieldInfo {
+    f(r.path, r.label, r.help)
+}
 
-/// Megatron-Core's explicit split; the help restates TransformerConfig.pipeline_model_parallel_layout's docstring.
-pub const LAYOUT: FieldInfo = f(
-    "parallelism.pipeline_model_parallel_layout",
-    "Pipeline layout",
-    "explicit split: E embedding, t decoder layer, m MTP layer, L loss, | between stages; (…)*n and x*n repeat, commas are \
-     ignored. Stage i goes to pipeline rank i mod PP, virtual chunk i div PP, so VPP = stages / PP. \
-     E.g. Et*3|(tt|)*29,m|L (DeepSeek-V3 on PP 16). A JSON list of stage lists ([[\"embedding\", \"decoder\"], …]) is the list form",
-);
-pub const ACCOUNT_EMBEDDING: FieldInfo = f(
-    "parallelism.account_for_embedding_in_pipeline_split",
-    "Embedding counts as a layer",
-    "the embedding takes one layer's place in the even split: the first stage builds one decoder layer fewer",
-);
-pub const ACCOUNT_LOSS: FieldInfo = f(
-    "parallelism.account_for_loss_in_pipeline_split",
-    "Loss counts as a layer",
-    "the loss takes one layer's place in the even split: the last stage builds one decoder layer fewer",
-);
-pub const SEQUENCE_PARALLEL: FieldInfo =
-    f("parallelism.sequence_parallel", "Sequence parallel", "shards LayerNorm/dropout activations over TP; needs TP > 1");
-pub const ORDER: FieldInfo =
-    f("parallelism.order", "Rank order", "the order in which Megatron-Core lays the dimensions over ranks, fastest first");
+/// The parallelism table's rows as fields, row for row.
+const fn parallelism_fields<const N: usize>() -> [FieldInfo; N] {
+    let mut out = [f("", "", ""); N];
+    let mut i = 0;
+    while i < N {
+        out[i] = of_row(&PARALLELISM_ROWS[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Every row of the parallelism table, in its order (the Parallelism panel picks each row's control by its kind).
+pub static PARALLELISM: [FieldInfo; PARALLELISM_ROWS.len()] = parallelism_fields();
+
 pub const DISTRIBUTED_OPTIMIZER: FieldInfo =
     f("training.use_distributed_optimizer", "Distributed optimizer", "shards optimizer states over data-parallel ranks");
 pub const RECOMPUTE: FieldInfo =
     f("training.recompute_granularity", "Recompute", "activation recomputation: none, selective (attention core) or full");
 pub const PRECISION: FieldInfo = f("training.precision", "Precision", "bf16, fp16, fp8 or fp4 training (--bf16, --fp8-format …)");
 pub const GPU: FieldInfo = f("cluster.gpu", "GPU", "the accelerator; sets memory, speeds and the NVLink domain");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parallelism_fields_are_the_core_table_row_for_row() {
+        let paths: Vec<&str> = PARALLELISM.iter().map(|f| f.path).collect();
+        let rows: Vec<&str> = PARALLELISM_ROWS.iter().map(|r| r.path).collect();
+        assert_eq!(paths, rows);
+        // The labels and tooltips the panel showed before the table (TP … ETP, the stage sizes, the switches).
+        let by_path = |p: &str| PARALLELISM.iter().find(|f| f.path == p).unwrap();
+        assert_eq!(by_path("parallelism.expert_tensor_parallel_size").label, "ETP");
+        assert_eq!(
+            by_path("parallelism.sequence_parallel").tooltip(),
+            "Megatron: sequence_parallel — shards LayerNorm/dropout activations over TP; needs TP > 1"
+        );
+        assert_eq!(by_path("parallelism.order").label, "Rank order");
+    }
+}

@@ -1,12 +1,14 @@
-//! The Parallelism panel: TP, PP, VPP, CP, EP, ETP, uneven first and last stages, sequence parallel, the
-//! rank order (with Megatron-Core's usual orders offered), and the explicit pipeline layout with its diagnostics.
+//! The Parallelism panel: one control per row of the core's parallelism table, in its order, chosen by the row's kind
+//! — a text box for a size, a check box for a switch, the rank order (with Megatron-Core's usual orders offered), and
+//! the explicit pipeline layout with its diagnostics.
 
-use crate::fields;
+use crate::fields::{self, FieldInfo};
 use crate::state::plan_doc::{layout_value, typed_value};
 use crate::state::{Doc, editor};
 use crate::ui::controls::{CheckField, TextField, field_id, field_text};
 use leptos::prelude::*;
 use meshplan_core::Severity;
+use meshplan_core::parallelism::{Kind, PARALLELISM};
 
 #[component]
 pub fn ParallelismPanel(doc: Doc) -> impl IntoView {
@@ -14,12 +16,12 @@ pub fn ParallelismPanel(doc: Doc) -> impl IntoView {
         <section class="panel" id="parallelism-panel" aria-labelledby="parallelism-h">
             <h2 id="parallelism-h">"Parallelism"</h2>
             <div class="fields">
-                {fields::PARALLELISM.iter().map(|info| view! { <TextField doc info /> }).collect_view()}
-                <CheckField doc info=&fields::SEQUENCE_PARALLEL />
-                <OrderField doc />
-                <LayoutField doc />
-                <CheckField doc info=&fields::ACCOUNT_EMBEDDING />
-                <CheckField doc info=&fields::ACCOUNT_LOSS />
+                {PARALLELISM.iter().zip(fields::PARALLELISM.iter()).map(|(row, info)| match row.kind {
+                    Kind::UInt | Kind::OptUInt => view! { <TextField doc info /> }.into_any(),
+                    Kind::Bool | Kind::OptBool => view! { <CheckField doc info /> }.into_any(),
+                    Kind::Order => view! { <OrderField doc info /> }.into_any(),
+                    Kind::Layout => view! { <LayoutField doc info /> }.into_any(),
+                }).collect_view()}
             </div>
         </section>
     }
@@ -27,14 +29,13 @@ pub fn ParallelismPanel(doc: Doc) -> impl IntoView {
 
 /// The rank order as text, with the usual orders as suggestions.
 #[component]
-fn OrderField(doc: Doc) -> impl IntoView {
+fn OrderField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
     let editor = editor();
-    let info = &fields::ORDER;
     let id = field_id(info.path);
     let (order, resolved_order) = field_text(doc, info.path);
     view! {
         <div class="field">
-            <label for=id.clone() title=info.tooltip()>{info.label}" "<code>"order"</code></label>
+            <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
             <input id=id list="orders" type="text" spellcheck="false" title=info.tooltip()
                 placeholder=resolved_order
                 prop:value=order
@@ -56,9 +57,8 @@ fn about_layout(code: &str) -> bool {
 /// `pipeline_model_parallel_layout` as text (Megatron's string form, or a JSON list of stage lists), with the
 /// report's layout diagnostics right under it.
 #[component]
-fn LayoutField(doc: Doc) -> impl IntoView {
+fn LayoutField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
     let editor = editor();
-    let info = &fields::LAYOUT;
     let id = field_id(info.path);
     let (value, _) = field_text(doc, info.path);
     let diagnostics = Memo::new(move |_| {

@@ -18,7 +18,7 @@ use crate::model::LayerKinds;
 use crate::perf::{self, Breakdown, Performance};
 use crate::pipeline::layout::{self as pipeline_layout, LayoutSpec};
 use crate::pipeline::{self, StageSplit};
-use crate::plan::{self, DEFAULT_ORDER, InputError, Plan, Recompute, RecomputeMethod};
+use crate::plan::{self, DEFAULT_ORDER, InputError, Parallelism, Plan, Recompute, RecomputeMethod};
 use crate::settings::{DispatcherType, RecomputeModule};
 use crate::report::{self, Derived};
 use crate::{Code, rules};
@@ -67,6 +67,29 @@ pub struct CandidateParallelism {
     /// ([`pipeline_layout::even_text`]), as Megatron Bridge's DeepSeek-V3 and Qwen3 recipes lay out their pipelines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline_model_parallel_layout: Option<String>,
+}
+
+impl CandidateParallelism {
+    /// The plan's whole `parallelism` this candidate runs, as the search plans it: its sizes and split, ETP stated for
+    /// a MoE model (Megatron-Core's default, TP, for a dense one), Megatron-Core's default order, no microbatch grouping
+    /// and no accounted split; the rows the search does not choose ([`crate::parallelism::ParSetting::searched`]) at
+    /// their defaults.
+    pub fn parallelism(&self, moe: bool) -> Parallelism {
+        Parallelism {
+            tensor_model_parallel_size: self.tensor_model_parallel_size,
+            pipeline_model_parallel_size: self.pipeline_model_parallel_size,
+            virtual_pipeline_model_parallel_size: self.virtual_pipeline_model_parallel_size,
+            context_parallel_size: self.context_parallel_size,
+            expert_model_parallel_size: self.expert_model_parallel_size,
+            expert_tensor_parallel_size: self.expert_tensor_parallel_size,
+            expert_tensor_parallel_size_defaulted: !moe,
+            sequence_parallel: self.sequence_parallel,
+            num_layers_in_first_pipeline_stage: self.num_layers_in_first_pipeline_stage,
+            num_layers_in_last_pipeline_stage: self.num_layers_in_last_pipeline_stage,
+            pipeline_model_parallel_layout: self.pipeline_model_parallel_layout.clone().map(LayoutSpec::Text),
+            ..Parallelism::default()
+        }
+    }
 }
 
 /// Training settings of one candidate, with Megatron's names.
