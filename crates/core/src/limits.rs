@@ -13,6 +13,13 @@
 /// about 200 KB; Hugging Face `config.json` files are a few KB.
 pub const MAX_PLAN_BYTES: usize = 1 << 20;
 
+/// The longest prefix of `text` of at most `max_bytes` bytes that ends on a character boundary: the one way text is
+/// cut to a limit, so a multi-byte character (a progress bar's `█`, an ellipsis) straddling the limit is left out
+/// whole instead of panicking ("byte index N is not a char boundary"). Constant time: it backs off at most 3 bytes.
+pub fn prefix(text: &str, max_bytes: usize) -> &str {
+    &text[..text.floor_char_boundary(max_bytes)]
+}
+
 /// The longest string field read (characters): GPU and preset keys, `order`, names. Megatron's longest rank order
 /// (`tp-cp-ep-dp-pp`) has 14; names are shown in one line. Longer strings are an `invalid-value`.
 pub const MAX_STRING_CHARS: usize = 256;

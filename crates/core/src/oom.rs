@@ -80,7 +80,7 @@ fn number_after(text: &str, marker: &str) -> Option<u64> {
 
 /// Reads the first out-of-memory message in `text` (a log excerpt may surround it).
 pub fn parse_message(text: &str) -> Result<OomMessage, InputError> {
-    let text = &text[..text.len().min(crate::limits::MAX_PLAN_BYTES)];
+    let text = crate::limits::prefix(text, crate::limits::MAX_PLAN_BYTES);
     let unreadable = || {
         InputError::new(
             Code::NoOomMessage,
@@ -92,8 +92,7 @@ pub fn parse_message(text: &str) -> Result<OomMessage, InputError> {
     // The message and a little before it (for a `[rank5]:` prefix on the same line).
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let msg = &text[start..];
-    let end = msg.find("\n\n").unwrap_or(msg.len()).min(4000);
-    let msg = &msg[..end];
+    let msg = crate::limits::prefix(msg, msg.find("\n\n").unwrap_or(msg.len()).min(4000));
     let requested = size_after(msg, "Tried to allocate ").ok_or_else(unreadable)?;
     let rank = number_after(&text[line_start..start], "[rank");
     let legacy = msg.contains("total capacity;") || msg.contains("already allocated");

@@ -461,3 +461,55 @@ fn a_window_pattern_of_every_layer_and_a_text_full_of_infinities_answer() {
     let r = answers("a text of 100,000 Infinity tokens", move || plan_str(&text).map(|r| r.derived.total_parameters));
     assert!(r.is_ok());
 }
+
+/// An out-of-memory message in PyTorch ≥ 2.1's form (c10/cuda/CUDACachingAllocator.cpp), written for these tests.
+const OOM_LINE: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.02 GiB is free. Of the allocated memory 74.21 GiB is allocated by PyTorch, and 1.80 GiB is reserved by PyTorch but unallocated.";
+
+#[test]
+fn an_oom_log_with_a_multibyte_character_across_the_message_cut_answers() {
+    // The reader keeps 4,000 bytes of the message from "Tried to allocate". A progress bar's `█` (3 bytes) and an
+    // ellipsis `…` (3 bytes) that start one byte before that cut straddle it. Before the fix: "byte index 4000 is not
+    // a char boundary" (a panic; on the page the tools module aborts).
+    let from = OOM_LINE.find("Tried to allocate ").unwrap();
+    for ch in ['█', '…'] {
+        let pad = 4000 - 1 - (OOM_LINE.len() - from);
+        let text = format!("{OOM_LINE}{}{ch}{ch} tail", "x".repeat(pad));
+        assert!(!text.is_char_boundary(from + 4000));
+        let m = answers("OOM log, multibyte across 4,000 bytes", move || meshplan_core::oom::parse_message(&text));
+        let m = m.expect("the message is read");
+        // 2.00 GiB = 2 · 2^30 bytes; 79.11 GiB = 79 · 2^30 + 0.11 · 2^30 = 84,825,604,096 + 118,111,600.64 → 84,943,715,697.
+        assert_eq!((m.requested_bytes, m.gpu_index, m.capacity_bytes), (2 << 30, Some(3), Some(84_943_715_697)));
+    }
+}
+
+#[test]
+fn an_oom_log_with_a_multibyte_character_across_a_mebibyte_answers() {
+    // A pasted log is read up to MAX_PLAN_BYTES (1 MiB); a `█` straddling that byte panicked before the fix.
+    let cut = meshplan_core::limits::MAX_PLAN_BYTES;
+    let head = format!("{OOM_LINE}\n\n");
+    let text = format!("{head}{}█ more log", "x".repeat(cut - 1 - head.len()));
+    assert!(!text.is_char_boundary(cut));
+    let t2 = text.clone();
+    let m = answers("OOM log, multibyte across 1 MiB", move || meshplan_core::oom::parse_message(&t2)).expect("read");
+    assert_eq!(m.requested_bytes, 2 << 30);
+    // And through the explanation against a plan, as `meshplan oom` and the page run it.
+    let v = llama_8b_on_8(json!({}));
+    let r = plan_value(&v).unwrap();
+    let e = answers("OOM explained, multibyte across 1 MiB", move || meshplan_core::oom::explain(&v, &r, &text, None));
+    assert!(e.is_ok(), "{:?}", e.err());
+}
+
+#[test]
+fn prefix_backs_off_to_a_char_boundary() {
+    use meshplan_core::limits::prefix;
+    // "a█b": 'a' is byte 0, '█' bytes 1..4, 'b' byte 4. Cuts inside '█' back off to byte 1.
+    assert_eq!(prefix("a█b", 0), "");
+    assert_eq!(prefix("a█b", 1), "a");
+    assert_eq!(prefix("a█b", 2), "a");
+    assert_eq!(prefix("a█b", 3), "a");
+    assert_eq!(prefix("a█b", 4), "a█");
+    assert_eq!(prefix("a█b", 5), "a█b");
+    assert_eq!(prefix("a█b", usize::MAX), "a█b");
+    // A combining mark is its own char: "e\u{301}" (é as e + U+0301, 2 bytes) cut at 2 keeps the 'e' alone.
+    assert_eq!(prefix("e\u{301}x", 2), "e");
+}
