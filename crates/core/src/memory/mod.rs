@@ -15,6 +15,7 @@ mod moe;
 mod overhead;
 mod params;
 mod run;
+mod shape;
 mod state;
 mod vision;
 
@@ -26,7 +27,7 @@ use crate::derive::Derived;
 use crate::model::{KindCounts, LayerKinds, MAX_LAYER_KINDS};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Recompute, RecomputeMethod};
-use activations::Shape;
+use shape::Shape;
 use run::{OffloadPath, Run, WeightStore};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

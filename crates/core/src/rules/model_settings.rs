@@ -4,7 +4,7 @@
 //! ConfigContainer.validate and flex-dispatcher check).
 
 use super::optimizer::list;
-use super::{Findings, SP, d};
+use super::findings::{Findings, SP, d};
 use crate::Code;
 use crate::plan::Plan;
 use crate::settings::{
