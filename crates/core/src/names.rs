@@ -159,3 +159,29 @@ pub fn bridge(plan: &str) -> &'static str {
 pub fn flag(plan: &str) -> &'static str {
     LAYOUT.iter().find(|n| n.plan == plan).and_then(|n| n.mlm.map(|(f, _)| f)).unwrap_or("")
 }
+
+/// What wrappers that run Megatron call Megatron's settings, and the Megatron-LM flag or Bridge path each is: a
+/// fine-tuning toolkit's environment and argument names and an RL framework's trainer config. A name ending in `.` is
+/// a prefix: the rest is a Megatron field (`actor_rollout_ref.actor.megatron.tensor_model_parallel_size`).
+// Sources: ms-swift docs "Megatron-SWIFT" command-line parameters (NPROC_PER_NODE / NNODES in the environment of
+// `megatron sft|pt`, --max_length the sequence length, --model the Hugging Face id); verl
+// verl/trainer/config/ppo_megatron_trainer.yaml (actor_rollout_ref.actor.megatron.*, actor_rollout_ref.model.path,
+// trainer.n_gpus_per_node, trainer.nnodes).
+pub const WRAPPERS: &[(&str, &str)] = &[
+    ("NPROC_PER_NODE", "--nproc-per-node"),
+    ("NNODES", "--nnodes"),
+    ("--max-length", "--seq-length"),
+    ("--model", "model.hf_model_id"),
+    ("actor_rollout_ref.actor.megatron.", "model."),
+    ("actor_rollout_ref.model.path", "model.hf_model_id"),
+    ("trainer.n_gpus_per_node", "--nproc-per-node"),
+    ("trainer.nnodes", "--nnodes"),
+];
+
+/// A wrapper's name for a Megatron setting (see [`WRAPPERS`]): the Megatron-LM flag or Bridge path it stands for.
+pub fn wrapper(name: &str) -> Option<String> {
+    WRAPPERS.iter().find_map(|(w, m)| match w.strip_suffix('.') {
+        Some(_) => name.strip_prefix(w).map(|rest| format!("{m}{rest}")),
+        None => (*w == name).then(|| m.to_string()),
+    })
+}

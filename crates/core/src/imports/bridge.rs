@@ -21,7 +21,9 @@ pub(crate) fn override_word(w: &str) -> Option<(&str, &str)> {
 pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
     let mut votes = Vec::new();
     for line in text.lines() {
-        if let Some(name) = line.split("from megatron.bridge.recipes import ").nth(1) {
+        // `from megatron.bridge.recipes[.family] import NAME` (the name also called as `cfg = NAME()`).
+        let import = line.trim().strip_prefix("from megatron.bridge.recipes").and_then(|r| r.split(" import ").nth(1));
+        if let Some(name) = import.filter(|n| n.trim().ends_with("_config")) {
             b.recipe = Some(name.trim().to_string());
         }
     }
@@ -130,6 +132,17 @@ fn flatten(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value
 
 /// One `section.field = value` of Bridge.
 fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>) {
+    // A wrapper's name for a Megatron setting (an RL framework's `actor_rollout_ref.actor.megatron.*`, its GPU counts).
+    if let Some(m) = names::wrapper(path) {
+        match m.as_str() {
+            "--nproc-per-node" => b.set("cluster.gpus_per_node", v, 0),
+            "--nnodes" => b.set("cluster.num_nodes", v, 0),
+            p if p.starts_with("model.") && p != path => entry(b, p, v, votes),
+            _ if m == "model.hf_model_id" => b.hf_id = v.as_str().map(str::to_string),
+            _ => {}
+        }
+        return;
+    }
     if path == "mixed_precision" || is_precision_switch(path) {
         votes.push((path.to_string(), v));
         return;

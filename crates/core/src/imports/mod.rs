@@ -16,9 +16,11 @@ mod builder;
 mod mlm;
 pub use crate::names;
 pub mod shell;
+pub mod tokenizers;
 pub mod yaml;
 
-pub use builder::{Format, ImportOptions, MAX_UNRECOGNIZED, Unrecognized, dtype_name, list_expr, recipe_preset, row_by_bridge};
+pub use crate::limits::MAX_UNRECOGNIZED;
+pub use builder::{Format, ImportOptions, Unrecognized, dtype_name, list_expr, recipe_preset, row_by_bridge};
 use builder::Builder;
 use crate::limits::MAX_PLAN_BYTES;
 use crate::plan::{InputError, Plan};
