@@ -56,7 +56,7 @@ pub struct ImportOptions {
     pub from: Option<Format>,
     /// A model preset key, used when the input names no model (or instead of it).
     pub model: Option<String>,
-    /// A GPU catalogue key, used instead of the input's (or the default, h100-sxm-80gb).
+    /// A GPU catalogue key, used instead of the input's (or the catalogue's default GPU).
     pub gpu: Option<String>,
 }
 
@@ -297,14 +297,16 @@ impl Builder {
     }
 
     /// The cluster: the input's node count and GPUs per node (or its world size), else the smallest world the layout
-    /// needs; the GPU from the options, the input, or h100-sxm-80gb — each assumption noted.
+    /// needs; the GPU from the options, the input, or the catalogue's default (`presets::default_gpu_key`) — each
+    /// assumption noted.
     fn cluster(&mut self, opts: &ImportOptions) {
         match (&opts.gpu, self.get("cluster.gpu").is_some()) {
             (Some(g), _) => self.set("cluster.gpu", Value::from(g.clone()), 0),
             (None, true) => {}
             (None, false) => {
-                self.set("cluster.gpu", Value::from("h100-sxm-80gb"), 0);
-                self.notes.push("cluster: the input does not name the GPU; h100-sxm-80gb assumed (meshplan import --gpu KEY)".into());
+                let key = presets::default_gpu_key();
+                self.set("cluster.gpu", Value::from(key), 0);
+                self.notes.push(format!("cluster: the input does not name the GPU; {key} assumed (meshplan import --gpu KEY)"));
             }
         }
         if self.get("cluster.num_nodes").is_some() && self.get("cluster.gpus_per_node").is_some() {
