@@ -11,14 +11,16 @@
 //! - `# options: gpu=KEY model=KEY` — what `meshplan import --gpu/--model` would give.
 //!
 //! The figure "read right" counts the artefacts whose every expectation holds. Before issue 21's work on the readers
-//! (main at 1834a18) it was 15 of 44; `MIN_READ_RIGHT` is raised as the readers improve, so a regression fails.
+//! (main at 1834a18) it was 15 of the first 44; after it, 44 of 45 (the 45th was added with its fix; the one left,
+//! 25, names a Llama 3 8B recipe whose model has no preset: an input error that names the recipe and the nearest
+//! ones). `MIN_READ_RIGHT` is raised as the readers improve, so a regression fails.
 
 use meshplan_core::imports::{self, ImportOptions};
 use meshplan_core::{Severity, plan_resolved};
 use serde_json::Value;
 
 /// The artefacts that must read right (the corpus figure after the last landed fix).
-const MIN_READ_RIGHT: usize = 43;
+const MIN_READ_RIGHT: usize = 44;
 
 fn path_of(key: &str) -> String {
     let p = match key {

@@ -1,6 +1,6 @@
 //! Megatron Bridge: Hydra overrides (`model.tensor_model_parallel_size=2`, the words of a `run_recipe.py` launch),
 //! Python overrides (`cfg.model.tensor_model_parallel_size = 2`), and config YAML (the `ConfigContainer` dump a run
-//! writes, or an override file). Every `section.field` path goes through one mapping: [`super::names::LAYOUT`], the
+//! writes, or an override file). Every `section.field` path goes through one mapping: [`super::names`] (the parallelism rows' and the batch's paths), the
 //! settings rows' Bridge paths, and the model's TransformerConfig fields (the plan's own names).
 
 use super::builder::{Builder, dtype_name, list_expr, row_by_bridge};
@@ -164,9 +164,9 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
     if path == "rerun_state_machine.check_for_nan_in_loss" && v == Value::Bool(false) {
         return;
     }
-    if path == "dist.use_tp_pp_dp_mapping" {
+    if let Some((plan_path, value)) = names::switch_by_bridge(path) {
         if v == Value::Bool(true) {
-            b.set("parallelism.order", Value::from(crate::layout::TP_PP_DP_ORDER), 0);
+            b.set(plan_path, Value::from(value), 0);
         }
         return;
     }

@@ -253,11 +253,18 @@ impl Builder {
 
     /// The plan file: model, cluster (what the input sizes, else assumed and noted), training, parallelism.
     pub(super) fn finish(mut self, format: Format, opts: &ImportOptions) -> Result<(Built, Vec<String>), InputError> {
+        let unknown = self.recipe.clone().filter(|r| crate::recipes::find(r).is_none());
         let model = self.model(opts).ok_or_else(|| {
+            let what = match &unknown {
+                // A recipe meshplan does not hold: data/bridge_recipes.json lists the library's other recipes (skipped),
+                // each with the Hugging Face id its model is built from.
+                Some(r) => format!("names the Megatron Bridge recipe `{}`, which meshplan does not hold and whose model it cannot tell ({})", r.chars().take(120).collect::<String>(), unknown_recipe(r)),
+                None => "names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size".to_string(),
+            };
             InputError::new(
                 Code::ImportNoModel,
-                format!("the {} input names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size", format.key()),
-                "name a model preset (meshplan import --model KEY; see `meshplan presets`), or include the model's flags or fields",
+                format!("the {} input {what}", format.key()),
+                "name a model preset (meshplan import --model KEY; see `meshplan presets`), or include the model's flags or fields (or paste its config.json)",
             )
         })?;
         if let Some(p) = self.precision {
@@ -272,7 +279,9 @@ impl Builder {
             plan.insert("recipe".into(), Value::from(r.name.clone()));
             self.notes.push(format!("recipe: {} — what the input does not set is the recipe's (data/bridge_recipes.json)", r.name));
             self.tp_comm_overlap_at_tp1(r);
-        } else if let Some(name) = self.recipe.clone() {
+        } else if let Some(name) = unknown.filter(|n| !n.contains('$')) {
+            // Said with the nearest names, never dropped; not made the plan's `recipe` (an unknown-recipe error), since
+            // an export names the Bridge recipe of a model whose settings it then writes out in full.
             self.notes.push(unknown_recipe(&name));
         }
         plan.insert("model".into(), model);
@@ -282,18 +291,22 @@ impl Builder {
         Ok((Built { plan: Value::Object(plan), unrecognized: self.unrecognized, notes: self.notes }, set_keys))
     }
 
-    /// Megatron Bridge's CommOverlapConfig turns `tp_comm_overlap` off with a warning when TP < 2 (Megatron-Bridge
-    /// src/megatron/bridge/training/comm_overlap.py, CommOverlapConfig setup @ 067f987df03b): the run Bridge launches
-    /// has it off.
+    /// Megatron Bridge's CommOverlapConfig turns a requested `tp_comm_overlap` off with a warning at TP < 2, and else
+    /// without sequence parallelism (Megatron-Bridge src/megatron/bridge/training/comm_overlap.py:442-448 @
+    /// 067f987df03b): the run Bridge launches has it off.
     fn tp_comm_overlap_at_tp1(&mut self, r: &crate::recipes::Recipe) {
         let tp = self.get("parallelism.tensor_model_parallel_size").or_else(|| r.parallelism.get("tensor_model_parallel_size")).and_then(crate::fields::as_uint).unwrap_or(1);
+        let sp = self.get("parallelism.sequence_parallel").or_else(|| r.parallelism.get("sequence_parallel")).and_then(Value::as_bool).unwrap_or(false);
         let on = self.get("training.tp_comm_overlap").or_else(|| r.training.get("tp_comm_overlap")).and_then(Value::as_bool).unwrap_or(false);
-        if on && tp < 2 {
-            self.set("training.tp_comm_overlap", Value::Bool(false), 0);
-            self.notes.push(format!(
-                "tp_comm_overlap ignored: TP = {tp}, as Megatron Bridge's CommOverlapConfig does (it turns the overlap off with a warning below TP 2); Megatron-Core alone would reject the plan (tp-comm-overlap-needs-sp)"
-            ));
-        }
+        let why = match (on, tp < 2, sp) {
+            (true, true, _) => format!("TP = {tp}"),
+            (true, false, false) => "sequence_parallel is off".to_string(),
+            _ => return,
+        };
+        self.set("training.tp_comm_overlap", Value::Bool(false), 0);
+        self.notes.push(format!(
+            "tp_comm_overlap ignored: {why}, as Megatron Bridge's CommOverlapConfig does (it turns the overlap off with a warning); Megatron-Core alone would reject the plan (tp-comm-overlap-needs-sp)"
+        ));
     }
 
     /// The cluster: the input's node count and GPUs per node (or its world size), else the smallest world the layout

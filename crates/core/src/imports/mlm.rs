@@ -208,6 +208,8 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
                     Arg::Value => yaml::scalar(first),
                 };
                 b.set(name.plan, v, 0);
+            } else if let Some((path, value)) = names::switch_by_flag(&key) {
+                b.set(path, Value::from(value), 0);
             } else if let Some((row, v)) = setting(&key, values) {
                 b.set_row(row, v, 0);
             } else {
@@ -274,6 +276,7 @@ fn is_store_true(name: &str) -> bool {
     let special = ["--group-query-attention", "--swiglu", "--squared-relu", "--use-rotary-position-embeddings", "--recompute-activations"];
     special.contains(&key.as_str())
         || names::by_flag(&key).is_some_and(|n| matches!(n.mlm, Some((_, Arg::Flag | Arg::FlagFalse))))
+        || names::switch_by_flag(&key).is_some()
         || SETTINGS.iter().any(|r| match r.doc().mlm {
             Mlm::Flag(f) => f == key,
             Mlm::Switch(on, off) => on == Some(key.as_str()) || off == Some(key.as_str()),

@@ -351,7 +351,7 @@ impl Shell {
 
     fn skipped(&mut self, line: u32, what: String) {
         if self.skipped.len() < MAX_LISTED {
-            self.skipped.push(format!("line {line}: {}", clip(&what)));
+            self.skipped.push(format!("line {line}: {what}"));
         } else {
             self.skipped_more += 1;
         }
@@ -544,7 +544,7 @@ impl Shell {
         };
         if evaluate && cond.is_none() {
             let then = if matches!(p.kind, Cond::While | Cond::Until) { "its body is read once" } else { "its branch is read" };
-            self.skipped(p.line, format!("`{kw} {}` is not decided by the text; {then}", shown.join(" ")));
+            self.skipped(p.line, format!("`{kw} {}` is not decided by the text; {then}", clip(&shown.join(" "))));
         }
         match p.kind {
             Cond::If => {
@@ -628,7 +628,7 @@ impl Shell {
         let items: Vec<String> = c[3..].iter().flat_map(|w| self.expand(&w.text, w.line).split_whitespace().map(str::to_string).collect::<Vec<_>>()).collect();
         if items.iter().any(|v| eval::unknown(v)) || items.is_empty() {
             let shown: Vec<&str> = c[3..].iter().map(|w| w.text.as_str()).collect();
-            self.skipped(line, format!("the values of a loop over `{}` are not in the text; its body is read once", shown.join(" ")));
+            self.skipped(line, format!("the values of a loop over `{}` are not in the text; its body is read once", clip(&shown.join(" "))));
             return;
         }
         if items.len() > 1 {
@@ -801,13 +801,13 @@ impl Shell {
             let (vars, pos) = (&self.vars, &self.positional);
             let v = eval::arith(&expr, &|n| lookup(vars, pos, n));
             if v.is_none() {
-                self.skipped(line, format!("`$(({}))` is not evaluated", &inner[..close]));
+                self.skipped(line, format!("`$(({}))` is not evaluated", clip(&inner[..close])));
             }
             return (v.map(|v| v.to_string()), close + 4);
         }
         if after.starts_with('(') {
             let end = matching_paren(after).map_or(after.len(), |e| e + 1);
-            self.skipped(line, format!("`${}` is a command's output, not in the text", &after[..end]));
+            self.skipped(line, format!("`${}` is a command's output, not in the text", clip(&after[..end])));
             return (None, end);
         }
         if let Some(inner) = after.strip_prefix('{') {
@@ -875,7 +875,7 @@ impl Shell {
         let ops = [":-", ":=", ":+", "-", "=", "+"];
         let op = ops.iter().find(|o| rest.starts_with(**o));
         if op.is_none() && !rest.is_empty() {
-            self.skipped(line, format!("`${{{inner}}}` is not evaluated"));
+            self.skipped(line, format!("`${{{}}}` is not evaluated", clip(inner)));
             return None;
         }
         let quiet = op.is_some() && name.parse::<usize>().is_ok() && !self.positional.as_ref().is_some_and(|p| name.parse::<usize>().is_ok_and(|k| k >= 1 && k <= p.len()));
