@@ -30,6 +30,7 @@ pub mod schedule;
 pub mod rules;
 pub mod search;
 pub mod settings;
+pub mod tuned;
 
 pub use codes::Code;
 pub use diag::{Diagnostic, FieldValue, InputError, Severity};
