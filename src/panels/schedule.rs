@@ -226,7 +226,7 @@ mod tests {
         };
         let s = Schedule {
             kind: "1f1b".into(), pp: 2, vpp: 1, microbatches: 2, group: 2, forward_s: 1.0, backward_s: 2.0, makespan_s: 9.0,
-            bubble_fraction: 0.5,
+            bubble_fraction: 0.5, even_bubble_fraction: 0.5,
             stages: vec![
                 stage(0, vec![op("F", 0, 0.0, 1.0), op("F", 1, 1.0, 2.0), op("B", 0, 4.0, 6.0), op("B", 1, 7.0, 9.0)]),
                 stage(1, vec![op("F", 0, 1.0, 2.0), op("B", 0, 2.0, 4.0), op("F", 1, 4.0, 5.0), op("B", 1, 5.0, 7.0)]),

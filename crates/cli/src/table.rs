@@ -180,7 +180,7 @@ pub fn report(r: &Report) -> String {
             gib(st.reserved_bytes),
             gib(st.total_bytes),
             st.bound_by.label(),
-            gib(st.host_bytes.saturating_mul(p.cluster.gpus_per_node))
+            gib(st.host_bytes_per_node)
         );
     }
     match (m.host_memory_per_node_bytes, m.host_fits) {

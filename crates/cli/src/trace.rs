@@ -307,7 +307,7 @@ fn gantt(s: &meshplan_core::schedule::Schedule, width: usize) -> String {
         "step (pipeline part) {:.3} s · bubble {:.1}% of busy time (idle/busy; (PP−1)/(VPP·m) = {:.1}%)\n\n",
         s.makespan_s,
         100.0 * s.bubble_fraction,
-        100.0 * (s.pp - 1) as f64 / (s.vpp * s.microbatches) as f64
+        100.0 * s.even_bubble_fraction
     );
     let col = s.makespan_s / width as f64;
     let peak = s.stages.iter().map(|st| st.peak_activation_bytes).max().unwrap_or(0).max(1);

@@ -7,12 +7,72 @@
 //! source reported at iteration 1 also get that iteration's peak, read off the same terms: before the first optimizer
 //! step the Adam moments do not exist yet (Megatron-Core creates them lazily in the step), and TE CUDA graphs are
 //! captured only after their warm-up iterations. `--terms` prints every stage's labelled terms of the recipe plan.
-//! A measurement, not a test: nothing is fitted per row (docs/memory-validation.md discusses each row).
+//! Nothing is fitted per row (docs/memory-validation.md discusses each row); tests/memory_measured.rs holds each row
+//! within its tolerance ([`TOLERANCES`]) by the same comparison ([`compare`]).
+#![allow(dead_code)]
 
 use meshplan_core::memory::{MemoryReport, Phase, StageMemory, TermKey};
 use serde_json::Value;
 
-const ROWS: &str = include_str!("../../../reference/measured_memory.json");
+pub const ROWS: &str = include_str!("../../../reference/measured_memory.json");
+
+/// Each row's tolerance on |meshplan / measured − 1| (the figure [`compare`] returns), stated once with its reason;
+/// docs/memory-validation.md's table quotes them.
+// The Megatron-LM DeepSeek-V3 proxy rows (m26-015…019) print max allocated in MiB, read exactly: 5%. The Bridge rows
+// print GB (mem-*, m26-022) or "GB" that may be GiB (m26-020/021, a 7.4% ambiguity), and the Llama rows are compared at
+// iteration 1, where the lazily created moments and the CUDA-graph capture are taken out by hand: 10%.
+pub const TOLERANCES: [(&str, f64); 14] = [
+    ("mem-0011", 0.10),
+    ("mem-0012", 0.10),
+    ("mem-0013", 0.10),
+    ("mem-0015", 0.10),
+    ("mem-0016", 0.10),
+    ("mem-0017", 0.10),
+    ("m26-015", 0.05),
+    ("m26-016", 0.05),
+    ("m26-017", 0.05),
+    ("m26-019", 0.05),
+    ("m26-020", 0.10),
+    ("m26-021", 0.10),
+    ("mem-0023", 0.10),
+    ("m26-022", 0.10),
+];
+
+/// One row compared: the measured peak, meshplan's (with the recipe's settings; at iteration 1 for rows the source
+/// reported then), in GB, and whether it is the iteration-1 figure.
+pub struct Compared {
+    pub id: String,
+    pub measured_gb: f64,
+    pub meshplan_gb: f64,
+    pub iteration_one: bool,
+}
+
+impl Compared {
+    pub fn error(&self) -> f64 {
+        self.meshplan_gb / self.measured_gb - 1.0
+    }
+}
+
+/// The row's plan with its recipe's settings laid over it.
+pub fn recipe_plan(row: &Value) -> Value {
+    let mut with_recipe = row["plan"].clone();
+    merge(&mut with_recipe, &row["recipe_settings"]);
+    with_recipe
+}
+
+/// `row` compared as the table's "+recipe" column (its "iter 1" column for iteration-1 rows); `None` without a report.
+pub fn compare(row: &Value) -> Option<Compared> {
+    let m = meshplan_core::report::memory_value(&recipe_plan(row)).ok()?;
+    let s = measured_stage(row, &m)?;
+    let iteration_one = row["reported_at_iteration"].as_u64() == Some(1);
+    let bytes = if iteration_one { m.stages.iter().map(iteration_one_peak).max().unwrap_or(0) } else { s.allocated_bytes };
+    Some(Compared {
+        id: row["id"].as_str().unwrap_or("?").to_string(),
+        measured_gb: row["measured_peak_gb"].as_f64().unwrap_or(f64::NAN),
+        meshplan_gb: bytes as f64 / GB,
+        iteration_one,
+    })
+}
 
 /// Megatron Bridge prints GB = 1e9 B (train_utils.py report_memory); the rows are in GB.
 const GB: f64 = 1e9;
@@ -35,7 +95,7 @@ fn term(s: &StageMemory, key: TermKey) -> u64 {
 }
 
 /// The allocator peak at iteration 1: no Adam moments before the first step, no CUDA-graph buffers before capture.
-fn iteration_one(s: &StageMemory) -> u64 {
+fn iteration_one_peak(s: &StageMemory) -> u64 {
     let (moments, graphs) = (term(s, TermKey::OptimizerMoments), term(s, TermKey::CudaGraphBuffers));
     (s.forward_backward_bytes.saturating_sub(moments + graphs)).max(s.optimizer_step_bytes.saturating_sub(graphs))
 }
@@ -57,9 +117,7 @@ fn main() {
     for row in rows["rows"].as_array().into_iter().flatten() {
         let measured = row["measured_peak_gb"].as_f64().unwrap_or(f64::NAN);
         let published = meshplan_core::report::memory_value(&row["plan"]).ok();
-        let mut with_recipe = row["plan"].clone();
-        merge(&mut with_recipe, &row["recipe_settings"]);
-        let recipe = meshplan_core::report::memory_value(&with_recipe).ok();
+        let recipe = meshplan_core::report::memory_value(&recipe_plan(row)).ok();
         let err = |gb: f64| format!("{:+.1}%", 100.0 * (gb - measured) / measured);
         let (pub_gb, pub_err) = match published.as_ref().and_then(|m| measured_stage(row, m)) {
             Some(s) => (format!("{:.1}", s.allocated_bytes as f64 / GB), err(s.allocated_bytes as f64 / GB)),
@@ -73,14 +131,14 @@ fn main() {
         let gb = s.allocated_bytes as f64 / GB;
         let iter1 = row["reported_at_iteration"].as_u64() == Some(1);
         let (it_gb, it_err) = if iter1 {
-            let peak = m.stages.iter().map(iteration_one).max().unwrap_or(0) as f64 / GB;
+            let peak = m.stages.iter().map(iteration_one_peak).max().unwrap_or(0) as f64 / GB;
             (format!("{peak:.1}"), err(peak))
         } else {
             ("".into(), "".into())
         };
-        let compared = if iter1 { it_gb.parse::<f64>().unwrap_or(gb) } else { gb };
+        let tolerance = TOLERANCES.iter().find(|(id, _)| Some(*id) == row["id"].as_str()).map_or(0.10, |t| t.1);
         known += 1;
-        if ((compared - measured) / measured).abs() <= 0.10 {
+        if compare(row).is_some_and(|c| c.error().abs() <= tolerance) {
             within += 1;
         }
         let bound = match s.bound_by {
@@ -112,5 +170,5 @@ fn main() {
             }
         }
     }
-    println!("{within}/{known} within 10% (with the recipe's settings; iteration-1 rows at iteration 1)");
+    println!("{within}/{known} within their tolerance (with the recipe's settings; iteration-1 rows at iteration 1)");
 }

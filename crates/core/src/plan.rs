@@ -268,7 +268,7 @@ fn find_model_preset(key: &str) -> Result<&'static presets::ModelPreset, InputEr
 }
 
 fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(Cluster, GpuSpec), InputError> {
-    let example = "\"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"num_nodes\": 1}";
+    let example = format!("\"cluster\": {{\"gpu\": \"{}\", \"gpus_per_node\": 8, \"num_nodes\": 1}}", presets::default_gpu_key());
     match value {
         None | Some(Value::Null) => return Err(InputError::new(Code::MissingCluster, "the plan has no `cluster`", format!("add {example}"))),
         // Without its GPU and counts there is nothing to plan on: an input error, not a default cluster.
@@ -283,7 +283,7 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
         Some(_) => {}
     }
     let mut f = Fields::new(value, "cluster", diags);
-    let key = f.string("gpu").unwrap_or_else(|| "h100-sxm-80gb".into());
+    let key = f.string("gpu").unwrap_or_else(|| presets::default_gpu_key().into());
     let gpu = presets::gpu(&key).cloned().ok_or_else(|| {
         let keys: Vec<&str> = presets::gpus().iter().map(|g| g.key.as_str()).collect();
         let fix = match nearest(&key, &keys) {

@@ -67,6 +67,13 @@ pub struct GpuSpec {
     /// only TN FP8 GEMMs. Absent: assumed true (the larger footprint).
     #[serde(default)]
     pub fp8_gemm_needs_transpose: Option<bool>,
+    /// A Grace CPU paired with Blackwell GPUs (GB200, GB300): the device name Megatron Bridge's DeepEP check reads is
+    /// not B200/B300 (rules/model_settings.rs `flex-backend-gpu-bridge`). Absent: false.
+    #[serde(default)]
+    pub grace_blackwell: bool,
+    /// The GPU a plan without `cluster.gpu` is sized on; exactly one entry of the catalogue carries it ([`default_gpu`]).
+    #[serde(default)]
+    pub default: bool,
     #[serde(default)]
     pub sources: Value,
     #[serde(default)]
@@ -248,6 +255,8 @@ impl GpuSpec {
             generation: string_or_empty(o, "generation")?,
             fp8_recipe: opt(o, "fp8_recipe", Fp8Recipe::read)?,
             fp8_gemm_needs_transpose: opt(o, "fp8_gemm_needs_transpose", Value::as_bool)?,
+            grace_blackwell: or_default(o, "grace_blackwell", Value::as_bool)?,
+            default: or_default(o, "default", Value::as_bool)?,
             sources: o.get("sources").cloned().unwrap_or_default(),
             notes: string_or_empty(o, "notes")?,
         })
@@ -280,6 +289,18 @@ pub fn model(key: &str) -> Option<&'static ModelPreset> {
 pub fn gpu(key: &str) -> Option<&'static GpuSpec> {
     let k = normalise(key);
     gpus().iter().find(|g| normalise(&g.key) == k)
+}
+
+/// The catalogue's default GPU: the entry marked `"default": true` in `data/gpus.json` (tests/catalogue_read.rs
+/// checks there is exactly one); its key is what a plan without `cluster.gpu` and an import naming no GPU take.
+/// `None` only for an unreadable catalogue.
+pub fn default_gpu() -> Option<&'static GpuSpec> {
+    gpus().iter().find(|g| g.default)
+}
+
+/// The default GPU's key ("" for an unreadable catalogue, which every GPU look-up then refuses).
+pub fn default_gpu_key() -> &'static str {
+    default_gpu().map_or("", |g| g.key.as_str())
 }
 
 /// What `meshplan presets` lists: every model with its parameter counts, and every GPU.

@@ -63,6 +63,10 @@ pub struct Schedule {
     pub makespan_s: f64,
     /// Idle over busy time, the stage mean: Megatron's bubble, (PP − 1)/(VPP·m) for even stages.
     pub bubble_fraction: f64,
+    /// The bubble of even stages, (PP − 1)/(VPP·m) (Narayanan et al. 2021 §2.2; `pipeline::bubble_fraction`), beside
+    /// the laid-out schedule's `bubble_fraction`.
+    #[serde(default)]
+    pub even_bubble_fraction: f64,
     pub stages: Vec<StageSchedule>,
 }
 
@@ -133,6 +137,7 @@ pub fn schedule(report: &Report) -> Result<Schedule, Diagnostic> {
         backward_s,
         makespan_s: makespan,
         bubble_fraction: if busy > 0.0 { idle / busy } else { 0.0 },
+        even_bubble_fraction: pipeline::bubble_fraction(pp, vpp, m),
         stages,
     })
 }

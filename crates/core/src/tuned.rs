@@ -159,7 +159,7 @@ fn wanted(plan: &Value) -> Option<Wanted<'_>> {
     let key = m.as_str().or_else(|| m.get("preset").and_then(Value::as_str))?;
     let preset = presets::model(key)?;
     let cluster = plan.get("cluster");
-    let gpu = presets::gpu(cluster.and_then(|c| c.get("gpu")).and_then(Value::as_str).unwrap_or("h100-sxm-80gb"))?;
+    let gpu = presets::gpu(cluster.and_then(|c| c.get("gpu")).and_then(Value::as_str).unwrap_or(presets::default_gpu_key()))?;
     let training = plan.get("training");
     let precision = training.and_then(|t| t.get("precision")).and_then(Value::as_str).unwrap_or("bf16");
     let fp8_recipe = training

@@ -338,6 +338,12 @@ fn slurm_states_the_host_memory_offloading_needs() {
     let r = plan_value(&plan(false, json!({"optimizer_cpu_offload": true, "optimizer_offload_fraction": 1.0}))).unwrap();
     let host = r.memory.host_bytes_per_node;
     assert!(host > 0);
+    // Each stage's per-node figure (what `meshplan plan`'s host/node column prints) is its per-GPU host bytes times
+    // the node's GPUs; the report's is the largest stage's.
+    for st in &r.memory.stages {
+        assert_eq!(st.host_bytes_per_node, st.host_bytes * r.plan.cluster.gpus_per_node);
+    }
+    assert_eq!(host, r.memory.stages.iter().map(|s| s.host_bytes_per_node).max().unwrap());
     let slurm = export(ExportKind::Slurm, &r.plan, &r);
     let line = format!("# host memory: offloading holds {:.2} GiB per node on the CPU of the node's", host as f64 / (1u64 << 30) as f64);
     assert!(slurm.lines().any(|l| l.starts_with(&line)), "{line:?}:\n{slurm}");

@@ -297,3 +297,246 @@ fn the_cycle_finder_finds_cycles() {
     let root = "mod table;\nmod trace;\nfn main() { trace::run(); meshplan_core::presets::all(); }";
     assert_eq!(root_uses(root, &modules), BTreeSet::from(["trace".to_string()]));
 }
+
+/// The files of a crate as a graph of their own (issue 20: "no import cycle between any two files"). A node is one
+/// file, named by its module path (`layout/mesh`; `layout/mod.rs` and `hf.rs` are `layout` and `hf`; the crate root is
+/// `crate`). An edge is a path in a file's code (outside `#[cfg(test)]` and comment lines) that resolves to another
+/// file: `crate::a::b`, `super::x`, `self::x`, or a bare `child::x` naming a module the file declares, resolved to the
+/// longest module path it names; a name a module re-exports (`pub use mesh::Meshes` in `layout/mod.rs`) resolves to
+/// the file that defines it, and a module's re-export of its own submodules' items is no edge (a façade, as the crate
+/// root's `pub use` is none above); a re-export of anything else is a use.
+mod files {
+    use super::{Crate, Graph, ROOT, code_of, workspace};
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    type Module = Vec<String>;
+
+    fn name(m: &[String]) -> String {
+        if m.is_empty() { ROOT.to_string() } else { m.join("/") }
+    }
+
+    /// Every `.rs` file under `dir` with its module path; `prefix` is the module of `dir`.
+    fn collect(dir: &Path, prefix: &[String], skip: &[&str], out: &mut Vec<(Module, String)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            let file = path.file_name().unwrap().to_string_lossy().to_string();
+            if prefix.is_empty() && skip.contains(&file.as_str()) {
+                continue;
+            }
+            let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+            let mut m = prefix.to_vec();
+            if path.is_dir() {
+                m.push(stem);
+                collect(&path, &m, skip, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                if !(stem == "mod" || (prefix.is_empty() && (stem == "lib" || stem == "main"))) {
+                    m.push(stem);
+                }
+                out.push((m, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+
+    fn is_ident(c: char) -> bool {
+        c.is_alphanumeric() || c == '_'
+    }
+
+    /// Every path of at least two segments in `code`, use trees expanded (`a::{b, c::d}` gives `a::b` and `a::c::d`;
+    /// only the segments up to a brace's items matter for resolving, so each item's leading identifiers are kept).
+    pub(super) fn paths(code: &str) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        let chars: Vec<char> = code.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let starts = is_ident(chars[i]) && !chars[i].is_ascii_digit() && (i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':' || chars[i - 1] == '$'));
+            if starts {
+                let (segments, end) = path_at(&chars, i, Vec::new(), &mut out);
+                if segments.len() > 1 {
+                    out.push(segments);
+                }
+                i = end.max(i + 1);
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// Reads `ident(::ident)*` from `i`, then a `::{…}` group if any (its items pushed to `out` with this prefix).
+    fn path_at(chars: &[char], mut i: usize, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> (Vec<String>, usize) {
+        loop {
+            let start = i;
+            while i < chars.len() && is_ident(chars[i]) {
+                i += 1;
+            }
+            if i == start {
+                return (prefix, i);
+            }
+            prefix.push(chars[start..i].iter().collect());
+            if chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
+                i += 2;
+                if chars.get(i) == Some(&'{') {
+                    i += 1;
+                    loop {
+                        while chars.get(i).is_some_and(|c| c.is_whitespace() || *c == ',') {
+                            i += 1;
+                        }
+                        match chars.get(i) {
+                            None => return (Vec::new(), i),
+                            Some('}') => return (Vec::new(), i + 1),
+                            Some(c) if is_ident(*c) => {
+                                let (item, end) = path_at(chars, i, prefix.clone(), out);
+                                if item.len() > prefix.len() {
+                                    out.push(item);
+                                }
+                                i = end;
+                            }
+                            Some(_) => i += 1,
+                        }
+                    }
+                }
+            } else {
+                return (prefix, i);
+            }
+        }
+    }
+
+    /// `path` from `file` as an absolute module path (segments after the modules are kept), or `None` for another
+    /// crate's or a local item's path.
+    fn absolute(path: &[String], file: &[String], modules: &BTreeSet<Module>) -> Option<Vec<String>> {
+        // `super` of `layout/mesh` is `layout`; of `hf` (hf.rs, whose children are in hf/) the root.
+        let mut base: Vec<String> = file.to_vec();
+        let mut rest = path;
+        match rest.first()?.as_str() {
+            "crate" => {
+                base.clear();
+                rest = &rest[1..];
+            }
+            "self" => rest = &rest[1..],
+            "super" => {
+                while rest.first().is_some_and(|s| s == "super") {
+                    base.pop()?;
+                    rest = &rest[1..];
+                }
+            }
+            first => {
+                let mut child = base.clone();
+                child.push(first.to_string());
+                if !modules.contains(&child) {
+                    return None;
+                }
+            }
+        }
+        base.extend(rest.iter().cloned());
+        Some(base)
+    }
+
+    /// The file an absolute path lands in: its longest module prefix, then through that module's re-exports.
+    fn target(abs: &[String], modules: &BTreeSet<Module>, reexports: &BTreeMap<(Module, String), Module>) -> Module {
+        let mut m: Module = Vec::new();
+        let mut at = 0;
+        while at < abs.len() {
+            let mut next = m.clone();
+            next.push(abs[at].clone());
+            if !modules.contains(&next) {
+                break;
+            }
+            m = next;
+            at += 1;
+        }
+        if let Some(item) = abs.get(at) {
+            let mut seen = 0;
+            while let Some(definer) = reexports.get(&(m.clone(), item.clone())) {
+                m = definer.clone();
+                seen += 1;
+                if seen > 8 {
+                    break;
+                }
+            }
+        }
+        m
+    }
+
+    /// The `pub use` / `pub(crate) use` statements of a file's code, and its code without them.
+    fn split_reexports(code: &str) -> (Vec<String>, String) {
+        let (mut uses, mut rest) = (Vec::new(), String::new());
+        for stmt in code.split_inclusive(';') {
+            let t = stmt.trim_start();
+            if t.starts_with("pub use ") || t.starts_with("pub(crate) use ") || t.starts_with("pub(super) use ") {
+                uses.push(t.to_string());
+            } else {
+                rest.push_str(stmt);
+            }
+        }
+        (uses, rest)
+    }
+
+    pub(super) fn graph_of(krate: &Crate) -> Graph {
+        let mut all = Vec::new();
+        collect(&workspace().join(krate.src), &[], krate.others, &mut all);
+        let modules: BTreeSet<Module> = all.iter().map(|(m, _)| m.clone()).collect();
+        // A re-export's name, in the module that re-exports it, to the module whose file the path lands in.
+        let mut reexports = BTreeMap::new();
+        let mut code = Vec::new();
+        for (m, text) in &all {
+            let (uses, rest) = split_reexports(&code_of(text));
+            let mut outside = Vec::new();
+            for u in &uses {
+                let body = u.split_once("use ").map_or("", |x| x.1);
+                for p in paths(body) {
+                    let alias = p.last().cloned().unwrap_or_default();
+                    if let Some(abs) = absolute(&p, m, &modules) {
+                        let definer = target(&abs, &modules, &BTreeMap::new());
+                        if definer != *m {
+                            reexports.insert((m.clone(), alias), definer.clone());
+                        }
+                        if !definer.starts_with(m) {
+                            outside.push(definer);
+                        }
+                    }
+                }
+            }
+            code.push((m.clone(), rest, outside));
+        }
+        let mut g = Graph::new();
+        for (m, rest, outside) in &code {
+            let deps = g.entry(name(m)).or_default();
+            deps.extend(outside.iter().map(|t| name(t)));
+            for p in paths(rest) {
+                if let Some(abs) = absolute(&p, m, &modules) {
+                    let t = target(&abs, &modules, &reexports);
+                    if t != *m {
+                        deps.insert(name(&t));
+                    }
+                }
+            }
+        }
+        g
+    }
+}
+
+#[test]
+fn no_two_files_of_any_crate_import_each_other() {
+    let mut found = Vec::new();
+    for krate in [&CORE, &CLI, &SEARCH_WORKER, &PAGE] {
+        let g = files::graph_of(krate);
+        // The scan works: it sees edges between files inside folders.
+        if krate.src == CORE.src {
+            assert!(g["layout/crossing"].contains("layout/mesh") && g["memory/dsa"].contains("memory/shape"), "{g:#?}");
+            assert!(g["report"].contains("rules") && g["diag"].contains("codes"), "{g:#?}");
+        }
+        for c in cycles(&g) {
+            found.push(format!("{}: {c:?}", krate.src));
+        }
+    }
+    assert!(found.is_empty(), "import cycles between files:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_file_scan_reads_use_trees_and_relative_paths() {
+    let p = files::paths("use crate::{Code, rules::{a, b::c}};\nlet x = super::run::Run::new(); y.map(f::g)");
+    let want: Vec<Vec<&str>> = vec![vec!["crate", "Code"], vec!["crate", "rules", "a"], vec!["crate", "rules", "b", "c"], vec!["super", "run", "Run", "new"], vec!["f", "g"]];
+    assert_eq!(p, want);
+}

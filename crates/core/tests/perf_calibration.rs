@@ -1,6 +1,7 @@
 //! Recomputes the calibration error with the embedded constants on the published runs, and the error on the
-//! validation runs the fit never sees (reference/validation_runs.json). Thresholds are the measured values of the
-//! committed fit rounded up (docs/calibration.md), so a change that makes the model worse fails here.
+//! validation runs the fit never sees (reference/validation_runs.json). The bounds are calibrate.rs's `*_BOUND`
+//! constants (the measured values of the committed fit rounded up, quoted by docs/calibration.md), so a change that
+//! makes the model worse fails here. The leave-one-group-out refits run opt-in (`scripts/check-calibration.sh`).
 
 #[path = "../examples/calibrate.rs"]
 mod calibrate;
@@ -17,11 +18,11 @@ fn embedded_constants_reproduce_the_calibration() {
     let (runs, skipped) = calibrate::load(&path).unwrap_or_else(|e| panic!("{path}: {e:?}"));
     assert!(runs.len() >= 280, "only {} runs mapped ({} skipped)", runs.len(), skipped.len());
     let (median, p90) = calibrate::summary(&calibrate::errors(&runs, perf::constants()));
-    // Measured (docs/calibration.md, perf-logo round): median 3.8%, p90 16.2%, MFU 1.48 points.
-    assert!(median < 0.04, "median |TFLOP/s error| {median}");
-    assert!(p90 < 0.165, "p90 |TFLOP/s error| {p90}");
+    // Measured on the committed fit (data/perf_constants.json): median 3.9%, p90 14.8%, MFU 1.44 points.
+    assert!(median < calibrate::IN_SAMPLE_MEDIAN_BOUND, "median |TFLOP/s error| {median}");
+    assert!(p90 < calibrate::IN_SAMPLE_P90_BOUND, "p90 |TFLOP/s error| {p90}");
     let (mfu_median, _) = calibrate::summary(&calibrate::mfu_errors(&runs, perf::constants()));
-    assert!(mfu_median < 0.015, "median |MFU error| {mfu_median}");
+    assert!(mfu_median < calibrate::MFU_MEDIAN_BOUND, "median |MFU error| {mfu_median}");
     // The file records the summary of its own fit.
     let file = file();
     assert!((file["median_abs_tflops_error"].as_f64().unwrap() - median).abs() < 1e-3);
@@ -34,13 +35,9 @@ fn validation_runs_the_fit_never_saw() {
     assert!(val.len() >= 190, "only {} validation runs mapped", val.len());
     let errs = calibrate::errors(&val, perf::constants());
     let (median, _) = calibrate::summary(&errs);
-    // Measured: 19.8% with tuned defaults for what the 26.x rows' recipe entries leave unstated (docs/tuned.md; 20.4%
-    // with Megatron-Core's), 20.7% (docs/calibration.md; 21.4% before each validation row ran with its own 26.x release's recipe settings, 21.6% before the grouped GEMM's rows scaled with the tile width, 18.7% before the GEMM half-rate width scaled with SMs × tile width, 18.6% before the output layer's GEMM took its vocabulary width, 20.6%
-    // before the logits ran on the last stage, 21.8% before unpublished VPs
-    // were read from their sibling rows, 21.9% before the slowest pipeline stage set the step, 20.4% before
-    // block-scaled FP8 GEMMs ran at their measured share of the tensorwise rate, 19.3% before EP and CP were priced by
-    // mechanism — never fitted to).
-    assert!(median < 0.22, "validation median |TFLOP/s error| {median}");
+    // Measured: 19.8% with tuned defaults for what the 26.x rows' recipe entries leave unstated (docs/tuned.md; 20.4% with
+    // Megatron-Core's); how it moved round by round is docs/calibration.md's appendix.
+    assert!(median < calibrate::VALIDATION_MEDIAN_BOUND, "validation median |TFLOP/s error| {median}");
     assert!((file()["validation_median_abs_tflops_error"].as_f64().unwrap() - median).abs() < 1e-3);
 }
 
@@ -50,15 +47,56 @@ fn leave_one_group_out_is_recorded_for_every_dimension() {
     for dim in calibrate::DIMENSIONS {
         assert!(held.iter().any(|h| h["dimension"] == dim), "no held-out group of {dim}");
     }
-    // Measured by the committed fit (docs/calibration.md): the median over groups of the held-out median is 8.8% since
-    // the grouped GEMM's half-rate rows also scale with the tile width (10.3% with the SMs × tile width alone, 12.5%
-    // before it; Hopper held out 10.7 → 4.9%, Blackwell 15.1 → 9.6%), and the worst group is every dense run held out,
-    // 35.1% (fitted on the MoE runs alone the fold trades fp8_efficiency against the MoE costs); MoE held out 24.6%.
-    // Before: (10.9% before the output layer's logits ran on the last stage, 12.6% with them there before the output GEMM took
-    // its vocabulary width), and the worst group is every MoE run held out, 24.9% (over-predicted: the fold keeps the
-    // physical MoE first guesses); dense held out 12.7% (39.3% before the vocabulary width, 34.2% on main).
-    let mut medians: Vec<f64> = held.iter().map(|h| h["held_out"].as_f64().unwrap()).collect();
-    medians.sort_by(f64::total_cmp);
-    assert!(medians[(medians.len() - 1) / 2] < 0.10, "median held-out {medians:?}");
-    assert!(medians.iter().all(|&m| m < 0.36), "a held-out group above 36%: {medians:?}");
+    // Measured by the committed fit: 8.8% over groups, worst 35.1% (every dense run held out); the bounds and how the
+    // figures moved are in docs/calibration.md.
+    let medians: Vec<f64> = held.iter().map(|h| h["held_out"].as_f64().unwrap()).collect();
+    let (median, worst) = calibrate::logo_figures(&medians);
+    assert!(median < calibrate::LOGO_MEDIAN_BOUND, "median held-out {median} of {medians:?}");
+    assert!(worst < calibrate::LOGO_WORST_BOUND, "a held-out group at {worst}: {medians:?}");
+}
+
+/// The leave-one-group-out figures recomputed, not read: every fold refitted on the other groups (the calibrate
+/// example's own code, as `cargo run --release -p meshplan-core --example calibrate` runs it) and held to the same
+/// bounds; the recorded figures in data/perf_constants.json must be these. Opt-in (about 20 s in release, minutes in
+/// debug): `scripts/check-calibration.sh`, or `cargo test --release -p meshplan-core --test perf_calibration --
+/// --ignored`.
+#[test]
+#[ignore]
+fn leave_one_group_out_recomputed() {
+    let (runs, _) = calibrate::load(calibrate::DEFAULT_RUNS).unwrap();
+    let held = calibrate::leave_one_group_out(&runs, perf::constants(), 3, calibrate::SWEEPS);
+    for dim in calibrate::DIMENSIONS {
+        assert!(held.iter().any(|h| h.dimension == dim), "no held-out group of {dim}");
+    }
+    let medians: Vec<f64> = held.iter().map(|h| h.held_out).collect();
+    let (median, worst) = calibrate::logo_figures(&medians);
+    assert!(median < calibrate::LOGO_MEDIAN_BOUND, "median held-out {median} of {medians:?}");
+    assert!(worst < calibrate::LOGO_WORST_BOUND, "a held-out group at {worst}: {medians:?}");
+    // The file's record is this computation's (rounded to 4 places as the example writes it).
+    let recorded = file()["held_out"].as_array().cloned().unwrap_or_default();
+    assert_eq!(recorded.len(), held.len(), "groups held out");
+    for (r, h) in recorded.iter().zip(&held) {
+        assert_eq!((r["dimension"].as_str(), r["group"].as_str()), (Some(h.dimension), Some(h.group.as_str())));
+        assert!((r["held_out"].as_f64().unwrap() - h.held_out).abs() < 1e-3, "{} {}: recorded {} recomputed {}", h.dimension, h.group, r["held_out"], h.held_out);
+    }
+}
+
+/// Docs and tests state the same bounds: each row of docs/calibration.md's "What holds now" that names a bound
+/// constant gives its value as the constant has it (a bound changed in one place and not the other fails here).
+#[test]
+fn docs_state_the_bounds_the_tests_hold() {
+    let docs = include_str!("../../../docs/calibration.md");
+    let bounds = [
+        ("IN_SAMPLE_MEDIAN_BOUND", calibrate::IN_SAMPLE_MEDIAN_BOUND, "%"),
+        ("IN_SAMPLE_P90_BOUND", calibrate::IN_SAMPLE_P90_BOUND, "%"),
+        ("MFU_MEDIAN_BOUND", calibrate::MFU_MEDIAN_BOUND, " points"),
+        ("VALIDATION_MEDIAN_BOUND", calibrate::VALIDATION_MEDIAN_BOUND, "%"),
+        ("LOGO_MEDIAN_BOUND", calibrate::LOGO_MEDIAN_BOUND, "%"),
+        ("LOGO_WORST_BOUND", calibrate::LOGO_WORST_BOUND, "%"),
+    ];
+    for (name, value, unit) in bounds {
+        let line = docs.lines().find(|l| l.contains(&format!("`{name}`"))).unwrap_or_else(|| panic!("docs/calibration.md names no {name}"));
+        let stated = format!("< {}{unit}", 100.0 * value);
+        assert!(line.contains(&stated), "docs/calibration.md states {name} as {line:?}, the test holds {stated}");
+    }
 }

@@ -27,6 +27,8 @@ fn one_f_one_b_matches_the_closed_form() {
     assert!((s.backward_s - 2.0 * s.forward_s).abs() < 1e-12 * t);
     assert!((s.makespan_s - 11.0 * t).abs() < 1e-9 * t, "{} vs {}", s.makespan_s, 11.0 * t);
     assert!((s.bubble_fraction - 3.0 / 8.0).abs() < 1e-9);
+    // The closed form beside it (what `meshplan schedule` prints next to the laid-out bubble): (4 − 1)/(1·8).
+    assert_eq!(s.even_bubble_fraction, 3.0 / 8.0);
     for st in &s.stages {
         assert_eq!(st.ops.len(), 16);
         assert_eq!(st.peak_in_flight, (4 - st.pipeline_rank) as f64);

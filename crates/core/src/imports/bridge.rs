@@ -3,7 +3,8 @@
 //! writes, or an override file). Every `section.field` path goes through one mapping: [`super::names`] (the parallelism rows' and the batch's paths), the
 //! settings rows' Bridge paths, and the model's TransformerConfig fields (the plan's own names).
 
-use super::{Builder, dtype_name, list_expr, names, row_by_bridge, shell, yaml};
+use super::builder::{Builder, dtype_name, list_expr, row_by_bridge};
+use super::{names, shell, yaml};
 use crate::settings::{SETTINGS, mixed_precision_recipes};
 use serde_json::Value;
 

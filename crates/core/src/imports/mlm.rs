@@ -7,7 +7,8 @@
 //! --group-query-attention, and each settings row's Megatron-LM default (`mlm_default`, `store_true` flags off).
 
 use super::names::{self, Arg};
-use super::{Built, Builder, list_expr, shell, yaml};
+use super::builder::{Built, Builder, list_expr};
+use super::{shell, yaml};
 use crate::settings::{Mlm, SETTINGS, Setting, Ty};
 use serde_json::Value;
 

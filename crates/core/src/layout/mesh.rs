@@ -6,48 +6,9 @@
 //! Allocation-free: a [`Meshes`] is two small `Copy` values, built from the order string without
 //! allocating unless the order is refused (the message is built then).
 
-use crate::layout::order::{complete_order, join_order, parse_order, quoted};
+use crate::layout::order::{Dim, check_nonzero, complete_order, join_order, parse_order, quoted};
 use crate::layout::{DEFAULT_ORDER, GroupKind, MeshSizes};
 use crate::{Code, Diagnostic};
-
-/// One dimension of a `RankGenerator`, i.e. one token of the order string.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dim {
-    Tp = 0,
-    Pp = 1,
-    Dp = 2,
-    Ep = 3,
-    Cp = 4,
-}
-
-impl Dim {
-    /// Upstream: parallel_state.py, RankGenerator.__init__ (`name_to_size` key order, in which
-    /// missing tokens are appended).
-    pub const ALL: [Dim; 5] = [Dim::Tp, Dim::Pp, Dim::Dp, Dim::Ep, Dim::Cp];
-
-    /// Upstream: parallel_state.py, RankGenerator.__init__ (`name_to_size` keys).
-    pub fn token(self) -> &'static str {
-        match self {
-            Dim::Tp => "tp",
-            Dim::Pp => "pp",
-            Dim::Dp => "dp",
-            Dim::Ep => "ep",
-            Dim::Cp => "cp",
-        }
-    }
-
-    /// Upstream: parallel_state.py, RankGenerator.__init__ (`self.name_to_size[token]`, after `order.lower()`).
-    /// No non-ASCII character lowercases to an ASCII letter of these tokens, so an ASCII-case-insensitive
-    /// match is Python's `lower()` followed by an exact match, without allocating.
-    pub fn from_token(token: &str) -> Option<Dim> {
-        Dim::ALL.into_iter().find(|d| token.eq_ignore_ascii_case(d.token()))
-    }
-
-    /// Upstream: none (bit of this dimension in a mask).
-    pub(crate) fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-}
 
 /// Upstream: parallel_state.py, RankGenerator.get_mask (tokens of a `get_ranks` string → mask).
 pub(crate) fn mask_of(token: &str) -> u8 {
@@ -365,24 +326,4 @@ fn divide_world(world: u64, factors: [u64; 3], expert: bool) -> Result<u64, Diag
         format!("world size {world} is not divisible by {names} = {a} × {b} × {c} = {product}"),
         format!("Use a world size that is a multiple of {product}, or change {fix_names} so that their product divides {world}."),
     ))
-}
-
-/// Upstream: none (Megatron-Core would divide by zero or build empty groups; meshplan refuses).
-pub(crate) fn check_nonzero(world: Option<u64>, sizes: &MeshSizes) -> Result<(), Diagnostic> {
-    let named = [
-        ("world size", world.unwrap_or(1)),
-        ("tp", sizes.tp),
-        ("pp", sizes.pp),
-        ("cp", sizes.cp),
-        ("ep", sizes.ep),
-        ("etp", sizes.etp),
-    ];
-    match named.iter().find(|(_, v)| *v == 0) {
-        Some((name, _)) => Err(Diagnostic::new(
-            Code::MeshSizeZero,
-            format!("{name} is 0; every parallel size and the world size must be at least 1"),
-            format!("Set {name} to 1 or more (1 means the dimension is not split)."),
-        )),
-        None => Ok(()),
-    }
 }

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::{Code, Diagnostic};
 
 pub use crossing::{CrossingCount, GroupShape};
-pub use mesh::{Dim, Mesh, Meshes};
-pub use order::normalize_order;
+pub use mesh::{Mesh, Meshes};
+pub use order::{Dim, normalize_order};
 
 #[cfg(test)]
 use mesh::mask_of;

@@ -1,9 +1,47 @@
 //! The order string, read as Megatron-Core's `RankGenerator` reads it: lowercased, split on '-', each
 //! token a dimension, missing dimensions of size 1 appended. Allocation-free unless the order is refused.
 
-use crate::layout::mesh::{Dim, check_nonzero};
 use crate::layout::{DEFAULT_ORDER, MeshSizes, TP_PP_DP_ORDER};
 use crate::{Code, Diagnostic};
+
+/// One dimension of a `RankGenerator`, i.e. one token of the order string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    Tp = 0,
+    Pp = 1,
+    Dp = 2,
+    Ep = 3,
+    Cp = 4,
+}
+
+impl Dim {
+    /// Upstream: parallel_state.py, RankGenerator.__init__ (`name_to_size` key order, in which
+    /// missing tokens are appended).
+    pub const ALL: [Dim; 5] = [Dim::Tp, Dim::Pp, Dim::Dp, Dim::Ep, Dim::Cp];
+
+    /// Upstream: parallel_state.py, RankGenerator.__init__ (`name_to_size` keys).
+    pub fn token(self) -> &'static str {
+        match self {
+            Dim::Tp => "tp",
+            Dim::Pp => "pp",
+            Dim::Dp => "dp",
+            Dim::Ep => "ep",
+            Dim::Cp => "cp",
+        }
+    }
+
+    /// Upstream: parallel_state.py, RankGenerator.__init__ (`self.name_to_size[token]`, after `order.lower()`).
+    /// No non-ASCII character lowercases to an ASCII letter of these tokens, so an ASCII-case-insensitive
+    /// match is Python's `lower()` followed by an exact match, without allocating.
+    pub fn from_token(token: &str) -> Option<Dim> {
+        Dim::ALL.into_iter().find(|d| token.eq_ignore_ascii_case(d.token()))
+    }
+
+    /// Upstream: none (bit of this dimension in a mask).
+    pub(crate) fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
 
 /// The dimensions named by an order string, in the order given.
 pub(crate) struct GivenOrder {
@@ -148,4 +186,24 @@ pub fn normalize_order(order: &str, sizes: &MeshSizes) -> Result<String, Diagnos
     let given = parse_order(order)?;
     let dims = complete_order(order, &given, sizes, None)?;
     Ok(join_order(&dims))
+}
+
+/// Upstream: none (Megatron-Core would divide by zero or build empty groups; meshplan refuses).
+pub(crate) fn check_nonzero(world: Option<u64>, sizes: &MeshSizes) -> Result<(), Diagnostic> {
+    let named = [
+        ("world size", world.unwrap_or(1)),
+        ("tp", sizes.tp),
+        ("pp", sizes.pp),
+        ("cp", sizes.cp),
+        ("ep", sizes.ep),
+        ("etp", sizes.etp),
+    ];
+    match named.iter().find(|(_, v)| *v == 0) {
+        Some((name, _)) => Err(Diagnostic::new(
+            Code::MeshSizeZero,
+            format!("{name} is 0; every parallel size and the world size must be at least 1"),
+            format!("Set {name} to 1 or more (1 means the dimension is not split)."),
+        )),
+        None => Ok(()),
+    }
 }

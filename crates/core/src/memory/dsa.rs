@@ -18,7 +18,7 @@
 // linear_weights_proj), FusedDSAIndexerLoss.forward (save_for_backward(q, weights, k, query, key, topk_indices));
 // multi_latent_attention.py (checkpoint_core_attention wraps the core attention, DSAttention).
 
-use super::activations::Shape;
+use super::shape::Shape;
 use crate::plan::{Plan, Recompute};
 use crate::settings::RecomputeModule;
 

@@ -16,6 +16,7 @@ mod overhead;
 mod params;
 mod peft;
 mod run;
+mod shape;
 mod state;
 mod tensors;
 mod vision;
@@ -29,7 +30,7 @@ use crate::derive::Derived;
 use crate::model::{KindCounts, LayerKinds, MAX_LAYER_KINDS};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Recompute, RecomputeMethod};
-use activations::Shape;
+use shape::Shape;
 use run::{OffloadPath, Run, WeightStore};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -83,6 +84,10 @@ pub struct StageMemory {
     /// Host memory one GPU of this stage uses (optimizer and activation offloading).
     #[serde(default)]
     pub host_bytes: u64,
+    /// Host memory a node of this stage's GPUs uses: `host_bytes` × `cluster.gpus_per_node` (a node's GPUs hold one
+    /// stage each the same way; the report's `host_bytes_per_node` is the largest stage's).
+    #[serde(default)]
+    pub host_bytes_per_node: u64,
     /// Every term of this stage, labelled: device terms add up to `total_bytes` in the bounding phase.
     #[serde(default)]
     pub terms: Vec<MemoryTerm>,
@@ -462,8 +467,7 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
     }
     let peak_bytes = stages.iter().map(|s| s.total_bytes).max().unwrap_or(0);
     let allocated_peak_bytes = stages.iter().map(|s| s.allocated_bytes).max().unwrap_or(0);
-    let host_per_gpu = stages.iter().map(|s| s.host_bytes).max().unwrap_or(0);
-    let host_bytes_per_node = host_per_gpu.saturating_mul(p.cluster.gpus_per_node);
+    let host_bytes_per_node = stages.iter().map(|s| s.host_bytes_per_node).max().unwrap_or(0);
     // GiB, as GPU memory is (settings.rs HOST_MEMORY).
     let host_memory_per_node_bytes = p.cluster.host_memory_per_node_gb.map(|g| (g * (1u64 << 30) as f64) as u64);
     let gpu_memory_bytes = p.gpu.memory_bytes();
@@ -616,6 +620,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (
     sm.allocated_bytes = allocated_b;
     sm.bound_by = bound_by;
     sm.host_bytes = (s.host + parts.host_activations) as u64;
+    sm.host_bytes_per_node = sm.host_bytes.saturating_mul(p.cluster.gpus_per_node);
     parts
 }
 

@@ -1,7 +1,7 @@
 //! MoE token buffers: tokens reaching a rank's experts (capacity, padding, routing imbalance), the dispatcher's
 //! working set, and the DeepEP / HybridEP buffers those libraries allocate outside PyTorch's allocator.
 
-use super::activations::Shape;
+use super::shape::Shape;
 use super::run::Run;
 use crate::model::ModelConfig;
 use crate::plan::Plan;

@@ -4,7 +4,8 @@
 //! stage's terms are, with the phase it is allocated in and, where its size is linear in one plan value, that value.
 //! `oom` matches a request against them.
 
-use super::activations::{self, Shape};
+use super::activations;
+use super::shape::Shape;
 use super::params::StageParams;
 use super::run::Run;
 use super::{StageMemory, TermKey};

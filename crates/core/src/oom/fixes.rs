@@ -3,8 +3,8 @@
 //! named tensor before others, and the cheapest (least added step time) first among equals. The page's
 //! out-of-memory diagnostic and "Explain an OOM" both list [`ranked`]'s answer.
 
-use crate::memory::TensorKind;
-use crate::report::{Report, plan_value};
+use crate::memory::{Tensor, TensorKind};
+use crate::report::{Report, plan_value, split_of};
 use crate::settings::Recompute;
 use crate::Severity;
 use serde::{Deserialize, Serialize};
@@ -185,7 +185,7 @@ pub fn ranked(plan: &Value, report: &Report, target: Target, keep: usize) -> Vec
             continue;
         }
         let t = r.performance.as_ref().map(|p| p.step_time_s);
-        let shrinks_culprit = target.culprit.is_some_and(|(kind, bytes)| super::largest_of(&r, target.stage, kind) < bytes);
+        let shrinks_culprit = target.culprit.is_some_and(|(kind, bytes)| largest_of(&r, target.stage, kind) < bytes);
         out.push(Fix {
             change,
             caveat: caveat(&edits),
@@ -208,4 +208,21 @@ pub fn ranked(plan: &Value, report: &Report, target: Target, keep: usize) -> Vec
     });
     out.truncate(keep);
     out
+}
+
+/// The largest tensor of `kind` on stage `stage` of `report` (0 when the stage has none).
+pub(crate) fn largest_of(report: &Report, stage: u64, kind: TensorKind) -> u64 {
+    stage_tensors(report, stage).iter().filter(|t| t.kind == kind).map(|t| t.bytes).max().unwrap_or(0)
+}
+
+/// The single allocations of stage `stage` (memory::tensors), through the report's own split.
+pub(crate) fn stage_tensors(report: &Report, stage: u64) -> Vec<Tensor> {
+    let p = &report.plan;
+    let Ok(split) = split_of(p) else { return Vec::new() };
+    let kinds = p.model.kinds();
+    let params = crate::memory::stage_params(p, &report.derived, &split, &kinds);
+    let (Some(st), Some(sm)) = (params.get(stage as usize), report.memory.stages.iter().find(|s| s.pipeline_rank == stage)) else {
+        return Vec::new();
+    };
+    crate::memory::tensors(p, &report.derived, st, sm)
 }

@@ -11,12 +11,13 @@ mod message;
 
 pub use culprit::{Candidate, IMPLIED_TOLERANCE, Implied, MATCH_TOLERANCE, Named};
 pub use fixes::{Fix, Target, set_path};
+use fixes::{largest_of, stage_tensors};
 pub use message::{MAX_MESSAGES, MESSAGE_WINDOW, OomMessage};
 
 use crate::layout::{self, Coordinates, MeshSizes};
-use crate::memory::{StageMemory, Tensor, TensorKind};
+use crate::memory::{StageMemory, TensorKind};
 use crate::plan::InputError;
-use crate::report::{Report, plan_value, split_of};
+use crate::report::{Report, plan_value};
 use crate::Code;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -120,23 +121,6 @@ pub struct Explanation {
     /// Plan edits the message's numbers imply (the padded vocabulary a request implies), each appliable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub corrections: Vec<(String, Value)>,
-}
-
-/// The largest tensor of `kind` on stage `stage` of `report` (0 when the stage has none).
-pub(crate) fn largest_of(report: &Report, stage: u64, kind: TensorKind) -> u64 {
-    stage_tensors(report, stage).iter().filter(|t| t.kind == kind).map(|t| t.bytes).max().unwrap_or(0)
-}
-
-/// The single allocations of stage `stage` (memory::tensors), through the report's own split.
-fn stage_tensors(report: &Report, stage: u64) -> Vec<Tensor> {
-    let p = &report.plan;
-    let Ok(split) = split_of(p) else { return Vec::new() };
-    let kinds = p.model.kinds();
-    let params = crate::memory::stage_params(p, &report.derived, &split, &kinds);
-    let (Some(st), Some(sm)) = (params.get(stage as usize), report.memory.stages.iter().find(|s| s.pipeline_rank == stage)) else {
-        return Vec::new();
-    };
-    crate::memory::tensors(p, &report.derived, st, sm)
 }
 
 /// Explains the first failing rank's message in `message_text` for the plan `plan` (plan-file JSON) and its report;

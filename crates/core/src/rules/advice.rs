@@ -1,7 +1,7 @@
 //! The source guide's tables and notes: infos, never errors. The tables are data (`data/advice.json`, with the
 //! guide's section for each).
 
-use super::{Findings, d};
+use super::findings::{Findings, d};
 use crate::Code;
 use crate::derive::Derived;
 use crate::plan::Plan;

@@ -1,7 +1,7 @@
 //! DeepSeek-V4 against the layout (`experimental_attention_variant = "dsv4_hybrid"`) and hyper-connections against
 //! recompute: what Megatron-Core and Megatron Bridge require of them.
 
-use super::{Findings, TP, d};
+use super::findings::{Findings, TP, d};
 use crate::Code;
 use crate::plan::Plan;
 use crate::settings::Recompute;

@@ -91,7 +91,7 @@ pub fn nearest_valid_tp(p: &Plan, also: impl Fn(u64) -> bool, whole_dp: bool) ->
 }
 
 /// The CP nearest to the plan's that `ok` accepts and the sequence allows (seq_length a multiple of
-/// [`seq_multiple`](super::seq_multiple)), among the divisors of world/(TP·PP), so the data-parallel size stays whole.
+/// [`seq_multiple`]), among the divisors of world/(TP·PP), so the data-parallel size stays whole.
 pub fn nearest_valid_cp(p: &Plan, ok: impl Fn(u64) -> bool) -> Option<u64> {
     let par = &p.parallelism;
     let tp_pp = par.tp().saturating_mul(par.pp()).max(1);
@@ -100,7 +100,7 @@ pub fn nearest_valid_cp(p: &Plan, ok: impl Fn(u64) -> bool) -> Option<u64> {
     let seq = p.training.seq_length;
     let candidates: Vec<u64> = divisors(per.max(1))
         .into_iter()
-        .filter(|&c| ok(c) && seq % super::seq_multiple(c, par.tp(), par.sequence_parallel) == 0)
+        .filter(|&c| ok(c) && seq % seq_multiple(c, par.tp(), par.sequence_parallel) == 0)
         .collect();
     nearest_of(&candidates, par.cp(), per, true)
 }
@@ -116,6 +116,14 @@ pub fn nearest_valid_etp(p: &Plan, also: impl Fn(u64) -> bool) -> Option<u64> {
     let per = if w % pp_ep == 0 { w / pp_ep } else { 0 };
     let candidates: Vec<u64> = divisors(p.model.moe_ffn().max(1)).into_iter().filter(|&c| also(c)).collect();
     nearest_of(&candidates, par.etp(), per, false)
+}
+
+/// The multiple seq_length must be: 2·CP when CP > 1 (the load-balanced CP split), CP·TP with sequence parallelism
+/// (the CP-local sequence scattered over TP); both together give CP·lcm(2, TP).
+pub fn seq_multiple(cp: u64, tp: u64, sequence_parallel: bool) -> u64 {
+    let cp_part = if cp > 1 { 2 * cp } else { 1 };
+    let sp_part = if sequence_parallel && tp > 1 { cp.saturating_mul(tp) } else { 1 };
+    lcm(cp_part, sp_part)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The sanity alarm: a throughput the user measured, set against the GPU's peak and the step-time estimate.
 
-use super::d;
+use super::findings::d;
 use crate::derive::Derived;
 use crate::perf::Performance;
 use crate::plan::Plan;

@@ -1,7 +1,7 @@
 //! Memory fit: out of memory is an error, under 10% headroom a warning; offloading past the nodes' host memory a
 //! warning.
 
-use super::{Findings, d};
+use super::findings::{Findings, d};
 use crate::Code;
 use crate::memory::MemoryReport;
 use crate::plan::{Plan, Recompute};

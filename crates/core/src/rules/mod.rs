@@ -14,6 +14,7 @@
 
 pub mod advice;
 pub mod dsv4;
+mod findings;
 pub mod fixes;
 pub mod measured;
 pub mod memory_fit;
@@ -33,60 +34,14 @@ pub mod world;
 use crate::derive::Derived;
 use crate::pipeline::SplitError;
 use crate::plan::Plan;
-use crate::{Code, Diagnostic, Severity};
 
 pub use crate::codes::{RULES, Rule, rule};
-pub use fixes::{lcm, nearest_divisor};
+pub use findings::{Codes, Findings};
+pub use fixes::{lcm, nearest_divisor, seq_multiple};
 pub use measured::measured as check_measured;
 pub use memory_fit::check_memory;
 pub use pipeline::{interleaved_microbatches_at_least, split_code, split_diagnostic, split_diagnostic_for};
-pub use sequence::seq_multiple;
 pub use topology::check_topology;
-
-/// Dotted plan paths of the one-click fixes.
-const TP: &str = "parallelism.tensor_model_parallel_size";
-const VPP: &str = "parallelism.virtual_pipeline_model_parallel_size";
-const EP: &str = "parallelism.expert_model_parallel_size";
-const ETP: &str = "parallelism.expert_tensor_parallel_size";
-const SP: &str = "parallelism.sequence_parallel";
-const CP: &str = "parallelism.context_parallel_size";
-const GBS: &str = "training.global_batch_size";
-const SEQ: &str = "training.seq_length";
-
-fn d(code: Code, message: String, fix: String) -> Diagnostic {
-    Diagnostic::new(code, message, fix)
-}
-
-/// Where the rules put what they find. A rule names its code first and builds the diagnostic (message, fix,
-/// one-click values) only when the sink asks for it, so sinks that keep codes only format nothing.
-pub trait Findings {
-    /// Takes finding `code`; `make(code)` builds its diagnostic.
-    fn add(&mut self, code: Code, make: impl FnOnce(Code) -> Diagnostic);
-}
-
-/// Every diagnostic, in full.
-impl Findings for Vec<Diagnostic> {
-    fn add(&mut self, code: Code, make: impl FnOnce(Code) -> Diagnostic) {
-        self.push(make(code));
-    }
-}
-
-/// The codes only, for callers that never show a message (the layout search evaluates thousands of layouts).
-#[derive(Clone, Debug, Default)]
-pub struct Codes(pub Vec<Code>);
-
-impl Findings for Codes {
-    fn add(&mut self, code: Code, _make: impl FnOnce(Code) -> Diagnostic) {
-        self.0.push(code);
-    }
-}
-
-impl Codes {
-    /// The first code whose rule is an error.
-    pub fn first_error(&self) -> Option<Code> {
-        self.0.iter().copied().find(|c| c.severity() == Severity::Error)
-    }
-}
 
 /// Sizing, divisibility and configuration rules, in a fixed order (the report lists findings of one severity in
 /// this order, and the search counts a rejected layout under its first error).

@@ -4,7 +4,7 @@
 //! ConfigContainer.validate and flex-dispatcher check).
 
 use super::optimizer::list;
-use super::{Findings, SP, d};
+use super::findings::{Findings, SP, d};
 use crate::Code;
 use crate::plan::Plan;
 use crate::settings::{
@@ -388,9 +388,9 @@ pub fn moe_dispatch(p: &Plan, out: &mut impl Findings) {
         });
     }
     // Bridge's validate_flex_dispatcher_backend: DeepEP needs compute capability 8.x/9.x or a device named B200/B300;
-    // the GB200/GB300 superchips (capability 10, other names) fail it. HybridEP accepts capability 8-10.
-    let grace_blackwell = matches!(p.cluster.gpu.as_str(), "gb200" | "gb300");
-    if flex && s.moe_flex_dispatcher_backend == FlexBackend::Deepep && grace_blackwell {
+    // the GB200/GB300 superchips (capability 10, other names) fail it. HybridEP accepts capability 8-10. Which GPUs are
+    // Grace-Blackwell superchips is data (gpus.json `grace_blackwell`), so a new one needs no code.
+    if flex && s.moe_flex_dispatcher_backend == FlexBackend::Deepep && p.gpu.grace_blackwell {
         out.add(Code::FlexBackendGpuBridge, |code| {
             d(code, format!("the flex dispatcher's deepep backend on {}: Megatron Bridge raises \"DeepEP is supported for Ampere, Hopper, and Blackwell (B200/B300) GPUs.\"; Megatron-LM does not check", p.gpu.name), "set moe_flex_dispatcher_backend = \"hybridep\" (Bridge's choice on GB200/GB300 NVL72)".into())
                 .with_apply("training.moe_flex_dispatcher_backend", "hybridep")

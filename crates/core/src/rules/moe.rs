@@ -2,7 +2,7 @@
 //! Megatron checks.
 
 use super::fixes::nearest_divisor;
-use super::{EP, ETP, Findings, d};
+use super::findings::{EP, ETP, Findings, d};
 use crate::Code;
 use crate::plan::Plan;
 

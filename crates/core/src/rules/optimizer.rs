@@ -1,7 +1,7 @@
 //! Optimizer, gradient, offloading and data-parallel buffer settings against each other and the mesh
 //! (`OptimizerConfig` and `DistributedDataParallelConfig` checks, Megatron-LM's validate_args, Bridge's validate).
 
-use super::{Findings, d};
+use super::findings::{Findings, d};
 use crate::Code;
 use crate::derive::Derived;
 use crate::plan::Plan;

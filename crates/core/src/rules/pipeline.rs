@@ -3,7 +3,7 @@
 
 use super::fixes::nearest_divisor;
 use super::pipeline_layout::{self as layout, Shape};
-use super::{Findings, GBS, VPP, d};
+use super::findings::{Findings, GBS, VPP, d};
 use crate::derive::Derived;
 use crate::pipeline::SplitError;
 use crate::plan::Plan;

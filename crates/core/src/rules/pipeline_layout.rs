@@ -4,7 +4,7 @@
 //! with a layout, markers on empty stages, and what Megatron Bridge does with hybrid virtual stages.
 
 use super::fixes::nearest_divisor;
-use super::{Findings, VPP, d};
+use super::findings::{Findings, VPP, d};
 use crate::pipeline::layout::{self, LayoutError, Slot};
 use crate::pipeline::SegmentError;
 use crate::plan::Plan;

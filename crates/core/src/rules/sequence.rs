@@ -1,18 +1,10 @@
 //! Sequence parallelism, context parallelism and the sequence length: what SP needs, the multiples seq_length must
 //! be, and the position embeddings' limits.
 
-use super::fixes::{lcm, round_up};
-use super::{Findings, SEQ, SP, d};
+use super::fixes::{round_up, seq_multiple};
+use super::findings::{Findings, SEQ, SP, d};
 use crate::Code;
 use crate::plan::Plan;
-
-/// The multiple seq_length must be: 2·CP when CP > 1 (the load-balanced CP split), CP·TP with sequence parallelism
-/// (the CP-local sequence scattered over TP); both together give CP·lcm(2, TP).
-pub fn seq_multiple(cp: u64, tp: u64, sequence_parallel: bool) -> u64 {
-    let cp_part = if cp > 1 { 2 * cp } else { 1 };
-    let sp_part = if sequence_parallel && tp > 1 { cp.saturating_mul(tp) } else { 1 };
-    lcm(cp_part, sp_part)
-}
 
 /// sp-requires-tp and moe-tp-requires-sp: whether sequence_parallel fits TP (cheap; the search asks it per layout).
 pub fn sequence_parallel(p: &Plan, out: &mut impl Findings) {

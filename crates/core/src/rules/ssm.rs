@@ -2,7 +2,7 @@
 //! value heads. Each rule applies only to a model that has such layers.
 
 use super::fixes::{nearest_divisor, nearest_valid_cp, nearest_valid_tp};
-use super::{CP, Findings, TP, d};
+use super::findings::{CP, Findings, TP, d};
 use crate::Code;
 use crate::derive::Derived;
 use crate::model::Mixer;

@@ -1,7 +1,7 @@
 //! Topology: which parallel groups leave the NVLink domain.
 
 use super::fixes::{nearest_valid_etp, nearest_valid_tp};
-use super::{ETP, Findings, TP, d};
+use super::findings::{ETP, Findings, TP, d};
 use crate::Code;
 use crate::layout::{Layout, MAX_CROSSING_WORLD, MAX_LAYOUT_WORLD};
 use crate::plan::Plan;

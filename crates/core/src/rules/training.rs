@@ -1,8 +1,8 @@
 //! Training settings: the global batch, activation recompute, and precision against the GPU and the GEMM shapes.
 
 use super::fixes::{gcd, lcm, nearest_valid_tp, round_up};
-use super::sequence::seq_multiple;
-use super::{Findings, GBS, SEQ, TP, d};
+use super::fixes::seq_multiple;
+use super::findings::{Findings, GBS, SEQ, TP, d};
 use crate::Code;
 use crate::derive::Derived;
 use crate::model::{Ffn, KindTotals, Mixer, ModelConfig};

@@ -1,7 +1,7 @@
 //! The vision encoder's settings against the model and the sequence: image tokens are part of the language model's
 //! sequence, and the settings only mean something for a model with a `vision_config`.
 
-use super::{Findings, d};
+use super::findings::{Findings, d};
 use crate::Code;
 use crate::plan::Plan;
 

@@ -2,7 +2,7 @@
 //! FFN, the expert FFN against ETP, and the vocabulary.
 
 use super::fixes::{nearest_divisor, nearest_valid_etp, nearest_valid_tp};
-use super::{ETP, Findings, TP, d};
+use super::findings::{ETP, Findings, TP, d};
 use crate::Code;
 use crate::derive::Derived;
 use crate::model::{Ffn, Mixer};

@@ -4,7 +4,7 @@
 // mesh).
 
 use super::fixes::{nearest_divisor, nearest_valid_tp, round_up};
-use super::{EP, Findings, TP, d};
+use super::findings::{EP, Findings, TP, d};
 use crate::Code;
 use crate::plan::Plan;
 
