@@ -13,6 +13,12 @@
 /// about 200 KB; Hugging Face `config.json` files are a few KB.
 pub const MAX_PLAN_BYTES: usize = 1 << 20;
 
+/// The longest log `meshplan oom` and "Explain an OOM" read (bytes; the rest is ignored): a training log around an
+/// out-of-memory is often megabytes (per-iteration lines, NCCL's INFO lines). The scan is one pass per marker over the
+/// text (`oom::message::scan`): tests/oom.rs measured 11 ms for a 1.5 MiB log of multi-byte lines and 51 ms for a
+/// 17 MiB one cut here (debug build, one core), so the limit keeps the read far under the 1 s budget.
+pub const MAX_OOM_LOG_BYTES: usize = 16 << 20;
+
 /// The longest prefix of `text` of at most `max_bytes` bytes that ends on a character boundary: the one way text is
 /// cut to a limit, so a multi-byte character (a progress bar's `█`, an ellipsis) straddling the limit is left out
 /// whole instead of panicking ("byte index N is not a char boundary"). Constant time: it backs off at most 3 bytes.
