@@ -456,6 +456,8 @@ pub fn assumptions(plan: &Value, report: &Report) -> Vec<String> {
     } else if s.peft != crate::settings::Peft::None && !given("training", "lora_dim") {
         out.push(format!("LoRA rank {}: Megatron Bridge's LoRA.dim default, not in the plan", s.lora_dim));
     }
+    // The settings the report itself assumed (a performance recipe's value or Megatron-Core's default, crate::tuned).
+    out.extend(report.assumptions.iter().map(|a| format!("{} = {}: {}", a.key, a.value, a.source)));
     out
 }
 
