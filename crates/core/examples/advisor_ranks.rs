@@ -9,6 +9,8 @@
 //! cargo run --release -p meshplan-core --example advisor_ranks -- reference/validation_runs.json
 //! ```
 //!
+//! With `--tuned`, each search's base plan asks for tuned defaults (`"defaults": "tuned"`, docs/tuned.md).
+//!
 //! With `--recipe-settings`, each search starts from the speed settings of the row's Megatron Bridge perf recipe
 //! (`reference/bridge_perf_settings.json` where present: overlapped DP communication, CUDA graphs, the MoE dispatcher
 //! and its backend, EP all-to-all overlap, recompute modules for the selective variant) instead of the plan defaults.
@@ -177,6 +179,9 @@ struct Tally {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let with_recipe = args.iter().any(|a| a == "--recipe-settings");
+    // --tuned: the search's base plan asks for tuned defaults (crate::tuned): the nearest perf recipe's speed settings
+    // for what the row leaves unstated (docs/tuned.md).
+    let tuned = args.iter().any(|a| a == "--tuned");
     let path = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| "reference/calibration_runs.json".into());
     let settings: Vec<Value> = match std::fs::read_to_string("reference/bridge_perf_settings.json") {
         Ok(t) if with_recipe => serde_json::from_str(&t).expect("a JSON list of recipe entries"),
@@ -208,6 +213,9 @@ fn main() {
                          "precision": precision}});
         if let Some(rc) = recipe {
             base["training"]["fp8_recipe"] = json!(rc);
+        }
+        if tuned {
+            base["defaults"] = json!("tuned");
         }
         if let Some(e) = recipe_entry(&settings, r, recipe) {
             apply_recipe(&mut base["training"], e);
