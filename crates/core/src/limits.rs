@@ -83,5 +83,13 @@ pub const MAX_SEARCH_WORLD: u64 = 1 << 24;
 /// 3.0·10^8 (1.8 s); the same with 256 layers 9.2·10^8 (4.4 s).
 pub const MAX_SEARCH_WORK: u64 = 100_000_000;
 
+/// The most ranked candidates one search returns (`top`, from `meshplan search --top` or the JS API's
+/// `search(input, top)`); a larger `top` is clamped to it, with a note in the result. Each pick is re-planned in full
+/// and explained against another, outside [`MAX_SEARCH_WORK`]. Measured before the bound (`fuzz` profile, the shared
+/// 2-core machine under load): Qwen3-30B-A3B on 20,160 H100, 92,654 valid layouts: top 5 1.9 s, 1,000 2.2 s, 10,000
+/// 4.0 s, unbounded (44,667 distinct picks) 24.1 s; DeepSeek-V3 on 16,384 H100: 0.30, 0.25 and 1.5 s (7,764 picks).
+/// A thousand picks cost ~0.1–0.3 s over five. The Advisor asks for 10.
+pub const MAX_SEARCH_TOP: usize = 1000;
+
 /// A candidate's rules and bookkeeping, in the units of [`MAX_SEARCH_WORK`] (≈ 0.3 µs against ≈ 7 ns per unit).
 pub const CANDIDATE_WORK: u64 = 40;
