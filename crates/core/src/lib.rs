@@ -29,6 +29,7 @@ pub mod schedule;
 pub mod rules;
 pub mod search;
 pub mod settings;
+pub mod share;
 
 pub use codes::Code;
 pub use diag::{Diagnostic, FieldValue, InputError, Severity};

@@ -92,7 +92,7 @@ pub fn parse_message(text: &str) -> Result<OomMessage, InputError> {
     // The message and a little before it (for a `[rank5]:` prefix on the same line).
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let msg = &text[start..];
-    let msg = crate::limits::prefix(msg, msg.find("\n\n").unwrap_or(msg.len()).min(4000));
+    let msg = crate::limits::prefix(msg, msg.find("\n\n").unwrap_or(msg.len()).min(crate::limits::MAX_OOM_MESSAGE_BYTES));
     let requested = size_after(msg, "Tried to allocate ").ok_or_else(unreadable)?;
     let rank = number_after(&text[line_start..start], "[rank");
     let legacy = msg.contains("total capacity;") || msg.contains("already allocated");

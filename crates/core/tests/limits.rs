@@ -538,3 +538,48 @@ fn a_search_asked_for_any_number_of_picks_returns_at_most_the_limit() {
     let r = answers("search(), top u64::MAX", move || meshplan_core::search::search(&p, &SearchOptions { top: u64::MAX as usize, ..Default::default() }));
     assert_eq!(r.candidates.len(), MAX_SEARCH_TOP);
 }
+
+#[test]
+fn share_links_past_each_link_limit_are_refused_before_they_are_planned() {
+    use meshplan_core::limits::{MAX_LINK_CHARS, MAX_LINK_DEPTH, MAX_LINK_TEXT_BYTES, MAX_LINK_VALUES};
+    use meshplan_core::share::{Rejected, base64url_encode, decode_shared};
+    let link = |v: &Value| base64url_encode(v.to_string().as_bytes());
+    let why = |param: String| answers("share link", move || decode_shared(&param)).map(|_| ()).map_err(|Rejected(w)| w);
+    // MAX_LINK_CHARS: 64 KiB + 1 of base64url is refused before it is decoded.
+    assert_eq!(why("A".repeat(MAX_LINK_CHARS + 1)), Err("the link's plan is too long".into()));
+    // MAX_LINK_VALUES: the plan object, its model string, the list and 4,096 zeros are 4,099 values.
+    let values = json!({"model": "llama-3.1-8b", "x": vec![0; MAX_LINK_VALUES]});
+    assert_eq!(why(link(&values)), Err(format!("the link's plan holds more than {MAX_LINK_VALUES} values")));
+    // MAX_LINK_DEPTH: the plan object is depth 0; nine nested lists put a value at depth 10.
+    let deep: Value = serde_json::from_str(&format!("{{\"x\": {}0{}}}", "[".repeat(MAX_LINK_DEPTH + 1), "]".repeat(MAX_LINK_DEPTH + 1))).unwrap();
+    assert_eq!(why(link(&deep)), Err("the link's plan is nested too deeply".into()));
+    // MAX_LINK_TEXT_BYTES: 67 `█` are 201 bytes (67 characters).
+    let long = json!({"model": "█".repeat(MAX_LINK_TEXT_BYTES / 3 + 1)});
+    assert_eq!(why(link(&long)), Err("the link's plan has markup or control characters in a name".into()));
+    // MAX_LINK_NUMBER: 2^53 + 2 is past JavaScript's exact integers.
+    let absurd = json!({"model": "llama-3.1-8b", "cluster": {"num_nodes": 9_007_199_254_740_994u64}});
+    assert_eq!(why(link(&absurd)), Err("the link's plan has an absurd number".into()));
+    // MAX_LINK_GPUS and MAX_LINK_LAYERS: the page's own tests (src/state/share.rs) word each; one of each here.
+    let gpus = json!({"model": "llama-3.1-8b", "cluster": {"gpus_per_node": 8, "num_nodes": 8193}});
+    assert_eq!(why(link(&gpus)), Err("the link asks for 65544 GPUs, more than the 65536 a shared link may open".into()));
+    let layers = json!({"model": {"num_layers": 4097, "hidden_size": 64, "num_attention_heads": 1}});
+    assert_eq!(why(link(&layers)), Err("the link's num_layers is 4097, above the 4096 a shared link may ask for".into()));
+    // Text of every kind around the links' size: a 1 MiB hash of multi-byte noise is refused, not decoded.
+    assert!(why("█".repeat(1 << 18)).is_err());
+}
+
+#[test]
+fn an_oom_message_longer_than_its_limit_is_read_from_its_first_4000_bytes() {
+    use meshplan_core::limits::MAX_OOM_MESSAGE_BYTES;
+    // The numbers after the cut are not read: a message whose "Of the allocated memory" sits past 4,000 bytes gives
+    // no allocated figure, one within gives it. 74.21 GiB = 74 · 2^30 + 0.21 · 2^30 = 79,456,894,976 + 225,485,783.04
+    // → 79,682,380,759.
+    let (head, tail) = OOM_LINE.split_at(OOM_LINE.find(" Of the allocated").unwrap());
+    let pad = |n: usize| format!("{head}{}{tail}", " ".repeat(n));
+    let from = OOM_LINE.find("Tried").unwrap();
+    let within = pad(MAX_OOM_MESSAGE_BYTES - (OOM_LINE.len() - from) - 1);
+    let past = pad(MAX_OOM_MESSAGE_BYTES);
+    let a = answers("OOM within", move || meshplan_core::oom::parse_message(&within)).unwrap();
+    let b = answers("OOM past", move || meshplan_core::oom::parse_message(&past)).unwrap();
+    assert_eq!((a.allocated_bytes, b.allocated_bytes), (Some(79_682_380_759), None));
+}
