@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Extract Megatron Bridge's library recipes into crates/core/data/bridge_recipes.json.
+"""Extract Megatron Bridge's library and performance recipes into crates/core/data/bridge_recipes.json.
 
 Usage:
     scripts/extract-bridge-recipes.py GIT_DIR [COMMIT] > crates/core/data/bridge_recipes.json
@@ -36,6 +36,12 @@ the precision runs that precision's own recipe.
 Only the models meshplan has presets for are kept (PRESET_PREFIXES below), pretrain and SFT recipes (PEFT recipes
 train adapters on frozen weights, which meshplan does not size). Legacy aliases (`from ...h100.x import A as B` in the
 family modules) are listed with `alias_of`.
+
+The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>.py: the flat functions Bridge's
+performance tables run, each starting from a library recipe) are read the same way, kind "perf", named
+`perf.<function>` (some of their functions repeat a library recipe's name); their pre-training functions only, for the
+GPUs meshplan's catalogue holds. Their older spelling of a full-iteration CUDA graph (cuda_graph_impl "local" with
+"full_iteration" in the scope) is written as cuda_graph_impl "full_iteration" with no modules.
 """
 
 import ast
@@ -45,6 +51,8 @@ import subprocess
 import sys
 
 RECIPES = "src/megatron/bridge/recipes"
+# Bridge's performance recipes (the flat functions its performance tables run; each starts from a library recipe).
+PERF = "src/megatron/bridge/perf_recipes"
 MIXED = "src/megatron/bridge/training/mixed_precision.py"
 COMM = "src/megatron/bridge/training/comm_overlap.py"
 
@@ -81,6 +89,10 @@ PRESET_PREFIXES = {
     "gemma4_e4b_": "gemma-4-e4b",
 }
 EXCLUDE = ("deepseek_v2_lite_", "nemotron_3_nano_4b_")
+# The performance recipes' own model prefixes (their Llama 3 8B / 70B are Llama 3.1's shapes: meshplan's validation
+# mapping, scripts/extract-bridge-perf-recipes-26x.py MODEL_TOKENS, reads them so too).
+PERF_PREFIXES = {"llama3_8b_": "llama-3.1-8b", "llama3_70b_": "llama-3.1-70b", "gpt_oss_20b_": "gpt-oss-20b",
+                 "gpt_oss_120b_": "gpt-oss-120b"}
 
 # The GPU a recipe name states -> meshplan GPU key (crates/core/data/gpus.json) and CUDA compute capability major.
 GPUS = {"h100": ("h100-sxm-80gb", 9), "b200": ("b200", 10), "b300": ("b300", 10), "gb200": ("gb200", 10), "gb300": ("gb300", 10)}
@@ -659,7 +671,7 @@ def bind_globals(m):
 
 
 def load_modules(git_dir, commit):
-    paths = git_ls(git_dir, commit, RECIPES) + [MIXED, COMM]
+    paths = git_ls(git_dir, commit, RECIPES) + git_ls(git_dir, commit, PERF) + [MIXED, COMM]
     modules = {}
     for p in paths:
         name = p[len("src/"):-3].replace("/", ".")
@@ -830,6 +842,12 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
             # Megatron-Core's old spelling "full" is the whole layer (cuda_graph_modules = []).
             j = [] if j == "full" else ([j] if isinstance(j, str) else j)
         training[key] = j
+    # The older spelling of a full-iteration graph, cuda_graph_impl "local" with "full_iteration" in the scope (the
+    # performance recipes still write it), is meshplan's (and the current Megatron-Core API's) cuda_graph_impl
+    # "full_iteration" with no modules, as set_full_iteration_cuda_graph writes it (utils/cuda_graph.py).
+    if "full_iteration" in (training.get("cuda_graph_scope") or []):
+        training["cuda_graph_impl"] = "full_iteration"
+        training["cuda_graph_scope"] = []
     # The layout is meshplan's parallelism key; an empty list / None means none.
     if par.get("pipeline_model_parallel_layout") in (None, []):
         par.pop("pipeline_model_parallel_layout", None)
@@ -883,10 +901,13 @@ def main():
     Interp.run_function = run_function
 
     def preset_of(name):
+        perf = name.startswith("perf.")
+        name = name[len("perf."):] if perf else name
         if name.startswith(EXCLUDE):
             return None
-        best = max((p for p in PRESET_PREFIXES if name.startswith(p)), key=len, default=None)
-        return PRESET_PREFIXES.get(best)
+        prefixes = {**PRESET_PREFIXES, **PERF_PREFIXES} if perf else PRESET_PREFIXES
+        best = max((p for p in prefixes if name.startswith(p)), key=len, default=None)
+        return prefixes.get(best)
 
     found = {}  # name -> (module, func node, alias_of)
     for mname, m in sorted(modules.items()):
@@ -895,6 +916,13 @@ def main():
         for s in m.tree.body:
             if isinstance(s, ast.FunctionDef) and not s.name.startswith("_") and s.name.endswith("_config"):
                 found.setdefault(s.name, (m, s, None))
+    # The performance recipes, named "perf.<function>" (their functions' names repeat some library recipes' names).
+    for mname, m in sorted(modules.items()):
+        if not mname.startswith("megatron.bridge.perf_recipes."):
+            continue
+        for s in m.tree.body:
+            if isinstance(s, ast.FunctionDef) and not s.name.startswith("_") and s.name.endswith("_config"):
+                found.setdefault("perf." + s.name, (m, s, None))
     for mname, m in sorted(modules.items()):
         if not mname.startswith("megatron.bridge.recipes."):
             continue
@@ -912,6 +940,10 @@ def main():
             continue
         m, node, alias_of = found[name]
         kind = "pretrain" if "_pretrain_" in name else "sft" if "_sft_" in name else "peft" if "_peft_" in name else "other"
+        if name.startswith("perf.") and kind != "pretrain":
+            skipped.append({"name": name, "reason": "a performance recipe that does not pretrain (the performance tables meshplan reads are pre-training runs)"})
+            continue
+        kind = "perf" if name.startswith("perf.") else kind
         if kind in ("peft", "other"):
             skipped.append({"name": name, "reason": "PEFT trains adapters on frozen weights, which meshplan does not size" if kind == "peft" else "not a pretrain or SFT recipe"})
             continue
@@ -920,6 +952,9 @@ def main():
         mm = re.search(r"_(\d+)gpu_(h100|b200|b300|gb200|gb300)_", target)
         gpu = GPUS.get(mm.group(2)) if mm else None
         gpus = int(mm.group(1)) if mm else None
+        if kind == "perf" and not mm:
+            skipped.append({"name": name, "reason": "a performance recipe for a GPU meshplan's catalogue does not hold (VR200, R100)"})
+            continue
         gpu_word = mm.group(2) if mm else "h100"
         moe = bool(models[model_key]["config"].get("num_moe_experts")) or "E" in str(models[model_key]["config"].get("hybrid_layer_pattern", models[model_key]["config"].get("hybrid_override_pattern", "")))
         preset = models[model_key]["config"]

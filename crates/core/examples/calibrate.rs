@@ -1,6 +1,7 @@
 //! Fits the performance model's free constants on published training runs and writes data/perf_constants.json.
 //!
 //!     cargo run --release -p meshplan-core --example calibrate [-- path/to/calibration_runs.json] [--check]
+//!     cargo run --release -p meshplan-core --example calibrate -- --targets   # issue 23's figures (docs/calibration.md)
 //!
 //! Each run becomes a Plan (model preset or the published architecture, GPU, layout, batch, precision). The
 //! measured rate is recomputed with meshplan's own FLOP count (Megatron's formula) from the published step time
@@ -30,6 +31,8 @@ pub struct Run {
     pub measured_tflops: f64,
     /// The run's group in each of [`DIMENSIONS`].
     pub groups: [String; 4],
+    /// The report's out-of-memory verdict on the run (every published run ran), if it gives one.
+    pub out_of_memory: Option<String>,
 }
 
 /// The dimensions leave-one-group-out holds out in turn.
@@ -239,8 +242,23 @@ fn model_of(r: &Value) -> Result<Value, String> {
     Ok(m)
 }
 
-/// Maps a published run to a plan, or says why it cannot be.
+/// What a run's plan states beyond its table's columns.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Stated {
+    /// The settings its recipe ran with (overlaps, the row's perf-recipe entry, ETP 1, the distributed optimizer).
+    Recipe,
+    /// Only what the table prints: model, GPUs, precision, layout, batch, sequence, recompute where printed; every
+    /// other setting is meshplan's default for an unstated key (issue 23's "table's columns only").
+    Columns,
+}
+
+/// Maps a published run to a plan with its recipe's settings, or says why it cannot be.
 pub fn map_run(r: &Value) -> Result<Run, String> {
+    map_run_as(r, Stated::Recipe)
+}
+
+/// Maps a published run to a plan stating `stated`, or says why it cannot be.
+pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     let id = r["id"].as_str().unwrap_or("?").to_string();
     if r.get("task").and_then(Value::as_str) == Some("lora") {
         return Err("LoRA: frozen base weights, not the pretraining FLOP count".into());
@@ -282,9 +300,12 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     }
     let mut plan_json = json!({"model": model, "cluster": {"gpu": gpu, "num_gpus": n},
         "training": {"seq_length": seq, "micro_batch_size": u(r, "mbs").unwrap_or(1), "global_batch_size": gbs,
-                     "precision": precision, "recompute_granularity": recompute,
-                     "use_distributed_optimizer": r.get("distributed_optimizer").and_then(Value::as_bool).unwrap_or(true)},
+                     "precision": precision, "recompute_granularity": recompute},
         "parallelism": par});
+    let dist_opt = r.get("distributed_optimizer").and_then(Value::as_bool);
+    if let Some(d) = dist_opt.or((stated == Stated::Recipe).then_some(true)) {
+        plan_json["training"]["use_distributed_optimizer"] = json!(d);
+    }
     if let Some(rc) = recipe {
         plan_json["training"]["fp8_recipe"] = json!(rc);
     }
@@ -293,7 +314,7 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
         plan_json["training"]["use_megatron_fsdp"] = json!(true);
         plan_json["training"]["data_parallel_sharding_strategy"] = json!("optim_grads_params");
     }
-    let settings_entry = apply_recipe_settings(r, &mut plan_json, tp > 1);
+    let settings_entry = if stated == Stated::Recipe { apply_recipe_settings(r, &mut plan_json, tp > 1) } else { None };
     // DGX Cloud's Grok-1 recipe of the NeMo 24.x releases runs token-drop too: moe_expert_capacity_factor 1.0 with
     // moe_pad_expert_input_to_capacity (github:NVIDIA/dgxc-benchmarking@35a9aecc8d5b:grok1/grok1_314b.yaml).
     let dgxc_grok = r["source"].as_str().unwrap_or("").contains("dgxc-benchmarking")
@@ -305,7 +326,7 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     }
     // Bridge's MoE perf recipes run ETP 1 (every MoE entry of bridge_perf_settings.json); the tables do not print it.
     let bridge = r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge");
-    if bridge && u(r, "ep").unwrap_or(1) > 1 && u(r, "etp").is_none() {
+    if bridge && stated == Stated::Recipe && u(r, "ep").unwrap_or(1) > 1 && u(r, "etp").is_none() {
         plan_json["parallelism"]["expert_tensor_parallel_size"] = json!(1);
     }
     let mut report = plan_value(&plan_json).map_err(|e| format!("plan: {}", e.message))?;
@@ -368,19 +389,26 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
         u(r, "pp").unwrap_or(1), u(r, "cp").unwrap_or(1), u(r, "ep").unwrap_or(1),
         settings_entry.as_deref().map(|e| format!(" [settings {e}{layout_note}]")).unwrap_or_default());
     let groups = groups_of(r, &report.plan, precision, recipe);
-    Ok(Run { id, label, measured_tflops: achieved / 1e12, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak, groups })
+    let out_of_memory = report.diagnostics.iter().find(|d| d.code == meshplan_core::Code::OutOfMemory).map(|d| d.message.clone());
+    Ok(Run { id, label, measured_tflops: achieved / 1e12, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak, groups,
+             out_of_memory })
 }
 
 /// Runs mapped, and (id, reason) of those skipped.
 pub type Loaded = (Vec<Run>, Vec<(String, String)>);
 
 pub fn load(path: &str) -> Result<Loaded, String> {
+    load_as(path, Stated::Recipe)
+}
+
+/// The runs of a file mapped stating `stated`.
+pub fn load_as(path: &str, stated: Stated) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let mut rows: Vec<Value> = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     fill_unpublished_vp(&mut rows);
     let (mut runs, mut skipped) = (Vec::new(), Vec::new());
     for r in &rows {
-        match map_run(r) {
+        match map_run_as(r, stated) {
             Ok(run) => runs.push(run),
             Err(why) => skipped.push((r["id"].as_str().unwrap_or("?").to_string(), why)),
         }
@@ -596,7 +624,49 @@ impl Run {
             measured_mfu: self.measured_mfu,
             measured_tflops: self.measured_tflops,
             groups: self.groups.clone(),
+            out_of_memory: self.out_of_memory.clone(),
         }
+    }
+}
+
+/// Issue 23's targets, measured with the embedded constants (`--targets`): the validation set with each row's own
+/// recipe settings and with the table's columns only (median, within 15%, MoE median, by group), and the
+/// out-of-memory verdicts on the published runs of both sets (every one of them ran).
+fn print_targets(cal_path: &str) {
+    let c = perf::constants();
+    let line = |name: &str, runs: &[Run]| {
+        let errs = errors(runs, c);
+        let moe: Vec<f64> = runs.iter().zip(&errs).filter(|(r, _)| r.groups[2] == "moe").map(|(_, e)| *e).collect();
+        println!("  {name:<34} runs {:>3}  median {:>6}  within 15% {:>6}  MoE median {:>6} ({} runs)  signed median {:+.1}%",
+            runs.len(), pct(summary(&errs).0), pct(share_within(&errs, 0.15)), pct(summary(&moe).0), moe.len(), 100.0 * median_signed(&errs));
+        errs
+    };
+    let oom = |name: &str, runs: &[Run]| {
+        let n = runs.iter().filter(|r| r.out_of_memory.is_some()).count();
+        println!("  {name:<34} {n:>3} of {:>3} published runs said out of memory", runs.len());
+        for r in runs.iter().filter(|r| r.out_of_memory.is_some()).take(5) {
+            println!("      e.g. {} {}: {}", r.id, r.label, r.out_of_memory.as_deref().unwrap_or(""));
+        }
+    };
+    println!("== issue 23 targets (embedded constants)");
+    let mut sets = Vec::new();
+    for (stated, name) in [(Stated::Recipe, "own recipe settings"), (Stated::Columns, "table columns only")] {
+        match (load_as(VALIDATION_RUNS, stated), load_as(cal_path, stated)) {
+            (Ok((val, _)), Ok((cal, _))) => sets.push((name, val, cal)),
+            (Err(e), _) | (_, Err(e)) => eprintln!("error: {e}"),
+        }
+    }
+    println!("validation (Bridge 26.x tables, never fitted), model TFLOP/s per GPU:");
+    for (name, val, _) in &sets {
+        let errs = line(name, val);
+        for (g, n, m) in by_group(val, &errs) {
+            println!("      {g:<28} {n:>4}  {}", pct(m));
+        }
+    }
+    println!("out-of-memory verdicts on published runs that ran:");
+    for (name, val, cal) in &sets {
+        oom(&format!("validation, {name}"), val);
+        oom(&format!("calibration, {name}"), cal);
     }
 }
 
@@ -645,6 +715,10 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if args.iter().any(|a| a == "--targets") {
+        print_targets(&path);
+        return;
+    }
     // --breakdown ID[,ID…]: each named run's breakdown with the embedded constants, then stop.
     if let Some(ids) = args.iter().position(|a| a == "--breakdown").and_then(|i| args.get(i + 1)) {
         for r in runs.iter().chain(&val).filter(|r| ids.split(',').any(|id| id == r.id)) {

@@ -810,7 +810,10 @@ fn settings_section(p: &Plan, group: Group) -> Section {
         // recipe's own choice is not overwritten with Megatron's default.
         // Unless the recipe the launch names sets it otherwise: then the plan's value is written over the recipe's.
         let recipe_sets_other = recipe_differs(row);
-        if (first.starts_with("comm_overlap.") || row.group == Group::CommOverlap) && p.training.settings.get(row.key) == defaults.get(row.key) && !recipe_sets_other {
+        // The attention kernel and PEFT rows likewise: a recipe's own model provider and PEFT choice stand unless the
+        // plan says otherwise.
+        let only_when_set = first.starts_with("comm_overlap.") || matches!(row.group, Group::CommOverlap | Group::Attention | Group::Peft);
+        if only_when_set && p.training.settings.get(row.key) == defaults.get(row.key) && !recipe_sets_other {
             continue;
         }
         if let Val::Dtype(d) = val {

@@ -1,4 +1,4 @@
-//! Megatron Bridge library recipes as data: `data/bridge_recipes.json`, read statically from the Bridge source by
+//! Megatron Bridge library and performance recipes as data: `data/bridge_recipes.json`, read statically from the Bridge source by
 //! `scripts/extract-bridge-recipes.py` at the commit the file records. Each recipe names its model preset, the cluster
 //! its name states, and its parallelism and training settings in plan keys (every settings-table row it sets, its
 //! mixed-precision recipe's fields included); what the static reading could not know is listed under `unresolved`.
@@ -33,7 +33,7 @@ pub struct Recipe {
     pub name: String,
     /// The meshplan model preset key.
     pub model: String,
-    /// "pretrain" or "sft".
+    /// "pretrain", "sft", or "perf" (a performance recipe of `src/megatron/bridge/perf_recipes`, named `perf.<function>`).
     pub kind: String,
     /// For a legacy alias: the recipe it names.
     pub alias_of: Option<String>,

@@ -31,11 +31,13 @@ pub enum Group {
     MoeDispatch,
     CommOverlap,
     Measured,
+    Attention,
+    Peft,
     VisionEncoder,
 }
 
 impl Group {
-    pub const ALL: [Group; 10] = [
+    pub const ALL: [Group; 12] = [
         Group::OptimizerGradients,
         Group::LowPrecision,
         Group::Recompute,
@@ -45,6 +47,8 @@ impl Group {
         Group::MoeDispatch,
         Group::CommOverlap,
         Group::Measured,
+        Group::Attention,
+        Group::Peft,
         Group::VisionEncoder,
     ];
 
@@ -59,6 +63,8 @@ impl Group {
             Group::MoeDispatch => "MoE dispatch",
             Group::CommOverlap => "Communication overlap",
             Group::Measured => "Measured throughput",
+            Group::Attention => "Attention kernel",
+            Group::Peft => "LoRA (PEFT)",
             Group::VisionEncoder => "Vision encoder",
         }
     }
@@ -503,6 +509,23 @@ choice! {
     FlexBackend { Deepep = "deepep", Hybridep = "hybridep" }
 }
 choice! {
+    /// `transformer_impl` (Megatron-Core's TransformerConfig literal; `inference_optimized` is for inference only).
+    TransformerImpl { TransformerEngine = "transformer_engine", Local = "local" }
+}
+choice! {
+    /// `attention_backend` (Megatron-Core's AttnBackend, megatron/core/transformer/enums.py l.51-58).
+    AttnBackend { Auto = "auto", Flash = "flash", Fused = "fused", Unfused = "unfused", Local = "local" }
+}
+choice! {
+    /// `peft`: parameter-efficient fine-tuning, Megatron Bridge's `cfg.peft` (a LoRA object) or a wrapper's
+    /// `--train_type lora`; `none` trains every parameter.
+    Peft { None = "none", Lora = "lora" }
+}
+choice! {
+    /// `lora_target_modules` entries (Megatron Bridge's LoRA.target_modules names, peft/lora.py l.101-105).
+    LoraTarget { LinearQkv = "linear_qkv", LinearProj = "linear_proj", LinearFc1 = "linear_fc1", LinearFc2 = "linear_fc2" }
+}
+choice! {
     /// `cp_comm_type` (one type for every layer; Megatron-Core also takes a list per layer).
     CpCommType { P2p = "p2p", AllGather = "all_gather", A2a = "a2a", A2aP2p = "a2a+p2p" }
 }
@@ -906,6 +929,39 @@ settings! {
         source: ML_TC,
     };
 
+    // Attention kernel: which core attention runs decides whether the s² scores are saved.
+    transformer_impl: TransformerImpl = TransformerImpl::TransformerEngine, {
+        group: Group::Attention,
+        default: "transformer_engine",
+        megatron_core: "TransformerConfig.transformer_impl = 'transformer_engine'",
+        bridge: &["model.transformer_impl"],
+        mlm: Mlm::Value("--transformer-impl"),
+        label: "Transformer implementation",
+        help: "transformer_engine (TE modules, fused/flash attention) or local (Megatron-Core's own modules: DotProductAttention saves the b·heads·s² attention probabilities of every layer)",
+        source: "ML megatron/core/transformer/transformer_config.py l.1314 (transformer_impl); megatron/core/transformer/dot_product_attention.py l.160-220 (the local core attention)",
+    };
+    attention_backend: AttnBackend = AttnBackend::Auto, {
+        group: Group::Attention,
+        default: "auto",
+        megatron_core: "TransformerConfig.attention_backend = AttnBackend.auto",
+        bridge: &["model.attention_backend"],
+        mlm: Mlm::Value("--attention-backend"),
+        label: "Attention backend",
+        help: "auto, flash or fused keep no s² scores; unfused (TE's UnfusedDotProductAttention) and local (Megatron-Core's DotProductAttention, with --transformer-impl local) save the attention probabilities of every layer",
+        source: "ML megatron/core/transformer/enums.py l.51-58 (AttnBackend); megatron/core/models/common/language_module/language_module.py l.129-147 (NVTE_FLASH_ATTN / NVTE_FUSED_ATTN / NVTE_UNFUSED_ATTN per backend)",
+    };
+    attention_dropout: f64 = 0.1, {
+        group: Group::Attention,
+        bounds: Some((0.0, 1.0)),
+        default: "0.1",
+        megatron_core: "TransformerConfig.attention_dropout = 0.1",
+        bridge: &["model.attention_dropout"],
+        mlm: Mlm::Value("--attention-dropout"),
+        label: "Attention dropout",
+        help: "with unfused attention, a dropout above 0 also saves its mask (1 B) and its output for every s² score; flash and fused attention regenerate it",
+        source: "ML megatron/core/transformer/transformer_config.py l.191; megatron/core/transformer/dot_product_attention.py l.114-120, 210-220",
+    };
+
     // Offloading
     optimizer_cpu_offload: bool = false, {
         group: Group::Offloading,
@@ -1166,6 +1222,40 @@ settings! {
         label: "Measured tokens/s per GPU",
         help: "the tokens per second per GPU your run achieved (used when no TFLOP/s is given; converted with meshplan's model FLOPs per token)",
         source: "meshplan; MB docs/performance-summary.md (Tokens / sec / GPU)",
+    };
+    // LoRA (PEFT): a frozen base and trained adapters.
+    peft: Peft = Peft::None, {
+        group: Group::Peft,
+        default: "none",
+        megatron_core: "none: Megatron Bridge's ConfigContainer.peft (a LoRA object) freezes the base model and adds adapters",
+        differs: "wrappers spell it --train_type lora (ms-swift's Megatron trainer); Megatron-LM has no PEFT",
+        bridge: &[],
+        mlm: Mlm::Config("Megatron Bridge's ConfigContainer.peft = LoRA(...) (Megatron-LM has no PEFT)"),
+        label: "PEFT",
+        help: "lora: the base weights are frozen (weights only: no gradients, master weights or optimizer state) and low-rank adapters on lora_target_modules are trained",
+        source: "MB src/megatron/bridge/peft/base.py l.176-193 (freeze_model: requires_grad = False), peft/lora.py l.92-160 (LoRA)",
+    };
+    lora_dim: u64 = 32, {
+        group: Group::Peft,
+        bounds: Some((1.0, 65536.0)),
+        default: "32",
+        megatron_core: "none: Megatron Bridge LoRA.dim = 32",
+        differs: "ms-swift's --lora_rank defaults to 8",
+        bridge: &["peft.dim"],
+        mlm: Mlm::Config("Megatron Bridge's LoRA(dim=...) (Megatron-LM has no PEFT)"),
+        label: "LoRA rank",
+        help: "the adapters' rank r: each targeted linear of in × out gains r·(in + out) trained parameters (MoE experts on one EP rank share one adapter, Bridge's share_expert_adapters)",
+        source: "MB src/megatron/bridge/peft/lora.py l.146 (dim = 32), l.131-133 (share_expert_adapters = True)",
+    };
+    lora_target_modules: Vec<LoraTarget> = vec![LoraTarget::LinearQkv, LoraTarget::LinearProj, LoraTarget::LinearFc1, LoraTarget::LinearFc2], {
+        group: Group::Peft,
+        default: "[\"linear_qkv\", \"linear_proj\", \"linear_fc1\", \"linear_fc2\"]",
+        megatron_core: "none: Megatron Bridge LoRA.target_modules",
+        bridge: &["peft.target_modules"],
+        mlm: Mlm::Config("Megatron Bridge's LoRA(target_modules=...) (Megatron-LM has no PEFT)"),
+        label: "LoRA targets",
+        help: "the linears that get adapters: linear_qkv, linear_proj (attention), linear_fc1, linear_fc2 (MLP and experts)",
+        source: "MB src/megatron/bridge/peft/lora.py l.143-145",
     };
     // Vision encoder (a model with a vision_config: built on the first pipeline stage)
     freeze_vision_model: bool = false, {

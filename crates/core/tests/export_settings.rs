@@ -156,6 +156,21 @@ fn cases() -> Vec<RowCase> {
             &["comm_overlap.defer_embedding_wgrad_compute=True"], Some("--defer-embedding-wgrad-compute")),
         row("wgrad_deferral_limit", json!({"defer_embedding_wgrad_compute": true, "wgrad_deferral_limit": 22}), &["cfg.comm_overlap.wgrad_deferral_limit = 22"],
             &["comm_overlap.wgrad_deferral_limit=22"], Some("--wgrad-deferral-limit 22")),
+        // The attention kernel: TransformerConfig fields, Megatron-LM flags generated from them.
+        row("transformer_impl", json!({"transformer_impl": "local"}), &["cfg.model.transformer_impl = \"local\""], &["model.transformer_impl=local"],
+            Some("--transformer-impl local")),
+        row("attention_backend", json!({"attention_backend": "unfused"}), &["cfg.model.attention_backend = \"unfused\""],
+            &["model.attention_backend=unfused"], Some("--attention-backend unfused")),
+        row("attention_dropout", json!({"attention_dropout": 0.0}), &["cfg.model.attention_dropout = 0.0"], &["model.attention_dropout=0.0"],
+            Some("--attention-dropout 0.0")),
+        // PEFT: Bridge's cfg.peft object (its fields by path); Megatron-LM has none (a note).
+        row("peft", json!({"peft": "lora"}), &[], &[],
+            Some("# peft = \"lora\": Megatron-LM has no flag; set Megatron Bridge's ConfigContainer.peft = LoRA(...) (Megatron-LM has no PEFT) in code")),
+        row("lora_dim", json!({"peft": "lora", "lora_dim": 16}), &["cfg.peft.dim = 16"], &["peft.dim=16"],
+            Some("# lora_dim = 16: Megatron-LM has no flag; set Megatron Bridge's LoRA(dim=...) (Megatron-LM has no PEFT) in code")),
+        row("lora_target_modules", json!({"peft": "lora", "lora_target_modules": ["linear_qkv"]}), &["cfg.peft.target_modules = [\"linear_qkv\"]"],
+            &["'peft.target_modules=[linear_qkv]'"],
+            Some("# lora_target_modules = [\"linear_qkv\"]: Megatron-LM has no flag; set Megatron Bridge's LoRA(target_modules=...) (Megatron-LM has no PEFT) in code")),
         // meshplan's own inputs (the sanity alarm): no tool has them.
         row("measured_tflops_per_gpu", json!({"measured_tflops_per_gpu": 400.0}), &[], &[], None),
         row("measured_tokens_per_s_per_gpu", json!({"measured_tokens_per_s_per_gpu": 1000.0}), &[], &[], None),

@@ -111,3 +111,88 @@ fn a_real_overrun_from_megatron_lm_issue_92() {
     assert!((x.shortfall_bytes as f64 - short).abs() <= 2.0, "{} vs {short}", x.shortfall_bytes);
     assert!((x.shortfall_bytes as f64 / GIB - 4.74).abs() < 0.005);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// The memory terms the threads showed missing: unfused attention's s² scores and LoRA's frozen base.
+// ---------------------------------------------------------------------------------------------------
+
+use meshplan_core::memory::TermKey;
+use serde_json::json;
+
+/// Issue 22's first case: a GPT-2-size model (36 layers, h 1,280, 20 heads, GPT-2's 50,257-token vocabulary padded to
+/// a multiple of 128: 50,304), fp16, micro-batch 4, seq 1,024, on one GPU.
+fn gpt2(training: Value) -> Value {
+    let mut t = json!({"seq_length": 1024, "micro_batch_size": 4, "global_batch_size": 4, "precision": "fp16"});
+    for (k, v) in training.as_object().unwrap() {
+        t[k] = v.clone();
+    }
+    json!({
+        "model": {"name": "gpt2-large-like", "num_layers": 36, "hidden_size": 1280, "num_attention_heads": 20, "ffn_hidden_size": 5120,
+                  "vocab_size": 50257, "make_vocab_size_divisible_by": 128, "position_embedding_type": "learned_absolute",
+                  "max_position_embeddings": 1024, "normalization": "LayerNorm", "gated_linear_unit": false, "activation_func": "gelu"},
+        "cluster": {"gpu": "a100-sxm-40gb", "gpus_per_node": 1, "num_nodes": 1},
+        "training": t,
+        "parallelism": {"tensor_model_parallel_size": 1}
+    })
+}
+
+fn term(r: &meshplan_core::Report, key: TermKey) -> u64 {
+    r.memory.stages[0].terms.iter().filter(|t| t.key == key).map(|t| t.bytes).sum()
+}
+
+/// `--transformer-impl local` runs Megatron-Core's DotProductAttention, which saves per layer the softmax output
+/// (b·heads·s² at 2 B), the dropout mask (1 B) and the dropped-out probabilities (2 B) with attention_dropout 0.1, and no
+/// flash log-sum-exp (b·s·heads × 4 B). Per layer: 4·20·1,024² = 83,886,080 scores × 5 B = 419,430,400 B, less the
+/// 4·1,024·20·4 = 327,680 B of the log-sum-exp: 419,102,720 B; × 36 layers = 15,087,697,920 B more per microbatch.
+/// With attention_dropout 0: 83,886,080 × 2 B − 327,680 = 167,444,480 B a layer, 6,028,001,280 B in all. The raw scores
+/// of one layer (Megatron-Core's global buffer) are a working set of 83,886,080 × 2 B = 167,772,160 B.
+#[test]
+fn unfused_attention_saves_the_s2_scores() {
+    let fused = plan_value(&gpt2(json!({}))).unwrap();
+    let local = plan_value(&gpt2(json!({"transformer_impl": "local"}))).unwrap();
+    let per_mb = |r: &meshplan_core::Report| r.memory.stages[0].activations_per_microbatch_bytes as i64;
+    assert!((per_mb(&local) - per_mb(&fused) - 15_087_697_920).abs() <= 36, "{}", per_mb(&local) - per_mb(&fused));
+    assert_eq!(term(&local, TermKey::AttentionScoresWorkingSet), 167_772_160);
+    assert_eq!(term(&fused, TermKey::AttentionScoresWorkingSet), 0);
+    let no_dropout = plan_value(&gpt2(json!({"transformer_impl": "local", "attention_dropout": 0.0}))).unwrap();
+    assert!((per_mb(&no_dropout) - per_mb(&fused) - 6_028_001_280).abs() <= 36);
+    // TE's unfused backend saves the same; core_attn recompute frees them again.
+    let te_unfused = plan_value(&gpt2(json!({"attention_backend": "unfused"}))).unwrap();
+    assert_eq!(per_mb(&te_unfused), per_mb(&local));
+    let recomputed = plan_value(&gpt2(json!({"attention_backend": "unfused", "recompute_granularity": "selective"}))).unwrap();
+    let fused_recomputed = plan_value(&gpt2(json!({"recompute_granularity": "selective"}))).unwrap();
+    assert_eq!(per_mb(&recomputed), per_mb(&fused_recomputed));
+}
+
+/// LoRA (Bridge's cfg.peft = LoRA(dim=16), all four default targets) on a Llama-3-8B-shaped model (32 layers, h 4,096,
+/// 32 heads of 128, 8 query groups, SwiGLU FFN 14,336) at TP 1: per layer linear_qkv 16·(4,096 + 4,096 + 2·8·128) =
+/// 163,840, linear_proj 16·(4,096 + 4,096) = 131,072, linear_fc1 16·(4,096 + 2·14,336) = 524,288, linear_fc2
+/// 16·(14,336 + 4,096) = 294,912: 1,114,112 a layer, 35,651,584 in all. Only they are trained: the main grads (fp32 in
+/// bf16 runs) 4 B each = 142,606,336 B, fp32 master weights 142,606,336 B, Adam moments 8 B = 285,212,672 B (no
+/// distributed optimizer, one GPU); the weights gain the adapters at 2 B = 71,303,168 B.
+#[test]
+fn lora_trains_the_adapters_only() {
+    let plan = |training: Value| {
+        let mut t = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 8, "precision": "bf16"});
+        for (k, v) in training.as_object().unwrap() {
+            t[k] = v.clone();
+        }
+        json!({
+            "model": {"name": "llama-3-8b-like", "num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
+                      "kv_channels": 128, "ffn_hidden_size": 14336, "gated_linear_unit": true, "activation_func": "silu",
+                      "add_bias_linear": false, "normalization": "RMSNorm", "position_embedding_type": "rope", "vocab_size": 128256},
+            "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 1, "num_nodes": 1},
+            "training": t,
+            "parallelism": {"tensor_model_parallel_size": 1}
+        })
+    };
+    let full = plan_value(&plan(json!({}))).unwrap();
+    let lora = plan_value(&plan(json!({"peft": "lora", "lora_dim": 16}))).unwrap();
+    assert_eq!(term(&lora, TermKey::Gradients), 142_606_336);
+    assert_eq!(term(&lora, TermKey::MasterWeights), 142_606_336);
+    assert_eq!(term(&lora, TermKey::OptimizerMoments), 285_212_672);
+    assert_eq!(term(&lora, TermKey::Weights) - term(&full, TermKey::Weights), 71_303_168);
+    // Only linear_qkv: 163,840 × 32 = 5,242,880 adapters, 4 B of grads each.
+    let qkv = plan_value(&plan(json!({"peft": "lora", "lora_dim": 16, "lora_target_modules": ["linear_qkv"]}))).unwrap();
+    assert_eq!(term(&qkv, TermKey::Gradients), 20_971_520);
+}

@@ -328,3 +328,30 @@ fn a_recipe_written_out_plans_the_same_run() {
     assert_eq!(recipes::expand(&json!({"model": "llama-3.1-8b"})), None);
     assert_eq!(recipes::expand(&json!({"recipe": "no_such_recipe"})), None);
 }
+
+/// Bridge's performance recipes (src/megatron/bridge/perf_recipes at the pinned commit) are recipes too, named
+/// `perf.<function>` (their functions repeat some library recipes' names) with kind "perf". Read by hand from the source:
+/// llama/gb200/llama3.py:35 sets TP 1, PP 1, GBS 128, MBS 2, cuda_graph_impl "local" with scope ["full_iteration"]
+/// (meshplan's full_iteration), CommOverlapConfig(tp_comm_overlap=False); deepseek/gb300/deepseek_v3.py:133 sets PP 2,
+/// VP 8, EP 32, GBS 4096, no recompute modules and the layout "Et*4|(t*4|)*14tmL", with MXFP8.
+#[test]
+fn perf_recipes_read_as_the_source_reads() {
+    let r = recipe("perf.llama3_8b_pretrain_8gpu_gb200_bf16_config");
+    assert_eq!((r.kind.as_str(), r.model.as_str(), r.gpu.as_deref(), r.gpus), ("perf", "llama-3.1-8b", Some("gb200"), Some(8)));
+    assert!(r.source.ends_with("perf_recipes/llama/gb200/llama3.py:35"), "{}", r.source);
+    assert_eq!((par(r, "tensor_model_parallel_size"), par(r, "pipeline_model_parallel_size")), (json!(1), json!(1)));
+    assert_eq!((tr(r, "global_batch_size"), tr(r, "micro_batch_size")), (json!(128), json!(2)));
+    assert_eq!((tr(r, "cuda_graph_impl"), tr(r, "cuda_graph_scope")), (json!("full_iteration"), json!([])));
+    assert_eq!(tr(r, "tp_comm_overlap"), json!(false));
+    let d = recipe("perf.deepseek_v3_pretrain_256gpu_gb300_fp8mx_config");
+    assert!(d.source.ends_with("perf_recipes/deepseek/gb300/deepseek_v3.py:133"), "{}", d.source);
+    assert_eq!(d.gpus, Some(256));
+    assert_eq!(par(d, "pipeline_model_parallel_size"), json!(2));
+    assert_eq!(par(d, "virtual_pipeline_model_parallel_size"), json!(8));
+    assert_eq!(par(d, "expert_model_parallel_size"), json!(32));
+    assert_eq!(par(d, "pipeline_model_parallel_layout"), json!("Et*4|(t*4|)*14tmL"));
+    assert_eq!((tr(d, "precision"), tr(d, "fp8_recipe"), tr(d, "global_batch_size")), (json!("fp8"), json!("mxfp8"), json!(4096)));
+    // A plan naming it plans the recipe's 256 GPUs.
+    let report = plan_value(&json!({"recipe": "perf.deepseek_v3_pretrain_256gpu_gb300_fp8mx_config"})).unwrap();
+    assert_eq!(report.plan.world_size(), 256);
+}

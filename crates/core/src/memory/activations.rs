@@ -22,17 +22,24 @@ pub(crate) struct Shape {
     /// Divisor of the tensors SP shards along the sequence (TP with sequence_parallel, else 1).
     pub sp: f64,
     pub etp: f64,
+    /// Keys per query whose scores an unfused core attention materialises (seq_length / CP), 0 with flash or fused
+    /// attention; and whether its dropout saves a mask and an output beside the probabilities.
+    pub scores_keys: f64,
+    pub scores_dropout: bool,
 }
 
 impl Shape {
     pub fn of(p: &Plan) -> Shape {
         let par = &p.parallelism;
         let tp = par.tp().max(1) as f64;
+        let s = &p.training.settings;
         Shape {
             tokens: p.training.micro_batch_size as f64 * p.training.seq_length as f64 / par.cp().max(1) as f64,
             tp,
             sp: if par.sequence_parallel { tp } else { 1.0 },
             etp: par.etp().max(1) as f64,
+            scores_keys: if unfused_attention(p) { p.training.seq_length as f64 / par.cp().max(1) as f64 } else { 0.0 },
+            scores_dropout: s.attention_dropout > 0.0,
         }
     }
 
@@ -40,6 +47,25 @@ impl Shape {
     pub fn local(&self) -> f64 {
         self.tokens / self.sp
     }
+}
+
+/// Whether core attention runs unfused, materialising the s² scores: Megatron-Core's own DotProductAttention
+/// (`transformer_impl` local, `attention_backend` local) or Transformer Engine's UnfusedDotProductAttention
+/// (`attention_backend` unfused).
+// ML megatron/core/models/gpt/gpt_layer_specs.py get_gpt_layer_local_spec (core_attention=DotProductAttention);
+// megatron/core/models/common/language_module/language_module.py l.129-147 (NVTE_UNFUSED_ATTN=1 only for unfused).
+pub(crate) fn unfused_attention(p: &Plan) -> bool {
+    use crate::settings::{AttnBackend, TransformerImpl};
+    let s = &p.training.settings;
+    s.transformer_impl == TransformerImpl::Local || matches!(s.attention_backend, AttnBackend::Unfused | AttnBackend::Local)
+}
+
+/// Elements of one layer's attention scores on this rank for one microbatch, b·heads/TP·s_q·s_k (0 with flash or fused
+/// attention): the shape of the probabilities an unfused core attention saves and of the raw-score buffer.
+// ML megatron/core/transformer/dot_product_attention.py l.178-205: output_size (b, np, sq, sk), the [b·np, sq, sk]
+// matmul_input_buffer from the global memory buffer.
+pub(crate) fn score_elements(m: &ModelConfig, sh: &Shape, mixer: Mixer) -> f64 {
+    sh.tokens * m.attention_shape(mixer).num_attention_heads as f64 / sh.tp * sh.scores_keys
 }
 
 /// What one layer keeps for one microbatch.
@@ -151,8 +177,20 @@ fn attention(m: &ModelConfig, sh: &Shape, run: &Run, (g, mixer): (f64, Mixer), c
         t.tensor(o, a, core_attn, false);
         t.tensor(o, g, false, proj_offload);
     }
-    // Flash attention's fp32 log-sum-exp per head and token (TEDotProductAttention), re-created by core_attn.
-    t.tensor(tokens * heads / sh.tp, 4.0, core_attn, false);
+    if sh.scores_keys > 0.0 {
+        // Unfused core attention saves the softmax's output (its backward and the context bmm's input), and with
+        // dropout the mask (1 B) and the dropped-out probabilities (Korthikanti et al. 2022 §4.1: 2·a·s²·b + a·s²·b +
+        // 2·a·s²·b at 2 B); all re-created by core_attn recompute (dot_product_attention.py l.210-220).
+        let probs = score_elements(m, sh, mixer);
+        t.tensor(probs, a, core_attn, false);
+        if sh.scores_dropout {
+            t.tensor(probs, 1.0, core_attn, false);
+            t.tensor(probs, a, core_attn, false);
+        }
+    } else {
+        // Flash attention's fp32 log-sum-exp per head and token (TEDotProductAttention), re-created by core_attn.
+        t.tensor(tokens * heads / sh.tp, 4.0, core_attn, false);
+    }
 }
 
 /// Saved tensors of a DeepSeek-V4 attention block (its input norm included) for one microbatch — an estimate: the
@@ -334,7 +372,14 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
 // layer is a ColumnParallelLinear, not a TE FP8 module: BF16 under every recipe.
 pub(crate) fn output(p: &Plan, run: &Run, sh: &Shape, vocab: u64) -> f64 {
     let h = p.model.hidden_size as f64;
-    2.0 * sh.local() * h * run.act + sh.tokens * vocab as f64 / sh.tp * (run.act + 4.0)
+    2.0 * sh.local() * h * run.act + logits_elements(sh, vocab) * (run.act + 4.0)
+}
+
+/// Elements of one microbatch's logits on this rank, b·s/CP·V/TP: the output layer's output and, at 4 B, the fp32 copy
+/// the loss makes of it (`vocab_parallel_logits.float()`, kept in place as the softmax: ML
+/// megatron/core/tensor_parallel/cross_entropy.py calculate_logits_max, calculate_predicted_logits).
+pub(crate) fn logits_elements(sh: &Shape, vocab: u64) -> f64 {
+    sh.tokens * vocab as f64 / sh.tp
 }
 
 /// What the last stage keeps with `defer_embedding_wgrad_compute`: the output layer's input and output gradient of

@@ -14,13 +14,16 @@ mod dsa;
 mod moe;
 mod overhead;
 mod params;
+mod peft;
 mod run;
 mod state;
+mod tensors;
 mod vision;
 
 pub use activations::LayerActivations;
 pub use overhead::{CUDA_CONTEXT_BYTES, FRAGMENTATION, NCCL_BYTES_PER_GROUP};
 pub use params::{StageParams, stage_params, stage_params_into};
+pub use tensors::{Lever, Tensor, TensorKind, tensors};
 
 use crate::derive::Derived;
 use crate::model::{KindCounts, LayerKinds, MAX_LAYER_KINDS};
@@ -159,6 +162,7 @@ pub enum TermKey {
     VisionEncoderWeights,
     VisionEncoderActivations,
     DsaIndexerActivations,
+    AttentionScoresWorkingSet,
 }
 
 /// One labelled term of a stage's memory.
@@ -340,6 +344,8 @@ struct PlanWide {
     vision_label: &'static str,
     /// The DSA indexer's saved tensors per attention layer and microbatch.
     dsa_act: f64,
+    /// Unfused attention's raw scores of one layer (0 with flash or fused attention).
+    scores: f64,
     /// The largest per-layer saved activations, recompute working set and offloaded bytes over the model's kinds
     /// (each stage's recompute working set and kept offload group).
     largest_full: f64,
@@ -411,6 +417,7 @@ impl PlanWide {
             vision_act: m.vision_config.as_ref().map_or(0.0, |e| vision::activations_per_microbatch(p, e)),
             vision_label: vision_label(p),
             dsa_act: dsa::bytes_per_layer(p, &sh),
+            scores: kinds.totals.table.kinds().iter().filter(|k| k.mixer.is_attention()).map(|k| activations::score_elements(m, &sh, k.mixer)).fold(0.0, f64::max) * run.act,
             run,
         }
     }
@@ -498,6 +505,9 @@ fn vision_label(p: &Plan) -> &'static str {
 
 fn weights_label(run: &Run) -> &'static str {
     use crate::settings::{Fp8Recipe, Precision};
+    if run.peft {
+        return "weights: the frozen base (no gradients, master weights or optimizer state) and the LoRA adapters, at the parameter dtype";
+    }
     match (run.store, run.precision, run.fp8_recipe) {
         (WeightStore::Primary, Precision::Fp4, _) => "weights: NVFP4 primary weights (packed data + transpose, E4M3 scales); the rest bf16",
         (WeightStore::Primary, _, Some(Fp8Recipe::Mxfp8)) => "weights: MXFP8 primary weights (data + columnwise, E8M0 scales); the rest bf16",
@@ -543,6 +553,8 @@ struct Parts {
     vision_act: f64,
     /// The DSA indexer's saved tensors of the stage's attention layers (microbatches in flight).
     dsa_act: f64,
+    /// Unfused attention's raw scores of one layer, a working set of the forward and the recompute.
+    scores: f64,
     in_flight: f64,
     /// Saved activations of one microbatch: the layers', and the output side's (last stage).
     layer_act: f64,
@@ -585,6 +597,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (
         host_activations: (offloaded * in_flight - kept).max(0.0),
         vision_act: if st.vision > 0.0 { w.vision_act * in_flight } else { 0.0 },
         dsa_act: dsa_on_stage(w, kinds, &counts, st.mtp, (in_flight, output_flight)),
+        scores: if st.layers > 0 { w.scores } else { 0.0 },
         in_flight: 0.0,
         layer_act: 0.0,
         output_act: 0.0,
@@ -592,7 +605,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (
         step: 0.0,
     };
     let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + parts.graphs;
-    let fwd = persistent + parts.activations + parts.vision_act + parts.dsa_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded;
+    let fwd = persistent + parts.activations + parts.vision_act + parts.dsa_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded + parts.scores;
     let step = persistent + s.step_grad_copy;
     let (allocated, bound_by) = if step > fwd { (step, Phase::OptimizerStep) } else { (fwd, Phase::ForwardBackward) };
     let parts = Parts { fragmentation: FRAGMENTATION * allocated, in_flight, layer_act, output_act, fwd, step, ..parts };
@@ -650,7 +663,7 @@ fn stage_terms(w: &PlanWide, x: &Parts, sm: &mut StageMemory) {
     push(TermKey::Weights, weights_label(run), s.weights - s.vision_weights, Device, Persistent, true);
     push(TermKey::VisionEncoderWeights, w.vision_label, s.vision_weights, Device, Persistent, true);
     push(TermKey::WeightCache, "TE quantized weight cache (one per module, bf16 weights under FP8/FP4)", s.weight_cache, Device, Persistent, true);
-    push(TermKey::Gradients, "main-gradient buffer", s.grads, Device, Persistent, true);
+    push(TermKey::Gradients, if run.peft { "main-gradient buffer (LoRA adapters only)" } else { "main-gradient buffer" }, s.grads, Device, Persistent, true);
     push(TermKey::MasterWeights, master_label, s.master, Device, Persistent, true);
     push(TermKey::OptimizerMoments, moments_label, s.moments, Device, Persistent, true);
     push(TermKey::CudaGraphBuffers, "CUDA graph static input/output buffers (per graphed scope and microbatch in flight)", x.graphs, Device, Persistent, true);
@@ -660,6 +673,7 @@ fn stage_terms(w: &PlanWide, x: &Parts, sm: &mut StageMemory) {
     push(TermKey::QuantizedWeightCopies, "quantized weight copies per microbatch in flight (disable_parameter_transpose_cache)", x.copies, Device, ForwardBackward, true);
     push(TermKey::RecomputeWorkingSet, "recompute working set (one recomputed layer or group in backward)", x.recompute, Device, ForwardBackward, true);
     push(TermKey::MoeDispatchWorkingSet, w.dispatch.1, x.dispatch, Device, ForwardBackward, true);
+    push(TermKey::AttentionScoresWorkingSet, "unfused attention: one layer's raw b·heads·s² scores (Megatron-Core's global buffer; a transient under TE's unfused backend)", x.scores, Device, ForwardBackward, true);
     push(TermKey::DeferredWgradBuffers, "deferred output-layer wgrad inputs and grads (defer_embedding_wgrad_compute)", x.deferred, Device, ForwardBackward, true);
     push(TermKey::FsdpUnshardedBuffers, "Megatron-FSDP unsharded weights/grads of two units in flight", s.fsdp_unsharded, Device, ForwardBackward, true);
     push(TermKey::Fp32GradCopies, "fp32 copies of the grad shard at the optimizer step (bf16 grad buffer)", s.step_grad_copy, Device, OptimizerStep, true);

@@ -37,6 +37,9 @@ pub struct StageParams {
     /// frozen share (weights only; the trained share is also in `dense`).
     pub vision: f64,
     pub vision_frozen: f64,
+    /// LoRA adapter parameters per GPU of the stage's layers (0 without PEFT, `memory/peft.rs`): with PEFT they are
+    /// what is trained; `dense` and `experts` are the frozen base.
+    pub adapters: f64,
     /// Whether `chunks` and `bf16_layers` are the previous stage's: its saved activations per microbatch are then the
     /// previous stage's too, and the search's estimate reuses them (the middle stages of most splits).
     pub like_previous: bool,
@@ -104,8 +107,10 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
     let table = &kinds.totals.table;
     let mut per_kind = [(0.0, 0.0); MAX_LAYER_KINDS];
     let mut gemm_kind = [0.0; MAX_LAYER_KINDS];
+    let mut adapter_kind = [0.0; MAX_LAYER_KINDS];
     for (i, (&kind, lp)) in table.kinds().iter().zip(table.params()).enumerate() {
         per_kind[i] = per_gpu(lp);
+        adapter_kind[i] = super::peft::adapter_params(m, &p.training.settings, kind, (tp, par.etp().max(1) as f64));
         gemm_kind[i] = lp.tp_sharded as f64 / tp + replicated_gemms(m, kind);
     }
     let n_kinds = table.len();
@@ -131,8 +136,10 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
         st.counts = counts;
         st.moe_layers = table.kinds().iter().zip(counts.0).filter(|(k, _)| k.ffn == Ffn::Moe).map(|(_, n)| n).sum();
         st.largest_layer = 0.0;
+        st.adapters = 0.0;
         for kind in 0..n_kinds {
             let ((dense_per_layer, experts_per_layer), count) = (per_kind[kind], counts.get(kind));
+            st.adapters += count as f64 * adapter_kind[kind];
             st.dense += count as f64 * dense_per_layer;
             st.experts += count as f64 * experts_per_layer;
             if run.low() {

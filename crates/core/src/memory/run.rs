@@ -75,6 +75,8 @@ pub(crate) struct Run {
     /// Layers kept in BF16 at the start and end of the model (first_last_layers_bf16), under FP8/FP4 only.
     pub bf16_first: u64,
     pub bf16_last: u64,
+    /// LoRA (PEFT): the base is frozen; only the adapters carry gradients and optimizer state (memory/peft.rs).
+    pub peft: bool,
 }
 
 fn moment_bytes(d: MomentDtype) -> f64 {
@@ -225,6 +227,7 @@ impl Run {
             te_master,
             bf16_first,
             bf16_last,
+            peft: s.peft != crate::settings::Peft::None,
         }
     }
 

@@ -53,8 +53,12 @@ pub(crate) fn of(run: &Run, st: &StageParams, (dense_d, expert_d): (f64, f64)) -
         _ => (false, false),
     };
     let split = |dense: f64, experts: f64, on: bool| if on { dense / dense_d + experts / expert_d } else { dense + experts };
+    // What is trained: every parameter, or under LoRA the adapters only — the frozen base has requires_grad = False, so
+    // Megatron-Core's DDP gives it no main-grad buffer and the optimizer no state (MB peft/base.py l.176-193 freeze_model;
+    // ML megatron/core/distributed/distributed_data_parallel.py: buffers only for params that require grad).
+    let (trained_dense, trained_experts) = if run.peft { (st.adapters, 0.0) } else { (st.dense, st.experts) };
     // The distributed optimizer's shard of this GPU: dense over DP·CP, experts over expert DP.
-    let shard_elements = st.dense / dense_d + st.experts / expert_d;
+    let shard_elements = trained_dense / dense_d + trained_experts / expert_d;
     let (master, moments) = run.device_optimizer();
     // Megatron-FSDP all-gathers a unit's weights before its forward and backward and materialises its grads unsharded
     // before their reduce-scatter; "at least two FSDP units worth of un-sharded weight memory … and gradient memory"
@@ -68,10 +72,11 @@ pub(crate) fn of(run: &Run, st: &StageParams, (dense_d, expert_d): (f64, f64)) -
     // A frozen vision encoder's weights: stored, never sharded by the optimizer, no grads (memory/vision.rs).
     let frozen_w = st.vision_frozen * run.param;
     State {
-        weights: split(dense_w, expert_w, shard_weights) + frozen_w,
+        // LoRA adapters are stored at the parameter dtype (LoRA.lora_dtype None: the model's, MB peft/lora.py).
+        weights: split(dense_w, expert_w, shard_weights) + frozen_w + st.adapters * run.param,
         weight_cache: low * cache,
         weight_copy_per_microbatch: if run.store == WeightStore::PerMicrobatch { low * run.quant } else { 0.0 },
-        grads: split(st.dense * run.grad, st.experts * run.grad, shard_grads),
+        grads: split(trained_dense * run.grad, trained_experts * run.grad, shard_grads),
         master: shard_elements * master,
         moments: shard_elements * moments,
         step_grad_copy: shard_elements * run.device_step_copy(),

@@ -1,0 +1,150 @@
+//! The single allocations of one stage: what one `Tried to allocate N` can be (the logits and their fp32 copy, one
+//! layer's attention scores and saved activations, the MoE dispatch working set, a gradient or parameter bucket, a
+//! layer's all-gathered parameters, the optimizer state, the CUDA-graph buffers), each sized by the same functions the
+//! stage's terms are, with the phase it is allocated in and, where its size is linear in one plan value, that value.
+//! `oom` matches a request against them.
+
+use super::activations::{self, Shape};
+use super::params::StageParams;
+use super::run::Run;
+use super::{StageMemory, TermKey};
+use crate::derive::Derived;
+use crate::model::Ffn;
+use crate::plan::Plan;
+use serde::{Deserialize, Serialize};
+
+/// Which kind of tensor an allocation is: the culprit classes an out-of-memory explanation names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TensorKind {
+    /// The loss's fp32 copy of the logits, kept as its softmax (and its gradient in place).
+    LogitsFp32,
+    /// The output layer's logits in the activation dtype, or their gradient.
+    Logits,
+    /// Unfused core attention's saved probabilities of one layer (b·heads/TP·s²).
+    AttentionScores,
+    /// One layer's saved activations for one microbatch.
+    LayerActivations,
+    MoeDispatch,
+    /// One gradient bucket of the DDP buffer (reduce-scatter / all-reduce in backward).
+    GradBucket,
+    /// One parameter bucket all-gathered by the distributed optimizer, or a Megatron-FSDP unit's weights.
+    ParamAllGather,
+    OptimizerState,
+    MasterWeights,
+    GradCopies,
+    CudaGraphs,
+}
+
+/// A plan value the allocation's size is proportional to, for bounding it from a message's request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Lever {
+    /// The plan value, in Megatron's name (`padded_vocab_size`, `micro_batch_size`).
+    pub name: String,
+    pub plan_value: u64,
+    /// Bytes per unit of it (the allocation is `plan_value × bytes_per_unit`).
+    pub bytes_per_unit: f64,
+    /// What the size also rests on, in words ("micro-batch 4, seq 1,024, fp32").
+    pub at: String,
+}
+
+/// One allocation a request can be.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tensor {
+    pub kind: TensorKind,
+    /// What it is, with its shape.
+    pub label: String,
+    pub bytes: u64,
+    /// When it is allocated: forward, backward, optimizer step, first iteration.
+    pub phase: String,
+    pub lever: Option<Lever>,
+}
+
+fn dtype(bytes: f64) -> &'static str {
+    match bytes as u64 {
+        4 => "fp32",
+        1 => "1 B",
+        _ => "16-bit",
+    }
+}
+
+/// The allocations of stage `st` (its memory `sm`) under plan `p`.
+pub fn tensors(p: &Plan, d: &Derived, st: &StageParams, sm: &StageMemory) -> Vec<Tensor> {
+    let run = Run::of(p);
+    let sh = Shape::of(p);
+    let m = &p.model;
+    let t = &p.training;
+    let mbs = t.micro_batch_size.max(1);
+    let at = |e: f64| format!("micro-batch {mbs}, seq {}, {}", t.seq_length, dtype(e));
+    let mut out = Vec::new();
+    let mut push = |kind, label: String, bytes: f64, phase: &str, lever: Option<Lever>| {
+        if bytes >= 1.0 {
+            out.push(Tensor { kind, label, bytes: bytes as u64, phase: phase.into(), lever });
+        }
+    };
+    if st.output {
+        let vocab = d.padded_vocab_size;
+        let elements = activations::logits_elements(&sh, vocab);
+        let tp = p.parallelism.tp().max(1);
+        for (kind, e, what, phase) in [
+            (TensorKind::LogitsFp32, 4.0, "the loss's fp32 copy of the logits (kept as the softmax, then the gradient)", "forward (loss)"),
+            (TensorKind::Logits, run.act, "the logits in the activation dtype, or their gradient in backward", "forward (output layer) / backward"),
+        ] {
+            let lever = Lever { name: "padded_vocab_size".into(), plan_value: vocab, bytes_per_unit: elements / vocab.max(1) as f64 * e, at: at(e) };
+            push(kind, format!("{what}: b·s·V/TP = {mbs}·{}·{vocab}/{tp} × {e} B", t.seq_length), elements * e, phase, Some(lever));
+        }
+    }
+    let kinds = m.kinds();
+    let table = kinds.totals.table.kinds();
+    for (i, &kind) in table.iter().enumerate() {
+        if st.counts.get(i) == 0 {
+            continue;
+        }
+        if sh.scores_keys > 0.0 && kind.mixer.is_attention() {
+            let heads = m.attention_shape(kind.mixer).num_attention_heads;
+            let bytes = activations::score_elements(m, &sh, kind.mixer) * run.act;
+            let lever = Lever { name: "micro_batch_size".into(), plan_value: mbs, bytes_per_unit: bytes / mbs as f64, at: at(run.act) };
+            let label = format!("one layer's attention scores (unfused): b·heads/TP·s² = {mbs}·{heads}/{}·{}² × {} B", p.parallelism.tp().max(1), t.seq_length, run.act);
+            push(TensorKind::AttentionScores, label, bytes, "forward (core attention)", Some(lever));
+        }
+        let a = super::layer_activations(p, kind);
+        let lever = Lever { name: "micro_batch_size".into(), plan_value: mbs, bytes_per_unit: a.full / mbs as f64, at: at(run.act) };
+        let what = match kind.ffn {
+            Ffn::Moe => "MoE layer",
+            _ => "layer",
+        };
+        push(TensorKind::LayerActivations, format!("one {what}'s saved activations for one microbatch ({mbs}·{} tokens)", t.seq_length), a.full, "forward", Some(lever));
+    }
+    tensors_of_terms((p, d), &run, st, sm, &mut push);
+    out
+}
+
+/// The allocations read off the stage's labelled terms (one formula each, in `memory`), and the buckets.
+fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: &StageMemory, push: &mut impl FnMut(TensorKind, String, f64, &str, Option<Lever>)) {
+    let term = |k: TermKey| sm.terms.iter().find(|t| t.key == k);
+    let s = &p.training.settings;
+    for (key, kind, phase) in [
+        (TermKey::MoeDispatchWorkingSet, TensorKind::MoeDispatch, "forward / backward (token dispatch)"),
+        (TermKey::OptimizerMoments, TensorKind::OptimizerState, "first optimizer step (state allocated lazily)"),
+        (TermKey::MasterWeights, TensorKind::MasterWeights, "first iteration (optimizer set-up)"),
+        (TermKey::Fp32GradCopies, TensorKind::GradCopies, "optimizer step"),
+        (TermKey::CudaGraphBuffers, TensorKind::CudaGraphs, "first iteration (graph capture)"),
+        (TermKey::AttentionScoresWorkingSet, TensorKind::AttentionScores, "forward (core attention)"),
+        (TermKey::FsdpUnshardedBuffers, TensorKind::ParamAllGather, "forward / backward (unit all-gather)"),
+    ] {
+        if let Some(t) = term(key) {
+            push(kind, t.label.to_string(), t.bytes as f64, phase, None);
+        }
+    }
+    // DDP buckets: bucket_size = max(4e7, 1e6 · DP) elements with overlap_grad_reduce, else one bucket of the whole
+    // buffer (ML megatron/core/distributed/distributed_data_parallel.py l.130-137).
+    let trained = if run.peft { st.adapters } else { st.dense + st.experts };
+    if trained > 0.0 {
+        let dp = (d.data_parallel_size.max(1) * p.parallelism.cp().max(1)) as f64;
+        let bucket = if s.overlap_grad_reduce { (4e7f64).max(1e6 * dp).min(trained) } else { trained };
+        push(TensorKind::GradBucket, format!("one gradient bucket: {} elements × {} B", bucket as u64, run.grad), bucket * run.grad, "backward (gradient reduce)", None);
+        if s.use_distributed_optimizer {
+            push(TensorKind::ParamAllGather, format!("one parameter all-gather bucket: {} elements × {} B", bucket as u64, run.param), bucket * run.param, "forward (parameter all-gather)", None);
+        }
+    }
+}
