@@ -17,7 +17,8 @@
 //! `fuzz_seeds.json`, the import and OOM test corpora, every export of the seed plans); Unicode of every width,
 //! combining marks, right-to-left text, long lines, and inputs of about 1 MiB with a multi-byte character across the
 //! limit. Each entry point has its own random stream (seed + its index), so its inputs do not depend on the others'
-//! timing. Each input is timed, and its heap peak measured by a counting allocator. Panicking inputs (the first five
+//! timing. Each input is timed (its thread's CPU time, and wall time), and its heap peak measured by a counting
+//! allocator. Panicking inputs (the first five
 //! per entry point) and each entry point's slowest input are written to `target/fuzz/`.
 
 mod plans;
@@ -75,6 +76,14 @@ thread_local! {
 const SECOND: Duration = Duration::from_secs(1);
 const MEMORY: usize = 256 << 20;
 
+/// This thread's CPU time: what an input costs, whatever else the machine runs (its wall time is kept too).
+fn cpu_now() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the timespec it is handed.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// What one entry point did.
 struct Tally {
     kind: Kind,
@@ -82,10 +91,13 @@ struct Tally {
     runs: u64,
     read: u64,
     panics: u64,
+    /// Inputs over 1 s of CPU time, and over 1 s of wall time.
     over_one_second: u64,
+    over_one_second_wall: u64,
     over_memory: u64,
+    /// CPU time spent, and the slowest input by CPU time (its wall time beside it).
     spent: Duration,
-    slowest: (Duration, String),
+    slowest: (Duration, Duration, String),
     heap_peak: (usize, usize),
 }
 
@@ -97,17 +109,18 @@ impl Tally {
         CURRENT.with(|c| c.replace(text.clone()));
         let base = LIVE.load(Relaxed);
         PEAK.store(base, Relaxed);
-        let start = Instant::now();
+        let (start, cpu) = (Instant::now(), cpu_now());
         let out = catch_unwind(AssertUnwindSafe(|| targets::run(self.kind, &text, pick, corpus)));
-        let took = start.elapsed();
+        let (took, wall) = (cpu_now().saturating_sub(cpu), start.elapsed());
         let heap = PEAK.load(Relaxed).saturating_sub(base);
         self.runs += 1;
         self.spent += took;
         self.read += u64::from(out.as_ref().is_ok_and(|&r| r));
         self.over_one_second += u64::from(took > SECOND);
+        self.over_one_second_wall += u64::from(wall > SECOND);
         self.over_memory += u64::from(heap > MEMORY);
         if took > self.slowest.0 {
-            self.slowest = (took, text.clone());
+            self.slowest = (took, wall, text.clone());
         }
         if heap > self.heap_peak.0 {
             self.heap_peak = (heap, text.len());
@@ -135,12 +148,14 @@ fn peak_rss_kb() -> Option<u64> {
 
 /// The figures as docs/fuzzing.md's table.
 fn table(tallies: &[Tally], elapsed: Duration) -> String {
-    let mut s = String::from("| entry point | inputs | read | panics | over 1 s | over 256 MB | slowest | largest heap peak |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    let mut s = String::from(
+        "| entry point | inputs | read | panics | over 1 s CPU (wall) | over 256 MB | slowest, CPU (wall) | largest heap peak |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
     for t in tallies {
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} ms ({} bytes) | {:.1} MB ({} bytes of input) |\n",
-            t.kind.name(), t.runs, t.read, t.panics, t.over_one_second, t.over_memory,
-            t.slowest.0.as_secs_f64() * 1e3, t.slowest.1.len(), t.heap_peak.0 as f64 / 1e6, t.heap_peak.1
+            "| {} | {} | {} | {} | {} ({}) | {} | {:.1} ms ({:.1} ms), {} bytes | {:.1} MB ({} bytes of input) |\n",
+            t.kind.name(), t.runs, t.read, t.panics, t.over_one_second, t.over_one_second_wall, t.over_memory,
+            t.slowest.0.as_secs_f64() * 1e3, t.slowest.1.as_secs_f64() * 1e3, t.slowest.2.len(), t.heap_peak.0 as f64 / 1e6, t.heap_peak.1
         );
     }
     s + &format!("\n{:.0} s elapsed; peak RSS {} KB\n", elapsed.as_secs_f64(), peak_rss_kb().map_or("?".into(), |k| k.to_string()))
@@ -170,15 +185,15 @@ fn main() {
         .map(|(i, kind)| Tally {
             kind,
             rng: plans::Rng(seed.wrapping_mul(0x100).wrapping_add(i as u64)),
-            runs: 0, read: 0, panics: 0, over_one_second: 0, over_memory: 0,
-            spent: Duration::ZERO, slowest: (Duration::ZERO, String::new()), heap_peak: (0, 0),
+            runs: 0, read: 0, panics: 0, over_one_second: 0, over_one_second_wall: 0, over_memory: 0,
+            spent: Duration::ZERO, slowest: (Duration::ZERO, Duration::ZERO, String::new()), heap_peak: (0, 0),
         })
         .collect();
     println!("fuzz: up to {inputs} inputs for each of {} entry points (seed {seed}); {} plan, {} import and {} OOM seeds",
         tallies.len(), corpus.plans.len(), corpus.imports.len(), corpus.ooms.len());
     let start = Instant::now();
     let mut report_at = Duration::from_secs(60);
-    // The entry point that has had the least time goes next, until each has run `inputs` or the time is up.
+    // The entry point that has had the least CPU time goes next, until each has run `inputs` or the time is up.
     while let Some(t) = tallies.iter_mut().filter(|t| t.runs < inputs).min_by_key(|t| t.spent) {
         if start.elapsed() > budget {
             break;
@@ -190,7 +205,7 @@ fn main() {
         }
     }
     for t in &tallies {
-        let _ = std::fs::write(dir.join(format!("slowest-{}.txt", slug(t.kind))), &t.slowest.1);
+        let _ = std::fs::write(dir.join(format!("slowest-{}.txt", slug(t.kind))), &t.slowest.2);
     }
     println!("final:\n{}", table(&tallies, start.elapsed()));
 }
