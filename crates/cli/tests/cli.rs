@@ -105,7 +105,7 @@ fn presets_json_lists_models_and_gpus() {
     assert!(models.iter().all(|m| m["key"].is_string() && m["name"].is_string() && m["hf_id"].is_string()));
     assert!(models.iter().all(|m| m["family"].as_str().is_some_and(|f| !f.is_empty())), "every preset has a family");
     let gpus = v["gpus"].as_array().unwrap();
-    assert_eq!(gpus.len(), 13);
+    assert_eq!(gpus.len(), 18);
     assert!(gpus.iter().any(|g| g["key"] == "h100-sxm-80gb"));
     // The Bridge recipes (data/bridge_recipes.json): the one README's example names, with its model preset, GPU, and
     // GPU count from its name.

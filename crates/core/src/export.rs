@@ -11,6 +11,7 @@
 
 use crate::layout::{DEFAULT_ORDER, TP_PP_DP_ORDER};
 use crate::names;
+use crate::parallelism::{Kind, PARALLELISM, ParSetting};
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::plan::{Cluster, Plan, Precision};
@@ -148,6 +149,12 @@ enum Order {
     Default,
     TpPpDp,
     Other,
+}
+
+/// The Bridge / Megatron-LM switch that selects the tp-cp-ep-pp-dp order (the order row's, [`crate::parallelism`]).
+fn order_switch() -> crate::parallelism::Switch {
+    const NONE: crate::parallelism::Switch = crate::parallelism::Switch { value: "", bridge: "", mlm: "" };
+    crate::parallelism::row("order").and_then(|r| r.doc().switch).unwrap_or(NONE)
 }
 
 fn order_of(p: &Plan) -> Order {
@@ -549,20 +556,19 @@ fn heterogeneous_json(m: &ModelConfig) -> Option<String> {
 // attention_output_gate, moe_shared_expert_gate, moe_latent_size, mtp_use_repeated_layer, window_size,
 // window_attn_skip_freq, softmax_type); megatron/training/arguments.py (--hybrid-layer-pattern, --linear-attention-freq,
 // --window-size as tuple_type "left,right", --window-attn-skip-freq; the rest from ArgumentGroupFactory).
-fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> {
-    let mut f: Vec<(&'static str, &'static str, Val)> = Vec::new();
+fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, Val)> {
+    let mut f: Vec<(&'static str, Val)> = Vec::new();
     if let Some(p) = &m.hybrid_layer_pattern {
-        f.push(("model.hybrid_layer_pattern", "--hybrid-layer-pattern", Val::Text(p.as_str().to_string())));
+        f.push(("model.hybrid_layer_pattern", Val::Text(p.as_str().to_string())));
     }
     let opt = |v: Option<u64>| v.map(Val::Int);
-    for (path, flag, v) in [
-        ("model.mamba_state_dim", "--mamba-state-dim", opt(m.mamba_state_dim)),
-        ("model.mamba_head_dim", "--mamba-head-dim", opt(m.mamba_head_dim)),
-        ("model.mamba_num_groups", "--mamba-num-groups", opt(m.mamba_num_groups)),
-        ("model.mamba_num_heads", "--mamba-num-heads", opt(m.mamba_num_heads)),
+    for (path, v) in [
+        ("model.mamba_state_dim", opt(m.mamba_state_dim)),
+        ("model.mamba_head_dim", opt(m.mamba_head_dim)),
+        ("model.mamba_num_groups", opt(m.mamba_num_groups)),
+        ("model.mamba_num_heads", opt(m.mamba_num_heads)),
         (
             "model.experimental_attention_variant",
-            "--experimental-attention-variant",
             if m.gated_delta_net_variant() {
                 Some(Val::Str("gated_delta_net"))
             } else if m.dsa().is_some() && m.experimental_attention_variant.as_deref() == Some("dsa") {
@@ -571,13 +577,12 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
                 None
             },
         ),
-        ("model.dsa_indexer_n_heads", "--dsa-indexer-n-heads", m.dsa().and(opt(m.dsa_indexer_n_heads))),
-        ("model.dsa_indexer_head_dim", "--dsa-indexer-head-dim", m.dsa().and(opt(m.dsa_indexer_head_dim))),
-        ("model.dsa_indexer_topk", "--dsa-indexer-topk", m.dsa().and(opt(m.dsa_indexer_topk))),
-        ("model.dsa_indexer_loss_coeff", "--dsa-indexer-loss-coeff", m.dsa().and(m.dsa_indexer_loss_coeff).map(|c| Val::Json(serde_json::json!(c)))),
+        ("model.dsa_indexer_n_heads", m.dsa().and(opt(m.dsa_indexer_n_heads))),
+        ("model.dsa_indexer_head_dim", m.dsa().and(opt(m.dsa_indexer_head_dim))),
+        ("model.dsa_indexer_topk", m.dsa().and(opt(m.dsa_indexer_topk))),
+        ("model.dsa_indexer_loss_coeff", m.dsa().and(m.dsa_indexer_loss_coeff).map(|c| Val::Json(serde_json::json!(c)))),
         (
             "model.no_rope_freq",
-            "--no-rope-freq",
             m.no_rope_freq.as_ref().map(|l| match l {
                 MoeLayerFreq::Every(n) => Val::Int(*n),
                 MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
@@ -585,27 +590,25 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ),
         (
             "model.linear_attention_freq",
-            "--linear-attention-freq",
             m.linear_attention_freq.as_ref().map(|l| match l {
                 MoeLayerFreq::Every(n) => Val::Int(*n),
                 MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
             }),
         ),
-        ("model.linear_key_head_dim", "--linear-key-head-dim", opt(m.linear_key_head_dim)),
-        ("model.linear_value_head_dim", "--linear-value-head-dim", opt(m.linear_value_head_dim)),
-        ("model.linear_num_key_heads", "--linear-num-key-heads", opt(m.linear_num_key_heads)),
-        ("model.linear_num_value_heads", "--linear-num-value-heads", opt(m.linear_num_value_heads)),
-        ("model.linear_conv_kernel_dim", "--linear-conv-kernel-dim", opt(m.linear_conv_kernel_dim)),
-        ("model.attention_output_gate", "--attention-output-gate", m.attention_output_gate.then_some(Val::Bool(true))),
-        ("model.moe_shared_expert_gate", "--moe-shared-expert-gate", m.moe_shared_expert_gate.then_some(Val::Bool(true))),
-        ("model.moe_latent_size", "--moe-latent-size", opt(m.moe_latent_size)),
-        ("model.mtp_use_repeated_layer", "--mtp-use-repeated-layer", m.mtp_use_repeated_layer.then_some(Val::Bool(true))),
-        ("model.softmax_type", "--softmax-type", m.softmax_type.as_deref().and_then(|t| ["off-by-one", "learnable"].into_iter().find(|k| *k == t)).map(Val::Str)),
+        ("model.linear_key_head_dim", opt(m.linear_key_head_dim)),
+        ("model.linear_value_head_dim", opt(m.linear_value_head_dim)),
+        ("model.linear_num_key_heads", opt(m.linear_num_key_heads)),
+        ("model.linear_num_value_heads", opt(m.linear_num_value_heads)),
+        ("model.linear_conv_kernel_dim", opt(m.linear_conv_kernel_dim)),
+        ("model.attention_output_gate", m.attention_output_gate.then_some(Val::Bool(true))),
+        ("model.moe_shared_expert_gate", m.moe_shared_expert_gate.then_some(Val::Bool(true))),
+        ("model.moe_latent_size", opt(m.moe_latent_size)),
+        ("model.mtp_use_repeated_layer", m.mtp_use_repeated_layer.then_some(Val::Bool(true))),
+        ("model.softmax_type", m.softmax_type.as_deref().and_then(|t| ["off-by-one", "learnable"].into_iter().find(|k| *k == t)).map(Val::Str)),
         // Sliding-window attention: --window-size takes "left,right" (arguments.py tuple_type).
-        ("model.window_size", "--window-size", m.window_size.map(|[l, r]| Val::Json(serde_json::json!([l, r])))),
+        ("model.window_size", m.window_size.map(|[l, r]| Val::Json(serde_json::json!([l, r])))),
         (
             "model.window_attn_skip_freq",
-            "--window-attn-skip-freq",
             m.window_attn_skip_freq.as_ref().filter(|_| m.window_size.is_some()).map(|l| match l {
                 MoeLayerFreq::Every(n) => Val::Int(*n),
                 MoeLayerFreq::Pattern(p) => Val::Pattern(p.clone()),
@@ -613,7 +616,7 @@ fn layer_kind_fields(m: &ModelConfig) -> Vec<(&'static str, &'static str, Val)> 
         ),
     ] {
         if let Some(v) = v {
-            f.push((path, flag, v));
+            f.push((path, v));
         }
     }
     f
@@ -679,6 +682,68 @@ fn layout_setting(p: &Plan) -> Setting {
     }
 }
 
+/// The rows of the parallelism table in an export's order: the table's, with the rows of `group` (in `group`'s order)
+/// moved together to where `at` stands in the table.
+fn rows_grouped(at: &str, group: &[&str]) -> Vec<&'static ParSetting> {
+    let mut out = Vec::with_capacity(PARALLELISM.len());
+    for row in PARALLELISM.iter().filter(|r| !group.contains(&r.key) || r.key == at) {
+        if row.key == at {
+            out.extend(group.iter().filter_map(|k| crate::parallelism::row(k)));
+        } else {
+            out.push(row);
+        }
+    }
+    out
+}
+
+/// The layout and the fields that decide the split with it: the Bridge export writes them together, the layout first
+/// (its note points at the stage sizes below).
+const SPLIT_ROWS: [&str; 5] = [
+    "pipeline_model_parallel_layout",
+    "num_layers_in_first_pipeline_stage",
+    "num_layers_in_last_pipeline_stage",
+    "account_for_embedding_in_pipeline_split",
+    "account_for_loss_in_pipeline_split",
+];
+
+/// The Bridge settings of the parallelism rows, each at its deciding Bridge path ([`crate::parallelism`]); the rank
+/// order, which Bridge takes as a switch, is the caller's.
+// Field names: megatron/core/model_parallel_config.py and transformer_config.py, which Megatron Bridge's
+// GPTModelProvider inherits; overlap_p2p_comm: Bridge training/comm_overlap.py CommOverlapConfig.
+fn bridge_parallel(p: &Plan) -> Vec<Setting> {
+    let par = &p.parallelism;
+    // Written when the plan sets them, beside a layout (a recipe may set them; Megatron rejects them with one), and
+    // where the recipe the launch names sets them otherwise.
+    let recipe_differs = |key: &str, ours: bool| named_recipe_value(p, "parallelism", key).is_some_and(|v| v.as_bool() != Some(ours));
+    let accounted = par.account_for_embedding_in_pipeline_split
+        || par.account_for_loss_in_pipeline_split
+        || par.pipeline_model_parallel_layout.is_some()
+        || recipe_differs("account_for_embedding_in_pipeline_split", par.account_for_embedding_in_pipeline_split)
+        || recipe_differs("account_for_loss_in_pipeline_split", par.account_for_loss_in_pipeline_split);
+    let mut out = Vec::new();
+    for row in rows_grouped(SPLIT_ROWS[1], &SPLIT_ROWS) {
+        let doc = row.doc();
+        let Some(&path) = doc.name.bridge.first() else { continue };
+        let value = par.get(row.key).unwrap_or(serde_json::Value::Null);
+        out.extend(match (row.kind, row.key) {
+            (Kind::Layout, _) => Some(layout_setting(p)),
+            (_, "expert_tensor_parallel_size") if par.expert_tensor_parallel_size_defaulted && par.ep() > 1 => Some(set_note(
+                path,
+                Val::Int(par.etp()),
+                "the plan left ETP unset: megatron-core's default (= TP) is written out; Bridge alone would use 1 with EP > 1",
+            )),
+            (Kind::Bool, "account_for_embedding_in_pipeline_split" | "account_for_loss_in_pipeline_split") => {
+                accounted.then(|| set(path, Val::Json(value)))
+            }
+            (Kind::UInt | Kind::Bool, _) => Some(set(path, Val::Json(value))),
+            (Kind::OptUInt, _) if doc.bridge_none => Some(set(path, Val::OptInt(value.as_u64()))),
+            (Kind::OptUInt | Kind::OptBool, _) => (!value.is_null()).then(|| set(path, Val::Json(value))),
+            (Kind::Order, _) => None,
+        });
+    }
+    out
+}
+
 /// Every Megatron Bridge setting the plan decides.
 // Field names: megatron/core/model_parallel_config.py (tensor/pipeline/virtual_pipeline/context/expert/
 // expert_tensor_parallel_size, sequence_parallel, microbatch_group_size_per_vp_stage) and
@@ -692,52 +757,13 @@ fn bridge_sections(p: &Plan, r: &Report) -> Vec<Section> {
     let t = &p.training;
     let mut out = Vec::new();
 
-    let mut parallel = vec![
-        set(names::bridge("parallelism.tensor_model_parallel_size"), Val::Int(par.tp())),
-        set(names::bridge("parallelism.pipeline_model_parallel_size"), Val::Int(par.pp())),
-        set(names::bridge("parallelism.virtual_pipeline_model_parallel_size"), Val::OptInt(par.virtual_pipeline_model_parallel_size)),
-        set(names::bridge("parallelism.context_parallel_size"), Val::Int(par.cp())),
-        set(names::bridge("parallelism.expert_model_parallel_size"), Val::Int(par.ep())),
-        if par.expert_tensor_parallel_size_defaulted && par.ep() > 1 {
-            set_note(
-                names::bridge("parallelism.expert_tensor_parallel_size"),
-                Val::Int(par.etp()),
-                "the plan left ETP unset: megatron-core's default (= TP) is written out; Bridge alone would use 1 with EP > 1",
-            )
-        } else {
-            set(names::bridge("parallelism.expert_tensor_parallel_size"), Val::Int(par.etp()))
-        },
-        set(names::bridge("parallelism.sequence_parallel"), Val::Bool(par.sequence_parallel)),
-        layout_setting(p),
-        set(names::bridge("parallelism.num_layers_in_first_pipeline_stage"), Val::OptInt(par.num_layers_in_first_pipeline_stage)),
-        set(names::bridge("parallelism.num_layers_in_last_pipeline_stage"), Val::OptInt(par.num_layers_in_last_pipeline_stage)),
-    ];
-    // Written when the plan sets them, beside a layout (a recipe may set them; Megatron rejects them with one), and
-    // where the recipe the launch names sets them otherwise.
-    let (account_embedding, account_loss) = (par.account_for_embedding_in_pipeline_split, par.account_for_loss_in_pipeline_split);
-    let recipe_differs = |key: &str, ours: bool| named_recipe_value(p, "parallelism", key).is_some_and(|v| v.as_bool() != Some(ours));
-    if account_embedding
-        || account_loss
-        || par.pipeline_model_parallel_layout.is_some()
-        || recipe_differs("account_for_embedding_in_pipeline_split", account_embedding)
-        || recipe_differs("account_for_loss_in_pipeline_split", account_loss)
-    {
-        parallel.push(set(names::bridge("parallelism.account_for_embedding_in_pipeline_split"), Val::Bool(account_embedding)));
-        parallel.push(set(names::bridge("parallelism.account_for_loss_in_pipeline_split"), Val::Bool(account_loss)));
-    }
-    if let Some(g) = par.microbatch_group_size_per_vp_stage {
-        parallel.push(set(names::bridge("parallelism.microbatch_group_size_per_vp_stage"), Val::Int(g)));
-    }
-    // Source: megatron/bridge/training/comm_overlap.py CommOverlapConfig.overlap_p2p_comm.
-    if let Some(on) = par.overlap_p2p_comm {
-        parallel.push(set(names::bridge("parallelism.overlap_p2p_comm"), Val::Bool(on)));
-    }
+    let parallel = bridge_parallel(p);
     let mut par_section = section("Parallelism", parallel);
     // Source: megatron/training/config/common_config.py DistributedInitConfig.use_tp_pp_dp_mapping; Bridge
     // training/initialize.py passes order "tp-cp-ep-dp-pp" or, with it, "tp-cp-ep-pp-dp".
     match order_of(p) {
         Order::Default => {}
-        Order::TpPpDp => par_section.settings.push(set_note("dist.use_tp_pp_dp_mapping", Val::Bool(true), "rank order tp-cp-ep-pp-dp")),
+        Order::TpPpDp => par_section.settings.push(set_note(order_switch().bridge, Val::Bool(true), "rank order tp-cp-ep-pp-dp")),
         Order::Other => par_section.notes.push(format!(
             "rank order {}: Bridge builds only tp-cp-ep-dp-pp or (dist.use_tp_pp_dp_mapping) tp-cp-ep-pp-dp",
             comment_text(&par.order)
@@ -960,7 +986,7 @@ fn bridge_model_section(m: &ModelConfig) -> Section {
         launch_notes.push("model.heterogeneous_layers_config_encoded_json (the per-layer blocks) cannot be a launch override: set it in Python, as the Python export writes it".into());
     }
     notes.extend(unexpressed_notes(m));
-    for (path, _, v) in layer_kind_fields(m) {
+    for (path, v) in layer_kind_fields(m) {
         s.push(set(path, v));
     }
     for (path, v) in dsv4_fields(m) {
@@ -1173,50 +1199,15 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
         None => f.to_string(),
     };
 
-    let mut g = vec![
-        flag(names::flag("parallelism.tensor_model_parallel_size"), Some(par.tp().to_string())),
-        flag(names::flag("parallelism.pipeline_model_parallel_size"), Some(par.pp().to_string())),
-    ];
-    // validate_args takes at most one of --num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout
-    // (whose stages / PP set the VPP).
     let layout = par.pipeline_model_parallel_layout.as_ref().and_then(layout_text);
-    match (&layout, par.virtual_pipeline_model_parallel_size) {
-        (Some(l), _) => g.push(flag(names::flag("parallelism.pipeline_model_parallel_layout"), Some(l.clone()))),
-        (None, Some(v)) => g.push(flag(names::flag("parallelism.virtual_pipeline_model_parallel_size"), Some(v.to_string()))),
-        (None, None) => {}
-    }
-    if par.account_for_embedding_in_pipeline_split {
-        g.push(flag(names::flag("parallelism.account_for_embedding_in_pipeline_split"), None));
-    }
-    if par.account_for_loss_in_pipeline_split {
-        g.push(flag(names::flag("parallelism.account_for_loss_in_pipeline_split"), None));
-    }
-    g.push(flag(names::flag("parallelism.context_parallel_size"), Some(par.cp().to_string())));
-    g.push(flag(names::flag("parallelism.expert_model_parallel_size"), Some(par.ep().to_string())));
-    g.push(flag(names::flag("parallelism.expert_tensor_parallel_size"), Some(par.etp().to_string())));
-    if par.sequence_parallel {
-        g.push(flag(names::flag("parallelism.sequence_parallel"), None));
-    }
-    if let Some(n) = par.num_layers_in_first_pipeline_stage {
-        g.push(flag(names::flag("parallelism.num_layers_in_first_pipeline_stage"), Some(n.to_string())));
-    }
-    if let Some(n) = par.num_layers_in_last_pipeline_stage {
-        g.push(flag(names::flag("parallelism.num_layers_in_last_pipeline_stage"), Some(n.to_string())));
-    }
-    if let Some(n) = par.microbatch_group_size_per_vp_stage {
-        g.push(flag(names::flag("parallelism.microbatch_group_size_per_vp_stage"), Some(n.to_string())));
-    }
-    // Source: megatron/training/arguments.py --overlap-p2p-communication (a store_true flag).
-    if par.overlap_p2p_comm == Some(true) {
-        g.push(flag(names::flag("parallelism.overlap_p2p_comm"), None));
-    }
+    let mut g = megatron_lm_parallel(par, layout.as_deref());
     let mut notes = Vec::new();
     if par.pipeline_model_parallel_layout.is_some() && layout.is_none() {
         notes.push("the plan's pipeline_model_parallel_layout has entries Megatron rejects; it is not written".to_string());
     }
     match order_of(p) {
         Order::Default => {}
-        Order::TpPpDp => g.push(flag("--use-tp-pp-dp-mapping", None)),
+        Order::TpPpDp => g.push(flag(order_switch().mlm, None)),
         Order::Other => notes.push(format!(
             "rank order {}: Megatron-LM builds only tp-cp-ep-dp-pp or (--use-tp-pp-dp-mapping) tp-cp-ep-pp-dp",
             comment_text(&par.order)
@@ -1248,6 +1239,34 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
     }
     lines.push(")".into());
     lines.join("\n") + "\n"
+}
+
+/// The Megatron-LM flags of the parallelism rows ([`crate::parallelism`]): a size always, an optional value when set,
+/// a `store_true` flag when true. The VPP, the layout and the accounting are written together after PP:
+/// validate_args takes at most one of --num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout
+/// (whose stages / PP set the VPP). The rank order, a switch, is the caller's.
+fn megatron_lm_parallel(par: &crate::plan::Parallelism, layout: Option<&str>) -> Vec<String> {
+    const VPP_ROWS: [&str; 4] =
+        ["virtual_pipeline_model_parallel_size", "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"];
+    let mut g = Vec::new();
+    for row in rows_grouped(VPP_ROWS[0], &VPP_ROWS) {
+        let Some((flag, _)) = row.doc().name.mlm else { continue };
+        let value = par.get(row.key).unwrap_or(serde_json::Value::Null);
+        let word = match (row.kind, &value) {
+            (Kind::Layout, _) => layout.map(str::to_string),
+            (Kind::OptUInt, _) if row.key == VPP_ROWS[0] && layout.is_some() => None,
+            (Kind::UInt | Kind::OptUInt, serde_json::Value::Number(n)) => Some(n.to_string()),
+            (Kind::Bool | Kind::OptBool, serde_json::Value::Bool(true)) => {
+                g.push(flag.to_string());
+                None
+            }
+            _ => None,
+        };
+        if let Some(w) = word {
+            g.push(format!("{flag} {}", shell_word(&w)));
+        }
+    }
+    g
 }
 
 /// Whether a row matters to this plan under Megatron-LM (its switch is on, the model has the layers it acts on).
@@ -1327,12 +1346,14 @@ fn mlm_flag(f: &str, v: Option<String>) -> String {
 
 
 fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<String>) {
-    let n = |f: &str, v: u64| format!("{f} {v}");
+    // Each flag is the model field's in the one names table (names::MODEL), which the importers read back.
+    let n = |path: &str, v: u64| format!("{} {v}", names::model_flag(path));
+    let on = |path: &str| names::model_flag(path).to_string();
     let mut g = vec![
-        n("--num-layers", m.num_layers),
-        n("--hidden-size", m.hidden_size),
-        n("--ffn-hidden-size", m.ffn_hidden_size),
-        n("--num-attention-heads", m.num_attention_heads),
+        n("model.num_layers", m.num_layers),
+        n("model.hidden_size", m.hidden_size),
+        n("model.ffn_hidden_size", m.ffn_hidden_size),
+        n("model.num_attention_heads", m.num_attention_heads),
     ];
     let mut notes = Vec::new();
     if let Some(json) = heterogeneous_json(m) {
@@ -1344,23 +1365,23 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         // core_transformer_config_from_args passes num_query_groups only with --group-query-attention.
         if m.num_query_groups != m.num_attention_heads {
             g.push("--group-query-attention".into());
-            g.push(n("--num-query-groups", m.num_query_groups));
+            g.push(n("model.num_query_groups", m.num_query_groups));
         }
-        g.push(n("--kv-channels", m.kv_channels));
+        g.push(n("model.kv_channels", m.kv_channels));
     }
     // validate_args requires --max-position-embeddings and that it is at least --seq-length.
     match m.max_position_embeddings {
-        Some(v) => g.push(n("--max-position-embeddings", v)),
+        Some(v) => g.push(n("model.max_position_embeddings", v)),
         None => {
-            g.push(n("--max-position-embeddings", seq_length));
+            g.push(n("model.max_position_embeddings", seq_length));
             notes.push("max_position_embeddings is not set in the plan; the sequence length is used".into());
         }
     }
     if let Some(v) = known(&m.position_embedding_type, POSITION_EMBEDDINGS) {
-        g.push(format!("--position-embedding-type {v}"));
+        g.push(format!("{} {v}", names::model_flag("model.position_embedding_type")));
     }
     if let Some(v) = known(&m.normalization, NORMALIZATIONS) {
-        g.push(format!("--normalization {v}"));
+        g.push(format!("{} {v}", names::model_flag("model.normalization")));
     }
     match (m.gated_linear_unit, known(&m.activation_func, ACTIVATIONS)) {
         (true, Some("silu")) => g.push("--swiglu".into()),
@@ -1373,55 +1394,56 @@ fn megatron_lm_model(m: &ModelConfig, seq_length: u64) -> (Vec<String>, Vec<Stri
         )),
     }
     if !m.add_bias_linear {
-        g.push("--disable-bias-linear".into());
+        g.push(on("model.add_bias_linear"));
     }
     if m.add_qkv_bias {
-        g.push("--add-qkv-bias".into());
+        g.push(on("model.add_qkv_bias"));
     }
     if m.qk_layernorm {
-        g.push("--qk-layernorm".into());
+        g.push(on("model.qk_layernorm"));
     }
     if !m.share_embeddings_and_output_weights {
-        g.push("--untie-embeddings-and-output-weights".into());
+        g.push(on("model.share_embeddings_and_output_weights"));
     }
-    g.push(n("--make-vocab-size-divisible-by", m.make_vocab_size_divisible_by));
+    g.push(n("model.make_vocab_size_divisible_by", m.make_vocab_size_divisible_by));
     notes.push(format!(
         "vocabulary {}: the tokenizer sets it (with --tokenizer-type NullTokenizer pass --vocab-size {})",
         m.vocab_size, m.vocab_size
     ));
     if m.is_moe() {
-        g.push(n("--num-experts", m.num_experts()));
-        g.push(n("--moe-router-topk", m.moe_router_topk));
-        g.push(n("--moe-ffn-hidden-size", m.moe_ffn()));
+        g.push(n("model.num_moe_experts", m.num_experts()));
+        g.push(n("model.moe_router_topk", m.moe_router_topk));
+        g.push(n("model.moe_ffn_hidden_size", m.moe_ffn()));
         if let Some(s) = m.moe_shared_expert_intermediate_size.filter(|&s| s > 0) {
-            g.push(n("--moe-shared-expert-intermediate-size", s));
+            g.push(n("model.moe_shared_expert_intermediate_size", s));
         }
         match &m.moe_layer_freq {
-            MoeLayerFreq::Every(k) => g.push(n("--moe-layer-freq", *k)),
+            MoeLayerFreq::Every(k) => g.push(n("model.moe_layer_freq", *k)),
             // moe_freq_type evaluates a list expression of digits, [ ] ( ) + * and commas (no spaces).
             MoeLayerFreq::Pattern(p) => {
                 let expr = runs(p).iter().map(|(v, k)| format!("[{v}]*{k}")).collect::<Vec<_>>().join("+");
-                g.push(format!("--moe-layer-freq {}", shell_word(&format!("({expr})"))));
+                g.push(format!("{} {}", names::model_flag("model.moe_layer_freq"), shell_word(&format!("({expr})"))));
             }
         }
         if m.moe_router_pre_softmax {
-            g.push("--moe-router-pre-softmax".into());
+            g.push(on("model.moe_router_pre_softmax"));
         }
     }
     if m.multi_latent_attention {
-        g.push("--multi-latent-attention".into());
+        g.push(on("model.multi_latent_attention"));
         if let Some(q) = m.q_lora_rank {
-            g.push(n("--q-lora-rank", q));
+            g.push(n("model.q_lora_rank", q));
         }
-        g.push(n("--kv-lora-rank", m.kv_lora_rank));
-        g.push(n("--qk-head-dim", m.qk_head_dim));
-        g.push(n("--qk-pos-emb-head-dim", m.qk_pos_emb_head_dim));
-        g.push(n("--v-head-dim", m.v_head_dim));
+        g.push(n("model.kv_lora_rank", m.kv_lora_rank));
+        g.push(n("model.qk_head_dim", m.qk_head_dim));
+        g.push(n("model.qk_pos_emb_head_dim", m.qk_pos_emb_head_dim));
+        g.push(n("model.v_head_dim", m.v_head_dim));
     }
     if m.mtp_num_layers > 0 {
-        g.push(n("--mtp-num-layers", m.mtp_num_layers));
+        g.push(n("model.mtp_num_layers", m.mtp_num_layers));
     }
-    for (_, flag, v) in layer_kind_fields(m) {
+    for (path, v) in layer_kind_fields(m) {
+        let flag = names::model_flag(path);
         g.push(match v {
             Val::Bool(_) => flag.to_string(),
             Val::Text(t) => format!("{flag} {}", shell_word(&t)),
@@ -1532,60 +1554,38 @@ struct ModelOut<'a> {
     config: &'a ModelConfig,
 }
 
-#[derive(Serialize)]
-struct ParallelismOut<'a> {
-    tensor_model_parallel_size: u64,
-    pipeline_model_parallel_size: u64,
-    virtual_pipeline_model_parallel_size: Option<u64>,
-    context_parallel_size: u64,
-    expert_model_parallel_size: u64,
-    /// null: megatron-core's default (= TP), as the plan had it.
-    expert_tensor_parallel_size: Option<u64>,
-    sequence_parallel: bool,
-    order: &'a str,
-    num_layers_in_first_pipeline_stage: Option<u64>,
-    num_layers_in_last_pipeline_stage: Option<u64>,
-    microbatch_group_size_per_vp_stage: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    overlap_p2p_comm: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pipeline_model_parallel_layout: Option<&'a LayoutSpec>,
-    #[serde(skip_serializing_if = "is_false")]
-    account_for_embedding_in_pipeline_split: bool,
-    #[serde(skip_serializing_if = "is_false")]
-    account_for_loss_in_pipeline_split: bool,
-}
+/// The plan file's `parallelism`: every row of the table in order, ETP null where the plan left Megatron-Core's default
+/// (= TP), and the rows [`crate::parallelism::ParDoc::written_when_set`] only when set.
+struct ParallelismOut<'a>(&'a crate::plan::Parallelism);
 
-fn is_false(b: &bool) -> bool {
-    !*b
+impl Serialize for ParallelismOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (par, defaults) = (self.0, crate::plan::Parallelism::default());
+        let mut map = s.serialize_map(None)?;
+        for row in PARALLELISM {
+            let value = match row.key {
+                "expert_tensor_parallel_size" if par.expert_tensor_parallel_size_defaulted => serde_json::Value::Null,
+                key => par.get(key).unwrap_or(serde_json::Value::Null),
+            };
+            if row.doc().written_when_set && Some(&value) == defaults.get(row.key).as_ref() {
+                continue;
+            }
+            map.serialize_entry(row.key, &value)?;
+        }
+        map.end()
+    }
 }
 
 /// The plan file `meshplan plan` reads: every field written out (null where the plan takes a default it
 /// computes, such as the global batch size), so parsing it gives back the same resolved plan.
 pub fn plan_json(p: &Plan) -> String {
-    let par = &p.parallelism;
     let file = PlanFile {
         recipe: p.recipe.as_deref(),
         model: ModelOut { preset: (p.model_key != "custom").then_some(p.model_key.as_str()), name: &p.model_name, config: &p.model },
         cluster: &p.cluster,
         training: &p.training,
-        parallelism: ParallelismOut {
-            tensor_model_parallel_size: par.tensor_model_parallel_size,
-            pipeline_model_parallel_size: par.pipeline_model_parallel_size,
-            virtual_pipeline_model_parallel_size: par.virtual_pipeline_model_parallel_size,
-            context_parallel_size: par.context_parallel_size,
-            expert_model_parallel_size: par.expert_model_parallel_size,
-            expert_tensor_parallel_size: (!par.expert_tensor_parallel_size_defaulted).then_some(par.expert_tensor_parallel_size),
-            sequence_parallel: par.sequence_parallel,
-            order: &par.order,
-            num_layers_in_first_pipeline_stage: par.num_layers_in_first_pipeline_stage,
-            num_layers_in_last_pipeline_stage: par.num_layers_in_last_pipeline_stage,
-            microbatch_group_size_per_vp_stage: par.microbatch_group_size_per_vp_stage,
-            overlap_p2p_comm: par.overlap_p2p_comm,
-            pipeline_model_parallel_layout: par.pipeline_model_parallel_layout.as_ref(),
-            account_for_embedding_in_pipeline_split: par.account_for_embedding_in_pipeline_split,
-            account_for_loss_in_pipeline_split: par.account_for_loss_in_pipeline_split,
-        },
+        parallelism: ParallelismOut(&p.parallelism),
     };
     // Serializing these plain structs cannot fail; an empty object is the never-reached fallback.
     serde_json::to_string_pretty(&file).unwrap_or_else(|_| "{}".into()) + "\n"

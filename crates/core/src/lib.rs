@@ -20,6 +20,7 @@ pub mod model_fields;
 pub mod names;
 pub mod oom;
 pub mod perf;
+pub mod parallelism;
 pub mod pipeline;
 pub mod plan;
 pub mod presets;

@@ -133,3 +133,33 @@ pub const MAX_SEARCH_TOP: usize = 1000;
 
 /// A candidate's rules and bookkeeping, in the units of [`MAX_SEARCH_WORK`] (≈ 0.3 µs against ≈ 7 ns per unit).
 pub const CANDIDATE_WORK: u64 = 40;
+
+/// The most words one shell text yields to the readers (`imports::shell`): a long Megatron-LM launch script has ~300;
+/// the text's own words are bounded by its length ([`MAX_PLAN_BYTES`]). Names are looked up in a map, so the reading
+/// is linear: measured with the debug CLI (`meshplan import`, one core of a shared 2-core machine), 40,000
+/// `export V=…` lines (680 KB) 1.5 s (38 s while names were searched in a list, issue 20; 3.2 s in release), 10^5
+/// variables in 1 MiB 2.5 s (110 s before), 40,000 nested `if`s 0.1 s; `tests/import_limits.rs` holds each.
+pub const MAX_SHELL_WORDS: usize = 100_000;
+
+/// The most `${A:-${B:-…}}` defaults expanded inside one another; a deeper one stays as written. Scripts nest at
+/// most two (Megatron Bridge's `RECIPE_NAME="${RECIPE_NAME:-${MODEL_NAME}_pretrain_config}"`).
+pub const MAX_SHELL_DEFAULT_DEPTH: usize = 8;
+
+/// The most bytes all expansions of one shell text may produce together (2 MiB, twice the largest text read): an
+/// array that doubles itself each line stops here (40 doublings of one word would be 2^40 words); past it, `$NAME`
+/// stays as written.
+pub const MAX_SHELL_EXPANDED_BYTES: usize = 2 << 20;
+
+/// The deepest `$(( … ))` expression evaluated (parentheses and operators nested): bash's own recursion limit is in
+/// the thousands; launch scripts nest two or three. Deeper is "not evaluated" (listed with its line), so 10^5 nested
+/// parentheses cost one linear scan.
+pub const MAX_SHELL_ARITH_DEPTH: usize = 64;
+
+/// The most settings an import lists one by one as not read (a Megatron-LM argument dump has ~600 arguments); past
+/// it, one more entry counts the rest. Each new entry is checked against those listed (a command both echoed and run
+/// lists each setting once), by a set, so the listing is linear.
+pub const MAX_UNRECOGNIZED: usize = 2048;
+
+/// The deepest YAML nesting read (`imports::yaml`); a Megatron Bridge ConfigContainer nests four deep. Deeper lines are
+/// not read, so a 1 MiB staircase of indentation costs one pass.
+pub const MAX_YAML_DEPTH: usize = 64;

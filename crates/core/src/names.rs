@@ -1,32 +1,15 @@
-//! Where each plan field comes from in the tools' own spellings, for the fields that are not rows of the settings
-//! table (those rows carry their Bridge paths and Megatron-LM flags themselves, [`crate::settings::SETTINGS`]): the
-//! parallel layout, the batch, and the model's TransformerConfig fields as Megatron-LM's flags spell them. The exports
-//! write the layout and batch names from [`LAYOUT`] ([`bridge`], [`flag`]) and the imports read them back through it;
-//! the round-trip test (`tests/imports.rs`) holds every export of every preset to reading back as the same plan.
+//! Where each plan field that is not a row of the settings table comes from in the tools' own spellings (the settings
+//! rows carry their Bridge paths and Megatron-LM flags themselves, [`crate::settings::SETTINGS`]): the parallel layout
+//! (the rows of [`crate::parallelism::PARALLELISM`], whose names this module reads), the batch ([`BATCH`]), and the
+//! model's TransformerConfig fields as Megatron-LM's flags spell them ([`MODEL`]). The exports write every such name
+//! through [`bridge`], [`flag`] and [`model_flag`], and the imports read them back through [`by_flag`] and
+//! [`by_bridge`]; the round-trip tests (`tests/imports.rs`, `tests/parallelism_table.rs`) hold every export to reading
+//! back as the same plan.
 //!
-//! At the bottom of the module graph with `codes`: it imports nothing from the crate.
+//! It sits above `parallelism` (the table it reads) and below `export` and `imports`.
 
-/// How a Megatron-LM flag carries its value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Arg {
-    /// `--flag VALUE`.
-    Value,
-    /// A `store_true` flag: the plan field is true when present.
-    Flag,
-    /// A `store_true` flag that sets the plan field false (`--disable-bias-linear`).
-    FlagFalse,
-}
-
-/// One plan field and its names.
-#[derive(Clone, Copy, Debug)]
-pub struct Name {
-    /// The plan path, `section.field`.
-    pub plan: &'static str,
-    /// Megatron Bridge ConfigContainer paths, the first deciding when several are given.
-    pub bridge: &'static [&'static str],
-    /// The Megatron-LM flag and how it carries its value.
-    pub mlm: Option<(&'static str, Arg)>,
-}
+pub use crate::parallelism::{Arg, Name};
+use crate::parallelism::PARALLELISM_DOCS;
 
 const fn n(plan: &'static str, bridge: &'static [&'static str], mlm: Option<(&'static str, Arg)>) -> Name {
     Name { plan, bridge, mlm }
@@ -34,38 +17,11 @@ const fn n(plan: &'static str, bridge: &'static [&'static str], mlm: Option<(&'s
 
 use Arg::{Flag, FlagFalse, Value};
 
-/// The parallel layout and the batch.
-// Sources: Megatron-LM megatron/training/arguments.py and the ModelParallelConfig / TransformerConfig fields its
-// ArgumentGroupFactory turns into flags (--num-virtual-stages-per-pipeline-rank, --decoder-first-pipeline-num-layers,
-// --overlap-p2p-communication are literal add_argument names); Bridge training/config.py (TrainingConfig, dataset
-// seq_length), training/comm_overlap.py (overlap_p2p_comm) — as export.rs writes them.
-pub const LAYOUT: &[Name] = &[
-    n("parallelism.tensor_model_parallel_size", &["model.tensor_model_parallel_size"], Some(("--tensor-model-parallel-size", Value))),
-    n("parallelism.pipeline_model_parallel_size", &["model.pipeline_model_parallel_size"], Some(("--pipeline-model-parallel-size", Value))),
-    n(
-        "parallelism.virtual_pipeline_model_parallel_size",
-        &["model.virtual_pipeline_model_parallel_size"],
-        Some(("--num-virtual-stages-per-pipeline-rank", Value)),
-    ),
-    n("parallelism.context_parallel_size", &["model.context_parallel_size"], Some(("--context-parallel-size", Value))),
-    n("parallelism.expert_model_parallel_size", &["model.expert_model_parallel_size"], Some(("--expert-model-parallel-size", Value))),
-    n("parallelism.expert_tensor_parallel_size", &["model.expert_tensor_parallel_size"], Some(("--expert-tensor-parallel-size", Value))),
-    n("parallelism.sequence_parallel", &["model.sequence_parallel"], Some(("--sequence-parallel", Flag))),
-    n("parallelism.pipeline_model_parallel_layout", &["model.pipeline_model_parallel_layout"], Some(("--pipeline-model-parallel-layout", Value))),
-    n("parallelism.num_layers_in_first_pipeline_stage", &["model.num_layers_in_first_pipeline_stage"], Some(("--decoder-first-pipeline-num-layers", Value))),
-    n("parallelism.num_layers_in_last_pipeline_stage", &["model.num_layers_in_last_pipeline_stage"], Some(("--decoder-last-pipeline-num-layers", Value))),
-    n(
-        "parallelism.account_for_embedding_in_pipeline_split",
-        &["model.account_for_embedding_in_pipeline_split"],
-        Some(("--account-for-embedding-in-pipeline-split", Flag)),
-    ),
-    n("parallelism.account_for_loss_in_pipeline_split", &["model.account_for_loss_in_pipeline_split"], Some(("--account-for-loss-in-pipeline-split", Flag))),
-    n(
-        "parallelism.microbatch_group_size_per_vp_stage",
-        &["model.microbatch_group_size_per_vp_stage"],
-        Some(("--microbatch-group-size-per-virtual-pipeline-stage", Value)),
-    ),
-    n("parallelism.overlap_p2p_comm", &["comm_overlap.overlap_p2p_comm", "model.overlap_p2p_comm"], Some(("--overlap-p2p-communication", Flag))),
+/// The batch.
+// Sources: Megatron-LM megatron/training/arguments.py (--seq-length is a literal add_argument name; --micro-batch-size
+// and --global-batch-size are generated from TrainingConfig); Bridge training/config.py (TrainingConfig, dataset
+// seq_length).
+pub const BATCH: &[Name] = &[
     n("training.micro_batch_size", &["train.micro_batch_size"], Some(("--micro-batch-size", Value))),
     n("training.global_batch_size", &["train.global_batch_size"], Some(("--global-batch-size", Value))),
     n("training.seq_length", &["dataset.seq_length", "model.seq_length", "dataset.sequence_length"], Some(("--seq-length", Value))),
@@ -131,11 +87,16 @@ pub const MODEL: &[Name] = &[
     n("model.no_rope_freq", &[], Some(("--no-rope-freq", Value))),
 ];
 
+/// Every layout and batch name: the parallelism rows', then [`BATCH`].
+fn layout_and_batch() -> impl Iterator<Item = &'static Name> {
+    PARALLELISM_DOCS.iter().map(|d| &d.name).chain(BATCH)
+}
+
 /// The Megatron-LM flag `flag` (with or without its leading dashes, `-` or `_` between words) of a layout, batch or
 /// model field.
 pub fn by_flag(flag: &str) -> Option<&'static Name> {
     let key = canonical_flag(flag);
-    LAYOUT.iter().chain(MODEL).find(|n| n.mlm.is_some_and(|(f, _)| f == key))
+    layout_and_batch().chain(MODEL).find(|n| n.mlm.is_some_and(|(f, _)| f == key))
 }
 
 /// `--tensor_model_parallel_size`, `tensor-model-parallel-size` → `--tensor-model-parallel-size` (argparse accepts
@@ -146,16 +107,65 @@ pub fn canonical_flag(flag: &str) -> String {
 
 /// The Bridge path `path` of a layout or batch field, and its rank among the paths of that field (0 decides).
 pub fn by_bridge(path: &str) -> Option<(&'static Name, usize)> {
-    LAYOUT.iter().find_map(|n| n.bridge.iter().position(|b| *b == path).map(|i| (n, i)))
+    layout_and_batch().find_map(|n| n.bridge.iter().position(|b| *b == path).map(|i| (n, i)))
 }
 
-/// The deciding Bridge path of the layout or batch field `plan` ("" for a path not in [`LAYOUT`], which the round-trip
-/// test would catch).
+/// The deciding Bridge path of the layout or batch field `plan` ("" for a path that is neither, which the round-trip
+/// tests would catch).
 pub fn bridge(plan: &str) -> &'static str {
-    LAYOUT.iter().find(|n| n.plan == plan).and_then(|n| n.bridge.first().copied()).unwrap_or("")
+    layout_and_batch().find(|n| n.plan == plan).and_then(|n| n.bridge.first().copied()).unwrap_or("")
 }
 
-/// The Megatron-LM flag of the layout or batch field `plan` ("" for a path not in [`LAYOUT`]).
+/// The Megatron-LM flag of the layout or batch field `plan` ("" for a path that is neither).
 pub fn flag(plan: &str) -> &'static str {
-    LAYOUT.iter().find(|n| n.plan == plan).and_then(|n| n.mlm.map(|(f, _)| f)).unwrap_or("")
+    layout_and_batch().find(|n| n.plan == plan).and_then(|n| n.mlm.map(|(f, _)| f)).unwrap_or("")
+}
+
+/// The Megatron-LM flag of the model field `plan` ("" for a field [`MODEL`] does not list, which the export tests
+/// catch: every flag the Megatron-LM export writes is read back).
+pub fn model_flag(plan: &str) -> &'static str {
+    MODEL.iter().find(|n| n.plan == plan).and_then(|n| n.mlm.map(|(f, _)| f)).unwrap_or("")
+}
+
+/// A parallelism row's switch (a `store_true` flag / Bridge bool that selects one value of the row, such as
+/// `--use-tp-pp-dp-mapping` for the order): the row's plan path and the value the switch selects.
+fn switch_where(pick: impl Fn(&crate::parallelism::Switch) -> bool) -> Option<(&'static str, &'static str)> {
+    PARALLELISM_DOCS.iter().find_map(|d| d.switch.filter(|s| pick(s)).map(|s| (d.name.plan, s.value)))
+}
+
+/// The parallelism switch whose Megatron-LM flag is `flag` (any spelling [`canonical_flag`] reads).
+pub fn switch_by_flag(flag: &str) -> Option<(&'static str, &'static str)> {
+    let key = canonical_flag(flag);
+    switch_where(|s| s.mlm == key)
+}
+
+/// The parallelism switch at Bridge path `path`.
+pub fn switch_by_bridge(path: &str) -> Option<(&'static str, &'static str)> {
+    switch_where(|s| s.bridge == path)
+}
+
+/// What wrappers that run Megatron call Megatron's settings, and the Megatron-LM flag or Bridge path each is: a
+/// fine-tuning toolkit's environment and argument names and an RL framework's trainer config. A name ending in `.` is
+/// a prefix: the rest is a Megatron field (`actor_rollout_ref.actor.megatron.tensor_model_parallel_size`).
+// Sources: ms-swift docs "Megatron-SWIFT" command-line parameters (NPROC_PER_NODE / NNODES in the environment of
+// `megatron sft|pt`, --max_length the sequence length, --model the Hugging Face id); verl
+// verl/trainer/config/ppo_megatron_trainer.yaml (actor_rollout_ref.actor.megatron.*, actor_rollout_ref.model.path,
+// trainer.n_gpus_per_node, trainer.nnodes).
+pub const WRAPPERS: &[(&str, &str)] = &[
+    ("NPROC_PER_NODE", "--nproc-per-node"),
+    ("NNODES", "--nnodes"),
+    ("--max-length", "--seq-length"),
+    ("--model", "model.hf_model_id"),
+    ("actor_rollout_ref.actor.megatron.", "model."),
+    ("actor_rollout_ref.model.path", "model.hf_model_id"),
+    ("trainer.n_gpus_per_node", "--nproc-per-node"),
+    ("trainer.nnodes", "--nnodes"),
+];
+
+/// A wrapper's name for a Megatron setting (see [`WRAPPERS`]): the Megatron-LM flag or Bridge path it stands for.
+pub fn wrapper(name: &str) -> Option<String> {
+    WRAPPERS.iter().find_map(|(w, m)| match w.strip_suffix('.') {
+        Some(_) => name.strip_prefix(w).map(|rest| format!("{m}{rest}")),
+        None => (*w == name).then(|| m.to_string()),
+    })
 }

@@ -2,9 +2,9 @@
 //! Megatron's names and defaults.
 
 use crate::fields::{Fields, nearest, short, too_long};
-use crate::limits::{MAX_FIELD, MAX_LAYOUT_CHARS, MAX_PLAN_BYTES};
+use crate::limits::{MAX_FIELD, MAX_PLAN_BYTES};
 use crate::model::ModelConfig;
-use crate::pipeline::layout::{self, LayoutSpec};
+use crate::pipeline::layout;
 use crate::presets::{self, GpuSpec};
 use crate::{Code, Diagnostic, hf, recipes, settings};
 use serde::{Deserialize, Serialize};
@@ -38,58 +38,7 @@ pub struct Training {
     pub settings: Settings,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Parallelism {
-    pub tensor_model_parallel_size: u64,
-    pub pipeline_model_parallel_size: u64,
-    pub virtual_pipeline_model_parallel_size: Option<u64>,
-    pub context_parallel_size: u64,
-    pub expert_model_parallel_size: u64,
-    pub expert_tensor_parallel_size: u64,
-    /// Whether ETP was given, or defaulted to TP as megatron-core does.
-    pub expert_tensor_parallel_size_defaulted: bool,
-    pub sequence_parallel: bool,
-    pub order: String,
-    pub num_layers_in_first_pipeline_stage: Option<u64>,
-    pub num_layers_in_last_pipeline_stage: Option<u64>,
-    pub microbatch_group_size_per_vp_stage: Option<u64>,
-    /// Megatron-LM `--overlap-p2p-communication`; None: not given (Megatron-LM off, Megatron Bridge turns it on
-    /// when PP > 1 and VPP > 1).
-    #[serde(default)]
-    pub overlap_p2p_comm: Option<bool>,
-    /// Megatron-Core's explicit split of every (pipeline rank, virtual chunk), as the plan gives it; when it reads, its
-    /// stages / PP set the VPP (see [`crate::pipeline::layout`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pipeline_model_parallel_layout: Option<LayoutSpec>,
-    /// Count the embedding (the loss) as one more layer of the even split: the first (last) chunk builds one decoder
-    /// layer fewer (megatron/core/transformer/transformer_block.py get_num_layers_to_build).
-    #[serde(default)]
-    pub account_for_embedding_in_pipeline_split: bool,
-    #[serde(default)]
-    pub account_for_loss_in_pipeline_split: bool,
-}
-
-impl Parallelism {
-    pub fn tp(&self) -> u64 {
-        self.tensor_model_parallel_size
-    }
-    pub fn pp(&self) -> u64 {
-        self.pipeline_model_parallel_size
-    }
-    pub fn cp(&self) -> u64 {
-        self.context_parallel_size
-    }
-    pub fn ep(&self) -> u64 {
-        self.expert_model_parallel_size
-    }
-    pub fn etp(&self) -> u64 {
-        self.expert_tensor_parallel_size
-    }
-    /// Virtual pipeline chunks per stage (1 without interleaving).
-    pub fn vpp(&self) -> u64 {
-        self.virtual_pipeline_model_parallel_size.unwrap_or(1).max(1)
-    }
-}
+pub use crate::parallelism::Parallelism;
 
 /// A fully resolved plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -368,72 +317,12 @@ fn training_keys_under_model(model: Option<&Value>, diags: &mut [Diagnostic]) {
 }
 
 /// The default rank order of megatron/core/parallel_state.py `initialize_model_parallel`.
-pub const DEFAULT_ORDER: &str = "tp-cp-ep-dp-pp";
+pub use crate::layout::DEFAULT_ORDER;
 
+/// The `parallelism` section, read row by row of [`crate::parallelism::PARALLELISM`].
 fn parse_parallelism(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Parallelism {
     let mut f = Fields::new(value, "parallelism", diags);
-    let tp = f.uint("tensor_model_parallel_size", 1, 1, MAX_PARALLEL);
-    let pp = f.uint("pipeline_model_parallel_size", 1, 1, MAX_PARALLEL);
-    let vpp = f.opt_uint("virtual_pipeline_model_parallel_size", 1, MAX_PARALLEL);
-    let cp = f.uint("context_parallel_size", 1, 1, MAX_PARALLEL);
-    let ep = f.uint("expert_model_parallel_size", 1, 1, MAX_PARALLEL);
-    let etp_given = f.opt_uint("expert_tensor_parallel_size", 1, MAX_PARALLEL);
-    let sp = f.boolean("sequence_parallel", false);
-    let order = f.string("order").unwrap_or_else(|| DEFAULT_ORDER.to_string());
-    let first = f.opt_uint("num_layers_in_first_pipeline_stage", 0, MAX_LAYERS);
-    let last = f.opt_uint("num_layers_in_last_pipeline_stage", 0, MAX_LAYERS);
-    let group = f.opt_uint("microbatch_group_size_per_vp_stage", 1, MAX_PARALLEL);
-    let overlap_p2p_comm = f.opt_bool("overlap_p2p_comm");
-    let layout = read_layout(&mut f);
-    let account_embedding = f.boolean("account_for_embedding_in_pipeline_split", false);
-    let account_loss = f.boolean("account_for_loss_in_pipeline_split", false);
+    let par = Parallelism::read(&mut f);
     f.finish();
-    Parallelism {
-        tensor_model_parallel_size: tp,
-        pipeline_model_parallel_size: pp,
-        virtual_pipeline_model_parallel_size: vpp,
-        context_parallel_size: cp,
-        expert_model_parallel_size: ep,
-        // megatron-core: expert_tensor_parallel_size defaults to tensor_model_parallel_size.
-        expert_tensor_parallel_size: etp_given.unwrap_or(tp),
-        expert_tensor_parallel_size_defaulted: etp_given.is_none(),
-        sequence_parallel: sp,
-        order,
-        num_layers_in_first_pipeline_stage: first,
-        num_layers_in_last_pipeline_stage: last,
-        microbatch_group_size_per_vp_stage: group,
-        overlap_p2p_comm,
-        pipeline_model_parallel_layout: layout,
-        account_for_embedding_in_pipeline_split: account_embedding,
-        account_for_loss_in_pipeline_split: account_loss,
-    }
-}
-
-/// `pipeline_model_parallel_layout`: Megatron's string form (at most [`MAX_LAYOUT_CHARS`] characters) or its list of
-/// lists, kept as given; its meaning is checked when the plan is planned.
-fn read_layout(f: &mut Fields) -> Option<LayoutSpec> {
-    const KEY: &str = "pipeline_model_parallel_layout";
-    match f.raw(KEY)? {
-        serde_json::Value::String(s) => {
-            let chars = s.chars().count();
-            if chars > MAX_LAYOUT_CHARS {
-                f.diags.push(Diagnostic::new(
-                    Code::LayoutTooLarge,
-                    format!("`parallelism.{KEY}` is {chars} characters long; the longest layout read is {MAX_LAYOUT_CHARS} (it was ignored)"),
-                    "write the layout with (…)*n and x*n repetitions: a layout has one t per decoder layer, one m per MTP layer, E, L and | between stages",
-                ));
-                return None;
-            }
-            Some(LayoutSpec::Text(s.clone()))
-        }
-        serde_json::Value::Array(rows) => Some(LayoutSpec::List(rows.clone())),
-        other => {
-            f.diags.push(Diagnostic::new(
-                Code::InvalidValue,
-                format!("`parallelism.{KEY}` must be a layout string such as \"Et*3|(tt|)*29,m|L\" or a list of stage lists, found {}", short(other)),
-                format!("set `parallelism.{KEY}` to Megatron's string form or list form (ignored meanwhile)"),
-            ));
-            None
-        }
-    }
+    par
 }

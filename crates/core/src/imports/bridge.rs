@@ -1,6 +1,6 @@
 //! Megatron Bridge: Hydra overrides (`model.tensor_model_parallel_size=2`, the words of a `run_recipe.py` launch),
 //! Python overrides (`cfg.model.tensor_model_parallel_size = 2`), and config YAML (the `ConfigContainer` dump a run
-//! writes, or an override file). Every `section.field` path goes through one mapping: [`super::names::LAYOUT`], the
+//! writes, or an override file). Every `section.field` path goes through one mapping: [`super::names`] (the parallelism rows' and the batch's paths), the
 //! settings rows' Bridge paths, and the model's TransformerConfig fields (the plan's own names).
 
 use super::{Builder, dtype_name, list_expr, names, row_by_bridge, shell, yaml};
@@ -20,7 +20,9 @@ pub(crate) fn override_word(w: &str) -> Option<(&str, &str)> {
 pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
     let mut votes = Vec::new();
     for line in text.lines() {
-        if let Some(name) = line.split("from megatron.bridge.recipes import ").nth(1) {
+        // `from megatron.bridge.recipes[.family] import NAME` (the name also called as `cfg = NAME()`).
+        let import = line.trim().strip_prefix("from megatron.bridge.recipes").and_then(|r| r.split(" import ").nth(1));
+        if let Some(name) = import.filter(|n| n.trim().ends_with("_config")) {
             b.recipe = Some(name.trim().to_string());
         }
     }
@@ -129,6 +131,17 @@ fn flatten(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value
 
 /// One `section.field = value` of Bridge.
 fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>) {
+    // A wrapper's name for a Megatron setting (an RL framework's `actor_rollout_ref.actor.megatron.*`, its GPU counts).
+    if let Some(m) = names::wrapper(path) {
+        match m.as_str() {
+            "--nproc-per-node" => b.set("cluster.gpus_per_node", v, 0),
+            "--nnodes" => b.set("cluster.num_nodes", v, 0),
+            p if p.starts_with("model.") && p != path => entry(b, p, v, votes),
+            _ if m == "model.hf_model_id" => b.hf_id = v.as_str().map(str::to_string),
+            _ => {}
+        }
+        return;
+    }
     if path == "mixed_precision" || is_precision_switch(path) {
         votes.push((path.to_string(), v));
         return;
@@ -150,9 +163,9 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
     if path == "rerun_state_machine.check_for_nan_in_loss" && v == Value::Bool(false) {
         return;
     }
-    if path == "dist.use_tp_pp_dp_mapping" {
+    if let Some((plan_path, value)) = names::switch_by_bridge(path) {
         if v == Value::Bool(true) {
-            b.set("parallelism.order", Value::from(crate::layout::TP_PP_DP_ORDER), 0);
+            b.set(plan_path, Value::from(value), 0);
         }
         return;
     }

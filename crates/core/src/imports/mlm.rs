@@ -20,13 +20,19 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         // A quoted array item `"--fp8-format hybrid"`, or a whole command in a string (`bash -c "${TRAINING_CMD}"`), is
         // read as its words.
         let split = |w: &String| (w.starts_with("--") && w.contains(' ')) || w.contains(" --");
-        let (words, notes) = shell::words_noted(text);
+        let flags_yaml = yaml_of_flags(text);
+        let (words, notes) = shell::words_noted(flags_yaml.as_deref().unwrap_or(text));
         b.notes.extend(notes);
         let words: Vec<String> = words.into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];
             i += 1;
+            // A wrapper's environment word (`NPROC_PER_NODE=8 megatron sft …`).
+            if let Some((flag_name, v)) = w.split_once('=').and_then(|(n, v)| names::wrapper(n).map(|f| (f, v))) {
+                flag(b, &flag_name, &[v.to_string()], &mut gqa);
+                continue;
+            }
             if !(w.starts_with("--") && w.len() > 2) {
                 continue;
             }
@@ -66,12 +72,96 @@ fn finish(b: &mut Builder, gqa: bool) {
         // Neither --bf16 nor --fp16: Megatron-LM trains in fp32.
         b.precision = Some("fp32");
     }
+    validate_args(b, has_model);
+}
+
+/// What Megatron-LM's `validate_args` derives or changes (megatron/training/arguments.py @ NVIDIA/Megatron-LM
+/// d98e8a64dd), each said in a note: the imported plan is the run Megatron-LM launches.
+fn validate_args(b: &mut Builder, has_model: bool) {
+    let tp = b.get("parallelism.tensor_model_parallel_size").and_then(crate::fields::as_uint).unwrap_or(1);
+    // arguments.py:1433-1439: at TP 1, "Disabling sequence parallelism because tensor model parallelism is disabled".
+    if tp == 1 && b.get("parallelism.sequence_parallel") == Some(&Value::Bool(true)) {
+        b.set("parallelism.sequence_parallel", Value::Bool(false), 0);
+        b.notes.push("`--sequence-parallel` ignored: TP = 1, as Megatron-LM does (validate_args turns it off with a warning); Megatron-Core's TransformerConfig alone would reject it (sp-requires-tp)".into());
+    }
+    if !has_model {
+        return;
+    }
+    let hidden = b.get("model.hidden_size").and_then(crate::fields::as_uint);
+    // arguments.py:1320-1327: no --ffn-hidden-size under --swiglu is int((4·h·2/3)/64)·64 = ⌊h/24⌋·64 (8h/192 exactly).
+    if let (None, Some(h), Some(Value::Bool(true))) = (b.get("model.ffn_hidden_size"), hidden, b.get("model.gated_linear_unit")) {
+        let ffn = h / 24 * 64;
+        b.set("model.ffn_hidden_size", Value::from(ffn), 5);
+        b.notes.push(format!("ffn_hidden_size: {ffn}, as Megatron-LM derives it under --swiglu without --ffn-hidden-size: int((4·{h}·2/3)/64)·64"));
+    }
+    vocabulary(b);
+}
+
+/// The vocabulary Megatron-LM builds: `--vocab-size`, else Pai-Megatron-Patch's `--padded-vocab-size`, else the
+/// tokenizer's (data/tokenizers.json); Megatron-LM pads it to a multiple of make_vocab_size_divisible_by·TP
+/// (megatron/training/vocab_utils.py calculate_padded_vocab_size), as meshplan does.
+fn vocabulary(b: &mut Builder) {
+    if b.get("model.vocab_size").is_some() {
+        return;
+    }
+    let arg = |b: &Builder, f: &str| b.tokenizer.iter().rev().find(|(k, _)| k == f).map(|(_, v)| v.clone());
+    if let Some(n) = arg(b, "--padded-vocab-size").and_then(|v| v.parse::<u64>().ok()) {
+        b.set("model.vocab_size", Value::from(n), 1);
+        b.notes.push(format!("vocab_size: {n} from --padded-vocab-size"));
+        return;
+    }
+    let (ty, model, file) = (arg(b, "--tokenizer-type"), arg(b, "--tokenizer-model"), arg(b, "--vocab-file"));
+    if let Some((t, by)) = super::tokenizers::find(ty.as_deref(), model.as_deref(), file.as_deref()) {
+        b.set("model.vocab_size", Value::from(t.vocab_size), 1);
+        b.notes.push(format!(
+            "vocab_size: {} from {by}: the {} tokenizer ({}); Megatron-LM pads it to a multiple of make_vocab_size_divisible_by·TP",
+            t.vocab_size, t.name, t.source
+        ));
+    }
+}
+
+/// YAML whose keys are Megatron-LM flags (`--tensor-model-parallel-size: 2`, as Megatron-LM's functional tests'
+/// model_config.yaml and MoE model zoos keep them) as a command line: `--flag value`, `--flag` for true, nothing for
+/// false; None when the text has no such key.
+fn yaml_of_flags(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut any = false;
+    for line in text.lines() {
+        let t = line.trim();
+        let Some((k, v)) = t.strip_prefix("--").and_then(|r| r.split_once(':')).filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace)) else {
+            continue;
+        };
+        any = true;
+        let v = v.split(" #").next().unwrap_or("").trim().trim_matches('"').trim_matches('\'');
+        match v {
+            "true" | "True" => out.push_str(&format!("--{k}\n")),
+            "false" | "False" | "null" | "" => {}
+            v => out.push_str(&format!("--{k} '{}'\n", v.replace('\'', ""))),
+        }
+    }
+    any.then_some(out)
 }
 
 /// One `--flag values` pair.
 fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
-    let key = names::canonical_flag(raw);
+    let mut key = names::canonical_flag(raw);
+    // A wrapper's name for a Megatron argument (`--max_length` → `--seq-length`), or a Hugging Face id.
+    match names::wrapper(&key) {
+        Some(p) if p == "model.hf_model_id" => {
+            b.hf_id = values.first().cloned();
+            return;
+        }
+        Some(f) => key = f,
+        None => {}
+    }
+    // A value the text does not know (an unset variable or parameter, a command's output) is not guessed.
+    if let Some(v) = values.iter().find(|v| v.contains('$') || v.contains('`')) {
+        b.unknown(&key, &Value::from(values.join(" ")), &format!("not evaluated: `{v}` is not set in the text (give it)"));
+        return;
+    }
     let first = values.first().map(String::as_str).unwrap_or("");
+    // Wrappers pass store_true flags with a value (`--sequence_parallel true`); `false` leaves the flag off.
+    let off = matches!(first, "false" | "False");
     let low = |b: &Builder| matches!(b.precision, Some("fp8" | "fp4"));
     match key.as_str() {
         "--bf16" if !low(b) => b.precision = Some("bf16"),
@@ -91,6 +181,13 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
             }
         }
         "--group-query-attention" => *gqa = true,
+        "--tokenizer-type" | "--tokenizer-model" | "--vocab-file" | "--padded-vocab-size" => b.tokenizer.push((key.clone(), first.to_string())),
+        "--merge-file" => {}
+        // Slurm's tasks per node (srun starts one per GPU) and `--gres=gpu:8` / `gpu:h100:8`.
+        "--ntasks-per-node" | "--gres" => match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
+            Some(n) if key == "--ntasks-per-node" || first.starts_with("gpu") => b.set("cluster.gpus_per_node", Value::from(n), 1),
+            _ => b.unknown(&key, &Value::from(first), "not a GPU count"),
+        },
         "--swiglu" => {
             b.set("model.gated_linear_unit", Value::Bool(true), 0);
             b.set("model.activation_func", Value::from("silu"), 0);
@@ -103,13 +200,15 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
             if let Some(name) = names::by_flag(&key) {
                 let Some((_, arg)) = name.mlm else { return };
                 let v = match arg {
-                    Arg::Flag => Value::Bool(true),
-                    Arg::FlagFalse => Value::Bool(false),
+                    Arg::Flag => Value::Bool(!off),
+                    Arg::FlagFalse => Value::Bool(off),
                     Arg::Value if name.plan.ends_with("_freq") => list_expr(first).map_or_else(|| yaml::scalar(first), |l| Value::from(l)),
                     Arg::Value if name.plan.ends_with("_layout") || name.plan.ends_with("_pattern") => Value::from(first),
                     Arg::Value => yaml::scalar(first),
                 };
                 b.set(name.plan, v, 0);
+            } else if let Some((path, value)) = names::switch_by_flag(&key) {
+                b.set(path, Value::from(value), 0);
             } else if let Some((row, v)) = setting(&key, values) {
                 b.set_row(row, v, 0);
             } else {
@@ -176,6 +275,7 @@ fn is_store_true(name: &str) -> bool {
     let special = ["--group-query-attention", "--swiglu", "--squared-relu", "--use-rotary-position-embeddings", "--recompute-activations"];
     special.contains(&key.as_str())
         || names::by_flag(&key).is_some_and(|n| matches!(n.mlm, Some((_, Arg::Flag | Arg::FlagFalse))))
+        || names::switch_by_flag(&key).is_some()
         || SETTINGS.iter().any(|r| match r.doc().mlm {
             Mlm::Flag(f) => f == key,
             Mlm::Switch(on, off) => on == Some(key.as_str()) || off == Some(key.as_str()),

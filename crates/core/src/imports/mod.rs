@@ -15,6 +15,7 @@ mod bridge;
 mod mlm;
 pub use crate::names;
 pub mod shell;
+pub mod tokenizers;
 pub mod yaml;
 
 use crate::limits::MAX_PLAN_BYTES;
@@ -64,9 +65,7 @@ pub struct Unrecognized {
     pub why: String,
 }
 
-/// The most settings listed one by one as not read (a Megatron-LM argument dump has ~600 arguments); past it, one more
-/// entry counts the rest.
-pub const MAX_UNRECOGNIZED: usize = 2048;
+pub use crate::limits::MAX_UNRECOGNIZED;
 
 /// What an import read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -173,6 +172,8 @@ pub(crate) struct Builder {
     plan: Map<String, Value>,
     ranks: Vec<(String, usize)>,
     pub unrecognized: Vec<Unrecognized>,
+    /// (name, value) of each entry of `unrecognized`, so a repeat is found in O(1).
+    listed: std::collections::HashSet<(String, String)>,
     pub notes: Vec<String>,
     /// A Bridge recipe function name.
     pub recipe: Option<String>,
@@ -184,6 +185,8 @@ pub(crate) struct Builder {
     pub precision: Option<&'static str>,
     /// Total GPUs, when the input gives only the world size.
     pub world_size: Option<u64>,
+    /// The tokenizer arguments a Megatron-LM launch gives (`--tokenizer-type`, …), by flag.
+    pub tokenizer: Vec<(String, String)>,
 }
 
 /// The plan built, with what was not read.
@@ -236,8 +239,8 @@ impl Builder {
             other => other.to_string(),
         };
         let (name, shown): (String, String) = (name.chars().take(200).collect(), shown.chars().take(200).collect());
-        // A command a script both echoes and runs lists each setting once (at most MAX_UNRECOGNIZED compared).
-        if self.unrecognized.iter().any(|u| u.name == name && u.value == shown) {
+        // A command a script both echoes and runs lists each setting once.
+        if !self.listed.insert((name.clone(), shown.clone())) {
             return;
         }
         self.unrecognized.push(Unrecognized { name, value: shown, why: why.into() });
@@ -282,20 +285,46 @@ impl Builder {
         // Fields that restate a preset (all of them, the vocabulary aside when the input leaves it to the tokenizer).
         let obj = Value::Object(fields.clone());
         let given = crate::model_fields::model_from_fields(Some(&obj), None, "model", &mut Vec::new());
+        let tp = self.get("parallelism.tensor_model_parallel_size").and_then(crate::fields::as_uint).unwrap_or(1);
         for p in presets::models() {
             let base = p.model_config();
             let mut fields = fields.clone();
             if base.max_position_embeddings.is_none() && seq.is_some() && fields.get("max_position_embeddings") == seq.as_ref() {
                 fields.remove("max_position_embeddings");
             }
+            // A tokenizer's vocabulary that Megatron-LM pads to the preset's (GPT-2's 50,257 → 51,200 at TP 8, the
+            // preset's figure) builds the preset's embedding: the same model.
+            let mut padded_note = String::new();
+            if let Some(v) = fields.get("vocab_size").and_then(crate::fields::as_uint).filter(|v| *v != base.vocab_size) {
+                let mut mine = base.clone();
+                mine.vocab_size = v;
+                if mine.padded_vocab_size(tp) == base.padded_vocab_size(tp) {
+                    fields.remove("vocab_size");
+                    padded_note = format!(" (vocab_size {v} pads to the preset's {} at TP {tp}, as Megatron-LM pads it)", base.vocab_size);
+                }
+            }
             let obj = Value::Object(fields.clone());
             let over = crate::model_fields::model_from_fields(Some(&obj), Some(&base), "model", &mut Vec::new());
-            if over == base && (fields.contains_key("vocab_size") || given.num_layers == base.num_layers) {
-                self.notes.push(format!("model: the fields given are the {} preset's", p.key));
+            if over == base && (fields.contains_key("vocab_size") || !padded_note.is_empty() || given.num_layers == base.num_layers) {
+                let vocab = match (fields.contains_key("vocab_size"), padded_note.is_empty()) {
+                    (_, false) => padded_note,
+                    (true, true) => String::new(),
+                    (false, true) => format!(" (vocab_size not given: the preset's {})", base.vocab_size),
+                };
+                self.notes.push(format!("model: the fields given are the {} preset's{vocab}", p.key));
                 let mut m = fields;
                 m.insert("preset".into(), Value::from(p.key.clone()));
                 return Some(Value::Object(m));
             }
+        }
+        if let Some(m) = self.shaped_like(fields.clone(), &given) {
+            return Some(m);
+        }
+        if !fields.contains_key("vocab_size") {
+            let d = crate::model_fields::model_from_fields(Some(&Value::Object(Map::new())), None, "model", &mut Vec::new()).vocab_size;
+            self.notes.push(format!(
+                "model: vocab_size is not given (no --vocab-size, and no tokenizer meshplan's table knows, data/tokenizers.json); meshplan's default {d} assumed: give the model's vocab_size"
+            ));
         }
         let mut m = fields;
         if let Some(name) = self.header_name.clone().or_else(|| self.hf_id.clone()) {
@@ -304,13 +333,44 @@ impl Builder {
         Some(Value::Object(m))
     }
 
+    /// The preset whose shape the fields give (layers, hidden size, heads, query groups, FFN and experts equal), with
+    /// the fields laid over it; a note names the preset and every given field that differs from it.
+    fn shaped_like(&mut self, fields: Map<String, Value>, given: &crate::model::ModelConfig) -> Option<Value> {
+        let shape = |m: &crate::model::ModelConfig| (m.num_layers, m.hidden_size, m.num_attention_heads, m.num_query_groups, m.ffn_hidden_size, m.num_moe_experts);
+        let p = presets::models().iter().find(|p| shape(&p.model_config()) == shape(given))?;
+        let base = serde_json::to_value(p.model_config()).unwrap_or(Value::Null);
+        let mine = serde_json::to_value(given).unwrap_or(Value::Null);
+        let shown = |v: &Value, k: &str| v.get(k).unwrap_or(&Value::Null).to_string();
+        let differ: Vec<String> = fields.keys().filter(|k| base.get(k.as_str()) != mine.get(k.as_str())).map(|k| format!("{k} {} (preset {})", shown(&mine, k), shown(&base, k))).collect();
+        let taken: Vec<&str> = ["vocab_size", "max_position_embeddings"].into_iter().filter(|k| !fields.contains_key(*k)).collect();
+        let differ = if differ.is_empty() { "none".to_string() } else { differ.join(", ") };
+        let taken = if taken.is_empty() { String::new() } else { format!("; the preset's {} (the input does not give them)", taken.join(", ")) };
+        self.notes.push(format!(
+            "model: matched by shape to the {} preset ({} layers, hidden {}, {} heads, {} query groups, FFN {}); the input's fields that differ from it, which the plan keeps: {differ}{taken}",
+            p.key, given.num_layers, given.hidden_size, given.num_attention_heads, given.num_query_groups, given.ffn_hidden_size
+        ));
+        let mut m = fields;
+        m.insert("preset".into(), Value::from(p.key.clone()));
+        if let Some(name) = self.header_name.clone().or_else(|| self.hf_id.clone()) {
+            m.insert("name".into(), Value::from(name));
+        }
+        Some(Value::Object(m))
+    }
+
     /// The plan file: model, cluster (what the input sizes, else assumed and noted), training, parallelism.
     fn finish(mut self, format: Format, opts: &ImportOptions) -> Result<(Built, Vec<String>), InputError> {
+        let unknown = self.recipe.clone().filter(|r| crate::recipes::find(r).is_none());
         let model = self.model(opts).ok_or_else(|| {
+            let what = match &unknown {
+                // A recipe meshplan does not hold: data/bridge_recipes.json lists the library's other recipes (skipped),
+                // each with the Hugging Face id its model is built from.
+                Some(r) => format!("names the Megatron Bridge recipe `{}`, which meshplan does not hold and whose model it cannot tell ({})", r.chars().take(120).collect::<String>(), unknown_recipe(r)),
+                None => "names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size".to_string(),
+            };
             InputError::new(
                 Code::ImportNoModel,
-                format!("the {} input names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size", format.key()),
-                "name a model preset (meshplan import --model KEY; see `meshplan presets`), or include the model's flags or fields",
+                format!("the {} input {what}", format.key()),
+                "name a model preset (meshplan import --model KEY; see `meshplan presets`), or include the model's flags or fields (or paste its config.json)",
             )
         })?;
         if let Some(p) = self.precision {
@@ -324,12 +384,35 @@ impl Builder {
         if let Some(r) = self.recipe.as_deref().and_then(crate::recipes::find) {
             plan.insert("recipe".into(), Value::from(r.name.clone()));
             self.notes.push(format!("recipe: {} — what the input does not set is the recipe's (data/bridge_recipes.json)", r.name));
+            self.tp_comm_overlap_at_tp1(r);
+        } else if let Some(name) = unknown.filter(|n| !n.contains('$')) {
+            // Said with the nearest names, never dropped; not made the plan's `recipe` (an unknown-recipe error), since
+            // an export names the Bridge recipe of a model whose settings it then writes out in full.
+            self.notes.push(unknown_recipe(&name));
         }
         plan.insert("model".into(), model);
         for section in ["cluster", "training", "parallelism"] {
             plan.insert(section.into(), self.plan.remove(section).unwrap_or_else(|| Value::Object(Map::new())));
         }
         Ok((Built { plan: Value::Object(plan), unrecognized: self.unrecognized, notes: self.notes }, set_keys))
+    }
+
+    /// Megatron Bridge's CommOverlapConfig turns a requested `tp_comm_overlap` off with a warning at TP < 2, and else
+    /// without sequence parallelism (Megatron-Bridge src/megatron/bridge/training/comm_overlap.py:442-448 @
+    /// 067f987df03b): the run Bridge launches has it off.
+    fn tp_comm_overlap_at_tp1(&mut self, r: &crate::recipes::Recipe) {
+        let tp = self.get("parallelism.tensor_model_parallel_size").or_else(|| r.parallelism.get("tensor_model_parallel_size")).and_then(crate::fields::as_uint).unwrap_or(1);
+        let sp = self.get("parallelism.sequence_parallel").or_else(|| r.parallelism.get("sequence_parallel")).and_then(Value::as_bool).unwrap_or(false);
+        let on = self.get("training.tp_comm_overlap").or_else(|| r.training.get("tp_comm_overlap")).and_then(Value::as_bool).unwrap_or(false);
+        let why = match (on, tp < 2, sp) {
+            (true, true, _) => format!("TP = {tp}"),
+            (true, false, false) => "sequence_parallel is off".to_string(),
+            _ => return,
+        };
+        self.set("training.tp_comm_overlap", Value::Bool(false), 0);
+        self.notes.push(format!(
+            "tp_comm_overlap ignored: {why}, as Megatron Bridge's CommOverlapConfig does (it turns the overlap off with a warning); Megatron-Core alone would reject the plan (tp-comm-overlap-needs-sp)"
+        ));
     }
 
     /// The cluster: the input's node count and GPUs per node (or its world size), else the smallest world the layout
@@ -365,6 +448,19 @@ impl Builder {
         self.set("cluster.gpus_per_node", Value::from(gpn), 0);
         self.set("cluster.num_nodes", Value::from(total.div_ceil(gpn.max(1)).max(1)), 0);
     }
+}
+
+/// A recipe name meshplan does not have, said with the nearest names it has (never dropped).
+fn unknown_recipe(name: &str) -> String {
+    let short: String = name.trim().rsplit('.').next().unwrap_or(name).chars().take(120).collect();
+    let mut near: Vec<(f64, &str)> = crate::recipes::all().iter().map(|r| (strsim::jaro_winkler(&short, &r.name), r.name.as_str())).collect();
+    near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let names: Vec<&str> = near.iter().take(3).map(|(_, n)| *n).collect();
+    format!(
+        "recipe: `{short}` is not a Megatron Bridge recipe meshplan has (data/bridge_recipes.json, {}); nearest: {}; the plan does not take its settings",
+        crate::recipes::source_repository(),
+        names.join(", ")
+    )
 }
 
 /// The preset whose Bridge recipe is `name` (the library's name, with or without a `_config` / variant suffix).

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 /// Deepest nesting read (a Bridge config nests 4 levels).
-pub const MAX_DEPTH: usize = 64;
+pub use crate::limits::MAX_YAML_DEPTH as MAX_DEPTH;
 
 /// One meaningful line: its indentation and its text without the comment.
 struct Line<'a> {

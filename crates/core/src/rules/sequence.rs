@@ -23,7 +23,7 @@ pub fn sequence_parallel(p: &Plan, out: &mut impl Findings) {
             d(
                 code,
                 "sequence_parallel = true with tensor_model_parallel_size = 1: SP splits activations across the TP group, which has one rank".into(),
-                "set sequence_parallel = false, or tensor_model_parallel_size > 1 (megatron-core raises; Megatron-LM and Bridge silently turn SP off)".into(),
+                "set sequence_parallel = false, or tensor_model_parallel_size > 1 (Megatron-Core's ModelParallelConfig raises; Megatron-LM's validate_args turns SP off with a warning, arguments.py:1433-1439, and `meshplan import` reads a Megatron-LM launch so)".into(),
             )
             .with_apply(SP, false),
         );

@@ -1,0 +1,73 @@
+//! Hostile launch texts answer, quickly, with a diagnostic or a plan: a 1 MiB script, 40,000 `export` lines and
+//! 10^5 variables (issue 20: names were searched in a list, so these were quadratic), deep `if` nesting, 10^5 nested
+//! arithmetic parentheses, an unterminated quote, binary garbage. Each case runs in its own thread with a timeout well
+//! above what it costs now and below what it cost before (debug builds, one core of a shared 2-core machine: 40,000
+//! `export` lines 38 s on main at 1834a18, 1.5 s now; 10^5 variables 110 s before, 2.5 s now), so the quadratic
+//! reading fails the test instead of hanging it.
+
+use meshplan_core::imports::{self, ImportOptions};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::Duration;
+
+/// The debug-build budget of one import (see the module doc for what the cases cost before and now).
+const TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Imports `text` in its own thread: Ok(notes) or Err(the input error's code), failing on a panic or a timeout.
+fn answers(what: &str, text: String) -> Result<Vec<String>, String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let opts = ImportOptions::default();
+        let r = imports::import_plan(&text, &opts).map(|(i, _, _)| i.notes).map_err(|e| format!("{e}"));
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(TIMEOUT) {
+        Ok(v) => v,
+        Err(RecvTimeoutError::Timeout) => panic!("{what}: no answer within {TIMEOUT:?}"),
+        Err(RecvTimeoutError::Disconnected) => panic!("{what}: panicked"),
+    }
+}
+
+const RUN: &str = "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 4 --vocab-size 32000";
+
+#[test]
+fn forty_thousand_exports_are_read_in_linear_time() {
+    // ~700 KB, as issue 20's 777 KB script.
+    let mut text: String = (0..40_000u32).map(|i| format!("export V{i}=v{i}\n")).collect();
+    text.push_str(&format!("{RUN} --tensor-model-parallel-size $((V0_N + 2))\n"));
+    text = text.replace("V0_N", "0");
+    assert!(text.len() < 1 << 20);
+    let notes = answers("40,000 exports", text).expect("read");
+    // `$((0 + 2))` = 2 was read after all the exports.
+    assert!(notes.iter().all(|n| !n.contains("not evaluated")), "{notes:?}");
+}
+
+#[test]
+fn a_hundred_thousand_variables_answer() {
+    let mut text: String = (0..100_000).map(|i| format!("V{i}={i}\n")).collect();
+    text.truncate((1 << 20) - 200);
+    text.push_str(&format!("\n{RUN}\n"));
+    answers("10^5 variables", text).expect("read");
+}
+
+#[test]
+fn more_than_a_mebibyte_is_an_input_error() {
+    let text = format!("{RUN} {}", "x".repeat(1 << 20));
+    let e = answers("1 MiB + script", text).unwrap_err();
+    assert!(e.contains("plan-too-large"), "{e}");
+}
+
+#[test]
+fn deep_nesting_unterminated_quotes_and_garbage_answer() {
+    let deep = format!("X=1\n{}{RUN}\n{}", "if [ $X = 1 ]; then\n".repeat(40_000), "fi\n".repeat(40_000));
+    answers("40,000 nested ifs", deep).expect("read");
+    let arith = format!("A=$(({}1{}))\n{RUN} --pipeline-model-parallel-size $A\n", "(".repeat(100_000), ")".repeat(100_000));
+    let notes = answers("10^5 nested parentheses", arith).expect("read");
+    assert!(notes.iter().any(|n| n.contains("not evaluated")), "{notes:?}");
+    answers("an unterminated quote", format!("{RUN} \"--x {}", "y ".repeat(200_000))).expect("read");
+    answers("an unterminated $(", format!("{RUN} $(( {}", "1 + ".repeat(200_000))).expect("read");
+    // Bytes of every value, as text (lossy): no model in it, so an input error that says so.
+    let garbage: String = String::from_utf8_lossy(&(0..1_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<u8>>()).into_owned();
+    let garbage: String = garbage.chars().take(300_000).collect();
+    let e = answers("binary garbage", garbage).unwrap_err();
+    assert!(e.contains("import-no-model") || e.contains("plan-too-large"), "{e}");
+}
