@@ -583,3 +583,28 @@ fn an_oom_message_longer_than_its_limit_is_read_from_its_first_4000_bytes() {
     let b = answers("OOM past", move || meshplan_core::oom::parse_message(&past)).unwrap();
     assert_eq!((a.allocated_bytes, b.allocated_bytes), (Some(79_682_380_759), None));
 }
+
+#[test]
+fn an_import_of_a_mebibyte_with_a_multibyte_character_across_the_limit_answers() {
+    use meshplan_core::imports::{Format, ImportOptions, import_plan};
+    use meshplan_core::limits::MAX_PLAN_BYTES;
+    // A launch-script line (Megatron-LM's flags) repeated to just under 1 MiB, then `█` (3 bytes) from byte
+    // MAX_PLAN_BYTES − 1: the text is 2 bytes over the limit and refused before it is read, in every format; without
+    // the `█` it is read (its last, cut line included). The import limits of the shell and YAML readers have their
+    // own hostile inputs in tests/import_limits.rs.
+    let line = "torchrun pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 32 --hidden-size 4096 \\\n";
+    let mut text = line.repeat(MAX_PLAN_BYTES / line.len());
+    text.push_str(&"x".repeat(MAX_PLAN_BYTES - 1 - text.len()));
+    let under = text.clone();
+    text.push('█');
+    assert!(!text.is_char_boundary(MAX_PLAN_BYTES) && text.len() == MAX_PLAN_BYTES + 2);
+    for from in Format::ALL.into_iter().map(Some).chain([None]) {
+        let t = text.clone();
+        let e = answers("1 MiB import", move || import_plan(&t, &ImportOptions { from, ..Default::default() }).map(|_| ()).unwrap_err());
+        assert_eq!(e.code, "plan-too-large", "{from:?}");
+        assert!(e.message.contains(&(MAX_PLAN_BYTES + 2).to_string()), "{}", e.message);
+    }
+    let opts = ImportOptions { from: Some(Format::MegatronArgs), model: Some("llama-3.1-8b".into()), ..Default::default() };
+    let (_, plan, _) = answers("just under 1 MiB import", move || import_plan(&under, &opts)).expect("read");
+    assert_eq!(plan.parallelism.tp(), 2);
+}
