@@ -41,7 +41,9 @@ The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>
 performance tables run, each starting from a library recipe) are read the same way, kind "perf", named
 `perf.<function>` (some of their functions repeat a library recipe's name); their pre-training functions only, for the
 GPUs meshplan's catalogue holds. Their older spelling of a full-iteration CUDA graph (cuda_graph_impl "local" with
-"full_iteration" in the scope) is written as cuda_graph_impl "full_iteration" with no modules.
+"full_iteration" in the scope) is written as cuda_graph_impl "full_iteration" with no modules. A performance recipe
+that the performance summary of the pinned commit's release (26.08) measured carries the row under `published`
+(`attach_published`: shown beside the prediction, never fitted to).
 """
 
 import ast
@@ -879,6 +881,33 @@ class Tagged(Func):
         self.tag = tag
 
 
+def attach_published(out, here):
+    """Each performance recipe that Bridge's performance summary measured in the release of the pinned commit (26.08):
+    the table row's model TFLOP/s and tokens/s per GPU, with the row's source. A row is the recipe's when
+    reference/bridge_perf_settings_26x.json matched it to the recipe's function at that release (same model, GPU,
+    precision and layout) and the pinned recipe still runs that layout (GPUs, TP, PP, VP, CP, EP, GBS, MBS)."""
+    try:
+        rows = {r["id"]: r for r in json.load(open(f"{here}/reference/validation_runs.json"))}
+        matched = json.load(open(f"{here}/reference/bridge_perf_settings_26x.json"))["rows"]
+    except OSError:
+        return
+    by_name = {e["name"]: e for e in out if e["kind"] == "perf"}
+    for row_id, m in sorted(matched.items()):
+        row = rows.get(row_id)
+        e = by_name.get("perf." + str(m.get("name")))
+        if row is None or e is None or row["release"] != "26.08" or m.get("fallback"):
+            continue
+        par, tr = e["parallelism"], e["training"]
+        recipe_layout = (e["cluster"].get("gpus"), par.get("tensor_model_parallel_size", 1), par.get("pipeline_model_parallel_size", 1),
+                         par.get("virtual_pipeline_model_parallel_size") or 1, par.get("context_parallel_size", 1),
+                         par.get("expert_model_parallel_size", 1), tr.get("global_batch_size"), tr.get("micro_batch_size", 1))
+        row_layout = (row["num_gpus"], row["tp"] or 1, row["pp"] or 1, row["vp"] or 1, row["cp"] or 1, row["ep"] or 1, row["gbs"], row["mbs"] or 1)
+        if recipe_layout != row_layout:
+            continue
+        e.setdefault("published", []).append({"release": row["release"], "model_tflops_per_gpu": row["model_tflops_per_gpu"],
+                                              "tokens_per_s_per_gpu": row["tokens_per_s_per_gpu"], "source": row["source"]})
+
+
 def hf_id_of(node):
     """The first Hugging Face id ("ORG/NAME") a recipe function's body names, or None."""
     for n in ast.walk(node):
@@ -1013,6 +1042,7 @@ def main():
             entry["unresolved"].append({"field": "cluster", "path": "(recipe name)", "reason": "the recipe's name states no GPU count and type"})
         out.append(entry)
 
+    attach_published(out, here)
     doc = {
         "comment": "Megatron Bridge library recipes for the models meshplan has presets for (skipped: every other library "
                    "recipe, with its reason and the Hugging Face id its model is built from), read statically by "

@@ -56,6 +56,42 @@ fn pipeline(r: &Report, s: &mut String) {
     }
 }
 
+/// The first lines: model, cluster, and the recipe the plan starts from.
+fn title(r: &Report, s: &mut String) {
+    let (p, d) = (&r.plan, &r.derived);
+    let _ = writeln!(
+        s,
+        "{} on {} × {} ({} GPUs, NVLink domain {})",
+        p.model_name, p.cluster.num_nodes, p.gpu.name, d.world_size, p.cluster.nvlink_domain_size
+    );
+    if let Some(recipe) = &p.recipe {
+        let _ = writeln!(s, "from Megatron Bridge recipe {recipe} (the plan's own keys override it)");
+    }
+}
+
+/// The settings the plan leaves unstated, with the value planned and its source.
+fn assumptions(r: &Report, s: &mut String) {
+    if r.assumptions.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\nAssumed (settings the plan leaves unstated; \"defaults\": \"megatron-core\" for plain defaults)");
+    for a in &r.assumptions {
+        let _ = writeln!(s, "  {:<36}{:<20} {}", a.key, a.value.to_string(), a.source);
+    }
+}
+
+/// Bridge's published throughput for the plan's perf recipe, beside the prediction.
+fn published(r: &Report, s: &mut String) {
+    if let Some(pb) = &r.published {
+        let m = &pb.measured;
+        let _ = writeln!(
+            s,
+            "  published {}: {:.0} TFLOP/s/GPU ({:.0} tokens/s/GPU); meshplan: {:.0} ({:+.0}%) — {}",
+            m.release, m.model_tflops_per_gpu, m.tokens_per_s_per_gpu, pb.predicted_model_tflops_per_gpu, 100.0 * pb.error, m.source
+        );
+    }
+}
+
 fn clipped(t: &str, n: usize) -> String {
     let mut out: String = t.chars().take(n).collect();
     if t.chars().nth(n).is_some() {
@@ -69,14 +105,7 @@ pub fn report(r: &Report) -> String {
     let p = &r.plan;
     let par = &p.parallelism;
     let d = &r.derived;
-    let _ = writeln!(
-        s,
-        "{} on {} × {} ({} GPUs, NVLink domain {})",
-        p.model_name, p.cluster.num_nodes, p.gpu.name, d.world_size, p.cluster.nvlink_domain_size
-    );
-    if let Some(recipe) = &p.recipe {
-        let _ = writeln!(s, "from Megatron Bridge recipe {recipe} (the plan's own keys override it)");
-    }
+    title(r, &mut s);
     let _ = writeln!(
         s,
         "TP {} · PP {}{} · CP {} · EP {} · ETP {} · SP {} · order {}",
@@ -98,6 +127,7 @@ pub fn report(r: &Report) -> String {
         };
         let _ = writeln!(s, "  {tag}[{}]: {}\n      fix: {}", diag.code, diag.message, diag.fix);
     }
+    assumptions(r, &mut s);
     let _ = writeln!(s, "\nDerived");
     let rows: Vec<(&str, String)> = vec![
         ("world size", d.world_size.to_string()),
@@ -187,6 +217,7 @@ pub fn report(r: &Report) -> String {
             100.0 * perf.mfu,
             perf.gpu_hours_per_trillion_tokens
         );
+        published(r, &mut s);
         let share = |x: f64| if perf.step_time_s > 0.0 { 100.0 * x / perf.step_time_s } else { 0.0 };
         for (k, v) in b.terms() {
             let _ = writeln!(s, "  {k:<24}{v:>9.4} s {:>5.1}%", share(v));

@@ -1,7 +1,8 @@
 //! Fits the performance model's free constants on published training runs and writes data/perf_constants.json.
 //!
 //!     cargo run --release -p meshplan-core --example calibrate [-- path/to/calibration_runs.json] [--check]
-//!     cargo run --release -p meshplan-core --example calibrate -- --targets   # issue 23's figures (docs/calibration.md)
+//!     cargo run --release -p meshplan-core --example calibrate -- --targets   # issue 23's figures (docs/tuned.md)
+//!     cargo run --release -p meshplan-core --example calibrate -- --record-validation   # the validation median only
 //!
 //! Each run becomes a Plan (model preset or the published architecture, GPU, layout, batch, precision). The
 //! measured rate is recomputed with meshplan's own FLOP count (Megatron's formula) from the published step time
@@ -302,6 +303,11 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
         "training": {"seq_length": seq, "micro_batch_size": u(r, "mbs").unwrap_or(1), "global_batch_size": gbs,
                      "precision": precision, "recompute_granularity": recompute},
         "parallelism": par});
+    // Unstated settings: the 26.x Bridge rows (validation) take meshplan's tuned defaults, the pinned Bridge's perf
+    // recipes being of their era (26.08); every older row keeps Megatron-Core's plain defaults, as it was fitted.
+    if r["release"].as_str().unwrap_or("").starts_with("26.") {
+        plan_json["defaults"] = json!("tuned");
+    }
     let dist_opt = r.get("distributed_optimizer").and_then(Value::as_bool);
     if let Some(d) = dist_opt.or((stated == Stated::Recipe).then_some(true)) {
         plan_json["training"]["use_distributed_optimizer"] = json!(d);
@@ -389,7 +395,8 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
         u(r, "pp").unwrap_or(1), u(r, "cp").unwrap_or(1), u(r, "ep").unwrap_or(1),
         settings_entry.as_deref().map(|e| format!(" [settings {e}{layout_note}]")).unwrap_or_default());
     let groups = groups_of(r, &report.plan, precision, recipe);
-    let out_of_memory = report.diagnostics.iter().find(|d| d.code == meshplan_core::Code::OutOfMemory).map(|d| d.message.clone());
+    let named = report.diagnostics.iter().find(|d| d.code == meshplan_core::Code::OutOfMemoryAssumed).map(|d| format!(" — {}", d.message));
+    let out_of_memory = report.diagnostics.iter().find(|d| d.code == meshplan_core::Code::OutOfMemory).map(|d| d.message.clone() + &named.unwrap_or_default());
     Ok(Run { id, label, measured_tflops: achieved / 1e12, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak, groups,
              out_of_memory })
 }
@@ -629,6 +636,26 @@ impl Run {
     }
 }
 
+/// `--record-validation`: writes the validation median of the embedded constants into data/perf_constants.json, for a
+/// change that moves the validation rows' plans but not the calibration rows' (the fit would find the same constants:
+/// `--check` shows the in-sample figures unchanged).
+fn record_validation(val: &[Run]) {
+    let out = concat!(env!("CARGO_MANIFEST_DIR"), "/data/perf_constants.json");
+    let Some(mut file) = std::fs::read_to_string(out).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok()) else {
+        eprintln!("error: {out} unreadable");
+        std::process::exit(1);
+    };
+    let vmed = summary(&errors(val, perf::constants())).0;
+    file["validation_median_abs_tflops_error"] = json!((vmed * 1e4).round() / 1e4);
+    file["validation_runs"] = json!(val.len());
+    let text = serde_json::to_string_pretty(&file).unwrap_or_default() + "\n";
+    if let Err(e) = std::fs::write(out, text) {
+        eprintln!("error: {out}: {e}");
+        std::process::exit(1);
+    }
+    println!("validation median {} over {} runs recorded in {out}", pct(vmed), val.len());
+}
+
 /// Issue 23's targets, measured with the embedded constants (`--targets`): the validation set with each row's own
 /// recipe settings and with the table's columns only (median, within 15%, MoE median, by group), and the
 /// out-of-memory verdicts on the published runs of both sets (every one of them ran).
@@ -643,7 +670,8 @@ fn print_targets(cal_path: &str) {
     };
     let oom = |name: &str, runs: &[Run]| {
         let n = runs.iter().filter(|r| r.out_of_memory.is_some()).count();
-        println!("  {name:<34} {n:>3} of {:>3} published runs said out of memory", runs.len());
+        let named = runs.iter().filter(|r| r.out_of_memory.as_deref().is_some_and(|m| m.contains(" — does not fit with"))).count();
+        println!("  {name:<34} {n:>3} of {:>3} published runs said out of memory; {named} of them name the assumed setting that flips it", runs.len());
         for r in runs.iter().filter(|r| r.out_of_memory.is_some()).take(5) {
             println!("      e.g. {} {}: {}", r.id, r.label, r.out_of_memory.as_deref().unwrap_or(""));
         }
@@ -717,6 +745,10 @@ fn main() {
     };
     if args.iter().any(|a| a == "--targets") {
         print_targets(&path);
+        return;
+    }
+    if args.iter().any(|a| a == "--record-validation") {
+        record_validation(&val);
         return;
     }
     // --breakdown ID[,ID…]: each named run's breakdown with the embedded constants, then stop.

@@ -187,6 +187,7 @@ rules! {
     PrecisionUnsupported "precision-unsupported" E "The GPU has no tensor cores for this precision." "GPU catalogue";
     Fp8DimsNotDivisible "fp8-dims-not-divisible" E "FP8 GEMMs need the rank-local token count divisible by 8 and each weight's local input width by 16 (output width by 8)." "transformer_engine/pytorch/utils.py assert_dim_for_fp8_exec (ValueError at the first forward)";
     OutOfMemory "out-of-memory" E "Peak memory of some pipeline stage exceeds the GPU's memory." "meshplan memory model";
+    OutOfMemoryAssumed "out-of-memory-assumed" W "The out-of-memory verdict rests on a memory setting the plan leaves unstated: the assumed value is named, and the value that fits with what it saves." "meshplan memory model, each unstated setting flipped (report/assumed.rs; tuned defaults: tuned.rs)";
     LowMemoryHeadroom "low-memory-headroom" W "The plan fits but leaves under 10% of the GPU's memory free." "meshplan memory model";
     HostMemoryExceeded "host-memory-exceeded" W "Optimizer or activation offloading needs more host memory per node than the node has." "meshplan memory model (host bytes of optimizer offload: megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py; activation offload: fine_grained_activation_offload.py) against cluster.host_memory_per_node_gb";
     TpCrossesNvlink "tp-crosses-nvlink" W "A tensor-parallel group spans more than one NVLink domain." "seed: Decision by Hardware Topology, Pitfall 1";

@@ -31,6 +31,7 @@ pub mod rules;
 pub mod search;
 pub mod settings;
 pub mod share;
+pub mod tuned;
 
 pub use codes::Code;
 pub use diag::{Diagnostic, FieldValue, InputError, Severity};

@@ -6,7 +6,7 @@ use crate::limits::{MAX_FIELD, MAX_PLAN_BYTES};
 use crate::model::ModelConfig;
 use crate::pipeline::layout;
 use crate::presets::{self, GpuSpec};
-use crate::{Code, Diagnostic, hf, recipes, settings};
+use crate::{Code, Diagnostic, hf, recipes, settings, tuned};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -116,6 +116,15 @@ pub fn parse_plan_str(text: &str) -> Result<(Plan, Vec<Diagnostic>), InputError>
 
 /// Parses a plan-file JSON value, collecting diagnostics for every field that had to be corrected.
 pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> {
+    parse_plan_excluding(value, &[]).map(|(p, d, _)| (p, d))
+}
+
+/// A parsed plan, its findings, and what it left unstated (`tuned::assume`, each value as planned).
+pub type Parsed = (Plan, Vec<Diagnostic>, Vec<tuned::Assumption>);
+
+/// As [`parse_plan`], assuming none of the `excluded` keys from a perf recipe (`tuned::assume`): the report re-reads a
+/// plan without the assumptions Megatron rejects for its layout.
+pub fn parse_plan_excluding(value: &Value, excluded: &[String]) -> Result<Parsed, InputError> {
     if !value.is_object() {
         return Err(InputError::new(
             Code::InvalidPlan,
@@ -125,9 +134,11 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
     }
     let mut diags = Vec::new();
     let (value, recipe) = recipes::resolve(value, &mut diags)?;
+    let (value, mut assumptions) = tuned::assume(value.as_ref(), excluded);
     let value = value.as_ref();
     let mut top = Fields::new(Some(value), "", &mut diags);
     top.accept(&["model", "cluster", "training", "parallelism", "recipe", "$schema", "comment"]);
+    top.choice(tuned::DEFAULTS_KEY, &tuned::DEFAULTS_VALUES, "megatron-core");
     top.finish();
 
     let (model_key, model_name, model) = parse_model(value.get("model"), &mut diags)?;
@@ -137,7 +148,12 @@ pub fn parse_plan(value: &Value) -> Result<(Plan, Vec<Diagnostic>), InputError> 
     let mut parallelism = parse_parallelism(value.get("parallelism"), &mut diags);
     bound_pipeline(&model, &mut parallelism, &mut diags);
     let recipe = recipe.map(|r| r.name.clone());
-    Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism, recipe }, diags))
+    // An unstated setting no perf recipe spoke for keeps its default: the value the run uses (a null default resolved
+    // from the precision's mixed-precision recipe).
+    for a in assumptions.iter_mut().filter(|a| a.value.is_null()) {
+        a.value = training.settings.resolved(&a.key, &gpu).unwrap_or_default();
+    }
+    Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism, recipe }, diags, assumptions))
 }
 
 /// Pipeline stages beyond the layer count: in every split Megatron accepts without a layout each stage builds at least

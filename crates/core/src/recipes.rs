@@ -26,6 +26,17 @@ pub struct Unresolved {
     pub reason: String,
 }
 
+/// A throughput Megatron Bridge's performance summary published for a performance recipe's exact configuration (the
+/// release of the pinned commit): shown beside the prediction, never fitted to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Published {
+    pub release: String,
+    pub model_tflops_per_gpu: f64,
+    pub tokens_per_s_per_gpu: f64,
+    /// The table: file and section at the commit.
+    pub source: String,
+}
+
 /// One Megatron Bridge recipe.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recipe {
@@ -49,6 +60,9 @@ pub struct Recipe {
     pub parallelism: Map<String, Value>,
     pub training: Map<String, Value>,
     pub unresolved: Vec<Unresolved>,
+    /// What the performance summary measured for this recipe (performance recipes only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<Published>,
     /// One line: kind, cluster, layout and sequence, as the page and `meshplan presets` list it.
     pub description: String,
 }
@@ -77,6 +91,8 @@ struct RawRecipe {
     training: Map<String, Value>,
     #[serde(default)]
     unresolved: Vec<Unresolved>,
+    #[serde(default)]
+    published: Vec<Published>,
 }
 
 #[derive(Deserialize, Default)]
@@ -106,6 +122,20 @@ impl RecipesFile {
             let c = v.as_object()?;
             Some(RawCluster { gpu: opt_string(c, "gpu")?, gpus: opt_u64(c, "gpus")? })
         };
+        let published = |v: &Value| {
+            v.as_array()?
+                .iter()
+                .map(|p| {
+                    let p = p.as_object()?;
+                    Some(Published {
+                        release: string(p, "release")?,
+                        model_tflops_per_gpu: f64(p, "model_tflops_per_gpu")?,
+                        tokens_per_s_per_gpu: f64(p, "tokens_per_s_per_gpu")?,
+                        source: string(p, "source")?,
+                    })
+                })
+                .collect::<Option<Vec<_>>>()
+        };
         let recipes = o.get("recipes")?.as_array()?.iter().map(|r| {
             let r = r.as_object()?;
             Some(RawRecipe {
@@ -119,6 +149,7 @@ impl RecipesFile {
                 parallelism: map(r, "parallelism")?,
                 training: map(r, "training")?,
                 unresolved: or_default(r, "unresolved", unresolved)?,
+                published: or_default(r, "published", published)?,
             })
         });
         Some(RecipesFile { source_repository: string(o, "source_repository")?, recipes: recipes.collect::<Option<_>>()? })
@@ -163,6 +194,7 @@ impl Recipe {
             parallelism: r.parallelism,
             training: r.training,
             unresolved: r.unresolved,
+            published: r.published,
             description: String::new(),
         };
         recipe.description = recipe.describe();

@@ -34,7 +34,8 @@ fn validation_runs_the_fit_never_saw() {
     assert!(val.len() >= 190, "only {} validation runs mapped", val.len());
     let errs = calibrate::errors(&val, perf::constants());
     let (median, _) = calibrate::summary(&errs);
-    // Measured: 20.7% (docs/calibration.md; 21.4% before each validation row ran with its own 26.x release's recipe settings, 21.6% before the grouped GEMM's rows scaled with the tile width, 18.7% before the GEMM half-rate width scaled with SMs × tile width, 18.6% before the output layer's GEMM took its vocabulary width, 20.6%
+    // Measured: 19.8% with tuned defaults for what the 26.x rows' recipe entries leave unstated (docs/tuned.md; 20.4%
+    // with Megatron-Core's), 20.7% (docs/calibration.md; 21.4% before each validation row ran with its own 26.x release's recipe settings, 21.6% before the grouped GEMM's rows scaled with the tile width, 18.7% before the GEMM half-rate width scaled with SMs × tile width, 18.6% before the output layer's GEMM took its vocabulary width, 20.6%
     // before the logits ran on the last stage, 21.8% before unpublished VPs
     // were read from their sibling rows, 21.9% before the slowest pipeline stage set the step, 20.4% before
     // block-scaled FP8 GEMMs ran at their measured share of the tensorwise rate, 19.3% before EP and CP were priced by

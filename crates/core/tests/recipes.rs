@@ -355,3 +355,20 @@ fn perf_recipes_read_as_the_source_reads() {
     let report = plan_value(&json!({"recipe": "perf.deepseek_v3_pretrain_256gpu_gb300_fp8mx_config"})).unwrap();
     assert_eq!(report.plan.world_size(), 256);
 }
+
+/// A perf recipe the performance summary measured shows the published figure beside the prediction while the plan runs
+/// its configuration: DeepSeek-V3 on 256 GB300 in MXFP8 (26.08 table, docs/performance-summary.md at 067f987df03b:
+/// 6,288 tokens/s/GPU, 1,635 model TFLOP/s/GPU; the validation row mbval-0001). Another global batch is another run.
+#[test]
+fn a_measured_perf_recipe_shows_the_published_throughput_beside_the_prediction() {
+    let name = "perf.deepseek_v3_pretrain_256gpu_gb300_fp8mx_config";
+    let report = plan_value(&json!({"recipe": name})).unwrap();
+    let p = report.published.expect("published beside the prediction");
+    assert_eq!((p.recipe.as_str(), p.measured.release.as_str()), (name, "26.08"));
+    assert_eq!((p.measured.model_tflops_per_gpu, p.measured.tokens_per_s_per_gpu), (1635.0, 6288.0));
+    let predicted = report.performance.unwrap().model_tflops_per_gpu;
+    assert_eq!(p.predicted_model_tflops_per_gpu, predicted);
+    assert!((p.error - (predicted / 1635.0 - 1.0)).abs() < 1e-12);
+    let other = plan_value(&json!({"recipe": name, "training": {"global_batch_size": 2048}})).unwrap();
+    assert!(other.published.is_none());
+}

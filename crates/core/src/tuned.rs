@@ -1,0 +1,216 @@
+//! Tuned defaults: what a plan leaves unstated among the speed and memory settings is assumed from Megatron Bridge's
+//! performance recipe for the nearest model × GPU × precision (`recipes`, kind `perf`), and every assumption is listed
+//! with its source. Where no recipe speaks, the setting keeps Megatron-Core's default (the settings row's), listed too.
+//!
+//! A plan asks for them with `"defaults": "tuned"` at its top level; `"megatron-core"`, the default for now, plans
+//! Megatron-Core's plain defaults (what a plan imported from a launch artefact wants: it runs its own launcher's
+//! defaults, not Bridge's perf recipes). Either way every unstated setting is listed. (Tuned by default waits on the
+//! tests and exports that assume plain defaults: docs/tuned.md.) A plan that names a `recipe` takes that recipe's
+//! values and assumes nothing more. The plan's explicit keys always win: only keys absent from its
+//! `training` are filled, before the plan is read (as `recipes::resolve` lays a plan over its recipe).
+//!
+//! The nearest recipe: the same dense/MoE kind, GPU generation and use of Megatron-FSDP are required (a Hopper recipe says nothing about
+//! Blackwell's CUDA graphs or dispatchers); then the same model preset, else the same family; the same GPU; the same
+//! precision and FP8 recipe; the nearest GPU count; the name, for a deterministic pick. Recompute and offload settings are
+//! taken only from a recipe of the same model (they answer that model's memory), the mixed-precision fields only from
+//! one of the same precision (the recipe file lists only what differs from that precision's mixed-precision recipe).
+//!
+//! It imports `presets` and `recipes`; `plan` builds on it.
+
+use crate::{presets, recipes};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// One value meshplan assumed: the plan key (in `training`), the value, and where it comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Assumption {
+    pub key: String,
+    pub value: Value,
+    pub source: String,
+}
+
+/// The plan's top-level switch between tuned defaults (`"tuned"`) and Megatron-Core's plain defaults (the default).
+pub const DEFAULTS_KEY: &str = "defaults";
+/// The values [`DEFAULTS_KEY`] takes.
+pub const DEFAULTS_VALUES: [&str; 2] = ["tuned", "megatron-core"];
+
+/// The settings rows a tuned default may fill: what Bridge's performance recipes set for speed and fit. Not the
+/// optimizer (what is trained), Megatron-FSDP (another parallel scheme) nor `moe_router_force_load_balancing` (a
+/// benchmark's forced routing balance, not a setting a real run would want assumed).
+pub const TUNED_KEYS: [&str; 24] = [
+    "cuda_graph_impl",
+    "cuda_graph_scope",
+    "moe_token_dispatcher_type",
+    "moe_flex_dispatcher_backend",
+    "overlap_moe_expert_parallel_comm",
+    "tp_comm_overlap",
+    "overlap_grad_reduce",
+    "overlap_param_gather",
+    "use_distributed_optimizer",
+    "use_precision_aware_optimizer",
+    "main_params_dtype",
+    "main_grads_dtype",
+    "exp_avg_dtype",
+    "exp_avg_sq_dtype",
+    "grad_reduce_in_fp32",
+    "fp8_param_gather",
+    "fp4_param_gather",
+    "reuse_grad_buf_for_mxfp8_param_ag",
+    "recompute_granularity",
+    "recompute_method",
+    "recompute_num_layers",
+    "recompute_modules",
+    "fine_grained_activation_offloading",
+    "offload_modules",
+];
+
+/// Keys of the MoE token dispatcher.
+const MOE_KEYS: [&str; 3] = ["moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "overlap_moe_expert_parallel_comm"];
+
+/// Keys taken only from a recipe of the plan's own model: they answer that model's memory.
+const SAME_MODEL: [&str; 6] =
+    ["recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules", "fine_grained_activation_offloading", "offload_modules"];
+/// Keys taken only from a recipe of the plan's precision: the recipe file states its mixed-precision fields relative
+/// to that precision's mixed-precision recipe.
+const SAME_PRECISION: [&str; 9] = [
+    "grad_reduce_in_fp32",
+    "fp8_param_gather",
+    "fp4_param_gather",
+    "reuse_grad_buf_for_mxfp8_param_ag",
+    "use_precision_aware_optimizer",
+    "main_params_dtype",
+    "main_grads_dtype",
+    "exp_avg_dtype",
+    "exp_avg_sq_dtype",
+];
+
+/// What the nearest recipe is chosen by, read from the plan's JSON.
+struct Wanted<'a> {
+    model: &'a str,
+    family: &'a str,
+    moe: bool,
+    gpu: &'a presets::GpuSpec,
+    precision: &'a str,
+    fp8_recipe: Option<String>,
+    gpus: Option<u64>,
+    fsdp: bool,
+}
+
+/// Whether a plan plans Megatron-Core's plain defaults: it does not ask for `"defaults": "tuned"`.
+pub fn plain(plan: &Value) -> bool {
+    plan.get(DEFAULTS_KEY).and_then(Value::as_str) != Some("tuned")
+}
+
+/// What an assumption says when no perf recipe speaks: the setting keeps its default (filled in by `plan` from the
+/// settings row, once the plan is read).
+pub const DEFAULT_SOURCE: &str = "Megatron-Core default";
+
+/// The plan with its unstated speed and memory settings filled from the nearest perf recipe, and every unstated one
+/// listed: the recipe's value, or (value null until `plan` resolves it) the default. No recipe is consulted for a plan
+/// naming a `recipe`, one asking for plain defaults, one whose model is not a preset, nor for the keys in `excluded`
+/// (those Megatron rejects for this plan's layout; `report` finds them).
+pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<Assumption>) {
+    let named = plan.get("recipe").is_some_and(|r| !r.is_null());
+    let wanted = wanted(plan);
+    let recipe = if plain(plan) || named { None } else { wanted.as_ref().and_then(nearest) };
+    let stated = plan.get("training").and_then(Value::as_object);
+    let mut filled = Map::new();
+    let mut out = Vec::new();
+    let dense = wanted.as_ref().is_some_and(|w| !w.moe);
+    for key in TUNED_KEYS {
+        // A dense model has no token dispatcher: its settings are neither assumed nor listed.
+        if stated.is_some_and(|t| t.contains_key(key)) || (dense && MOE_KEYS.contains(&key)) {
+            continue;
+        }
+        let from_recipe = recipe.filter(|(_, same_model, same_precision)| {
+            !excluded.iter().any(|k| k == key) && (*same_model || !SAME_MODEL.contains(&key)) && (*same_precision || !SAME_PRECISION.contains(&key))
+        });
+        match from_recipe.and_then(|(r, ..)| Some((r, r.training.get(key)?))) {
+            Some((r, v)) => {
+                filled.insert(key.to_string(), v.clone());
+                out.push(Assumption { key: key.to_string(), value: v.clone(), source: source_of(r) });
+            }
+            None => out.push(Assumption { key: key.to_string(), value: Value::Null, source: DEFAULT_SOURCE.to_string() }),
+        }
+    }
+    if filled.is_empty() {
+        return (Cow::Borrowed(plan), out);
+    }
+    let mut plan = plan.clone();
+    if let Some(o) = plan.as_object_mut() {
+        let t = o.entry("training").or_insert_with(|| Value::Object(Map::new()));
+        if let Some(t) = t.as_object_mut() {
+            t.extend(filled);
+        }
+    }
+    (Cow::Owned(plan), out)
+}
+
+/// How an assumption names its recipe: the plan name and the Bridge source file:line at the pinned commit.
+pub fn source_of(r: &recipes::Recipe) -> String {
+    let repo = recipes::source_repository();
+    let commit = repo.rsplit('@').next().unwrap_or(repo);
+    format!("Megatron Bridge perf recipe {} (Megatron-Bridge@{} {})", r.name, commit.get(..12).unwrap_or(commit), r.source)
+}
+
+fn wanted(plan: &Value) -> Option<Wanted<'_>> {
+    let m = plan.get("model")?;
+    let key = m.as_str().or_else(|| m.get("preset").and_then(Value::as_str))?;
+    let preset = presets::model(key)?;
+    let cluster = plan.get("cluster");
+    let gpu = presets::gpu(cluster.and_then(|c| c.get("gpu")).and_then(Value::as_str).unwrap_or("h100-sxm-80gb"))?;
+    let training = plan.get("training");
+    let precision = training.and_then(|t| t.get("precision")).and_then(Value::as_str).unwrap_or("bf16");
+    let fp8_recipe = training
+        .and_then(|t| t.get("fp8_recipe"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| gpu.fp8_recipe.and_then(|r| serde_json::to_value(r).ok()).and_then(|v| v.as_str().map(str::to_string)));
+    let gpus = cluster.and_then(|c| {
+        let n = c.get("num_gpus").and_then(Value::as_u64);
+        n.or_else(|| Some(c.get("num_nodes")?.as_u64()?.saturating_mul(c.get("gpus_per_node").and_then(Value::as_u64).unwrap_or(gpu.gpus_per_node))))
+    });
+    let fsdp = training.and_then(|t| t.get("use_megatron_fsdp")).and_then(Value::as_bool).unwrap_or(false);
+    Some(Wanted { model: &preset.key, family: &preset.family, moe: preset.model_config().is_moe(), gpu, precision, fp8_recipe, gpus, fsdp })
+}
+
+/// The nearest perf recipe, with whether it is of the same model and of the same precision (and FP8 recipe).
+fn nearest(w: &Wanted) -> Option<(&'static recipes::Recipe, bool, bool)> {
+    let score = |r: &recipes::Recipe| -> Option<(u32, u64)> {
+        let preset = presets::model(&r.model)?;
+        let gpu = presets::gpu(r.gpu.as_deref()?)?;
+        let same_model = r.model == w.model;
+        // A Megatron-FSDP recipe is another parallel scheme: its settings answer that scheme, not the plan's.
+        let fsdp = r.training.get("use_megatron_fsdp").and_then(Value::as_bool).unwrap_or(false);
+        // The cheap tests first: building a preset's model to ask whether it is MoE is done for candidates only.
+        if (!same_model && preset.family != w.family) || gpu.generation != w.gpu.generation || fsdp != w.fsdp {
+            return None;
+        }
+        if !same_model && preset.model_config().is_moe() != w.moe {
+            return None;
+        }
+        let (same_precision, same_type) = precision_match(r, w);
+        let s = 8 * u32::from(same_model) + 4 * u32::from(gpu.key == w.gpu.key) + 2 * u32::from(same_precision) + u32::from(same_type);
+        // The nearest GPU count: |log2(recipe / plan)| in eighths of a doubling, as a tie-break.
+        let distance = match (r.gpus, w.gpus) {
+            (Some(a), Some(b)) if a > 0 && b > 0 => ((a as f64 / b as f64).log2().abs() * 8.0) as u64,
+            _ => u64::MAX,
+        };
+        Some((s, distance))
+    };
+    let best = recipes::all()
+        .iter()
+        .filter(|r| r.kind == "perf")
+        .filter_map(|r| Some((r, score(r)?)))
+        .min_by(|(a, (sa, da)), (b, (sb, db))| sb.cmp(sa).then(da.cmp(db)).then(a.name.cmp(&b.name)))?;
+    let r = best.0;
+    Some((r, r.model == w.model, precision_match(r, w).0))
+}
+
+/// Whether a recipe trains the plan's precision with its FP8 recipe, and whether the same precision at all.
+fn precision_match(r: &recipes::Recipe, w: &Wanted) -> (bool, bool) {
+    let precision = r.training.get("precision").and_then(Value::as_str).unwrap_or("bf16");
+    let fp8 = r.training.get("fp8_recipe").and_then(Value::as_str);
+    (precision == w.precision && (precision != "fp8" || fp8 == w.fp8_recipe.as_deref()), precision == w.precision)
+}
