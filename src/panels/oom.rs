@@ -1,15 +1,17 @@
-//! The OOM panel: "Explain an OOM" reads a CUDA out-of-memory message (and the failing rank, if the message does not
-//! say it) against the plan through the core's `oom::explain`: the rank's pipeline stage and groups, meshplan's
-//! prediction for that stage term by term beside the message's numbers, fragmentation or a real overrun, and the
-//! nearby plans that fit, cheapest first, each with a one-click Apply.
+//! The OOM panel: "Explain an OOM" reads a log with one or more out-of-memory messages (and the failing rank, if the
+//! message does not say it) against the plan through the core's `oom::explain_all`: per failing rank, its pipeline
+//! stage and groups, the allocation that failed named against the stage's tensors (or the value the request implies),
+//! one verdict, meshplan's prediction term by term beside the message's numbers, the assumptions its numbers rest on,
+//! and the ranked fixes, each with a one-click Apply. The explanation is a memo over the plan: it follows every change.
 
 use crate::format::{gib, seconds};
 use crate::panels::compare::signed_seconds;
-use crate::state::{Doc, editor};
+use crate::state::{Doc, editor, plan_doc};
 use crate::panels::diagnostics::InputErrorList;
 use leptos::prelude::*;
 use meshplan_core::InputError;
-use meshplan_core::oom::{Cause, Explanation, Fix, explain};
+use meshplan_core::oom::{Cause, Explanation, Fix, explain_all};
+use serde_json::Value;
 
 /// The most ranks of a group listed; a longer group shows its first and last few and its size.
 const SHOWN_RANKS: usize = 12;
@@ -29,26 +31,51 @@ fn maybe_gib(b: Option<u64>) -> String {
     b.map_or_else(|| "—".into(), gib)
 }
 
+/// The class and data-cause of a verdict (the e2e tests' handles).
+pub fn cause_class(c: Cause) -> &'static str {
+    match c {
+        Cause::Fragmentation => "fragmentation",
+        Cause::Overrun => "overrun",
+        Cause::DoesNotFit => "does-not-fit",
+        Cause::OutsideAllocator => "outside-allocator",
+    }
+}
+
+/// A button that writes `edits` to the plan in one change.
+#[component]
+pub fn ApplyEdits(edits: Vec<(String, Value)>, #[prop(into)] label: String) -> impl IntoView {
+    let editor = editor();
+    view! {
+        <button class="apply" on:click=move |_| {
+            let edits = edits.clone();
+            editor.update(move |p| for (path, value) in edits { plan_doc::set(p, &path, value) });
+        }>{label}</button>
+    }
+}
+
 #[component]
 pub fn OomPanel(doc: Doc) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let rank = RwSignal::new(String::new());
-    let result = RwSignal::new(None::<Result<Explanation, InputError>>);
-    let run = move |_| {
-        let r = rank.get_untracked().trim().parse::<u64>().ok();
-        let message = text.get_untracked();
-        let answer = doc.outcome.with_untracked(|o| match o {
-            Ok(report) => doc.plan.with_untracked(|p| explain(p, report, &message, r)),
-            Err(e) => Err(e.clone()),
-        });
-        result.set(Some(answer));
-    };
+    // What was submitted; the explanation is recomputed from it and the current plan, so it follows every change.
+    let submitted = RwSignal::new(None::<(String, Option<u64>)>);
+    let run = move |_| submitted.set(Some((text.get_untracked(), rank.get_untracked().trim().parse::<u64>().ok())));
+    let result = Memo::new(move |_| {
+        submitted.with(|s| {
+            s.as_ref().map(|(message, r)| {
+                doc.outcome.with(|o| match o {
+                    Ok(report) => doc.plan.with(|p| explain_all(p, report, message, *r)),
+                    Err(e) => Err::<Vec<Explanation>, InputError>(e.clone()),
+                })
+            })
+        })
+    });
     view! {
         <section class="panel" id="oom-panel" aria-labelledby="oom-h">
             <h2 id="oom-h">"Explain an OOM"</h2>
-            <details prop:open=move || result.with(Option::is_some)>
+            <details prop:open=move || submitted.with(Option::is_some)>
                 <summary>"Paste a CUDA out-of-memory message"</summary>
-                <label for="oom-message">"The message (PyTorch's “CUDA out of memory. Tried to allocate …”)"</label>
+                <label for="oom-message">"The message or the log around it (PyTorch's “CUDA out of memory. Tried to allocate …”, HIP, XPU, NPU; cuBLAS / NCCL allocation failures)"</label>
                 <textarea id="oom-message" rows="4" spellcheck="false"
                     placeholder="Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.02 GiB is free. …"
                     prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
@@ -61,24 +88,59 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
             </details>
             {move || result.get().map(|r| match r {
                 Err(error) => view! { <InputErrorList id="oom-error" error /> }.into_any(),
-                Ok(x) => view! { <ExplanationView x /> }.into_any(),
+                Ok(xs) => {
+                    let many = xs.len() > 1;
+                    xs.into_iter().map(|x| view! { <ExplanationView x many /> }).collect_view().into_any()
+                }
             })}
         </section>
     }
 }
 
+/// The allocation that failed: named, implied or the nearest tensors; the corrections with Apply.
 #[component]
-fn ExplanationView(x: Explanation) -> impl IntoView {
-    let cause_class = match x.cause {
-        Cause::Fragmentation => "fragmentation",
-        Cause::Overrun => "overrun",
-    };
-    let coords = x.coordinates.map(|c| format!(" · TP {} · CP {} · DP {} · PP {} · EP {}", c.tp, c.cp, c.dp, c.pp, c.ep)).unwrap_or_default();
+fn NamedView(x: Explanation) -> impl IntoView {
+    let n = x.named.clone();
     view! {
+        <div class="oom-named">
+            {n.culprit.clone().map(|c| view! {
+                <p class="oom-culprit" data-kind=format!("{:?}", c.kind)>"The request is "<strong>{c.label.clone()}</strong>
+                    " — "{gib(c.predicted_bytes)}" predicted, "{c.phase.clone()}"."</p>
+            })}
+            {n.implied.clone().map(|i| view! { <p class="oom-implied">{i.text}</p> })}
+            {(!x.corrections.is_empty()).then(|| {
+                let shown = x.corrections.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ");
+                view! { <p class="oom-correction">"Correction: "{shown}" "<ApplyEdits edits=x.corrections.clone() label="Apply" /></p> }
+            })}
+            {(n.culprit.is_none() && !n.nearest.is_empty()).then(|| view! {
+                <p>"No tensor of the plan is the request's size; the nearest:"</p>
+                <ul class="oom-nearest">{n.nearest.iter().map(|c| view! { <li>{c.label.clone()}" — "{gib(c.predicted_bytes)}</li> }).collect_view()}</ul>
+            })}
+        </div>
+    }
+}
+
+#[component]
+fn ExplanationView(x: Explanation, many: bool) -> impl IntoView {
+    let cause_class = cause_class(x.cause);
+    let coords = x.coordinates.map(|c| format!(" · TP {} · CP {} · DP {} · PP {} · EP {}", c.tp, c.cp, c.dp, c.pp, c.ep)).unwrap_or_default();
+    let phase = x.phase.clone().map(|p| format!(" · {p}")).unwrap_or_default();
+    view! {
+        <div class="oom-rank" data-rank=x.rank>
+        {many.then(|| view! { <h3>"Rank "{x.rank}</h3> })}
         <p id="oom-where" class="summary">
-            "Rank "{x.rank}" ("{x.rank_source.clone()}"): pipeline stage "<strong>{x.pipeline_stage}</strong>{coords}
+            "Rank "{x.rank}" ("{x.rank_source.clone()}"): pipeline stage "<strong>{x.pipeline_stage}</strong>{coords}{phase}
         </p>
+        {x.message.note.clone().map(|n| view! { <p class="hint">{n}</p> })}
+        <NamedView x=x.clone() />
         <p id="oom-cause" class=format!("oom-cause {cause_class}") data-cause=cause_class>{x.cause_text.clone()}</p>
+        {(!x.over_budget.is_empty()).then(|| view! {
+            <ul class="oom-over-budget">{x.over_budget.iter().map(|t| view! { <li>{t.label.clone()}": "{gib(t.bytes)}</li> }).collect_view()}</ul>
+        })}
+        {(!x.assumptions.is_empty()).then(|| view! {
+            <h3>"What the numbers assume (not in the plan)"</h3>
+            <ul class="oom-assumptions">{x.assumptions.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}</ul>
+        })}
         <h3>"The rank's groups"</h3>
         <ul id="oom-groups" class="compare-list">
             {x.groups.iter().map(|(kind, ranks)| view! { <li data-kind=kind.clone()><strong>{kind.to_ascii_uppercase()}</strong>": "{rank_list(ranks)}</li> }).collect_view()}
@@ -103,31 +165,39 @@ fn ExplanationView(x: Explanation) -> impl IntoView {
                 </tbody>
             </table>
         </details>
-        <h3>"Fixes, cheapest first"</h3>
+        <h3>"Fixes: those that fit first, then those that shrink the named tensor, cheapest first"</h3>
+        <FixTable fixes=x.fixes.clone() />
+        {x.notes.into_iter().map(|n| view! { <p class="hint">{n}</p> }).collect_view()}
+        </div>
+    }
+}
+
+/// The ranked fixes, each re-planned, with Apply: the one table "Explain an OOM" and the out-of-memory diagnostic show.
+#[component]
+pub fn FixTable(fixes: Vec<Fix>) -> impl IntoView {
+    view! {
         <table id="oom-fixes" class="compare-table">
             <thead><tr><th scope="col">"change"</th><th scope="col">"peak"</th><th scope="col">"step time"</th><th scope="col">""</th></tr></thead>
-            <tbody>{x.fixes.into_iter().map(|fix| view! { <FixRow fix /> }).collect_view()}</tbody>
+            <tbody>{fixes.into_iter().map(|fix| view! { <FixRow fix /> }).collect_view()}</tbody>
         </table>
-        {x.notes.into_iter().map(|n| view! { <p class="hint">{n}</p> }).collect_view()}
     }
 }
 
 #[component]
 fn FixRow(fix: Fix) -> impl IntoView {
-    let editor = editor();
     let time = match (fix.step_time_s, fix.step_time_delta_s) {
         (Some(t), Some(d)) => format!("{} ({})", seconds(t), signed_seconds(d)),
         _ => "—".into(),
     };
+    let peak = format!("{}{}", gib(fix.peak_bytes), if fix.fits { "" } else { " (still over)" });
     let edits = fix.edits.clone();
     view! {
-        <tr class="fix-row">
+        <tr class="fix-row" data-fits=fix.fits.to_string() data-shrinks=fix.shrinks_culprit.to_string()>
             <th scope="row">{fix.change.clone()}{fix.caveat.clone().map(|c| view! { <br /><span class="hint">{c}</span> })}</th>
-            <td>{gib(fix.peak_bytes)}</td>
+            <td>{peak}</td>
             <td>{time}</td>
-            <td>{(!edits.is_empty()).then(|| view! {
-                <button class="apply" on:click=move |_| for (path, value) in &edits { editor.edit(path, value.clone()) }>"Apply"</button>
-            })}{fix.edits.is_empty().then(|| view! { <span class="hint">"set it in the launch environment"</span> })}</td>
+            <td>{(!edits.is_empty()).then(|| view! { <ApplyEdits edits=edits.clone() label="Apply" /> })}
+                {fix.edits.is_empty().then(|| view! { <span class="hint">"set it in the launch environment"</span> })}</td>
         </tr>
     }
 }

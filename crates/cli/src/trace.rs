@@ -174,13 +174,16 @@ pub fn cmd_oom(plan: &std::path::Path, message: &std::path::Path, rank: Option<u
         Ok(r) => r,
         Err(e) => return unreadable(e),
     };
-    let x = match meshplan_core::oom::explain(&value, &report, &message_text, rank) {
+    let x = match meshplan_core::oom::explain_log(&value, &report, &message_text, rank) {
         Ok(x) => x,
         Err(e) => return unreadable(e),
     };
     match format {
         Format::Json => print_json(&x),
-        Format::Table => emit(&oom_table(&x)),
+        Format::Table => {
+            let all: Vec<String> = std::iter::once(&x.first).chain(&x.other_ranks).map(oom_table).collect();
+            emit(&all.join("\n────────\n\n"))
+        }
     }
     ExitCode::SUCCESS
 }
@@ -192,14 +195,20 @@ fn opt_gib(b: Option<u64>) -> String {
 fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
     let m = &x.message;
     let mut out = format!(
-        "Out of memory ({} message): {:.2} GiB requested on GPU {}\n\nFailing rank {} ({})\n  pipeline stage {}\n",
+        "Out of memory ({} message, {}): {:.2} GiB requested on GPU {}\n\nFailing rank {} ({})\n  pipeline stage {}{}\n",
         m.form,
+        m.device,
         gib(m.requested_bytes),
         m.gpu_index.map_or("?".into(), |g| g.to_string()),
         x.rank,
         x.rank_source,
-        x.pipeline_stage
+        x.pipeline_stage,
+        x.phase.as_ref().map_or(String::new(), |p| format!(", {p}"))
     );
+    if let Some(n) = &m.note {
+        out += &format!("  {n}\n");
+    }
+    out += &oom_named(x);
     if let Some(c) = &x.coordinates {
         out += &format!("  coordinates tp {} cp {} dp {} pp {} · ep {} etp {} edp {}\n", c.tp, c.cp, c.dp, c.pp, c.ep, c.etp, c.edp);
     }
@@ -217,17 +226,50 @@ fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
         out += &format!("  {:<60} {:>8.2}  {} · {}\n", t.label, gib(t.bytes), t.phase, t.location);
     }
     out += &format!("\nCause: {}\n", x.cause_text);
-    out += "\nFixes, cheapest first (predicted peak, step time and its change)\n";
+    for t in &x.over_budget {
+        out += &format!("  over budget: {} {:.2} GiB\n", t.label, gib(t.bytes));
+    }
+    if !x.assumptions.is_empty() {
+        out += "\nAssumed (not in the plan)\n";
+        for a in &x.assumptions {
+            out += &format!("  {a}\n");
+        }
+    }
+    out += "\nFixes: those that fit first, then those that shrink the named tensor, then cheapest (predicted peak, step time and its change)\n";
     for (i, f) in x.fixes.iter().enumerate() {
         let t = f.step_time_s.map_or("—".into(), |t| format!("{t:.3} s"));
         let dt = f.step_time_delta_s.map_or(String::new(), |d| format!(" ({d:+.3} s)"));
-        out += &format!("  {}. {}\n     peak {:.2} GiB · step {t}{dt}\n", i + 1, f.change, gib(f.peak_bytes));
+        let fits = if f.fits { "fits" } else { "still over" };
+        let shrinks = if f.shrinks_culprit { " · shrinks the named tensor" } else { "" };
+        out += &format!("  {}. {}\n     peak {:.2} GiB ({fits}{shrinks}) · step {t}{dt}\n", i + 1, f.change, gib(f.peak_bytes));
         if let Some(c) = &f.caveat {
             out += &format!("     ({c})\n");
         }
     }
     for n in &x.notes {
         out += &format!("note: {n}\n");
+    }
+    out
+}
+
+/// The allocation the request was, the value it implies, or the nearest tensors.
+fn oom_named(x: &meshplan_core::oom::Explanation) -> String {
+    let n = &x.named;
+    let mut out = String::new();
+    if let Some(c) = &n.culprit {
+        out += &format!("  the request is {} — {:.2} GiB predicted ({})\n", c.label, gib(c.predicted_bytes), c.phase);
+    }
+    if let Some(i) = &n.implied {
+        out += &format!("  {}\n", i.text);
+    }
+    for (path, v) in &x.corrections {
+        out += &format!("  correction: {path} = {v}\n");
+    }
+    if n.culprit.is_none() && !n.nearest.is_empty() {
+        out += "  no tensor of the plan is the request's size; the nearest:\n";
+        for c in &n.nearest {
+            out += &format!("    {} — {:.2} GiB ({:.2}× the request)\n", c.label, gib(c.predicted_bytes), 1.0 / c.ratio.max(f64::MIN_POSITIVE));
+        }
     }
     out
 }

@@ -63,6 +63,32 @@ fn oom_explains_a_message_and_refuses_text_without_one() {
     assert!(err.contains("no CUDA out-of-memory message"), "{err}");
 }
 
+/// The page's "Explain an OOM" renders the core's `oom::explain_all`, one explanation per failing rank; `meshplan oom
+/// --format json` prints the same explanations (the first at the top level, the others in `other_ranks`): for a log
+/// with two failing ranks (`[rank5]:` on stage 0, `[rank53]:` on stage 3 of the README plan) they agree value for value.
+#[test]
+fn oom_cli_and_page_agree_rank_by_rank() {
+    let m = |r: u64, req: &str| format!("[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {req}. GPU 5 has a total capacity of 79.11 GiB of which 0.10 GiB is free. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 0.05 GiB is reserved by PyTorch but unallocated.\n");
+    let log = m(5, "2.00 GiB") + &m(53, "252.00 MiB");
+    let (code, out, err) = run(&["oom", EXAMPLE, "-", "--format", "json"], Some(&log));
+    assert_eq!(code, 0, "{err}");
+    let cli: Value = serde_json::from_str(&out).unwrap();
+    let plan: Value = serde_json::from_str(&std::fs::read_to_string(EXAMPLE).unwrap()).unwrap();
+    let report = meshplan_core::plan_value(&plan).unwrap();
+    let page = meshplan_core::oom::explain_all(&plan, &report, &log, None).unwrap();
+    assert_eq!(page.len(), 2);
+    let mut first = cli.clone();
+    let others = first.as_object_mut().unwrap().remove("other_ranks").unwrap();
+    // Compared through JSON text (floats printed the same way on both sides).
+    let text = |v: &Value| serde_json::to_string(v).unwrap();
+    assert_eq!(text(&first), text(&serde_json::to_value(&page[0]).unwrap()));
+    assert_eq!(text(&others), text(&serde_json::to_value(&page[1..]).unwrap()));
+    assert_eq!((cli["pipeline_stage"].as_u64(), others[0]["pipeline_stage"].as_u64()), (Some(0), Some(3)));
+    // The table names each rank.
+    let (_, table, _) = run(&["oom", EXAMPLE, "-"], Some(&log));
+    assert!(table.contains("Failing rank 5 (") && table.contains("Failing rank 53 ("), "{table}");
+}
+
 #[test]
 fn schedule_draws_every_stage() {
     let (code, out, _) = run(&["schedule", EXAMPLE, "--width", "40"], None);

@@ -13,6 +13,12 @@
 /// about 200 KB; Hugging Face `config.json` files are a few KB.
 pub const MAX_PLAN_BYTES: usize = 1 << 20;
 
+/// The longest log `meshplan oom` and "Explain an OOM" read (bytes; the rest is ignored): a training log around an
+/// out-of-memory is often megabytes (per-iteration lines, NCCL's INFO lines). The scan is one pass per marker over the
+/// text (`oom::message::scan`): tests/oom.rs measured 11 ms for a 1.5 MiB log of multi-byte lines and 51 ms for a
+/// 17 MiB one cut here (debug build, one core), so the limit keeps the read far under the 1 s budget.
+pub const MAX_OOM_LOG_BYTES: usize = 16 << 20;
+
 /// The longest prefix of `text` of at most `max_bytes` bytes that ends on a character boundary: the one way text is
 /// cut to a limit, so a multi-byte character (a progress bar's `█`, an ellipsis) straddling the limit is left out
 /// whole instead of panicking ("byte index N is not a char boundary"). Constant time: it backs off at most 3 bytes.
@@ -50,7 +56,8 @@ pub const MAX_LINK_DEPTH: usize = 8;
 pub const MAX_LINK_NUMBER: f64 = 9_007_199_254_740_992.0;
 
 /// The most of an out-of-memory message read from its "Tried to allocate" (bytes; the log around it is read up to
-/// [`MAX_PLAN_BYTES`]): the messages of `tests/data/oom` (PyTorch's numbers, the processes' use, its
+/// [`MAX_OOM_LOG_BYTES`]; `oom::message`'s window): PyTorch's longest form, with the hint after it, is under 700
+/// bytes, and the messages of `tests/data/oom` (PyTorch's numbers, the processes' use, its
 /// `PYTORCH_CUDA_ALLOC_CONF` hint) are 179–637 bytes. The reader looks each number up with one `find` over the message,
 /// so a log of one 1 MiB line costs ten finds over 4,000 bytes, not over the mebibyte. Cut on a character boundary ([`prefix`]).
 pub const MAX_OOM_MESSAGE_BYTES: usize = 4000;

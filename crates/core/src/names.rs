@@ -162,6 +162,33 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("trainer.nnodes", "--nnodes"),
 ];
 
+/// Wrappers' switches for settings Megatron-LM has no flag for, and the plan path each sets: LoRA fine-tuning as a
+/// toolkit or an RL trainer spells it, and Bridge's `peft` chosen by name (its recipes' `peft="lora"`).
+// Sources: ms-swift docs "Megatron-SWIFT" command-line parameters (--train_type full|lora, --lora_rank, default 8);
+// verl verl/trainer/config/ppo_megatron_trainer.yaml (actor_rollout_ref.model.lora_rank, 0 = no LoRA); Megatron
+// Bridge recipes' finetune functions (peft: "lora" | "dora" | None).
+pub const WRAPPER_SETTINGS: &[(&str, &str)] = &[
+    ("--train-type", "training.peft"),
+    ("--lora-rank", "training.lora_dim"),
+    ("actor_rollout_ref.model.lora_rank", "training.lora_dim"),
+    ("peft", "training.peft"),
+];
+
+/// The plan path a wrapper's switch sets (see [`WRAPPER_SETTINGS`]).
+pub fn wrapper_setting(name: &str) -> Option<&'static str> {
+    WRAPPER_SETTINGS.iter().find(|(w, _)| *w == name).map(|(_, p)| *p)
+}
+
+/// A wrapper's `train_type` / Bridge's `peft` value as the plan's `peft`: LoRA and its variants train adapters on a
+/// frozen base (`lora`); `full` and `none` train every parameter.
+pub fn peft_value(v: &str) -> Option<&'static str> {
+    match v.trim().trim_matches(['"', '\'']).to_ascii_lowercase().as_str() {
+        "lora" | "qlora" | "dora" | "lora_ga" | "longlora" | "lora-ga" => Some("lora"),
+        "full" | "none" | "null" | "" => Some("none"),
+        _ => None,
+    }
+}
+
 /// A wrapper's name for a Megatron setting (see [`WRAPPERS`]): the Megatron-LM flag or Bridge path it stands for.
 pub fn wrapper(name: &str) -> Option<String> {
     WRAPPERS.iter().find_map(|(w, m)| match w.strip_suffix('.') {

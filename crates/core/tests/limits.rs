@@ -483,19 +483,20 @@ fn an_oom_log_with_a_multibyte_character_across_the_message_cut_answers() {
 }
 
 #[test]
-fn an_oom_log_with_a_multibyte_character_across_a_mebibyte_answers() {
-    // A pasted log is read up to MAX_PLAN_BYTES (1 MiB); a `█` straddling that byte panicked before the fix.
-    let cut = meshplan_core::limits::MAX_PLAN_BYTES;
+fn an_oom_log_with_a_multibyte_character_across_its_limit_answers() {
+    // A pasted log is read up to MAX_OOM_LOG_BYTES (16 MiB; 1 MiB when this test was written, where a `█` straddling
+    // that byte panicked before the fix).
+    let cut = meshplan_core::limits::MAX_OOM_LOG_BYTES;
     let head = format!("{OOM_LINE}\n\n");
     let text = format!("{head}{}█ more log", "x".repeat(cut - 1 - head.len()));
     assert!(!text.is_char_boundary(cut));
     let t2 = text.clone();
-    let m = answers("OOM log, multibyte across 1 MiB", move || meshplan_core::oom::parse_message(&t2)).expect("read");
+    let m = answers("OOM log, multibyte across its limit", move || meshplan_core::oom::parse_message(&t2)).expect("read");
     assert_eq!(m.requested_bytes, 2 << 30);
     // And through the explanation against a plan, as `meshplan oom` and the page run it.
     let v = llama_8b_on_8(json!({}));
     let r = plan_value(&v).unwrap();
-    let e = answers("OOM explained, multibyte across 1 MiB", move || meshplan_core::oom::explain(&v, &r, &text, None));
+    let e = answers("OOM explained, multibyte across its limit", move || meshplan_core::oom::explain(&v, &r, &text, None));
     assert!(e.is_ok(), "{:?}", e.err());
 }
 

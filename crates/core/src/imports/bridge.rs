@@ -131,6 +131,16 @@ fn flatten(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value
 
 /// One `section.field = value` of Bridge.
 fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>) {
+    // A wrapper's switch for a setting without a Bridge path of its own (`peft: lora`, an RL trainer's lora_rank).
+    if let Some(p) = names::wrapper_setting(path) {
+        let raw = match &v {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        b.wrapper_setting(path, p, &raw);
+        return;
+    }
     // A wrapper's name for a Megatron setting (an RL framework's `actor_rollout_ref.actor.megatron.*`, its GPU counts).
     if let Some(m) = names::wrapper(path) {
         match m.as_str() {

@@ -145,6 +145,11 @@ fn yaml_of_flags(text: &str) -> Option<String> {
 /// One `--flag values` pair.
 fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
     let mut key = names::canonical_flag(raw);
+    // A wrapper's switch for a setting Megatron-LM has no flag for (`--train_type lora`, `--lora_rank 8`).
+    if let Some(path) = names::wrapper_setting(&key) {
+        b.wrapper_setting(&key, path, values.first().map(String::as_str).unwrap_or(""));
+        return;
+    }
     // A wrapper's name for a Megatron argument (`--max_length` → `--seq-length`), or a Hugging Face id.
     match names::wrapper(&key) {
         Some(p) if p == "model.hf_model_id" => {

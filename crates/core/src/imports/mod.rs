@@ -198,6 +198,25 @@ pub(crate) struct Built {
 
 impl Builder {
     /// Sets `path` (`section.field`) unless a name of lower rank already set it.
+    /// A wrapper's switch for a setting Megatron-LM has no flag for (`names::WRAPPER_SETTINGS`): its plan value, or
+    /// the value left unread with why.
+    pub(crate) fn wrapper_setting(&mut self, name: &str, path: &str, raw: &str) {
+        let v = match path {
+            "training.peft" => crate::names::peft_value(raw).map(Value::from),
+            _ => raw.trim().parse::<u64>().ok().map(Value::from),
+        };
+        match (path, v) {
+            // A LoRA rank of 0 is the RL trainer's "no LoRA"; a positive one turns LoRA on.
+            ("training.lora_dim", Some(Value::Number(n))) if n.as_u64() == Some(0) => {}
+            ("training.lora_dim", Some(n)) => {
+                self.set(path, n, 0);
+                self.set("training.peft", Value::from("lora"), 1);
+            }
+            (_, Some(v)) => self.set(path, v, 0),
+            (_, None) => self.unknown(name, &Value::from(raw), &format!("not a value meshplan reads for {path}")),
+        }
+    }
+
     pub fn set(&mut self, path: &str, value: Value, rank: usize) {
         if let Some((_, r)) = self.ranks.iter().find(|(p, _)| p == path) {
             if *r < rank {

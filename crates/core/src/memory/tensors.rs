@@ -46,6 +46,8 @@ pub struct Lever {
     pub bytes_per_unit: f64,
     /// What the size also rests on, in words ("micro-batch 4, seq 1,024, fp32").
     pub at: String,
+    /// The step between values the plan can hold (a padded vocabulary: make_vocab_size_divisible_by · TP; else 1).
+    pub step: u64,
 }
 
 /// One allocation a request can be.
@@ -57,7 +59,8 @@ pub struct Tensor {
     pub bytes: u64,
     /// When it is allocated: forward, backward, optimizer step, first iteration.
     pub phase: String,
-    pub lever: Option<Lever>,
+    /// The plan values its size is proportional to (each alone, the others held).
+    pub levers: Vec<Lever>,
 }
 
 fn dtype(bytes: f64) -> &'static str {
@@ -75,23 +78,29 @@ pub fn tensors(p: &Plan, d: &Derived, st: &StageParams, sm: &StageMemory) -> Vec
     let m = &p.model;
     let t = &p.training;
     let mbs = t.micro_batch_size.max(1);
-    let at = |e: f64| format!("micro-batch {mbs}, seq {}, {}", t.seq_length, dtype(e));
+    let seq = t.seq_length;
+    let mb_lever = |bytes: f64, at: String| Lever { name: "micro_batch_size".into(), plan_value: mbs, bytes_per_unit: bytes / mbs as f64, at, step: 1 };
     let mut out = Vec::new();
-    let mut push = |kind, label: String, bytes: f64, phase: &str, lever: Option<Lever>| {
+    let mut push = |kind, label: String, bytes: f64, phase: &str, levers: Vec<Lever>| {
         if bytes >= 1.0 {
-            out.push(Tensor { kind, label, bytes: bytes as u64, phase: phase.into(), lever });
+            out.push(Tensor { kind, label, bytes: bytes as u64, phase: phase.into(), levers });
         }
     };
     if st.output {
         let vocab = d.padded_vocab_size;
         let elements = activations::logits_elements(&sh, vocab);
         let tp = p.parallelism.tp().max(1);
+        let step = m.make_vocab_size_divisible_by.max(1).saturating_mul(tp);
         for (kind, e, what, phase) in [
             (TensorKind::LogitsFp32, 4.0, "the loss's fp32 copy of the logits (kept as the softmax, then the gradient)", "forward (loss)"),
             (TensorKind::Logits, run.act, "the logits in the activation dtype, or their gradient in backward", "forward (output layer) / backward"),
         ] {
-            let lever = Lever { name: "padded_vocab_size".into(), plan_value: vocab, bytes_per_unit: elements / vocab.max(1) as f64 * e, at: at(e) };
-            push(kind, format!("{what}: b·s·V/TP = {mbs}·{}·{vocab}/{tp} × {e} B", t.seq_length), elements * e, phase, Some(lever));
+            let bytes = elements * e;
+            let levers = vec![
+                Lever { name: "padded_vocab_size".into(), plan_value: vocab, bytes_per_unit: bytes / vocab.max(1) as f64, at: format!("micro-batch {mbs}, seq {seq}, {} logits", dtype(e)), step },
+                mb_lever(bytes, format!("seq {seq}, padded vocabulary {vocab}, {} logits", dtype(e))),
+            ];
+            push(kind, format!("{what}: b·s·V/TP = {mbs}·{seq}·{vocab}/{tp} × {e} B"), bytes, phase, levers);
         }
     }
     let kinds = m.kinds();
@@ -103,24 +112,23 @@ pub fn tensors(p: &Plan, d: &Derived, st: &StageParams, sm: &StageMemory) -> Vec
         if sh.scores_keys > 0.0 && kind.mixer.is_attention() {
             let heads = m.attention_shape(kind.mixer).num_attention_heads;
             let bytes = activations::score_elements(m, &sh, kind.mixer) * run.act;
-            let lever = Lever { name: "micro_batch_size".into(), plan_value: mbs, bytes_per_unit: bytes / mbs as f64, at: at(run.act) };
-            let label = format!("one layer's attention scores (unfused): b·heads/TP·s² = {mbs}·{heads}/{}·{}² × {} B", p.parallelism.tp().max(1), t.seq_length, run.act);
-            push(TensorKind::AttentionScores, label, bytes, "forward (core attention)", Some(lever));
+            let lever = mb_lever(bytes, format!("seq {seq}, {heads} heads, {} scores", dtype(run.act)));
+            let label = format!("one layer's attention scores (unfused): b·heads/TP·s² = {mbs}·{heads}/{}·{seq}² × {} B", p.parallelism.tp().max(1), run.act);
+            push(TensorKind::AttentionScores, label, bytes, "forward (core attention)", vec![lever]);
         }
         let a = super::layer_activations(p, kind);
-        let lever = Lever { name: "micro_batch_size".into(), plan_value: mbs, bytes_per_unit: a.full / mbs as f64, at: at(run.act) };
         let what = match kind.ffn {
             Ffn::Moe => "MoE layer",
             _ => "layer",
         };
-        push(TensorKind::LayerActivations, format!("one {what}'s saved activations for one microbatch ({mbs}·{} tokens)", t.seq_length), a.full, "forward", Some(lever));
+        push(TensorKind::LayerActivations, format!("one {what}'s saved activations for one microbatch ({mbs}·{seq} tokens)"), a.full, "forward", Vec::new());
     }
     tensors_of_terms((p, d), &run, st, sm, &mut push);
     out
 }
 
 /// The allocations read off the stage's labelled terms (one formula each, in `memory`), and the buckets.
-fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: &StageMemory, push: &mut impl FnMut(TensorKind, String, f64, &str, Option<Lever>)) {
+fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: &StageMemory, push: &mut impl FnMut(TensorKind, String, f64, &str, Vec<Lever>)) {
     let term = |k: TermKey| sm.terms.iter().find(|t| t.key == k);
     let s = &p.training.settings;
     for (key, kind, phase) in [
@@ -133,7 +141,7 @@ fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: 
         (TermKey::FsdpUnshardedBuffers, TensorKind::ParamAllGather, "forward / backward (unit all-gather)"),
     ] {
         if let Some(t) = term(key) {
-            push(kind, t.label.to_string(), t.bytes as f64, phase, None);
+            push(kind, t.label.to_string(), t.bytes as f64, phase, Vec::new());
         }
     }
     // DDP buckets: bucket_size = max(4e7, 1e6 · DP) elements with overlap_grad_reduce, else one bucket of the whole
@@ -142,9 +150,9 @@ fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: 
     if trained > 0.0 {
         let dp = (d.data_parallel_size.max(1) * p.parallelism.cp().max(1)) as f64;
         let bucket = if s.overlap_grad_reduce { (4e7f64).max(1e6 * dp).min(trained) } else { trained };
-        push(TensorKind::GradBucket, format!("one gradient bucket: {} elements × {} B", bucket as u64, run.grad), bucket * run.grad, "backward (gradient reduce)", None);
+        push(TensorKind::GradBucket, format!("one gradient bucket: {} elements × {} B", bucket as u64, run.grad), bucket * run.grad, "backward (gradient reduce)", Vec::new());
         if s.use_distributed_optimizer {
-            push(TensorKind::ParamAllGather, format!("one parameter all-gather bucket: {} elements × {} B", bucket as u64, run.param), bucket * run.param, "forward (parameter all-gather)", None);
+            push(TensorKind::ParamAllGather, format!("one parameter all-gather bucket: {} elements × {} B", bucket as u64, run.param), bucket * run.param, "forward (parameter all-gather)", Vec::new());
         }
     }
 }

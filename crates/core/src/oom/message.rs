@@ -1,0 +1,203 @@
+//! Reading out-of-memory messages out of a log: every form PyTorch's caching allocator writes (CUDA and ROCm's HIP
+//! alike, and the same wording from Intel's XPU and Ascend's NPU backends), one per failing rank, and allocation
+//! failures outside the allocator (cuBLAS, NCCL) that carry no sizes.
+//!
+//! The forms (PyTorch c10/cuda/CUDACachingAllocator.cpp, the message its `OutOfMemoryError` carries):
+//! - since 2.1: "Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.02 GiB is free. …
+//!   Of the allocated memory 74.21 GiB is allocated by PyTorch, [with X allocated in private pools (e.g., CUDA
+//!   Graphs),] and 1.80 GiB is reserved by PyTorch but unallocated." (2.1 spelled "capacty"; "Process N has X memory
+//!   in use" and "Including non-PyTorch memory, this process has X memory in use" may precede); raised as
+//!   `torch.OutOfMemoryError` (`torch.cuda.OutOfMemoryError` before 2.4);
+//! - 1.x: "RuntimeError: CUDA out of memory. Tried to allocate 786.00 MiB (GPU 0; 31.74 GiB total capacity; 28.82 GiB
+//!   already allocated; 577.12 MiB free; 29.97 GiB reserved in total by PyTorch)" (before 1.5: "… 5.28 GiB cached)");
+//!   torch_npu adds "X current active" and names the device "NPU 0".
+//!
+//! The scan is linear in the text: one pass over the occurrences of each marker, each message read within a bounded
+//! window ([`MESSAGE_WINDOW`]), at most [`MAX_MESSAGES`] kept.
+
+use crate::limits::prefix;
+use serde::{Deserialize, Serialize};
+
+/// The longest stretch of text one message is read from, in bytes: limits.rs `MAX_OOM_MESSAGE_BYTES`.
+pub use crate::limits::MAX_OOM_MESSAGE_BYTES as MESSAGE_WINDOW;
+
+/// The most failing ranks one log explains (a 1,024-GPU job that all fail prints 1,024 messages; the first ones name
+/// the stages).
+pub const MAX_MESSAGES: usize = 64;
+
+/// The numbers of one out-of-memory message, in bytes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OomMessage {
+    /// `"current"` (PyTorch ≥ 2.1), `"legacy"` (1.x), or a failure without sizes: `"cublas"`, `"nccl"`.
+    pub form: String,
+    pub requested_bytes: u64,
+    /// The local device index (`GPU 3`, `NPU 0`).
+    pub gpu_index: Option<u64>,
+    /// The global rank of a `[rank5]:` prefix, when the launcher added one.
+    pub rank: Option<u64>,
+    pub capacity_bytes: Option<u64>,
+    pub free_bytes: Option<u64>,
+    /// Allocated by PyTorch (tensors alive).
+    pub allocated_bytes: Option<u64>,
+    /// Reserved by PyTorch's caching allocator in total (allocated + cached).
+    pub reserved_bytes: Option<u64>,
+    /// Reserved but not allocated (the allocator's cached, free blocks).
+    pub reserved_unallocated_bytes: Option<u64>,
+    /// Everything the failing process holds on the device, PyTorch's and not ("this process has X memory in use").
+    pub process_bytes: Option<u64>,
+    /// The device's backend as the message names it: CUDA, HIP (ROCm), XPU, NPU.
+    #[serde(default)]
+    pub device: String,
+    /// Allocated in private pools (CUDA graphs), part of `allocated_bytes` ("with X allocated in private pools").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_pool_bytes: Option<u64>,
+    /// The local rank of a `[default5]:` prefix (torchrun's per-process log prefix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_rank: Option<u64>,
+    /// What the failure is when it is not the allocator's (cuBLAS, NCCL), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `12.34 GiB`, `786.00 MiB`, `0 bytes` → bytes.
+fn size(number: &str, unit: &str) -> Option<u64> {
+    let x: f64 = number.trim().parse().ok().filter(|x: &f64| x.is_finite() && *x >= 0.0)?;
+    let scale = match unit.trim_end_matches([',', ';', '.', ')']) {
+        "bytes" | "B" | "byte" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let b = x * scale;
+    (b < 1e18).then_some(b.round() as u64)
+}
+
+/// The size written right after `marker`.
+fn size_after(text: &str, marker: &str) -> Option<u64> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let mut words = rest.split_whitespace();
+    size(words.next()?, words.next()?)
+}
+
+/// The size written right before `marker`.
+fn size_before(text: &str, marker: &str) -> Option<u64> {
+    let head = &text[..text.find(marker)?];
+    let mut words = head.split_whitespace().rev();
+    let unit = words.next()?;
+    let number = words.next()?.trim_start_matches(['(', ';', ',']);
+    size(number, unit)
+}
+
+/// The number after `marker` (`GPU 3`, `[rank5]`).
+fn number_after(text: &str, marker: &str) -> Option<u64> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let digits = &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())];
+    digits.get(..digits.len().min(18))?.parse().ok()
+}
+
+/// The backend a message names: the word before "out of memory" (CUDA, HIP, XPU, NPU), CUDA when it says none.
+fn device(line: &str) -> String {
+    for d in ["HIP", "XPU", "NPU", "CUDA"] {
+        if line.contains(&format!("{d} out of memory")) || line.contains(&format!("({d} ")) {
+            return d.into();
+        }
+    }
+    "CUDA".into()
+}
+
+/// The `[rank5]:` / `[default5]:` prefix of the line `start` sits on.
+fn prefixes(text: &str, start: usize) -> (Option<u64>, Option<u64>) {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let head = &text[line_start..start];
+    (number_after(head, "[rank"), number_after(head, "[default"))
+}
+
+/// One sized message starting at `start` ("Tried to allocate"); `msg` runs to the next message or the window's end.
+fn sized(text: &str, start: usize, msg: &str) -> Option<OomMessage> {
+    let requested = size_after(msg, "Tried to allocate ")?;
+    let (rank, local_rank) = prefixes(text, start);
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let device = device(&text[line_start..start.saturating_add(msg.len().min(200))]);
+    let legacy = msg.contains("total capacity;") || msg.contains("already allocated");
+    let m = if legacy {
+        let reserved = size_before(msg, " reserved in total by PyTorch").or_else(|| size_before(msg, " cached)"));
+        let allocated = size_before(msg, " already allocated");
+        OomMessage {
+            form: "legacy".into(),
+            requested_bytes: requested,
+            gpu_index: number_after(msg, &format!("({} ", if device == "NPU" { "NPU" } else { "GPU" })),
+            rank,
+            capacity_bytes: size_before(msg, " total capacity"),
+            free_bytes: size_before(msg, " free;"),
+            allocated_bytes: allocated,
+            reserved_bytes: reserved,
+            reserved_unallocated_bytes: reserved.zip(allocated).map(|(r, a)| r.saturating_sub(a)),
+            device,
+            local_rank,
+            ..OomMessage::default()
+        }
+    } else {
+        let allocated = size_after(msg, "Of the allocated memory ").or_else(|| size_before(msg, " is allocated by PyTorch"));
+        let unallocated = size_before(msg, " is reserved by PyTorch but unallocated");
+        OomMessage {
+            form: "current".into(),
+            requested_bytes: requested,
+            gpu_index: number_after(msg, "GPU ").or_else(|| number_after(msg, "NPU ")),
+            rank,
+            capacity_bytes: size_after(msg, "total capacity of ").or_else(|| size_after(msg, "total capacty of ")),
+            free_bytes: size_after(msg, " of which "),
+            allocated_bytes: allocated,
+            reserved_bytes: allocated.zip(unallocated).map(|(a, u)| a.saturating_add(u)),
+            reserved_unallocated_bytes: unallocated,
+            process_bytes: size_after(msg, "this process has "),
+            device,
+            private_pool_bytes: size_after(msg, "PyTorch, with ").filter(|_| msg.contains("in private pools")),
+            local_rank,
+            ..OomMessage::default()
+        }
+    };
+    (m.capacity_bytes.is_some() || m.allocated_bytes.is_some()).then_some(m)
+}
+
+/// Allocation failures outside PyTorch's allocator that carry no sizes: (marker, form, note).
+// cuBLAS: CUBLAS_STATUS_ALLOC_FAILED when cublasCreate or its workspace cannot get device memory (PyTorch's
+// CUDABlas.cpp TORCH_CUDABLAS_CHECK); NCCL: "Cuda failure 'out of memory'" / "Failed to CUDA calloc" when a
+// communicator's buffers cannot be allocated (NCCL's WARN lines, and ncclUnhandledCudaError).
+const OUTSIDE: &[(&str, &str, &str)] = &[
+    ("CUBLAS_STATUS_ALLOC_FAILED", "cublas", "cuBLAS could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED): an out-of-memory outside PyTorch's allocator, whose cached blocks hold the device"),
+    ("Cuda failure 'out of memory'", "nccl", "NCCL could not allocate a communicator's buffers (Cuda failure 'out of memory'): an out-of-memory outside PyTorch's allocator, often at the first collective of a new group"),
+    ("Cuda failure 2 'out of memory'", "nccl", "NCCL could not allocate a communicator's buffers (Cuda failure 2 'out of memory'): an out-of-memory outside PyTorch's allocator"),
+    ("Failed to CUDA calloc", "nccl", "NCCL could not allocate device memory (Failed to CUDA calloc): an out-of-memory outside PyTorch's allocator"),
+];
+
+/// Every out-of-memory message in `text` (a log may surround them), the first per rank, in the log's order; at most
+/// [`MAX_MESSAGES`]. Empty when there is none.
+pub fn scan(text: &str) -> Vec<OomMessage> {
+    let mut out: Vec<OomMessage> = Vec::new();
+    let keep = |m: OomMessage, out: &mut Vec<OomMessage>| {
+        let same = |o: &OomMessage| o.rank == m.rank && o.local_rank == m.local_rank && (o.rank.is_some() || o.local_rank.is_some() || o.gpu_index == m.gpu_index);
+        if out.len() < MAX_MESSAGES && !out.iter().any(same) {
+            out.push(m);
+        }
+    };
+    const MARKER: &str = "Tried to allocate ";
+    let starts: Vec<usize> = text.match_indices(MARKER).map(|(i, _)| i).take(16 * MAX_MESSAGES).collect();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(text.len());
+        let window = prefix(&text[start..end], MESSAGE_WINDOW);
+        let msg = &window[..window.find("\n\n").unwrap_or(window.len())];
+        if let Some(m) = sized(text, start, msg) {
+            keep(m, &mut out);
+        }
+    }
+    for &(marker, form, note) in OUTSIDE {
+        for (start, _) in text.match_indices(marker).take(MAX_MESSAGES) {
+            let (rank, local_rank) = prefixes(text, start);
+            let m = OomMessage { form: form.into(), device: "CUDA".into(), rank, local_rank, note: Some(note.into()), ..OomMessage::default() };
+            keep(m, &mut out);
+        }
+    }
+    out
+}

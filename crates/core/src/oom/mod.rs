@@ -1,0 +1,470 @@
+//! Explain an out-of-memory: read every failing rank's message in a log (`message`), find the rank's pipeline stage
+//! and groups, name the allocation that failed against the stage's own tensors (`culprit`, over `memory::tensors`),
+//! give a verdict that cannot contradict the prediction — the plan does not fit (its predicted peak is over the
+//! device), fragmentation (the request fits in what PyTorch reserved and did not allocate, and the plan fits), a real
+//! overrun the plan does not predict, or a failure outside the allocator — and rank fixes that shrink the named tensor
+//! first, each re-planned through the same report function `meshplan plan` uses (`fixes`).
+
+mod culprit;
+mod fixes;
+mod message;
+
+pub use culprit::{Candidate, IMPLIED_TOLERANCE, Implied, MATCH_TOLERANCE, Named};
+pub use fixes::{Fix, Target, set_path};
+pub use message::{MAX_MESSAGES, MESSAGE_WINDOW, OomMessage};
+
+use crate::layout::{self, Coordinates, MeshSizes};
+use crate::memory::{StageMemory, Tensor, TensorKind};
+use crate::plan::InputError;
+use crate::report::{Report, plan_value, split_of};
+use crate::Code;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The most fixes an explanation lists.
+pub const MAX_FIXES: usize = 12;
+
+/// The text holds no message meshplan reads.
+fn unreadable() -> InputError {
+    InputError::new(
+        Code::NoOomMessage,
+        "no CUDA out-of-memory message found (nor its HIP, XPU or NPU form): expected PyTorch's \"Tried to allocate X GiB. GPU N has a total capacity of …\" or \"Tried to allocate X GiB (GPU N; … total capacity; …)\" (CUDA, HIP, XPU or NPU), or a cuBLAS / NCCL allocation failure",
+        "paste the whole torch.OutOfMemoryError line (its \"Tried to allocate\" sentence and the numbers after it)",
+    )
+}
+
+/// Reads the first out-of-memory message in `text` (a log may surround it).
+pub fn parse_message(text: &str) -> Result<OomMessage, InputError> {
+    parse_messages(text)?.into_iter().next().ok_or_else(unreadable)
+}
+
+/// Reads every failing rank's message in `text`, in the log's order (at most [`MAX_MESSAGES`]); the text is read up
+/// to [`crate::limits::MAX_OOM_LOG_BYTES`].
+pub fn parse_messages(text: &str) -> Result<Vec<OomMessage>, InputError> {
+    let text = crate::limits::prefix(text, crate::limits::MAX_OOM_LOG_BYTES);
+    let found = message::scan(text);
+    if found.is_empty() { Err(unreadable()) } else { Ok(found) }
+}
+
+/// One number of the message beside meshplan's prediction for the failing stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Compared {
+    pub what: String,
+    pub message_bytes: Option<u64>,
+    pub predicted_bytes: Option<u64>,
+}
+
+/// One memory term of the failing stage's prediction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Term {
+    pub label: String,
+    pub bytes: u64,
+    pub phase: String,
+    pub location: String,
+}
+
+/// Why it ran out of memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The request is no larger than what PyTorch reserved and did not allocate plus what is free, and the plan's
+    /// predicted peak fits: no free block was large enough.
+    Fragmentation,
+    /// The plan fits by its prediction, but the run held more: the tensors alive plus the request exceed the device.
+    Overrun,
+    /// The plan's predicted peak for the failing stage is over the device: the plan does not fit.
+    DoesNotFit,
+    /// An allocation outside PyTorch's allocator failed (cuBLAS, NCCL): the message carries no sizes.
+    OutsideAllocator,
+}
+
+/// The explanation of one failing rank.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    pub message: OomMessage,
+    pub rank: u64,
+    /// Where the rank came from: `given`, `message rank prefix`, `message GPU index (node 0 assumed)`.
+    pub rank_source: String,
+    pub coordinates: Option<Coordinates>,
+    pub pipeline_stage: u64,
+    /// The rank's groups: kind and its ranks.
+    pub groups: Vec<(String, Vec<u32>)>,
+    pub compared: Vec<Compared>,
+    pub predicted_terms: Vec<Term>,
+    pub cause: Cause,
+    pub cause_text: String,
+    /// Bytes the request exceeded the free memory by (0 for fragmentation).
+    pub shortfall_bytes: u64,
+    /// The fixes, ranked: those that bring the peak under the device first, those that shrink the named tensor next,
+    /// the cheapest (least added step time) first among equals.
+    pub fixes: Vec<Fix>,
+    pub notes: Vec<String>,
+    /// The allocation that failed, as the plan's tensors name it (and the nearest ones when none matches).
+    #[serde(default)]
+    pub named: Named,
+    /// The phase the failing allocation belongs to (forward, backward, optimizer step, first iteration), when named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The device capacity the verdict used: the message's, else the plan's GPU.
+    #[serde(default)]
+    pub capacity_bytes: u64,
+    /// The failing stage's predicted device peak the verdict used (re-planned at an implied value, if any).
+    #[serde(default)]
+    pub predicted_peak_bytes: u64,
+    /// With "does not fit": the stage's largest terms, which together are over the budget.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_budget: Vec<Term>,
+    /// The values the numbers rest on that the plan did not state (meshplan's defaults, preset values), with their source.
+    #[serde(default)]
+    pub assumptions: Vec<String>,
+    /// Plan edits the message's numbers imply (the padded vocabulary a request implies), each appliable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrections: Vec<(String, Value)>,
+}
+
+/// The largest tensor of `kind` on stage `stage` of `report` (0 when the stage has none).
+pub(crate) fn largest_of(report: &Report, stage: u64, kind: TensorKind) -> u64 {
+    stage_tensors(report, stage).iter().filter(|t| t.kind == kind).map(|t| t.bytes).max().unwrap_or(0)
+}
+
+/// The single allocations of stage `stage` (memory::tensors), through the report's own split.
+fn stage_tensors(report: &Report, stage: u64) -> Vec<Tensor> {
+    let p = &report.plan;
+    let Ok(split) = split_of(p) else { return Vec::new() };
+    let kinds = p.model.kinds();
+    let params = crate::memory::stage_params(p, &report.derived, &split, &kinds);
+    let (Some(st), Some(sm)) = (params.get(stage as usize), report.memory.stages.iter().find(|s| s.pipeline_rank == stage)) else {
+        return Vec::new();
+    };
+    crate::memory::tensors(p, &report.derived, st, sm)
+}
+
+/// Explains the first failing rank's message in `message_text` for the plan `plan` (plan-file JSON) and its report;
+/// `rank` overrides the message's.
+pub fn explain(plan: &Value, report: &Report, message_text: &str, rank: Option<u64>) -> Result<Explanation, InputError> {
+    let message = parse_message(message_text)?;
+    Ok(explain_message(plan, report, message, rank))
+}
+
+/// Explains every failing rank's message in `message_text` (one explanation each, in the log's order); `rank`
+/// overrides the first message's rank. Ranks that share a stage, a verdict and a named tensor share their fixes
+/// (re-planned once).
+pub fn explain_all(plan: &Value, report: &Report, message_text: &str, rank: Option<u64>) -> Result<Vec<Explanation>, InputError> {
+    let messages = parse_messages(message_text)?;
+    let mut cache = FixCache::default();
+    Ok(messages.into_iter().enumerate().map(|(i, m)| explain_with(plan, report, m, rank.filter(|_| i == 0), &mut cache)).collect())
+}
+
+/// Every failing rank of a log explained: the first one as [`explain`] gives it (its fields at the top level, so
+/// `meshplan oom --format json` keeps its shape), and the others.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogExplanation {
+    #[serde(flatten)]
+    pub first: Explanation,
+    /// The other failing ranks' explanations, in the log's order.
+    #[serde(default)]
+    pub other_ranks: Vec<Explanation>,
+}
+
+/// [`explain_all`] as one value: the first rank and the others.
+pub fn explain_log(plan: &Value, report: &Report, message_text: &str, rank: Option<u64>) -> Result<LogExplanation, InputError> {
+    let mut all = explain_all(plan, report, message_text, rank)?.into_iter();
+    let first = all.next().ok_or_else(unreadable)?;
+    Ok(LogExplanation { first, other_ranks: all.collect() })
+}
+
+/// Fixes already ranked, by what they depend on: the stage, the target, the named tensor and the plan edits the
+/// message implied.
+#[derive(Default)]
+struct FixCache {
+    entries: Vec<((u64, u64, Option<(TensorKind, u64)>, Vec<(String, Value)>), Vec<Fix>)>,
+}
+
+/// The rank a message is about and where that came from.
+fn rank_of(message: &OomMessage, rank: Option<u64>) -> (u64, String) {
+    match (rank, message.rank, message.local_rank, message.gpu_index) {
+        (Some(r), ..) => (r, "given".to_string()),
+        (None, Some(r), ..) => (r, "the message's [rank] prefix".to_string()),
+        (None, None, Some(l), _) => (l, "the message's [default] prefix, a local rank (node 0 assumed; give --rank for another node)".to_string()),
+        (None, None, None, Some(g)) => (g, "the message's GPU index (a local device: node 0 assumed; give --rank for another node)".to_string()),
+        (None, None, None, None) => (0, "none in the message: rank 0 assumed".to_string()),
+    }
+}
+
+/// Explains one message.
+pub fn explain_message(plan: &Value, report: &Report, message: OomMessage, rank: Option<u64>) -> Explanation {
+    explain_with(plan, report, message, rank, &mut FixCache::default())
+}
+
+fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option<u64>, cache: &mut FixCache) -> Explanation {
+    let mut notes = Vec::new();
+    let world = report.derived.world_size.max(1);
+    let (rank, rank_source) = rank_of(&message, rank);
+    if rank >= world {
+        notes.push(format!("rank {rank} is outside the plan's world of {world} GPUs; rank {} (the same local GPU on node 0) is used", rank % world));
+    }
+    let rank = rank % world;
+    let par = &report.plan.parallelism;
+    let sizes = MeshSizes { tp: par.tp(), pp: par.pp(), cp: par.cp(), ep: par.ep(), etp: par.etp() };
+    let coordinates = layout::coordinates(rank, world, &sizes, &par.order).ok();
+    let pipeline_stage = coordinates.map_or(0, |c| c.pp);
+    let groups = match (&report.layout, u32::try_from(rank)) {
+        (Some(l), Ok(r)) => l.groups_of_rank(r).into_iter().map(|(k, _, ranks)| (k.key().to_string(), ranks.to_vec())).collect(),
+        _ => Vec::new(),
+    };
+    let capacity = message.capacity_bytes.unwrap_or(report.memory.gpu_memory_bytes);
+    if message.capacity_bytes.is_some_and(|c| c.abs_diff(report.memory.gpu_memory_bytes) > report.memory.gpu_memory_bytes / 20) {
+        notes.push(format!(
+            "the message's device has {} and the plan's GPU {}: the verdict uses the message's",
+            culprit::shown(capacity),
+            culprit::shown(report.memory.gpu_memory_bytes)
+        ));
+    }
+    let named = if message.requested_bytes > 0 {
+        culprit::name(&stage_tensors(report, pipeline_stage), message.requested_bytes, &assumed_levers(plan))
+    } else {
+        Named::default()
+    };
+    // The message's numbers bound the unknowns: re-plan at the value the request implies.
+    let corrections = named.implied.as_ref().and_then(|i| correction(i)).into_iter().collect::<Vec<_>>();
+    let replanned = if corrections.is_empty() { None } else { replan(plan, &corrections) };
+    let (basis_plan, basis) = match &replanned {
+        Some((v, r)) => (v, r),
+        None => (plan, report),
+    };
+    let stage = basis.memory.stages.iter().find(|s| s.pipeline_rank == pipeline_stage).or(basis.memory.stages.first());
+    let predicted_peak = stage.map_or(0, |s| s.total_bytes);
+    if replanned.is_some() {
+        notes.push(format!("predictions below are re-planned at the value the message implies ({}); Apply the correction to keep it", corrections.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")));
+    }
+    let compared = compare(&message, stage, capacity);
+    let predicted_terms = stage.map(terms_of).unwrap_or_default();
+    let predicted_allocated = stage.map_or(0, |s| s.allocated_bytes);
+    let (cause, cause_text, shortfall) = verdict(&message, &named, (predicted_peak, predicted_allocated), capacity);
+    let over_budget = if cause == Cause::DoesNotFit { over_budget(stage, predicted_peak.saturating_sub(capacity)) } else { Vec::new() };
+    // An overrun the plan does not predict: a fix must free at least what the run could not get (the shortfall, and at
+    // least the request itself when free and cached memory add up to it but hold it in no block).
+    let target = match cause {
+        Cause::Overrun => capacity.min(basis.memory.peak_bytes.saturating_sub(shortfall.max(message.requested_bytes))),
+        _ => capacity,
+    };
+    let culprit = named.culprit.as_ref().map(|c| (c.kind, largest_of(basis, pipeline_stage, c.kind)));
+    let mut fixes = Vec::new();
+    if cause == Cause::Fragmentation {
+        fixes.push(allocator_fix(basis));
+    }
+    let key = (pipeline_stage, target, culprit, corrections.clone());
+    match cache.entries.iter().find(|(k, _)| *k == key) {
+        Some((_, f)) => fixes.extend(f.iter().cloned()),
+        None => {
+            let ranked = fixes::ranked(basis_plan, basis, Target { peak_bytes: target, culprit, stage: pipeline_stage }, MAX_FIXES);
+            fixes.extend(ranked.iter().cloned());
+            cache.entries.push((key, ranked));
+        }
+    }
+    if !fixes.iter().any(|f| f.fits) {
+        notes.push("no single nearby change meshplan tried brings the peak under the device: run `meshplan search` for every layout".into());
+    }
+    let phase = named.culprit.as_ref().map(|c| c.phase.clone());
+    Explanation {
+        assumptions: assumptions(plan, report),
+        message,
+        rank,
+        rank_source,
+        coordinates,
+        pipeline_stage,
+        groups,
+        compared,
+        predicted_terms,
+        cause,
+        cause_text,
+        shortfall_bytes: shortfall,
+        fixes,
+        notes,
+        named,
+        phase,
+        capacity_bytes: capacity,
+        predicted_peak_bytes: predicted_peak,
+        over_budget,
+        corrections,
+    }
+}
+
+/// The plan edit an implied value stands for.
+fn correction(i: &Implied) -> Option<(String, Value)> {
+    match i.name.as_str() {
+        // A multiple of make_vocab_size_divisible_by · TP pads to itself (model.rs padded_vocab_size).
+        "padded_vocab_size" => Some(("model.vocab_size".into(), json!(i.implied_value))),
+        "micro_batch_size" => Some(("training.micro_batch_size".into(), json!(i.implied_value))),
+        _ => None,
+    }
+}
+
+/// `plan` with `edits`, re-planned (None when it no longer plans).
+fn replan(plan: &Value, edits: &[(String, Value)]) -> Option<(Value, Report)> {
+    let mut v = plan.clone();
+    for (path, value) in edits {
+        set_path(&mut v, path, value.clone());
+    }
+    let r = plan_value(&v).ok()?;
+    Some((v, r))
+}
+
+fn terms_of(s: &StageMemory) -> Vec<Term> {
+    s.terms
+        .iter()
+        .map(|t| Term { label: t.label.to_string(), bytes: t.bytes, phase: t.phase.label().into(), location: format!("{:?}", t.location).to_ascii_lowercase() })
+        .collect()
+}
+
+/// The stage's device terms, largest first, until they cover `excess` (at least one).
+fn over_budget(stage: Option<&StageMemory>, excess: u64) -> Vec<Term> {
+    let Some(s) = stage else { return Vec::new() };
+    let mut t: Vec<Term> = terms_of(s).into_iter().filter(|t| t.location == "device").collect();
+    t.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    let mut sum = 0u64;
+    let n = t.iter().take_while(|x| {
+        let before = sum;
+        sum = sum.saturating_add(x.bytes);
+        before < excess
+    });
+    let n = n.count().max(1);
+    t.truncate(n.min(4));
+    t
+}
+
+fn allocator_fix(report: &Report) -> Fix {
+    Fix {
+        change: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the allocator grows segments instead of caching fixed blocks)".into(),
+        edits: Vec::new(),
+        peak_bytes: report.memory.peak_bytes,
+        step_time_s: report.performance.as_ref().map(|p| p.step_time_s),
+        step_time_delta_s: Some(0.0),
+        caveat: None,
+        fits: true,
+        shrinks_culprit: false,
+    }
+}
+
+fn compare(m: &OomMessage, stage: Option<&StageMemory>, capacity: u64) -> Vec<Compared> {
+    let row = |what: &str, message_bytes: Option<u64>, predicted_bytes: Option<u64>| Compared { what: what.into(), message_bytes, predicted_bytes };
+    vec![
+        row("allocated by PyTorch (max allocated)", m.allocated_bytes, stage.map(|s| s.allocated_bytes)),
+        row("reserved by PyTorch", m.reserved_bytes, stage.map(|s| s.reserved_bytes)),
+        row("allocated + the request that failed", m.allocated_bytes.map(|a| a.saturating_add(m.requested_bytes)), stage.map(|s| s.allocated_bytes)),
+        row("device memory in use (process)", m.process_bytes, stage.map(|s| s.total_bytes)),
+        row("device capacity", m.capacity_bytes, Some(capacity)),
+    ]
+}
+
+/// How much more than the predicted allocated peak a message may show and still be the plan's run: the memory model's
+/// validation band (docs/memory-validation.md). 15%.
+pub const ALLOCATED_BAND: f64 = 0.15;
+
+/// The verdict, in this order so that none contradicts the prediction: outside the allocator (no sizes); the plan does
+/// not fit (predicted peak over the device); fragmentation (the request fits in reserved-unallocated plus free memory,
+/// PyTorch's own hint "If reserved but unallocated memory is large try setting
+/// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", the plan fits, and the message's allocated figure is within
+/// [`ALLOCATED_BAND`] of the prediction); else a real overrun the plan does not predict.
+fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated): (u64, u64), capacity: u64) -> (Cause, String, u64) {
+    let gib = |b: u64| culprit::shown(b);
+    let what = named.culprit.as_ref().map(|c| format!("; the request is {} ({})", c.label, c.phase)).unwrap_or_default();
+    if m.requested_bytes == 0 {
+        let text = m.note.clone().unwrap_or_else(|| "an allocation outside PyTorch's allocator failed".into());
+        return (Cause::OutsideAllocator, format!("{text}. meshplan predicts {} for the stage on a {} device", gib(predicted_peak), gib(capacity)), 0);
+    }
+    let unallocated = m.reserved_unallocated_bytes.unwrap_or(0);
+    let free = m.free_bytes.unwrap_or(0);
+    let shortfall = m.requested_bytes.saturating_sub(free).saturating_sub(unallocated);
+    if predicted_peak > capacity {
+        let text = format!(
+            "the plan does not fit: meshplan predicts {} for the stage, {} over the {} device{what}",
+            gib(predicted_peak),
+            gib(predicted_peak - capacity),
+            gib(capacity)
+        );
+        return (Cause::DoesNotFit, text, shortfall);
+    }
+    let held_more = m.allocated_bytes.filter(|&a| a as f64 > predicted_allocated as f64 * (1.0 + ALLOCATED_BAND));
+    if unallocated.saturating_add(free) >= m.requested_bytes && held_more.is_none() {
+        let text = format!(
+            "fragmentation: the {} request fits in the {} PyTorch reserved but did not allocate plus the {} free, but in no one block, and the plan fits ({} predicted of {}). Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True{what}",
+            gib(m.requested_bytes),
+            gib(unallocated),
+            gib(free),
+            gib(predicted_peak),
+            gib(capacity)
+        );
+        return (Cause::Fragmentation, text, 0);
+    }
+    let held = held_more.map(|a| format!(", and PyTorch had allocated {} where the plan predicts at most {}", gib(a), gib(predicted_allocated))).unwrap_or_default();
+    let text = format!(
+        "a real overrun the plan does not predict: {} requested with {} free and {} reserved-unallocated ({} short){held}; meshplan predicts {} of {} for the stage, so the run holds more than the plan (a larger batch, vocabulary or sequence than planned, or what the assumptions below leave out){what}",
+        gib(m.requested_bytes),
+        gib(free),
+        gib(unallocated),
+        gib(shortfall),
+        gib(predicted_peak),
+        gib(capacity)
+    );
+    (Cause::Overrun, text, shortfall)
+}
+
+/// The plan values a request may bound that the plan file does not state (a custom model without its vocabulary, a
+/// training section without its micro-batch).
+fn assumed_levers(plan: &Value) -> Vec<&'static str> {
+    let model = plan.get("model");
+    let custom = model.is_some_and(|m| m.is_object() && m.get("preset").is_none() && m.get("hf_config").is_none());
+    let mut out = Vec::new();
+    if custom && model.and_then(|m| m.get("vocab_size")).is_none() {
+        out.push("padded_vocab_size");
+    }
+    if plan.get("training").and_then(|t| t.get("micro_batch_size")).is_none() {
+        out.push("micro_batch_size");
+    }
+    out
+}
+
+/// The values the explanation's numbers rest on that the plan file does not state, with where they came from.
+pub fn assumptions(plan: &Value, report: &Report) -> Vec<String> {
+    let p = &report.plan;
+    let m = &p.model;
+    let model = plan.get("model");
+    let custom = model.is_some_and(Value::is_object) && model.and_then(|v| v.get("preset")).is_none() && model.and_then(|v| v.get("hf_config")).is_none();
+    let given = |section: &str, key: &str| plan.get(section).and_then(|s| s.get(key)).is_some();
+    let source = if custom { "meshplan's default: not in the plan".to_string() } else { format!("the {} preset or config", p.model_key) };
+    let mut out = Vec::new();
+    if !given("model", "vocab_size") {
+        out.push(format!("vocabulary {} (padded {}): {source}", culprit::thousands(m.vocab_size), culprit::thousands(report.derived.padded_vocab_size)));
+    }
+    if !given("model", "ffn_hidden_size") {
+        out.push(format!("FFN width {}: {source}", culprit::thousands(m.ffn_hidden_size)));
+    }
+    let s = &p.training.settings;
+    if !given("training", "transformer_impl") && !given("training", "attention_backend") {
+        out.push(format!(
+            "attention: transformer_impl {}, attention_backend {} (fused or flash: no s² scores saved): Megatron-Core's defaults, not in the plan",
+            s.transformer_impl.key(),
+            s.attention_backend.key()
+        ));
+    }
+    if !given("training", "precision") {
+        out.push(format!("precision {} (the loss's fp32 copy of the logits counted either way): meshplan's default, not in the plan", s.precision.key()));
+    }
+    if !given("training", "peft") {
+        out.push("full training (no LoRA: every parameter has gradients and optimizer state): not in the plan".into());
+    } else if s.peft != crate::settings::Peft::None && !given("training", "lora_dim") {
+        out.push(format!("LoRA rank {}: Megatron Bridge's LoRA.dim default, not in the plan", s.lora_dim));
+    }
+    out
+}
+
+/// Fixes for a plan whose predicted peak is over its GPU, without a message: the same ranked fixes "Explain an OOM"
+/// gives for "the plan does not fit" at the peak stage, its largest single tensor named — the one list the page's
+/// out-of-memory diagnostic and the explanation share.
+pub fn memory_fixes(plan: &Value, report: &Report) -> Vec<Fix> {
+    let Some(stage) = report.memory.stages.iter().max_by_key(|s| s.total_bytes) else { return Vec::new() };
+    let culprit = stage_tensors(report, stage.pipeline_rank).into_iter().max_by_key(|t| t.bytes).map(|t| (t.kind, t.bytes));
+    let target = Target { peak_bytes: report.memory.gpu_memory_bytes, culprit, stage: stage.pipeline_rank };
+    fixes::ranked(plan, report, target, MAX_FIXES)
+}
