@@ -609,3 +609,17 @@ fn an_import_of_a_mebibyte_with_a_multibyte_character_across_the_limit_answers()
     let (_, plan, _) = answers("just under 1 MiB import", move || import_plan(&under, &opts)).expect("read");
     assert_eq!(plan.parallelism.tp(), 2);
 }
+
+#[test]
+fn an_oom_message_with_a_multibyte_character_across_its_device_cut_answers() {
+    // The reader looks for the device name (GPU, NPU) in a message's first 200 bytes; a 4-byte `𖭣` at bytes
+    // 197..201 panicked ("end byte index 200 is not a char boundary") before that cut went through limits::prefix.
+    // Found by the import property test's Unicode fragments.
+    let head = "Tried to allocate 2.00 GiB. GPU 3 has a total capacity of ";
+    let text = format!("{head}{}𖭣 79.11 GiB of which 1.02 GiB is free.", "x".repeat(197 - head.len()));
+    assert!(!text.is_char_boundary(200));
+    let m = answers("OOM, multibyte across byte 200", move || meshplan_core::oom::parse_message(&text).map(|m| m.requested_bytes).map_err(|e| e.code));
+    // It answers, and it is no message: the word after "total capacity of" is the padding, not a size, and without a
+    // capacity or an allocated figure the reader does not take it for one.
+    assert_eq!(m, Err("no-oom-message".to_string()));
+}
