@@ -218,13 +218,12 @@ fn HfConfig(open_for_hf: Signal<bool>) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let open = RwSignal::new(false);
-    let use_it = move |_| match serde_json::from_str::<Value>(&text.get_untracked()) {
-        Ok(v) if v.is_object() => {
+    let use_it = move |_| match plan_doc::hf_config_value(&text.get_untracked()) {
+        Ok(v) => {
             error.set(None);
             editor.edit("model", json!({ "hf_config": v }));
         }
-        Ok(_) => error.set(Some("a config.json is a JSON object".into())),
-        Err(e) => error.set(Some(format!("not valid JSON: {e}"))),
+        Err(e) => error.set(Some(e)),
     };
     view! {
         <details prop:open=move || open.get() || open_for_hf.get() on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>

@@ -165,6 +165,17 @@ pub fn layout_value(text: &str) -> Value {
     }
 }
 
+/// What the config.json box's text is in the plan (`model.hf_config`): read as the CLI reads a plan or config file
+/// (`meshplan_core::plan::read_json`: at most 1 MiB, and Python's `Infinity` / `NaN`, which Nemotron-H configs carry,
+/// as null), and a JSON object; else why not, in the core's words.
+pub fn hf_config_value(text: &str) -> Result<Value, String> {
+    match meshplan_core::plan::read_json(text) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => Err("a config.json is a JSON object".into()),
+        Err(e) => Err(e.message),
+    }
+}
+
 /// How a plan value shows in a text box.
 pub fn display_value(v: Option<&Value>) -> String {
     match v {
@@ -177,6 +188,21 @@ pub fn display_value(v: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_config_box_reads_as_the_cli_does() {
+        // Nemotron-H's config.json carries `"time_step_limit": [0.0, Infinity]` (Python's json module); the CLI reads
+        // it with Infinity as null. Before: serde_json::from_str refused it ("not valid JSON").
+        let v = hf_config_value(r#"{"architectures": ["NemotronHForCausalLM"], "time_step_limit": [0.0, Infinity], "x": NaN}"#).unwrap();
+        assert_eq!(v["time_step_limit"], json!([0.0, null]));
+        assert_eq!(v["x"], Value::Null);
+        // Over 1 MiB is refused before parsing, naming the size (2^20 + 9 bytes).
+        let big = format!("{{\"a\": \"{}\"}}", "x".repeat(1 << 20));
+        let e = hf_config_value(&big).unwrap_err();
+        assert!(e.contains(&(big.len()).to_string()) && e.contains("1048576"), "{e}");
+        assert_eq!(hf_config_value("[1]").unwrap_err(), "a config.json is a JSON object");
+        assert!(hf_config_value("{nope").is_err());
+    }
 
     #[test]
     fn layout_text_is_kept_as_typed() {

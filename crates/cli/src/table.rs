@@ -295,6 +295,9 @@ pub fn nothing_fits(r: &meshplan_core::search::SearchResult) -> String {
 pub fn search(r: &meshplan_core::search::SearchResult) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{} layouts evaluated, {} valid, {} skipped by memory, on {} GPUs", r.evaluated, r.valid, r.pruned_by_memory, r.world_size);
+    for note in &r.notes {
+        let _ = writeln!(s, "note: {note}");
+    }
     if r.candidates.is_empty() {
         let _ = writeln!(s, "{}", nothing_fits(r));
         return s;

@@ -102,3 +102,19 @@ fn missing_fields_exit_2() {
     assert_eq!(search(&plan, &[]).0, 2);
     assert_eq!(search(&llama_8b(), &["--top", "0"]).0, 2);
 }
+
+#[test]
+fn a_huge_top_is_clamped_with_a_note() {
+    // --top 2^64 − 1: the core returns at most limits::MAX_SEARCH_TOP (1,000) candidates and says so; Llama-3.1-8B on
+    // 8 GPUs has fewer valid layouts than that, so every distinct one is listed, under the note.
+    let (code, out, err) = search(&llama_8b(), &["--top", "18446744073709551615"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("note: top 18446744073709551615 was asked; the search returns at most 1000 candidates"), "{out}");
+    let (code, out, _) = search(&llama_8b(), &["--top", "1000000000", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["notes"][0].as_str().unwrap().contains("top 1000000000"), "{}", v["notes"]);
+    // Without a clamp there is no `notes` key: the JSON of every earlier search is unchanged.
+    let (_, out, _) = search(&llama_8b(), &["--top", "3", "--format", "json"]);
+    assert!(serde_json::from_str::<Value>(&out).unwrap().get("notes").is_none());
+}

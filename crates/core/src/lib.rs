@@ -32,6 +32,7 @@ pub mod rules;
 pub mod search;
 pub mod size;
 pub mod settings;
+pub mod share;
 pub mod tuned;
 
 pub use codes::Code;

@@ -26,6 +26,47 @@ pub fn prefix(text: &str, max_bytes: usize) -> &str {
     &text[..text.floor_char_boundary(max_bytes)]
 }
 
+/// The most GPUs a shared link may ask for (the page's `#plan=` and `base=`, and the plan it keeps): 2^16, as many as a
+/// report lists rank groups for ([`MAX_LAYOUT_WORLD`]: ~0.4 s and ~45 MB natively, more in the browser); beyond it a
+/// link is treated as hostile (the page itself still plans whatever is typed in).
+pub const MAX_LINK_GPUS: u64 = 65_536;
+
+/// The longest `plan=` parameter read, in characters (64 KiB of base64url, 48 KiB of JSON). The default plan's link
+/// is ~560 characters; a plan with a pasted Qwen3.5-397B `config.json` (4 KB) ~6,000; browsers keep URLs of 2 MB.
+pub const MAX_LINK_CHARS: usize = 64 * 1024;
+
+/// Most values (numbers, strings, list entries, objects) a link's plan may hold; a plan with a pasted Hugging Face
+/// config holds a few hundred (Qwen3.5-397B's: ~240).
+pub const MAX_LINK_VALUES: usize = 4096;
+
+/// Largest layer count a link may ask for (any `…layers` field), and most pipeline stages × virtual chunks: each
+/// holds at least a layer, and published models have at most a few hundred (DeepSeek-V3: 61, Llama-3.1-405B: 126).
+pub const MAX_LINK_LAYERS: u64 = 4096;
+
+/// The longest string or key in a link's plan, in bytes: names and keys are short (the longest settings key is ~50
+/// bytes; [`MAX_STRING_CHARS`] is what a plan may hold), and a link's strings are shown in the page.
+pub const MAX_LINK_TEXT_BYTES: usize = 200;
+
+/// The deepest nesting in a link's plan: a plan is sections of fields, a pasted config two levels more
+/// (`model.hf_config.text_config.rope_scaling.…` is 5).
+pub const MAX_LINK_DEPTH: usize = 8;
+
+/// The largest number (in magnitude) a link's plan may hold: 2^53, beyond which JavaScript's numbers, and the page's
+/// copy of the plan, are no longer exact.
+pub const MAX_LINK_NUMBER: f64 = 9_007_199_254_740_992.0;
+
+/// The most of an out-of-memory message read from its "Tried to allocate" (bytes; the log around it is read up to
+/// [`MAX_OOM_LOG_BYTES`]; `oom::message`'s window): PyTorch's longest form, with the hint after it, is under 700
+/// bytes, and the messages of `tests/data/oom` (PyTorch's numbers, the processes' use, its
+/// `PYTORCH_CUDA_ALLOC_CONF` hint) are 179–637 bytes. The reader looks each number up with one `find` over the message,
+/// so a log of one 1 MiB line costs ten finds over 4,000 bytes, not over the mebibyte. Cut on a character boundary ([`prefix`]).
+pub const MAX_OOM_MESSAGE_BYTES: usize = 4000;
+
+/// The most operations (forwards and backwards over all stages) a schedule lays out: 2^16 (e.g. PP 8 × VPP 4 × 1,024
+/// microbatches; the README example has 10,240). Measured on the release CLI at 2^18: 1.5 s and 110 MB with 64 MB of
+/// JSON, so a quarter of that stays within a second.
+pub const MAX_SCHEDULE_OPS: u64 = 1 << 16;
+
 /// The longest string field read (characters): GPU and preset keys, `order`, names. Megatron's longest rank order
 /// (`tp-cp-ep-dp-pp`) has 14; names are shown in one line. Longer strings are an `invalid-value`.
 pub const MAX_STRING_CHARS: usize = 256;
@@ -93,6 +134,14 @@ pub const MAX_SEARCH_WORLD: u64 = 1 << 24;
 /// 1,024 layers, 256 experts on 2^24 GPUs 1.1·10^8 (1.1 s); 64 layers, 55,440 experts on 8,648,640 GPUs
 /// 3.0·10^8 (1.8 s); the same with 256 layers 9.2·10^8 (4.4 s).
 pub const MAX_SEARCH_WORK: u64 = 100_000_000;
+
+/// The most ranked candidates one search returns (`top`, from `meshplan search --top` or the JS API's
+/// `search(input, top)`); a larger `top` is clamped to it, with a note in the result. Each pick is re-planned in full
+/// and explained against another, outside [`MAX_SEARCH_WORK`]. Measured before the bound (`fuzz` profile, the shared
+/// 2-core machine under load): Qwen3-30B-A3B on 20,160 H100, 92,654 valid layouts: top 5 1.9 s, 1,000 2.2 s, 10,000
+/// 4.0 s, unbounded (44,667 distinct picks) 24.1 s; DeepSeek-V3 on 16,384 H100: 0.30, 0.25 and 1.5 s (7,764 picks).
+/// A thousand picks cost ~0.1–0.3 s over five. The Advisor asks for 10.
+pub const MAX_SEARCH_TOP: usize = 1000;
 
 /// A candidate's rules and bookkeeping, in the units of [`MAX_SEARCH_WORK`] (≈ 0.3 µs against ≈ 7 ns per unit).
 pub const CANDIDATE_WORK: u64 = 40;

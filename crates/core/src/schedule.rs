@@ -14,10 +14,7 @@ use crate::report::{Report, split_of};
 use crate::{Code, pipeline};
 use serde::{Deserialize, Serialize};
 
-/// The most operations (forwards and backwards over all stages) a schedule lays out: 2^16 (e.g. PP 8 × VPP 4 × 1,024
-/// microbatches; the README example has 10,240). Measured on the release CLI at 2^18: 1.5 s and 110 MB with 64 MB of
-/// JSON, so a quarter of that stays within a second.
-pub const MAX_SCHEDULE_OPS: u64 = 1 << 16;
+use crate::limits::MAX_SCHEDULE_OPS;
 
 /// One forward or backward of one microbatch through one virtual chunk of a stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -25,13 +25,13 @@ use crate::{Code, rules};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
-use crate::limits::{CANDIDATE_WORK, MAX_SEARCH_WORK, MAX_SEARCH_WORLD};
+use crate::limits::{CANDIDATE_WORK, MAX_SEARCH_TOP, MAX_SEARCH_WORK, MAX_SEARCH_WORLD};
 use std::collections::BTreeMap;
 
 /// Search settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchOptions {
-    /// How many ranked candidates to return.
+    /// How many ranked candidates to return; at most [`MAX_SEARCH_TOP`] are (a larger value is clamped, with a note).
     pub top: usize,
     /// Largest tensor-parallel size tried (further capped by the NVLink domain). The default, 72, is the domain of an
     /// NVL72 rack (GB200, GB300), where TP beyond 8 stays on NVLink; an 8-GPU HGX domain caps it at 8.
@@ -203,6 +203,9 @@ pub struct SearchResult {
     /// optimizer state and is no slower (Megatron's reduce-scatter + all-gather moves no more than the all-reduce),
     /// so it is never worse on either axis. Counted in `valid`.
     pub dominated: u64,
+    /// What the search changed of what it was asked: a `top` above [`MAX_SEARCH_TOP`], clamped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The layout key of a candidate: everything the search varies.
@@ -799,6 +802,7 @@ fn empty_result(base: &Plan) -> SearchResult {
         pruned_by_memory: 0,
         rejected_by: BTreeMap::new(),
         dominated: 0,
+        notes: Vec::new(),
     }
 }
 
@@ -902,19 +906,27 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
     ranked.sort_unstable_by(|a, b| better(a, b));
     // The best `top`, leaving out layouts that differ from a better pick only in which edge stage is lighter; one
     // more when only one is asked for, so the best pick is still explained against its runner-up.
-    let want = opts.top.max(2);
+    let top = opts.top.min(MAX_SEARCH_TOP);
+    if opts.top > MAX_SEARCH_TOP {
+        result.notes.push(format!(
+            "top {} was asked; the search returns at most {MAX_SEARCH_TOP} candidates (each is re-planned and explained), the best {MAX_SEARCH_TOP} are listed",
+            opts.top
+        ));
+    }
+    let want = top.max(2);
     let mut picked: Vec<Rec> = Vec::with_capacity(want.min(recs.len()));
+    // The picks' keys without their edge stages: one lookup per ranked record, not a scan of the picks.
+    let mut seen = std::collections::BTreeSet::new();
     for &rec in &ranked {
         if picked.len() >= want {
             break;
         }
-        if picked.iter().any(|q| Key { first: None, last: None, ..q.key } == Key { first: None, last: None, ..rec.key }) {
-            continue;
+        if seen.insert(Key { first: None, last: None, ..rec.key }) {
+            picked.push(*rec);
         }
-        picked.push(*rec);
     }
     let sized: Vec<Sized> = picked.iter().map(|rec| sized(&mut p, rec, base)).collect();
-    for rank in 0..picked.len().min(opts.top) {
+    for rank in 0..picked.len().min(top) {
         let (rec, this) = (&picked[rank], &sized[rank]);
         let other = if rank == 0 { 1 } else { 0 };
         let versus = picked.get(other).map(|o| versus(rec, this, o, &sized[other], other + 1));

@@ -325,6 +325,11 @@ mod never_panics {
             Just("[0]*3+[1]*9999999 ".to_string()),
             Just("'\"\\\n#".to_string()),
             "[ -~]{0,12}",
+            // Any printable Unicode, multi-byte noise (a progress bar's `█`, combining marks, right-to-left text and
+            // overrides, a BOM), and a long line.
+            "\\PC{0,80}",
+            prop::sample::select(vec!["█".repeat(50), "e\u{301}\u{308}".into(), "שלום مرحبا".into(), "\u{202e}\u{200f}".into(), "\u{feff}".into()]),
+            (1usize..1_000).prop_map(|n| "--x 1 ".repeat(n)),
             any::<u64>().prop_map(|n| n.to_string()),
         ]
     }

@@ -121,6 +121,10 @@ fn arb_json() -> impl Strategy<Value = Value> {
         any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
         (0u64..70).prop_map(|n| json!(n)),
         "[a-z0-9<>\"'-]{0,12}".prop_map(Value::String),
+        // Any printable Unicode (every script, combining marks, right-to-left letters), and multi-byte text around the
+        // 256-character string limit (`█` is 3 bytes, `e` + U+0301 two characters, U+202E a right-to-left override).
+        "\\PC{0,40}".prop_map(Value::String),
+        (prop::sample::select(vec!["█", "…", "e\u{301}", "שלום", "\u{202e}x", "🦀"]), 120usize..300).prop_map(|(s, n)| Value::String(s.repeat(n))),
         // Sizes at and past the limits: 2^14 layers, 2^16 experts, 2^24 parallel sizes, 2^40 fields, u64::MAX.
         prop::sample::select(vec![1u64 << 14, (1 << 14) + 1, 1 << 16, (1 << 16) + 1, 1 << 24, (1 << 24) + 1, 1 << 40, u64::MAX])
             .prop_map(|n| json!(n)),

@@ -483,19 +483,20 @@ fn an_oom_log_with_a_multibyte_character_across_the_message_cut_answers() {
 }
 
 #[test]
-fn an_oom_log_with_a_multibyte_character_across_a_mebibyte_answers() {
-    // A pasted log is read up to MAX_PLAN_BYTES (1 MiB); a `█` straddling that byte panicked before the fix.
-    let cut = meshplan_core::limits::MAX_PLAN_BYTES;
+fn an_oom_log_with_a_multibyte_character_across_its_limit_answers() {
+    // A pasted log is read up to MAX_OOM_LOG_BYTES (16 MiB; 1 MiB when this test was written, where a `█` straddling
+    // that byte panicked before the fix).
+    let cut = meshplan_core::limits::MAX_OOM_LOG_BYTES;
     let head = format!("{OOM_LINE}\n\n");
     let text = format!("{head}{}█ more log", "x".repeat(cut - 1 - head.len()));
     assert!(!text.is_char_boundary(cut));
     let t2 = text.clone();
-    let m = answers("OOM log, multibyte across 1 MiB", move || meshplan_core::oom::parse_message(&t2)).expect("read");
+    let m = answers("OOM log, multibyte across its limit", move || meshplan_core::oom::parse_message(&t2)).expect("read");
     assert_eq!(m.requested_bytes, 2 << 30);
     // And through the explanation against a plan, as `meshplan oom` and the page run it.
     let v = llama_8b_on_8(json!({}));
     let r = plan_value(&v).unwrap();
-    let e = answers("OOM explained, multibyte across 1 MiB", move || meshplan_core::oom::explain(&v, &r, &text, None));
+    let e = answers("OOM explained, multibyte across its limit", move || meshplan_core::oom::explain(&v, &r, &text, None));
     assert!(e.is_ok(), "{:?}", e.err());
 }
 
@@ -512,4 +513,113 @@ fn prefix_backs_off_to_a_char_boundary() {
     assert_eq!(prefix("a█b", usize::MAX), "a█b");
     // A combining mark is its own char: "e\u{301}" (é as e + U+0301, 2 bytes) cut at 2 keeps the 'e' alone.
     assert_eq!(prefix("e\u{301}x", 2), "e");
+}
+
+#[test]
+fn a_search_asked_for_any_number_of_picks_returns_at_most_the_limit() {
+    use meshplan_core::limits::MAX_SEARCH_TOP;
+    use meshplan_core::search::{SearchOptions, search_str};
+    // Llama-3.1-70B on 1,024 H100 has 5,589 valid layouts, 4,110 of them distinct once the edge stages are set
+    // aside: an unbounded `top` re-planned and explained every one (3.6 s in a debug build, against 1.0 s for 5;
+    // Qwen3-30B-A3B on 20,160 H100, 44,667 picks: 24 s in the `fuzz` profile).
+    let text = json!({"model": "llama-3.1-70b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 128},
+                      "training": {"seq_length": 8192, "global_batch_size": 1024}})
+    .to_string();
+    for top in [usize::MAX, 1_000_000_000, MAX_SEARCH_TOP + 1] {
+        let t = text.clone();
+        let r = answers("search, top unbounded", move || search_str(&t, &SearchOptions { top, ..Default::default() }).unwrap());
+        assert_eq!(r.candidates.len(), MAX_SEARCH_TOP, "top {top}");
+        assert_eq!(r.notes.len(), 1, "top {top}: {:?}", r.notes);
+        assert!(r.notes[0].contains(&top.to_string()) && r.notes[0].contains("at most 1000"), "{}", r.notes[0]);
+    }
+    // At the limit: no note. And the Plan-level entry point clamps as well.
+    let r = search_str(&text, &SearchOptions { top: MAX_SEARCH_TOP, ..Default::default() }).unwrap();
+    assert_eq!((r.candidates.len(), r.notes.len()), (MAX_SEARCH_TOP, 0));
+    let (p, _) = meshplan_core::parse_plan(&serde_json::from_str(&text).unwrap()).unwrap();
+    let r = answers("search(), top u64::MAX", move || meshplan_core::search::search(&p, &SearchOptions { top: u64::MAX as usize, ..Default::default() }));
+    assert_eq!(r.candidates.len(), MAX_SEARCH_TOP);
+}
+
+#[test]
+fn share_links_past_each_link_limit_are_refused_before_they_are_planned() {
+    use meshplan_core::limits::{MAX_LINK_CHARS, MAX_LINK_DEPTH, MAX_LINK_TEXT_BYTES, MAX_LINK_VALUES};
+    use meshplan_core::share::{Rejected, base64url_encode, decode_shared};
+    let link = |v: &Value| base64url_encode(v.to_string().as_bytes());
+    let why = |param: String| answers("share link", move || decode_shared(&param)).map(|_| ()).map_err(|Rejected(w)| w);
+    // MAX_LINK_CHARS: 64 KiB + 1 of base64url is refused before it is decoded.
+    assert_eq!(why("A".repeat(MAX_LINK_CHARS + 1)), Err("the link's plan is too long".into()));
+    // MAX_LINK_VALUES: the plan object, its model string, the list and 4,096 zeros are 4,099 values.
+    let values = json!({"model": "llama-3.1-8b", "x": vec![0; MAX_LINK_VALUES]});
+    assert_eq!(why(link(&values)), Err(format!("the link's plan holds more than {MAX_LINK_VALUES} values")));
+    // MAX_LINK_DEPTH: the plan object is depth 0; nine nested lists put a value at depth 10.
+    let deep: Value = serde_json::from_str(&format!("{{\"x\": {}0{}}}", "[".repeat(MAX_LINK_DEPTH + 1), "]".repeat(MAX_LINK_DEPTH + 1))).unwrap();
+    assert_eq!(why(link(&deep)), Err("the link's plan is nested too deeply".into()));
+    // MAX_LINK_TEXT_BYTES: 67 `█` are 201 bytes (67 characters).
+    let long = json!({"model": "█".repeat(MAX_LINK_TEXT_BYTES / 3 + 1)});
+    assert_eq!(why(link(&long)), Err("the link's plan has markup or control characters in a name".into()));
+    // MAX_LINK_NUMBER: 2^53 + 2 is past JavaScript's exact integers.
+    let absurd = json!({"model": "llama-3.1-8b", "cluster": {"num_nodes": 9_007_199_254_740_994u64}});
+    assert_eq!(why(link(&absurd)), Err("the link's plan has an absurd number".into()));
+    // MAX_LINK_GPUS and MAX_LINK_LAYERS: the page's own tests (src/state/share.rs) word each; one of each here.
+    let gpus = json!({"model": "llama-3.1-8b", "cluster": {"gpus_per_node": 8, "num_nodes": 8193}});
+    assert_eq!(why(link(&gpus)), Err("the link asks for 65544 GPUs, more than the 65536 a shared link may open".into()));
+    let layers = json!({"model": {"num_layers": 4097, "hidden_size": 64, "num_attention_heads": 1}});
+    assert_eq!(why(link(&layers)), Err("the link's num_layers is 4097, above the 4096 a shared link may ask for".into()));
+    // Text of every kind around the links' size: a 1 MiB hash of multi-byte noise is refused, not decoded.
+    assert!(why("█".repeat(1 << 18)).is_err());
+}
+
+#[test]
+fn an_oom_message_longer_than_its_limit_is_read_from_its_first_4000_bytes() {
+    use meshplan_core::limits::MAX_OOM_MESSAGE_BYTES;
+    // The numbers after the cut are not read: a message whose "Of the allocated memory" sits past 4,000 bytes gives
+    // no allocated figure, one within gives it. 74.21 GiB = 74 · 2^30 + 0.21 · 2^30 = 79,456,894,976 + 225,485,783.04
+    // → 79,682,380,759.
+    let (head, tail) = OOM_LINE.split_at(OOM_LINE.find(" Of the allocated").unwrap());
+    let pad = |n: usize| format!("{head}{}{tail}", " ".repeat(n));
+    let from = OOM_LINE.find("Tried").unwrap();
+    let within = pad(MAX_OOM_MESSAGE_BYTES - (OOM_LINE.len() - from) - 1);
+    let past = pad(MAX_OOM_MESSAGE_BYTES);
+    let a = answers("OOM within", move || meshplan_core::oom::parse_message(&within)).unwrap();
+    let b = answers("OOM past", move || meshplan_core::oom::parse_message(&past)).unwrap();
+    assert_eq!((a.allocated_bytes, b.allocated_bytes), (Some(79_682_380_759), None));
+}
+
+#[test]
+fn an_import_of_a_mebibyte_with_a_multibyte_character_across_the_limit_answers() {
+    use meshplan_core::imports::{Format, ImportOptions, import_plan};
+    use meshplan_core::limits::MAX_PLAN_BYTES;
+    // A launch-script line (Megatron-LM's flags) repeated to just under 1 MiB, then `█` (3 bytes) from byte
+    // MAX_PLAN_BYTES − 1: the text is 2 bytes over the limit and refused before it is read, in every format; without
+    // the `█` it is read (its last, cut line included). The import limits of the shell and YAML readers have their
+    // own hostile inputs in tests/import_limits.rs.
+    let line = "torchrun pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 32 --hidden-size 4096 \\\n";
+    let mut text = line.repeat(MAX_PLAN_BYTES / line.len());
+    text.push_str(&"x".repeat(MAX_PLAN_BYTES - 1 - text.len()));
+    let under = text.clone();
+    text.push('█');
+    assert!(!text.is_char_boundary(MAX_PLAN_BYTES) && text.len() == MAX_PLAN_BYTES + 2);
+    for from in Format::ALL.into_iter().map(Some).chain([None]) {
+        let t = text.clone();
+        let e = answers("1 MiB import", move || import_plan(&t, &ImportOptions { from, ..Default::default() }).map(|_| ()).unwrap_err());
+        assert_eq!(e.code, "plan-too-large", "{from:?}");
+        assert!(e.message.contains(&(MAX_PLAN_BYTES + 2).to_string()), "{}", e.message);
+    }
+    let opts = ImportOptions { from: Some(Format::MegatronArgs), model: Some("llama-3.1-8b".into()), ..Default::default() };
+    let (_, plan, _) = answers("just under 1 MiB import", move || import_plan(&under, &opts)).expect("read");
+    assert_eq!(plan.parallelism.tp(), 2);
+}
+
+#[test]
+fn an_oom_message_with_a_multibyte_character_across_its_device_cut_answers() {
+    // The reader looks for the device name (GPU, NPU) in a message's first 200 bytes; a 4-byte `𖭣` at bytes
+    // 197..201 panicked ("end byte index 200 is not a char boundary") before that cut went through limits::prefix.
+    // Found by the import property test's Unicode fragments.
+    let head = "Tried to allocate 2.00 GiB. GPU 3 has a total capacity of ";
+    let text = format!("{head}{}𖭣 79.11 GiB of which 1.02 GiB is free.", "x".repeat(197 - head.len()));
+    assert!(!text.is_char_boundary(200));
+    let m = answers("OOM, multibyte across byte 200", move || meshplan_core::oom::parse_message(&text).map(|m| m.requested_bytes).map_err(|e| e.code));
+    // It answers, and it is no message: the word after "total capacity of" is the padding, not a size, and without a
+    // capacity or an allocated figure the reader does not take it for one.
+    assert_eq!(m, Err("no-oom-message".to_string()));
 }

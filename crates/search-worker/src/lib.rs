@@ -59,7 +59,8 @@ pub fn start() {
         let data = ev.data();
         let field = |name: &str| js_sys::Reflect::get(&data, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
         let input = field("input").as_string().unwrap_or_default();
-        let top = field("top").as_f64().unwrap_or(10.0).clamp(1.0, 1000.0) as usize;
+        // Any number: the core clamps `top` to limits::MAX_SEARCH_TOP and says so in the result's notes.
+        let top = field("top").as_f64().unwrap_or(10.0).max(1.0) as usize;
         let clock = reply_to.performance();
         let t0 = clock.as_ref().map_or(0.0, |p| p.now());
         // A request with `size` is a cluster sizing; else a layout search.
@@ -111,5 +112,18 @@ mod tests {
         assert_eq!(bad["error"]["code"], "size-zero-tokens");
         let bad: serde_json::Value = serde_json::from_str(&super::size_text(plan, "{nope")).unwrap();
         assert_eq!(bad["error"]["code"], "invalid-json");
+    }
+
+    #[test]
+    fn the_js_apis_top_is_bounded_by_the_core() {
+        // `search(input, top)` with top = u32::MAX: the core returns at most MAX_SEARCH_TOP candidates and a note.
+        // Llama-3.1-8B on 8 GPUs has fewer valid layouts than that, so all of them come back, with the note.
+        let out = super::search_text(
+            r#"{"model":"llama-3.1-8b","cluster":{"gpu":"h100-sxm-80gb","gpus_per_node":8,"num_nodes":1},"training":{"seq_length":8192,"global_batch_size":128}}"#,
+            u32::MAX as usize,
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["candidates"].as_array().unwrap().len() <= meshplan_core::limits::MAX_SEARCH_TOP);
+        assert!(v["notes"][0].as_str().unwrap().contains("4294967295"), "{}", v["notes"]);
     }
 }

@@ -18,9 +18,8 @@
 use crate::limits::prefix;
 use serde::{Deserialize, Serialize};
 
-/// The longest stretch of text one message is read from, in bytes (PyTorch's longest form, with the hint after it, is
-/// under 700 bytes).
-pub const MESSAGE_WINDOW: usize = 4000;
+/// The longest stretch of text one message is read from, in bytes: limits.rs `MAX_OOM_MESSAGE_BYTES`.
+pub use crate::limits::MAX_OOM_MESSAGE_BYTES as MESSAGE_WINDOW;
 
 /// The most failing ranks one log explains (a 1,024-GPU job that all fail prints 1,024 messages; the first ones name
 /// the stages).
@@ -120,7 +119,9 @@ fn sized(text: &str, start: usize, msg: &str) -> Option<OomMessage> {
     let requested = size_after(msg, "Tried to allocate ")?;
     let (rank, local_rank) = prefixes(text, start);
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let device = device(&text[line_start..start.saturating_add(msg.len().min(200))]);
+    // The line's head and the message's first 200 bytes, cut on a character boundary (a byte cut panicked on a
+    // multi-byte character across byte 200: tests/limits.rs).
+    let device = device(prefix(&text[line_start..], start - line_start + msg.len().min(200)));
     let legacy = msg.contains("total capacity;") || msg.contains("already allocated");
     let m = if legacy {
         let reserved = size_before(msg, " reserved in total by PyTorch").or_else(|| size_before(msg, " cached)"));
