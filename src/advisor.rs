@@ -5,6 +5,15 @@ use crate::state::plan_doc;
 use meshplan_core::parallelism::{PARALLELISM, Parallelism};
 use meshplan_core::search::{CandidateParallelism, CandidateTraining};
 use serde_json::{Value, json};
+use meshplan_core::{Code, InputError};
+
+/// The input error a search reply carries (`{"error": {code, message, fix}}`), or one saying the reply was unreadable.
+pub fn search_error(json: &str) -> InputError {
+    serde_json::from_str::<Value>(json)
+        .ok()
+        .and_then(|v| serde_json::from_value(v.get("error")?.clone()).ok())
+        .unwrap_or_else(|| InputError::new(Code::SearchWorker, "the search worker's reply is not a search result", "reload the page"))
+}
 
 /// The training fields the search chooses (the rest of `training` is its input).
 pub const SEARCHED_TRAINING: [&str; 9] = [

@@ -25,14 +25,6 @@ enum Advice {
     Failed(InputError),
 }
 
-/// The input error a search reply carries (`{"error": {code, message, fix}}`), or one saying the reply was unreadable.
-pub(super) fn search_error(json: &str) -> InputError {
-    serde_json::from_str::<Value>(json)
-        .ok()
-        .and_then(|v| serde_json::from_value(v.get("error")?.clone()).ok())
-        .unwrap_or_else(|| InputError::new(Code::SearchWorker, "the search worker's reply is not a search result", "reload the page"))
-}
-
 fn recompute_text(t: &CandidateTraining) -> &'static str {
     match t.recompute_granularity {
         Recompute::None => "none",
@@ -82,7 +74,7 @@ pub fn AdvisorPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             advice.try_set(match reply {
                 Ok((json, ms)) => match serde_json::from_str::<SearchResult>(&json) {
                     Ok(result) => Advice::Done { result: Arc::new(result), input, ms },
-                    Err(_) => Advice::Failed(search_error(&json)),
+                    Err(_) => Advice::Failed(advisor::search_error(&json)),
                 },
                 Err(why) => Advice::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
             });

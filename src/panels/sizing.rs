@@ -106,7 +106,7 @@ pub fn SizingPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             state.try_set(match reply {
                 Ok((json, ms)) => match serde_json::from_str::<SizeResult>(&json) {
                     Ok(result) => Sizing::Done { result: Arc::new(result), ms },
-                    Err(_) => Sizing::Failed(super::advisor::search_error(&json)),
+                    Err(_) => Sizing::Failed(advisor::search_error(&json)),
                 },
                 Err(why) => Sizing::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
             });

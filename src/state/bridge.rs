@@ -131,12 +131,8 @@ pub fn listen(name: &'static str, f: impl Fn(Option<Shared>) + 'static) {
     listen_text(name, move |text| f(Shared::read(&text)));
 }
 
-/// Sets `signal` to `value` unless it already holds it (an echo of one's own change costs nothing).
-pub fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
-    if signal.with_untracked(|old| *old != value) {
-        signal.set(value);
-    }
-}
+// Lives below both `state` and this file, so neither imports the other back.
+pub use super::signal::set_if_changed;
 
 /// The page's half: tells the tools module its revision after every change, answers its pulls with the state,
 /// applies the tools' edits, and loads the module (`meshplan-tools_loader.js` beside index.html) once the page has

@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod bridge;
 pub mod plan_doc;
 pub mod share;
+pub mod signal;
 pub mod sync;
 
 pub use baseline::{Baseline, Comparison};
@@ -58,7 +59,7 @@ impl Editor {
 
     /// The tools module's mirror takes the page's plan (a no-op when equal).
     pub fn mirror(&self, plan: Value) {
-        bridge::set_if_changed(self.plan, plan);
+        signal::set_if_changed(self.plan, plan);
     }
 
     /// The number of resets so far (tracked: an effect that reads it runs again on Reset).
