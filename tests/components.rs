@@ -28,6 +28,25 @@ fn text(host: &web_sys::HtmlElement, selector: &str) -> String {
     find(host, selector).text_content().unwrap_or_default()
 }
 
+/// Waits (up to ~4 s, in 20 ms steps) until `selector` holds `needle`: the tools module reads the page's state in a
+/// task after the next frame (src/state/bridge.rs, one plan per edit), so its panels fill in after a tick, not during it.
+async fn wait_for_text(host: &web_sys::HtmlElement, selector: &str, needle: &str) -> String {
+    for _ in 0..200 {
+        if let Some(el) = host.query_selector(selector).unwrap() {
+            let t = el.text_content().unwrap_or_default();
+            if t.contains(needle) {
+                return t;
+            }
+        }
+        let sleep = js_sys::Promise::new(&mut |resolve, _| {
+            web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 20).unwrap();
+        });
+        wasm_bindgen_futures::JsFuture::from(sleep).await.unwrap();
+        leptos::task::tick().await;
+    }
+    panic!("{selector} never held {needle:?}")
+}
+
 async fn type_into(host: &web_sys::HtmlElement, selector: &str, value: &str) {
     let input: web_sys::HtmlInputElement = find(host, selector).unchecked_into();
     input.set_value(value);
@@ -49,7 +68,7 @@ async fn the_default_plan_renders_its_report() {
     assert_eq!(grid.get_attribute("data-cells").as_deref(), Some("16"));
     assert_eq!(grid.get_attribute("data-groups").as_deref(), Some("8"));
     assert!(find(&host, "#stage-chart").inner_html().starts_with("<svg"));
-    assert!(text(&host, "#export-bridge").contains("cfg.model.tensor_model_parallel_size = 2"));
+    wait_for_text(&host, "#export-bridge", "cfg.model.tensor_model_parallel_size = 2").await;
     assert!(text(&host, "#status").contains("valid"));
 }
 
