@@ -101,6 +101,8 @@ test("Compare with…: after a PP change, stages are compared by the layers they
   const { page, context, problems } = await openApp(browser, server.url);
   await page.click("#compare-pin");
   await page.fill("#f-parallelism-pipeline-model-parallel-size", "4");
+  // The Compare panel is the tools module's: it reads the page's state in a task after the next frame.
+  await page.waitForFunction(() => [...document.querySelectorAll("#compare-memory tbody tr.stage-row th")].some((th) => th.innerText.includes("stage 3")), null, { timeout: 10_000 });
   // The default plan's 32 layers: PP 2 holds 0–15 and 16–31 per stage, PP 4 holds 0–7, 8–15, 16–23, 24–31, so this plan's
   // stage 1 (layers 8–15) is compared with the baseline's stage 0 (0–15), not with its stage 1 (16–31).
   const labels = await page.locator("#compare-memory tbody tr.stage-row th").allInnerTexts();
