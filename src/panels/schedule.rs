@@ -19,8 +19,8 @@ use meshplan_core::schedule::{Schedule, schedule};
 const FORWARD: &str = "#0072b2";
 const BACKWARD: &str = "#d55e00";
 const ACTIVATIONS: &str = "#009e73";
-/// The most operations drawn; a longer schedule is drawn for its first microbatches up to this many.
-pub const MAX_DRAWN_OPS: usize = 4096;
+/// The most operations drawn (the core's limits.rs); a longer schedule is drawn for its first microbatches.
+pub use meshplan_core::limits::MAX_DRAWN_SCHEDULE_OPS as MAX_DRAWN_OPS;
 const ROW: f64 = 14.0;
 const MEM: f64 = 22.0;
 const LABEL: f64 = 64.0;

@@ -198,3 +198,27 @@ pub const MAX_UNRECOGNIZED: usize = 2048;
 /// The deepest YAML nesting read (`imports::yaml`); a Megatron Bridge ConfigContainer nests four deep. Deeper lines are
 /// not read, so a 1 MiB staircase of indentation costs one pass.
 pub const MAX_YAML_DEPTH: usize = 64;
+
+/// The most failing ranks one OOM log explains (`oom::message`): a 1,024-GPU job that all fail prints 1,024 messages,
+/// and the first ones name the stages; each kept message is re-planned once, so this bounds the explanation's work.
+pub const MAX_OOM_MESSAGES: usize = 64;
+
+/// The largest micro-batch an OOM request is taken to imply (`oom::culprit`): a larger one would be a batch, not a
+/// micro-batch; the implied values tried are integers up to it, so it bounds that search.
+pub const MAX_IMPLIED_MICRO_BATCH: u64 = 1024;
+
+/// The most distinct layer kinds a model's table holds (`model::kinds`): 5 mixers × 3 feed-forward blocks (a model
+/// declares at most 5 mixers: GPT attention, window attention and Gated DeltaNet; a pattern's; or DeepSeek-V4's three).
+/// The table is a fixed array of this many rows, so a model with more is a diagnostic, not an allocation.
+pub const MAX_LAYER_KINDS: usize = 15;
+
+/// The most vision-projector linears a model lists (`model_fields::encoder`): Qwen3-VL has a merger and three
+/// deepstack mergers of two linears each (8); a longer list is a diagnostic.
+pub const MAX_PROJECTOR_LINEARS: usize = 16;
+
+/// The most schedule operations the page draws (`src/panels/schedule.rs`): 4,096 rectangles draw in a few ms; a
+/// longer schedule ([`MAX_SCHEDULE_OPS`] are laid out) is drawn for its first microbatches, and says so.
+pub const MAX_DRAWN_SCHEDULE_OPS: usize = 4096;
+
+/// The most characters of user text a message quotes (an unknown rank-order name, `layout::order`).
+pub const MAX_QUOTED_CHARS: usize = 40;

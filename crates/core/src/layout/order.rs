@@ -167,7 +167,7 @@ pub(crate) fn join_order(dims: &[Dim; 5]) -> String {
 
 /// Upstream: none (quotes user text for a message, cut to 40 characters).
 pub(crate) fn quoted(s: &str) -> String {
-    const MAX: usize = 40;
+    const MAX: usize = crate::limits::MAX_QUOTED_CHARS;
     if s.chars().count() <= MAX {
         format!("{s:?}")
     } else {

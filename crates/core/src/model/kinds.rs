@@ -178,9 +178,8 @@ impl LayerKind {
     }
 }
 
-/// The most distinct layer kinds a model's table holds: 5 mixers × 3 feed-forward blocks (a model declares at most
-/// 5 mixers: GPT attention, window attention and Gated DeltaNet; a pattern's; or DeepSeek-V4's three).
-pub const MAX_LAYER_KINDS: usize = 15;
+/// The most distinct layer kinds a model's table holds (limits.rs).
+pub use crate::limits::MAX_LAYER_KINDS;
 
 /// Layers per kind, indexed like the model's [`KindTable`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

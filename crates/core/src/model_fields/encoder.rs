@@ -8,8 +8,7 @@ use crate::model::VisionEncoder;
 use crate::{Code, Diagnostic};
 use serde_json::Value;
 
-/// Projector linears listed at most (Qwen3-VL has a merger and three deepstack mergers of two linears each).
-const MAX_PROJECTOR_LINEARS: usize = 16;
+use crate::limits::MAX_PROJECTOR_LINEARS;
 
 /// The encoder `vision_config` describes, over `base`'s; `None` without one.
 pub fn read(f: &mut Fields, base: Option<&VisionEncoder>, section: &str) -> Option<VisionEncoder> {

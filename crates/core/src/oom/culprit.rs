@@ -80,8 +80,7 @@ pub fn shown(bytes: u64) -> String {
 /// more (57.96 GiB, 786.00 MiB), and the size is exactly proportional to the value. 0.2%.
 pub const IMPLIED_TOLERANCE: f64 = 0.002;
 
-/// The most a micro-batch is taken to be from a request (a larger one would be a batch, not a micro-batch).
-const MAX_IMPLIED_MICRO_BATCH: u64 = 1024;
+use crate::limits::MAX_IMPLIED_MICRO_BATCH;
 
 /// The value the request implies through `lever`, if it is a value the plan could hold: a multiple of the lever's
 /// step (a padded vocabulary: make_vocab_size_divisible_by · TP; a micro-batch: an integer up to 1,024) within

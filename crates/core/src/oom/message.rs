@@ -21,9 +21,8 @@ use serde::{Deserialize, Serialize};
 /// The longest stretch of text one message is read from, in bytes: limits.rs `MAX_OOM_MESSAGE_BYTES`.
 pub use crate::limits::MAX_OOM_MESSAGE_BYTES as MESSAGE_WINDOW;
 
-/// The most failing ranks one log explains (a 1,024-GPU job that all fail prints 1,024 messages; the first ones name
-/// the stages).
-pub const MAX_MESSAGES: usize = 64;
+/// The most failing ranks one log explains (limits.rs).
+pub use crate::limits::MAX_OOM_MESSAGES as MAX_MESSAGES;
 
 /// The numbers of one out-of-memory message, in bytes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
