@@ -1,6 +1,6 @@
 //! The catalogue files are read by hand from a `serde_json::Value` (presets.rs `read`), so that the page links no
 //! typed serde reader: each reading must equal what serde's derived `Deserialize` of the same struct reads from the
-//! data file (docs/web.md, "Back under 400 KB").
+//! data file (docs/web.md, "What went").
 
 use meshplan_core::presets::{self, BridgeRecipe, GpuSpec, ModelPreset};
 use meshplan_core::rules::advice::{AdviceTables, tables};
