@@ -34,9 +34,9 @@ pub fn App() -> impl IntoView {
                     {(!embed).then(|| view! { <ModelPanel doc /> <ClusterPanel doc /> <TrainingPanel doc /> })}
                     <ParallelismPanel doc />
                 </div>
-                <div class="results">
+                <div class="results" id="results" tabindex="-1">
                     <DerivedPanel outcome=doc.outcome />
-                    <DiagnosticsPanel outcome=doc.outcome />
+                    <DiagnosticsPanel doc />
                     <div id=slot::COMPARE class="tools-slot"></div>
                     <GridPanel outcome=doc.outcome dark />
                     <MemoryPanel doc dark />

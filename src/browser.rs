@@ -36,6 +36,11 @@ pub fn page_url() -> String {
         .unwrap_or_default()
 }
 
+/// The first error in the Diagnostics panel, to bring into view.
+pub fn first_error() -> Option<web_sys::HtmlElement> {
+    window()?.document()?.query_selector("#diagnostics .diag.error").ok()??.dyn_into().ok()
+}
+
 /// The page's element with this id, as an HTML element.
 pub fn element_by_id(id: &str) -> Option<web_sys::HtmlElement> {
     window()?.document()?.get_element_by_id(id)?.dyn_into().ok()

@@ -48,6 +48,14 @@ fn TotalGpus(doc: Doc) -> impl IntoView {
     let id = "f-cluster-num-gpus";
     let help = "Total GPUs = GPUs per node × nodes; typing it sets the node count";
     let total = Memo::new(move |_| doc.outcome.with(|o| o.as_ref().map(|r| r.derived.world_size.to_string()).unwrap_or_default()));
+    // What was typed and what it became: a total that is not a whole number of nodes is rounded up, and says so while
+    // the plan still has the rounded count.
+    let typed = RwSignal::new(None::<(u64, String, u64)>);
+    let rounding = move || {
+        typed.get().filter(|(t, made, _)| total.with(|now| now == made) && t.to_string() != *made).map(|(t, made, gpn)| {
+            format!("{t} GPUs is not a whole number of {gpn}-GPU nodes: rounded up to {made} GPUs.")
+        })
+    };
     view! {
         <div class="field">
             <label for=id title=help>"Total GPUs"</label>
@@ -56,9 +64,12 @@ fn TotalGpus(doc: Doc) -> impl IntoView {
                 on:change=move |ev| {
                     if let Ok(total) = event_target_value(&ev).trim().parse::<u64>() {
                         let gpn = doc.outcome.with_untracked(|o| o.as_ref().map(|r| r.plan.cluster.gpus_per_node).unwrap_or(8)).max(1);
-                        editor.edit("cluster.num_nodes", Value::from(total.div_ceil(gpn).max(1)));
+                        let nodes = total.div_ceil(gpn).max(1);
+                        typed.set(Some((total, nodes.saturating_mul(gpn).to_string(), gpn)));
+                        editor.edit("cluster.num_nodes", Value::from(nodes));
                     }
                 } />
+            {move || rounding().map(|m| view! { <p id="total-gpus-rounded" class="hint" role="status">{m}</p> })}
         </div>
     }
 }

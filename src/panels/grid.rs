@@ -199,13 +199,25 @@ fn GridCanvas(
         let unit = g.hit(ev.offset_x().max(0) as u32 * g.scale, ev.offset_y().max(0) as u32 * g.scale)?;
         Some(g.rank_of(unit))
     };
+    // A click pins the GPU under it (its groups stay listed while the pointer moves on); Esc or a click on it unpins.
+    let pinned = RwSignal::new(false);
     let key = move |ev: leptos::ev::KeyboardEvent| {
         let Some(g) = geom.get_untracked() else { return };
         let Ok(next) = key_target(&g, hover.get_untracked(), &ev.key()) else { return };
         if next.is_some() {
             ev.prevent_default();
         }
+        pinned.set(false);
         hover.set(next);
+    };
+    let click = move |ev: leptos::ev::MouseEvent| {
+        let r = pick(&ev);
+        if pinned.get_untracked() && r == hover.get_untracked() {
+            pinned.set(false);
+        } else if r.is_some() {
+            pinned.set(true);
+            hover.set(r);
+        }
     };
     view! {
         <figure class="grid-figure">
@@ -219,8 +231,10 @@ fn GridCanvas(
                     data-cell=move || geom.get().map(|g| g.cell / g.scale).unwrap_or(0)
                     data-kind=move || kind.get().key()
                     data-groups=move || outcome.with(|o| o.as_ref().ok().and_then(|r| r.layout.as_ref().map(|l| l.groups_of(kind.get()).len())).unwrap_or(0))
-                    on:mousemove=move |ev| { let r = pick(&ev); if r.is_some() && r != hover.get_untracked() { hover.set(r) } }
-                    on:mouseleave=move |_| hover.set(None)
+                    data-pinned=move || if pinned.get() { "true" } else { "false" }
+                    on:click=click
+                    on:mousemove=move |ev| { let r = pick(&ev); if !pinned.get_untracked() && r.is_some() && r != hover.get_untracked() { hover.set(r) } }
+                    on:mouseleave=move |_| if !pinned.get_untracked() { hover.set(None) }
                     on:focus=move |_| if hover.get_untracked().is_none() { hover.set(Some(0)) }
                     on:keydown=key></canvas>
             </div>
@@ -276,7 +290,11 @@ fn legend_entries(l: &Layout, k: GroupKind) -> (Vec<(u32, String)>, String) {
     }
     let items = groups.iter().enumerate().take(24).map(|(i, m)| (i as u32, format!("{} {i}: {}", kind_short(k), describe_ranks(m)))).collect();
     let size = groups.first().map_or(0, Vec::len);
-    let note = format!("{} groups of {size}{}", groups.len(), if groups.len() > 24 { "; fills repeat every 24" } else { "" });
+    let note = if groups.len() > 24 {
+        format!("{} groups of {size}; the first 24 are listed, and fills repeat every 24", groups.len())
+    } else {
+        format!("{} groups of {size}", groups.len())
+    };
     (items, note)
 }
 

@@ -2,7 +2,7 @@
 //! leaves, and the panel for a plan file the core cannot read.
 
 use crate::browser;
-use crate::format::count;
+use crate::format::{count, gib, percent, seconds};
 use crate::state::{Baseline, Doc, editor, share};
 use crate::ui::copy::CopyButton;
 use leptos::prelude::*;
@@ -26,17 +26,127 @@ fn status(doc: Doc) -> (&'static str, String) {
     })
 }
 
+/// The figures the summary bar shows: whether the plan fits and its peak against the GPU's memory, the step time and
+/// MFU (none when the mesh does not divide the world), and the first error's code.
+#[derive(Clone, PartialEq)]
+struct Summary {
+    fits: bool,
+    peak: String,
+    step: Option<(String, String)>,
+    first_error: Option<String>,
+}
+
+fn summary(doc: Doc) -> Option<Summary> {
+    doc.outcome.with(|o| {
+        let r = o.as_ref().ok()?;
+        let m = &r.memory;
+        Some(Summary {
+            fits: m.fits,
+            peak: format!("{} of {}", gib(m.peak_bytes), gib(m.gpu_memory_bytes)),
+            step: r.performance.as_ref().map(|p| (seconds(p.step_time_s), percent(p.mfu))),
+            first_error: r.diagnostics.iter().find(|d| d.severity == Severity::Error).map(|d| d.code.to_string()),
+        })
+    })
+}
+
+/// The bar under the title that stays in view while the page scrolls, at every width: valid or how many errors (a
+/// link to the first), fits, peak memory, step time and MFU.
+#[component]
+fn SummaryBar(doc: Doc) -> impl IntoView {
+    let figures = Memo::new(move |_| summary(doc));
+    let go_to_first_error = move |ev: leptos::ev::MouseEvent| {
+        ev.prevent_default();
+        if let Some(el) = browser::first_error() {
+            el.scroll_into_view();
+            let _ = el.focus();
+        }
+    };
+    view! {
+        <div id="summary" class="summary-bar" aria-label="Plan summary">
+            <span id="status" class=move || format!("status {}", status(doc).0) role="status">{move || status(doc).1}</span>
+            {move || figures.get().map(|f| view! {
+                {f.first_error.map(|code| view! {
+                    <a id="first-error" href="#diagnostics" on:click=go_to_first_error>"first: "<code>{code}</code></a>
+                })}
+                <span id="s-fits" class=if f.fits { "fig ok" } else { "fig bad" }>{if f.fits { "fits" } else { "does not fit" }}</span>
+                <span id="s-peak" class="fig"><span class="k">"peak "</span>{f.peak}</span>
+                {f.step.map(|(step, mfu)| view! {
+                    <span id="s-step" class="fig"><span class="k">"step "</span>{step}</span>
+                    <span id="s-mfu" class="fig"><span class="k">"MFU "</span>{mfu}</span>
+                })}
+            })}
+        </div>
+    }
+}
+
+/// The embed snippet of the plan being edited: an iframe of the compact view (`embed=1`).
+fn embed_snippet(doc: Doc) -> (String, String) {
+    let url = format!("{}{}", browser::page_url(), doc.plan.with_untracked(|p| share::encode_hash(p, &[("embed", "1")])));
+    let snippet = format!("<iframe src=\"{url}\" width=\"820\" height=\"900\" title=\"meshplan: the plan\" loading=\"lazy\"></iframe>");
+    (url, snippet)
+}
+
+/// "Embed": the iframe snippet for a docs page, with a copy button and a live preview of what it shows.
+#[component]
+fn EmbedAction(doc: Doc) -> impl IntoView {
+    let open = RwSignal::new(false);
+    let snippet = Memo::new(move |_| {
+        doc.plan.track();
+        open.get().then(|| embed_snippet(doc))
+    });
+    view! {
+        <details id="embed-action" class="embed-action" on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
+            <summary>"Embed"</summary>
+            {move || snippet.get().map(|(url, text)| {
+                let copy_text = text.clone();
+                view! {
+                    <div class="embed-pop">
+                        <label for="embed-snippet">"Paste this into a docs page: the compact view of this plan"</label>
+                        <textarea id="embed-snippet" rows="3" readonly spellcheck="false">{text}</textarea>
+                        <CopyButton id="copy-embed" text=Callback::new(move |_| copy_text.clone())
+                            labels=["Copy snippet", "Snippet copied ✓", "Copy failed ✗"] advice="select the snippet and copy it." />
+                        <iframe id="embed-preview" src=url title="Preview of the embedded view" width="410" height="300"></iframe>
+                    </div>
+                }
+            })}
+        </details>
+    }
+}
+
+/// What the embedded view names: "Llama 3.1 8B · 16 × NVIDIA H100 · TP 2 · PP 2 · CP 1 · EP 1".
+fn embed_title(doc: Doc) -> String {
+    doc.outcome.with(|o| {
+        o.as_ref()
+            .map(|r| {
+                let par = &r.plan.parallelism;
+                let mut s = format!("{} · {} × {} · TP {} · PP {}", r.plan.model_name, r.derived.world_size, r.plan.gpu.name, par.tp(), par.pp());
+                if par.vpp() > 1 {
+                    s.push_str(&format!(" · VPP {}", par.vpp()));
+                }
+                s.push_str(&format!(" · CP {} · EP {}", par.cp(), par.ep()));
+                if par.etp() != par.tp() && par.ep() > 1 {
+                    s.push_str(&format!(" · ETP {}", par.etp()));
+                }
+                s
+            })
+            .unwrap_or_default()
+    })
+}
+
 #[component]
 pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
     let editor = editor();
     let baseline = use_context::<Baseline>();
     view! {
         <header class="top">
+            <a class="skip-link" href="#results">"Skip to the results"</a>
             <h1>"meshplan"<span class="tagline">" — Megatron-Core parallelism planner"</span></h1>
-            <span id="status" class=move || format!("status {}", status(doc).0) role="status">{move || status(doc).1}</span>
             <div class="actions">
                 {if embed {
-                    view! { <a class="button" href=move || share_link(doc, baseline) target="_blank" rel="noopener">"Open the full planner ↗"</a> }.into_any()
+                    view! {
+                        <p id="embed-title" class="embed-title">{move || embed_title(doc)}</p>
+                        <a class="button" href=move || share_link(doc, baseline) target="_blank" rel="noopener">"Open the full planner ↗"</a>
+                    }.into_any()
                 } else {
                     view! {
                         <CopyButton id="copy-link" text=Callback::new(move |_| share_link(doc, baseline))
@@ -46,6 +156,7 @@ pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
                                 {move || if b.pinned() { "Compare with… (re-pin)" } else { "Compare with…" }}
                             </button>
                         })}
+                        <EmbedAction doc />
                         <button id="reset" on:click=move |_| editor.reset()>"Reset"</button>
                         <label class="inline" for="theme">"Theme"</label>
                         <select id="theme" on:change=move |ev| theme.set(event_target_value(&ev)) prop:value=move || theme.get()>
@@ -57,6 +168,7 @@ pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
                 }}
             </div>
         </header>
+        <SummaryBar doc />
     }
 }
 

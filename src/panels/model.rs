@@ -69,12 +69,77 @@ fn matching_presets(query: &str) -> Vec<(String, Vec<(String, String)>)> {
     groups
 }
 
+/// The preset list as a picker: what matches the search, and the model in force (when the plan names a plain preset).
+#[derive(Clone, Copy)]
+struct Picker {
+    matches: Memo<Vec<(String, Vec<(String, String)>)>>,
+    current: Signal<Option<String>>,
+}
+
+impl Picker {
+    /// The matching keys in list order.
+    fn keys(&self) -> Vec<String> {
+        self.matches.with(|g| g.iter().flat_map(|g| g.1.iter().map(|i| i.0.clone())).collect())
+    }
+
+    /// Makes `key` the plan's model. A recipe of another model is written out first, so that its cluster and settings
+    /// stay.
+    fn pick(&self, key: String) {
+        if key.is_empty() || self.current.get_untracked().as_deref() == Some(key.as_str()) {
+            return;
+        }
+        editor().update(|p| {
+            if p.get("recipe").and_then(Value::as_str).and_then(recipes::find).is_some_and(|r| r.model != key) {
+                *p = plan_doc::without_recipe(p);
+            }
+            plan_doc::set(p, "model", Value::String(key));
+        });
+    }
+
+    /// The match `delta` places from the model in force (the first or last match when it is not among them).
+    fn step(&self, delta: isize) {
+        let keys = self.keys();
+        let Some(last) = keys.len().checked_sub(1) else { return };
+        let current = self.current.get_untracked();
+        let next = match keys.iter().position(|k| Some(k) == current.as_ref()) {
+            Some(i) => i.saturating_add_signed(delta).min(last),
+            None if delta < 0 => last,
+            None => 0,
+        };
+        self.pick(keys[next].clone());
+    }
+}
+
+/// The search box's keys: Enter picks the first match unless the model in force is among them; the arrows step.
+fn picker_key(ev: &web_sys::KeyboardEvent, picker: &Picker) {
+    match ev.key().as_str() {
+        "ArrowDown" => picker.step(1),
+        "ArrowUp" => picker.step(-1),
+        "Enter" => {
+            let keys = picker.keys();
+            let current = picker.current.get_untracked();
+            if let Some(first) = keys.first().filter(|_| !keys.iter().any(|k| Some(k) == current.as_ref())) {
+                picker.pick(first.clone());
+            }
+        }
+        _ => return,
+    }
+    ev.prevent_default();
+}
+
 #[component]
 pub fn ModelPanel(doc: Doc) -> impl IntoView {
     let editor = editor();
     let mode = Memo::new(move |_| doc.plan.with(mode_of));
     let query = RwSignal::new(String::new());
+    // Reset clears the filter too.
+    Effect::new(move |_| {
+        editor.resets();
+        query.set(String::new());
+    });
     let current_key = Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, "model_key"))));
+    let matches = Memo::new(move |_| matching_presets(&query.get()));
+    let picker = Picker { matches, current: Signal::derive(move || (mode.get() == Mode::Preset).then(|| current_key.get())) };
     // Opening the fields turns a preset key into `{"preset": key}`; back to the plain preset drops the overrides.
     let set_mode = move |m: Mode| match m {
         Mode::Preset => {
@@ -100,26 +165,23 @@ pub fn ModelPanel(doc: Doc) -> impl IntoView {
                 " · "{move || doc.outcome.with(|o| o.as_ref().map(|r| billions(r.derived.total_parameters)).unwrap_or_default())}" parameters"</p>
             <div class="field">
                 <label for="model-search">"Search presets"</label>
-                <input id="model-search" type="search" placeholder="name, key or Hugging Face id"
-                    prop:value=move || query.get() on:input=move |ev| query.set(event_target_value(&ev)) />
+                <input id="model-search" type="search" placeholder="name, key or Hugging Face id" aria-controls="model-preset"
+                    aria-describedby="model-search-hint"
+                    prop:value=move || query.get() on:input=move |ev| query.set(event_target_value(&ev))
+                    on:keydown=move |ev| picker_key(&ev, &picker) />
+                <p id="model-search-hint" class="hint">"Enter picks the first match, ↑ ↓ step through the matches."</p>
             </div>
             <div class="field">
                 <label for="model-preset" title="The model preset: Megatron TransformerConfig fields of a published model">"Preset"</label>
-                <select id="model-preset" size="8" on:change=move |ev| {
-                    let key = event_target_value(&ev);
-                    // A recipe of another model is written out first, so that its cluster and settings stay.
-                    editor.update(|p| {
-                        if p.get("recipe").and_then(Value::as_str).and_then(recipes::find).is_some_and(|r| r.model != key) {
-                            *p = plan_doc::without_recipe(p);
-                        }
-                        plan_doc::set(p, "model", Value::String(key));
-                    });
-                }>
-                    {move || matching_presets(&query.get()).into_iter().map(|(family, items)| view! {
+                <select id="model-preset" size="8" on:change=move |ev| picker.pick(event_target_value(&ev))
+                    on:keydown=move |ev| if ev.key() == "Enter" { picker.pick(event_target_value(&ev)) }>
+                    {move || matches.get().into_iter().map(|(family, items)| view! {
                         <optgroup label=family>
                             {items.into_iter().map(|(key, text)| {
                                 let k = key.clone();
-                                view! { <option value=key selected=move || mode.get() == Mode::Preset && current_key.with(|c| *c == k)>{text}</option> }
+                                // A property, not the attribute: the attribute stops steering the highlight once the
+                                // user has moved it, so the highlight would drift from the model in force.
+                                view! { <option value=key prop:selected=move || mode.get() == Mode::Preset && current_key.with(|c| *c == k)>{text}</option> }
                             }).collect_view()}
                         </optgroup>
                     }).collect_view()}
@@ -185,13 +247,26 @@ pub fn RecipePicker(doc: Doc) -> impl IntoView {
         recipes::all().iter().filter(|r| r.model == m || r.name == cur).map(|r| (r.name.clone(), r.description.clone())).collect::<Vec<_>>()
     });
     let note = Memo::new(move |_| recipes::find(&current.get()).map(|r| format!("{} — Megatron Bridge {}", r.description, r.source)));
+    // What the last choice replaced of the plan as typed, and the plan before it (one-click undo); gone once the plan
+    // is edited past it.
+    let undo = RwSignal::new(None::<(Value, Vec<String>)>);
+    let sets = Memo::new(move |_| {
+        recipes::find(&current.get()).map(|r| {
+            let keys: Vec<String> = r.parallelism.iter().chain(r.training.iter()).map(|(k, v)| format!("{k} = {v}")).collect();
+            keys.join(", ")
+        })
+    });
     view! {
         <div class="field">
             <label for="recipe" title="A Megatron Bridge library recipe: its cluster, parallelism and run settings; what the plan sets overrides it">
                 "Megatron Bridge recipe "<code>"recipe"</code></label>
             <select id="recipe" prop:value=current on:change=move |ev| {
                 let name = event_target_value(&ev);
-                editor.update(|p| *p = if name.is_empty() { plan_doc::without_recipe(p) } else { plan_doc::with_recipe(p, &name) });
+                let before = doc.plan.get_untracked();
+                let next = if name.is_empty() { plan_doc::without_recipe(&before) } else { plan_doc::with_recipe(&before, &name) };
+                let replaced = replaced_values(&before, &next);
+                undo.set(Some((before, replaced)));
+                editor.update(|p| *p = next);
             }>
                 <option value="" selected=move || current.with(String::is_empty)>
                     {move || format!("none ({} for this model)", offered.with(|o| o.iter().filter(|r| r.0 != current.get()).count()))}</option>
@@ -201,8 +276,34 @@ pub fn RecipePicker(doc: Doc) -> impl IntoView {
                 }).collect_view()}
             </select>
             {move || note.get().map(|n| view! { <p id="recipe-note" class="hint">{n}</p> })}
+            {move || sets.get().filter(|s| !s.is_empty()).map(|s| view! { <p id="recipe-sets" class="hint">"It sets: "{s}</p> })}
+            {move || undo.get().map(|(before, replaced)| {
+                let what = if replaced.is_empty() { "It replaced nothing you had typed.".to_string() } else { format!("It replaced what you had typed: {}.", replaced.join(", ")) };
+                view! {
+                    <p id="recipe-replaced" class="hint stale" role="status">{what}" "
+                        <button id="recipe-undo" on:click=move |_| { editor.update(|p| *p = before.clone()); undo.set(None); }>"Undo"</button>
+                    </p>
+                }
+            })}
         </div>
     }
+}
+
+/// The values typed in `before` (its cluster, training and parallelism sections) that `after` — once its recipe is
+/// written out — no longer has: "seq_length 8192 → 4096".
+fn replaced_values(before: &Value, after: &Value) -> Vec<String> {
+    let after = recipes::expand(after).unwrap_or_else(|| after.clone());
+    let mut out = Vec::new();
+    for section in ["cluster", "training", "parallelism"] {
+        let Some(typed) = before.get(section).and_then(Value::as_object) else { continue };
+        for (key, was) in typed {
+            let now = after.get(section).and_then(|s| s.get(key));
+            if now != Some(was) {
+                out.push(format!("{key} {was} → {}", now.map_or("default".to_string(), Value::to_string)));
+            }
+        }
+    }
+    out
 }
 
 /// The config.json box, open while the plan's model is a Hugging Face config (mounted by the tools module).

@@ -60,7 +60,10 @@ fn about_layout(code: &str) -> bool {
 fn LayoutField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
     let editor = editor();
     let id = field_id(info.path);
-    let (value, _) = field_text(doc, info.path);
+    let (value, resolved) = field_text(doc, info.path);
+    // The layout in force when the box is empty: a recipe's, else Megatron's even split.
+    let in_force = move || resolved.with(|r| if r.is_empty() { "none: Megatron's even split (e.g. Et*3|(tt|)*29,m|L)".to_string() } else { r.clone() });
+    let from_recipe = move || value.with(String::is_empty) && resolved.with(|r| !r.is_empty());
     let diagnostics = Memo::new(move |_| {
         doc.outcome.with(|o| {
             o.as_ref()
@@ -73,11 +76,12 @@ fn LayoutField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
         <div class="field wide" class:flagged=move || flagged.get()>
             <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
             <input id=id type="text" autocomplete="off" spellcheck="false" title=info.tooltip()
-                placeholder="none: Megatron's even split (e.g. Et*3|(tt|)*29,m|L)"
+                placeholder=in_force
                 aria-invalid=move || if flagged.get() { "true" } else { "false" }
                 aria-describedby="layout-diagnostics"
                 prop:value=value
                 on:input=move |ev| editor.edit(info.path, layout_value(&event_target_value(&ev))) />
+            {move || from_recipe().then(|| view! { <p id="layout-in-force" class="hint">"In force (from the recipe): "<code>{resolved.get()}</code></p> })}
             <ul id="layout-diagnostics" class="field-diags" aria-live="polite">
                 {move || diagnostics.get().into_iter().map(|(sev, code, message)| {
                     let class = if sev == Severity::Error { "field-error" } else { "field-warning" };

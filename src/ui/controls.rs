@@ -12,8 +12,17 @@ use serde_json::Value;
 fn is_flagged(doc: Doc, path: &'static str) -> Memo<bool> {
     Memo::new(move |_| {
         doc.outcome.with(|o| {
-            o.as_ref().is_ok_and(|r| r.diagnostics.iter().any(|d| d.severity == Severity::Error && d.apply.iter().any(|a| a.path == path)))
+            o.as_ref().is_ok_and(|r| {
+                r.diagnostics.iter().any(|d| d.severity == Severity::Error && (d.field.as_deref() == Some(path) || d.apply.iter().any(|a| a.path == path)))
+            })
         })
+    })
+}
+
+/// The message of the diagnostic about this field's own value (a wrong type, out of range), shown under it.
+fn own_error(doc: Doc, path: &'static str) -> Memo<Option<String>> {
+    Memo::new(move |_| {
+        doc.outcome.with(|o| o.as_ref().ok().and_then(|r| r.diagnostics.iter().find(|d| d.field.as_deref() == Some(path)).map(|d| d.message.clone())))
     })
 }
 
@@ -36,16 +45,26 @@ pub fn TextField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
     let path = info.path;
     let id = field_id(path);
     let flagged = is_flagged(doc, path);
+    let error = own_error(doc, path);
     let (value, resolved) = field_text(doc, path);
+    let error_id = format!("{id}-error");
+    let (described, error_id_p) = (error_id.clone(), error_id.clone());
+    // The accessible name is the label alone ("TP"); the Megatron name is its description.
+    let name_id = format!("{id}-label");
+    let megatron_id = format!("{id}-megatron");
+    let megatron_ref = megatron_id.clone();
     view! {
         <div class="field" class:flagged=move || flagged.get()>
-            <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
+            <label for=id.clone() title=info.tooltip()><span id=name_id.clone()>{info.label}</span>" "<code id=megatron_id>{info.megatron()}</code></label>
             <input id=id type="text" inputmode="numeric" autocomplete="off" spellcheck="false"
                 title=info.tooltip()
+                aria-labelledby=name_id
+                aria-describedby=move || if error.with(Option::is_some) { format!("{megatron_ref} {described}") } else { megatron_ref.clone() }
                 aria-invalid=move || if flagged.get() { "true" } else { "false" }
                 placeholder=resolved
                 prop:value=value
                 on:input=move |ev| editor.edit(path, typed_value(&event_target_value(&ev))) />
+            {move || error.get().map(|m| view! { <p class="field-error" id=error_id_p.clone()>{m}</p> })}
         </div>
     }
 }
@@ -59,11 +78,13 @@ pub fn CheckField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
     let checked = Memo::new(move |_| {
         doc.plan.with(|p| get(p, path).and_then(Value::as_bool)).or_else(|| doc.resolved.with(|v| get(v, path).and_then(Value::as_bool))).unwrap_or(false)
     });
+    let (name_id, megatron_id) = (format!("{id}-label"), format!("{id}-megatron"));
     view! {
         <div class="field check">
             <input id=id.clone() type="checkbox" title=info.tooltip() prop:checked=checked
+                aria-labelledby=name_id.clone() aria-describedby=megatron_id.clone()
                 on:change=move |ev| editor.edit(path, Value::Bool(event_target_checked(&ev))) />
-            <label for=id title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
+            <label for=id title=info.tooltip()><span id=name_id>{info.label}</span>" "<code id=megatron_id>{info.megatron()}</code></label>
         </div>
     }
 }
@@ -77,10 +98,11 @@ pub fn SelectField(doc: Doc, info: &'static FieldInfo, options: Vec<(String, Str
     let current = Memo::new(move |_| {
         doc.plan.with(|p| get(p, path).map(|v| display_value(Some(v)))).unwrap_or_else(|| doc.resolved.with(|v| display_value(get(v, path))))
     });
+    let (name_id, megatron_id) = (format!("{id}-label"), format!("{id}-megatron"));
     view! {
         <div class="field">
-            <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>
-            <select id=id title=info.tooltip() prop:value=current on:change=move |ev| editor.edit(path, Value::String(event_target_value(&ev)))>
+            <label for=id.clone() title=info.tooltip()><span id=name_id.clone()>{info.label}</span>" "<code id=megatron_id.clone()>{info.megatron()}</code></label>
+            <select id=id title=info.tooltip() aria-labelledby=name_id aria-describedby=megatron_id prop:value=current on:change=move |ev| editor.edit(path, Value::String(event_target_value(&ev)))>
                 {options.into_iter().map(|(value, text)| view! { <option value=value.clone() selected=move || current.with(|c| *c == value)>{text}</option> }).collect_view()}
             </select>
         </div>
