@@ -71,3 +71,23 @@ fn deep_nesting_unterminated_quotes_and_garbage_answer() {
     let e = answers("binary garbage", garbage).unwrap_err();
     assert!(e.contains("import-no-model") || e.contains("plan-too-large"), "{e}");
 }
+
+/// Found by the fuzzer (issue 20, docs/fuzzing.md): 50,000 `${` opened one inside the other and never closed, on one
+/// 100 KB line. Each `${` looked for its closing brace to the end of the line, so the line cost 50,000 scans of up to
+/// 100 KB: 3.6 s of CPU on the release build (fuzz profile), far more in a debug one. Now one pass pairs the braces.
+#[test]
+fn fifty_thousand_unclosed_braces_answer() {
+    let text = format!("{RUN} --tensor-model-parallel-size ${}\n", "${".repeat(50_000));
+    answers("50,000 unclosed ${", text).expect("read");
+    // The same, closed: each `${` is an expansion inside the one before, deeper than the reader evaluates.
+    let closed = format!("{RUN} --tensor-model-parallel-size {}X{}\n", "${A:-".repeat(50_000), "}".repeat(50_000));
+    answers("50,000 nested ${A:-", closed).expect("read");
+}
+
+/// Arithmetic expansions nested inside one another, `$(( $(( … )) ))`, 30,000 deep: each level was expanded
+/// recursively with no bound on the depth (a stack overflow aborts the process, the page's tools module with it).
+#[test]
+fn thirty_thousand_nested_arithmetic_expansions_answer() {
+    let text = format!("A={}1{}\n{RUN} --pipeline-model-parallel-size $A\n", "$((1 + ".repeat(30_000), "))".repeat(30_000));
+    answers("30,000 nested $((", text).expect("read");
+}
