@@ -86,8 +86,45 @@ pub fn copy_text(text: &str, done: impl FnOnce(Result<(), String>) + 'static) {
             None => "The clipboard write failed".to_string(),
         }))
     });
-    if let Ok(then) = js_sys::Reflect::get(&promise, &"then".into()).and_then(|f| f.dyn_into::<js_sys::Function>()) {
-        let _ = then.call2(&promise, &written, &refused);
+    then(&promise, &written, &refused);
+}
+
+/// Fetches `url` (this page's own origin: the CSP allows no other) as text and calls `done` once: `Err` says in a
+/// sentence why there is no text (no window, a network failure, an HTTP status). Promise callbacks, as in [`copy_text`].
+pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static) {
+    let Some(w) = window() else { return done(Err("there is no window".into())) };
+    let done = std::rc::Rc::new(std::cell::Cell::new(Some(Box::new(done) as Box<dyn FnOnce(Result<String, String>)>)));
+    let answer = move |result: Result<String, String>| {
+        if let Some(done) = done.take() {
+            done(result)
+        }
+    };
+    let (failed, failed_too, unread, read) = (answer.clone(), answer.clone(), answer.clone(), answer);
+    let on_text = wasm_bindgen::closure::Closure::once_into_js(move |t: wasm_bindgen::JsValue| {
+        read(t.as_string().ok_or_else(|| "the reply is not text".to_string()))
+    });
+    let on_unread = wasm_bindgen::closure::Closure::once_into_js(move |_: wasm_bindgen::JsValue| unread(Err("the reply could not be read".into())));
+    let on_failure = wasm_bindgen::closure::Closure::once_into_js(move |e: wasm_bindgen::JsValue| {
+        failed(Err(js_field(&e, "message").as_string().unwrap_or_else(|| "the request failed".into())))
+    });
+    let on_response = wasm_bindgen::closure::Closure::once_into_js(move |r: wasm_bindgen::JsValue| {
+        if js_field(&r, "ok").as_bool() != Some(true) {
+            let status = js_field(&r, "status").as_f64().unwrap_or(0.0);
+            return failed_too(Err(format!("the server answered HTTP {status}")));
+        }
+        let text = js_sys::Reflect::get(&r, &"text".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        match text.and_then(|f| f.call0(&r).ok()) {
+            Some(p) => then(&p, &on_text, &on_unread),
+            None => failed_too(Err("the reply has no text".into())),
+        }
+    });
+    then(&w.fetch_with_str(url), &on_response, &on_failure);
+}
+
+/// `promise.then(ok, err)`.
+fn then(promise: &wasm_bindgen::JsValue, ok: &wasm_bindgen::JsValue, err: &wasm_bindgen::JsValue) {
+    if let Ok(then) = js_sys::Reflect::get(promise, &"then".into()).and_then(|f| f.dyn_into::<js_sys::Function>()) {
+        let _ = then.call2(promise, ok, err);
     }
 }
 

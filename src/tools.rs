@@ -44,6 +44,8 @@ fn start_owned() {
         }
     });
     let doc = Doc::new(plan.read_only());
+    // The recipe picker and the exports need Megatron Bridge's recipes whatever the plan names.
+    crate::state::recipes::load(doc.recipes);
     let baseline = Baseline::new(base);
     let comparison = Comparison::new(baseline, doc);
     let dark = Memo::new(move |_| dark_now.get());

@@ -243,6 +243,7 @@ pub fn RecipePicker(doc: Doc) -> impl IntoView {
     let current = Memo::new(move |_| doc.plan.with(|p| p.get("recipe").and_then(Value::as_str).map(str::to_string).unwrap_or_default()));
     let model_key = Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, "model_key"))));
     let offered = Memo::new(move |_| {
+        doc.recipes.with(|_| ());
         let (m, cur) = (model_key.get(), current.get());
         recipes::all().iter().filter(|r| r.model == m || r.name == cur).map(|r| (r.name.clone(), r.description.clone())).collect::<Vec<_>>()
     });

@@ -7,6 +7,7 @@
 pub mod baseline;
 pub mod bridge;
 pub mod plan_doc;
+pub mod recipes;
 pub mod share;
 pub mod signal;
 pub mod sync;
@@ -14,7 +15,7 @@ pub mod sync;
 pub use baseline::{Baseline, Comparison};
 use leptos::prelude::*;
 use meshplan_core::presets::{self, Catalog};
-use meshplan_core::{InputError, Report};
+use meshplan_core::{Code, InputError, Report};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -30,16 +31,35 @@ pub struct Doc {
     pub outcome: Memo<Outcome>,
     /// The resolved plan (every default filled in) as JSON, addressed by the same paths as the plan.
     pub resolved: Memo<Value>,
+    /// This module's copy of Megatron Bridge's recipes ([`recipes`]): the report is planned again when they arrive.
+    pub recipes: RwSignal<recipes::Load>,
 }
 
 impl Doc {
     /// The report and the resolved plan as memos over `plan`.
     pub fn new(plan: ReadSignal<Value>) -> Doc {
-        let outcome = Memo::new(move |_| plan.with(meshplan_core::plan_value));
+        let recipes = RwSignal::new(recipes::Load::initial());
+        let outcome = Memo::new(move |_| {
+            let failed = recipes.with(|r| if let recipes::Load::Failed(why) = r { Some(why.clone()) } else { None });
+            plan.with(|p| match failed.filter(|_| recipes::names_recipe(p)) {
+                Some(why) => Err(InputError::new(
+                    Code::RecipesLoading,
+                    format!("the plan names a Megatron Bridge recipe, and the recipes ({}) could not be loaded: {why}", recipes::FILE),
+                    format!("serve {} beside index.html (the build writes it), then edit the plan or reload", recipes::FILE),
+                )),
+                None => meshplan_core::plan_value(p),
+            })
+        });
+        // A plan that names a recipe fetches them (once; again after a failure).
+        Effect::new(move |_| {
+            if plan.with(recipes::names_recipe) {
+                recipes::load(recipes);
+            }
+        });
         let resolved = Memo::new(move |_| {
             outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
         });
-        Doc { plan, outcome, resolved }
+        Doc { plan, outcome, resolved, recipes }
     }
 }
 

@@ -152,7 +152,7 @@ test("the recipe picker offers the model's Megatron Bridge recipes, starts the p
   assert.ok(offered.includes(name), offered.join(", "));
   await page.selectOption("#recipe", name);
   // The recipe states 16 H100s: the plan is the recipe alone, and its note names its source.
-  await page.waitForFunction(() => document.querySelector("#d-world-size").innerText.trim() === "16");
+  await page.waitForFunction(() => document.querySelector("#d-world-size")?.innerText.trim() === "16");
   await new Promise((r) => setTimeout(r, 300));
   assert.deepEqual(await planOf(page), { recipe: name });
   assert.match(await page.locator("#recipe-note").innerText(), /qwen3_moe\.py:\d+/);
@@ -166,5 +166,33 @@ test("the recipe picker offers the model's Megatron Bridge recipes, starts the p
   assert.equal(await page.locator("#d-world-size").innerText(), "16");
   assert.equal(await page.locator("#memory-summary").innerText(), peak);
   assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("a shared plan that names a recipe waits for the recipes, then plans; the page's own wasm carries none", async () => {
+  // The page's module is built without Megatron Bridge's recipes (src/state/recipes.rs): it fetches
+  // bridge-recipes.json once a plan names one. Hold that reply until the page has shown it is waiting.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const prepare = (context) => context.route((u) => u.pathname.endsWith("/bridge-recipes.json"), async (route) => { await held; await route.continue(); });
+  const plan = { recipe: "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config" };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan)}`, { prepare, waitForTools: false });
+  await page.waitForSelector('#input-error code', { timeout: 10_000 });
+  assert.equal(await page.locator("#input-error code").innerText(), "recipes-loading");
+  release();
+  // The recipe's 16 H100s, planned once the recipes are in.
+  await page.waitForFunction(() => document.querySelector("#d-world-size")?.innerText.trim() === "16", null, { timeout: 10_000 });
+  assert.equal(await page.locator("#input-error").count(), 0);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("when the recipes cannot be fetched, a plan that names one says why instead of planning without it", async () => {
+  const prepare = (context) => context.route((u) => u.pathname.endsWith("/bridge-recipes.json"), (route) => route.fulfill({ status: 404, body: "" }));
+  const plan = { recipe: "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config" };
+  const { page, context } = await openApp(browser, `${server.url}#plan=${encode(plan)}`, { prepare, waitForTools: false });
+  await page.waitForFunction(() => /could not be loaded: the server answered HTTP 404/.test(document.querySelector("#input-error")?.innerText ?? ""), null, { timeout: 10_000 });
+  assert.equal(await page.locator("#input-error code").innerText(), "recipes-loading");
+  assert.match(await page.locator("#input-error .fix").innerText(), /serve bridge-recipes\.json beside index\.html/);
   await context.close();
 });

@@ -81,7 +81,9 @@ test("a bad value is marked on its field, with its message under it; the summary
   assert.match(await text(page, "#summary"), /✗ \d+ errors?[\s\S]*first: invalid-value/);
   await page.click("#first-error");
   const first = await page.locator("#diagnostics .diag.error").first().boundingBox();
-  assert.ok(first.y >= 0 && first.y < DESKTOP.height, `first error at y=${first.y}`);
+  // In view, and below the sticky summary bar rather than under it.
+  const bar = await page.locator("#summary").boundingBox();
+  assert.ok(first.y >= bar.y + bar.height - 1 && first.y < DESKTOP.height, `first error at y=${first.y}, the summary bar ends at ${bar.y + bar.height}`);
   await page.fill(TP, "2");
   assert.equal(await box.getAttribute("aria-invalid"), "false");
   assert.equal(await page.locator(`${TP}-error`).count(), 0);

@@ -75,6 +75,7 @@ rules! {
     MissingCluster "missing-cluster" E "The plan has no cluster (exit status 2)." "meshplan input";
     UnknownGpu "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
     UnknownRecipe "unknown-recipe" E "No Megatron Bridge recipe meshplan knows has this name; the plan was read without one." "meshplan input (data/bridge_recipes.json, read from Megatron Bridge src/megatron/bridge/recipes)";
+    RecipesLoading "recipes-loading" E "The plan names a Megatron Bridge recipe and this build has not loaded the recipes yet (the page fetches them when a plan names one); the plan is planned once they are there." "meshplan page (bridge-recipes.json, crates/core/src/recipes.rs install)";
     RecipeModelDiffers "recipe-model-differs" W "The plan names a Bridge recipe and gives a different model: the plan's model is planned with the recipe's parallelism and settings." "meshplan input (data/bridge_recipes.json)";
     RecipeUnresolved "recipe-unresolved" I "The named Bridge recipe sets something its data could not carry (an optimizer meshplan does not size, a value known only at run time); meshplan's default is planned there." "meshplan input (data/bridge_recipes.json `unresolved`)";
     HfConfigUnmappable "hf-config-unmappable" E "The Hugging Face config lacks the fields needed to size a transformer (exit status 2)." "meshplan input";

@@ -222,3 +222,7 @@ pub const MAX_DRAWN_SCHEDULE_OPS: usize = 4096;
 
 /// The most characters of user text a message quotes (an unknown rank-order name, `layout::order`).
 pub const MAX_QUOTED_CHARS: usize = 40;
+
+/// The largest recipes file `recipes::install` reads (the page's run-time copy of `data/bridge_recipes.json`): 16 MiB,
+/// about twenty times today's 0.8 MB file, so that it never refuses the real file; reading is linear in the text.
+pub const MAX_RECIPES_FILE_BYTES: usize = 16 << 20;

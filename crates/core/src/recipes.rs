@@ -8,6 +8,9 @@
 //! `unknown-recipe` error (fix: the nearest name); a plan whose explicit model is not the recipe's gets
 //! `recipe-model-differs`.
 //!
+//! The data is compiled in (feature `builtin-recipes`, on by default); a build without it (the page's first-render
+//! module) has no recipe until [`install`] is given the same file's text, and says so ([`available`]).
+//!
 //! It imports `codes`, `diag`, `fields` (the nearest-name pick) and `presets` (the GPU catalogue's node size); `plan`
 //! builds on it.
 
@@ -156,13 +159,42 @@ impl RecipesFile {
     }
 }
 
+/// The recipes installed at run time (a build without `builtin-recipes`), or compiled in.
+static FILE: OnceLock<(String, Vec<Recipe>)> = OnceLock::new();
+
+fn read_file(text: &str) -> Option<(String, Vec<Recipe>)> {
+    let f = RecipesFile::read(text)?;
+    Some((f.source_repository, f.recipes.into_iter().map(Recipe::from_raw).collect()))
+}
+
+#[cfg(feature = "builtin-recipes")]
 fn file() -> &'static (String, Vec<Recipe>) {
-    static FILE: OnceLock<(String, Vec<Recipe>)> = OnceLock::new();
     // The data file is checked by tests (tests/recipes.rs); a broken file yields no recipes, never a panic.
-    FILE.get_or_init(|| {
-        let f = RecipesFile::read(include_str!(concat!(env!("OUT_DIR"), "/bridge_recipes.json"))).unwrap_or_default();
-        (f.source_repository, f.recipes.into_iter().map(Recipe::from_raw).collect())
-    })
+    FILE.get_or_init(|| read_file(include_str!(concat!(env!("OUT_DIR"), "/bridge_recipes.json"))).unwrap_or_default())
+}
+
+#[cfg(not(feature = "builtin-recipes"))]
+fn file() -> &'static (String, Vec<Recipe>) {
+    static NONE: (String, Vec<Recipe>) = (String::new(), Vec::new());
+    FILE.get().unwrap_or(&NONE)
+}
+
+/// Whether the recipes are there: always with `builtin-recipes`, else once [`install`] has taken them.
+pub fn available() -> bool {
+    cfg!(feature = "builtin-recipes") || FILE.get().is_some()
+}
+
+/// Takes the recipes from `text`, the text of `data/bridge_recipes.json` (as written, or minified as the build
+/// serves it), in a build without `builtin-recipes`; the first text read wins. Returns how many recipes there are
+/// (0 for a text that is not the recipes file: nothing is installed). With the recipes compiled in, it only counts them.
+pub fn install(text: &str) -> usize {
+    if !available()
+        && text.len() <= crate::limits::MAX_RECIPES_FILE_BYTES
+        && let Some(f) = read_file(text).filter(|f| !f.1.is_empty())
+    {
+        let _ = FILE.set(f);
+    }
+    file().1.len()
 }
 
 /// Every recipe, in the data file's order (by name).
@@ -295,6 +327,14 @@ pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<
             return Ok((Cow::Borrowed(plan), None));
         }
     };
+    if !available() {
+        let shown: String = name.chars().take(80).collect();
+        return Err(InputError::new(
+            Code::RecipesLoading,
+            format!("the plan names the Megatron Bridge recipe {shown:?}, and the recipes are not loaded yet"),
+            "wait for the page to load bridge-recipes.json (served beside index.html); the plan is planned once it has",
+        ));
+    }
     let Some(recipe) = find(name) else {
         let names: Vec<&str> = all().iter().map(|r| r.name.as_str()).collect();
         let shown: String = name.chars().take(80).collect();
@@ -400,6 +440,7 @@ mod tests {
     use super::*;
 
     /// The file read by hand (`RecipesFile::read`) is what serde's derived reader reads from the data file.
+    #[cfg(feature = "builtin-recipes")]
     #[test]
     fn the_file_reads_as_serde_reads_it() {
         let text = include_str!("../data/bridge_recipes.json");

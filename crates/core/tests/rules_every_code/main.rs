@@ -219,7 +219,10 @@ const FIX_RAISES: &[(&str, &str)] = &[];
 
 /// Codes the page emits (never the core), with the end-to-end test that triggers each and the one it clears in.
 const PAGE_ONLY: &[(&str, &str)] =
-    &[("search-worker", "tests/e2e/advisor.test.mjs: a search worker that cannot load says so, and Find layouts works again once it can")];
+    &[
+        ("search-worker", "tests/e2e/advisor.test.mjs: a search worker that cannot load says so, and Find layouts works again once it can"),
+        ("recipes-loading", "tests/e2e/advanced.test.mjs: a shared plan that names a recipe waits for the recipes, then plans"),
+    ];
 
 /// Runs every case of a topic; fails naming every case that does not hold.
 pub fn run(cases: Vec<Case>) {
