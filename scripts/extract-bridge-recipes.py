@@ -33,9 +33,14 @@ The mixed-precision fields kept are those the recipe changes relative to the Bri
 meshplan's precision (and FP8 recipe) selects (crates/core/data/mixed_precision.json), so that a plan which changes
 the precision runs that precision's own recipe.
 
-Only the models meshplan has presets for are kept (PRESET_PREFIXES below), pretrain and SFT recipes (PEFT recipes
-train adapters on frozen weights, which meshplan does not size). Legacy aliases (`from ...h100.x import A as B` in the
-family modules) are listed with `alias_of`.
+A library recipe's model is the preset whose `hf_id` (crates/core/data/models.json) is the Hugging Face id the recipe's
+AutoBridge.from_hf_pretrained(path) call names (`stated_hf_id`: a first reading of the function records the call's
+argument, its `hf_path` default followed through helpers; HF_RENAMED maps a renamed repository to its current name),
+one mechanism for every family. PRESET_PREFIXES (recipe-name prefix -> preset) is used only where the recipe states no
+Hugging Face id (a model provider class built in the recipe, e.g. GPTModelProvider175B). A recipe whose id is no
+preset's, or that states none and has no prefix, is listed under `skipped` with its id. Pretrain and SFT recipes are
+read (PEFT recipes train adapters on frozen weights, which meshplan does not size). Legacy aliases (`from ...h100.x
+import A as B` in the family modules) are listed with `alias_of`.
 
 The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>.py: the flat functions Bridge's
 performance tables run, each starting from a library recipe) are read the same way, kind "perf", named
@@ -58,7 +63,8 @@ PERF = "src/megatron/bridge/perf_recipes"
 MIXED = "src/megatron/bridge/training/mixed_precision.py"
 COMM = "src/megatron/bridge/training/comm_overlap.py"
 
-# Recipe-name prefix -> meshplan model preset key (crates/core/data/models.json). Longest prefix wins; EXCLUDE lists
+# Recipe-name prefix -> meshplan model preset key (crates/core/data/models.json), for the recipes that state no Hugging
+# Face id (and for the performance recipes, which keep meshplan's validation mapping). Longest prefix wins; EXCLUDE lists
 # prefixes of other models that share a preset's prefix.
 PRESET_PREFIXES = {
     "llama31_8b_": "llama-3.1-8b",
@@ -89,8 +95,17 @@ PRESET_PREFIXES = {
     "nemotron_3_ultra_": "nemotron-3-ultra-550b-a55b",
     "step35_196b_a11b_": "step-3.5-flash",
     "gemma4_e4b_": "gemma-4-e4b",
+    "gemma3_1b_": "gemma-3-1b",
 }
 EXCLUDE = ("deepseek_v2_lite_", "nemotron_3_nano_4b_")
+# Hugging Face ids the recipes name whose repositories were renamed since (the old name redirects to the new one):
+# models.json holds the current name. meta-llama renamed its Llama 3.1 repositories from Meta-Llama-3.1-* to
+# Llama-3.1-* (huggingface.co/meta-llama/Meta-Llama-3.1-8B redirects to huggingface.co/meta-llama/Llama-3.1-8B).
+HF_RENAMED = {
+    "meta-llama/Meta-Llama-3.1-8B": "meta-llama/Llama-3.1-8B",
+    "meta-llama/Meta-Llama-3.1-70B": "meta-llama/Llama-3.1-70B",
+    "meta-llama/Meta-Llama-3.1-405B": "meta-llama/Llama-3.1-405B",
+}
 # The performance recipes' own model prefixes (their Llama 3 8B / 70B are Llama 3.1's shapes: meshplan's validation
 # mapping, scripts/extract-bridge-perf-recipes-26x.py MODEL_TOKENS, reads them so too).
 PERF_PREFIXES = {"llama3_8b_": "llama-3.1-8b", "llama3_70b_": "llama-3.1-70b", "gpt_oss_20b_": "gpt-oss-20b",
@@ -196,6 +211,7 @@ class Interp:
         self.ctx = context  # {"gpu_major": int, "moe": bool}
         self.steps = 0
         self.opaque_calls = []  # helpers outside the packages read here that were handed a config
+        self.hf_ids = []  # the Hugging Face ids AutoBridge.from_hf_pretrained was called with, in call order
 
     # -- names ------------------------------------------------------------------------------------------------
     def global_value(self, module, name):
@@ -358,6 +374,11 @@ class Interp:
 
     def call(self, f, args, kwargs, node=None):
         name = f.node.name if isinstance(f, Func) else f.path.rsplit(".", 1)[-1] if isinstance(f, Ext) else None
+        if name == "from_hf_pretrained":
+            # AutoBridge.from_hf_pretrained(path, ...) (models/conversion/auto_bridge.py:529): the model the recipe trains.
+            hf = args[0] if args else kwargs.get("path")
+            if isinstance(hf, str):
+                self.hf_ids.append(hf)
         if name in ("apply_flex_dispatcher_backend", "get_mixed_precision_config"):
             if name == "apply_flex_dispatcher_backend":
                 return self.flex_dispatcher(args, kwargs)
@@ -970,10 +991,50 @@ def main():
                     if a.asname and a.asname != a.name and a.asname.endswith("_config") and a.name in found:
                         found.setdefault(a.asname, (m, None, a.name))
 
+    by_hf = {}
+    for k, v in models.items():
+        hf = str(v.get("hf_id", ""))
+        if "/" in hf:
+            by_hf[hf.lower()] = k
+
+    def stated_hf_id(name):
+        """The Hugging Face id a library recipe builds its model from: the first AutoBridge.from_hf_pretrained call
+        a run of the function makes (its `hf_path` default followed through helpers), else the first id its body
+        names; None when it names none (a model provider class, e.g. GPTModelProvider175B)."""
+        _, _, alias_of = found[name]
+        tm, tnode, _ = found[alias_of or name]
+        if tnode is None:
+            return None
+        mm = re.search(r"_(h100|b200|b300|gb200|gb300)_", alias_of or name)
+        gpu = GPUS.get(mm.group(1)) if mm else GPUS["h100"]
+        interp = Interp(modules, {"gpu_major": gpu[1], "gpu": mm.group(1) if mm else "h100", "moe": False, "num_layers": 0, "mtp_num_layers": 0})
+        try:
+            interp.run_function(Func(tm, tnode), [], {})
+        except Raised:
+            pass
+        return interp.hf_ids[0] if interp.hf_ids else hf_id_of(tnode)
+
+    def library_model(name):
+        """(preset key or None, Hugging Face id or None) of a library recipe: the preset whose hf_id is the id its
+        AutoBridge.from_hf_pretrained call names (HF_RENAMED: the current name of a renamed repository); where no id
+        is stated, the recipe-name prefix (PRESET_PREFIXES)."""
+        hf = stated_hf_id(name)
+        if hf is None:
+            return preset_of(name), None
+        key = by_hf.get(HF_RENAMED.get(hf, hf).lower())
+        by_prefix = preset_of(name)
+        if by_prefix is not None and by_prefix != key:
+            print(f"note: {name}: its model {hf} is preset {key}, not {by_prefix} as its name prefix says; the id wins", file=sys.stderr)
+        return key, hf
+
     out = []
     skipped = []
     for name in sorted(found):
-        model_key = preset_of(name)
+        hf = None
+        if name.startswith("perf."):
+            model_key = preset_of(name)
+        else:
+            model_key, hf = library_model(name)
         if model_key is None:
             # A library recipe of a model meshplan has no preset for is listed, never dropped: with the Hugging Face
             # id its model is built from (AutoBridge.from_hf_pretrained("ORG/NAME") in the function), which is what
@@ -981,13 +1042,8 @@ def main():
             if not name.startswith("perf.") and re.search(r"_(pretrain|sft|peft|finetune)(_|$)", name):
                 _, node, alias_of = found[name]
                 tm, tnode, _ = found[alias_of or name]
-                hf = hf_id_of(tnode) if tnode is not None else None
                 said = f" ({hf}, built by AutoBridge.from_hf_pretrained)" if hf else ""
-                preset = next((k for k, v in models.items() if hf and str(v.get("hf_id", "")).lower() == hf.lower()), None)
-                if preset:
-                    why = f"its model{said} is meshplan's {preset} preset, whose recipes of this family are not read yet (PRESET_PREFIXES): name the preset (meshplan import --model {preset})"
-                else:
-                    why = f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run"
+                why = f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run"
                 entry = {"name": name, "reason": why}
                 if tnode is not None:
                     entry["source"] = f"{tm.path}:{tnode.lineno}"

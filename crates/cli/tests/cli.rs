@@ -101,7 +101,7 @@ fn presets_json_lists_models_and_gpus() {
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models.len(), 74);
+    assert_eq!(models.len(), 75);
     assert!(models.iter().all(|m| m["key"].is_string() && m["name"].is_string() && m["hf_id"].is_string()));
     assert!(models.iter().all(|m| m["family"].as_str().is_some_and(|f| !f.is_empty())), "every preset has a family");
     let gpus = v["gpus"].as_array().unwrap();

@@ -372,3 +372,105 @@ fn a_measured_perf_recipe_shows_the_published_throughput_beside_the_prediction()
     let other = plan_value(&json!({"recipe": name, "training": {"global_batch_size": 2048}})).unwrap();
     assert!(other.published.is_none());
 }
+
+/// The recipes whose model is a preset found through the Hugging Face id their AutoBridge.from_hf_pretrained call
+/// names (issue 21), read by hand. recipes/llama/h100/llama3.py:
+/// 235 `def llama3_8b_pretrain_2gpu_h100_bf16_config()`, 240 `cfg = _pretrain_common()` (recipes/common.py:130
+/// mixed_precision "bf16_mixed"), 242 `AutoBridge.from_hf_pretrained("meta-llama/Meta-Llama-3-8B")` (the llama-3-8b
+/// preset), 252-259 TP 1, PP 1, layout None, VPP None, CP 2, SP False, seq_length 8192, 262-263 global batch 512,
+/// micro batch 1, 282 recompute None, 293-297 fp32 optimizer state, 304-311 overlap_grad_reduce / overlap_param_gather
+/// True, distributed optimizer, no Megatron-FSDP; 2 H100 in its name.
+#[test]
+fn llama3_8b_2gpu_is_read_through_its_hf_id() {
+    let r = recipe("llama3_8b_pretrain_2gpu_h100_bf16_config");
+    assert_eq!(r.model, "llama-3-8b");
+    assert_eq!(r.kind, "pretrain");
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(2)));
+    assert_eq!(r.mixed_precision_recipe.as_deref(), Some("bf16_mixed"));
+    for (k, v) in [
+        ("tensor_model_parallel_size", json!(1)),
+        ("pipeline_model_parallel_size", json!(1)),
+        ("context_parallel_size", json!(2)),
+        ("sequence_parallel", json!(false)),
+    ] {
+        assert_eq!(par(r, k), v, "{k}");
+    }
+    assert_eq!(par(r, "virtual_pipeline_model_parallel_size"), Value::Null);
+    for (k, v) in [
+        ("seq_length", json!(8192)),
+        ("micro_batch_size", json!(1)),
+        ("global_batch_size", json!(512)),
+        ("precision", json!("bf16")),
+        ("recompute_granularity", json!("none")),
+        ("use_distributed_optimizer", json!(true)),
+        ("overlap_grad_reduce", json!(true)),
+        ("overlap_param_gather", json!(true)),
+        ("main_grads_dtype", json!("fp32")),
+    ] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+    // Its legacy alias (recipes/llama/llama3.py:23) is the same recipe.
+    let alias = recipe("llama3_8b_pretrain_config");
+    assert_eq!(alias.alias_of.as_deref(), Some("llama3_8b_pretrain_2gpu_h100_bf16_config"));
+    assert_eq!((&alias.parallelism, &alias.training), (&r.parallelism, &r.training));
+    // Planned: 2 GPUs at TP 1 · PP 1 · CP 2 leave DP 2 / (1·1·2) = 1, so 512 / (1 · 1) = 512 microbatches.
+    let report = plan_value(&json!({"recipe": "llama3_8b_pretrain_2gpu_h100_bf16_config"})).unwrap();
+    assert_eq!(report.plan.model_key, "llama-3-8b");
+    assert_eq!((report.derived.data_parallel_size, report.derived.num_microbatches), (1, 512));
+}
+
+/// recipes/qwen/h100/qwen2.py: 1539 `def qwen25_7b_sft_2gpu_h100_bf16_config()`, 1544 `cfg = _sft_common()`
+/// (recipes/common.py:183-184 global batch 128, micro batch 1; 230 mixed_precision "bf16_mixed"), 1547
+/// `AutoBridge.from_hf_pretrained("Qwen/Qwen2.5-7B")` (the qwen2.5-7b preset), 1553-1559 TP 2, PP 1, CP 1, SP False,
+/// 1562 seq_length 2048, 1570 `bf16_mixed()`, 1598 recompute None; 2 H100 in its name.
+#[test]
+fn qwen25_7b_sft_is_read_through_its_hf_id() {
+    let r = recipe("qwen25_7b_sft_2gpu_h100_bf16_config");
+    assert_eq!((r.model.as_str(), r.kind.as_str()), ("qwen2.5-7b", "sft"));
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(2)));
+    assert_eq!(r.mixed_precision_recipe.as_deref(), Some("bf16_mixed"));
+    for (k, v) in [("tensor_model_parallel_size", json!(2)), ("pipeline_model_parallel_size", json!(1)), ("context_parallel_size", json!(1)), ("sequence_parallel", json!(false))] {
+        assert_eq!(par(r, k), v, "{k}");
+    }
+    for (k, v) in [("seq_length", json!(2048)), ("micro_batch_size", json!(1)), ("global_batch_size", json!(128)), ("precision", json!("bf16")), ("recompute_granularity", json!("none"))] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+}
+
+/// recipes/gemma/h100/gemma2.py: 117 `def gemma2_9b_pretrain_8gpu_h100_bf16_config()`, 122 `cfg = _pretrain_common()`
+/// (recipes/common.py:66-67 global batch 32, micro batch 2; 130 "bf16_mixed"), 125
+/// `AutoBridge.from_hf_pretrained("google/gemma-2-9b")` (the gemma-2-9b preset), 136-143 TP 8, PP 1, CP 1, SP False,
+/// seq_length 4096, 187-188 overlap_grad_reduce / overlap_param_gather False, 190 distributed optimizer; 8 H100.
+#[test]
+fn gemma2_9b_pretrain_is_read_through_its_hf_id() {
+    let r = recipe("gemma2_9b_pretrain_8gpu_h100_bf16_config");
+    assert_eq!((r.model.as_str(), r.kind.as_str()), ("gemma-2-9b", "pretrain"));
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(8)));
+    for (k, v) in [("tensor_model_parallel_size", json!(8)), ("pipeline_model_parallel_size", json!(1)), ("context_parallel_size", json!(1)), ("sequence_parallel", json!(false))] {
+        assert_eq!(par(r, k), v, "{k}");
+    }
+    for (k, v) in [
+        ("seq_length", json!(4096)),
+        ("micro_batch_size", json!(2)),
+        ("global_batch_size", json!(32)),
+        ("precision", json!("bf16")),
+        ("overlap_grad_reduce", json!(false)),
+        ("overlap_param_gather", json!(false)),
+        ("use_distributed_optimizer", json!(true)),
+    ] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+}
+
+/// Every library recipe that names a Hugging Face id which is a preset's (models.json `hf_id`, or the current name of
+/// a renamed repository: meta-llama's Meta-Llama-3.1-* → Llama-3.1-*) is read with that preset: none is left skipped.
+#[test]
+fn no_recipe_of_a_preset_model_is_skipped() {
+    let file: Value = serde_json::from_str(include_str!("../data/bridge_recipes.json")).unwrap();
+    let ids: Vec<String> = meshplan_core::presets::models().iter().map(|m| m.hf_id.to_lowercase()).collect();
+    for s in file["skipped"].as_array().unwrap() {
+        if let Some(hf) = s["hf_model_id"].as_str() {
+            assert!(!ids.contains(&hf.to_lowercase()), "{} is skipped, but its model {hf} is a preset: {}", s["name"], s["reason"]);
+        }
+    }
+}
