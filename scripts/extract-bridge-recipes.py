@@ -37,9 +37,12 @@ A library recipe's model is the preset whose `hf_id` (crates/core/data/models.js
 AutoBridge.from_hf_pretrained(path) call names (`stated_hf_id`: a first reading of the function records the call's
 argument, its `hf_path` default followed through helpers; HF_RENAMED maps a renamed repository to its current name),
 one mechanism for every family. PRESET_PREFIXES (recipe-name prefix -> preset) is used only where the recipe states no
-Hugging Face id (a model provider class built in the recipe, e.g. GPTModelProvider175B). A recipe whose id is no
-preset's, or that states none and has no prefix, is listed under `skipped` with its id. Pretrain and SFT recipes are
-read (PEFT recipes train adapters on frozen weights, which meshplan does not size). Legacy aliases (`from ...h100.x
+Hugging Face id (a model provider class built in the recipe, e.g. GPTModelProvider175B). Every recipe carries the id it
+states as `hf_model_id`. A pretrain or SFT recipe whose id is no preset's is read all the same, with no `model`: a plan
+naming it must give the model (its config.json as model.hf_config, or a preset key), and gets an input error naming the
+id otherwise. Without a preset, whether the model is MoE is unknown, so what apply_flex_dispatcher_backend would set is
+`unresolved`. A recipe that states no id and has no prefix (diffusion models, models built from a provider class), and
+every PEFT recipe (adapters on frozen weights, not read yet), is listed under `skipped` with its reason. Legacy aliases (`from ...h100.x
 import A as B` in the family modules) are listed with `alias_of`.
 
 The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>.py: the flat functions Bridge's
@@ -505,6 +508,10 @@ class Interp:
     def flex_dispatcher(self, args, kwargs):
         model = args[0] if args else kwargs.get("model_config")
         backend = args[1] if len(args) > 1 else kwargs.get("moe_flex_dispatcher_backend")
+        if isinstance(model, Obj) and self.ctx["moe"] is None and not isinstance(backend, Unknown):
+            why = "apply_flex_dispatcher_backend: whether the model is MoE is known from its config only (no preset)"
+            model.fields.update(moe_token_dispatcher_type=Unknown(why), moe_flex_dispatcher_backend=Unknown(why))
+            return None
         if not isinstance(model, Obj) or not self.ctx["moe"] or isinstance(backend, Unknown):
             return None
         major = self.ctx["gpu_major"]
@@ -785,7 +792,7 @@ def precision_of(mp):
     return "fp32"
 
 
-def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, alias_of=None):
+def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, alias_of=None, hf=None):
     unresolved = []
 
     def val(path, key):
@@ -874,7 +881,12 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
     # The layout is meshplan's parallelism key; an empty list / None means none.
     if par.get("pipeline_model_parallel_layout") in (None, []):
         par.pop("pipeline_model_parallel_layout", None)
-    entry = {"name": name, "model": model_key, "kind": kind}
+    entry = {"name": name}
+    if model_key:
+        entry["model"] = model_key
+    if hf:
+        entry["hf_model_id"] = hf
+    entry["kind"] = kind
     if alias_of:
         entry["alias_of"] = alias_of
     entry.update({
@@ -1035,15 +1047,20 @@ def main():
             model_key = preset_of(name)
         else:
             model_key, hf = library_model(name)
-        if model_key is None:
-            # A library recipe of a model meshplan has no preset for is listed, never dropped: with the Hugging Face
-            # id its model is built from (AutoBridge.from_hf_pretrained("ORG/NAME") in the function), which is what
-            # an import of it lacks.
+        # A pretrain or SFT library recipe whose model has no preset but a Hugging Face id is read like the others,
+        # with no `model` and its `hf_model_id`: planning it needs that model's config.json.
+        readable_without_preset = hf is not None and not name.startswith("perf.") and re.search(r"_(pretrain|sft)_", name)
+        if model_key is None and not readable_without_preset:
+            # Any other library recipe of a model meshplan has no preset for is listed, never dropped: with the
+            # Hugging Face id its model is built from where it states one, which is what an import of it lacks.
             if not name.startswith("perf.") and re.search(r"_(pretrain|sft|peft|finetune)(_|$)", name):
                 _, node, alias_of = found[name]
                 tm, tnode, _ = found[alias_of or name]
                 said = f" ({hf}, built by AutoBridge.from_hf_pretrained)" if hf else ""
-                why = f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run"
+                why = (f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run" if hf or not re.search(r"_(pretrain|sft)_", name)
+                       else "its model is built in the recipe (a model provider class, no Hugging Face id) and has no meshplan preset (PRESET_PREFIXES)")
+                if hf and re.search(r"_(peft|finetune)(_|$)", name):
+                    why = "PEFT trains adapters on frozen weights, which meshplan does not size; " + why
                 entry = {"name": name, "reason": why}
                 if tnode is not None:
                     entry["source"] = f"{tm.path}:{tnode.lineno}"
@@ -1069,8 +1086,10 @@ def main():
             skipped.append({"name": name, "reason": "a performance recipe for a GPU meshplan's catalogue does not hold (VR200, R100)"})
             continue
         gpu_word = mm.group(2) if mm else "h100"
-        moe = bool(models[model_key]["config"].get("num_moe_experts")) or "E" in str(models[model_key]["config"].get("hybrid_layer_pattern", models[model_key]["config"].get("hybrid_override_pattern", "")))
-        preset = models[model_key]["config"]
+        preset = models[model_key]["config"] if model_key else {}
+        # Whether the model is MoE decides apply_flex_dispatcher_backend; without a preset it is known only from the
+        # model's config (None: the dispatcher fields it would set are unresolved).
+        moe = (bool(preset.get("num_moe_experts")) or "E" in str(preset.get("hybrid_layer_pattern", preset.get("hybrid_override_pattern", "")))) if model_key else None
         interp = Interp(modules, {"gpu_major": (gpu or GPUS["h100"])[1], "gpu": gpu_word, "moe": moe,
                                   "num_layers": preset.get("num_layers", 0), "mtp_num_layers": preset.get("mtp_num_layers", 0)})
         try:
@@ -1081,12 +1100,12 @@ def main():
         if not isinstance(cfg, Obj):
             skipped.append({"name": name, "reason": "the function does not return a config the static reading knows"})
             continue
-        entry = recipe_entry(name, model_key, kind, gpu, gpus, tm, cfg, interp, rows, alias_of)
+        entry = recipe_entry(name, model_key, kind, gpu, gpus, tm, cfg, interp, rows, alias_of, hf)
         # A DeepSeek-V4 recipe that changes the model's MTP depth trains another model than the preset: said, since
         # the recipes carry no model fields (the no-MTP SFT sets mtp_num_layers = None; its layout then has no MTP).
         # Kept to DeepSeek-V4: other families' recipes that set mtp_num_layers are listed in the zoo-dsv4 report.
         model_obj = cfg.fields.get("model") if isinstance(cfg, Obj) else None
-        if model_key.startswith("deepseek-v4") and isinstance(model_obj, Obj) and "mtp_num_layers" in model_obj.fields:
+        if model_key and model_key.startswith("deepseek-v4") and isinstance(model_obj, Obj) and "mtp_num_layers" in model_obj.fields:
             mtp_set = model_obj.fields["mtp_num_layers"]
             mtp_set = 0 if mtp_set is None else mtp_set
             if not isinstance(mtp_set, Unknown) and mtp_set != preset.get("mtp_num_layers", 0):
@@ -1100,8 +1119,9 @@ def main():
 
     attach_published(out, here)
     doc = {
-        "comment": "Megatron Bridge library recipes for the models meshplan has presets for (skipped: every other library "
-                   "recipe, with its reason and the Hugging Face id its model is built from), read statically by "
+        "comment": "Megatron Bridge library recipes (pretrain and SFT; model: the meshplan preset, found by the Hugging Face "
+                   "id hf_model_id the recipe builds its model from; no model: a model without a preset, which the plan "
+                   "must give) and performance recipes (skipped: every other recipe, with its reason), read statically by "
                    "scripts/extract-bridge-recipes.py from the source at the commit below (source = file:line of the "
                    "recipe function). parallelism and training use meshplan's plan keys; training holds every "
                    "settings.rs row the recipe sets, the mixed-precision recipe's fields included. unresolved: what the "

@@ -157,19 +157,31 @@ fn nemotron_3_nano_8gpu_as_the_source_reads() {
     assert_eq!(tr(r, "recompute_modules"), json!(["moe", "layernorm"]));
 }
 
-/// Every recipe is a plan meshplan reads: its model is a preset, and every parallelism and training key and value it
-/// carries is read without an unknown-field or invalid-value diagnostic.
+/// The model a test gives a recipe whose model has no preset (any preset: the recipe's settings are what is checked).
+fn model_of(r: &recipes::Recipe) -> Option<Value> {
+    r.preset().is_none().then(|| json!("qwen3-30b-a3b"))
+}
+
+/// Every recipe is a plan meshplan reads: its model is a preset (or, without one, the plan's model: alone it is an
+/// input error naming the Hugging Face id), and every parallelism and training key and value it carries is read without
+/// an unknown-field or invalid-value diagnostic.
 #[test]
 fn every_recipe_reads_as_a_plan() {
     for r in recipes::all() {
-        let plan = match r.gpu {
+        let mut plan = match r.gpu {
             Some(_) => json!({"recipe": r.name}),
             None => json!({"recipe": r.name, "cluster": {"gpu": "h100-sxm-80gb", "num_nodes": 8}}),
         };
+        if let Some(model) = model_of(r) {
+            let e = plan_value(&plan).unwrap_err();
+            assert_eq!(e.code.as_str(), "missing-model", "{}", r.name);
+            assert!(e.message.contains(r.hf_model_id.as_deref().unwrap_or("builds its model")), "{}: {}", r.name, e.message);
+            plan["model"] = model;
+        }
         let report = plan_value(&plan).unwrap_or_else(|e| panic!("{}: {e}", r.name));
         let bad: Vec<_> = report.diagnostics.iter().filter(|d| matches!(d.code.as_str(), "unknown-field" | "invalid-value" | "invalid-section")).collect();
         assert!(bad.is_empty(), "{}: {bad:?}", r.name);
-        assert_eq!(report.plan.model_key, r.model, "{}", r.name);
+        assert_eq!(report.plan.model_key, r.preset().unwrap_or("qwen3-30b-a3b"), "{}", r.name);
         assert_eq!(report.plan.recipe.as_deref(), Some(r.name.as_str()));
         if let Some(n) = r.gpus {
             assert_eq!(report.plan.world_size(), n, "{}", r.name);
@@ -310,13 +322,16 @@ fn a_recipe_written_out_plans_the_same_run() {
     // A recipe whose name states no GPU takes the plan's cluster.
     let cluster = json!({"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2});
     for r in recipes::all() {
-        let base = if r.gpu.is_some() { json!({"recipe": r.name}) } else { json!({"recipe": r.name, "cluster": cluster}) };
+        let mut base = if r.gpu.is_some() { json!({"recipe": r.name}) } else { json!({"recipe": r.name, "cluster": cluster}) };
+        if let Some(model) = model_of(r) {
+            base["model"] = model;
+        }
         let mut small = base.clone();
         small["training"] = json!({"micro_batch_size": 2});
         for plan in [base, small] {
             let with = plan_value(&plan).unwrap();
             let written = recipes::expand(&plan).unwrap();
-            assert!(written.get("recipe").is_none() && written["model"] == json!(r.model), "{}", r.name);
+            assert!(written.get("recipe").is_none() && written["model"] == model_of(r).unwrap_or(json!(r.model)), "{}", r.name);
             let without = plan_value(&written).unwrap();
             assert_eq!((with.derived, with.memory), (without.derived, without.memory), "{}", r.name);
             assert_eq!(without.plan.recipe, None);
@@ -473,4 +488,57 @@ fn no_recipe_of_a_preset_model_is_skipped() {
             assert!(!ids.contains(&hf.to_lowercase()), "{} is skipped, but its model {hf} is a preset: {}", s["name"], s["reason"]);
         }
     }
+}
+
+/// A recipe whose model has no preset is data too (issue 21), with the Hugging Face id it builds its model from.
+/// recipes/llama/h100/llama3.py: 717 `def llama3_70b_pretrain_32gpu_h100_bf16_config()`, 724
+/// `AutoBridge.from_hf_pretrained("meta-llama/Meta-Llama-3-70B")` (no meshplan preset), 734-741 TP 4, PP 4, VPP 5, CP 2,
+/// SP True, seq_length 8192, 744-745 global batch 512, micro batch 1; 32 H100 in its name.
+/// Without a model the plan is an input error naming that id and what to give; with a model (its config.json, or a
+/// preset key) the recipe's settings apply: 32 GPUs at TP 4 · PP 4 · CP 2 leave DP 32 / 32 = 1, 512 microbatches.
+#[test]
+fn a_recipe_without_a_preset_needs_its_model_and_then_applies() {
+    let name = "llama3_70b_pretrain_32gpu_h100_bf16_config";
+    let r = recipe(name);
+    assert_eq!((r.preset(), r.hf_model_id.as_deref()), (None, Some("meta-llama/Meta-Llama-3-70B")));
+    assert!(r.explain().contains("meta-llama/Meta-Llama-3-70B"), "{}", r.explain());
+
+    let e = plan_value(&json!({"recipe": name})).unwrap_err();
+    assert_eq!(e.code.as_str(), "missing-model");
+    assert!(e.message.contains("this recipe's model is meta-llama/Meta-Llama-3-70B"), "{}", e.message);
+    assert!(e.fix.contains("model.hf_config"), "{}", e.fix);
+
+    // Llama 3 70B's config.json fields (a LlamaForCausalLM: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads,
+    // vocabulary 128,256, context 8192), written for this test.
+    let hf = json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
+        "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 128256,
+        "max_position_embeddings": 8192, "hidden_act": "silu", "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "tie_word_embeddings": false});
+    for model in [json!({"hf_config": hf}), json!("llama-3.1-70b")] {
+        let report = plan_value(&json!({"recipe": name, "model": model})).unwrap();
+        let (p, t) = (&report.plan.parallelism, &report.plan.training);
+        assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.context_parallel_size), (4, 4, 2), "{model}");
+        assert_eq!(p.virtual_pipeline_model_parallel_size, Some(5));
+        assert!(p.sequence_parallel);
+        assert_eq!((t.seq_length, t.global_batch_size, t.micro_batch_size), (8192, Some(512), 1));
+        assert_eq!(report.plan.cluster.gpus_per_node * report.plan.cluster.num_nodes, 32);
+        assert_eq!((report.derived.data_parallel_size, report.derived.num_microbatches), (1, 512));
+        assert_eq!(report.plan.model.num_layers, 80);
+        assert!(!report.diagnostics.iter().any(|d| d.code.as_str() == "recipe-model-differs"), "{:?}", report.diagnostics);
+        assert_eq!(report.plan.recipe.as_deref(), Some(name));
+    }
+}
+
+/// An import of a launch naming that recipe: without a model, the import error names the recipe's Hugging Face id;
+/// with `--model`, the plan is the recipe (its TP 4 · PP 4 · VPP 5 · CP 2, llama3.py:734-739) with the model given.
+#[test]
+fn an_import_of_a_recipe_without_a_preset_names_its_model() {
+    use meshplan_core::imports::{self, ImportOptions};
+    let text = "python scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config train.global_batch_size=64";
+    let e = imports::import_plan(text, &ImportOptions::default()).unwrap_err();
+    assert!(e.message.contains("meta-llama/Meta-Llama-3-70B"), "{}", e.message);
+    let opts = ImportOptions { model: Some("llama-3.1-70b".into()), ..Default::default() };
+    let (_, plan, _) = imports::import_plan(text, &opts).unwrap();
+    let p = &plan.parallelism;
+    assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.virtual_pipeline_model_parallel_size, p.context_parallel_size), (4, 4, Some(5), 2));
+    assert_eq!((plan.training.global_batch_size, plan.model_key.as_str()), (Some(64), "llama-3.1-70b"));
 }

@@ -283,10 +283,17 @@ impl Builder {
     pub(super) fn finish(mut self, format: Format, opts: &ImportOptions) -> Result<(Built, Vec<String>), InputError> {
         let unknown = self.recipe.clone().filter(|r| crate::recipes::find(r).is_none());
         let model = self.model(opts).ok_or_else(|| {
+            let known = self.recipe.as_deref().and_then(crate::recipes::find);
             let what = match &unknown {
                 // A recipe meshplan does not hold: data/bridge_recipes.json lists the library's other recipes (skipped),
                 // each with the Hugging Face id its model is built from.
                 Some(r) => format!("names the Megatron Bridge recipe `{}`, which meshplan does not hold and whose model it cannot tell ({})", r.chars().take(120).collect::<String>(), unknown_recipe(r)),
+                // A recipe meshplan holds whose model has no preset: the Hugging Face id it builds the model from.
+                None if known.is_some() => {
+                    let r = known.map_or_else(String::new, |r| r.name.clone());
+                    let hf = known.and_then(|r| r.hf_model_id.clone()).map_or("built in the recipe".into(), |h| format!("{h}: give its config.json"));
+                    format!("names the Megatron Bridge recipe `{r}`, whose model has no meshplan preset ({hf})")
+                }
                 None => "names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size".to_string(),
             };
             InputError::new(
@@ -391,7 +398,7 @@ fn unknown_recipe(name: &str) -> String {
 pub fn recipe_preset(name: &str) -> Option<&'static presets::ModelPreset> {
     // A recipe meshplan reads (data/bridge_recipes.json) names its model preset, found by its Hugging Face id.
     if let Some(r) = crate::recipes::find(name.trim()) {
-        return presets::model(&r.model);
+        return r.preset().and_then(presets::model);
     }
     let name = name.trim().rsplit('.').next().unwrap_or(name);
     // The model stem before the mode: `qwen3_30b_a3b_sft_8gpu_h100_bf16_config` → `qwen3_30b_a3b`, the stem of the
