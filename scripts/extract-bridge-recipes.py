@@ -41,8 +41,13 @@ Hugging Face id (a model provider class built in the recipe, e.g. GPTModelProvid
 states as `hf_model_id`. A pretrain or SFT recipe whose id is no preset's is read all the same, with no `model`: a plan
 naming it must give the model (its config.json as model.hf_config, or a preset key), and gets an input error naming the
 id otherwise. Without a preset, whether the model is MoE is unknown, so what apply_flex_dispatcher_backend would set is
-`unresolved`. A recipe that states no id and has no prefix (diffusion models, models built from a provider class), and
-every PEFT recipe (adapters on frozen weights, not read yet), is listed under `skipped` with its reason. Legacy aliases (`from ...h100.x
+`unresolved`. PEFT recipes (kind "peft") are read too: cfg.peft = LoRA(...) (default_peft_config("lora")) is the
+plan's `peft: "lora"`, its dim and target_modules the lora_dim / lora_target_modules rows (targets meshplan does not
+size, Mamba's in_proj / out_proj, are dropped and listed), and another PEFT (VLMLoRA, DoRA) or a LoRA field that
+changes sizes meshplan does not model (dropout, ...) is `unresolved`. String methods of known strings
+(`peft_scheme.lower()`) are evaluated, and `isinstance` of a plain value against a class is False. A recipe that states
+no id and has no prefix (diffusion models, models built from a provider class) is listed under `skipped` with its
+reason; the recipe packages' own helpers (recipes/utils) are not recipes. Legacy aliases (`from ...h100.x
 import A as B` in the family modules) are listed with `alias_of`.
 
 The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>.py: the flat functions Bridge's
@@ -125,6 +130,7 @@ PARALLELISM = [
 ]
 TORCH_DTYPES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "uint8": "fp8"}
 MAX_STEPS = 200_000
+STR_METHODS = ("lower", "upper", "strip")
 CUDA_GRAPH_HELPERS = ("set_cuda_graph_modules", "clear_cuda_graph_modules", "set_full_iteration_cuda_graph")
 # crates/core/data/mixed_precision.json: the Bridge mixed-precision recipe meshplan selects for each precision.
 MESHPLAN_MP = []
@@ -370,6 +376,11 @@ class Interp:
             raise Raised(f"lookup `{ast.unparse(n)[:60]}` fails")
 
     def ev_Call(self, n, env, mod):
+        if isinstance(n.func, ast.Attribute) and n.func.attr in STR_METHODS and not n.args and not n.keywords:
+            # A string method of a known string (`peft_scheme.lower()`).
+            base = self.ev(n.func.value, env, mod)
+            if isinstance(base, str):
+                return getattr(base, n.func.attr)()
         f = self.ev(n.func, env, mod)
         args = [self.ev(a, env, mod) for a in n.args if not isinstance(a, ast.Starred)]
         kwargs = {k.arg: self.ev(k.value, env, mod) for k in n.keywords if k.arg is not None}
@@ -451,6 +462,9 @@ class Interp:
                 ts = t if isinstance(t, tuple) else (t,)
                 if all(isinstance(x, Ext) and x.path in types for x in ts) and not isinstance(args[0], (Obj, Ext)):
                     return isinstance(args[0], tuple(types[x.path] for x in ts))
+                if isinstance(args[0], (str, int, float, bool)) and all(isinstance(x, (Ext, Klass)) and not (isinstance(x, Ext) and x.path.startswith("builtins.")) for x in ts):
+                    # A plain value is no instance of a class of the recipe packages or beyond (`isinstance("lora", PEFT)`).
+                    return False
                 return Unknown("isinstance")
         except Exception:
             raise Raised(f"{name}() fails")
@@ -872,6 +886,7 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
             # Megatron-Core's old spelling "full" is the whole layer (cuda_graph_modules = []).
             j = [] if j == "full" else ([j] if isinstance(j, str) else j)
         training[key] = j
+    peft_entry(cfg, training, unresolved)
     # The older spelling of a full-iteration graph, cuda_graph_impl "local" with "full_iteration" in the scope (the
     # performance recipes still write it), is meshplan's (and the current Megatron-Core API's) cuda_graph_impl
     # "full_iteration" with no modules, as set_full_iteration_cuda_graph writes it (utils/cuda_graph.py).
@@ -898,6 +913,37 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
         "unresolved": unresolved,
     })
     return entry
+
+
+# Megatron Bridge's LoRA dataclass (src/megatron/bridge/peft/lora.py:143-147 @ 067f987df03b: target_modules, dim 32,
+# alpha 32, dropout 0.0): the fields that change no size meshplan computes. dim and target_modules are settings-table
+# rows (lora_dim, lora_target_modules: their `peft.*` Bridge paths are read with the other rows).
+LORA_TARGETS = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")  # settings.rs LoraTarget
+LORA_SIZELESS = ("dim", "target_modules", "alpha", "lora_A_init_method", "lora_B_init_method")
+
+
+def peft_entry(cfg, training, unresolved):
+    """The recipe's cfg.peft as the plan's `peft`: a LoRA object (default_peft_config("lora"),
+    recipes/utils/dataset_utils.py:71-72) is "lora"; any other PEFT (DoRA) or a LoRA field that changes sizes meshplan
+    does not model (dropout, normalize_moe_lora, share_expert_adapters, ...) is listed under `unresolved`."""
+    peft = cfg.fields.get("peft")
+    if peft is None:
+        return
+    if isinstance(peft, Obj) and peft.kind == "LoRA":
+        training["peft"] = "lora"
+        targets = training.get("lora_target_modules")
+        if isinstance(targets, list) and any(t not in LORA_TARGETS for t in targets):
+            # Adapters on linears meshplan's LoRA model does not name (Mamba's in_proj / out_proj): the ones it names are
+            # kept, the others listed.
+            others = [t for t in targets if t not in LORA_TARGETS]
+            training["lora_target_modules"] = [t for t in targets if t in LORA_TARGETS]
+            unresolved.append({"field": "lora_target_modules", "path": "cfg.peft.target_modules", "reason": f"adapters on {', '.join(others)} are not modelled (meshplan sizes linear_qkv, linear_proj, linear_fc1, linear_fc2)"})
+        for k in sorted(peft.fields):
+            if k not in LORA_SIZELESS:
+                unresolved.append({"field": "peft", "path": f"cfg.peft.{k}", "reason": f"LoRA.{k} is not modelled (meshplan sizes LoRA's dim and target_modules)"})
+        return
+    what = f"a {peft.kind} PEFT config" if isinstance(peft, Obj) else "a PEFT config not known statically"
+    unresolved.append({"field": "peft", "path": "cfg.peft", "reason": f"{what}: meshplan sizes LoRA only (planned as full training)"})
 
 
 def mark_mixed_precision_names(modules):
@@ -982,7 +1028,7 @@ def main():
 
     found = {}  # name -> (module, func node, alias_of)
     for mname, m in sorted(modules.items()):
-        if not mname.startswith("megatron.bridge.recipes."):
+        if not mname.startswith("megatron.bridge.recipes.") or mname.startswith("megatron.bridge.recipes.utils."):
             continue
         for s in m.tree.body:
             if isinstance(s, ast.FunctionDef) and not s.name.startswith("_") and s.name.endswith("_config"):
@@ -1049,7 +1095,7 @@ def main():
             model_key, hf = library_model(name)
         # A pretrain or SFT library recipe whose model has no preset but a Hugging Face id is read like the others,
         # with no `model` and its `hf_model_id`: planning it needs that model's config.json.
-        readable_without_preset = hf is not None and not name.startswith("perf.") and re.search(r"_(pretrain|sft)_", name)
+        readable_without_preset = hf is not None and not name.startswith("perf.") and re.search(r"_(pretrain|sft|peft)_", name)
         if model_key is None and not readable_without_preset:
             # Any other library recipe of a model meshplan has no preset for is listed, never dropped: with the
             # Hugging Face id its model is built from where it states one, which is what an import of it lacks.
@@ -1057,10 +1103,8 @@ def main():
                 _, node, alias_of = found[name]
                 tm, tnode, _ = found[alias_of or name]
                 said = f" ({hf}, built by AutoBridge.from_hf_pretrained)" if hf else ""
-                why = (f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run" if hf or not re.search(r"_(pretrain|sft)_", name)
+                why = (f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run" if hf
                        else "its model is built in the recipe (a model provider class, no Hugging Face id) and has no meshplan preset (PRESET_PREFIXES)")
-                if hf and re.search(r"_(peft|finetune)(_|$)", name):
-                    why = "PEFT trains adapters on frozen weights, which meshplan does not size; " + why
                 entry = {"name": name, "reason": why}
                 if tnode is not None:
                     entry["source"] = f"{tm.path}:{tnode.lineno}"
@@ -1074,8 +1118,8 @@ def main():
             skipped.append({"name": name, "reason": "a performance recipe that does not pretrain (the performance tables meshplan reads are pre-training runs)"})
             continue
         kind = "perf" if name.startswith("perf.") else kind
-        if kind in ("peft", "other"):
-            skipped.append({"name": name, "reason": "PEFT trains adapters on frozen weights, which meshplan does not size" if kind == "peft" else "not a pretrain or SFT recipe"})
+        if kind == "other":
+            skipped.append({"name": name, "reason": "not a pretrain, SFT or PEFT recipe"})
             continue
         target = alias_of or name
         tm, tnode, _ = found[target]
@@ -1119,7 +1163,7 @@ def main():
 
     attach_published(out, here)
     doc = {
-        "comment": "Megatron Bridge library recipes (pretrain and SFT; model: the meshplan preset, found by the Hugging Face "
+        "comment": "Megatron Bridge library recipes (pretrain, SFT and LoRA PEFT; model: the meshplan preset, found by the Hugging Face "
                    "id hf_model_id the recipe builds its model from; no model: a model without a preset, which the plan "
                    "must give) and performance recipes (skipped: every other recipe, with its reason), read statically by "
                    "scripts/extract-bridge-recipes.py from the source at the commit below (source = file:line of the "

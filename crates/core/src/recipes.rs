@@ -52,7 +52,7 @@ pub struct Recipe {
     /// The Hugging Face id the recipe builds its model from (`AutoBridge.from_hf_pretrained(ID)`), where it states one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hf_model_id: Option<String>,
-    /// "pretrain", "sft", or "perf" (a performance recipe of `src/megatron/bridge/perf_recipes`, named `perf.<function>`).
+    /// "pretrain", "sft", "peft" (LoRA: its settings in `training`), or "perf" (a performance recipe of `src/megatron/bridge/perf_recipes`, named `perf.<function>`).
     pub kind: String,
     /// For a legacy alias: the recipe it names.
     pub alias_of: Option<String>,

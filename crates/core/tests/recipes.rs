@@ -542,3 +542,30 @@ fn an_import_of_a_recipe_without_a_preset_names_its_model() {
     assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.virtual_pipeline_model_parallel_size, p.context_parallel_size), (4, 4, Some(5), 2));
     assert_eq!((plan.training.global_batch_size, plan.model_key.as_str()), (Some(64), "llama-3.1-70b"));
 }
+
+/// PEFT recipes are read with their LoRA settings (meshplan sizes LoRA: memory/peft.rs). recipes/llama/h100/llama3.py:
+/// 2336 `def llama3_8b_peft_1gpu_h100_bf16_config(peft_scheme="lora", …)`, 2349 `_peft_common()` (recipes/common.py),
+/// 2353 AutoBridge.from_hf_pretrained(hf_path) (Meta-Llama-3-8B: llama-3-8b), 2359-2361 seq_length 4096, 2365-2369
+/// `default_peft_config("lora")` (recipes/utils/dataset_utils.py:71-72: LoRA(), whose target_modules are the four
+/// defaults, peft/lora.py:143-145) with dim 8, alpha 16; 2377-2382 TP 1, PP 1, CP 1, SP False; 2385 "bf16_mixed";
+/// 2391-2392 global batch 8, micro batch 1; 1 H100.
+/// The adapters by hand (Llama 3 8B: h 4,096, 32 heads × 128, 8 groups, SwiGLU FFN 14,336, 32 layers; r 8, TP 1):
+/// linear_qkv 8·(4,096 + 4,096 + 2·1,024) = 81,920, linear_proj 8·(4,096 + 4,096) = 65,536, linear_fc1
+/// 8·(4,096 + 2·14,336) = 262,144, linear_fc2 8·(14,336 + 4,096) = 147,456: 557,056 a layer, 17,825,792 in all; only
+/// they carry gradients (fp32 main grads, 4 B: 71,303,168 B) and Adam's two fp32 moments (8 B: 142,606,336 B).
+#[test]
+fn a_peft_recipe_plans_its_lora_adapters() {
+    use meshplan_core::memory::TermKey;
+    let r = recipe("llama3_8b_peft_1gpu_h100_bf16_config");
+    assert_eq!((r.kind.as_str(), r.model.as_str()), ("peft", "llama-3-8b"));
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(1)));
+    for (k, v) in [("peft", json!("lora")), ("lora_dim", json!(8)), ("seq_length", json!(4096)), ("global_batch_size", json!(8)), ("micro_batch_size", json!(1))] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+    assert_eq!(tr(r, "lora_target_modules"), Value::Null, "the default four targets: the settings row's default");
+    assert_eq!((par(r, "tensor_model_parallel_size"), par(r, "pipeline_model_parallel_size")), (json!(1), json!(1)));
+    let report = plan_value(&json!({"recipe": r.name})).unwrap();
+    let term = |key: TermKey| report.memory.stages[0].terms.iter().filter(|t| t.key == key).map(|t| t.bytes).sum::<u64>();
+    assert_eq!(term(TermKey::Gradients), 71_303_168);
+    assert_eq!(term(TermKey::OptimizerMoments), 142_606_336);
+}
