@@ -569,3 +569,18 @@ fn a_peft_recipe_plans_its_lora_adapters() {
     assert_eq!(term(TermKey::Gradients), 71_303_168);
     assert_eq!(term(TermKey::OptimizerMoments), 142_606_336);
 }
+
+/// An unknown recipe name (issue 21's `{"recipe": "llama3_8b_pretrain_config_typo"}`) is never dropped: without a model
+/// it is a missing-model input error whose fix names the nearest recipe (llama3_8b_pretrain_config, Bridge's Llama 3 8B
+/// alias, recipes/llama/llama3.py:23); with a model, an unknown-recipe diagnostic naming it (and its `apply`), the plan
+/// read without the recipe.
+#[test]
+fn an_unknown_recipe_name_gives_the_nearest() {
+    let e = meshplan_core::plan_str(r#"{"recipe": "llama3_8b_pretrain_config_typo"}"#).unwrap_err();
+    assert_eq!(e.code.as_str(), "missing-model");
+    assert!(e.fix.contains("\"llama3_8b_pretrain_config\""), "{}", e.fix);
+    let report = meshplan_core::plan_str(r#"{"recipe": "llama3_8b_pretrain_config_typo", "model": "llama-3-8b", "cluster": {"gpu": "h100-sxm-80gb"}}"#).unwrap();
+    let d = report.diagnostics.iter().find(|d| d.code.as_str() == "unknown-recipe").expect("an unknown-recipe diagnostic");
+    assert!(d.fix.contains("\"llama3_8b_pretrain_config\""), "{}", d.fix);
+    assert_eq!(report.plan.recipe, None);
+}
