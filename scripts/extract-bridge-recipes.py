@@ -48,7 +48,8 @@ changes sizes meshplan does not model (dropout, ...) is `unresolved`. String met
 (`peft_scheme.lower()`) are evaluated, and `isinstance` of a plain value against a class is False. A recipe that states
 no id and has no prefix (diffusion models, models built from a provider class) is listed under `skipped` with its
 reason; the recipe packages' own helpers (recipes/utils) are not recipes. Legacy aliases (`from ...h100.x
-import A as B` in the family modules) are listed with `alias_of`.
+import A as B` in the family modules) are listed with `alias_of`, their name and source only (the target's entry holds the reading; the
+reader fills it in).
 
 The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>.py: the flat functions Bridge's
 performance tables run, each starting from a library recipe) are read the same way, kind "perf", named
@@ -970,7 +971,7 @@ def attach_published(out, here):
         matched = json.load(open(f"{here}/reference/bridge_perf_settings_26x.json"))["rows"]
     except OSError:
         return
-    by_name = {e["name"]: e for e in out if e["kind"] == "perf"}
+    by_name = {e["name"]: e for e in out if e.get("kind") == "perf"}
     for row_id, m in sorted(matched.items()):
         row = rows.get(row_id)
         e = by_name.get("perf." + str(m.get("name")))
@@ -1160,6 +1161,13 @@ def main():
         if not mm:
             entry["unresolved"].append({"field": "cluster", "path": "(recipe name)", "reason": "the recipe's name states no GPU count and type"})
         out.append(entry)
+    # A legacy alias runs its target's function: it is written as its name, target and source only, and
+    # crates/core/src/recipes.rs fills in the target's reading (a third of the file otherwise repeats).
+    by_name = {e["name"]: e for e in out}
+    for i, e in enumerate(out):
+        target = by_name.get(e.get("alias_of"))
+        if target is not None and all(e.get(k) == target.get(k) for k in e if k not in ("name", "alias_of", "source")):
+            out[i] = {"name": e["name"], "alias_of": e["alias_of"], "source": e["source"]}
 
     attach_published(out, here)
     doc = {

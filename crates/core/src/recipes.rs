@@ -75,7 +75,7 @@ pub struct Recipe {
     pub description: String,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 struct RawCluster {
     gpu: Option<String>,
     gpus: Option<u64>,
@@ -85,13 +85,15 @@ fn preset_or_null<S: serde::Serializer>(model: &str, s: S) -> Result<S::Ok, S::E
     if model.is_empty() { s.serialize_none() } else { s.serialize_str(model) }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct RawRecipe {
     name: String,
     #[serde(default)]
     model: String,
     #[serde(default)]
     hf_model_id: Option<String>,
+    /// Empty for a legacy alias written as its name, target and source only (filled from the target).
+    #[serde(default)]
     kind: String,
     #[serde(default)]
     alias_of: Option<String>,
@@ -117,6 +119,23 @@ struct RecipesFile {
 }
 
 impl RecipesFile {
+    /// The recipes with each legacy alias that the file writes as its name, target and source only (no `kind`) given
+    /// its target's reading: an alias runs its target's function.
+    fn recipes(self) -> (String, Vec<Recipe>) {
+        let targets: std::collections::HashMap<String, RawRecipe> =
+            self.recipes.iter().filter(|r| r.alias_of.is_none()).map(|r| (r.name.clone(), r.clone())).collect();
+        let recipes = self
+            .recipes
+            .into_iter()
+            .map(|r| match (r.kind.is_empty(), r.alias_of.as_ref().and_then(|t| targets.get(t))) {
+                (true, Some(t)) => RawRecipe { name: r.name, alias_of: r.alias_of, source: r.source, ..t.clone() },
+                _ => r,
+            })
+            .map(Recipe::from_raw)
+            .collect();
+        (self.source_repository, recipes)
+    }
+
     /// The file read by hand from a `Value`, as serde's derived reader reads it (tests/catalogue_read.rs checks they
     /// agree): the page then links no serde reader of the recipes. None: the file is unreadable.
     fn read(text: &str) -> Option<RecipesFile> {
@@ -157,7 +176,7 @@ impl RecipesFile {
                 name: string(r, "name")?,
                 model: string_or_empty(r, "model")?,
                 hf_model_id: opt_string(r, "hf_model_id")?,
-                kind: string(r, "kind")?,
+                kind: string_or_empty(r, "kind")?,
                 alias_of: opt_string(r, "alias_of")?,
                 source: string(r, "source")?,
                 cluster: or_default(r, "cluster", cluster)?,
@@ -176,8 +195,7 @@ fn file() -> &'static (String, Vec<Recipe>) {
     static FILE: OnceLock<(String, Vec<Recipe>)> = OnceLock::new();
     // The data file is checked by tests (tests/recipes.rs); a broken file yields no recipes, never a panic.
     FILE.get_or_init(|| {
-        let f = RecipesFile::read(include_str!(concat!(env!("OUT_DIR"), "/bridge_recipes.json"))).unwrap_or_default();
-        (f.source_repository, f.recipes.into_iter().map(Recipe::from_raw).collect())
+        RecipesFile::read(include_str!(concat!(env!("OUT_DIR"), "/bridge_recipes.json"))).unwrap_or_default().recipes()
     })
 }
 
@@ -460,8 +478,8 @@ mod tests {
         let text = include_str!("../data/bridge_recipes.json");
         let serde: RecipesFile = serde_json::from_str(text).unwrap();
         let (repo, recipes) = file();
-        assert_eq!(repo, &serde.source_repository);
-        let serde: Vec<Recipe> = serde.recipes.into_iter().map(Recipe::from_raw).collect();
+        let (serde_repo, serde) = serde.recipes();
+        assert_eq!(repo, &serde_repo);
         assert!(serde.len() > 100);
         assert_eq!(recipes, &serde);
         assert_eq!(format!("{recipes:?}"), format!("{serde:?}"));

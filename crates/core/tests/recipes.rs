@@ -584,3 +584,24 @@ fn an_unknown_recipe_name_gives_the_nearest() {
     assert!(d.fix.contains("\"llama3_8b_pretrain_config\""), "{}", d.fix);
     assert_eq!(report.plan.recipe, None);
 }
+
+/// A legacy alias is written in the data file as its name, target and source only; read, it is its target's recipe
+/// (the same model, kind, cluster, settings and unresolved list) under its own name and source.
+#[test]
+fn every_alias_reads_as_its_target() {
+    let file: Value = serde_json::from_str(include_str!("../data/bridge_recipes.json")).unwrap();
+    let aliases = recipes::all().iter().filter(|r| r.alias_of.is_some()).count();
+    assert!(aliases >= 100, "{aliases} aliases");
+    for entry in file["recipes"].as_array().unwrap().iter().filter(|e| e.get("alias_of").is_some()) {
+        let (alias, target) = (recipe(entry["name"].as_str().unwrap()), recipe(entry["alias_of"].as_str().unwrap()));
+        assert_eq!(alias.source, entry["source"].as_str().unwrap());
+        assert!(!alias.kind.is_empty() && target.alias_of.is_none(), "{}", alias.name);
+        assert_eq!(
+            (&alias.model, &alias.hf_model_id, &alias.kind, &alias.gpu, alias.gpus, &alias.mixed_precision_recipe),
+            (&target.model, &target.hf_model_id, &target.kind, &target.gpu, target.gpus, &target.mixed_precision_recipe),
+            "{}",
+            alias.name
+        );
+        assert_eq!((&alias.parallelism, &alias.training, &alias.unresolved), (&target.parallelism, &target.training, &target.unresolved), "{}", alias.name);
+    }
+}
