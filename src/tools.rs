@@ -10,7 +10,7 @@
 //! the page's wasm.
 
 use crate::panels::*;
-use crate::state::bridge::{self, Shared};
+use crate::state::bridge::{self, CatchUp, Shared};
 use crate::state::{Baseline, Comparison, Doc, Editor};
 use crate::ui::slot;
 use leptos::prelude::*;
@@ -35,7 +35,7 @@ fn start_owned() {
     // What the page last sent: an edit is sent back only when a panel changed something.
     let received = StoredValue::new(Shared::default());
     let editor = Editor::new(plan, notice);
-    follow_page(received, editor, base, dark_now);
+    let catch_up = follow_page(received, editor, base, dark_now);
     Effect::new(move |_| {
         let now = Shared { plan: plan.get(), base: base.get(), dark: dark_now.get_untracked(), ..Shared::default() };
         let changed = received.with_value(|last| now.plan != last.plan || now.base != last.base);
@@ -52,27 +52,27 @@ fn start_owned() {
     let has_plan = Memo::new(move |_| plan.with(|p| !p.is_null()));
     let ready = move || has_plan.get();
 
-    mount(slot::IMPORT, editor, move || view! { {move || ready().then(|| view! { <ImportBox doc /> })} });
-    mount(slot::COMPARE, editor, move || view! { {move || (ready() && comparison.pinned()).then(|| view! { <ComparePanel doc baseline=comparison embed /> })} });
-    mount(slot::ADVISOR, editor, move || view! { {move || ready().then(|| view! { <AdvisorPanel doc dark /> })} });
-    mount(slot::EXPORTS, editor, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
-    mount(slot::OOM, editor, move || view! { {move || ready().then(|| view! { <OomPanel doc /> })} });
-    mount(slot::RECIPE, editor, move || view! { {move || ready().then(|| view! { <RecipePicker doc /> })} });
-    mount(slot::HF_CONFIG, editor, move || view! { {move || ready().then(|| view! { <HfConfigBox doc /> })} });
-    mount(slot::ADVANCED, editor, move || view! { {move || ready().then(|| view! { <AdvancedMemory doc /> })} });
-    mount(slot::MEMORY_DETAILS, editor, move || view! { {move || ready().then(|| view! { <MemoryDetails outcome=doc.outcome /> })} });
-    mount(slot::SWEEP, editor, move || view! { {move || ready().then(|| view! { <SweepPanel doc dark /> })} });
-    mount(slot::SCHEDULE, editor, move || view! { {move || ready().then(|| view! { <SchedulePanel doc baseline=comparison /> })} });
+    mount(slot::IMPORT, editor, catch_up, move || view! { {move || ready().then(|| view! { <ImportBox doc /> })} });
+    mount(slot::COMPARE, editor, catch_up, move || view! { {move || (ready() && comparison.pinned()).then(|| view! { <ComparePanel doc baseline=comparison embed /> })} });
+    mount(slot::ADVISOR, editor, catch_up, move || view! { {move || ready().then(|| view! { <AdvisorPanel doc dark /> })} });
+    mount(slot::EXPORTS, editor, catch_up, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
+    mount(slot::OOM, editor, catch_up, move || view! { {move || ready().then(|| view! { <OomPanel doc /> })} });
+    mount(slot::RECIPE, editor, catch_up, move || view! { {move || ready().then(|| view! { <RecipePicker doc /> })} });
+    mount(slot::HF_CONFIG, editor, catch_up, move || view! { {move || ready().then(|| view! { <HfConfigBox doc /> })} });
+    mount(slot::ADVANCED, editor, catch_up, move || view! { {move || ready().then(|| view! { <AdvancedMemory doc /> })} });
+    mount(slot::MEMORY_DETAILS, editor, catch_up, move || view! { {move || ready().then(|| view! { <MemoryDetails outcome=doc.outcome /> })} });
+    mount(slot::SWEEP, editor, catch_up, move || view! { {move || ready().then(|| view! { <SweepPanel doc dark /> })} });
+    mount(slot::SCHEDULE, editor, catch_up, move || view! { {move || ready().then(|| view! { <SchedulePanel doc baseline=comparison /> })} });
     bridge::send(bridge::READY, &Shared::default());
 }
 
 /// Keeps the mirror in step with the page, keyed on the page's revision: a `meshplan:state` event says only that
 /// the page moved on; the state itself is pulled in a task after the next frame (the page's edit has painted by
 /// then), once for all the revisions that came within that frame, and only if it is newer than the mirror's.
-fn follow_page(received: StoredValue<Shared>, editor: Editor, base: RwSignal<Option<Value>>, dark: RwSignal<bool>) {
+/// Returns the same pull to run at once ([`CatchUp`]).
+fn follow_page(received: StoredValue<Shared>, editor: Editor, base: RwSignal<Option<Value>>, dark: RwSignal<bool>) -> CatchUp {
     let pending = StoredValue::new(false);
     let apply = move || {
-        pending.set_value(false);
         let Some(s) = bridge::pull() else { return };
         // The page's revisions start at 1; the mirror's at 0 (nothing received).
         if received.with_value(|r| r.rev >= s.rev) {
@@ -90,15 +90,25 @@ fn follow_page(received: StoredValue<Shared>, editor: Editor, base: RwSignal<Opt
             return;
         }
         pending.set_value(true);
-        request_animation_frame(move || set_timeout(apply, std::time::Duration::ZERO));
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    pending.set_value(false);
+                    apply();
+                },
+                std::time::Duration::ZERO,
+            )
+        });
     });
+    CatchUp::new(move || apply())
 }
 
 /// Mounts `view` into the page's element with this id, if the page has one, with the editor in context.
-fn mount<V: IntoView + 'static>(id: &str, editor: Editor, view: impl FnOnce() -> V + 'static) {
+fn mount<V: IntoView + 'static>(id: &str, editor: Editor, catch_up: CatchUp, view: impl FnOnce() -> V + 'static) {
     let Some(el) = crate::browser::element_by_id(id) else { return };
     let handle = leptos::mount::mount_to(el, move || {
         provide_context(editor);
+        provide_context(catch_up);
         view()
     });
     // Mounted for the page's life.

@@ -61,12 +61,14 @@ fn advice_status(a: &Advice) -> String {
 #[component]
 pub fn AdvisorPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     let advice = RwSignal::new(Advice::Idle);
+    let catch_up = crate::state::bridge::CatchUp::from_context();
     let searching = move || advice.with(|a| matches!(a, Advice::Searching));
     let run = move |_| {
         if advice.with_untracked(|a| matches!(a, Advice::Searching)) {
             return;
         }
         advice.set(Advice::Searching);
+        catch_up.map(crate::state::bridge::CatchUp::run);
         let plan = doc.plan.get_untracked();
         let input = advisor::search_input(&plan);
         // The search runs in the worker: the page keeps painting and answering input meanwhile.

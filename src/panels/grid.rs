@@ -187,7 +187,8 @@ fn GridCanvas(
         let Some(el) = canvas.get() else { return };
         let Some(g) = geom.get() else { return };
         let (k, focus, dark) = (kind.get(), hover.get(), dark.get());
-        mesh_key.track();
+        // Read, not `track()`: tracking a memo does not compute it, and an uncomputed memo has no sources to follow.
+        mesh_key.with(|_| ());
         outcome.with_untracked(|o| {
             let Ok(r) = o else { return };
             draw_grid(&el, &g, r, k, focus, dark);

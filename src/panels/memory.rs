@@ -255,7 +255,8 @@ pub fn SweepPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
         (field, rest)
     });
     Effect::new(move |_| {
-        key.track();
+        // Read, not `track()`: a memo no one has read has no sources yet, so tracking it alone never fires again.
+        key.with(|_| ());
         let (path, _, values) = SWEEPS[sweep_field.get_untracked().min(SWEEPS.len() - 1)];
         let ticket = generation.get_value() + 1;
         generation.set_value(ticket);

@@ -143,7 +143,8 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
         if !open.get() {
             return;
         }
-        doc.outcome.track();
+        // Read, not `track()`: tracking a memo does not compute it, and an uncomputed memo has no sources to follow.
+        doc.outcome.with(|_| ());
         let ticket = generation.get_value() + 1;
         generation.set_value(ticket);
         let lay_out = move || {

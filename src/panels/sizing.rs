@@ -93,6 +93,7 @@ fn SizeBox(id: &'static str, label: &'static str, hint: &'static str, value: RwS
 #[component]
 pub fn SizingPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     let state = RwSignal::new(Sizing::Idle);
+    let catch_up = crate::state::bridge::CatchUp::from_context();
     let (tokens, deadline, gpu_hours, nodes, efficiency) =
         (RwSignal::new("1T".to_string()), RwSignal::new("30d".to_string()), RwSignal::new(String::new()), RwSignal::new("1..256".to_string()), RwSignal::new("0.8".to_string()));
     let running = move || state.with(|s| matches!(s, Sizing::Running));
@@ -102,6 +103,7 @@ pub fn SizingPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
         }
         state.set(Sizing::Running);
         let fields = [("tokens", tokens.get_untracked()), ("deadline", deadline.get_untracked()), ("gpu_hours", gpu_hours.get_untracked()), ("nodes", nodes.get_untracked()), ("efficiency", efficiency.get_untracked())];
+        catch_up.map(crate::state::bridge::CatchUp::run);
         browser::size_in_worker(doc.plan.get_untracked().to_string(), request(&fields), move |reply| {
             state.try_set(match reply {
                 Ok((json, ms)) => match serde_json::from_str::<SizeResult>(&json) {

@@ -69,6 +69,29 @@ impl Shared {
     }
 }
 
+/// Pulls the page's state now, before a tools action reads the plan (Find layouts, Size the cluster): an edit made
+/// within the frame before the click has not reached the tools' mirror yet, and the action must act on what the user
+/// sees. The tools module provides it to its panels; panels mounted elsewhere (component tests) have none.
+#[derive(Clone, Copy)]
+pub struct CatchUp(Callback<()>);
+
+impl CatchUp {
+    pub fn new(pull: impl Fn() + Send + Sync + 'static) -> CatchUp {
+        CatchUp(Callback::new(move |_| pull()))
+    }
+
+    /// The tools module's catch-up, if this component runs there (read when the component is made: an event handler
+    /// has no owner to look it up from).
+    pub fn from_context() -> Option<CatchUp> {
+        use_context::<CatchUp>()
+    }
+
+    /// Brings the mirror up to the page's latest revision.
+    pub fn run(self) {
+        self.0.run(());
+    }
+}
+
 /// The revision number a `meshplan:state` event carries (`{"rev":N}`), if it carries one.
 pub fn read_rev(text: &str) -> Option<u64> {
     serde_json::from_str::<Value>(text).ok()?.get("rev")?.as_u64()

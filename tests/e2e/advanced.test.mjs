@@ -145,6 +145,8 @@ test("the recipe picker offers the model's Megatron Bridge recipes, starts the p
   const { page, context, problems } = await openApp(browser, server.url);
   await page.selectOption("#model-preset", "qwen3-30b-a3b");
   const name = "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config";
+  // The picker follows the resolved plan, which is planned once per edit a frame after it: wait for the model's recipes.
+  await page.waitForFunction((n) => [...document.querySelectorAll("#recipe option")].some((o) => o.value === n), name, { timeout: 10000 }).catch(() => {});
   const offered = await page.locator("#recipe option").evaluateAll((os) => os.map((o) => o.value));
   assert.equal(offered[0], "");
   assert.ok(offered.includes(name), offered.join(", "));

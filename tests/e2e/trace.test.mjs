@@ -128,19 +128,31 @@ test("a hostile baseline in a link is refused with a notice; the plan still open
 
 const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
 
-test("Explain an OOM: issue 13's message on the README plan is fragmentation on stage 0, with its groups", async () => {
+test("Explain an OOM: issue 13's message on the README plan is an overrun on stage 0 (the run holds more than the plan), with its groups", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
   await page.click("#oom-panel summary");
   await page.fill("#oom-message", fixture("oom/meshplan_issue13.txt"));
   await page.click("#oom-explain");
   // GPU 3 on node 0 is rank 3; order tp-cp-ep-dp-pp with TP 8, DP 2: pp = 3 / 16 = 0; TP group 0–7, DP {3, 11},
-  // PP {3, 19, 35, 51}. 2.00 GiB fits in 1.80 reserved-unallocated + 1.02 free: fragmentation.
+  // PP {3, 19, 35, 51}. 2.00 GiB fits in 1.80 reserved-unallocated + 1.02 free, but 74.21 GiB allocated is more than
+  // 15% over the stage-0 prediction (near 50 GiB): not fragmentation (issue 22; crates/core/tests/oom.rs says why).
   assert.match(await text(page, "#oom-where"), /Rank 3 .*pipeline stage 0/);
   assert.match(await text(page, '#oom-groups li[data-kind="tp"]'), /TP: 0, 1, 2, 3, 4, 5, 6, 7$/);
   assert.match(await text(page, '#oom-groups li[data-kind="dp"]'), /DP: 3, 11$/);
   assert.match(await text(page, '#oom-groups li[data-kind="pp"]'), /PP: 3, 19, 35, 51$/);
+  assert.equal(await page.locator("#oom-cause").getAttribute("data-cause"), "overrun");
+  assert.match(await text(page, "#oom-cause"), /PyTorch had allocated 74\.21 GiB/);
+  assert.match(await text(page, "#oom-compared"), /device capacity\s+79\.1 GiB\s+79\.1 GiB/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("Explain an OOM: the same request with 48 GiB allocated (within 15% of the plan) is fragmentation, fixed outside the plan", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  await page.click("#oom-panel summary");
+  await page.fill("#oom-message", "Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.02 GiB is free. Of the allocated memory 48.00 GiB is allocated by PyTorch, and 1.80 GiB is reserved by PyTorch but unallocated.");
+  await page.click("#oom-explain");
   assert.equal(await page.locator("#oom-cause").getAttribute("data-cause"), "fragmentation");
-  assert.match(await text(page, "#oom-compared"), /GPU capacity\s+79\.1 GiB/);
   // The allocator setting costs no step time and is set outside the plan (no Apply).
   const alloc = page.locator("#oom-fixes tbody tr", { hasText: "expandable_segments" });
   assert.match(await alloc.innerText(), /\(±0\)\s+set it in the launch environment/);
