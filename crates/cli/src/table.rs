@@ -275,7 +275,9 @@ pub fn recipes(all: &[meshplan_core::recipes::Recipe]) -> String {
     let _ = writeln!(s, "\nMegatron Bridge recipes (plan key \"recipe\"; {})", meshplan_core::recipes::source_repository());
     let width = all.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
     for r in all {
-        let _ = writeln!(s, "  {:<width$}  {:<26} {}", r.name, r.model, r.description);
+        // A recipe whose model has no preset shows the Hugging Face id its model is built from.
+        let model = r.preset().or(r.hf_model_id.as_deref()).unwrap_or("(model built in the recipe)");
+        let _ = writeln!(s, "  {:<width$}  {model:<26} {}", r.name, r.description);
     }
     s
 }

@@ -101,7 +101,7 @@ fn presets_json_lists_models_and_gpus() {
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models.len(), 74);
+    assert_eq!(models.len(), 75);
     assert!(models.iter().all(|m| m["key"].is_string() && m["name"].is_string() && m["hf_id"].is_string()));
     assert!(models.iter().all(|m| m["family"].as_str().is_some_and(|f| !f.is_empty())), "every preset has a family");
     let gpus = v["gpus"].as_array().unwrap();
@@ -113,7 +113,10 @@ fn presets_json_lists_models_and_gpus() {
     let r = recipes.iter().find(|r| r["name"] == "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config").unwrap();
     assert_eq!((&r["model"], &r["gpu"], &r["gpus"]), (&json!("qwen3-30b-a3b"), &json!("h100-sxm-80gb"), &json!(16)));
     assert!(r["description"].as_str().unwrap().contains("EP16"));
-    assert!(recipes.iter().all(|r| models.iter().any(|m| m["key"] == r["model"])));
+    // Each recipe's model is a preset, or null with the Hugging Face id of a model without one.
+    assert!(recipes.iter().all(|r| models.iter().any(|m| m["key"] == r["model"]) || (r["model"].is_null() && r["hf_model_id"].is_string())));
+    let r = recipes.iter().find(|r| r["name"] == "llama3_70b_pretrain_32gpu_h100_bf16_config").unwrap();
+    assert_eq!((&r["model"], &r["hf_model_id"]), (&Value::Null, &json!("meta-llama/Meta-Llama-3-70B")));
     assert!(v["recipes_source"].as_str().unwrap().starts_with("github:NVIDIA-NeMo/Megatron-Bridge@"));
 }
 

@@ -353,7 +353,7 @@ mod never_panics {
 /// mixed_precision section decides over the copies in ddp/model (fp8 e4m3 + fp8_recipe mxfp8 → precision fp8, recipe
 /// mxfp8; fp8_param_gather true and grad_reduce_in_fp32 true although ddp says false; num_layers_at_start_in_bf16 0
 /// although model says 1); the model is read from its fields (32 layers, hidden 4096, 8 query groups, SwiGLU via
-/// gated_linear_unit + torch.nn.functional.silu, no bias, untied, RoPE, vocab 128256) and named by its hf_model_id;
+/// gated_linear_unit + torch.nn.functional.silu, no bias, untied, RoPE, vocab 128256) over the preset its hf_model_id names;
 /// global batch 8, micro-batch 1, model.seq_length 16384.
 #[test]
 fn bridge_config_dump() {
@@ -369,7 +369,8 @@ fn bridge_config_dump() {
     assert_eq!((m.num_layers, m.hidden_size, m.num_query_groups, m.vocab_size, m.ffn_hidden_size), (32, 4096, 8, 128256, 14336));
     assert_eq!((m.activation_func.as_str(), m.gated_linear_unit, m.add_bias_linear, m.share_embeddings_and_output_weights), ("silu", true, false, false));
     assert_eq!(m.position_embedding_type, "rope");
-    assert_eq!(plan.model_name, "meta-llama/Meta-Llama-3-8B");
+    // Its hf_model_id is the llama-3-8b preset's (meta-llama/Meta-Llama-3-8B); the dump's own fields are laid over it.
+    assert_eq!(plan.model_name, "Llama 3 8B (modified)");
     assert_eq!((plan.training.global_batch_size, plan.training.micro_batch_size, plan.training.seq_length), (Some(8), 1, 16384));
     for name in ["optimizer.lr", "mixed_precision.fp8_param", "model.rotary_base", "train.train_iters"] {
         assert!(imported.unrecognized.iter().any(|u| u.name == name), "{name} not listed");
