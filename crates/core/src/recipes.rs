@@ -474,12 +474,17 @@ fn unresolved_note(recipe: &Recipe, plan: &Value, diags: &mut Vec<Diagnostic>) {
 
 /// The plan with its recipe written out: the recipe's model, cluster, parallelism and training with the plan's own
 /// values laid over them as [`resolve`] lays them, and no `recipe` key — the same run, nothing left to the recipe (the
-/// page's "no recipe" keeps what the recipe set). None when the plan names no recipe meshplan knows.
+/// page's "no recipe" keeps what the recipe set). None when the plan names no recipe meshplan knows. A plan naming a
+/// recipe plans Megatron-Core's plain defaults for what the recipe leaves out unless it asks for tuned ones
+/// (`crate::tuned::plain`), so the written-out plan says `"defaults": "megatron-core"` where the plan says nothing.
 pub fn expand(plan: &Value) -> Option<Value> {
     let recipe = plan.get("recipe").and_then(Value::as_str).and_then(find)?;
     let mut merged = recipe.plan_value();
     overlay(&mut merged, plan);
-    merged.as_object_mut()?.remove("recipe");
+    let o = merged.as_object_mut()?;
+    o.remove("recipe");
+    // crate::tuned::DEFAULTS_KEY and PLAIN (tuned sits above this module).
+    o.entry("defaults").or_insert_with(|| Value::from("megatron-core"));
     Some(merged)
 }
 
