@@ -30,7 +30,8 @@ console.log(await page.locator("#sizing-status").innerText());
 await page.locator("#sizing-h").scrollIntoViewIfNeeded();
 const box = await page.evaluate(() => {
   const top = document.querySelector("#sizing-h").getBoundingClientRect().top + window.scrollY;
-  const chart = document.querySelector("#scaling-chart").parentElement.querySelector(".chart-legend").getBoundingClientRect();
+  // The legend right after the scaling chart (the Advisor's own charts have legends earlier in the same panel).
+  const chart = document.querySelector("#scaling-chart ~ .chart-legend").getBoundingClientRect();
   const panel = document.querySelector("#advisor").getBoundingClientRect();
   return { x: panel.left, y: top - 8, width: panel.width, height: chart.bottom + window.scrollY - top + 16 };
 });
