@@ -41,6 +41,7 @@ pub fn App() -> impl IntoView {
                 </div>
                 <div class="results" id="results" tabindex="-1">
                     <DerivedPanel outcome=doc.outcome />
+                    {(!embed).then(|| view! { <div id=slot::ASSUMED class="tools-slot"></div> })}
                     <DiagnosticsPanel doc />
                     <div id=slot::COMPARE class="tools-slot"></div>
                     <GridPanel outcome=doc.outcome dark />

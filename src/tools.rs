@@ -56,6 +56,7 @@ fn start_owned() {
 
     mount(slot::IMPORT, editor, catch_up, move || view! { {move || ready().then(|| view! { <ImportBox doc /> })} });
     mount(slot::COMPARE, editor, catch_up, move || view! { {move || (ready() && comparison.pinned()).then(|| view! { <ComparePanel doc baseline=comparison embed /> })} });
+    mount(slot::ASSUMED, editor, catch_up, move || view! { {move || ready().then(|| view! { <AssumedPanel doc /> })} });
     mount(slot::ADVISOR, editor, catch_up, move || view! { {move || ready().then(|| view! { <AdvisorPanel doc dark /> })} });
     mount(slot::EXPORTS, editor, catch_up, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
     mount(slot::OOM, editor, catch_up, move || view! { {move || ready().then(|| view! { <OomPanel doc /> })} });

@@ -4,6 +4,7 @@
 
 pub mod advanced;
 pub mod advisor;
+pub mod assumed;
 pub mod cluster;
 pub mod compare;
 pub mod derived;
@@ -22,6 +23,7 @@ pub mod training;
 
 pub use advanced::AdvancedMemory;
 pub use advisor::AdvisorPanel;
+pub use assumed::AssumedPanel;
 pub use cluster::ClusterPanel;
 pub use compare::ComparePanel;
 pub use derived::DerivedPanel;

@@ -17,3 +17,5 @@ pub const ADVANCED: &str = "tools-advanced";
 pub const MEMORY_DETAILS: &str = "tools-memory-details";
 /// In the Memory panel, below the terms: the memory sweep.
 pub const SWEEP: &str = "tools-sweep";
+/// In the results column, below the derived sizes: the assumed settings and the tuned / Megatron-Core switch.
+pub const ASSUMED: &str = "tools-assumed";

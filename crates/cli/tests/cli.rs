@@ -263,7 +263,9 @@ fn the_table_shows_a_layout_per_rank_and_chunk() {
 
 /// The table's Assumed section: one line per source, then its settings. Llama 3.1 8B on 8 GB200 in BF16, nothing else
 /// stated: the nearest perf recipe is llama/gb200/llama3.py:35 (the local full-iteration CUDA graph, llama3.py:50-51);
-/// what no recipe sets (recompute modules) is Megatron-Core's default. With "defaults": "megatron-core" there is none.
+/// what no recipe sets (recompute modules) is Megatron-Core's default. With "defaults": "megatron-core" no recipe is
+/// consulted: every setting the plan leaves out is listed at Megatron-Core's default (what meshplan did not read is
+/// always said).
 #[test]
 fn the_table_lists_what_it_assumed_by_source() {
     let plan = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "gb200", "num_gpus": 8},
@@ -282,5 +284,6 @@ fn the_table_lists_what_it_assumed_by_source() {
     let mut plain = plan.clone();
     plain["defaults"] = json!("megatron-core");
     let out = meshplan(&["plan", "-"], Some(&plain.to_string()));
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("Assumed ("));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Assumed (") && text.contains("\n  Megatron-Core default:\n") && !text.contains("perf recipe"), "{text}");
 }

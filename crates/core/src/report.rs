@@ -88,9 +88,10 @@ pub fn plan_value(value: &Value) -> Result<Report, InputError> {
         let report = Report { assumptions, ..plan_resolved(&p, diags) };
         let rejected = rejected_assumptions(&report);
         if rejected.is_empty() || excluded.len() >= crate::tuned::TUNED_KEYS.len() {
-            // Plain defaults (`"defaults": "megatron-core"`) list nothing and name no assumption.
+            // Plain defaults (`"defaults": "megatron-core"`, or a named recipe) assume no recipe value, and name no
+            // assumption in a verdict; what the plan leaves out is still listed, at Megatron-Core's default.
             if crate::tuned::plain(value) {
-                return Ok(Report { assumptions: Vec::new(), ..report });
+                return Ok(report);
             }
             return Ok(with_assumed_verdict(value, &excluded, report));
         }

@@ -252,7 +252,11 @@ fn the_plan_file_round_trips_with_its_recipe() {
         let file: Value = serde_json::from_str(&file).unwrap();
         assert_eq!(file["recipe"], plan["recipe"]);
         let second = plan_value(&file).unwrap();
-        assert_eq!(serde_json::to_value(&first).unwrap(), serde_json::to_value(&second).unwrap(), "{plan}");
+        // The same run; what the first plan left out (listed under `assumptions`) the file may state outright.
+        let (mut a, mut b) = (serde_json::to_value(&first).unwrap(), serde_json::to_value(&second).unwrap());
+        a["assumptions"] = json!([]);
+        b["assumptions"] = json!([]);
+        assert_eq!(a, b, "{plan}");
     }
 }
 

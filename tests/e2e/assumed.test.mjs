@@ -1,0 +1,52 @@
+// End-to-end test of "Assumed settings" (issue 23: tuned defaults, stated; the page shows them together, each one
+// click to change, and one switch asks for Megatron-Core's plain defaults).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { startServer, launch, openApp } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
+const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+const planOf = (page) => page.evaluate(() => {
+  const d = {};
+  window.dispatchEvent(new CustomEvent("meshplan:pull", { detail: d }));
+  return JSON.parse(d.state).plan;
+});
+const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
+
+test("the settings a plan leaves out are listed with their source; State it writes one; the switch plans plain defaults", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  // The README plan (Llama 3.1 70B, bf16, 64 H100) states no CUDA graph or overlap setting: meshplan takes them from
+  // Megatron Bridge's performance recipe for Llama 3 70B on H100 in bf16 (llama3.py of the pinned revision), and the
+  // gradient-reduce dtype from Megatron-Core's default.
+  await page.waitForSelector("#assumed-details summary", { timeout: 10_000 });
+  await page.click("#assumed-details summary");
+  const row = (key) => page.locator(`#assumed-table tbody tr[data-key="${key}"]`);
+  assert.match(await row("tp_comm_overlap").innerText(), /tp_comm_overlap\s+true/);
+  assert.match(await row("tp_comm_overlap").getAttribute("data-source"), /perf\.llama3_70b_pretrain_\w+_h100_bf16_config .*llama3\.py:\d+/);
+  assert.match(await row("grad_reduce_in_fp32").innerText(), /true/);
+  assert.equal(await row("grad_reduce_in_fp32").getAttribute("data-source"), "Megatron-Core default");
+  // One heading row per source, above its settings.
+  assert.ok(await page.locator("#assumed-table tbody tr.assumed-source", { hasText: "Megatron-Core default" }).count() === 1);
+  const n = await page.locator("#assumed-table tbody tr[data-key]").count();
+  assert.match(await page.locator("#assumed-note").innerText(), new RegExp(`^${n} settings the plan does not state`));
+  const step = await page.locator("#summary").innerText();
+  // State it: the value is written into the plan, and the row leaves the list.
+  await row("tp_comm_overlap").locator("button.state-it").click();
+  await page.waitForFunction(() => !document.querySelector('#assumed-table tbody tr[data-key="tp_comm_overlap"]'), null, { timeout: 10_000 });
+  assert.equal((await planOf(page)).training.tp_comm_overlap, true);
+  // The switch: Megatron-Core's plain defaults are written as the plan's top-level `defaults`, and planned.
+  await page.selectOption("#defaults", "megatron-core");
+  await page.waitForFunction(() => document.querySelector('#assumed-table tbody tr[data-key="overlap_grad_reduce"]')?.dataset.source === "Megatron-Core default", null, { timeout: 10_000 });
+  assert.equal((await planOf(page)).defaults, "megatron-core");
+  assert.notEqual(await page.locator("#summary").innerText(), step, "plain defaults (no overlaps) plan another step time");
+  await page.selectOption("#defaults", "tuned");
+  await page.waitForFunction(() => /perf recipe/.test(document.querySelector('#assumed-table tbody tr[data-key="overlap_grad_reduce"]')?.dataset.source ?? ""), null, { timeout: 10_000 });
+  assert.equal((await planOf(page)).defaults, undefined);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
