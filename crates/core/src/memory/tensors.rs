@@ -132,21 +132,11 @@ pub fn tensors(p: &Plan, d: &Derived, st: &StageParams, sm: &StageMemory) -> Vec
 fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: &StageMemory, push: &mut impl FnMut(TensorKind, String, f64, &str, Vec<Lever>)) {
     let term = |k: TermKey| sm.terms.iter().find(|t| t.key == k);
     let s = &p.training.settings;
-    for (key, kind, phase) in [
-        (TermKey::MoeDispatchWorkingSet, TensorKind::MoeDispatch, "forward / backward (token dispatch)"),
-        (TermKey::OptimizerMoments, TensorKind::OptimizerState, "first optimizer step (state allocated lazily)"),
-        (TermKey::MasterWeights, TensorKind::MasterWeights, "first iteration (optimizer set-up)"),
-        (TermKey::Fp32GradCopies, TensorKind::GradCopies, "optimizer step"),
-        (TermKey::CudaGraphBuffers, TensorKind::CudaGraphs, "first iteration (graph capture)"),
-        (TermKey::AttentionScoresWorkingSet, TensorKind::AttentionScores, "forward (core attention)"),
-        (TermKey::FsdpUnshardedBuffers, TensorKind::ParamAllGather, "forward / backward (unit all-gather)"),
-    ] {
-        if let Some(t) = term(key) {
-            push(kind, t.label.to_string(), t.bytes as f64, phase, Vec::new());
-        }
-    }
     // DDP buckets: bucket_size = max(4e7, 1e6 · DP) elements with overlap_grad_reduce, else one bucket of the whole
-    // buffer (ML megatron/core/distributed/distributed_data_parallel.py l.130-137).
+    // buffer (ML megatron/core/distributed/distributed_data_parallel.py l.130-137). First, so that where a bucket and a
+    // stage total have one size (LoRA's fp32 grads and master weights of the same adapters) the bucket is named: the
+    // grad buffer is one allocation (param_and_grad_buffer.py l.1184-1190, torch.zeros of the whole buffer), the
+    // master weights and optimizer state one per parameter (optimizer/distrib_optimizer.py l.445).
     let trained = if run.peft { st.adapters } else { st.dense + st.experts };
     if trained > 0.0 {
         let dp = (d.data_parallel_size.max(1) * p.parallelism.cp().max(1)) as f64;
@@ -154,6 +144,36 @@ fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: 
         push(TensorKind::GradBucket, format!("one gradient bucket: {} elements × {} B", bucket as u64, run.grad), bucket * run.grad, "backward (gradient reduce)", Vec::new());
         if s.use_distributed_optimizer {
             push(TensorKind::ParamAllGather, format!("one parameter all-gather bucket: {} elements × {} B", bucket as u64, run.param), bucket * run.param, "forward (parameter all-gather)", Vec::new());
+        }
+    }
+    for (key, kind, phase) in [
+        (TermKey::OptimizerMoments, TensorKind::OptimizerState, "first optimizer step (state allocated lazily)"),
+        (TermKey::MasterWeights, TensorKind::MasterWeights, "first iteration (optimizer set-up)"),
+        (TermKey::Fp32GradCopies, TensorKind::GradCopies, "optimizer step"),
+        (TermKey::CudaGraphBuffers, TensorKind::CudaGraphs, "first iteration (graph capture)"),
+        (TermKey::AttentionScoresWorkingSet, TensorKind::AttentionScores, "forward (core attention)"),
+    ] {
+        if let Some(t) = term(key) {
+            push(kind, t.label.to_string(), t.bytes as f64, phase, Vec::new());
+        }
+    }
+    // The working sets are several allocations; a request is one of them. The MoE dispatcher's copies at one layer
+    // (memory::moe::dispatcher_copies), and Megatron-FSDP's one unit (a layer) all-gathered, its weights and its grads
+    // unsharded before the reduce-scatter (the term holds two units of each: memory/state.rs).
+    if term(TermKey::MoeDispatchWorkingSet).is_some_and(|t| t.bytes > 0) {
+        let (copy, gathered) = super::moe::dispatcher_copies(&p.model, p, run, &Shape::of(p));
+        let phase = "forward / backward (token dispatch)";
+        push(TensorKind::MoeDispatch, "one MoE layer's dispatched tokens, one copy (permuted, exchanged or sorted): T_r·h".into(), copy, phase, Vec::new());
+        push(TensorKind::MoeDispatch, "one MoE layer's tokens gathered over the EP·ETP group (allgather dispatcher)".into(), gathered, phase, Vec::new());
+    }
+    if term(TermKey::FsdpUnshardedBuffers).is_some_and(|t| t.bytes > 0) {
+        let unit = st.largest_layer;
+        let phase = "forward / backward (unit all-gather)";
+        if run.fsdp == Some(crate::settings::ShardingStrategy::OptimGradsParams) {
+            push(TensorKind::ParamAllGather, format!("one Megatron-FSDP unit's all-gathered weights: {} parameters × {} B", unit as u64, run.param), unit * run.param, phase, Vec::new());
+        }
+        if run.param != run.grad || run.fsdp != Some(crate::settings::ShardingStrategy::OptimGradsParams) {
+            push(TensorKind::GradBucket, format!("one Megatron-FSDP unit's unsharded gradients: {} × {} B", unit as u64, run.grad), unit * run.grad, "backward (before the reduce-scatter)", Vec::new());
         }
     }
 }
