@@ -653,3 +653,29 @@ fn megatron_lm_issue_60_is_the_gradient_buffer() {
     let x = named_as(&plan, &fixture("megatron_lm_issue60.txt"), (TensorKind::GradBucket, 2_491_526_400, "backward", 0));
     assert_eq!(x.message.form, "legacy");
 }
+
+/// Optimizer state at the first step, `[rank4]:` in PyTorch ≥ 2.4's form: the Llama-3-8B shape on 8 H100s (DP 8) with
+/// the distributed optimizer and TE's precision-aware FusedAdam keeping both moments in bf16. The state is allocated one
+/// tensor per parameter shard (optimizer/__init__.py init_state_fn: zeros_like each main shard), the largest the word
+/// embedding's: 128,256 × 4,096 = 525,336,576 elements / DP 8 = 65,667,072 × 2 B = 131,334,144 B = 125.25 MiB.
+#[test]
+fn optimizer_state_is_one_parameters_shard() {
+    let plan = llama_8b(8, json!({"seq_length": 4096, "global_batch_size": 64, "use_distributed_optimizer": true,
+                                   "use_precision_aware_optimizer": true, "exp_avg_dtype": "bf16", "exp_avg_sq_dtype": "bf16"}));
+    let msg = current(Some(4), 4, "125.25 MiB", 79.11, 0.05, 77.90, 0.02);
+    named_as(&plan, &msg, (TensorKind::OptimizerState, 131_334_144, "first optimizer step", 0));
+}
+
+/// Master weights at the optimizer's set-up, PyTorch before 1.5 ("… cached)"): the same model on 8 GPUs without the
+/// distributed optimizer, each rank cloning every parameter to fp32 (distrib_optimizer.py's Float16 sibling: one
+/// tensor per parameter), the largest the word embedding, 525,336,576 × 4 B = 2,101,346,304 B = 1.96 GiB (as large as
+/// one fp32 Adam moment of it; the master copy comes first, at set-up). The distributed optimizer shards it by 8. At seq
+/// 2,048: b·s·V·4 B (the fp32 logits) is V·h·4 B at s = h = 4,096, and the 16-bit logits are at s = 8,192 — one size,
+/// which no matcher can tell apart.
+#[test]
+fn master_weights_are_one_parameters_copy() {
+    let plan = llama_8b(8, json!({"seq_length": 2048, "global_batch_size": 64}));
+    let msg = "RuntimeError: CUDA out of memory. Tried to allocate 1.96 GiB (GPU 1; 79.11 GiB total capacity; 76.50 GiB already allocated; 1.20 GiB free; 77.00 GiB cached)";
+    let x = named_as(&plan, msg, (TensorKind::MasterWeights, 2_101_346_304, "first iteration", 0));
+    assert!(x.fixes.iter().any(|f| f.change.starts_with("use_distributed_optimizer") && f.shrinks_culprit), "{:?}", x.fixes);
+}

@@ -146,6 +146,7 @@ fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: 
             push(TensorKind::ParamAllGather, format!("one parameter all-gather bucket: {} elements × {} B", bucket as u64, run.param), bucket * run.param, "forward (parameter all-gather)", Vec::new());
         }
     }
+    largest_parameter_state((p, d), run, st, sm, push);
     for (key, kind, phase) in [
         (TermKey::OptimizerMoments, TensorKind::OptimizerState, "first optimizer step (state allocated lazily)"),
         (TermKey::MasterWeights, TensorKind::MasterWeights, "first iteration (optimizer set-up)"),
@@ -175,5 +176,29 @@ fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: 
         if run.param != run.grad || run.fsdp != Some(crate::settings::ShardingStrategy::OptimGradsParams) {
             push(TensorKind::GradBucket, format!("one Megatron-FSDP unit's unsharded gradients: {} × {} B", unit as u64, run.grad), unit * run.grad, "backward (before the reduce-scatter)", Vec::new());
         }
+    }
+}
+
+/// The optimizer's largest single allocations on a stage holding the embedding (the first) or the output layer (the
+/// last): that V/TP·h matrix's fp32 main copy and one of its moments. The optimizer allocates one tensor per parameter
+/// (ML@d98e8a6 megatron/core/optimizer/distrib_optimizer.py l.417-451: each shard's clone().float();
+/// optimizer/__init__.py init_state_fn l.591-600: zeros_like each main shard), so a request at the set-up or the first
+/// step is one parameter's, not the stage's total. Under the distributed optimizer the shard is ⌈V/TP·h / DP·CP⌉ —
+/// exact when the matrix fills its bucket, within a bucket's share when it shares one. Not under LoRA (frozen).
+fn largest_parameter_state((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: &StageMemory, push: &mut impl FnMut(TensorKind, String, f64, &str, Vec<Lever>)) {
+    // The last stage holds the output layer, or with tied embeddings and PP > 1 a copy of the word embedding.
+    if run.peft || !(sm.pipeline_rank == 0 || st.output) {
+        return;
+    }
+    let (master, _) = run.device_optimizer();
+    let matrix = p.model.word_embedding_params(d.padded_vocab_size) as f64 / p.parallelism.tp().max(1) as f64;
+    let shard = if run.sharded_optimizer { super::state::shards(run, d.data_parallel_size.max(1) * p.parallelism.cp().max(1), 1).0 } else { 1.0 };
+    let elements = (matrix / shard).ceil();
+    let what = if sm.pipeline_rank == 0 { "the word embedding" } else { "the output layer" };
+    if master > 0.0 {
+        push(TensorKind::MasterWeights, format!("{what}'s fp32 main copy: V/TP·h = {} elements × 4 B", elements as u64), elements * 4.0, "first iteration (optimizer set-up)", Vec::new());
+    }
+    if run.offload_path == super::run::OffloadPath::None {
+        push(TensorKind::OptimizerState, format!("one optimizer moment of {what}: {} elements × {} B", elements as u64, run.moment), elements * run.moment, "first optimizer step (state allocated lazily)", Vec::new());
     }
 }
