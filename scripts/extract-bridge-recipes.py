@@ -33,9 +33,23 @@ The mixed-precision fields kept are those the recipe changes relative to the Bri
 meshplan's precision (and FP8 recipe) selects (crates/core/data/mixed_precision.json), so that a plan which changes
 the precision runs that precision's own recipe.
 
-Only the models meshplan has presets for are kept (PRESET_PREFIXES below), pretrain and SFT recipes (PEFT recipes
-train adapters on frozen weights, which meshplan does not size). Legacy aliases (`from ...h100.x import A as B` in the
-family modules) are listed with `alias_of`.
+A library recipe's model is the preset whose `hf_id` (crates/core/data/models.json) is the Hugging Face id the recipe's
+AutoBridge.from_hf_pretrained(path) call names (`stated_hf_id`: a first reading of the function records the call's
+argument, its `hf_path` default followed through helpers; HF_RENAMED maps a renamed repository to its current name),
+one mechanism for every family. PRESET_PREFIXES (recipe-name prefix -> preset) is used only where the recipe states no
+Hugging Face id (a model provider class built in the recipe, e.g. GPTModelProvider175B). Every recipe carries the id it
+states as `hf_model_id`. A pretrain or SFT recipe whose id is no preset's is read all the same, with no `model`: a plan
+naming it must give the model (its config.json as model.hf_config, or a preset key), and gets an input error naming the
+id otherwise. Without a preset, whether the model is MoE is unknown, so what apply_flex_dispatcher_backend would set is
+`unresolved`. PEFT recipes (kind "peft") are read too: cfg.peft = LoRA(...) (default_peft_config("lora")) is the
+plan's `peft: "lora"`, its dim and target_modules the lora_dim / lora_target_modules rows (targets meshplan does not
+size, Mamba's in_proj / out_proj, are dropped and listed), and another PEFT (VLMLoRA, DoRA) or a LoRA field that
+changes sizes meshplan does not model (dropout, ...) is `unresolved`. String methods of known strings
+(`peft_scheme.lower()`) are evaluated, and `isinstance` of a plain value against a class is False. A recipe that states
+no id and has no prefix (diffusion models, models built from a provider class) is listed under `skipped` with its
+reason; the recipe packages' own helpers (recipes/utils) are not recipes. Legacy aliases (`from ...h100.x
+import A as B` in the family modules) are listed with `alias_of`, their name and source only (the target's entry holds the reading; the
+reader fills it in).
 
 The performance recipes (src/megatron/bridge/perf_recipes/<family>/<gpu>/<model>.py: the flat functions Bridge's
 performance tables run, each starting from a library recipe) are read the same way, kind "perf", named
@@ -58,7 +72,8 @@ PERF = "src/megatron/bridge/perf_recipes"
 MIXED = "src/megatron/bridge/training/mixed_precision.py"
 COMM = "src/megatron/bridge/training/comm_overlap.py"
 
-# Recipe-name prefix -> meshplan model preset key (crates/core/data/models.json). Longest prefix wins; EXCLUDE lists
+# Recipe-name prefix -> meshplan model preset key (crates/core/data/models.json), for the recipes that state no Hugging
+# Face id (and for the performance recipes, which keep meshplan's validation mapping). Longest prefix wins; EXCLUDE lists
 # prefixes of other models that share a preset's prefix.
 PRESET_PREFIXES = {
     "llama31_8b_": "llama-3.1-8b",
@@ -89,8 +104,17 @@ PRESET_PREFIXES = {
     "nemotron_3_ultra_": "nemotron-3-ultra-550b-a55b",
     "step35_196b_a11b_": "step-3.5-flash",
     "gemma4_e4b_": "gemma-4-e4b",
+    "gemma3_1b_": "gemma-3-1b",
 }
 EXCLUDE = ("deepseek_v2_lite_", "nemotron_3_nano_4b_")
+# Hugging Face ids the recipes name whose repositories were renamed since (the old name redirects to the new one):
+# models.json holds the current name. meta-llama renamed its Llama 3.1 repositories from Meta-Llama-3.1-* to
+# Llama-3.1-* (huggingface.co/meta-llama/Meta-Llama-3.1-8B redirects to huggingface.co/meta-llama/Llama-3.1-8B).
+HF_RENAMED = {
+    "meta-llama/Meta-Llama-3.1-8B": "meta-llama/Llama-3.1-8B",
+    "meta-llama/Meta-Llama-3.1-70B": "meta-llama/Llama-3.1-70B",
+    "meta-llama/Meta-Llama-3.1-405B": "meta-llama/Llama-3.1-405B",
+}
 # The performance recipes' own model prefixes (their Llama 3 8B / 70B are Llama 3.1's shapes: meshplan's validation
 # mapping, scripts/extract-bridge-perf-recipes-26x.py MODEL_TOKENS, reads them so too).
 PERF_PREFIXES = {"llama3_8b_": "llama-3.1-8b", "llama3_70b_": "llama-3.1-70b", "gpt_oss_20b_": "gpt-oss-20b",
@@ -107,6 +131,7 @@ PARALLELISM = [
 ]
 TORCH_DTYPES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "uint8": "fp8"}
 MAX_STEPS = 200_000
+STR_METHODS = ("lower", "upper", "strip")
 CUDA_GRAPH_HELPERS = ("set_cuda_graph_modules", "clear_cuda_graph_modules", "set_full_iteration_cuda_graph")
 # crates/core/data/mixed_precision.json: the Bridge mixed-precision recipe meshplan selects for each precision.
 MESHPLAN_MP = []
@@ -196,6 +221,7 @@ class Interp:
         self.ctx = context  # {"gpu_major": int, "moe": bool}
         self.steps = 0
         self.opaque_calls = []  # helpers outside the packages read here that were handed a config
+        self.hf_ids = []  # the Hugging Face ids AutoBridge.from_hf_pretrained was called with, in call order
 
     # -- names ------------------------------------------------------------------------------------------------
     def global_value(self, module, name):
@@ -351,6 +377,11 @@ class Interp:
             raise Raised(f"lookup `{ast.unparse(n)[:60]}` fails")
 
     def ev_Call(self, n, env, mod):
+        if isinstance(n.func, ast.Attribute) and n.func.attr in STR_METHODS and not n.args and not n.keywords:
+            # A string method of a known string (`peft_scheme.lower()`).
+            base = self.ev(n.func.value, env, mod)
+            if isinstance(base, str):
+                return getattr(base, n.func.attr)()
         f = self.ev(n.func, env, mod)
         args = [self.ev(a, env, mod) for a in n.args if not isinstance(a, ast.Starred)]
         kwargs = {k.arg: self.ev(k.value, env, mod) for k in n.keywords if k.arg is not None}
@@ -358,6 +389,11 @@ class Interp:
 
     def call(self, f, args, kwargs, node=None):
         name = f.node.name if isinstance(f, Func) else f.path.rsplit(".", 1)[-1] if isinstance(f, Ext) else None
+        if name == "from_hf_pretrained":
+            # AutoBridge.from_hf_pretrained(path, ...) (models/conversion/auto_bridge.py:529): the model the recipe trains.
+            hf = args[0] if args else kwargs.get("path")
+            if isinstance(hf, str):
+                self.hf_ids.append(hf)
         if name in ("apply_flex_dispatcher_backend", "get_mixed_precision_config"):
             if name == "apply_flex_dispatcher_backend":
                 return self.flex_dispatcher(args, kwargs)
@@ -427,6 +463,9 @@ class Interp:
                 ts = t if isinstance(t, tuple) else (t,)
                 if all(isinstance(x, Ext) and x.path in types for x in ts) and not isinstance(args[0], (Obj, Ext)):
                     return isinstance(args[0], tuple(types[x.path] for x in ts))
+                if isinstance(args[0], (str, int, float, bool)) and all(isinstance(x, (Ext, Klass)) and not (isinstance(x, Ext) and x.path.startswith("builtins.")) for x in ts):
+                    # A plain value is no instance of a class of the recipe packages or beyond (`isinstance("lora", PEFT)`).
+                    return False
                 return Unknown("isinstance")
         except Exception:
             raise Raised(f"{name}() fails")
@@ -484,6 +523,10 @@ class Interp:
     def flex_dispatcher(self, args, kwargs):
         model = args[0] if args else kwargs.get("model_config")
         backend = args[1] if len(args) > 1 else kwargs.get("moe_flex_dispatcher_backend")
+        if isinstance(model, Obj) and self.ctx["moe"] is None and not isinstance(backend, Unknown):
+            why = "apply_flex_dispatcher_backend: whether the model is MoE is known from its config only (no preset)"
+            model.fields.update(moe_token_dispatcher_type=Unknown(why), moe_flex_dispatcher_backend=Unknown(why))
+            return None
         if not isinstance(model, Obj) or not self.ctx["moe"] or isinstance(backend, Unknown):
             return None
         major = self.ctx["gpu_major"]
@@ -764,7 +807,7 @@ def precision_of(mp):
     return "fp32"
 
 
-def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, alias_of=None):
+def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, alias_of=None, hf=None):
     unresolved = []
 
     def val(path, key):
@@ -844,6 +887,7 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
             # Megatron-Core's old spelling "full" is the whole layer (cuda_graph_modules = []).
             j = [] if j == "full" else ([j] if isinstance(j, str) else j)
         training[key] = j
+    peft_entry(cfg, training, unresolved)
     # The older spelling of a full-iteration graph, cuda_graph_impl "local" with "full_iteration" in the scope (the
     # performance recipes still write it), is meshplan's (and the current Megatron-Core API's) cuda_graph_impl
     # "full_iteration" with no modules, as set_full_iteration_cuda_graph writes it (utils/cuda_graph.py).
@@ -853,7 +897,12 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
     # The layout is meshplan's parallelism key; an empty list / None means none.
     if par.get("pipeline_model_parallel_layout") in (None, []):
         par.pop("pipeline_model_parallel_layout", None)
-    entry = {"name": name, "model": model_key, "kind": kind}
+    entry = {"name": name}
+    if model_key:
+        entry["model"] = model_key
+    if hf:
+        entry["hf_model_id"] = hf
+    entry["kind"] = kind
     if alias_of:
         entry["alias_of"] = alias_of
     entry.update({
@@ -865,6 +914,37 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
         "unresolved": unresolved,
     })
     return entry
+
+
+# Megatron Bridge's LoRA dataclass (src/megatron/bridge/peft/lora.py:143-147 @ 067f987df03b: target_modules, dim 32,
+# alpha 32, dropout 0.0): the fields that change no size meshplan computes. dim and target_modules are settings-table
+# rows (lora_dim, lora_target_modules: their `peft.*` Bridge paths are read with the other rows).
+LORA_TARGETS = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")  # settings.rs LoraTarget
+LORA_SIZELESS = ("dim", "target_modules", "alpha", "lora_A_init_method", "lora_B_init_method")
+
+
+def peft_entry(cfg, training, unresolved):
+    """The recipe's cfg.peft as the plan's `peft`: a LoRA object (default_peft_config("lora"),
+    recipes/utils/dataset_utils.py:71-72) is "lora"; any other PEFT (DoRA) or a LoRA field that changes sizes meshplan
+    does not model (dropout, normalize_moe_lora, share_expert_adapters, ...) is listed under `unresolved`."""
+    peft = cfg.fields.get("peft")
+    if peft is None:
+        return
+    if isinstance(peft, Obj) and peft.kind == "LoRA":
+        training["peft"] = "lora"
+        targets = training.get("lora_target_modules")
+        if isinstance(targets, list) and any(t not in LORA_TARGETS for t in targets):
+            # Adapters on linears meshplan's LoRA model does not name (Mamba's in_proj / out_proj): the ones it names are
+            # kept, the others listed.
+            others = [t for t in targets if t not in LORA_TARGETS]
+            training["lora_target_modules"] = [t for t in targets if t in LORA_TARGETS]
+            unresolved.append({"field": "lora_target_modules", "path": "cfg.peft.target_modules", "reason": f"adapters on {', '.join(others)} are not modelled (meshplan sizes linear_qkv, linear_proj, linear_fc1, linear_fc2)"})
+        for k in sorted(peft.fields):
+            if k not in LORA_SIZELESS:
+                unresolved.append({"field": "peft", "path": f"cfg.peft.{k}", "reason": f"LoRA.{k} is not modelled (meshplan sizes LoRA's dim and target_modules)"})
+        return
+    what = f"a {peft.kind} PEFT config" if isinstance(peft, Obj) else "a PEFT config not known statically"
+    unresolved.append({"field": "peft", "path": "cfg.peft", "reason": f"{what}: meshplan sizes LoRA only (planned as full training)"})
 
 
 def mark_mixed_precision_names(modules):
@@ -891,7 +971,7 @@ def attach_published(out, here):
         matched = json.load(open(f"{here}/reference/bridge_perf_settings_26x.json"))["rows"]
     except OSError:
         return
-    by_name = {e["name"]: e for e in out if e["kind"] == "perf"}
+    by_name = {e["name"]: e for e in out if e.get("kind") == "perf"}
     for row_id, m in sorted(matched.items()):
         row = rows.get(row_id)
         e = by_name.get("perf." + str(m.get("name")))
@@ -949,7 +1029,7 @@ def main():
 
     found = {}  # name -> (module, func node, alias_of)
     for mname, m in sorted(modules.items()):
-        if not mname.startswith("megatron.bridge.recipes."):
+        if not mname.startswith("megatron.bridge.recipes.") or mname.startswith("megatron.bridge.recipes.utils."):
             continue
         for s in m.tree.body:
             if isinstance(s, ast.FunctionDef) and not s.name.startswith("_") and s.name.endswith("_config"):
@@ -970,24 +1050,62 @@ def main():
                     if a.asname and a.asname != a.name and a.asname.endswith("_config") and a.name in found:
                         found.setdefault(a.asname, (m, None, a.name))
 
+    by_hf = {}
+    for k, v in models.items():
+        hf = str(v.get("hf_id", ""))
+        if "/" in hf:
+            by_hf[hf.lower()] = k
+
+    def stated_hf_id(name):
+        """The Hugging Face id a library recipe builds its model from: the first AutoBridge.from_hf_pretrained call
+        a run of the function makes (its `hf_path` default followed through helpers), else the first id its body
+        names; None when it names none (a model provider class, e.g. GPTModelProvider175B)."""
+        _, _, alias_of = found[name]
+        tm, tnode, _ = found[alias_of or name]
+        if tnode is None:
+            return None
+        mm = re.search(r"_(h100|b200|b300|gb200|gb300)_", alias_of or name)
+        gpu = GPUS.get(mm.group(1)) if mm else GPUS["h100"]
+        interp = Interp(modules, {"gpu_major": gpu[1], "gpu": mm.group(1) if mm else "h100", "moe": False, "num_layers": 0, "mtp_num_layers": 0})
+        try:
+            interp.run_function(Func(tm, tnode), [], {})
+        except Raised:
+            pass
+        return interp.hf_ids[0] if interp.hf_ids else hf_id_of(tnode)
+
+    def library_model(name):
+        """(preset key or None, Hugging Face id or None) of a library recipe: the preset whose hf_id is the id its
+        AutoBridge.from_hf_pretrained call names (HF_RENAMED: the current name of a renamed repository); where no id
+        is stated, the recipe-name prefix (PRESET_PREFIXES)."""
+        hf = stated_hf_id(name)
+        if hf is None:
+            return preset_of(name), None
+        key = by_hf.get(HF_RENAMED.get(hf, hf).lower())
+        by_prefix = preset_of(name)
+        if by_prefix is not None and by_prefix != key:
+            print(f"note: {name}: its model {hf} is preset {key}, not {by_prefix} as its name prefix says; the id wins", file=sys.stderr)
+        return key, hf
+
     out = []
     skipped = []
     for name in sorted(found):
-        model_key = preset_of(name)
-        if model_key is None:
-            # A library recipe of a model meshplan has no preset for is listed, never dropped: with the Hugging Face
-            # id its model is built from (AutoBridge.from_hf_pretrained("ORG/NAME") in the function), which is what
-            # an import of it lacks.
+        hf = None
+        if name.startswith("perf."):
+            model_key = preset_of(name)
+        else:
+            model_key, hf = library_model(name)
+        # A pretrain or SFT library recipe whose model has no preset but a Hugging Face id is read like the others,
+        # with no `model` and its `hf_model_id`: planning it needs that model's config.json.
+        readable_without_preset = hf is not None and not name.startswith("perf.") and re.search(r"_(pretrain|sft|peft)_", name)
+        if model_key is None and not readable_without_preset:
+            # Any other library recipe of a model meshplan has no preset for is listed, never dropped: with the
+            # Hugging Face id its model is built from where it states one, which is what an import of it lacks.
             if not name.startswith("perf.") and re.search(r"_(pretrain|sft|peft|finetune)(_|$)", name):
                 _, node, alias_of = found[name]
                 tm, tnode, _ = found[alias_of or name]
-                hf = hf_id_of(tnode) if tnode is not None else None
                 said = f" ({hf}, built by AutoBridge.from_hf_pretrained)" if hf else ""
-                preset = next((k for k, v in models.items() if hf and str(v.get("hf_id", "")).lower() == hf.lower()), None)
-                if preset:
-                    why = f"its model{said} is meshplan's {preset} preset, whose recipes of this family are not read yet (PRESET_PREFIXES): name the preset (meshplan import --model {preset})"
-                else:
-                    why = f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run"
+                why = (f"its model{said} has no meshplan preset: give the model (its config.json, or meshplan import --model KEY) to plan this recipe's run" if hf
+                       else "its model is built in the recipe (a model provider class, no Hugging Face id) and has no meshplan preset (PRESET_PREFIXES)")
                 entry = {"name": name, "reason": why}
                 if tnode is not None:
                     entry["source"] = f"{tm.path}:{tnode.lineno}"
@@ -1001,8 +1119,8 @@ def main():
             skipped.append({"name": name, "reason": "a performance recipe that does not pretrain (the performance tables meshplan reads are pre-training runs)"})
             continue
         kind = "perf" if name.startswith("perf.") else kind
-        if kind in ("peft", "other"):
-            skipped.append({"name": name, "reason": "PEFT trains adapters on frozen weights, which meshplan does not size" if kind == "peft" else "not a pretrain or SFT recipe"})
+        if kind == "other":
+            skipped.append({"name": name, "reason": "not a pretrain, SFT or PEFT recipe"})
             continue
         target = alias_of or name
         tm, tnode, _ = found[target]
@@ -1013,8 +1131,10 @@ def main():
             skipped.append({"name": name, "reason": "a performance recipe for a GPU meshplan's catalogue does not hold (VR200, R100)"})
             continue
         gpu_word = mm.group(2) if mm else "h100"
-        moe = bool(models[model_key]["config"].get("num_moe_experts")) or "E" in str(models[model_key]["config"].get("hybrid_layer_pattern", models[model_key]["config"].get("hybrid_override_pattern", "")))
-        preset = models[model_key]["config"]
+        preset = models[model_key]["config"] if model_key else {}
+        # Whether the model is MoE decides apply_flex_dispatcher_backend; without a preset it is known only from the
+        # model's config (None: the dispatcher fields it would set are unresolved).
+        moe = (bool(preset.get("num_moe_experts")) or "E" in str(preset.get("hybrid_layer_pattern", preset.get("hybrid_override_pattern", "")))) if model_key else None
         interp = Interp(modules, {"gpu_major": (gpu or GPUS["h100"])[1], "gpu": gpu_word, "moe": moe,
                                   "num_layers": preset.get("num_layers", 0), "mtp_num_layers": preset.get("mtp_num_layers", 0)})
         try:
@@ -1025,12 +1145,12 @@ def main():
         if not isinstance(cfg, Obj):
             skipped.append({"name": name, "reason": "the function does not return a config the static reading knows"})
             continue
-        entry = recipe_entry(name, model_key, kind, gpu, gpus, tm, cfg, interp, rows, alias_of)
+        entry = recipe_entry(name, model_key, kind, gpu, gpus, tm, cfg, interp, rows, alias_of, hf)
         # A DeepSeek-V4 recipe that changes the model's MTP depth trains another model than the preset: said, since
         # the recipes carry no model fields (the no-MTP SFT sets mtp_num_layers = None; its layout then has no MTP).
         # Kept to DeepSeek-V4: other families' recipes that set mtp_num_layers are listed in the zoo-dsv4 report.
         model_obj = cfg.fields.get("model") if isinstance(cfg, Obj) else None
-        if model_key.startswith("deepseek-v4") and isinstance(model_obj, Obj) and "mtp_num_layers" in model_obj.fields:
+        if model_key and model_key.startswith("deepseek-v4") and isinstance(model_obj, Obj) and "mtp_num_layers" in model_obj.fields:
             mtp_set = model_obj.fields["mtp_num_layers"]
             mtp_set = 0 if mtp_set is None else mtp_set
             if not isinstance(mtp_set, Unknown) and mtp_set != preset.get("mtp_num_layers", 0):
@@ -1041,11 +1161,19 @@ def main():
         if not mm:
             entry["unresolved"].append({"field": "cluster", "path": "(recipe name)", "reason": "the recipe's name states no GPU count and type"})
         out.append(entry)
+    # A legacy alias runs its target's function: it is written as its name, target and source only, and
+    # crates/core/src/recipes.rs fills in the target's reading (a third of the file otherwise repeats).
+    by_name = {e["name"]: e for e in out}
+    for i, e in enumerate(out):
+        target = by_name.get(e.get("alias_of"))
+        if target is not None and all(e.get(k) == target.get(k) for k in e if k not in ("name", "alias_of", "source")):
+            out[i] = {"name": e["name"], "alias_of": e["alias_of"], "source": e["source"]}
 
     attach_published(out, here)
     doc = {
-        "comment": "Megatron Bridge library recipes for the models meshplan has presets for (skipped: every other library "
-                   "recipe, with its reason and the Hugging Face id its model is built from), read statically by "
+        "comment": "Megatron Bridge library recipes (pretrain, SFT and LoRA PEFT; model: the meshplan preset, found by the Hugging Face "
+                   "id hf_model_id the recipe builds its model from; no model: a model without a preset, which the plan "
+                   "must give) and performance recipes (skipped: every other recipe, with its reason), read statically by "
                    "scripts/extract-bridge-recipes.py from the source at the commit below (source = file:line of the "
                    "recipe function). parallelism and training use meshplan's plan keys; training holds every "
                    "settings.rs row the recipe sets, the mixed-precision recipe's fields included. unresolved: what the "

@@ -5,6 +5,7 @@ use crate::state::plan_doc;
 use meshplan_core::parallelism::{PARALLELISM, Parallelism};
 use meshplan_core::search::{CandidateParallelism, CandidateTraining};
 use serde_json::{Value, json};
+use meshplan_core::tuned::{DEFAULTS_KEY, PLAIN};
 use meshplan_core::{Code, InputError};
 
 /// The input error a search reply carries (`{"error": {code, message, fix}}`), or one saying the reply was unreadable.
@@ -64,17 +65,22 @@ pub fn candidate_edits(par: &CandidateParallelism, tr: &CandidateTraining, moe: 
     edits
 }
 
-/// Writes a candidate's layout into the plan document.
+/// Writes a candidate's layout into the plan document. The search plans Megatron-Core's plain defaults unless the plan
+/// asks for tuned ones (`meshplan_core::search::read_for_search`), so a plan that says nothing gets
+/// `"defaults": "megatron-core"` too: the applied plan is the run the row priced.
 pub fn apply_candidate(plan: &mut Value, par: &CandidateParallelism, tr: &CandidateTraining, moe: bool) {
     for (path, value) in candidate_edits(par, tr, moe) {
         plan_doc::set(plan, &path, value);
+    }
+    if plan.get(DEFAULTS_KEY).is_none() {
+        plan_doc::set(plan, DEFAULTS_KEY, json!(PLAIN));
     }
 }
 
 /// Whether the plan already has a candidate's layout, i.e. applying it would change nothing (without the copy
 /// that applying it to a clone and comparing would take: the Advisor asks this of every row on every edit).
 pub fn is_applied(plan: &Value, par: &CandidateParallelism, tr: &CandidateTraining, moe: bool) -> bool {
-    candidate_edits(par, tr, moe).iter().all(|(path, value)| match plan_doc::get(plan, path) {
+    plan.get(DEFAULTS_KEY).is_some() && candidate_edits(par, tr, moe).iter().all(|(path, value)| match plan_doc::get(plan, path) {
         // Applying writes the value, or removes the field for Null (a present null is removed too).
         Some(v) => !value.is_null() && v == value,
         None => value.is_null(),
@@ -87,6 +93,10 @@ pub fn search_input(plan: &Value) -> Value {
     let mut v = plan.clone();
     if let Some(m) = v.as_object_mut() {
         m.remove("parallelism");
+        // No switch and "megatron-core" are one search input: the search plans plain defaults for both.
+        if m.get(DEFAULTS_KEY).and_then(Value::as_str).is_some_and(|d| d.trim().eq_ignore_ascii_case(PLAIN)) {
+            m.remove(DEFAULTS_KEY);
+        }
     }
     if let Some(t) = v.get_mut("training").and_then(Value::as_object_mut) {
         for k in SEARCHED_TRAINING {

@@ -38,10 +38,11 @@ pub fn set(plan: &mut Value, path: &str, value: Value) {
             let preset = json!({ "preset": key });
             plan["model"] = preset;
         } else if plan.get("model").is_none_or(Value::is_null)
-            && let Some(recipe) = plan.get("recipe").and_then(Value::as_str).and_then(recipes::find)
+            && let Some(preset) = plan.get("recipe").and_then(Value::as_str).and_then(recipes::find).and_then(|r| r.preset())
         {
-            // A plan that takes its model from its recipe: the override goes on the recipe's preset.
-            plan["model"] = json!({ "preset": recipe.model });
+            // A plan that takes its model from its recipe: the override goes on the recipe's preset (a recipe whose
+            // model is no preset gives none: the field is set alone, and the plan asks for the model).
+            plan["model"] = json!({ "preset": preset });
         }
     }
     let mut node = plan;

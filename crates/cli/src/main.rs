@@ -30,7 +30,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Validate a plan, derive sizes, estimate memory per pipeline stage, list rank groups
+    /// Validate a plan, derive sizes, estimate memory per pipeline stage, list rank groups; unstated speed and memory
+    /// settings take tuned defaults, listed under "Assumed" ("defaults": "megatron-core" for plain ones)
     #[command(after_help = EXIT_STATUS)]
     Plan {
         #[command(flatten)]
@@ -70,7 +71,8 @@ enum Command {
         kind: String,
     },
     /// Read a Megatron-LM command line or arguments block, Megatron Bridge overrides or config YAML, or a meshplan
-    /// export, and print the plan file (unrecognized settings and assumptions on stderr)
+    /// export, and print the plan file (unrecognized settings and assumptions on stderr); the plan keeps the launcher's
+    /// own defaults ("defaults": "megatron-core"), not tuned ones
     #[command(after_help = EXIT_STATUS)]
     Import {
         /// A Megatron-LM launch command or script, its arguments block, Bridge overrides or config YAML, or a meshplan

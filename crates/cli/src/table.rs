@@ -69,16 +69,39 @@ fn title(r: &Report, s: &mut String) {
     }
 }
 
-/// The settings the plan leaves unstated, with the value planned and its source.
+/// The settings the plan leaves unstated, with the value planned, grouped by their source (a perf recipe's, or
+/// Megatron-Core's default): one line per source, then its `key = value` pairs wrapped at [`ASSUMED_WIDTH`].
 fn assumptions(r: &Report, s: &mut String) {
     if r.assumptions.is_empty() {
         return;
     }
-    let _ = writeln!(s, "\nAssumed (settings the plan leaves unstated; \"defaults\": \"megatron-core\" for plain defaults)");
+    let _ = writeln!(s, "\nAssumed (speed and memory settings the plan leaves unstated; \"defaults\": \"megatron-core\" for plain defaults)");
+    let mut sources: Vec<&str> = Vec::new();
     for a in &r.assumptions {
-        let _ = writeln!(s, "  {:<36}{:<20} {}", a.key, a.value.to_string(), a.source);
+        if !sources.contains(&a.source.as_str()) {
+            sources.push(&a.source);
+        }
+    }
+    for source in sources {
+        let _ = writeln!(s, "  {source}:");
+        let mut line = String::new();
+        for a in r.assumptions.iter().filter(|a| a.source == source) {
+            let pair = format!("{} = {}", a.key, a.value);
+            if !line.is_empty() && line.len() + 2 + pair.len() > ASSUMED_WIDTH {
+                let _ = writeln!(s, "    {line}");
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push_str(", ");
+            }
+            line.push_str(&pair);
+        }
+        let _ = writeln!(s, "    {line}");
     }
 }
+
+/// Where the assumed `key = value` pairs wrap (characters after the indent).
+const ASSUMED_WIDTH: usize = 110;
 
 /// Bridge's published throughput for the plan's perf recipe, beside the prediction.
 fn published(r: &Report, s: &mut String) {
@@ -275,7 +298,9 @@ pub fn recipes(all: &[meshplan_core::recipes::Recipe]) -> String {
     let _ = writeln!(s, "\nMegatron Bridge recipes (plan key \"recipe\"; {})", meshplan_core::recipes::source_repository());
     let width = all.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
     for r in all {
-        let _ = writeln!(s, "  {:<width$}  {:<26} {}", r.name, r.model, r.description);
+        // A recipe whose model has no preset shows the Hugging Face id its model is built from.
+        let model = r.preset().or(r.hf_model_id.as_deref()).unwrap_or("(model built in the recipe)");
+        let _ = writeln!(s, "  {:<width$}  {model:<26} {}", r.name, r.description);
     }
     s
 }

@@ -101,7 +101,7 @@ fn presets_json_lists_models_and_gpus() {
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models.len(), 74);
+    assert_eq!(models.len(), 75);
     assert!(models.iter().all(|m| m["key"].is_string() && m["name"].is_string() && m["hf_id"].is_string()));
     assert!(models.iter().all(|m| m["family"].as_str().is_some_and(|f| !f.is_empty())), "every preset has a family");
     let gpus = v["gpus"].as_array().unwrap();
@@ -113,7 +113,10 @@ fn presets_json_lists_models_and_gpus() {
     let r = recipes.iter().find(|r| r["name"] == "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config").unwrap();
     assert_eq!((&r["model"], &r["gpu"], &r["gpus"]), (&json!("qwen3-30b-a3b"), &json!("h100-sxm-80gb"), &json!(16)));
     assert!(r["description"].as_str().unwrap().contains("EP16"));
-    assert!(recipes.iter().all(|r| models.iter().any(|m| m["key"] == r["model"])));
+    // Each recipe's model is a preset, or null with the Hugging Face id of a model without one.
+    assert!(recipes.iter().all(|r| models.iter().any(|m| m["key"] == r["model"]) || (r["model"].is_null() && r["hf_model_id"].is_string())));
+    let r = recipes.iter().find(|r| r["name"] == "llama3_70b_pretrain_32gpu_h100_bf16_config").unwrap();
+    assert_eq!((&r["model"], &r["hf_model_id"]), (&Value::Null, &json!("meta-llama/Meta-Llama-3-70B")));
     assert!(v["recipes_source"].as_str().unwrap().starts_with("github:NVIDIA-NeMo/Megatron-Bridge@"));
 }
 
@@ -256,4 +259,28 @@ fn the_table_shows_a_layout_per_rank_and_chunk() {
     assert_eq!(r["derived"]["layers_per_chunk"][1][7], 1);
     assert_eq!(r["derived"]["pipeline_placement"]["mtp"], serde_json::json!({"pipeline_rank": 1, "virtual_rank": 7}));
     assert_eq!(r["plan"]["parallelism"]["pipeline_model_parallel_layout"], "Et*4|(t*4|)*14tmL");
+}
+
+/// The table's Assumed section: one line per source, then its settings. Llama 3.1 8B on 8 GB200 in BF16, nothing else
+/// stated: the nearest perf recipe is llama/gb200/llama3.py:35 (the local full-iteration CUDA graph, llama3.py:50-51);
+/// what no recipe sets (recompute modules) is Megatron-Core's default. With "defaults": "megatron-core" there is none.
+#[test]
+fn the_table_lists_what_it_assumed_by_source() {
+    let plan = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "gb200", "num_gpus": 8},
+                      "training": {"seq_length": 8192, "global_batch_size": 128, "micro_batch_size": 2}});
+    let out = meshplan(&["plan", "-"], Some(&plan.to_string()));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("Assumed (")).unwrap_or_else(|| panic!("no Assumed section:\n{text}"));
+    assert!(lines[at + 1].starts_with("  Megatron Bridge perf recipe perf.llama3_8b_pretrain_8gpu_gb200_bf16_config ")
+        && lines[at + 1].ends_with("perf_recipes/llama/gb200/llama3.py:35):"), "{}", lines[at + 1]);
+    assert!(lines[at + 2].starts_with("    cuda_graph_impl = \"full_iteration\""), "{}", lines[at + 2]);
+    let core = lines.iter().position(|l| *l == "  Megatron-Core default:").expect("the defaults no recipe sets");
+    assert!(lines[core + 1..].iter().take_while(|l| l.starts_with("    ")).any(|l| l.contains("recompute_modules = null")), "{text}");
+    // Every pair line stays short.
+    assert!(lines[at + 2..core].iter().all(|l| l.chars().count() <= 4 + 110), "{text}");
+    let mut plain = plan.clone();
+    plain["defaults"] = json!("megatron-core");
+    let out = meshplan(&["plan", "-"], Some(&plain.to_string()));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Assumed ("));
 }

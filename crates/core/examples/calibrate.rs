@@ -327,10 +327,10 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
         "training": {"seq_length": seq, "micro_batch_size": u(r, "mbs").unwrap_or(1), "global_batch_size": gbs,
                      "precision": precision, "recompute_granularity": recompute},
         "parallelism": par});
-    // Unstated settings: the 26.x Bridge rows (validation) take meshplan's tuned defaults, the pinned Bridge's perf
-    // recipes being of their era (26.08); every older row keeps Megatron-Core's plain defaults, as it was fitted.
-    if r["release"].as_str().unwrap_or("").starts_with("26.") {
-        plan_json["defaults"] = json!("tuned");
+    // Unstated settings: the 26.x Bridge rows (validation) take meshplan's default, tuned defaults, the pinned Bridge's
+    // perf recipes being of their era (26.08); every older row keeps Megatron-Core's plain defaults, as it was fitted.
+    if !r["release"].as_str().unwrap_or("").starts_with("26.") {
+        plan_json["defaults"] = json!("megatron-core");
     }
     let dist_opt = r.get("distributed_optimizer").and_then(Value::as_bool);
     if let Some(d) = dist_opt.or((stated == Stated::Recipe).then_some(true)) {

@@ -53,11 +53,20 @@ impl Compared {
     }
 }
 
-/// The row's plan with its recipe's settings laid over it.
+/// The row's plan with its recipe's settings laid over it ([`launched`]).
 pub fn recipe_plan(row: &Value) -> Value {
     let mut with_recipe = row["plan"].clone();
     merge(&mut with_recipe, &row["recipe_settings"]);
-    with_recipe
+    launched(with_recipe)
+}
+
+/// A row's plan with Megatron-Core's plain defaults for what it does not state: each row is a run that was launched,
+/// so what its source leaves out is its launcher's default (as an import takes it), not a tuned default.
+pub fn launched(mut plan: Value) -> Value {
+    if let Some(o) = plan.as_object_mut() {
+        o.entry("defaults").or_insert_with(|| Value::from("megatron-core"));
+    }
+    plan
 }
 
 /// `row` compared as the table's "+recipe" column (its "iter 1" column for iteration-1 rows); `None` without a report.
@@ -116,7 +125,7 @@ fn main() {
     let (mut within, mut known) = (0, 0);
     for row in rows["rows"].as_array().into_iter().flatten() {
         let measured = row["measured_peak_gb"].as_f64().unwrap_or(f64::NAN);
-        let published = meshplan_core::report::memory_value(&row["plan"]).ok();
+        let published = meshplan_core::report::memory_value(&launched(row["plan"].clone())).ok();
         let recipe = meshplan_core::report::memory_value(&recipe_plan(row)).ok();
         let err = |gb: f64| format!("{:+.1}%", 100.0 * (gb - measured) / measured);
         let (pub_gb, pub_err) = match published.as_ref().and_then(|m| measured_stage(row, m)) {

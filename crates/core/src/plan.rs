@@ -138,7 +138,7 @@ pub fn parse_plan_excluding(value: &Value, excluded: &[String]) -> Result<Parsed
     let value = value.as_ref();
     let mut top = Fields::new(Some(value), "", &mut diags);
     top.accept(&["model", "cluster", "training", "parallelism", "recipe", "$schema", "comment"]);
-    top.choice(tuned::DEFAULTS_KEY, &tuned::DEFAULTS_VALUES, "megatron-core");
+    top.choice(tuned::DEFAULTS_KEY, &tuned::DEFAULTS_VALUES, "tuned");
     top.finish();
 
     let (model_key, model_name, model) = parse_model(value.get("model"), &mut diags)?;

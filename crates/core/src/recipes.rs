@@ -1,7 +1,10 @@
 //! Megatron Bridge library and performance recipes as data: `data/bridge_recipes.json`, read statically from the Bridge source by
-//! `scripts/extract-bridge-recipes.py` at the commit the file records. Each recipe names its model preset, the cluster
-//! its name states, and its parallelism and training settings in plan keys (every settings-table row it sets, its
+//! `scripts/extract-bridge-recipes.py` at the commit the file records. Each recipe names its model preset (found by the
+//! Hugging Face id it builds its model from, `hf_model_id`; none when that model has no preset), the cluster its name
+//! states, and its parallelism and training settings in plan keys (every settings-table row it sets, its
 //! mixed-precision recipe's fields included); what the static reading could not know is listed under `unresolved`.
+//! A plan naming a recipe whose model has no preset must give the model; without one it is a `missing-model` input
+//! error naming the Hugging Face id and `model.hf_config`.
 //!
 //! A plan may name one at its top level (`"recipe": NAME`): [`resolve`] builds the plan the recipe implies and lays
 //! the plan's own sections over it key by key, so anything the plan sets explicitly wins. An unknown name is an
@@ -45,9 +48,14 @@ pub struct Published {
 pub struct Recipe {
     /// The recipe function, importable as `from megatron.bridge.recipes import NAME`.
     pub name: String,
-    /// The meshplan model preset key.
+    /// The meshplan model preset key; empty when the recipe's model has no preset (then the plan must give the model:
+    /// [`resolve`] says so, naming `hf_model_id`). Serialised as null then.
+    #[serde(serialize_with = "preset_or_null")]
     pub model: String,
-    /// "pretrain", "sft", or "perf" (a performance recipe of `src/megatron/bridge/perf_recipes`, named `perf.<function>`).
+    /// The Hugging Face id the recipe builds its model from (`AutoBridge.from_hf_pretrained(ID)`), where it states one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hf_model_id: Option<String>,
+    /// "pretrain", "sft", "peft" (LoRA: its settings in `training`), or "perf" (a performance recipe of `src/megatron/bridge/perf_recipes`, named `perf.<function>`).
     pub kind: String,
     /// For a legacy alias: the recipe it names.
     pub alias_of: Option<String>,
@@ -70,16 +78,25 @@ pub struct Recipe {
     pub description: String,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 struct RawCluster {
     gpu: Option<String>,
     gpus: Option<u64>,
 }
 
-#[derive(Deserialize)]
+fn preset_or_null<S: serde::Serializer>(model: &str, s: S) -> Result<S::Ok, S::Error> {
+    if model.is_empty() { s.serialize_none() } else { s.serialize_str(model) }
+}
+
+#[derive(Deserialize, Clone)]
 struct RawRecipe {
     name: String,
+    #[serde(default)]
     model: String,
+    #[serde(default)]
+    hf_model_id: Option<String>,
+    /// Empty for a legacy alias written as its name, target and source only (filled from the target).
+    #[serde(default)]
     kind: String,
     #[serde(default)]
     alias_of: Option<String>,
@@ -105,6 +122,23 @@ struct RecipesFile {
 }
 
 impl RecipesFile {
+    /// The recipes with each legacy alias that the file writes as its name, target and source only (no `kind`) given
+    /// its target's reading: an alias runs its target's function.
+    fn recipes(self) -> (String, Vec<Recipe>) {
+        let targets: std::collections::HashMap<String, RawRecipe> =
+            self.recipes.iter().filter(|r| r.alias_of.is_none()).map(|r| (r.name.clone(), r.clone())).collect();
+        let recipes = self
+            .recipes
+            .into_iter()
+            .map(|r| match (r.kind.is_empty(), r.alias_of.as_ref().and_then(|t| targets.get(t))) {
+                (true, Some(t)) => RawRecipe { name: r.name, alias_of: r.alias_of, source: r.source, ..t.clone() },
+                _ => r,
+            })
+            .map(Recipe::from_raw)
+            .collect();
+        (self.source_repository, recipes)
+    }
+
     /// The file read by hand from a `Value`, as serde's derived reader reads it (tests/catalogue_read.rs checks they
     /// agree): the page then links no serde reader of the recipes. None: the file is unreadable.
     fn read(text: &str) -> Option<RecipesFile> {
@@ -143,8 +177,9 @@ impl RecipesFile {
             let r = r.as_object()?;
             Some(RawRecipe {
                 name: string(r, "name")?,
-                model: string(r, "model")?,
-                kind: string(r, "kind")?,
+                model: string_or_empty(r, "model")?,
+                hf_model_id: opt_string(r, "hf_model_id")?,
+                kind: string_or_empty(r, "kind")?,
                 alias_of: opt_string(r, "alias_of")?,
                 source: string(r, "source")?,
                 cluster: or_default(r, "cluster", cluster)?,
@@ -163,8 +198,7 @@ impl RecipesFile {
 static FILE: OnceLock<(String, Vec<Recipe>)> = OnceLock::new();
 
 fn read_file(text: &str) -> Option<(String, Vec<Recipe>)> {
-    let f = RecipesFile::read(text)?;
-    Some((f.source_repository, f.recipes.into_iter().map(Recipe::from_raw).collect()))
+    Some(RecipesFile::read(text)?.recipes())
 }
 
 #[cfg(feature = "builtin-recipes")]
@@ -217,6 +251,7 @@ impl Recipe {
         let mut recipe = Recipe {
             name: r.name,
             model: r.model,
+            hf_model_id: r.hf_model_id,
             kind: r.kind,
             alias_of: r.alias_of,
             source: r.source,
@@ -263,7 +298,10 @@ impl Recipe {
         let mut out = format!("{} (Megatron Bridge recipe, {})\n\n", self.name, self.description);
         let alias = self.alias_of.as_deref().map_or(String::new(), |a| format!(", legacy alias of {a}"));
         out.push_str(&format!("Source:          {}{alias} in {}\n", self.source, source_repository()));
-        out.push_str(&format!("Model preset:    {}\n", self.model));
+        match (self.preset(), self.hf_model_id.as_deref()) {
+            (Some(p), _) => out.push_str(&format!("Model preset:    {p}\n")),
+            (None, hf) => out.push_str(&format!("Model:           {} (no meshplan preset: give its config.json as model.hf_config)\n", hf.unwrap_or("built in the recipe"))),
+        }
         out.push_str(&format!("Mixed precision: {}\n", self.mixed_precision_recipe.as_deref().unwrap_or("a MixedPrecisionConfig built in the recipe")));
         for (title, section) in [("parallelism", &self.parallelism), ("training", &self.training)] {
             out.push_str(&format!("\n{title}\n"));
@@ -283,11 +321,18 @@ impl Recipe {
         out
     }
 
-    /// The plan this recipe implies, as plan JSON: its model, a cluster of the GPUs its name states (whole nodes of
+    /// The model preset key, None when the recipe's model has no preset.
+    pub fn preset(&self) -> Option<&str> {
+        Some(self.model.as_str()).filter(|m| !m.is_empty())
+    }
+
+    /// The plan this recipe implies, as plan JSON: its model (when it is a preset), a cluster of the GPUs its name states (whole nodes of
     /// the catalogue's node size, or one node of fewer GPUs), its parallelism and training.
     pub fn plan_value(&self) -> Value {
         let mut plan = Map::new();
-        plan.insert("model".into(), Value::from(self.model.as_str()));
+        if let Some(model) = self.preset() {
+            plan.insert("model".into(), Value::from(model));
+        }
         if let Some(gpu) = self.gpu.as_deref().and_then(presets::gpu) {
             let mut cluster = Map::new();
             cluster.insert("gpu".into(), Value::from(gpu.key.as_str()));
@@ -357,21 +402,32 @@ pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<
         diags.push(d);
         return Ok((Cow::Borrowed(plan), None));
     };
-    if let Some(model) = plan.get("model").filter(|m| !m.is_null()) {
+    let given_model = plan.get("model").filter(|m| !m.is_null());
+    let Some(preset) = recipe.preset() else {
+        // A recipe whose model has no preset: the plan's model is used, and without one there is nothing to plan.
+        if given_model.is_none() {
+            return Err(no_model(recipe));
+        }
+        unresolved_note(recipe, plan, diags);
+        let mut merged = recipe.plan_value();
+        overlay(&mut merged, plan);
+        return Ok((Cow::Owned(merged), Some(recipe)));
+    };
+    if let Some(model) = given_model {
         let named = match model {
             Value::String(s) => Some(s.as_str()),
             Value::Object(m) => m.get("preset").and_then(Value::as_str),
             _ => None,
         };
-        if named != Some(recipe.model.as_str()) {
+        if named != Some(preset) {
             let what = named.map_or("a model of its own".to_string(), |n| format!("model {n:?}"));
             diags.push(
                 Diagnostic::new(
                     Code::RecipeModelDiffers,
-                    format!("the recipe {} trains {:?}, but the plan gives {what}: the plan's model is used, with the recipe's parallelism and settings", recipe.name, recipe.model),
-                    format!("remove `model` to plan the recipe's own model, or set it to \"{}\"", recipe.model),
+                    format!("the recipe {} trains {preset:?}, but the plan gives {what}: the plan's model is used, with the recipe's parallelism and settings", recipe.name),
+                    format!("remove `model` to plan the recipe's own model, or set it to \"{preset}\""),
                 )
-                .with_apply("model", recipe.model.as_str()),
+                .with_apply("model", preset),
             );
         }
     }
@@ -379,6 +435,23 @@ pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<
     let mut merged = recipe.plan_value();
     overlay(&mut merged, plan);
     Ok((Cow::Owned(merged), Some(recipe)))
+}
+
+/// The input error of a plan that names a recipe whose model has no preset and gives no `model`: what is missing, by
+/// the Hugging Face id the recipe builds its model from.
+fn no_model(recipe: &Recipe) -> InputError {
+    let what = match recipe.hf_model_id.as_deref() {
+        Some(hf) => format!("this recipe's model is {hf} (AutoBridge.from_hf_pretrained in {}), which has no meshplan preset", recipe.source),
+        None => format!("this recipe builds its model in {} and it has no meshplan preset", recipe.source),
+    };
+    InputError::new(
+        Code::MissingModel,
+        format!("the plan names the Megatron Bridge recipe {} and gives no `model`: {what}", recipe.name),
+        match recipe.hf_model_id.as_deref() {
+            Some(hf) => format!("give {hf}'s config.json as model.hf_config ({{\"model\": {{\"hf_config\": {{…}}}}}}), or a preset key as `model`; the recipe's settings then apply"),
+            None => "give the model's config.json as model.hf_config, or a preset key as `model`; the recipe's settings then apply".into(),
+        },
+    )
 }
 
 /// What the recipe sets that its data could not carry (listed under `unresolved`), unless the plan gives it: an info,
@@ -401,12 +474,17 @@ fn unresolved_note(recipe: &Recipe, plan: &Value, diags: &mut Vec<Diagnostic>) {
 
 /// The plan with its recipe written out: the recipe's model, cluster, parallelism and training with the plan's own
 /// values laid over them as [`resolve`] lays them, and no `recipe` key — the same run, nothing left to the recipe (the
-/// page's "no recipe" keeps what the recipe set). None when the plan names no recipe meshplan knows.
+/// page's "no recipe" keeps what the recipe set). None when the plan names no recipe meshplan knows. A plan naming a
+/// recipe plans Megatron-Core's plain defaults for what the recipe leaves out unless it asks for tuned ones
+/// (`crate::tuned::plain`), so the written-out plan says `"defaults": "megatron-core"` where the plan says nothing.
 pub fn expand(plan: &Value) -> Option<Value> {
     let recipe = plan.get("recipe").and_then(Value::as_str).and_then(find)?;
     let mut merged = recipe.plan_value();
     overlay(&mut merged, plan);
-    merged.as_object_mut()?.remove("recipe");
+    let o = merged.as_object_mut()?;
+    o.remove("recipe");
+    // crate::tuned::DEFAULTS_KEY and PLAIN (tuned sits above this module).
+    o.entry("defaults").or_insert_with(|| Value::from("megatron-core"));
     Some(merged)
 }
 
@@ -446,8 +524,8 @@ mod tests {
         let text = include_str!("../data/bridge_recipes.json");
         let serde: RecipesFile = serde_json::from_str(text).unwrap();
         let (repo, recipes) = file();
-        assert_eq!(repo, &serde.source_repository);
-        let serde: Vec<Recipe> = serde.recipes.into_iter().map(Recipe::from_raw).collect();
+        let (serde_repo, serde) = serde.recipes();
+        assert_eq!(repo, &serde_repo);
         assert!(serde.len() > 100);
         assert_eq!(recipes, &serde);
         assert_eq!(format!("{recipes:?}"), format!("{serde:?}"));

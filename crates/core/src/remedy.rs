@@ -4,7 +4,9 @@
 //!
 //! A rule knows the nearest value for its own concept; only the re-planned report knows whether that value clears the
 //! error without raising another (DeepSeek-V3's TP 2 · PP 16 · EP 64 on 1,024 H100: the world rule's fix, "EP 32",
-//! leaves the expert mesh short; the expert-TP advice's ETP = 1 clears it). It reads reports; nothing imports it.
+//! leaves the expert mesh short; the expert-TP advice's ETP = 1 clears it). An out-of-memory error's fixes are the
+//! ones "Explain an OOM" ranks for a plan that does not fit ([`crate::oom::memory_fixes`]): one list for both, each
+//! re-planned here as every other offer is. It reads reports; nothing imports it.
 
 use crate::diag::FieldValue;
 use crate::limits::MAX_REMEDIES;
@@ -49,6 +51,22 @@ pub fn ranked(plan: &Value, report: &Report) -> Vec<Remedy> {
             by.push(d.code);
         } else if offers.len() < MAX_REMEDIES {
             offers.push((d.apply.clone(), vec![d.code]));
+        }
+    }
+    if errors_now.contains(&Code::OutOfMemory) {
+        for fix in crate::oom::memory_fixes(plan, report) {
+            // An allocator setting has no plan edit to apply.
+            if fix.edits.is_empty() {
+                continue;
+            }
+            let edits: Vec<FieldValue> = fix.edits.into_iter().map(|(path, value)| FieldValue { path, value }).collect();
+            if let Some((_, by)) = offers.iter_mut().find(|(e, _)| *e == edits) {
+                if !by.contains(&Code::OutOfMemory) {
+                    by.push(Code::OutOfMemory);
+                }
+            } else if offers.len() < MAX_REMEDIES {
+                offers.push((edits, vec![Code::OutOfMemory]));
+            }
         }
     }
     let mut out: Vec<Remedy> = offers

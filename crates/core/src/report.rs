@@ -28,9 +28,9 @@ pub struct Report {
     pub performance: Option<Performance>,
     /// The plan as resolved, with every default filled in.
     pub plan: Plan,
-    /// With `"defaults": "tuned"`: every speed and memory setting the plan left unstated, with the value planned and its
-    /// source, a Megatron Bridge performance recipe's (`crate::tuned`) or Megatron-Core's default. Empty with plain
-    /// defaults (the default for now).
+    /// Every speed and memory setting the plan left unstated, with the value planned and its source, a Megatron Bridge
+    /// performance recipe's (`crate::tuned`, the default) or Megatron-Core's default. Empty with `"defaults":
+    /// "megatron-core"` (plain defaults).
     #[serde(default)]
     pub assumptions: Vec<crate::tuned::Assumption>,
     /// What Megatron Bridge's performance summary measured for the plan's perf recipe, beside the prediction, while the
@@ -88,7 +88,7 @@ pub fn plan_value(value: &Value) -> Result<Report, InputError> {
         let report = Report { assumptions, ..plan_resolved(&p, diags) };
         let rejected = rejected_assumptions(&report);
         if rejected.is_empty() || excluded.len() >= crate::tuned::TUNED_KEYS.len() {
-            // Plain defaults (the default for now) list nothing and name no assumption: the report is as before.
+            // Plain defaults (`"defaults": "megatron-core"`) list nothing and name no assumption.
             if crate::tuned::plain(value) {
                 return Ok(Report { assumptions: Vec::new(), ..report });
             }

@@ -763,7 +763,8 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
 }
 
 /// Reads a plan file as the search reads it: its Bridge recipe resolved (which may give the batch and sequence),
-/// `training.global_batch_size` and `training.seq_length` required. Also whether the search may choose the MoE
+/// `training.global_batch_size` and `training.seq_length` required, Megatron-Core's plain defaults unless the plan
+/// states `"defaults": "tuned"`. Also whether the search may choose the MoE
 /// dispatcher: a plan (or its recipe) that names one keeps it.
 pub fn read_for_search(value: &Value) -> Result<(Plan, bool), InputError> {
     // A plan naming a Bridge recipe takes its batch and sequence from it (crate::recipes).
@@ -779,6 +780,17 @@ pub fn read_for_search(value: &Value) -> Result<(Plan, bool), InputError> {
             ));
         }
     }
+    // The search plans Megatron-Core's plain defaults unless the plan asks for tuned ones by name: it keeps a tuned
+    // assumption for every layout it tries, and one Megatron rejects for a layout (EP overlap at EP 1) would reject
+    // the layout, where `report::plan_value` re-reads the plan without it (docs/tuned.md).
+    let mut plain;
+    let value = if value.is_object() && value.get(crate::tuned::DEFAULTS_KEY).is_none() {
+        plain = value.clone();
+        plain[crate::tuned::DEFAULTS_KEY] = Value::from(crate::tuned::PLAIN);
+        &plain
+    } else {
+        value
+    };
     let (p, _) = plan::parse_plan(value)?;
     let named = value.get("training").and_then(|t| t.get("moe_token_dispatcher_type")).is_some_and(|v| !v.is_null());
     Ok((p, !named))

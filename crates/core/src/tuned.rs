@@ -2,12 +2,14 @@
 //! performance recipe for the nearest model × GPU × precision (`recipes`, kind `perf`), and every assumption is listed
 //! with its source. Where no recipe speaks, the setting keeps Megatron-Core's default (the settings row's), listed too.
 //!
-//! A plan asks for them with `"defaults": "tuned"` at its top level; `"megatron-core"`, the default for now, plans
-//! Megatron-Core's plain defaults (what a plan imported from a launch artefact wants: it runs its own launcher's
-//! defaults, not Bridge's perf recipes). Either way every unstated setting is listed. (Tuned by default waits on the
-//! tests and exports that assume plain defaults: docs/tuned.md.) A plan that names a `recipe` takes that recipe's
-//! values and assumes nothing more. The plan's explicit keys always win: only keys absent from its
-//! `training` are filled, before the plan is read (as `recipes::resolve` lays a plan over its recipe).
+//! They are the default: a plan without `"defaults"` (or with `"defaults": "tuned"`) gets them. `"defaults":
+//! "megatron-core"` is the one switch for Megatron-Core's plain defaults: nothing assumed, nothing listed. A plan
+//! imported from a launch artefact carries that switch (`imports`): it runs its own launcher's defaults, which for
+//! these settings are Megatron-Core's, not Bridge's perf recipes. A plan that names a `recipe` takes that recipe's
+//! values and assumes nothing more: plain defaults unless it asks for `"tuned"`, which lists what the recipe leaves
+//! unstated at Megatron-Core's default. The plan's
+//! explicit keys always win: only keys absent from its `training` are filled, before the plan is read (as
+//! `recipes::resolve` lays a plan over its recipe).
 //!
 //! The nearest recipe: the same dense/MoE kind, GPU generation and use of Megatron-FSDP are required (a Hopper recipe says nothing about
 //! Blackwell's CUDA graphs or dispatchers); then the same model preset, else the same family; the same GPU; the same
@@ -15,7 +17,7 @@
 //! taken only from a recipe of the same model (they answer that model's memory), the mixed-precision fields only from
 //! one of the same precision (the recipe file lists only what differs from that precision's mixed-precision recipe).
 //!
-//! It imports `presets` and `recipes`; `plan` builds on it.
+//! It imports `fields`, `presets` and `recipes`; `plan` builds on it.
 
 use crate::{presets, recipes};
 use serde::{Deserialize, Serialize};
@@ -30,10 +32,13 @@ pub struct Assumption {
     pub source: String,
 }
 
-/// The plan's top-level switch between tuned defaults (`"tuned"`) and Megatron-Core's plain defaults (the default).
+/// The plan's top-level switch between tuned defaults (`"tuned"`, the default) and Megatron-Core's plain defaults
+/// (`"megatron-core"`).
 pub const DEFAULTS_KEY: &str = "defaults";
 /// The values [`DEFAULTS_KEY`] takes.
 pub const DEFAULTS_VALUES: [&str; 2] = ["tuned", "megatron-core"];
+/// The value that asks for Megatron-Core's plain defaults.
+pub const PLAIN: &str = "megatron-core";
 
 /// The settings rows a tuned default may fill: what Bridge's performance recipes set for speed and fit. Not the
 /// optimizer (what is trained), Megatron-FSDP (another parallel scheme) nor `moe_router_force_load_balancing` (a
@@ -97,9 +102,16 @@ struct Wanted<'a> {
     fsdp: bool,
 }
 
-/// Whether a plan plans Megatron-Core's plain defaults: it does not ask for `"defaults": "tuned"`.
+/// Whether a plan plans Megatron-Core's plain defaults: it asks for `"defaults": "megatron-core"`, or it names a
+/// `recipe` and says nothing (a recipe is a Bridge launch: what it leaves out takes Bridge's ConfigContainer defaults,
+/// Megatron-Core's for these settings, as an imported launch does). Otherwise — no key, `"tuned"`, or any other value,
+/// which the plan reader reports as `invalid-value` — it gets tuned defaults. Compared as the reader compares a choice
+/// (`fields::Fields::choice`): trimmed, case-insensitively.
 pub fn plain(plan: &Value) -> bool {
-    plan.get(DEFAULTS_KEY).and_then(Value::as_str) != Some("tuned")
+    match plan.get(DEFAULTS_KEY) {
+        Some(v) => v.as_str().is_some_and(|v| v.trim().eq_ignore_ascii_case(PLAIN)),
+        None => plan.get("recipe").is_some_and(|r| !r.is_null()),
+    }
 }
 
 /// What an assumption says when no perf recipe speaks: the setting keeps its default (filled in by `plan` from the
@@ -127,6 +139,10 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
             !excluded.iter().any(|k| k == key) && (*same_model || !SAME_MODEL.contains(&key)) && (*same_precision || !SAME_PRECISION.contains(&key))
         });
         match from_recipe.and_then(|(r, ..)| Some((r, r.training.get(key)?))) {
+            Some((r, v)) if key == "tp_comm_overlap" && v.as_bool() == Some(true) && !tp_overlap_applies(plan) => {
+                filled.insert(key.to_string(), Value::Bool(false));
+                out.push(Assumption { key: key.to_string(), value: Value::Bool(false), source: format!("{} — off at this plan's TP < 2 or without sequence parallelism, as its CommOverlapConfig turns it off", source_of(r)) });
+            }
             Some((r, v)) => {
                 filled.insert(key.to_string(), v.clone());
                 out.push(Assumption { key: key.to_string(), value: v.clone(), source: source_of(r) });
@@ -145,6 +161,16 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
         }
     }
     (Cow::Owned(plan), out)
+}
+
+/// Whether TP communication overlap applies to the plan's layout: a recipe's `tp_comm_overlap = True` is Bridge's
+/// CommOverlapConfig's, which turns it off at TP < 2 and without sequence parallelism (Megatron-Bridge
+/// src/megatron/bridge/training/comm_overlap.py:442-448 @ 067f987df03b), so on another layout the recipe runs it off.
+fn tp_overlap_applies(plan: &Value) -> bool {
+    let par = plan.get("parallelism");
+    let tp = par.and_then(|p| p.get("tensor_model_parallel_size")).and_then(crate::fields::as_uint).unwrap_or(1);
+    let sp = par.and_then(|p| p.get("sequence_parallel")).and_then(Value::as_bool).unwrap_or(false);
+    tp >= 2 && sp
 }
 
 /// How an assumption names its recipe: the plan name and the Bridge source file:line at the pinned commit.

@@ -59,7 +59,8 @@ fn grace_blackwell_is_a_field_of_the_gpu_rows() {
 /// gpus.json would be) gets the warning with no code change; the same row without the field does not.
 #[test]
 fn a_new_grace_blackwell_row_gets_the_deepep_warning_without_code() {
-    let text = r#"{"model": "deepseek-v3", "cluster": {"gpu": "gb200", "gpus_per_node": 4, "num_nodes": 64},
+    // Megatron-Core's default backend (deepep): plain defaults, not the GB200 perf recipe's.
+    let text = r#"{"defaults": "megatron-core", "model": "deepseek-v3", "cluster": {"gpu": "gb200", "gpus_per_node": 4, "num_nodes": 64},
         "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 16, "expert_model_parallel_size": 16},
         "training": {"seq_length": 4096, "global_batch_size": 1024, "moe_token_dispatcher_type": "flex"}}"#;
     let r = plan_str(text).unwrap();

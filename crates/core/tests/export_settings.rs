@@ -250,6 +250,7 @@ fn offloaded_moe_recipe_line_by_line() {
     // Qwen3-30B-A3B as Bridge PR #3062 ran it (TP2 PP2 EP4 on 16 H100, full recompute, 100% optimizer offload) with a
     // precision-aware optimizer holding fp8/bf16 moments, bf16 grads and HybridEP — every non-default row.
     let r = plan_value(&json!({
+        "defaults": "megatron-core",
         "model": "qwen3-30b-a3b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
         "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 512, "use_distributed_optimizer": true,
                      "recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1,

@@ -11,9 +11,10 @@ fn report(v: &Value) -> Report {
     plan_value(v).expect("plannable")
 }
 
+/// A plan on H200 nodes with Megatron-Core's plain defaults: the memory below is worked by hand under them.
 fn plan(model: Value, gpus: u64, training: Value, parallelism: Value) -> Value {
     json!({"model": model, "cluster": {"gpu": "h200-sxm-141gb", "gpus_per_node": 8, "num_nodes": gpus.div_ceil(8)},
-           "training": training, "parallelism": parallelism})
+           "training": training, "parallelism": parallelism, "defaults": "megatron-core"})
 }
 
 /// Llama-3.1-8B on 8 GPUs, TP 2 with SP, PP 1, seq 4096, mbs 1, no recompute.

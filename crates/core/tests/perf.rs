@@ -3,9 +3,10 @@
 use meshplan_core::{Report, perf, plan_value};
 use serde_json::{Value, json};
 
+/// A plan on H100 nodes with Megatron-Core's plain defaults: the figures below are worked by hand under them.
 fn plan(model: &str, nodes: u64, training: Value, par: Value) -> Report {
     plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": nodes},
-                       "training": training, "parallelism": par}))
+                       "training": training, "parallelism": par, "defaults": "megatron-core"}))
     .expect("plan parses")
 }
 

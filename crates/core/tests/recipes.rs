@@ -157,19 +157,31 @@ fn nemotron_3_nano_8gpu_as_the_source_reads() {
     assert_eq!(tr(r, "recompute_modules"), json!(["moe", "layernorm"]));
 }
 
-/// Every recipe is a plan meshplan reads: its model is a preset, and every parallelism and training key and value it
-/// carries is read without an unknown-field or invalid-value diagnostic.
+/// The model a test gives a recipe whose model has no preset (any preset: the recipe's settings are what is checked).
+fn model_of(r: &recipes::Recipe) -> Option<Value> {
+    r.preset().is_none().then(|| json!("qwen3-30b-a3b"))
+}
+
+/// Every recipe is a plan meshplan reads: its model is a preset (or, without one, the plan's model: alone it is an
+/// input error naming the Hugging Face id), and every parallelism and training key and value it carries is read without
+/// an unknown-field or invalid-value diagnostic.
 #[test]
 fn every_recipe_reads_as_a_plan() {
     for r in recipes::all() {
-        let plan = match r.gpu {
+        let mut plan = match r.gpu {
             Some(_) => json!({"recipe": r.name}),
             None => json!({"recipe": r.name, "cluster": {"gpu": "h100-sxm-80gb", "num_nodes": 8}}),
         };
+        if let Some(model) = model_of(r) {
+            let e = plan_value(&plan).unwrap_err();
+            assert_eq!(e.code.as_str(), "missing-model", "{}", r.name);
+            assert!(e.message.contains(r.hf_model_id.as_deref().unwrap_or("builds its model")), "{}: {}", r.name, e.message);
+            plan["model"] = model;
+        }
         let report = plan_value(&plan).unwrap_or_else(|e| panic!("{}: {e}", r.name));
         let bad: Vec<_> = report.diagnostics.iter().filter(|d| matches!(d.code.as_str(), "unknown-field" | "invalid-value" | "invalid-section")).collect();
         assert!(bad.is_empty(), "{}: {bad:?}", r.name);
-        assert_eq!(report.plan.model_key, r.model, "{}", r.name);
+        assert_eq!(report.plan.model_key, r.preset().unwrap_or("qwen3-30b-a3b"), "{}", r.name);
         assert_eq!(report.plan.recipe.as_deref(), Some(r.name.as_str()));
         if let Some(n) = r.gpus {
             assert_eq!(report.plan.world_size(), n, "{}", r.name);
@@ -310,13 +322,16 @@ fn a_recipe_written_out_plans_the_same_run() {
     // A recipe whose name states no GPU takes the plan's cluster.
     let cluster = json!({"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2});
     for r in recipes::all() {
-        let base = if r.gpu.is_some() { json!({"recipe": r.name}) } else { json!({"recipe": r.name, "cluster": cluster}) };
+        let mut base = if r.gpu.is_some() { json!({"recipe": r.name}) } else { json!({"recipe": r.name, "cluster": cluster}) };
+        if let Some(model) = model_of(r) {
+            base["model"] = model;
+        }
         let mut small = base.clone();
         small["training"] = json!({"micro_batch_size": 2});
         for plan in [base, small] {
             let with = plan_value(&plan).unwrap();
             let written = recipes::expand(&plan).unwrap();
-            assert!(written.get("recipe").is_none() && written["model"] == json!(r.model), "{}", r.name);
+            assert!(written.get("recipe").is_none() && written["model"] == model_of(r).unwrap_or(json!(r.model)), "{}", r.name);
             let without = plan_value(&written).unwrap();
             assert_eq!((with.derived, with.memory), (without.derived, without.memory), "{}", r.name);
             assert_eq!(without.plan.recipe, None);
@@ -371,4 +386,222 @@ fn a_measured_perf_recipe_shows_the_published_throughput_beside_the_prediction()
     assert!((p.error - (predicted / 1635.0 - 1.0)).abs() < 1e-12);
     let other = plan_value(&json!({"recipe": name, "training": {"global_batch_size": 2048}})).unwrap();
     assert!(other.published.is_none());
+}
+
+/// The recipes whose model is a preset found through the Hugging Face id their AutoBridge.from_hf_pretrained call
+/// names (issue 21), read by hand. recipes/llama/h100/llama3.py:
+/// 235 `def llama3_8b_pretrain_2gpu_h100_bf16_config()`, 240 `cfg = _pretrain_common()` (recipes/common.py:130
+/// mixed_precision "bf16_mixed"), 242 `AutoBridge.from_hf_pretrained("meta-llama/Meta-Llama-3-8B")` (the llama-3-8b
+/// preset), 252-259 TP 1, PP 1, layout None, VPP None, CP 2, SP False, seq_length 8192, 262-263 global batch 512,
+/// micro batch 1, 282 recompute None, 293-297 fp32 optimizer state, 304-311 overlap_grad_reduce / overlap_param_gather
+/// True, distributed optimizer, no Megatron-FSDP; 2 H100 in its name.
+#[test]
+fn llama3_8b_2gpu_is_read_through_its_hf_id() {
+    let r = recipe("llama3_8b_pretrain_2gpu_h100_bf16_config");
+    assert_eq!(r.model, "llama-3-8b");
+    assert_eq!(r.kind, "pretrain");
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(2)));
+    assert_eq!(r.mixed_precision_recipe.as_deref(), Some("bf16_mixed"));
+    for (k, v) in [
+        ("tensor_model_parallel_size", json!(1)),
+        ("pipeline_model_parallel_size", json!(1)),
+        ("context_parallel_size", json!(2)),
+        ("sequence_parallel", json!(false)),
+    ] {
+        assert_eq!(par(r, k), v, "{k}");
+    }
+    assert_eq!(par(r, "virtual_pipeline_model_parallel_size"), Value::Null);
+    for (k, v) in [
+        ("seq_length", json!(8192)),
+        ("micro_batch_size", json!(1)),
+        ("global_batch_size", json!(512)),
+        ("precision", json!("bf16")),
+        ("recompute_granularity", json!("none")),
+        ("use_distributed_optimizer", json!(true)),
+        ("overlap_grad_reduce", json!(true)),
+        ("overlap_param_gather", json!(true)),
+        ("main_grads_dtype", json!("fp32")),
+    ] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+    // Its legacy alias (recipes/llama/llama3.py:23) is the same recipe.
+    let alias = recipe("llama3_8b_pretrain_config");
+    assert_eq!(alias.alias_of.as_deref(), Some("llama3_8b_pretrain_2gpu_h100_bf16_config"));
+    assert_eq!((&alias.parallelism, &alias.training), (&r.parallelism, &r.training));
+    // Planned: 2 GPUs at TP 1 · PP 1 · CP 2 leave DP 2 / (1·1·2) = 1, so 512 / (1 · 1) = 512 microbatches.
+    let report = plan_value(&json!({"recipe": "llama3_8b_pretrain_2gpu_h100_bf16_config"})).unwrap();
+    assert_eq!(report.plan.model_key, "llama-3-8b");
+    assert_eq!((report.derived.data_parallel_size, report.derived.num_microbatches), (1, 512));
+}
+
+/// recipes/qwen/h100/qwen2.py: 1539 `def qwen25_7b_sft_2gpu_h100_bf16_config()`, 1544 `cfg = _sft_common()`
+/// (recipes/common.py:183-184 global batch 128, micro batch 1; 230 mixed_precision "bf16_mixed"), 1547
+/// `AutoBridge.from_hf_pretrained("Qwen/Qwen2.5-7B")` (the qwen2.5-7b preset), 1553-1559 TP 2, PP 1, CP 1, SP False,
+/// 1562 seq_length 2048, 1570 `bf16_mixed()`, 1598 recompute None; 2 H100 in its name.
+#[test]
+fn qwen25_7b_sft_is_read_through_its_hf_id() {
+    let r = recipe("qwen25_7b_sft_2gpu_h100_bf16_config");
+    assert_eq!((r.model.as_str(), r.kind.as_str()), ("qwen2.5-7b", "sft"));
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(2)));
+    assert_eq!(r.mixed_precision_recipe.as_deref(), Some("bf16_mixed"));
+    for (k, v) in [("tensor_model_parallel_size", json!(2)), ("pipeline_model_parallel_size", json!(1)), ("context_parallel_size", json!(1)), ("sequence_parallel", json!(false))] {
+        assert_eq!(par(r, k), v, "{k}");
+    }
+    for (k, v) in [("seq_length", json!(2048)), ("micro_batch_size", json!(1)), ("global_batch_size", json!(128)), ("precision", json!("bf16")), ("recompute_granularity", json!("none"))] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+}
+
+/// recipes/gemma/h100/gemma2.py: 117 `def gemma2_9b_pretrain_8gpu_h100_bf16_config()`, 122 `cfg = _pretrain_common()`
+/// (recipes/common.py:66-67 global batch 32, micro batch 2; 130 "bf16_mixed"), 125
+/// `AutoBridge.from_hf_pretrained("google/gemma-2-9b")` (the gemma-2-9b preset), 136-143 TP 8, PP 1, CP 1, SP False,
+/// seq_length 4096, 187-188 overlap_grad_reduce / overlap_param_gather False, 190 distributed optimizer; 8 H100.
+#[test]
+fn gemma2_9b_pretrain_is_read_through_its_hf_id() {
+    let r = recipe("gemma2_9b_pretrain_8gpu_h100_bf16_config");
+    assert_eq!((r.model.as_str(), r.kind.as_str()), ("gemma-2-9b", "pretrain"));
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(8)));
+    for (k, v) in [("tensor_model_parallel_size", json!(8)), ("pipeline_model_parallel_size", json!(1)), ("context_parallel_size", json!(1)), ("sequence_parallel", json!(false))] {
+        assert_eq!(par(r, k), v, "{k}");
+    }
+    for (k, v) in [
+        ("seq_length", json!(4096)),
+        ("micro_batch_size", json!(2)),
+        ("global_batch_size", json!(32)),
+        ("precision", json!("bf16")),
+        ("overlap_grad_reduce", json!(false)),
+        ("overlap_param_gather", json!(false)),
+        ("use_distributed_optimizer", json!(true)),
+    ] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+}
+
+/// Every library recipe that names a Hugging Face id which is a preset's (models.json `hf_id`, or the current name of
+/// a renamed repository: meta-llama's Meta-Llama-3.1-* → Llama-3.1-*) is read with that preset: none is left skipped.
+#[test]
+fn no_recipe_of_a_preset_model_is_skipped() {
+    let file: Value = serde_json::from_str(include_str!("../data/bridge_recipes.json")).unwrap();
+    let ids: Vec<String> = meshplan_core::presets::models().iter().map(|m| m.hf_id.to_lowercase()).collect();
+    for s in file["skipped"].as_array().unwrap() {
+        if let Some(hf) = s["hf_model_id"].as_str() {
+            assert!(!ids.contains(&hf.to_lowercase()), "{} is skipped, but its model {hf} is a preset: {}", s["name"], s["reason"]);
+        }
+    }
+}
+
+/// A recipe whose model has no preset is data too (issue 21), with the Hugging Face id it builds its model from.
+/// recipes/llama/h100/llama3.py: 717 `def llama3_70b_pretrain_32gpu_h100_bf16_config()`, 724
+/// `AutoBridge.from_hf_pretrained("meta-llama/Meta-Llama-3-70B")` (no meshplan preset), 734-741 TP 4, PP 4, VPP 5, CP 2,
+/// SP True, seq_length 8192, 744-745 global batch 512, micro batch 1; 32 H100 in its name.
+/// Without a model the plan is an input error naming that id and what to give; with a model (its config.json, or a
+/// preset key) the recipe's settings apply: 32 GPUs at TP 4 · PP 4 · CP 2 leave DP 32 / 32 = 1, 512 microbatches.
+#[test]
+fn a_recipe_without_a_preset_needs_its_model_and_then_applies() {
+    let name = "llama3_70b_pretrain_32gpu_h100_bf16_config";
+    let r = recipe(name);
+    assert_eq!((r.preset(), r.hf_model_id.as_deref()), (None, Some("meta-llama/Meta-Llama-3-70B")));
+    assert!(r.explain().contains("meta-llama/Meta-Llama-3-70B"), "{}", r.explain());
+
+    let e = plan_value(&json!({"recipe": name})).unwrap_err();
+    assert_eq!(e.code.as_str(), "missing-model");
+    assert!(e.message.contains("this recipe's model is meta-llama/Meta-Llama-3-70B"), "{}", e.message);
+    assert!(e.fix.contains("model.hf_config"), "{}", e.fix);
+
+    // Llama 3 70B's config.json fields (a LlamaForCausalLM: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads,
+    // vocabulary 128,256, context 8192), written for this test.
+    let hf = json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
+        "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 128256,
+        "max_position_embeddings": 8192, "hidden_act": "silu", "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "tie_word_embeddings": false});
+    for model in [json!({"hf_config": hf}), json!("llama-3.1-70b")] {
+        let report = plan_value(&json!({"recipe": name, "model": model})).unwrap();
+        let (p, t) = (&report.plan.parallelism, &report.plan.training);
+        assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.context_parallel_size), (4, 4, 2), "{model}");
+        assert_eq!(p.virtual_pipeline_model_parallel_size, Some(5));
+        assert!(p.sequence_parallel);
+        assert_eq!((t.seq_length, t.global_batch_size, t.micro_batch_size), (8192, Some(512), 1));
+        assert_eq!(report.plan.cluster.gpus_per_node * report.plan.cluster.num_nodes, 32);
+        assert_eq!((report.derived.data_parallel_size, report.derived.num_microbatches), (1, 512));
+        assert_eq!(report.plan.model.num_layers, 80);
+        assert!(!report.diagnostics.iter().any(|d| d.code.as_str() == "recipe-model-differs"), "{:?}", report.diagnostics);
+        assert_eq!(report.plan.recipe.as_deref(), Some(name));
+    }
+}
+
+/// An import of a launch naming that recipe: without a model, the import error names the recipe's Hugging Face id;
+/// with `--model`, the plan is the recipe (its TP 4 · PP 4 · VPP 5 · CP 2, llama3.py:734-739) with the model given.
+#[test]
+fn an_import_of_a_recipe_without_a_preset_names_its_model() {
+    use meshplan_core::imports::{self, ImportOptions};
+    let text = "python scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config train.global_batch_size=64";
+    let e = imports::import_plan(text, &ImportOptions::default()).unwrap_err();
+    assert!(e.message.contains("meta-llama/Meta-Llama-3-70B"), "{}", e.message);
+    let opts = ImportOptions { model: Some("llama-3.1-70b".into()), ..Default::default() };
+    let (_, plan, _) = imports::import_plan(text, &opts).unwrap();
+    let p = &plan.parallelism;
+    assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.virtual_pipeline_model_parallel_size, p.context_parallel_size), (4, 4, Some(5), 2));
+    assert_eq!((plan.training.global_batch_size, plan.model_key.as_str()), (Some(64), "llama-3.1-70b"));
+}
+
+/// PEFT recipes are read with their LoRA settings (meshplan sizes LoRA: memory/peft.rs). recipes/llama/h100/llama3.py:
+/// 2336 `def llama3_8b_peft_1gpu_h100_bf16_config(peft_scheme="lora", …)`, 2349 `_peft_common()` (recipes/common.py),
+/// 2353 AutoBridge.from_hf_pretrained(hf_path) (Meta-Llama-3-8B: llama-3-8b), 2359-2361 seq_length 4096, 2365-2369
+/// `default_peft_config("lora")` (recipes/utils/dataset_utils.py:71-72: LoRA(), whose target_modules are the four
+/// defaults, peft/lora.py:143-145) with dim 8, alpha 16; 2377-2382 TP 1, PP 1, CP 1, SP False; 2385 "bf16_mixed";
+/// 2391-2392 global batch 8, micro batch 1; 1 H100.
+/// The adapters by hand (Llama 3 8B: h 4,096, 32 heads × 128, 8 groups, SwiGLU FFN 14,336, 32 layers; r 8, TP 1):
+/// linear_qkv 8·(4,096 + 4,096 + 2·1,024) = 81,920, linear_proj 8·(4,096 + 4,096) = 65,536, linear_fc1
+/// 8·(4,096 + 2·14,336) = 262,144, linear_fc2 8·(14,336 + 4,096) = 147,456: 557,056 a layer, 17,825,792 in all; only
+/// they carry gradients (fp32 main grads, 4 B: 71,303,168 B) and Adam's two fp32 moments (8 B: 142,606,336 B).
+#[test]
+fn a_peft_recipe_plans_its_lora_adapters() {
+    use meshplan_core::memory::TermKey;
+    let r = recipe("llama3_8b_peft_1gpu_h100_bf16_config");
+    assert_eq!((r.kind.as_str(), r.model.as_str()), ("peft", "llama-3-8b"));
+    assert_eq!((r.gpu.as_deref(), r.gpus), (Some("h100-sxm-80gb"), Some(1)));
+    for (k, v) in [("peft", json!("lora")), ("lora_dim", json!(8)), ("seq_length", json!(4096)), ("global_batch_size", json!(8)), ("micro_batch_size", json!(1))] {
+        assert_eq!(tr(r, k), v, "{k}");
+    }
+    assert_eq!(tr(r, "lora_target_modules"), Value::Null, "the default four targets: the settings row's default");
+    assert_eq!((par(r, "tensor_model_parallel_size"), par(r, "pipeline_model_parallel_size")), (json!(1), json!(1)));
+    let report = plan_value(&json!({"recipe": r.name})).unwrap();
+    let term = |key: TermKey| report.memory.stages[0].terms.iter().filter(|t| t.key == key).map(|t| t.bytes).sum::<u64>();
+    assert_eq!(term(TermKey::Gradients), 71_303_168);
+    assert_eq!(term(TermKey::OptimizerMoments), 142_606_336);
+}
+
+/// An unknown recipe name (issue 21's `{"recipe": "llama3_8b_pretrain_config_typo"}`) is never dropped: without a model
+/// it is a missing-model input error whose fix names the nearest recipe (llama3_8b_pretrain_config, Bridge's Llama 3 8B
+/// alias, recipes/llama/llama3.py:23); with a model, an unknown-recipe diagnostic naming it (and its `apply`), the plan
+/// read without the recipe.
+#[test]
+fn an_unknown_recipe_name_gives_the_nearest() {
+    let e = meshplan_core::plan_str(r#"{"recipe": "llama3_8b_pretrain_config_typo"}"#).unwrap_err();
+    assert_eq!(e.code.as_str(), "missing-model");
+    assert!(e.fix.contains("\"llama3_8b_pretrain_config\""), "{}", e.fix);
+    let report = meshplan_core::plan_str(r#"{"recipe": "llama3_8b_pretrain_config_typo", "model": "llama-3-8b", "cluster": {"gpu": "h100-sxm-80gb"}}"#).unwrap();
+    let d = report.diagnostics.iter().find(|d| d.code.as_str() == "unknown-recipe").expect("an unknown-recipe diagnostic");
+    assert!(d.fix.contains("\"llama3_8b_pretrain_config\""), "{}", d.fix);
+    assert_eq!(report.plan.recipe, None);
+}
+
+/// A legacy alias is written in the data file as its name, target and source only; read, it is its target's recipe
+/// (the same model, kind, cluster, settings and unresolved list) under its own name and source.
+#[test]
+fn every_alias_reads_as_its_target() {
+    let file: Value = serde_json::from_str(include_str!("../data/bridge_recipes.json")).unwrap();
+    let aliases = recipes::all().iter().filter(|r| r.alias_of.is_some()).count();
+    assert!(aliases >= 100, "{aliases} aliases");
+    for entry in file["recipes"].as_array().unwrap().iter().filter(|e| e.get("alias_of").is_some()) {
+        let (alias, target) = (recipe(entry["name"].as_str().unwrap()), recipe(entry["alias_of"].as_str().unwrap()));
+        assert_eq!(alias.source, entry["source"].as_str().unwrap());
+        assert!(!alias.kind.is_empty() && target.alias_of.is_none(), "{}", alias.name);
+        assert_eq!(
+            (&alias.model, &alias.hf_model_id, &alias.kind, &alias.gpu, alias.gpus, &alias.mixed_precision_recipe),
+            (&target.model, &target.hf_model_id, &target.kind, &target.gpu, target.gpus, &target.mixed_precision_recipe),
+            "{}",
+            alias.name
+        );
+        assert_eq!((&alias.parallelism, &alias.training, &alias.unresolved), (&target.parallelism, &target.training, &target.unresolved), "{}", alias.name);
+    }
 }

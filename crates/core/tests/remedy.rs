@@ -68,9 +68,10 @@ fn remedies_are_sorted_by_errors_left_then_change() {
             assert!(w[0].distance <= w[1].distance, "{w:?}");
         }
     }
-    // A plan with nothing to fix offers nothing.
+    // A plan with nothing to fix offers nothing but its diagnostics' one-click fixes. (TP 8: at TP 1 the 8B model's
+    // 8.03 B parameters at 18 B each, 145 GB, do not fit in 80 GB, and the out-of-memory error offers its own fixes.)
     let fine = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
-                      "training": {"global_batch_size": 8, "seq_length": 4096}, "parallelism": {"tensor_model_parallel_size": 1}});
+                      "training": {"global_batch_size": 8, "seq_length": 4096}, "parallelism": {"tensor_model_parallel_size": 8}});
     let r = plan_value(&fine).unwrap();
     assert_eq!(ranked(&fine, &r).len(), r.diagnostics.iter().filter(|d| !d.apply.is_empty()).count());
 }
@@ -86,3 +87,41 @@ fn uneven_edges_by_hand() {
     assert_eq!(uneven_edges(5, 1), None);
     assert_eq!(uneven_edges(3, 4), None);
 }
+
+/// Issue 22: the page's out-of-memory diagnostic lists the same fixes "Explain an OOM" ranks for a plan that does not
+/// fit, and the first it lists brings the peak under the GPU whenever one change can. Llama 3.1 70B on 64 H100, TP 8,
+/// PP 4, DP 2, seq 8192, no distributed optimizer and no recompute: 70.55 B parameters / (TP 8 · PP 4) = 2.2 B per GPU
+/// at 18 B each (bf16 weight 2, fp32 gradient 4, Adam's fp32 master weight and two moments 12) is 39.7 GB of state;
+/// the first stage holds the activations of 4 microbatches in flight (1F1B) of 8,192 tokens, no recompute: over the
+/// 80 GB device, and recomputing them is one change that frees most of it.
+#[test]
+fn the_out_of_memory_error_lists_the_fixes_explain_an_oom_ranks() {
+    let plan = json!({
+        "defaults": "megatron-core",
+        "model": "llama-3.1-70b",
+        "cluster": { "gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 8 },
+        "training": { "global_batch_size": 512, "seq_length": 8192, "micro_batch_size": 1, "use_distributed_optimizer": false },
+        "parallelism": { "tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4 }
+    });
+    let report = plan_value(&plan).unwrap();
+    assert!(errors(&plan).contains(&Code::OutOfMemory), "{:?}", errors(&plan));
+    let fixes = meshplan_core::oom::memory_fixes(&plan, &report);
+    let fitting: Vec<_> = fixes.iter().filter(|f| f.fits && !f.edits.is_empty()).collect();
+    assert!(!fitting.is_empty(), "one change fits: {fixes:?}");
+    let all = ranked(&plan, &report);
+    // Every fitting fix of the explanation is among the diagnostic's, as the same edits.
+    for f in &fitting {
+        let edits: Vec<(String, Value)> = f.edits.clone();
+        assert!(
+            all.iter().any(|r| r.edits.iter().map(|e| (e.path.clone(), e.value.clone())).collect::<Vec<_>>() == edits),
+            "{} is not offered",
+            f.change
+        );
+    }
+    // The first fix listed under the error fits, and re-planned from its edits alone the error is gone.
+    let first = clearing(&all, Code::OutOfMemory).next().expect("a fix that clears out-of-memory");
+    assert!(first.fits, "{first:?}");
+    let edits: Vec<(&str, Value)> = first.edits.iter().map(|e| (e.path.as_str(), e.value.clone())).collect();
+    assert!(!errors(&set(&plan, &edits)).contains(&Code::OutOfMemory), "{:?}", first.edits);
+}
+

@@ -2,7 +2,6 @@
 //! evaluating four times the candidates (four micro-batch sizes instead of one) costs no more allocations beyond
 //! the growth of the result's record list.
 
-use meshplan_core::parse_plan;
 use meshplan_core::search::{self, SearchOptions};
 use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -41,7 +40,7 @@ fn allocations_of(f: impl FnOnce() -> search::SearchResult) -> (u64, search::Sea
 fn the_search_does_not_allocate_per_candidate() {
     let v = json!({"model": "deepseek-v3", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 256},
                    "training": {"seq_length": 4096, "global_batch_size": 4096}});
-    let (p, _) = parse_plan(&v).unwrap();
+    let (p, _) = search::read_for_search(&v).unwrap();
     let one = SearchOptions { micro_batch_sizes: vec![1], ..SearchOptions::default() };
     let four = SearchOptions { micro_batch_sizes: vec![1, 2, 4, 8], ..SearchOptions::default() };
     let (a1, r1) = allocations_of(|| search::search(&p, &one));

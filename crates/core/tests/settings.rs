@@ -5,10 +5,11 @@ use meshplan_core::settings::{self, Fp8Recipe, Precision, SETTINGS, Settings, Ty
 use meshplan_core::{ExportKind, export, plan_value};
 use serde_json::{Value, json};
 
+/// Llama 3.1 8B on one H100 node with Megatron-Core's plain defaults, which the tests below read the table's against.
 fn plan(training: Value) -> Value {
     json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
            "training": training,
-           "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1}})
+           "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1}, "defaults": "megatron-core"})
 }
 
 fn report_training(training: Value) -> Value {

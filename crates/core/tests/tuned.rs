@@ -1,10 +1,10 @@
-//! Tuned defaults (tuned.rs): with `"defaults": "tuned"` what a plan leaves unstated is assumed from the nearest Megatron
-//! Bridge performance recipe; every assumption is listed with its source; `"megatron-core"` (the default for now) plans
+//! Tuned defaults (tuned.rs): what a plan leaves unstated is assumed from the nearest Megatron Bridge performance recipe
+//! (the default, or `"defaults": "tuned"`); every assumption is listed with its source; `"megatron-core"` plans
 //! Megatron-Core's plain defaults.
 //! The recipes' values are read by hand from the Bridge source at the pinned commit (067f987df03b), cited per test.
 
 use meshplan_core::settings::CudaGraphImpl;
-use meshplan_core::{Report, plan_value};
+use meshplan_core::{ExportKind, Report, export, plan_value};
 use serde_json::json;
 
 fn assumed<'a>(r: &'a Report, key: &str) -> Option<&'a meshplan_core::tuned::Assumption> {
@@ -38,8 +38,8 @@ fn an_unstated_setting_takes_the_nearest_perf_recipes_value_and_names_it() {
     assert_eq!(keys.len(), r.assumptions.len());
 }
 
-/// The plan's own keys win and are not listed; `"defaults": "megatron-core"` (and no switch at all) assumes nothing from
-/// a recipe: the plan runs Megatron-Core's default (TransformerConfig.cuda_graph_impl = "none").
+/// The plan's own keys win and are not listed; `"defaults": "megatron-core"` assumes nothing from a recipe: the plan runs
+/// Megatron-Core's default (TransformerConfig.cuda_graph_impl = "none"). No switch at all is tuned defaults.
 #[test]
 fn stated_keys_win_and_the_switch_asks_for_plain_defaults() {
     let base = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "gb200", "num_gpus": 8},
@@ -59,22 +59,41 @@ fn stated_keys_win_and_the_switch_asks_for_plain_defaults() {
     plain["training"].as_object_mut().unwrap().remove("cuda_graph_impl");
     let r = plan_value(&plain).unwrap();
     assert_eq!(r.plan.training.settings.cuda_graph_impl, CudaGraphImpl::None);
-    // Plain defaults, asked for or by default, list nothing: the report is as it was before tuned defaults.
+    // Plain defaults list nothing: the report is as it was before tuned defaults. The reader takes the value as it takes
+    // any choice, trimmed and in any case.
     assert!(r.assumptions.is_empty());
-    plain.as_object_mut().unwrap().remove("defaults");
+    plain["defaults"] = json!(" Megatron-Core ");
     assert_eq!(plan_value(&plain).unwrap(), r);
+
+    // Without the switch the plan gets tuned defaults: the report is the one "tuned" gives, with the recipe's graph.
+    let mut tuned = plain.clone();
+    tuned["defaults"] = json!("tuned");
+    plain.as_object_mut().unwrap().remove("defaults");
+    let r = plan_value(&plain).unwrap();
+    assert_eq!(r, plan_value(&tuned).unwrap());
+    assert_eq!(r.plan.training.settings.cuda_graph_impl, CudaGraphImpl::FullIteration);
+    assert!(assumed(&r, "cuda_graph_impl").is_some());
 
     let mut bad = plain.clone();
     bad["defaults"] = json!("bridge");
     assert!(codes(&plan_value(&bad).unwrap()).contains(&"invalid-value"));
 }
 
-/// A plan naming a recipe takes the recipe's values and assumes nothing more from another one.
+/// A plan naming a recipe takes the recipe's values and assumes nothing more from another one. Without a switch it is
+/// a Bridge launch of that recipe: Megatron-Core's plain defaults for the rest (Bridge's ConfigContainer defaults for
+/// these settings), nothing listed — the same report as `"defaults": "megatron-core"`.
 #[test]
 fn a_named_recipe_is_not_mixed_with_another() {
     let r = plan_value(&json!({"recipe": "perf.llama3_8b_pretrain_8gpu_gb200_bf16_config", "defaults": "tuned"})).unwrap();
     assert!(!r.assumptions.is_empty());
     assert!(r.assumptions.iter().all(|a| a.source == meshplan_core::tuned::DEFAULT_SOURCE), "{:?}", r.assumptions);
+    let bare = plan_value(&json!({"recipe": "perf.llama3_8b_pretrain_8gpu_gb200_bf16_config"})).unwrap();
+    assert!(bare.assumptions.is_empty(), "{:?}", bare.assumptions);
+    let plain = plan_value(&json!({"recipe": "perf.llama3_8b_pretrain_8gpu_gb200_bf16_config", "defaults": "megatron-core"})).unwrap();
+    assert_eq!(bare, plain);
+    // The recipe's values are planned either way (llama3.py:50-51: the local full-iteration graph).
+    assert_eq!(bare.plan.training.settings, r.plan.training.settings);
+    assert_eq!(bare.plan.training.settings.cuda_graph_impl, CudaGraphImpl::FullIteration);
 }
 
 /// DeepSeek-V3 on 64 GB300 in MXFP8 with EP 1: the nearest perf recipe (deepseek/gb300/deepseek_v3.py:133, EP 32)
@@ -99,7 +118,8 @@ fn an_assumption_megatron_rejects_for_the_layout_is_not_made() {
     assert!(a.source.contains("perf.deepseek_v3_pretrain_"), "{}", a.source);
 }
 
-/// The example: Llama 3.1 8B in FP8 on 64 H100, TP 1, PP 1, seq 8192, micro-batch 1, tuned defaults. The
+/// The example: Llama 3.1 8B in FP8 on 64 H100, TP 1, PP 1, seq 8192, micro-batch 1, no switch (tuned defaults,
+/// the default). The
 /// out-of-memory verdict names the unstated settings it rests on and what fits. With the H100 perf recipe's settings
 /// assumed (distributed optimizer, full recompute of 5 layers per block: llama/h100/llama3.py) the one left is the
 /// gradient buffer: fp32 (4 B per parameter, Bridge's bf16_mixed and fp8 recipes' grad_reduce_in_fp32 = True) against
@@ -108,7 +128,7 @@ fn an_assumption_megatron_rejects_for_the_layout_is_not_made() {
 #[test]
 fn an_out_of_memory_verdict_names_the_assumed_setting_it_rests_on() {
     let plan = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "num_gpus": 64},
-                      "training": {"seq_length": 8192, "global_batch_size": 512, "micro_batch_size": 1, "precision": "fp8"}, "defaults": "tuned"});
+                      "training": {"seq_length": 8192, "global_batch_size": 512, "micro_batch_size": 1, "precision": "fp8"}});
     let r = plan_value(&plan).unwrap();
     assert!(!r.memory.fits && codes(&r).contains(&"out-of-memory"), "{:?}", codes(&r));
     let d = r.diagnostics.iter().find(|d| d.code.as_str() == "out-of-memory-assumed").expect("the verdict names its assumption");
@@ -125,4 +145,81 @@ fn an_out_of_memory_verdict_names_the_assumed_setting_it_rests_on() {
     }
     let r = plan_value(&fixed).unwrap();
     assert!(r.memory.fits && !codes(&r).contains(&"out-of-memory-assumed"), "{:?}", codes(&r));
+}
+
+/// An export of a plan whose speed settings are assumed states them: a launched run would otherwise get Megatron's
+/// defaults, not the configuration predicted. Llama 3.1 8B on 8 GB200 in BF16, nothing stated: the nearest perf recipe
+/// (llama/gb200/llama3.py:35) runs the full-iteration CUDA graph (llama3.py:50-51) and, from the library recipe it
+/// starts from (Bridge's _pretrain_common), the distributed optimizer with grad-reduce and param-gather overlap. Names:
+/// Bridge's ConfigContainer paths (model.cuda_graph_impl, ddp.*) and Megatron-LM's flags (--cuda-graph-impl,
+/// --use-distributed-optimizer, --overlap-grad-reduce, --overlap-param-gather).
+#[test]
+fn exports_state_the_assumed_settings() {
+    let plan = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "gb200", "num_gpus": 8},
+                      "training": {"seq_length": 8192, "global_batch_size": 128, "micro_batch_size": 2}});
+    let r = plan_value(&plan).unwrap();
+    for key in ["cuda_graph_impl", "use_distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather"] {
+        assert!(assumed(&r, key).is_some_and(|a| a.source.contains("llama3.py:35")), "{key}: {:?}", assumed(&r, key));
+    }
+    let launch = export(ExportKind::BridgeCli, &r.plan, &r);
+    for line in ["model.cuda_graph_impl=full_iteration", "ddp.use_distributed_optimizer=True", "ddp.overlap_grad_reduce=True", "ddp.overlap_param_gather=True"] {
+        assert!(launch.lines().any(|l| l.trim().trim_end_matches(" \\") == line), "Bridge launch lacks {line}:\n{launch}");
+    }
+    let python = export(ExportKind::Bridge, &r.plan, &r);
+    assert!(python.lines().any(|l| l.trim() == "cfg.model.cuda_graph_impl = \"full_iteration\""), "{python}");
+    let mlm = export(ExportKind::MegatronLm, &r.plan, &r);
+    for flag in ["--cuda-graph-impl full_iteration", "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather"] {
+        assert!(mlm.lines().any(|l| l.trim() == flag), "Megatron-LM flags lack {flag}:\n{mlm}");
+    }
+    // The plan file states every assumed value: read with plain defaults it is the same plan.
+    let mut file: serde_json::Value = serde_json::from_str(&export(ExportKind::Plan, &r.plan, &r)).unwrap();
+    file["defaults"] = json!("megatron-core");
+    assert_eq!(plan_value(&file).unwrap().plan, r.plan);
+    // The same plan with plain defaults writes none of them: the check can fail.
+    let mut plain = plan.clone();
+    plain["defaults"] = json!("megatron-core");
+    let p = plan_value(&plain).unwrap();
+    assert!(!export(ExportKind::MegatronLm, &p.plan, &p).contains("--cuda-graph-impl"));
+}
+
+/// The MoE speed settings a perf recipe gives are exported too: DeepSeek-V3 on 64 GB300 in MXFP8 with EP 8 takes the
+/// GB300 recipe's (deepseek/gb300/deepseek_v3.py:133, after apply_flex_dispatcher_backend) flex dispatcher with the
+/// HybridEP backend and the EP all-to-all overlap. Bridge: model.moe_token_dispatcher_type,
+/// model.moe_flex_dispatcher_backend, comm_overlap.overlap_moe_expert_parallel_comm; Megatron-LM:
+/// --moe-token-dispatcher-type, --moe-flex-dispatcher-backend, --overlap-moe-expert-parallel-comm.
+#[test]
+fn exports_state_the_assumed_moe_dispatch() {
+    let plan = json!({"model": "deepseek-v3", "cluster": {"gpu": "gb300", "num_gpus": 64},
+                      "training": {"seq_length": 4096, "global_batch_size": 1024, "precision": "fp8", "fp8_recipe": "mxfp8"},
+                      "parallelism": {"pipeline_model_parallel_size": 8, "expert_model_parallel_size": 8, "virtual_pipeline_model_parallel_size": 2}});
+    let r = plan_value(&plan).unwrap();
+    assert_eq!(assumed(&r, "moe_flex_dispatcher_backend").map(|a| &a.value), Some(&json!("hybridep")));
+    let launch = export(ExportKind::BridgeCli, &r.plan, &r);
+    for line in ["model.moe_token_dispatcher_type=flex", "model.moe_flex_dispatcher_backend=hybridep", "comm_overlap.overlap_moe_expert_parallel_comm=True"] {
+        assert!(launch.lines().any(|l| l.trim().trim_end_matches(" \\") == line), "Bridge launch lacks {line}:\n{launch}");
+    }
+    let mlm = export(ExportKind::MegatronLm, &r.plan, &r);
+    for flag in ["--moe-token-dispatcher-type flex", "--moe-flex-dispatcher-backend hybridep", "--overlap-moe-expert-parallel-comm"] {
+        assert!(mlm.lines().any(|l| l.trim() == flag), "Megatron-LM flags lack {flag}:\n{mlm}");
+    }
+}
+
+/// A plan imported from a launch artefact runs its launcher's defaults: the import writes `"defaults": "megatron-core"`
+/// and says so in a note, so nothing is assumed from a perf recipe. A Megatron-LM command for Llama 3.1 8B on GB200
+/// that leaves CUDA graphs out runs without them (Megatron-LM's --cuda-graph-impl defaults to none).
+#[test]
+fn an_import_keeps_its_launchers_defaults() {
+    use meshplan_core::imports::{self, ImportOptions};
+    let text = "torchrun pretrain_gpt.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 \\\n  --group-query-attention --num-query-groups 8 --swiglu --seq-length 8192 --micro-batch-size 2 --global-batch-size 128 --bf16\n";
+    let opts = ImportOptions { gpu: Some("gb200".into()), ..ImportOptions::default() };
+    let imported = imports::import(text, &opts).unwrap();
+    assert_eq!(imported.plan["defaults"], json!("megatron-core"), "{}", imported.plan);
+    assert!(imported.notes.iter().any(|n| n.starts_with("defaults: megatron-core") && n.contains("Megatron-LM's defaults")), "{:?}", imported.notes);
+    let r = plan_value(&imported.plan).unwrap();
+    assert!(r.assumptions.is_empty(), "{:?}", r.assumptions);
+    assert_eq!(r.plan.training.settings.cuda_graph_impl, CudaGraphImpl::None);
+    // Bridge overrides: Bridge's ConfigContainer defaults, Megatron-Core's for these settings.
+    let bridge = imports::import("model.tensor_model_parallel_size=2 model.sequence_parallel=True\n", &ImportOptions { model: Some("llama-3.1-8b".into()), from: Some(imports::Format::BridgeOverrides), ..opts }).unwrap();
+    assert_eq!(bridge.plan["defaults"], json!("megatron-core"), "{}", bridge.plan);
+    assert!(bridge.notes.iter().any(|n| n.contains("ConfigContainer defaults")), "{:?}", bridge.notes);
 }

@@ -246,15 +246,24 @@ impl Builder {
         Some(Value::Object(m))
     }
 
-    /// The preset whose shape the fields give (layers, hidden size, heads, query groups, FFN and experts equal), with
-    /// the fields laid over it; a note names the preset and every given field that differs from it.
+    /// The preset whose shape the fields give (layers, hidden size, heads, query groups, FFN and experts equal; of
+    /// several, the one fewest given fields differ from, the first on a tie — Llama 3 8B and 3.1 8B differ only in
+    /// their context), with the fields laid over it; a note names the preset and every given field that differs from it.
     fn shaped_like(&mut self, fields: Map<String, Value>, given: &crate::model::ModelConfig) -> Option<Value> {
         let shape = |m: &crate::model::ModelConfig| (m.num_layers, m.hidden_size, m.num_attention_heads, m.num_query_groups, m.ffn_hidden_size, m.num_moe_experts);
-        let p = presets::models().iter().find(|p| shape(&p.model_config()) == shape(given))?;
-        let base = serde_json::to_value(p.model_config()).unwrap_or(Value::Null);
         let mine = serde_json::to_value(given).unwrap_or(Value::Null);
+        let differing = |base: &Value| fields.keys().filter(|k| base.get(k.as_str()) != mine.get(k.as_str())).cloned().collect::<Vec<String>>();
+        let (p, base, differ) = presets::models()
+            .iter()
+            .filter(|p| shape(&p.model_config()) == shape(given))
+            .map(|p| {
+                let base = serde_json::to_value(p.model_config()).unwrap_or(Value::Null);
+                let differ = differing(&base);
+                (p, base, differ)
+            })
+            .min_by_key(|(_, _, differ)| differ.len())?;
         let shown = |v: &Value, k: &str| v.get(k).unwrap_or(&Value::Null).to_string();
-        let differ: Vec<String> = fields.keys().filter(|k| base.get(k.as_str()) != mine.get(k.as_str())).map(|k| format!("{k} {} (preset {})", shown(&mine, k), shown(&base, k))).collect();
+        let differ: Vec<String> = differ.iter().map(|k| format!("{k} {} (preset {})", shown(&mine, k), shown(&base, k))).collect();
         let taken: Vec<&str> = ["vocab_size", "max_position_embeddings"].into_iter().filter(|k| !fields.contains_key(*k)).collect();
         let differ = if differ.is_empty() { "none".to_string() } else { differ.join(", ") };
         let taken = if taken.is_empty() { String::new() } else { format!("; the preset's {} (the input does not give them)", taken.join(", ")) };
@@ -274,10 +283,17 @@ impl Builder {
     pub(super) fn finish(mut self, format: Format, opts: &ImportOptions) -> Result<(Built, Vec<String>), InputError> {
         let unknown = self.recipe.clone().filter(|r| crate::recipes::find(r).is_none());
         let model = self.model(opts).ok_or_else(|| {
+            let known = self.recipe.as_deref().and_then(crate::recipes::find);
             let what = match &unknown {
                 // A recipe meshplan does not hold: data/bridge_recipes.json lists the library's other recipes (skipped),
                 // each with the Hugging Face id its model is built from.
                 Some(r) => format!("names the Megatron Bridge recipe `{}`, which meshplan does not hold and whose model it cannot tell ({})", r.chars().take(120).collect::<String>(), unknown_recipe(r)),
+                // A recipe meshplan holds whose model has no preset: the Hugging Face id it builds the model from.
+                None if known.is_some() => {
+                    let r = known.map_or_else(String::new, |r| r.name.clone());
+                    let hf = known.and_then(|r| r.hf_model_id.clone()).map_or("built in the recipe".into(), |h| format!("{h}: give its config.json"));
+                    format!("names the Megatron Bridge recipe `{r}`, whose model has no meshplan preset ({hf})")
+                }
                 None => "names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size".to_string(),
             };
             InputError::new(
@@ -380,6 +396,10 @@ fn unknown_recipe(name: &str) -> String {
 
 /// The preset whose Bridge recipe is `name` (the library's name, with or without a `_config` / variant suffix).
 pub fn recipe_preset(name: &str) -> Option<&'static presets::ModelPreset> {
+    // A recipe meshplan reads (data/bridge_recipes.json) names its model preset, found by its Hugging Face id.
+    if let Some(r) = crate::recipes::find(name.trim()) {
+        return r.preset().and_then(presets::model);
+    }
     let name = name.trim().rsplit('.').next().unwrap_or(name);
     // The model stem before the mode: `qwen3_30b_a3b_sft_8gpu_h100_bf16_config` → `qwen3_30b_a3b`, the stem of the
     // library's `qwen3_30b_a3b_pretrain_config`.

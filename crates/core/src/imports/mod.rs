@@ -60,9 +60,30 @@ pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> 
         Format::BridgeYaml => bridge::read_yaml(text, &mut b),
     }
     meshplan_header(text, &mut b);
-    let (built, set_keys) = b.finish(format, opts)?;
+    let (mut built, set_keys) = b.finish(format, opts)?;
+    launcher_defaults(format, &mut built.plan, &mut built.notes);
     let built = if format == Format::MegatronArgs { mlm::defaults(built, &set_keys) } else { built };
     Ok(Imported { format, plan: built.plan, unrecognized: built.unrecognized, notes: built.notes })
+}
+
+/// A launch artefact runs its launcher's own defaults for what it leaves out, not the tuned defaults a hand-written plan
+/// gets (`crate::tuned`): the imported plan says `"defaults": "megatron-core"`, and a note says why. For the speed and
+/// memory settings tuned defaults fill (`tuned::TUNED_KEYS`) both launchers' defaults are Megatron-Core's:
+/// Megatron-LM's flags are generated from Megatron-Core's configs (its differing defaults `mlm::defaults` writes out);
+/// Megatron Bridge's ConfigContainer takes Megatron-Core's DistributedDataParallelConfig and OptimizerConfig unchanged
+/// (Megatron-Bridge src/megatron/bridge/training/config.py:90, :121, :987 @ 067f987df03b), leaves comm_overlap and
+/// mixed_precision None (:1007-1008), and its GPTModelProvider sets none of the model's (models/gpt_provider.py:129).
+fn launcher_defaults(format: Format, plan: &mut Value, notes: &mut Vec<String>) {
+    let Some(o) = plan.as_object_mut() else { return };
+    o.insert(crate::tuned::DEFAULTS_KEY.into(), Value::from(crate::tuned::PLAIN));
+    let launcher = match format {
+        Format::MegatronArgs => "Megatron-LM's defaults (Megatron-Core's for the speed and memory settings)",
+        _ if o.contains_key("recipe") => "the recipe's, then Megatron Bridge's ConfigContainer defaults (Megatron-Core's for the speed and memory settings)",
+        _ => "Megatron Bridge's ConfigContainer defaults (Megatron-Core's for the speed and memory settings)",
+    };
+    notes.push(format!(
+        "defaults: megatron-core — what the input leaves out is {launcher}, as the launched run has them; not meshplan's tuned defaults from Bridge's perf recipes (remove \"defaults\" from the plan to assume them)"
+    ));
 }
 
 /// Imports and resolves: the plan and the findings of reading it.
