@@ -193,18 +193,11 @@ fn unfused_attention_saves_the_s2_scores() {
 #[test]
 fn lora_trains_the_adapters_only() {
     let plan = |training: Value| {
-        let mut t = json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 8, "precision": "bf16"});
+        let mut t = json!({"seq_length": 4096, "global_batch_size": 8});
         for (k, v) in training.as_object().unwrap() {
             t[k] = v.clone();
         }
-        json!({
-            "model": {"name": "llama-3-8b-like", "num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
-                      "kv_channels": 128, "ffn_hidden_size": 14336, "gated_linear_unit": true, "activation_func": "silu",
-                      "add_bias_linear": false, "normalization": "RMSNorm", "position_embedding_type": "rope", "vocab_size": 128256},
-            "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 1, "num_nodes": 1},
-            "training": t,
-            "parallelism": {"tensor_model_parallel_size": 1}
-        })
+        llama_8b(1, t)
     };
     let full = plan_value(&plan(json!({}))).unwrap();
     let lora = plan_value(&plan(json!({"peft": "lora", "lora_dim": 16}))).unwrap();
@@ -485,4 +478,204 @@ fn lora_and_the_attention_kernel_are_read_from_launch_lines() {
     assert_eq!(p["training"]["peft"].as_str(), Some("none"), "{p}");
     let p = plan("torchrun pretrain_gpt.py --num-layers 36 --hidden-size 1280 --num-attention-heads 20 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 4 --fp16 --transformer-impl local --attention-dropout 0.0");
     assert_eq!((p["training"]["transformer_impl"].as_str(), p["training"]["attention_dropout"].as_f64()), (Some("local"), Some(0.0)), "{p}");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Every culprit class, each in another form of the message: the plan, the request worked by hand from it, and what
+// the explanation must say (the tensor's kind, its phase, the failing stage, a first fix that shrinks it or fits).
+// ---------------------------------------------------------------------------------------------------
+
+/// The explanation of `msg` on `plan`, checked: the named tensor is `kind` in a phase starting with `phase`, at
+/// `stage`, of `bytes` (± 1 B: the request was worked out to the byte, the message prints it rounded); the first fix
+/// shrinks it or brings the peak under the target (and then under the device). The plan may be over its GPU (the
+/// out-of-memory error), never otherwise invalid.
+fn named_as(plan: &Value, msg: &str, (kind, bytes, phase, stage): (TensorKind, u64, &str, u64)) -> meshplan_core::oom::Explanation {
+    let report = plan_value(plan).unwrap();
+    assert!(report.diagnostics.iter().all(|d| d.severity != meshplan_core::Severity::Error || d.code.to_string() == "out-of-memory"), "{:?}", report.diagnostics);
+    let x = explain(plan, &report, msg, None).unwrap();
+    let c = x.named.culprit.as_ref().unwrap_or_else(|| panic!("nothing named; nearest {:?}", x.named.nearest));
+    assert_eq!((c.kind, x.pipeline_stage), (kind, stage), "{}", c.label);
+    assert!(c.predicted_bytes.abs_diff(bytes) <= 1, "{} predicted {} B, by hand {bytes} B", c.label, c.predicted_bytes);
+    assert!(x.named.implied.is_none());
+    assert!(c.phase.starts_with(phase) && x.phase.as_deref() == Some(c.phase.as_str()), "{}", c.phase);
+    let first = &x.fixes[0];
+    assert!(first.shrinks_culprit || first.fits, "{first:?}");
+    if first.fits {
+        assert!(first.peak_bytes <= x.capacity_bytes, "{first:?}");
+    }
+    x
+}
+
+/// The Llama-3-8B shape of `lora_trains_the_adapters_only` on `gpus` H100s at TP 1, bf16, micro-batch 1, with `training`.
+fn llama_8b(gpus: u64, training: Value) -> Value {
+    let mut t = json!({"micro_batch_size": 1, "precision": "bf16"});
+    for (k, v) in training.as_object().unwrap() {
+        t[k] = v.clone();
+    }
+    json!({
+        "model": {"name": "llama-3-8b-like", "num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
+                  "kv_channels": 128, "ffn_hidden_size": 14336, "gated_linear_unit": true, "activation_func": "silu",
+                  "add_bias_linear": false, "normalization": "RMSNorm", "position_embedding_type": "rope", "vocab_size": 128256},
+        "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": gpus, "num_nodes": 1},
+        "training": t,
+        "parallelism": {"tensor_model_parallel_size": 1}
+    })
+}
+
+/// One layer's saved activations, PyTorch 1.x's `RuntimeError: CUDA out of memory … (GPU 0; …)` form, on the GPT-2
+/// plan with fused attention (fp16, 2 B; b·s = 4·1,024 = 4,096 tokens, h 1,280, 20 heads of 64, FFN 5,120, TP 1, no SP).
+/// By the memory model's tensor list (activations.rs attention, the dense MLP):
+///   the layer input 4,096·1,280·2 B = 10,485,760; linear_qkv's input (norm fused in) 10,485,760;
+///   Q, K, V 4,096·(20·64 + 20·(64 + 64))·2 B = 31,457,280; O (linear_proj's input) 10,485,760;
+///   flash attention's fp32 log-sum-exp 4,096·20·4 B = 327,680;
+///   the MLP's residual 10,485,760 and fc1's input 10,485,760; fc1's output 4,096·5,120·2 B = 41,943,040; the GELU's
+///   output 41,943,040 — in all 168,099,840 B = 160.31 MiB (under Korthikanti et al.'s 34·s·b·h = 178,257,920 B,
+///   which also counts dropout masks). Halving the micro-batch halves it.
+#[test]
+fn one_layers_saved_activations_in_the_1x_form() {
+    let plan = gpt2(json!({}));
+    let msg = "RuntimeError: CUDA out of memory. Tried to allocate 160.31 MiB (GPU 0; 39.39 GiB total capacity; 37.80 GiB already allocated; 100.00 MiB free; 38.90 GiB reserved in total by PyTorch)";
+    let x = named_as(&plan, msg, (TensorKind::LayerActivations, 168_099_840, "forward", 0));
+    assert_eq!(x.message.form, "legacy");
+    assert_eq!(x.cause, Cause::Overrun, "{}", x.cause_text);
+    assert!(x.fixes[0].shrinks_culprit && x.fixes[0].change.starts_with("micro_batch_size 4 → 2"), "{:?}", x.fixes[0]);
+}
+
+/// Unfused attention scores in PyTorch 2.1's form (`torch.cuda.OutOfMemoryError`, "total capacty"), GPT-2 plan with
+/// `transformer_impl` local: b·heads/TP·s² = 4·20/1·1,024² = 83,886,080 scores × 2 B = 167,772,160 B = 160.00 MiB, in
+/// core attention's forward. The first fix is fused/flash attention, which saves no s² scores.
+#[test]
+fn unfused_attention_scores_in_the_2_1_form() {
+    let plan = gpt2(json!({"transformer_impl": "local"}));
+    let msg = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 160.00 MiB. GPU 0 has a total capacty of 39.39 GiB of which 60.00 MiB is free. Process 4242 has 39.33 GiB memory in use. Of the allocated memory 38.10 GiB is allocated by PyTorch, and 700.00 MiB is reserved by PyTorch but unallocated.";
+    let x = named_as(&plan, msg, (TensorKind::AttentionScores, 167_772_160, "forward (core attention)", 0));
+    assert!(x.fixes[0].change.starts_with("fused/flash attention") && x.fixes[0].shrinks_culprit, "{:?}", x.fixes[0]);
+}
+
+/// A Mixtral-8x7B-shaped MoE (32 layers, h 4,096, 8 experts, top-2, FFN 14,336) on 8 MI300X, TP 2 with SP, EP 4,
+/// alltoall dispatcher, micro-batch 1, seq 4,096, bf16, in ROCm's `HIP out of memory` wording. One dispatched copy of
+/// the routed tokens (token_dispatcher.py: the permuted send buffer, the all-to-all's output and the expert-sorted copy
+/// are each one allocation of T_r·h): the rank's local tokens b·s/SP = 4,096/2 = 2,048, routed to top-2 experts with
+/// ETP 1 and an even routing (moe_routing_imbalance_factor 1): T_r = 2,048·2 = 4,096 tokens × 4,096 × 2 B = 33,554,432
+/// B = 32.00 MiB. (The whole working set, three copies, is 96.00 MiB: no single request is that.)
+#[test]
+fn moe_dispatch_copy_in_the_hip_form() {
+    let plan = json!({
+        "model": {"name": "mixtral-like", "num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
+                  "kv_channels": 128, "ffn_hidden_size": 14336, "moe_ffn_hidden_size": 14336, "num_moe_experts": 8, "moe_router_topk": 2,
+                  "gated_linear_unit": true, "activation_func": "silu", "add_bias_linear": false, "normalization": "RMSNorm",
+                  "position_embedding_type": "rope", "vocab_size": 32000},
+        "cluster": {"gpu": "mi300x", "gpus_per_node": 8, "num_nodes": 1},
+        "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 64, "precision": "bf16",
+                     "moe_token_dispatcher_type": "alltoall", "use_distributed_optimizer": true},
+        "parallelism": {"tensor_model_parallel_size": 2, "sequence_parallel": true, "expert_model_parallel_size": 4,
+                        "expert_tensor_parallel_size": 1}
+    });
+    let msg = "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 32.00 MiB. GPU 2 has a total capacity of 191.98 GiB of which 20.00 MiB is free. Of the allocated memory 185.00 GiB is allocated by PyTorch, and 12.00 MiB is reserved by PyTorch but unallocated.";
+    let x = named_as(&plan, msg, (TensorKind::MoeDispatch, 33_554_432, "forward / backward (token dispatch)", 0));
+    assert_eq!((x.message.device.as_str(), x.rank), ("HIP", 2));
+    // 40.00 MiB is no tensor of this plan. It is 10,240 vocabulary entries of the 16-bit logits (b·s/TP·2 B = 4,096 B
+    // an entry, 10,240 = 40 × 256, a multiple of make_vocab_size_divisible_by 128 × TP 2), but the plan states its
+    // vocabulary: nothing is named, and no correction is offered.
+    let report = plan_value(&plan).unwrap();
+    let y = explain(&plan, &report, &msg.replace("32.00 MiB", "40.00 MiB"), None).unwrap();
+    assert!(y.named.culprit.is_none() && y.named.implied.is_none() && y.corrections.is_empty(), "{:?}", y.named);
+    assert_eq!(y.named.nearest.len(), 3);
+}
+
+/// A Llama-3-8B-shaped model (the LoRA test's) under Megatron-FSDP (`use_megatron_fsdp`, optim_grads_params) on 8
+/// H100s, bf16, with `[rank6]:` prefixes — PyTorch ≥ 2.4's wording. One unit, a transformer layer, all-gathered:
+/// linear_qkv 4,096·(4,096 + 2·8·128) = 25,165,824, linear_proj 4,096² = 16,777,216, linear_fc1 4,096·2·14,336 =
+/// 117,440,512, linear_fc2 14,336·4,096 = 58,720,256, the two RMSNorm weights 2·4,096 = 8,192: 218,112,000
+/// parameters × 2 B = 436,224,000 B = 416.02 MiB (32 layers of it and the 128,256 × 4,096 embedding and output layer are
+/// 8.03B, Llama 3 8B's count). Its unsharded fp32 grads before the reduce-scatter: × 4 B = 872,448,000 B = 832.03 MiB.
+#[test]
+fn a_layers_all_gathered_parameters_under_megatron_fsdp() {
+    let plan = llama_8b(8, json!({"seq_length": 8192, "global_batch_size": 64, "use_megatron_fsdp": true, "data_parallel_sharding_strategy": "optim_grads_params"}));
+    let msg = current(Some(6), 6, "416.02 MiB", 79.11, 0.30, 77.50, 0.10);
+    let x = named_as(&plan, &msg, (TensorKind::ParamAllGather, 436_224_000, "forward / backward (unit all-gather)", 0));
+    assert_eq!((x.rank, x.rank_source.as_str()), (6, "the message's [rank] prefix"));
+    let msg = current(Some(6), 6, "832.03 MiB", 79.11, 0.30, 77.50, 0.10);
+    named_as(&plan, &msg, (TensorKind::GradBucket, 872_448_000, "backward", 0));
+}
+
+/// LoRA adapters (Bridge's LoRA(dim=16) on the four default targets of the Llama-3-8B shape, one device, no
+/// overlap_grad_reduce), in torch_npu's wording: the adapters' main-grad buffer, one allocation of every trained
+/// parameter (param_and_grad_buffer.py: torch.zeros of the buffer; the frozen base has none) — 35,651,584 adapters
+/// (1,114,112 a layer, worked in `lora_trains_the_adapters_only`) × 4 B = 142,606,336 B = 136.00 MiB. Their fp32
+/// master weights are as large but one allocation per adapter: the buffer is named.
+#[test]
+fn lora_adapters_grad_buffer_in_the_npu_form() {
+    let plan = llama_8b(1, json!({"seq_length": 4096, "global_batch_size": 8, "peft": "lora", "lora_dim": 16}));
+    let msg = "RuntimeError: NPU out of memory. Tried to allocate 136.00 MiB (NPU 0; 60.97 GiB total capacity; 60.20 GiB already allocated; 60.20 GiB current active; 90.00 MiB free; 60.50 GiB reserved in total by PyTorch)";
+    let x = named_as(&plan, msg, (TensorKind::GradBucket, 142_606_336, "backward", 0));
+    assert_eq!(x.message.device, "NPU");
+}
+
+/// CUDA-graph buffers, `torch.cuda.OutOfMemoryError` (PyTorch 2.0–2.3's name) without a rank prefix: the GPT-2 plan
+/// with `cuda_graph_impl` local on the whole layer keeps each layer's static input and output, b·s·h = 4·1,024·1,280 ×
+/// 2 B × 2 = 20,971,520 B … worked in `each_culprit_class_is_named`: 41,943,040 B a layer × 36 layers × 1 microbatch in
+/// flight = 1,509,949,440 B = 1.41 GiB, at capture in the first iteration. Turning the graphs off frees them.
+#[test]
+fn cuda_graph_buffers_at_capture() {
+    let plan = gpt2(json!({"cuda_graph_impl": "local"}));
+    let msg = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.41 GiB. GPU 0 has a total capacity of 39.39 GiB of which 300.00 MiB is free. Of the allocated memory 37.90 GiB is allocated by PyTorch, and 200.00 MiB is reserved by PyTorch but unallocated.";
+    let x = named_as(&plan, msg, (TensorKind::CudaGraphs, 1_509_949_440, "first iteration", 0));
+    assert!(x.fixes.iter().any(|f| f.change.starts_with("cuda_graph_impl local → none") && f.shrinks_culprit));
+}
+
+/// The 16-bit logits (or their gradient) on the README plan's last stage, `[rank53]:` (worked in
+/// `each_failing_rank_gets_its_explanation`: 8,192 · 129,024/8 · 2 B = 264,241,152 B = 252.00 MiB), stage 3.
+#[test]
+fn logits_on_the_last_stage() {
+    let msg = current(Some(53), 5, "252.00 MiB", 79.11, 0.10, 70.00, 0.05);
+    let x = named_as(&example(), &msg, (TensorKind::Logits, 264_241_152, "forward (output layer)", 3));
+    assert_eq!(x.rank, 53);
+}
+
+/// Megatron-LM #60 (2.29 GiB requested in DDP's `_flatten_dense_tensors` over the fp16 grads, as the thread's
+/// traceback shows: one copy of the whole gradient buffer) on the Megatron-LM paper's 2.5B GPT-2 (h 1,920, 54 layers,
+/// 20 heads, seq 1,024, fp16, TP 2; the thread says "2.6B, mp=2"; micro-batch 8 assumed). A TP rank's parameters, by
+/// hand: a layer's qkv and fc1 weights and biases and proj/fc2 weights split over TP, 12h²/2 + (3h + 4h)/2, plus the
+/// replicated proj and fc2 biases and two LayerNorms, h + h + 4h: 6h² + 9.5h = 22,136,640 × 54 = 1,195,378,560; the
+/// embedding padded to a multiple of 128·2, 50,432 × 1,920 / 2 = 48,414,720; position embeddings 1,024 × 1,920 =
+/// 1,966,080; the final LayerNorm 3,840: 1,245,763,200 × 2 B = 2,491,526,400 B = 2.32 GiB, the request 1.3% under it.
+#[test]
+fn megatron_lm_issue_60_is_the_gradient_buffer() {
+    let plan = json!({
+        "model": {"name": "gpt2-2.5b-like", "num_layers": 54, "hidden_size": 1920, "num_attention_heads": 20, "ffn_hidden_size": 7680,
+                  "vocab_size": 50257, "make_vocab_size_divisible_by": 128, "position_embedding_type": "learned_absolute",
+                  "max_position_embeddings": 1024, "normalization": "LayerNorm", "gated_linear_unit": false, "activation_func": "gelu"},
+        "cluster": {"gpu": "v100-sxm2-32gb", "gpus_per_node": 8, "num_nodes": 2},
+        "training": {"seq_length": 1024, "micro_batch_size": 8, "global_batch_size": 512, "precision": "fp16"},
+        "parallelism": {"tensor_model_parallel_size": 2}
+    });
+    let x = named_as(&plan, &fixture("megatron_lm_issue60.txt"), (TensorKind::GradBucket, 2_491_526_400, "backward", 0));
+    assert_eq!(x.message.form, "legacy");
+}
+
+/// Optimizer state at the first step, `[rank4]:` in PyTorch ≥ 2.4's form: the Llama-3-8B shape on 8 H100s (DP 8) with
+/// the distributed optimizer and TE's precision-aware FusedAdam keeping both moments in bf16. The state is allocated one
+/// tensor per parameter shard (optimizer/__init__.py init_state_fn: zeros_like each main shard), the largest the word
+/// embedding's: 128,256 × 4,096 = 525,336,576 elements / DP 8 = 65,667,072 × 2 B = 131,334,144 B = 125.25 MiB.
+#[test]
+fn optimizer_state_is_one_parameters_shard() {
+    let plan = llama_8b(8, json!({"seq_length": 4096, "global_batch_size": 64, "use_distributed_optimizer": true,
+                                   "use_precision_aware_optimizer": true, "exp_avg_dtype": "bf16", "exp_avg_sq_dtype": "bf16"}));
+    let msg = current(Some(4), 4, "125.25 MiB", 79.11, 0.05, 77.90, 0.02);
+    named_as(&plan, &msg, (TensorKind::OptimizerState, 131_334_144, "first optimizer step", 0));
+}
+
+/// Master weights at the optimizer's set-up, PyTorch before 1.5 ("… cached)"): the same model on 8 GPUs without the
+/// distributed optimizer, each rank cloning every parameter to fp32 (distrib_optimizer.py's Float16 sibling: one
+/// tensor per parameter), the largest the word embedding, 525,336,576 × 4 B = 2,101,346,304 B = 1.96 GiB (as large as
+/// one fp32 Adam moment of it; the master copy comes first, at set-up). The distributed optimizer shards it by 8. At seq
+/// 2,048: b·s·V·4 B (the fp32 logits) is V·h·4 B at s = h = 4,096, and the 16-bit logits are at s = 8,192 — one size,
+/// which no matcher can tell apart.
+#[test]
+fn master_weights_are_one_parameters_copy() {
+    let plan = llama_8b(8, json!({"seq_length": 2048, "global_batch_size": 64}));
+    let msg = "RuntimeError: CUDA out of memory. Tried to allocate 1.96 GiB (GPU 1; 79.11 GiB total capacity; 76.50 GiB already allocated; 1.20 GiB free; 77.00 GiB cached)";
+    let x = named_as(&plan, msg, (TensorKind::MasterWeights, 2_101_346_304, "first iteration", 0));
+    assert!(x.fixes.iter().any(|f| f.change.starts_with("use_distributed_optimizer") && f.shrinks_culprit), "{:?}", x.fixes);
 }

@@ -36,17 +36,27 @@ pub(crate) fn routed_tokens(m: &ModelConfig, p: &Plan, sh: &Shape) -> f64 {
 // EP·ETP group before masking (ML moe/token_dispatcher.py MoEAllGatherTokenDispatcher); flex leaves the exchange to
 // DeepEP / HybridEP buffers and keeps one permuted copy.
 pub(crate) fn dispatcher_working_set(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape) -> (f64, &'static str) {
+    let (copy, gathered) = dispatcher_copies(m, p, run, sh);
+    match p.training.settings.moe_token_dispatcher_type {
+        DispatcherType::Alltoall => (3.0 * copy, "MoE dispatcher working set (alltoall: send, receive and expert-sorted copies)"),
+        DispatcherType::Allgather => (gathered + 2.0 * copy, "MoE dispatcher working set (allgather: the EP·ETP group's tokens, then the local copies)"),
+        DispatcherType::Flex => (copy, "MoE dispatcher working set (flex: one permuted copy; the exchange runs in library buffers)"),
+    }
+}
+
+/// The dispatcher's single allocations at an MoE layer, in bytes: one copy of the routed tokens (T_r·h: alltoall's
+/// permuted send buffer, its all-to-all output and its expert-sorted copy are each one; flex's permuted copy), and
+/// allgather's gather of the EP·ETP group's tokens (local·EP·ETP·h; 0 for the other dispatchers).
+// ML megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: permute (dispatch_preprocess),
+// all_to_all (token_dispatch), sort_chunks_by_idxs (dispatch_postprocess); MoEAllGatherTokenDispatcher.token_dispatch:
+// gather_from_sequence_parallel_region over the tp_ep group.
+pub(crate) fn dispatcher_copies(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape) -> (f64, f64) {
     // Tokens travel at the expert width (the latent size for a latent MoE; token_dispatcher.py hidden_dim).
     let h = m.expert_width() as f64 * run.act;
     let routed = routed_tokens(m, p, sh);
     let group = (p.parallelism.ep().max(1) * p.parallelism.etp().max(1)) as f64;
-    match p.training.settings.moe_token_dispatcher_type {
-        DispatcherType::Alltoall => (3.0 * routed * h, "MoE dispatcher working set (alltoall: send, receive and expert-sorted copies)"),
-        DispatcherType::Allgather => {
-            ((sh.local() * group + 2.0 * routed) * h, "MoE dispatcher working set (allgather: the EP·ETP group's tokens, then the local copies)")
-        }
-        DispatcherType::Flex => (routed * h, "MoE dispatcher working set (flex: one permuted copy; the exchange runs in library buffers)"),
-    }
+    let gathered = if p.training.settings.moe_token_dispatcher_type == DispatcherType::Allgather { sh.local() * group * h } else { 0.0 };
+    (routed * h, gathered)
 }
 
 /// DeepEP's ranks-and-receive-tokens table, (group size, NVL receive tokens, largest RDMA send chunk), for the

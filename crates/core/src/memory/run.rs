@@ -57,6 +57,9 @@ pub(crate) struct Run {
     pub master: f64,
     /// Optimizer moments per shard element on the GPU (before offload).
     pub moments: f64,
+    /// Bytes per element of the larger single moment tensor (Adam's exp_avg or exp_avg_sq, SGD's momentum): the state
+    /// is allocated one tensor per parameter and moment.
+    pub moment: f64,
     /// fp32 copies of the grad shard made at the optimizer step.
     pub step_grad_copy: f64,
     /// Share of the optimizer shard offloaded to the host (0 without `optimizer_cpu_offload`).
@@ -195,6 +198,11 @@ impl Run {
             // ML@d98e8a6:megatron/core/optimizer/__init__.py init_state_fn l.591-600: zeros_like the fp32 main shard.
             8.0
         };
+        let moment = if adam && precision_aware && offload_path == OffloadPath::None {
+            moment_bytes(s.exp_avg_dtype).max(moment_bytes(s.exp_avg_sq_dtype))
+        } else {
+            4.0
+        };
         // ML@d98e8a6:megatron/core/optimizer/distrib_optimizer.py _copy_model_grads_to_main_grads l.2790-2792:
         // shard_main_param.grad = shard_model_grad.float() allocates when the grad buffer is not fp32; the TE-master
         // path reads the grad buffer as decoupled_grad instead (l.2784-2790).
@@ -216,6 +224,7 @@ impl Run {
             grad,
             master,
             moments,
+            moment,
             step_grad_copy,
             offload: if offload_path == OffloadPath::None { 0.0 } else { offload },
             offload_path,

@@ -132,21 +132,11 @@ pub fn tensors(p: &Plan, d: &Derived, st: &StageParams, sm: &StageMemory) -> Vec
 fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: &StageMemory, push: &mut impl FnMut(TensorKind, String, f64, &str, Vec<Lever>)) {
     let term = |k: TermKey| sm.terms.iter().find(|t| t.key == k);
     let s = &p.training.settings;
-    for (key, kind, phase) in [
-        (TermKey::MoeDispatchWorkingSet, TensorKind::MoeDispatch, "forward / backward (token dispatch)"),
-        (TermKey::OptimizerMoments, TensorKind::OptimizerState, "first optimizer step (state allocated lazily)"),
-        (TermKey::MasterWeights, TensorKind::MasterWeights, "first iteration (optimizer set-up)"),
-        (TermKey::Fp32GradCopies, TensorKind::GradCopies, "optimizer step"),
-        (TermKey::CudaGraphBuffers, TensorKind::CudaGraphs, "first iteration (graph capture)"),
-        (TermKey::AttentionScoresWorkingSet, TensorKind::AttentionScores, "forward (core attention)"),
-        (TermKey::FsdpUnshardedBuffers, TensorKind::ParamAllGather, "forward / backward (unit all-gather)"),
-    ] {
-        if let Some(t) = term(key) {
-            push(kind, t.label.to_string(), t.bytes as f64, phase, Vec::new());
-        }
-    }
     // DDP buckets: bucket_size = max(4e7, 1e6 · DP) elements with overlap_grad_reduce, else one bucket of the whole
-    // buffer (ML megatron/core/distributed/distributed_data_parallel.py l.130-137).
+    // buffer (ML megatron/core/distributed/distributed_data_parallel.py l.130-137). First, so that where a bucket and a
+    // stage total have one size (LoRA's fp32 grads and master weights of the same adapters) the bucket is named: the
+    // grad buffer is one allocation (param_and_grad_buffer.py l.1184-1190, torch.zeros of the whole buffer), the
+    // master weights and optimizer state one per parameter (optimizer/distrib_optimizer.py l.445).
     let trained = if run.peft { st.adapters } else { st.dense + st.experts };
     if trained > 0.0 {
         let dp = (d.data_parallel_size.max(1) * p.parallelism.cp().max(1)) as f64;
@@ -155,5 +145,60 @@ fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: 
         if s.use_distributed_optimizer {
             push(TensorKind::ParamAllGather, format!("one parameter all-gather bucket: {} elements × {} B", bucket as u64, run.param), bucket * run.param, "forward (parameter all-gather)", Vec::new());
         }
+    }
+    largest_parameter_state((p, d), run, st, sm, push);
+    for (key, kind, phase) in [
+        (TermKey::OptimizerMoments, TensorKind::OptimizerState, "first optimizer step (state allocated lazily)"),
+        (TermKey::MasterWeights, TensorKind::MasterWeights, "first iteration (optimizer set-up)"),
+        (TermKey::Fp32GradCopies, TensorKind::GradCopies, "optimizer step"),
+        (TermKey::CudaGraphBuffers, TensorKind::CudaGraphs, "first iteration (graph capture)"),
+        (TermKey::AttentionScoresWorkingSet, TensorKind::AttentionScores, "forward (core attention)"),
+    ] {
+        if let Some(t) = term(key) {
+            push(kind, t.label.to_string(), t.bytes as f64, phase, Vec::new());
+        }
+    }
+    // The working sets are several allocations; a request is one of them. The MoE dispatcher's copies at one layer
+    // (memory::moe::dispatcher_copies), and Megatron-FSDP's one unit (a layer) all-gathered, its weights and its grads
+    // unsharded before the reduce-scatter (the term holds two units of each: memory/state.rs).
+    if term(TermKey::MoeDispatchWorkingSet).is_some_and(|t| t.bytes > 0) {
+        let (copy, gathered) = super::moe::dispatcher_copies(&p.model, p, run, &Shape::of(p));
+        let phase = "forward / backward (token dispatch)";
+        push(TensorKind::MoeDispatch, "one MoE layer's dispatched tokens, one copy (permuted, exchanged or sorted): T_r·h".into(), copy, phase, Vec::new());
+        push(TensorKind::MoeDispatch, "one MoE layer's tokens gathered over the EP·ETP group (allgather dispatcher)".into(), gathered, phase, Vec::new());
+    }
+    if term(TermKey::FsdpUnshardedBuffers).is_some_and(|t| t.bytes > 0) {
+        let unit = st.largest_layer;
+        let phase = "forward / backward (unit all-gather)";
+        if run.fsdp == Some(crate::settings::ShardingStrategy::OptimGradsParams) {
+            push(TensorKind::ParamAllGather, format!("one Megatron-FSDP unit's all-gathered weights: {} parameters × {} B", unit as u64, run.param), unit * run.param, phase, Vec::new());
+        }
+        if run.param != run.grad || run.fsdp != Some(crate::settings::ShardingStrategy::OptimGradsParams) {
+            push(TensorKind::GradBucket, format!("one Megatron-FSDP unit's unsharded gradients: {} × {} B", unit as u64, run.grad), unit * run.grad, "backward (before the reduce-scatter)", Vec::new());
+        }
+    }
+}
+
+/// The optimizer's largest single allocations on a stage holding the embedding (the first) or the output layer (the
+/// last): that V/TP·h matrix's fp32 main copy and one of its moments. The optimizer allocates one tensor per parameter
+/// (ML@d98e8a6 megatron/core/optimizer/distrib_optimizer.py l.417-451: each shard's clone().float();
+/// optimizer/__init__.py init_state_fn l.591-600: zeros_like each main shard), so a request at the set-up or the first
+/// step is one parameter's, not the stage's total. Under the distributed optimizer the shard is ⌈V/TP·h / DP·CP⌉ —
+/// exact when the matrix fills its bucket, within a bucket's share when it shares one. Not under LoRA (frozen).
+fn largest_parameter_state((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: &StageMemory, push: &mut impl FnMut(TensorKind, String, f64, &str, Vec<Lever>)) {
+    // The last stage holds the output layer, or with tied embeddings and PP > 1 a copy of the word embedding.
+    if run.peft || !(sm.pipeline_rank == 0 || st.output) {
+        return;
+    }
+    let (master, _) = run.device_optimizer();
+    let matrix = p.model.word_embedding_params(d.padded_vocab_size) as f64 / p.parallelism.tp().max(1) as f64;
+    let shard = if run.sharded_optimizer { super::state::shards(run, d.data_parallel_size.max(1) * p.parallelism.cp().max(1), 1).0 } else { 1.0 };
+    let elements = (matrix / shard).ceil();
+    let what = if sm.pipeline_rank == 0 { "the word embedding" } else { "the output layer" };
+    if master > 0.0 {
+        push(TensorKind::MasterWeights, format!("{what}'s fp32 main copy: V/TP·h = {} elements × 4 B", elements as u64), elements * 4.0, "first iteration (optimizer set-up)", Vec::new());
+    }
+    if run.offload_path == super::run::OffloadPath::None {
+        push(TensorKind::OptimizerState, format!("one optimizer moment of {what}: {} elements × {} B", elements as u64, run.moment), elements * run.moment, "first optimizer step (state allocated lazily)", Vec::new());
     }
 }

@@ -100,7 +100,8 @@ fn implied_by(lever: &Lever, request: u64) -> Option<u64> {
 }
 
 /// Matches `request` against `tensors`: a tensor within the tolerance (the closest), else one whose lever implies a
-/// value the plan could hold, else the three nearest by size ratio. Among implied values, one the plan did not state
+/// value the plan could hold (the vocabulary only when the plan does not state it), else the three nearest by size
+/// ratio. Among implied values, one the plan did not state
 /// (`assumed`: lever names) first, then the micro-batch (a run's batch differs from its plan more often than a stated
 /// vocabulary does), then the least change from the plan's value.
 pub fn name(tensors: &[Tensor], request: u64, assumed: &[&str]) -> Named {
@@ -113,7 +114,9 @@ pub fn name(tensors: &[Tensor], request: u64, assumed: &[&str]) -> Named {
     // Implied values only for single tensors whose size one plan value sets: the logits (vocabulary) and the scores.
     let mut implied: Vec<((bool, bool, f64), Candidate, Implied)> = Vec::new();
     for t in tensors.iter().filter(|t| matches!(t.kind, TensorKind::LogitsFp32 | TensorKind::Logits | TensorKind::AttentionScores)) {
-        for lever in &t.levers {
+        // A vocabulary the plan states (a preset's, a config's or the file's) is not bounded from a request: at b·s·step
+        // bytes a step (4 MiB at micro-batch 1, seq 4,096, step 256) nearly every round request is some multiple.
+        for lever in t.levers.iter().filter(|l| l.name != "padded_vocab_size" || assumed.contains(&"padded_vocab_size")) {
             let Some(v) = implied_by(lever, request) else { continue };
             let what = match lever.name.as_str() {
                 "padded_vocab_size" => "a padded vocabulary",
