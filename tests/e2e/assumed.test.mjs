@@ -3,19 +3,11 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { startServer, launch, openApp } from "./harness.mjs";
+import { startServer, launch, openApp, encode, CLEAN as clean, pagePlan as planOf } from "./harness.mjs";
 
 let server, browser;
 before(async () => { server = await startServer(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.stop(); });
-
-const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
-const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
-const planOf = (page) => page.evaluate(() => {
-  const d = {};
-  window.dispatchEvent(new CustomEvent("meshplan:pull", { detail: d }));
-  return JSON.parse(d.state).plan;
-});
 const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
 
 test("the settings a plan leaves out are listed with their source; State it writes one; the switch plans plain defaults", async () => {

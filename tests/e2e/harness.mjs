@@ -70,3 +70,16 @@ export function deepseekV3Gb300(layout) {
     parallelism,
   };
 }
+
+/** A plan as a share link's `plan=` parameter (base64url of its JSON). */
+export const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
+
+/** What a test page reports as clean: no console error, page error or request outside its origin. */
+export const CLEAN = Object.freeze({ consoleErrors: [], pageErrors: [], foreignRequests: [] });
+
+/** The plan the page holds now: its answer to the tools module's pull (src/state/bridge.rs), no URL-hash delay. */
+export const pagePlan = (page) => page.evaluate(() => {
+  const d = {};
+  window.dispatchEvent(new CustomEvent("meshplan:pull", { detail: d }));
+  return JSON.parse(d.state).plan;
+});
