@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the web planner needs to build and test, skipping whatever is already there:
 #   the wasm32 target, trunk 0.21.14, wasm-bindgen-cli 0.2.130, npm's binaryen 132 and
-#   playwright-core (npm ci), and, unless --build-only, Debian's chromium and chromium-driver.
+#   playwright-core and axe-core (npm ci), and, unless --build-only, Debian's chromium and chromium-driver.
 # Versions and why they are pinned: ../shared/toolchain.md. Quiet: one line per install;
 # a failing step prints the end of its log.
 set -euo pipefail
@@ -79,7 +79,7 @@ fi
 # npm ci again whenever package-lock.json is newer than the installed tree.
 if [[ ! -x node_modules/.bin/wasm-opt || ! -d node_modules/playwright-core \
       || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  step_retry "npm ci (binaryen 132, playwright-core)" \
+  step_retry "npm ci (binaryen 132, playwright-core, axe-core)" \
     npm ci --no-audit --no-fund --loglevel=error --fetch-retries=5 --fetch-retry-mintimeout=5000 --fetch-timeout=120000
 fi
 
