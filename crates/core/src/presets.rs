@@ -71,6 +71,10 @@ pub struct GpuSpec {
     /// not B200/B300 (rules/model_settings.rs `flex-backend-gpu-bridge`). Absent: false.
     #[serde(default)]
     pub grace_blackwell: bool,
+    /// A GPU without BF16 tensor cores (Volta: FP16 only; Megatron runs `--fp16` there): a plan in bf16 is
+    /// `precision-unsupported`. Absent: false.
+    #[serde(default)]
+    pub no_bf16_tensor_cores: bool,
     /// The GPU a plan without `cluster.gpu` is sized on; exactly one entry of the catalogue carries it ([`default_gpu`]).
     #[serde(default)]
     pub default: bool,
@@ -256,6 +260,7 @@ impl GpuSpec {
             fp8_recipe: opt(o, "fp8_recipe", Fp8Recipe::read)?,
             fp8_gemm_needs_transpose: opt(o, "fp8_gemm_needs_transpose", Value::as_bool)?,
             grace_blackwell: or_default(o, "grace_blackwell", Value::as_bool)?,
+            no_bf16_tensor_cores: or_default(o, "no_bf16_tensor_cores", Value::as_bool)?,
             default: or_default(o, "default", Value::as_bool)?,
             sources: o.get("sources").cloned().unwrap_or_default(),
             notes: string_or_empty(o, "notes")?,

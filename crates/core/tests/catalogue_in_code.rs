@@ -74,3 +74,25 @@ fn a_new_grace_blackwell_row_gets_the_deepep_warning_without_code() {
     p.gpu.grace_blackwell = false;
     assert!(!warned(&plan_resolved(&p, Vec::new())), "a row not marked Grace-Blackwell");
 }
+
+/// Issue 21: a V100 run in bf16 is said, not planned silently. Volta's tensor cores take FP16 only (BF16 arrived with
+/// Ampere; the catalogue's `no_bf16_tensor_cores`, with its source): a bf16 plan on the V100 is `precision-unsupported`
+/// with fp16 as its one-click fix; the same plan in fp16 is not; an A100 (Ampere) in bf16 is not.
+#[test]
+fn bf16_on_a_gpu_without_bf16_tensor_cores_is_said() {
+    let plan = |gpu: &str, precision: &str| {
+        format!(
+            r#"{{"model": "llama-3.2-1b", "cluster": {{"gpu": "{gpu}", "gpus_per_node": 8, "num_nodes": 1}},
+                 "training": {{"seq_length": 2048, "global_batch_size": 64, "precision": "{precision}"}},
+                 "parallelism": {{"tensor_model_parallel_size": 1}}}}"#
+        )
+    };
+    let flagged = |text: String| plan_str(&text).unwrap().diagnostics.into_iter().find(|d| d.code == Code::PrecisionUnsupported);
+    let d = flagged(plan("v100-sxm2-32gb", "bf16")).expect("bf16 on V100 is said");
+    assert!(d.message.contains("no bf16 tensor cores"), "{}", d.message);
+    assert_eq!(d.apply.len(), 1);
+    assert_eq!((d.apply[0].path.as_str(), &d.apply[0].value), ("training.precision", &serde_json::json!("fp16")));
+    assert!(flagged(plan("v100-sxm2-32gb", "fp16")).is_none());
+    assert!(flagged(plan("a100-sxm-80gb", "bf16")).is_none());
+    assert!(presets::gpu("v100-sxm2-32gb").unwrap().no_bf16_tensor_cores && !presets::gpu("a100-sxm-80gb").unwrap().no_bf16_tensor_cores);
+}

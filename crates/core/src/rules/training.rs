@@ -165,9 +165,20 @@ pub fn recompute_num_layers(p: &Plan, dv: &Derived, split_failed: bool, out: &mu
     }
 }
 
-/// precision-unsupported: the GPU has tensor cores for the precision.
+/// precision-unsupported: the GPU has tensor cores for the precision (BF16 needs Ampere or later: the catalogue's
+/// `no_bf16_tensor_cores`, e.g. V100, where Megatron runs `--fp16`).
 pub fn precision(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let t = &p.training;
+    if t.settings.precision == Precision::Bf16 && p.gpu.no_bf16_tensor_cores {
+        out.add(Code::PrecisionUnsupported, |code|
+            d(
+                code,
+                format!("{} has no bf16 tensor cores (BF16 arrived with Ampere)", p.gpu.name),
+                "use precision = \"fp16\" (Megatron-LM --fp16, with its loss scaling), or a GPU that supports bf16".into(),
+            )
+            .with_apply("training.precision", "fp16"),
+        );
+    }
     let unsupported = match t.settings.precision {
         Precision::Fp8 => p.gpu.dense_fp8_tflops.is_none(),
         Precision::Fp4 => p.gpu.dense_fp4_tflops.is_none(),
