@@ -251,8 +251,21 @@ fn StepTime(doc: Doc, dark: Memo<bool>) -> impl IntoView {
             })
         })
     };
+    // Megatron Bridge's published throughput for the plan's perf recipe, beside the prediction (issue 23): shown, never
+    // fitted to; present while the plan runs that recipe's configuration.
+    let published = move || {
+        doc.outcome.with(|o| {
+            let pb = o.as_ref().ok()?.published.as_ref()?;
+            let m = &pb.measured;
+            Some(format!(
+                "Published (Megatron Bridge {}, {}): {:.0} TFLOP/s per GPU ({:.0} tokens/s per GPU); meshplan predicts {:.0} ({:+.0}%). {}",
+                m.release, pb.recipe, m.model_tflops_per_gpu, m.tokens_per_s_per_gpu, pb.predicted_model_tflops_per_gpu, pb.error * 100.0, m.source
+            ))
+        })
+    };
     view! {
         <h3 class="chart-title">"Where the current plan's step time goes"</h3>
+        {move || published().map(|text| view! { <p id="step-published" class="hint">{text}</p> })}
         {move || match has_terms.get() {
             true => view! {
                 <p id="step-total" class="hint">{step_total}</p>

@@ -42,3 +42,18 @@ test("the settings a plan leaves out are listed with their source; State it writ
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("a plan that runs a published perf recipe shows Bridge's measured throughput beside the prediction, until it changes the run", async () => {
+  // Megatron Bridge's 26.08 performance summary measured Qwen3-30B-A3B on 8 GB300 in MXFP8 at 1,029 TFLOP/s and
+  // 44,544 tokens/s per GPU (docs/performance-summary.md at the pinned revision): shown, never fitted to.
+  const plan = { recipe: "perf.qwen3_30b_a3b_pretrain_8gpu_gb300_fp8mx_config" };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan)}`);
+  await page.waitForSelector("#step-published", { state: "attached", timeout: 10_000 });
+  const text = await page.locator("#step-published").evaluate((e) => e.textContent);
+  assert.match(text, /^Published \(Megatron Bridge 26\.08, perf\.qwen3_30b_a3b_pretrain_8gpu_gb300_fp8mx_config\): 1029 TFLOP\/s per GPU \(44544 tokens\/s per GPU\); meshplan predicts \d+ \([+-]\d+%\)\. github:NVIDIA-NeMo\/Megatron-Bridge@/);
+  // Another micro-batch is another run: no published figure beside it.
+  await page.fill("#f-training-micro-batch-size", "4");
+  await page.waitForFunction(() => !document.querySelector("#step-published"), null, { timeout: 10_000 });
+  assert.deepEqual(problems, clean);
+  await context.close();
+});

@@ -29,8 +29,8 @@ pub struct Report {
     /// The plan as resolved, with every default filled in.
     pub plan: Plan,
     /// Every speed and memory setting the plan left unstated, with the value planned and its source, a Megatron Bridge
-    /// performance recipe's (`crate::tuned`, the default) or Megatron-Core's default. Empty with `"defaults":
-    /// "megatron-core"` (plain defaults).
+    /// performance recipe's (`crate::tuned`, the default) or Megatron-Core's default; with `"defaults":
+    /// "megatron-core"` (plain defaults) or a named recipe, each at Megatron-Core's default.
     #[serde(default)]
     pub assumptions: Vec<crate::tuned::Assumption>,
     /// What Megatron Bridge's performance summary measured for the plan's perf recipe, beside the prediction, while the
