@@ -159,6 +159,10 @@ pub struct Candidate {
     /// The step-time breakdown of this layout ([`Breakdown::terms`]: they sum to `step_time_s`).
     #[serde(default)]
     pub breakdown: Breakdown,
+    /// Predicted within the step-time model's own error of #1 ([`perf::median_abs_error`]): a tie the model cannot
+    /// break; #1 is tied when its runner-up is. Its `why` says so after the comparison, with what would separate them.
+    #[serde(default)]
+    pub tied_with_best: bool,
     /// The resolved plan of this candidate (run it through [`report::plan_resolved`] for the full report).
     #[serde(skip)]
     pub plan: Option<Plan>,
@@ -957,15 +961,48 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
             why,
             versus,
             breakdown: this.perf.breakdown.clone(),
+            tied_with_best: false,
             plan: Some(this.plan.clone()),
         });
     }
+    mark_ties(&mut result.candidates);
     if picked.len() == 1 {
         if let Some(c) = result.candidates.first_mut() {
             c.why.push("the only layout that fits".into());
         }
     }
     Ok((result, work))
+}
+
+/// Marks the picks predicted within the model's own error of #1 as tied with it, and says in each what would separate
+/// them: the step-time terms by which it differs from #1 (its `versus`, or #2's for #1), to be measured on the first
+/// iterations of both.
+fn mark_ties(candidates: &mut [Candidate]) {
+    let Some(best) = candidates.first().map(|c| c.step_time_s) else { return };
+    let band = perf::median_abs_error();
+    let tied = |c: &Candidate| c.step_time_s <= best * (1.0 + band);
+    let n = candidates.iter().skip(1).filter(|c| tied(c)).count();
+    for (i, c) in candidates.iter_mut().enumerate() {
+        if (i == 0 && n == 0) || !tied(c) {
+            continue;
+        }
+        c.tied_with_best = true;
+        let gap = 100.0 * (c.step_time_s / best.max(f64::MIN_POSITIVE) - 1.0);
+        let head = if i == 0 {
+            format!("tied: {n} other layout{} predicted within {:.1}% of this one", if n == 1 { "" } else { "s" }, 100.0 * band)
+        } else {
+            format!("tied with #1: {gap:.1}% slower, inside the step-time model's {:.1}% median error", 100.0 * band)
+        };
+        let terms: Vec<String> = c.versus.iter().flat_map(|v| v.terms.iter().take(3)).map(|t| t.term.clone()).collect();
+        let separate = if terms.is_empty() {
+            "nothing in the model separates them: profile both".to_string()
+        } else {
+            format!("what would separate them: {}, measured on the first iterations of both", terms.join(", "))
+        };
+        // After the comparison sentence, which leads `why`.
+        let at = usize::from(c.versus.is_some()).min(c.why.len());
+        c.why.insert(at, format!("{head}; {separate}"));
+    }
 }
 
 /// The optimizer offload of `k` into `p`: [`OFFLOAD_FRACTIONS`] for an offload code, else the base plan's own.
