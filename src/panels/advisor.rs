@@ -167,21 +167,21 @@ fn CandidateRow(doc: Doc, rank: usize, c: Candidate, moe: bool) -> impl IntoView
     view! {
         <tr class="candidate" class:current=move || current.get() data-tp=par.tensor_model_parallel_size>
             <th scope="row">{rank}</th>
-            <td>{par.tensor_model_parallel_size}</td>
-            <td title=split.clone()>{par.pipeline_model_parallel_size}{(!split.is_empty()).then_some("*")}</td>
-            <td>{par.virtual_pipeline_model_parallel_size.map_or("—".to_string(), |v| v.to_string())}</td>
-            <td>{par.context_parallel_size}</td>
-            <td>{par.expert_model_parallel_size}</td>
-            <td>{par.expert_tensor_parallel_size}</td>
-            <td>{yes_no(par.sequence_parallel)}</td>
-            <td>{tr.micro_batch_size}</td>
-            <td>{recompute_text(&tr)}</td>
-            <td>{yes_no(tr.use_distributed_optimizer)}</td>
-            <td>{seconds(c.step_time_s)}</td>
-            <td>{format!("{:.0}", c.tokens_per_s_per_gpu)}</td>
-            <td>{percent(c.mfu)}</td>
-            <td>{gib_figure(c.peak_bytes)}</td>
-            <td>{apply}</td>
+            <td data-label="TP">{par.tensor_model_parallel_size}</td>
+            <td data-label="PP" title=split.clone()>{par.pipeline_model_parallel_size}{(!split.is_empty()).then_some("*")}</td>
+            <td data-label="VPP">{par.virtual_pipeline_model_parallel_size.map_or("—".to_string(), |v| v.to_string())}</td>
+            <td data-label="CP">{par.context_parallel_size}</td>
+            <td data-label="EP">{par.expert_model_parallel_size}</td>
+            <td data-label="ETP">{par.expert_tensor_parallel_size}</td>
+            <td data-label="SP">{yes_no(par.sequence_parallel)}</td>
+            <td data-label="mbs">{tr.micro_batch_size}</td>
+            <td data-label="recompute">{recompute_text(&tr)}</td>
+            <td data-label="dist-opt">{yes_no(tr.use_distributed_optimizer)}</td>
+            <td data-label="step time" class="figure">{seconds(c.step_time_s)}</td>
+            <td data-label="tokens/s/GPU" class="figure">{format!("{:.0}", c.tokens_per_s_per_gpu)}</td>
+            <td data-label="MFU" class="figure">{percent(c.mfu)}</td>
+            <td data-label="peak GiB" class="figure">{gib_figure(c.peak_bytes)}</td>
+            <td class="apply-cell">{apply}</td>
         </tr>
         <tr class="why-row" class:current=move || current.get()>
             <td></td>

@@ -1,10 +1,8 @@
 //! The Diagnostics panel: the core's diagnostics, each with its code, message, fix and, where the fix
 //! is a value change, a one-click Apply.
 
-use crate::format::{gib, seconds};
 use crate::state::{Doc, editor};
 use leptos::prelude::*;
-use meshplan_core::diag::FieldValue;
 use meshplan_core::remedy::{self, Remedy};
 use meshplan_core::{Diagnostic, InputError, Severity};
 
@@ -38,32 +36,6 @@ pub fn DiagnosticsPanel(doc: Doc) -> impl IntoView {
     }
 }
 
-/// "tensor_model_parallel_size = 2, sequence_parallel = true": a fix's edits by field name.
-fn edits_text(edits: &[FieldValue]) -> String {
-    edits.iter().map(|a| format!("{} = {}", a.path.rsplit('.').next().unwrap_or(&a.path), a.value)).collect::<Vec<_>>().join(", ")
-}
-
-/// What a re-planned fix predicts: "valid · fits · peak 61.2 GiB · step 3.21 s".
-fn prediction(r: &Remedy) -> String {
-    let validity = match r.errors_after {
-        0 => "valid".to_string(),
-        n => format!("{n} error{} left", if n == 1 { "" } else { "s" }),
-    };
-    let fits = if r.fits { "fits" } else { "does not fit" };
-    let step = r.step_time_s.map(|t| format!(" · step {}", seconds(t))).unwrap_or_default();
-    format!("{validity} · {fits} · peak {}{step}", gib(r.peak_bytes))
-}
-
-/// The fixes the core ranked for this diagnostic: for an error, those that clear it (best first, at most 3); for a
-/// warning or an info, its own fix re-planned.
-fn fixes_for(d: &Diagnostic, all: &[Remedy]) -> Vec<Remedy> {
-    if d.severity == Severity::Error {
-        remedy::clearing(all, d.code).take(3).cloned().collect()
-    } else {
-        all.iter().filter(|r| r.edits == d.apply).take(1).cloned().collect()
-    }
-}
-
 #[component]
 fn DiagnosticItem(d: Diagnostic, remedies: ReadSignal<Vec<Remedy>>) -> impl IntoView {
     let editor = editor();
@@ -81,12 +53,12 @@ fn DiagnosticItem(d: Diagnostic, remedies: ReadSignal<Vec<Remedy>>) -> impl Into
             <p class="message">{d.message.clone()}</p>
             <p class="fix">"Fix: "{d.fix.clone()}</p>
             {move || {
-                let ranked = remedies.with(|all| fixes_for(&d2, all));
+                let ranked: Vec<Remedy> = remedies.with(|all| remedy::for_diagnostic(&d2, all).into_iter().cloned().collect());
                 if ranked.is_empty() {
                     // Not ranked yet (or no fix re-planned): the rule's own one-click fix.
                     (!apply.is_empty()).then(|| {
                         let apply = apply.clone();
-                        let text = edits_text(&apply);
+                        let text = remedy::edits_text(&apply);
                         view! {
                             <button class="apply" on:click=move |_| for a in &apply { editor.edit(&a.path, a.value.clone()) }>
                                 "Apply: "{text}
@@ -102,9 +74,9 @@ fn DiagnosticItem(d: Diagnostic, remedies: ReadSignal<Vec<Remedy>>) -> impl Into
                                     <li class="remedy">
                                         <button class=if i == 0 { "apply" } else { "apply-alt" }
                                             on:click=move |_| for a in &edits { editor.edit(&a.path, a.value.clone()) }>
-                                            "Apply: "{edits_text(&r.edits)}
+                                            "Apply: "{r.edits_text()}
                                         </button>
-                                        " "<span class="prediction">{prediction(&r)}</span>
+                                        " "<span class="prediction">{r.prediction()}</span>
                                     </li>
                                 }
                             }).collect_view()}

@@ -13,21 +13,23 @@ use crate::format::{gib, percent, seconds};
 use crate::state::{Comparison, Doc};
 use crate::ui::chart::{element_width, swatch_box};
 use leptos::prelude::*;
-use meshplan_core::schedule::{Schedule, schedule};
+use meshplan_core::schedule::{Schedule, drawn};
 
 /// Okabe–Ito (colour-blind safe): forward blue, backward vermilion; chunks past the first lighter.
 const FORWARD: &str = "#0072b2";
 const BACKWARD: &str = "#d55e00";
 const ACTIVATIONS: &str = "#009e73";
-/// The most operations drawn (the core's limits.rs); a longer schedule is drawn for its first microbatches.
-pub use meshplan_core::limits::MAX_DRAWN_SCHEDULE_OPS as MAX_DRAWN_OPS;
+/// The most operations a stage's row draws one by one (the core's limits.rs); a longer step is drawn with a break.
+pub use meshplan_core::limits::MAX_DRAWN_SCHEDULE_OPS_PER_STAGE as MAX_DRAWN_OPS;
 const ROW: f64 = 14.0;
 const MEM: f64 = 22.0;
 const LABEL: f64 = 64.0;
+/// The width of a break, px.
+const BREAK: f64 = 36.0;
 
 /// One schedule drawn at a chart width: the labels (fixed) and the marks (operations and saved activations) on the
 /// schedule's own time axis, x = 0 at its start and x = `plot_w` at its makespan; the panel scales the marks into
-/// the time axis it shares with the other plan.
+/// the time axis it shares with the other plan (a schedule with a break keeps its own axis).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Drawing {
     pub width: u32,
@@ -35,7 +37,9 @@ pub struct Drawing {
     /// The width of the time axis, px (the chart less the labels and a margin).
     pub plot_w: f64,
     pub makespan_s: f64,
-    /// Stage names, the idle background and each stage's peak activations, in chart coordinates.
+    /// The time axis is linear (no break), so it can share a scale with the other plan's.
+    pub linear: bool,
+    /// Stage names, the idle background, each stage's peak activations and the break, in chart coordinates.
     pub labels: String,
     /// Operations (one path per stage, kind and chunk) and the activation lines, on the schedule's own axis.
     pub marks: String,
@@ -44,10 +48,32 @@ pub struct Drawing {
 }
 
 impl Drawing {
-    /// The transform that puts the marks on a time axis of `span_s` seconds.
+    /// The transform that puts the marks on a time axis of `span_s` seconds (its own when it has a break).
     pub fn transform(&self, span_s: f64) -> String {
-        let k = if span_s > 0.0 { self.makespan_s / span_s } else { 1.0 };
+        let k = if self.linear && span_s > 0.0 { self.makespan_s / span_s } else { 1.0 };
         format!("translate({LABEL} 0) scale({k:.5} 1)")
+    }
+}
+
+/// The time axis: linear over the step, or linear on both sides of a break that takes [`BREAK`] px.
+struct Axis {
+    w: f64,
+    makespan: f64,
+    cut: Option<(f64, f64)>,
+}
+
+impl Axis {
+    fn x(&self, t: f64) -> f64 {
+        let Some((a, b)) = self.cut else { return if self.makespan > 0.0 { t / self.makespan * self.w } else { 0.0 } };
+        let shown = (self.makespan - (b - a)).max(f64::MIN_POSITIVE);
+        let lin = (self.w - BREAK).max(1.0) / shown;
+        if t <= a {
+            t * lin
+        } else if t >= b {
+            a * lin + BREAK + (t - b) * lin
+        } else {
+            a * lin + (t - a) / (b - a) * BREAK
+        }
     }
 }
 
@@ -55,13 +81,11 @@ impl Drawing {
 pub fn drawing(s: &Schedule, width: u32) -> Drawing {
     use std::fmt::Write;
     let w = (width as f64 - LABEL - 8.0).max(50.0);
-    let x = |t: f64| if s.makespan_s > 0.0 { t / s.makespan_s * w } else { 0.0 };
+    let axis = Axis { w, makespan: s.makespan_s, cut: s.cut.as_ref().map(|c| (c.start_s, c.end_s)) };
+    let x = |t: f64| axis.x(t);
     let per_stage = ROW + MEM + 6.0;
     let height = per_stage * s.stages.len() as f64 + 16.0;
     let peak = s.stages.iter().map(|st| st.peak_activation_bytes).max().unwrap_or(0).max(1) as f64;
-    let total: usize = s.stages.iter().map(|st| st.ops.len()).sum();
-    // Too many operations: draw the ops of the first microbatches only (the pattern repeats after the warm-up).
-    let last_mb = if total > MAX_DRAWN_OPS { (MAX_DRAWN_OPS / (2 * s.stages.len().max(1) * s.vpp.max(1) as usize)).max(1) as u64 } else { u64::MAX };
     let (mut labels, mut marks, mut drawn) = (String::new(), String::new(), 0);
     let vpp = s.vpp.max(1);
     for (i, st) in s.stages.iter().enumerate() {
@@ -71,20 +95,23 @@ pub fn drawing(s: &Schedule, width: u32) -> Drawing {
         // One path per kind and chunk: a rectangle per operation as a subpath.
         for (kind, colour) in [("F", FORWARD), ("B", BACKWARD)] {
             for chunk in 0..vpp {
-                let mut d = String::new();
-                let mut n = 0;
-                for op in st.ops.iter().filter(|o| o.microbatch < last_mb && o.chunk == chunk && o.kind == kind) {
+                let (mut d, mut n, mut last) = (String::new(), 0, 0);
+                for op in st.ops.iter().filter(|o| o.chunk == chunk && o.kind == kind) {
                     let (x0, ow) = (x(op.start_s), (x(op.end_s) - x(op.start_s)).max(0.3));
                     let _ = write!(d, "M{x0:.2} {y:.1}h{ow:.2}v{ROW}h-{ow:.2}z");
                     n += 1;
+                    last = last.max(op.microbatch);
                 }
                 if n == 0 {
                     continue;
                 }
                 drawn += n;
                 let opacity = 1.0 - 0.45 * chunk as f64 / vpp.max(2).saturating_sub(1) as f64;
-                let _ = write!(marks, r#"<path class="ops" data-kind="{kind}" data-chunk="{chunk}" data-ops="{n}" d="{d}" fill="{colour}" fill-opacity="{opacity:.2}"/>"#);
+                let _ = write!(marks, r#"<path class="ops" data-kind="{kind}" data-chunk="{chunk}" data-ops="{n}" data-last="{last}" d="{d}" fill="{colour}" fill-opacity="{opacity:.2}"/>"#);
             }
+        }
+        if let Some(cut) = &s.cut {
+            steady(&mut labels, s, cut.idle_s.get(i).copied().unwrap_or(0.0) / (cut.end_s - cut.start_s).max(f64::MIN_POSITIVE), LABEL + x(cut.start_s), y);
         }
         // Saved activations: a step line from the stage's changes, scaled to the largest stage peak.
         let base = y + ROW + MEM;
@@ -96,19 +123,49 @@ pub fn drawing(s: &Schedule, width: u32) -> Drawing {
         let _ = write!(marks, r#"<path d="{path}" fill="none" stroke="{ACTIVATIONS}" stroke-width="1.2" vector-effect="non-scaling-stroke"/>"#);
         let _ = write!(labels, r#"<text x="0" y="{:.1}" fill="currentColor" fill-opacity="0.7">{}</text>"#, base - 4.0, gib(st.peak_activation_bytes));
     }
-    Drawing { width, height, plot_w: w, makespan_s: s.makespan_s, labels, marks, ops: drawn }
+    if let Some(cut) = &s.cut {
+        let (x0, rows) = (LABEL + x(cut.start_s), per_stage * s.stages.len() as f64);
+        let _ = write!(
+            labels,
+            r#"<g class="break" data-microbatches="{n}" data-seconds="{secs:.6}"><path d="M{x0:.1} 0V{rows:.1}M{x1:.1} 0V{rows:.1}" stroke="currentColor" stroke-dasharray="3 2" fill="none"/><text class="break-label" x="{xm:.1}" y="{ty:.1}" fill="currentColor" text-anchor="middle">⋯ {n} microbatches, {time} ⋯</text></g>"#,
+            n = cut.microbatches,
+            secs = cut.end_s - cut.start_s,
+            x1 = x0 + BREAK,
+            xm = x0 + BREAK / 2.0,
+            ty = height - 3.0,
+            time = seconds(cut.end_s - cut.start_s),
+        );
+    }
+    Drawing { width, height, plot_w: w, makespan_s: s.makespan_s, linear: s.cut.is_none(), labels, marks, ops: drawn }
 }
 
-/// "1F1B, PP 4 · 64 microbatches: bubble 4.7% of busy time, step 12.3 s (drawn: the first 8 microbatches)".
+/// A stage's row inside the break: forward and backward in turn, at their shares of a microbatch's time, over the
+/// part of the break the stage is busy; the idle rest stays grey.
+fn steady(out: &mut String, s: &Schedule, idle_share: f64, x0: f64, y: f64) {
+    use std::fmt::Write;
+    let busy_w = BREAK * (1.0 - idle_share.clamp(0.0, 1.0));
+    let pair = busy_w / 6.0;
+    let f = pair * s.forward_s / (s.forward_s + s.backward_s).max(f64::MIN_POSITIVE);
+    let (mut df, mut db) = (String::new(), String::new());
+    for k in 0..6 {
+        let xs = x0 + k as f64 * pair;
+        let _ = write!(df, "M{xs:.2} {y:.1}h{f:.2}v{ROW}h-{f:.2}z");
+        let _ = write!(db, "M{:.2} {y:.1}h{:.2}v{ROW}h-{:.2}z", xs + f, pair - f, pair - f);
+    }
+    let _ = write!(out, r#"<path class="steady" data-busy="{:.4}" d="{df}" fill="{FORWARD}"/><path class="steady" d="{db}" fill="{BACKWARD}"/>"#, 1.0 - idle_share);
+}
+
+/// "1F1B, PP 4 · 64 microbatches: bubble 4.7% of busy time, pipeline 12.3 s", and what a break stands for.
 pub fn summary(s: &Schedule) -> String {
     let kind = match s.kind.as_str() {
         "interleaved" => format!("interleaved 1F1B, PP {} · VPP {} (groups of {})", s.pp, s.vpp, s.group),
         "1f1b" => format!("1F1B, PP {}", s.pp),
         _ => "no pipeline (PP 1)".into(),
     };
-    let total: usize = s.stages.iter().map(|st| st.ops.len()).sum();
-    let drawn = if total > MAX_DRAWN_OPS { " (drawn: the first microbatches only)" } else { "" };
-    format!("{kind} · {} microbatches: bubble {} of busy time, pipeline {}{drawn}", s.microbatches, percent(s.bubble_fraction), seconds(s.makespan_s))
+    let cut = s.cut.as_ref().map_or(String::new(), |c| {
+        format!(" · the break (⋯) stands for {} more microbatches of the steady state, {}", c.microbatches, seconds(c.end_s - c.start_s))
+    });
+    format!("{kind} · {} microbatches: bubble {} of busy time, pipeline {}{cut}", s.microbatches, percent(s.bubble_fraction), seconds(s.makespan_s))
 }
 
 /// A drawing as an SVG whose marks follow the shared time axis `span` (a memo of both plans' makespans): the labels
@@ -119,14 +176,14 @@ fn ScheduleSvg(drawing: Drawing, span: Memo<f64>) -> impl IntoView {
         let d = drawing.clone();
         move || d.transform(span.get())
     };
-    let (w, h, plot_w) = (drawing.width, drawing.height, drawing.plot_w);
+    let (w, h, plot_w, linear, own) = (drawing.width, drawing.height, drawing.plot_w, drawing.linear, drawing.makespan_s);
     view! {
         <svg xmlns="http://www.w3.org/2000/svg" width=w height=format!("{h:.0}") font-size="10" font-family="sans-serif" data-ops=drawing.ops>
             <g inner_html=drawing.labels></g>
             <g class="marks" transform=transform inner_html=drawing.marks></g>
             <text x=LABEL y=format!("{:.1}", h - 3.0) fill="currentColor" fill-opacity="0.7">"0"</text>
             <text x=format!("{:.1}", LABEL + plot_w) y=format!("{:.1}", h - 3.0) fill="currentColor" fill-opacity="0.7" text-anchor="end">
-                {move || seconds(span.get())}
+                {move || seconds(match span.get() { t if linear && t > 0.0 => t, _ => own })}
             </text>
         </svg>
     }
@@ -152,7 +209,7 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
                 return;
             }
             browser::mark("meshplan-schedule-start");
-            let s = doc.outcome.with_untracked(|o| o.as_ref().map_err(|e| e.message.clone()).and_then(|r| schedule(r).map_err(|d| d.message)));
+            let s = doc.outcome.with_untracked(|o| o.as_ref().map_err(|e| e.message.clone()).and_then(|r| drawn(r, MAX_DRAWN_OPS).map_err(|d| d.message)));
             ours.try_set(Some(s));
             browser::measure("meshplan-schedule", "meshplan-schedule-start");
         };
@@ -161,7 +218,7 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
     // The baseline's: once per pin (its report is a memo over the pinned plan alone).
     let theirs = Memo::new(move |_| {
         (open.get() && baseline.pinned())
-            .then(|| baseline.outcome.with(|o| o.as_ref().and_then(|o| o.as_ref().ok()).and_then(|r| schedule(r).ok())))
+            .then(|| baseline.outcome.with(|o| o.as_ref().and_then(|o| o.as_ref().ok()).and_then(|r| drawn(r, MAX_DRAWN_OPS).ok())))
             .flatten()
     });
     let node = NodeRef::<leptos::html::Div>::new();
@@ -174,11 +231,13 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
         0 => None,
         w => theirs.with(|s| s.as_ref().map(|s| drawing(s, w))),
     });
+    // The shared time axis: the longer makespan, or none (0: each on its own axis) when either is drawn with a break.
     let span = Memo::new(move |_| {
-        let a = ours_drawing.with(|d| d.as_ref().map_or(0.0, |d| d.makespan_s));
-        let b = theirs_drawing.with(|d| d.as_ref().map_or(0.0, |d| d.makespan_s));
-        a.max(b)
+        let a = ours_drawing.with(|d| d.as_ref().map_or(Some(0.0), |d| d.linear.then_some(d.makespan_s)));
+        let b = theirs_drawing.with(|d| d.as_ref().map_or(Some(0.0), |d| d.linear.then_some(d.makespan_s)));
+        a.zip(b).map_or(0.0, |(a, b)| a.max(b))
     });
+    let has_break = move || ours.with(|s| matches!(s, Some(Ok(s)) if s.cut.is_some()));
     let ours_summary = Memo::new(move |_| ours.with(|s| s.as_ref().map(|s| match s { Ok(s) => summary(s), Err(e) => format!("no schedule: {e}") })));
     let theirs_summary = Memo::new(move |_| theirs.with(|s| s.as_ref().map(summary)));
     view! {
@@ -190,6 +249,7 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
                     <span inner_html=swatch_box(FORWARD)></span>" forward "
                     <span inner_html=swatch_box(BACKWARD)></span>" backward (lighter: later virtual chunks) "
                     <span inner_html=swatch_box(ACTIVATIONS)></span>" saved activations · grey: idle (the bubble)"
+                    {move || has_break().then_some(" · between the dashed lines (⋯): the steady state's repeated microbatches, their count and time below")}
                 </p>
                 {move || theirs_summary.with(Option::is_some).then(|| view! { <h3>"This plan (the baseline below, on the same time axis)"</h3> })}
                 <p id="schedule-summary" class="summary">{move || ours_summary.get()}</p>
@@ -227,7 +287,7 @@ mod tests {
         };
         let s = Schedule {
             kind: "1f1b".into(), pp: 2, vpp: 1, microbatches: 2, group: 2, forward_s: 1.0, backward_s: 2.0, makespan_s: 9.0,
-            bubble_fraction: 0.5, even_bubble_fraction: 0.5,
+            bubble_fraction: 0.5, even_bubble_fraction: 0.5, cut: None,
             stages: vec![
                 stage(0, vec![op("F", 0, 0.0, 1.0), op("F", 1, 1.0, 2.0), op("B", 0, 4.0, 6.0), op("B", 1, 7.0, 9.0)]),
                 stage(1, vec![op("F", 0, 1.0, 2.0), op("B", 0, 2.0, 4.0), op("F", 1, 4.0, 5.0), op("B", 1, 5.0, 7.0)]),
@@ -248,5 +308,32 @@ mod tests {
         assert_eq!(d.transform(18.0), "translate(64 0) scale(0.50000 1)");
         assert_eq!(d.transform(9.0), "translate(64 0) scale(1.00000 1)");
         assert_eq!(summary(&s), "1F1B, PP 2 · 2 microbatches: bubble 50.0% of busy time, pipeline 9.00 s");
+    }
+
+    /// PP 4 with 1,000 microbatches (the core lays out a break): 472 px less the labels and margin leave 400 px, 36 of
+    /// them the break; the step's ends are at 0 and 400 px (stage 0's last backward, microbatch 999, ends the step), the
+    /// break is labelled with the microbatches it stands for, and every stage is busy across it (1F1B's steady state).
+    #[test]
+    fn a_long_step_is_drawn_whole_with_a_break() {
+        let plan = serde_json::json!({
+            "model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 4, "num_nodes": 1},
+            "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 1000},
+            "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 4}
+        });
+        let s = drawn(&meshplan_core::plan_value(&plan).unwrap(), MAX_DRAWN_OPS).unwrap();
+        let cut = s.cut.clone().expect("a break");
+        let d = drawing(&s, 472);
+        assert!(!d.linear);
+        assert!(d.labels.contains(&format!(r#"class="break" data-microbatches="{}""#, cut.microbatches)), "{}", d.labels);
+        assert!(d.labels.contains(&format!("⋯ {} microbatches, ", cut.microbatches)));
+        assert_eq!(d.labels.matches(r#"data-busy="1.0000""#).count(), 4, "{}", d.labels);
+        assert!(d.marks.contains(r#"data-kind="B" data-chunk="0" data-ops="#) && d.marks.matches(r#"data-last="999""#).count() >= 4);
+        // Stage 0's first forward at 0 px; its last backward ends at 400 px.
+        assert!(d.marks.contains(r#"d="M0.00 0.0h"#), "{}", &d.marks[..200]);
+        let end = s.stages[0].ops.last().unwrap();
+        let axis = Axis { w: 400.0, makespan: s.makespan_s, cut: Some((cut.start_s, cut.end_s)) };
+        assert!((axis.x(end.end_s) - 400.0).abs() < 1e-6 && (axis.x(cut.end_s) - axis.x(cut.start_s) - BREAK).abs() < 1e-9);
+        assert_eq!(d.transform(2.0 * s.makespan_s), "translate(64 0) scale(1.00000 1)", "a break keeps its own axis");
+        assert!(summary(&s).ends_with(&format!("the break (⋯) stands for {} more microbatches of the steady state, {}", cut.microbatches, seconds(cut.end_s - cut.start_s))));
     }
 }

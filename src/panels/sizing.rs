@@ -159,17 +159,19 @@ fn SizingTable(doc: Doc, result: Arc<SizeResult>) -> impl IntoView {
             match (q.time_to_train_s, q.gpu_hours) {
                 (Some(t), Some(h)) => view! {
                     <tr class="size-row" data-nodes=n>
-                        <th scope="row">{n}</th><td>{q.gpus}</td><td>{gbs}</td><td>{layout_text(&q)}</td><td>{days(t)}</td>
-                        <td>{format!("{h:.0}")}</td><td>{q.mfu.map(percent).unwrap_or_default()}</td>
-                        <td>{q.peak_bytes.map(gib_figure).unwrap_or_default()}</td><td>{q.scaling_efficiency.map(percent).unwrap_or_default()}</td>
-                        <td>{mark.join(", ")}</td><td>{apply}</td>
+                        <th scope="row" data-label="nodes">{n}</th><td data-label="GPUs">{q.gpus}</td><td data-label="GBS">{gbs}</td>
+                        <td data-label="layout" class="layout-cell">{layout_text(&q)}</td><td data-label="days">{days(t)}</td>
+                        <td data-label="GPU-hours">{format!("{h:.0}")}</td><td data-label="MFU">{q.mfu.map(percent).unwrap_or_default()}</td>
+                        <td data-label="peak GiB">{q.peak_bytes.map(gib_figure).unwrap_or_default()}</td>
+                        <td data-label="efficiency">{q.scaling_efficiency.map(percent).unwrap_or_default()}</td>
+                        <td data-label="meets">{mark.join(", ")}</td><td class="apply-cell">{apply}</td>
                     </tr>
                 }
                 .into_any(),
                 _ => view! {
                     <tr class="size-row no-fit" data-nodes=n>
-                        <th scope="row">{n}</th><td>{q.gpus}</td><td>{gbs}</td>
-                        <td colspan="8">{q.no_fit.as_ref().map(|f| format!("{} [{}]", f.message, f.code)).unwrap_or_default()}</td>
+                        <th scope="row" data-label="nodes">{n}</th><td data-label="GPUs">{q.gpus}</td><td data-label="GBS">{gbs}</td>
+                        <td colspan="8" class="no-fit-why">{q.no_fit.as_ref().map(|f| format!("{} [{}]", f.message, f.code)).unwrap_or_default()}</td>
                     </tr>
                 }
                 .into_any(),

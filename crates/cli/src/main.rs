@@ -174,13 +174,26 @@ fn read_report(input: &Input) -> Result<Report, ExitCode> {
 }
 
 fn cmd_plan(input: &Input, format: Format) -> ExitCode {
-    let report = match read_report(input) {
-        Ok(r) => r,
-        Err(code) => return code,
+    let text = match read_input(&input.file) {
+        Ok(t) => t,
+        Err(e) => return unreadable(e),
     };
+    let (plan, report) = match meshplan_core::plan::read_json(&text).and_then(|v| meshplan_core::plan_value(&v).map(|r| (v, r))) {
+        Ok(x) => x,
+        Err(e) => return unreadable(e),
+    };
+    // Every diagnostic's one-click fix re-planned, as the page lists them under each diagnostic.
+    let remedies = meshplan_core::remedy::ranked(&plan, &report);
     match format {
-        Format::Json => print_json(&report),
-        Format::Table => emit(&table::report(&report)),
+        // The report, extended with `remedies` (the contract only grows).
+        Format::Json => match serde_json::to_value(&report) {
+            Ok(serde_json::Value::Object(mut m)) => {
+                m.insert("remedies".into(), serde_json::to_value(&remedies).unwrap_or_default());
+                print_json(&m)
+            }
+            _ => print_json(&report),
+        },
+        Format::Table => emit(&table::report(&report, &remedies)),
     }
     if report.valid { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }

@@ -3,6 +3,7 @@
 use meshplan_core::memory::Location;
 use meshplan_core::presets::Catalog;
 use meshplan_core::pipeline::{ChunkRef, layout};
+use meshplan_core::remedy::{self, Remedy};
 use meshplan_core::{Report, Severity};
 use std::fmt::Write;
 
@@ -123,7 +124,7 @@ fn clipped(t: &str, n: usize) -> String {
     out
 }
 
-pub fn report(r: &Report) -> String {
+pub fn report(r: &Report, remedies: &[Remedy]) -> String {
     let mut s = String::new();
     let p = &r.plan;
     let par = &p.parallelism;
@@ -149,6 +150,10 @@ pub fn report(r: &Report) -> String {
             Severity::Info => "info",
         };
         let _ = writeln!(s, "  {tag}[{}]: {}\n      fix: {}", diag.code, diag.message, diag.fix);
+        // The same re-planned fixes the page lists under the diagnostic, best first.
+        for r in remedy::for_diagnostic(diag, remedies) {
+            let _ = writeln!(s, "      re-planned: {} → {}", r.edits_text(), r.prediction());
+        }
     }
     assumptions(r, &mut s);
     let _ = writeln!(s, "\nDerived");

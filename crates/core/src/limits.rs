@@ -216,9 +216,10 @@ pub const MAX_LAYER_KINDS: usize = 15;
 /// deepstack mergers of two linears each (8); a longer list is a diagnostic.
 pub const MAX_PROJECTOR_LINEARS: usize = 16;
 
-/// The most schedule operations the page draws (`src/panels/schedule.rs`): 4,096 rectangles draw in a few ms; a
-/// longer schedule ([`MAX_SCHEDULE_OPS`] are laid out) is drawn for its first microbatches, and says so.
-pub const MAX_DRAWN_SCHEDULE_OPS: usize = 4096;
+/// The most operations a stage's row of the page's schedule draws one by one (`src/panels/schedule.rs`,
+/// `schedule::drawn`): 256 (128 microbatches at VPP 1) leave 5 px an operation on a 1,440 px page's 1,300 px axis and
+/// 1.2 px at 390 px; a longer step is drawn with a break standing for its repeated steady state.
+pub const MAX_DRAWN_SCHEDULE_OPS_PER_STAGE: u64 = 256;
 
 /// The most characters of user text a message quotes (an unknown rank-order name, `layout::order`).
 pub const MAX_QUOTED_CHARS: usize = 40;

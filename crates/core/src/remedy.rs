@@ -104,6 +104,47 @@ pub fn clearing(remedies: &[Remedy], code: Code) -> impl Iterator<Item = &Remedy
     remedies.iter().filter(move |r| r.clears.contains(&code))
 }
 
+/// The most re-planned fixes listed under one error (the page and `meshplan plan` alike).
+pub const FIXES_PER_ERROR: usize = 3;
+
+/// The re-planned fixes listed under a diagnostic, best first: for an error, those that clear it (at most
+/// [`FIXES_PER_ERROR`]); for a warning or an info, its own one-click fix re-planned. The one choice the page's
+/// diagnostics and `meshplan plan` share, so they list the same fixes.
+pub fn for_diagnostic<'a>(d: &crate::Diagnostic, all: &'a [Remedy]) -> Vec<&'a Remedy> {
+    if d.severity == Severity::Error {
+        clearing(all, d.code).take(FIXES_PER_ERROR).collect()
+    } else {
+        all.iter().filter(|r| r.edits == d.apply).take(1).collect()
+    }
+}
+
+/// "tensor_model_parallel_size = 2, sequence_parallel = true": plan edits by field name.
+pub fn edits_text(edits: &[FieldValue]) -> String {
+    edits.iter().map(|a| format!("{} = {}", a.path.rsplit('.').next().unwrap_or(&a.path), a.value)).collect::<Vec<_>>().join(", ")
+}
+
+impl Remedy {
+    /// "tensor_model_parallel_size = 2, sequence_parallel = true": the edits by field name.
+    pub fn edits_text(&self) -> String {
+        edits_text(&self.edits)
+    }
+
+    /// What the re-planned fix predicts: "valid · fits · peak 61.2 GiB · step 3.21 s" (GiB = 2^30 bytes; a step
+    /// under a second in milliseconds).
+    pub fn prediction(&self) -> String {
+        let validity = match self.errors_after {
+            0 => "valid".to_string(),
+            n => format!("{n} error{} left", if n == 1 { "" } else { "s" }),
+        };
+        let fits = if self.fits { "fits" } else { "does not fit" };
+        let step = self
+            .step_time_s
+            .map(|t| if t < 1.0 { format!(" · step {:.0} ms", t * 1e3) } else { format!(" · step {t:.2} s") })
+            .unwrap_or_default();
+        format!("{validity} · {fits} · peak {:.1} GiB{step}", self.peak_bytes as f64 / (1u64 << 30) as f64)
+    }
+}
+
 /// How far one edit moves a field: |log2(new / old)| for two positive numbers (TP 8 → 4 is 1, 8 → 2 is 2), else 1.
 fn step(old: Option<&Value>, new: &Value) -> f64 {
     match (old.and_then(Value::as_f64), new.as_f64()) {

@@ -78,8 +78,10 @@ pub fn plan_str(text: &str) -> Result<Report, InputError> {
     plan_value(&plan::read_json(text)?)
 }
 
-/// Plans from a plan-file JSON value. A setting assumed from a perf recipe (`crate::tuned`) that Megatron rejects for
-/// this plan — an error other than out-of-memory whose message or fix names it — is not assumed: the plan is read again
+/// Plans from a plan-file JSON value. A setting assumed from a perf recipe (`crate::tuned`) that Megatron rejects or
+/// warns about for this plan — an error or a warning other than the out-of-memory verdicts whose message or fix names
+/// it (overlap_param_gather assumed where the plan states no distributed optimizer: Megatron-LM asserts) — is not
+/// assumed: the plan is read again
 /// without it (once; at most three readings in all), and keeps the default.
 pub fn plan_value(value: &Value) -> Result<Report, InputError> {
     let mut excluded: Vec<String> = Vec::new();
@@ -113,14 +115,16 @@ fn with_assumed_verdict(value: &Value, excluded: &[String], mut report: Report) 
     report
 }
 
-/// The assumed (perf-recipe) keys an error of the report names, out-of-memory aside (a verdict on the assumption's
-/// cost, not Megatron rejecting it).
+/// The assumed (perf-recipe) keys an error or a warning of the report names, the out-of-memory verdicts aside (a
+/// verdict on the assumption's cost, which names it on purpose, not Megatron rejecting it).
 fn rejected_assumptions(report: &Report) -> Vec<String> {
     let recipe_assumed = report.assumptions.iter().filter(|a| a.source != crate::tuned::DEFAULT_SOURCE);
     recipe_assumed
         .filter(|a| {
             report.diagnostics.iter().any(|d| {
-                d.severity == Severity::Error && d.code != Code::OutOfMemory && (names(&d.message, &a.key) || names(&d.fix, &a.key))
+                d.severity != Severity::Info
+                    && !matches!(d.code, Code::OutOfMemory | Code::OutOfMemoryAssumed)
+                    && (names(&d.message, &a.key) || names(&d.fix, &a.key))
             })
         })
         .map(|a| a.key.clone())
@@ -226,12 +230,18 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
 /// The memory settings a verdict may rest on, each with the value that saves memory, in the order tried (the
 /// gradient buffer, the optimizer's sharding, FP8 weights, then recompute). Each flip is tried only when every key it
 /// sets is unstated and the assumed value differs.
-fn flips() -> [(&'static str, Vec<(&'static str, Value)>); 6] {
+fn flips() -> [(&'static str, Vec<(&'static str, Value)>); 7] {
     [
         // param_and_grad_buffer.py: the main-grad buffer in the parameter dtype (2 B) instead of fp32 (4 B).
         ("grad_reduce_in_fp32", vec![("grad_reduce_in_fp32", json!(false))]),
         // distrib_optimizer.py: master weights and moments sharded over DP.
         ("use_distributed_optimizer", vec![("use_distributed_optimizer", json!(true))]),
+        // optimizer_config.py use_precision_aware_optimizer: Adam's exp_avg / exp_avg_sq in bf16 (2 B each, not 4),
+        // as Bridge's DeepSeek-V3 / Qwen3 MoE perf recipes keep them.
+        (
+            "use_precision_aware_optimizer",
+            vec![("use_precision_aware_optimizer", json!(true)), ("exp_avg_dtype", json!("bf16")), ("exp_avg_sq_dtype", json!("bf16"))],
+        ),
         // FP8 primary weights (fp8_param_gather): no bf16 copy beside the quantized one.
         ("fp8_param_gather", vec![("fp8_param_gather", json!(true))]),
         // transformer_engine.py is_first_microbatch: no cached quantized copy per module.
@@ -279,6 +289,12 @@ pub fn verdict(value: &Value, excluded: &[String], report: &Report) -> Option<Di
         .filter(|(key, _)| low || !matches!(*key, "fp8_param_gather" | "disable_parameter_transpose_cache"))
         .filter(|(_, set)| set.iter().all(|(k, x)| assumed(k).is_some_and(|a| a.value != *x)))
         .collect();
+    // The precision-aware optimizer needs the distributed optimizer (Megatron-LM arguments.py asserts it): alone only
+    // where the plan has it, together only where that is a flip too.
+    let dist_opt = report.plan.training.settings.use_distributed_optimizer;
+    let flips_dist_opt = applicable.iter().any(|(k, _)| *k == "use_distributed_optimizer");
+    let applicable: Vec<_> =
+        applicable.into_iter().filter(|(k, _)| *k != "use_precision_aware_optimizer" || dist_opt || flips_dist_opt).collect();
     if applicable.is_empty() {
         return None;
     }
@@ -286,6 +302,9 @@ pub fn verdict(value: &Value, excluded: &[String], report: &Report) -> Option<Di
     let peak = report.memory.peak_bytes;
     let was = |k: &str| assumed(k).map_or(String::new(), |a| format!("{k} = {} ({})", a.value, short_source(&a.source)));
     for (key, set) in &applicable {
+        if *key == "use_precision_aware_optimizer" && !dist_opt {
+            continue;
+        }
         let Some((_, m)) = memory_with(value, excluded, set) else { continue };
         if m.fits {
             let to: Vec<String> = set.iter().map(|(k, x)| format!("{k} = {x}")).collect();

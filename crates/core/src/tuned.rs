@@ -70,6 +70,13 @@ pub const TUNED_KEYS: [&str; 24] = [
     "offload_modules",
 ];
 
+/// Keys listed but never taken from a perf recipe: the optimizer state's precision (Megatron-Core's precision-aware
+/// optimizer, bf16 moments). Like the optimizer itself it changes the numerics of what is trained, not only its speed,
+/// so a run states it; assumed from a recipe it made Megatron-LM runs that kept fp32 state 10 GB lighter than they ran
+/// (measured_memory.json m26-015..019: −17% against −2% at the default). They stay at Megatron-Core's default and an
+/// out-of-memory verdict that bf16 moments would flip says so (`report::verdict`).
+const NOT_FROM_RECIPE: [&str; 5] = ["use_precision_aware_optimizer", "main_params_dtype", "main_grads_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"];
+
 /// Keys of the MoE token dispatcher.
 const MOE_KEYS: [&str; 3] = ["moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "overlap_moe_expert_parallel_comm"];
 
@@ -136,7 +143,10 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
             continue;
         }
         let from_recipe = recipe.filter(|(_, same_model, same_precision)| {
-            !excluded.iter().any(|k| k == key) && (*same_model || !SAME_MODEL.contains(&key)) && (*same_precision || !SAME_PRECISION.contains(&key))
+            !excluded.iter().any(|k| k == key)
+                && !NOT_FROM_RECIPE.contains(&key)
+                && (*same_model || !SAME_MODEL.contains(&key))
+                && (*same_precision || !SAME_PRECISION.contains(&key))
         });
         match from_recipe.and_then(|(r, ..)| Some((r, r.training.get(key)?))) {
             Some((r, v)) if key == "tp_comm_overlap" && v.as_bool() == Some(true) && !tp_overlap_applies(plan) => {
