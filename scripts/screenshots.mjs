@@ -3,7 +3,8 @@
 // advisor.png: the Advisor panel after Find layouts; advanced.png: the Training panel with its Advanced memory section open
 // (Nemotron 3 Nano on PP 4, recompute_modules and optimizer offload set); strip-hybrid.png: its Memory panel, the
 // layer strip above the chart; compare.png: the Compare panel with a baseline pinned (base=); oom.png: the Explain an
-// OOM panel on issue 13's message; schedule.png: the Schedule panel of the README plan.
+// OOM panel on issue 13's message; schedule.png: the Schedule panel of the README plan; schedule-long.png: its whole
+// step with a break at 1,440 px; phone.png, phone-advisor.png, phone-schedule.png: at 390×844.
 //   node scripts/screenshots.mjs [NAME...]        (after scripts/build-web.sh; names pick some of the shots)
 import { mkdirSync, readFileSync } from "node:fs";
 import { startServer, launch, openApp, deepseekV3Gb300 } from "../tests/e2e/harness.mjs";
@@ -39,6 +40,8 @@ const small = { ...readme, training: { ...readme.training, global_batch_size: 32
 const readmeBase = { ...readme, parallelism: { ...readme.parallelism, tensor_model_parallel_size: 4, pipeline_model_parallel_size: 8,
   virtual_pipeline_model_parallel_size: null } };
 
+const PHONE = { width: 390, height: 844 };
+
 mkdirSync("docs/screenshots", { recursive: true });
 const server = await startServer();
 const browser = await launch();
@@ -60,6 +63,12 @@ const shots = [
   // seen) against a baseline of PP 4 without VPP.
   ["schedule", `#base=${encode({ ...small, parallelism: { ...readme.parallelism, virtual_pipeline_model_parallel_size: null } })}&plan=${encode(small)}`,
     { panel: "#schedule-panel", open: "#schedule-panel summary" }],
+  // The README plan as it is (256 microbatches, PP 4 · VPP 5) at 1,440 px: the whole step, its steady state as a break.
+  ["schedule-long", `#plan=${encode(readme)}`, { panel: "#schedule-panel", open: "#schedule-panel summary", viewport: { width: 1440, height: 900 } }],
+  // A phone (390×844): the top of the page, the Advisor's ranked layouts as cards, the long schedule.
+  ["phone", "", { viewport: PHONE, top: true }],
+  ["phone-advisor", "", { viewport: PHONE, advisor: true }],
+  ["phone-schedule", `#plan=${encode(readme)}`, { panel: "#schedule-panel", open: "#schedule-panel summary", viewport: PHONE }],
   // The Training panel's Advanced memory section open, with recompute_modules and optimizer offload set.
   ["advanced", `#plan=${encode({ ...hybrid, training: { ...hybrid.training, recompute_granularity: "selective",
     recompute_modules: ["core_attn", "moe_act"], optimizer_cpu_offload: true } })}`, { advanced: true }],
@@ -91,6 +100,7 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
   else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.memory) await page.locator("#memory").screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.advanced) await page.locator("#training-panel").screenshot({ path: `docs/screenshots/${name}.png` });
+  else if (opts.top) await page.screenshot({ path: `docs/screenshots/${name}.png` });
   else {
     // Result panels off the screen are not rendered (content-visibility: auto): make the window as tall
     // as the page, until the page's height settles, so that every panel is drawn as a reader scrolling

@@ -39,9 +39,10 @@ pub struct Drawing {
     pub makespan_s: f64,
     /// The time axis is linear (no break), so it can share a scale with the other plan's.
     pub linear: bool,
-    /// Stage names, the idle background, each stage's peak activations and the break, in chart coordinates.
+    /// Stage names and each stage's peak activations, in chart coordinates.
     pub labels: String,
-    /// Operations (one path per stage, kind and chunk) and the activation lines, on the schedule's own axis.
+    /// The idle background, operations (one path per stage, kind and chunk), the activation lines and any break, on
+    /// the schedule's own axis.
     pub marks: String,
     /// Operations drawn.
     pub ops: usize,
@@ -91,7 +92,8 @@ pub fn drawing(s: &Schedule, width: u32) -> Drawing {
     for (i, st) in s.stages.iter().enumerate() {
         let y = i as f64 * per_stage;
         let _ = write!(labels, r#"<text x="0" y="{:.1}" fill="currentColor">stage {}</text>"#, y + ROW - 3.0, st.pipeline_rank);
-        let _ = write!(labels, r#"<rect class="bg" x="{LABEL}" y="{y:.1}" width="{w:.1}" height="{ROW}" fill="currentColor" fill-opacity="0.08"/>"#);
+        // The idle background spans the plan's own step only (it scales with the marks): past its end is no idle time.
+        let _ = write!(marks, r#"<rect class="bg" x="0" y="{y:.1}" width="{w:.1}" height="{ROW}" fill="currentColor" fill-opacity="0.08"/>"#);
         // One path per kind and chunk: a rectangle per operation as a subpath.
         for (kind, colour) in [("F", FORWARD), ("B", BACKWARD)] {
             for chunk in 0..vpp {
@@ -111,7 +113,7 @@ pub fn drawing(s: &Schedule, width: u32) -> Drawing {
             }
         }
         if let Some(cut) = &s.cut {
-            steady(&mut labels, s, cut.idle_s.get(i).copied().unwrap_or(0.0) / (cut.end_s - cut.start_s).max(f64::MIN_POSITIVE), LABEL + x(cut.start_s), y);
+            steady(&mut marks, s, cut.idle_s.get(i).copied().unwrap_or(0.0) / (cut.end_s - cut.start_s).max(f64::MIN_POSITIVE), x(cut.start_s), y);
         }
         // Saved activations: a step line from the stage's changes, scaled to the largest stage peak.
         let base = y + ROW + MEM;
@@ -124,9 +126,10 @@ pub fn drawing(s: &Schedule, width: u32) -> Drawing {
         let _ = write!(labels, r#"<text x="0" y="{:.1}" fill="currentColor" fill-opacity="0.7">{}</text>"#, base - 4.0, gib(st.peak_activation_bytes));
     }
     if let Some(cut) = &s.cut {
-        let (x0, rows) = (LABEL + x(cut.start_s), per_stage * s.stages.len() as f64);
+        // On the marks' axis, which a drawing with a break keeps unscaled.
+        let (x0, rows) = (x(cut.start_s), per_stage * s.stages.len() as f64);
         let _ = write!(
-            labels,
+            marks,
             r#"<g class="break" data-microbatches="{n}" data-seconds="{secs:.6}"><path d="M{x0:.1} 0V{rows:.1}M{x1:.1} 0V{rows:.1}" stroke="currentColor" stroke-dasharray="3 2" fill="none"/><text class="break-label" x="{xm:.1}" y="{ty:.1}" fill="currentColor" text-anchor="middle">⋯ {n} microbatches, {time} ⋯</text></g>"#,
             n = cut.microbatches,
             secs = cut.end_s - cut.start_s,
@@ -298,7 +301,7 @@ mod tests {
         assert_eq!(d.marks.matches(r#"class="ops""#).count(), 4);
         assert_eq!(d.marks.matches(r#"data-ops="2""#).count(), 4);
         assert_eq!(d.ops, 8);
-        assert_eq!(d.labels.matches(r#"class="bg""#).count(), 2);
+        assert_eq!(d.marks.matches(r#"class="bg""#).count(), 2);
         // 472 px less the 64 px labels and 8 px margin: 400 px for 9 s; stage 0's B 1 runs from 7 s to 9 s, i.e. from
         // 311.11 px for 88.89 px, on the row of stage 0 (y 0).
         assert!(d.marks.contains("M311.11 0.0h88.89v14h-88.89z"), "{}", d.marks);
@@ -324,9 +327,9 @@ mod tests {
         let cut = s.cut.clone().expect("a break");
         let d = drawing(&s, 472);
         assert!(!d.linear);
-        assert!(d.labels.contains(&format!(r#"class="break" data-microbatches="{}""#, cut.microbatches)), "{}", d.labels);
-        assert!(d.labels.contains(&format!("⋯ {} microbatches, ", cut.microbatches)));
-        assert_eq!(d.labels.matches(r#"data-busy="1.0000""#).count(), 4, "{}", d.labels);
+        assert!(d.marks.contains(&format!(r#"class="break" data-microbatches="{}""#, cut.microbatches)));
+        assert!(d.marks.contains(&format!("⋯ {} microbatches, ", cut.microbatches)));
+        assert_eq!(d.marks.matches(r#"data-busy="1.0000""#).count(), 4);
         assert!(d.marks.contains(r#"data-kind="B" data-chunk="0" data-ops="#) && d.marks.matches(r#"data-last="999""#).count() >= 4);
         // Stage 0's first forward at 0 px; its last backward ends at 400 px.
         assert!(d.marks.contains(r#"d="M0.00 0.0h"#), "{}", &d.marks[..200]);

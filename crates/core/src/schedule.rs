@@ -219,9 +219,10 @@ fn compressed(t: &Timing) -> Option<Schedule> {
     // The steady state repeats every `n` microbatches: 1F1B takes one at a time; the interleaved schedule a group.
     let n = if t.vpp > 1 { t.group } else { 1 };
     let rem = t.m % n;
-    // Enough microbatches for every stage's warm-up, a steady middle and the cool-down (rank 0 warms up with
-    // 2·(PP − 1) + (VPP − 1)·N chunk forwards), rounded to the step's remainder so the last (partial) group is its own.
-    let mut m1 = 2 * t.pp + 4 * n;
+    // First try 2·(PP + N) microbatches (rank 0 warms up with 2·(PP − 1) + (VPP − 1)·N chunk forwards, under PP + N
+    // microbatches), doubled until the steady middle repeats; rounded to the step's remainder so that the last
+    // (partial) group is laid out as the step has it.
+    let mut m1 = 2 * t.pp + 2 * n;
     loop {
         m1 = rem + m1.saturating_sub(rem).div_ceil(n) * n;
         if m1 + n >= t.m || 2 * t.pp * t.vpp * (m1 + n) > MAX_SCHEDULE_OPS {

@@ -170,7 +170,7 @@ fn ten_thousands_of_microbatches_stay_bounded() {
 
 /// The cut schedule is the whole one: the same makespan, each stage's busy and idle time and peak activations, and
 /// every drawn operation where the whole schedule has it — for 1F1B and interleaved, uneven stages (a first stage of
-/// 5 or 14 layers), a group size other than PP, and a microbatch count that is no multiple of the group.
+/// 5, 11 or 14 layers), a group size other than PP, and a microbatch count that is no multiple of the group.
 #[test]
 fn the_cut_schedule_is_the_whole_one() {
     let cases = [
@@ -180,6 +180,9 @@ fn the_cut_schedule_is_the_whole_one() {
         (4, Some(2), None, Some(14), 96),
         (4, Some(2), Some(3), None, 97),
         (8, Some(2), None, None, 130),
+        (2, None, None, None, 300),
+        (2, Some(4), None, None, 64),
+        (8, None, None, Some(11), 100),
     ];
     for (pp, vpp, group, first, m) in cases {
         let r = long(pp, vpp, group, first, m);
