@@ -165,8 +165,10 @@ fn CandidateRow(doc: Doc, rank: usize, c: Candidate, moe: bool) -> impl IntoView
         }
     };
     view! {
-        <tr class="candidate" class:current=move || current.get() data-tp=par.tensor_model_parallel_size>
-            <th scope="row">{rank}</th>
+        <tr class="candidate" class:current=move || current.get() class:tied=c.tied_with_best data-tp=par.tensor_model_parallel_size>
+            <th scope="row">{rank}{c.tied_with_best.then(|| view! {
+                " "<span class="tie-mark" title="predicted within the step-time model's own error of #1: a tie">"≈"</span>
+            })}</th>
             <td data-label="TP">{par.tensor_model_parallel_size}</td>
             <td data-label="PP" title=split.clone()>{par.pipeline_model_parallel_size}{(!split.is_empty()).then_some("*")}</td>
             <td data-label="VPP">{par.virtual_pipeline_model_parallel_size.map_or("—".to_string(), |v| v.to_string())}</td>

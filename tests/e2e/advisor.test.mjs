@@ -77,3 +77,23 @@ test("a search worker that cannot load says so, and Find layouts works again onc
   assert.deepEqual(problems.foreignRequests, []);
   await context.close();
 });
+
+test("rows predicted within the step-time model's own error of #1 are marked as ties, with what would separate them", async () => {
+  // DeepSeek-V3 on 1,024 H100 (128 nodes of 8), seq 4,096, global batch 8,192: the core's search ranks a runner-up
+  // within the model's median error of #1 (crates/core/tests/search_advisor.rs works the band out from the data).
+  const plan = { model: "deepseek-v3", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 128 },
+                 training: { seq_length: 4096, global_batch_size: 8192 } };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${Buffer.from(JSON.stringify(plan)).toString("base64url")}`);
+  await page.click("#find-layouts");
+  await page.waitForSelector("#advisor-table tbody tr.candidate", { timeout: 30_000 });
+  const rows = page.locator("#advisor-table tbody tr.candidate");
+  assert.ok(await rows.nth(0).evaluate((r) => r.classList.contains("tied")), "#1 is marked: it has a tie");
+  assert.equal(await rows.nth(1).locator(".tie-mark").count(), 1);
+  const why = (await page.locator("#advisor-table tbody tr.why-row").nth(1).textContent()).trim();
+  assert.match(why, /tied with #1: \d+\.\d% slower, inside the step-time model's \d+\.\d% median error; what would separate them: /);
+  // A row outside the band is not marked.
+  const marks = await rows.evaluateAll((rs) => rs.map((r) => r.classList.contains("tied")));
+  assert.ok(marks.includes(false), `${marks}`);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});

@@ -170,6 +170,13 @@ pub fn constants() -> &'static Constants {
     &COMPILED_CONSTANTS
 }
 
+/// The step-time model's median |error| on the runs it was fitted to (data/perf_constants.json
+/// `median_abs_tflops_error`, written by the calibration): the closest two predictions can be and still be told apart.
+/// Runs it was not fitted to are predicted worse (docs/calibration.md), so this is a lower bound on the model's error.
+pub fn median_abs_error() -> f64 {
+    COMPILED_MEDIAN_ABS_TFLOPS_ERROR
+}
+
 /// FLOPs by kind, per global batch.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FlopSplit {

@@ -75,20 +75,36 @@ impl CandidateParallelism {
     /// and no accounted split; the rows the search does not choose ([`crate::parallelism::ParSetting::searched`]) at
     /// their defaults.
     pub fn parallelism(&self, moe: bool) -> Parallelism {
-        Parallelism {
-            tensor_model_parallel_size: self.tensor_model_parallel_size,
-            pipeline_model_parallel_size: self.pipeline_model_parallel_size,
-            virtual_pipeline_model_parallel_size: self.virtual_pipeline_model_parallel_size,
-            context_parallel_size: self.context_parallel_size,
-            expert_model_parallel_size: self.expert_model_parallel_size,
-            expert_tensor_parallel_size: self.expert_tensor_parallel_size,
-            expert_tensor_parallel_size_defaulted: !moe,
-            sequence_parallel: self.sequence_parallel,
-            num_layers_in_first_pipeline_stage: self.num_layers_in_first_pipeline_stage,
-            num_layers_in_last_pipeline_stage: self.num_layers_in_last_pipeline_stage,
-            pipeline_model_parallel_layout: self.pipeline_model_parallel_layout.clone().map(LayoutSpec::Text),
-            ..Parallelism::default()
+        let mut par = Parallelism::default();
+        self.write_into(&mut par, moe, self.pipeline_model_parallel_layout.as_deref());
+        par
+    }
+
+    /// Writes this candidate into `par` as [`Self::parallelism`] describes, with `layout` as its layout text: the one
+    /// place the searched rows are written, by the search's hot path (which reuses the plan's strings: no allocation
+    /// once they are held) and by the Advisor's Apply alike.
+    pub fn write_into(&self, par: &mut Parallelism, moe: bool, layout: Option<&str>) {
+        par.tensor_model_parallel_size = self.tensor_model_parallel_size;
+        par.pipeline_model_parallel_size = self.pipeline_model_parallel_size;
+        par.virtual_pipeline_model_parallel_size = self.virtual_pipeline_model_parallel_size;
+        par.context_parallel_size = self.context_parallel_size;
+        par.expert_model_parallel_size = self.expert_model_parallel_size;
+        par.expert_tensor_parallel_size = self.expert_tensor_parallel_size;
+        // Dense models keep megatron-core's default ETP = TP; MoE candidates state ETP explicitly.
+        par.expert_tensor_parallel_size_defaulted = !moe;
+        par.sequence_parallel = self.sequence_parallel;
+        if par.order != DEFAULT_ORDER {
+            par.order.clear();
+            par.order.push_str(DEFAULT_ORDER);
         }
+        par.num_layers_in_first_pipeline_stage = self.num_layers_in_first_pipeline_stage;
+        par.num_layers_in_last_pipeline_stage = self.num_layers_in_last_pipeline_stage;
+        // The search plans the split itself (even, one lighter edge stage, or an even layout): a layout or accounted
+        // split of the base plan is written for the base plan's pipeline, not the candidate's.
+        set_layout(&mut par.pipeline_model_parallel_layout, layout);
+        par.account_for_embedding_in_pipeline_split = false;
+        par.account_for_loss_in_pipeline_split = false;
+        par.microbatch_group_size_per_vp_stage = None;
     }
 }
 
@@ -143,6 +159,10 @@ pub struct Candidate {
     /// The step-time breakdown of this layout ([`Breakdown::terms`]: they sum to `step_time_s`).
     #[serde(default)]
     pub breakdown: Breakdown,
+    /// Predicted within the step-time model's own error of #1 ([`perf::median_abs_error`]): a tie the model cannot
+    /// break; #1 is tied when its runner-up is. Its `why` says so after the comparison, with what would separate them.
+    #[serde(default)]
+    pub tied_with_best: bool,
     /// The resolved plan of this candidate (run it through [`report::plan_resolved`] for the full report).
     #[serde(skip)]
     pub plan: Option<Plan>,
@@ -307,28 +327,7 @@ fn set_layout(slot: &mut Option<LayoutSpec>, text: Option<&str>) {
 /// Writes `k` into `p` (the rest of the plan is left as given); `layout` is the layout text of a `layout` key.
 fn apply(p: &mut Plan, k: &Key, layout: Option<&str>) {
     let moe = p.model.is_moe();
-    let par = &mut p.parallelism;
-    par.tensor_model_parallel_size = k.tp;
-    par.pipeline_model_parallel_size = k.pp;
-    par.virtual_pipeline_model_parallel_size = (k.vpp > 1).then_some(k.vpp);
-    par.context_parallel_size = k.cp;
-    par.expert_model_parallel_size = k.ep;
-    par.expert_tensor_parallel_size = k.etp;
-    // Dense models keep megatron-core's default ETP = TP; MoE candidates state ETP explicitly.
-    par.expert_tensor_parallel_size_defaulted = !moe;
-    par.sequence_parallel = k.sp;
-    if par.order != DEFAULT_ORDER {
-        par.order.clear();
-        par.order.push_str(DEFAULT_ORDER);
-    }
-    par.num_layers_in_first_pipeline_stage = k.first;
-    par.num_layers_in_last_pipeline_stage = k.last;
-    // The search plans the split itself (even, one lighter edge stage, or an even layout): a layout or accounted
-    // split of the base plan is written for the base plan's pipeline, not the candidate's.
-    set_layout(&mut par.pipeline_model_parallel_layout, layout.filter(|_| k.layout));
-    par.account_for_embedding_in_pipeline_split = false;
-    par.account_for_loss_in_pipeline_split = false;
-    par.microbatch_group_size_per_vp_stage = None;
+    sizes_of(k).write_into(&mut p.parallelism, moe, layout.filter(|_| k.layout));
     p.training.micro_batch_size = k.mbs;
     p.training.settings.moe_token_dispatcher_type = dispatcher_of(k.dispatcher);
     apply_training(p, k);
@@ -353,6 +352,11 @@ fn apply_training(p: &mut Plan, k: &Key) {
 }
 
 fn parallelism_of(k: &Key, p: &Plan) -> CandidateParallelism {
+    CandidateParallelism { pipeline_model_parallel_layout: k.layout.then(|| layout_text(&p.model, k.pp, k.vpp)), ..sizes_of(k) }
+}
+
+/// The candidate's sizes and split, its layout left out (the search writes the layout text it holds).
+fn sizes_of(k: &Key) -> CandidateParallelism {
     CandidateParallelism {
         tensor_model_parallel_size: k.tp,
         pipeline_model_parallel_size: k.pp,
@@ -363,7 +367,7 @@ fn parallelism_of(k: &Key, p: &Plan) -> CandidateParallelism {
         sequence_parallel: k.sp,
         num_layers_in_first_pipeline_stage: k.first,
         num_layers_in_last_pipeline_stage: k.last,
-        pipeline_model_parallel_layout: k.layout.then(|| layout_text(&p.model, k.pp, k.vpp)),
+        pipeline_model_parallel_layout: None,
     }
 }
 
@@ -957,15 +961,48 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
             why,
             versus,
             breakdown: this.perf.breakdown.clone(),
+            tied_with_best: false,
             plan: Some(this.plan.clone()),
         });
     }
+    mark_ties(&mut result.candidates);
     if picked.len() == 1 {
         if let Some(c) = result.candidates.first_mut() {
             c.why.push("the only layout that fits".into());
         }
     }
     Ok((result, work))
+}
+
+/// Marks the picks predicted within the model's own error of #1 as tied with it, and says in each what would separate
+/// them: the step-time terms by which it differs from #1 (its `versus`, or #2's for #1), to be measured on the first
+/// iterations of both.
+fn mark_ties(candidates: &mut [Candidate]) {
+    let Some(best) = candidates.first().map(|c| c.step_time_s) else { return };
+    let band = perf::median_abs_error();
+    let tied = |c: &Candidate| c.step_time_s <= best * (1.0 + band);
+    let n = candidates.iter().skip(1).filter(|c| tied(c)).count();
+    for (i, c) in candidates.iter_mut().enumerate() {
+        if (i == 0 && n == 0) || !tied(c) {
+            continue;
+        }
+        c.tied_with_best = true;
+        let gap = 100.0 * (c.step_time_s / best.max(f64::MIN_POSITIVE) - 1.0);
+        let head = if i == 0 {
+            format!("tied: {n} other layout{} predicted within {:.1}% of this one", if n == 1 { "" } else { "s" }, 100.0 * band)
+        } else {
+            format!("tied with #1: {gap:.1}% slower, inside the step-time model's {:.1}% median error", 100.0 * band)
+        };
+        let terms: Vec<String> = c.versus.iter().flat_map(|v| v.terms.iter().take(3)).map(|t| t.term.clone()).collect();
+        let separate = if terms.is_empty() {
+            "nothing in the model separates them: profile both".to_string()
+        } else {
+            format!("what would separate them: {}, measured on the first iterations of both", terms.join(", "))
+        };
+        // After the comparison sentence, which leads `why`.
+        let at = usize::from(c.versus.is_some()).min(c.why.len());
+        c.why.insert(at, format!("{head}; {separate}"));
+    }
 }
 
 /// The optimizer offload of `k` into `p`: [`OFFLOAD_FRACTIONS`] for an offload code, else the base plan's own.
