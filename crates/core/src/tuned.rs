@@ -125,6 +125,22 @@ pub fn plain(plan: &Value) -> bool {
 /// settings row, once the plan is read).
 pub const DEFAULT_SOURCE: &str = "Megatron-Core default";
 
+/// Whether `key` does nothing under what the plan states, so a recipe's value for it is not assumed (it stays listed at
+/// Megatron-Core's default): recompute modules without selective recompute, a recompute method or layer count
+/// without full recompute (transformer_config.py reads each only under its granularity), a flex backend under another
+/// dispatcher, offload modules without fine-grained activation offloading.
+fn moot(key: &str, stated: Option<&Map<String, Value>>) -> bool {
+    let said = |k: &str| stated.and_then(|t| t.get(k)).and_then(Value::as_str).map(|v| v.trim().to_ascii_lowercase());
+    let granularity = said("recompute_granularity");
+    match key {
+        "recompute_modules" => granularity.as_deref().is_some_and(|g| g != "selective"),
+        "recompute_method" | "recompute_num_layers" => granularity.as_deref().is_some_and(|g| g != "full"),
+        "moe_flex_dispatcher_backend" => said("moe_token_dispatcher_type").as_deref().is_some_and(|d| d != "flex"),
+        "offload_modules" => stated.and_then(|t| t.get("fine_grained_activation_offloading")).and_then(Value::as_bool) == Some(false),
+        _ => false,
+    }
+}
+
 /// The plan with its unstated speed and memory settings filled from the nearest perf recipe, and every unstated one
 /// listed: the recipe's value, or (value null until `plan` resolves it) the default. No recipe is consulted for a plan
 /// naming a `recipe`, one asking for plain defaults, one whose model is not a preset, nor for the keys in `excluded`
@@ -145,6 +161,7 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
         let from_recipe = recipe.filter(|(_, same_model, same_precision)| {
             !excluded.iter().any(|k| k == key)
                 && !NOT_FROM_RECIPE.contains(&key)
+                && !moot(key, stated)
                 && (*same_model || !SAME_MODEL.contains(&key))
                 && (*same_precision || !SAME_PRECISION.contains(&key))
         });

@@ -279,3 +279,24 @@ fn the_optimizer_states_precision_is_listed_not_assumed_and_a_verdict_it_flips_s
                      "use_precision_aware_optimizer": true, "exp_avg_dtype": "bf16", "exp_avg_sq_dtype": "bf16"}})).unwrap();
     assert!(r2.memory.fits && r2.valid, "{:?}", codes(&r2));
 }
+
+/// A recipe value for a setting that does nothing under what the plan states is not assumed: DeepSeek-V3's H100 perf
+/// recipe recomputes selected modules and runs the flex dispatcher, but a plan stating `recompute_granularity: none`
+/// and the all-to-all dispatcher reads neither recompute_modules nor moe_flex_dispatcher_backend (Megatron-Core's
+/// transformer_config.py reads the modules only under selective recompute, the flex backend only under the flex
+/// dispatcher). Both stay listed, at Megatron-Core's default.
+#[test]
+fn a_recipe_value_the_stated_settings_make_moot_is_not_assumed() {
+    let plan = json!({"model": "deepseek-v3", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 128},
+                      "training": {"seq_length": 4096, "global_batch_size": 8192, "recompute_granularity": "none",
+                                   "moe_token_dispatcher_type": "alltoall"},
+                      "parallelism": {"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 16, "expert_model_parallel_size": 64,
+                                      "expert_tensor_parallel_size": 1}});
+    let r = plan_value(&plan).unwrap();
+    for key in ["recompute_modules", "recompute_method", "recompute_num_layers", "moe_flex_dispatcher_backend"] {
+        let a = assumed(&r, key).unwrap_or_else(|| panic!("{key} listed"));
+        assert_eq!(a.source, meshplan_core::tuned::DEFAULT_SOURCE, "{key}: {a:?}");
+    }
+    // The recipe still speaks for what the stated settings leave in play.
+    assert!(r.assumptions.iter().any(|a| a.source.contains("perf.")), "{:?}", r.assumptions);
+}
