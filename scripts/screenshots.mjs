@@ -96,6 +96,8 @@ for (const [name, hash, opts] of shots.filter(([n]) => !only.length || only.incl
     await page.click("#oom-explain");
   }
   await page.waitForTimeout(300);
+  // A panel's picture without the summary bar, which stays at the top of the window and would cover the panel's top.
+  if (opts.panel || opts.advisor || opts.memory || opts.advanced) await page.locator("#summary").evaluate((el) => { el.style.position = "static"; });
   if (opts.panel) await page.locator(opts.panel).screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.advisor) await page.locator("#advisor").screenshot({ path: `docs/screenshots/${name}.png` });
   else if (opts.memory) await page.locator("#memory").screenshot({ path: `docs/screenshots/${name}.png` });
