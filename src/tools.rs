@@ -46,6 +46,8 @@ fn start_owned() {
     let doc = Doc::new(plan.read_only());
     // The recipe picker and the exports need Megatron Bridge's recipes whatever the plan names.
     crate::state::recipes::load(doc.recipes);
+    // The Diagnostics panel's computed fixes, ranked here for the page (`state::remedies`).
+    crate::state::remedies::rank_for_page(doc);
     let baseline = Baseline::new(base);
     let comparison = Comparison::new(baseline, doc);
     let dark = Memo::new(move |_| dark_now.get());

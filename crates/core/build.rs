@@ -2,8 +2,9 @@
 //! dropped (RFC 8259 §2: "insignificant whitespace is allowed before or after any of the six structural characters"),
 //! so the page's wasm carries fewer bytes; every string and number is kept as written. The top-level keys no reader
 //! of a file names ([`UNREAD`]: notes for the reviewer, the list of what was left out) are dropped too, as are the
-//! top-level keys beside those a reader reads ([`ONLY_READ`]) and the keys no reader reads inside each top-level member
-//! ([`UNREAD_IN_EACH`]: the sources of values a struct takes only the `value` of). The files in `data/` stay the
+//! top-level keys beside those a reader reads ([`ONLY_READ`]), the keys no reader reads inside each top-level member
+//! ([`UNREAD_IN_EACH`]: the sources of values a struct takes only the `value` of) and inside each element of a
+//! top-level array ([`UNREAD_IN_ELEMENTS`]: the model presets' notes). The files in `data/` stay the
 //! readable, reviewed source, with every source; what the page's wasm need not carry is left out of its copy.
 
 use std::{env, fs, path::Path};
@@ -44,6 +45,66 @@ const ONLY_READ: [(&str, &[&str]); 1] = [("perf_constants.json", &["constants", 
 
 /// Per file, the keys no reader reads inside each top-level member (perf.rs `Assumed` holds `value`, not `source`).
 const UNREAD_IN_EACH: [(&str, &[&str]); 1] = [("perf_assumptions.json", &["source"])];
+
+/// Per file, the keys no reader reads inside each element of its top-level array (a model preset's `notes`: prose for
+/// the reviewer; `presets::ModelPreset` keeps the key, name, family, Hugging Face id, source and config).
+const UNREAD_IN_ELEMENTS: [(&str, &[&str]); 1] = [("models.json", &["notes"])];
+
+/// `json` (minified, an array) with the members named in `keys` dropped from each element that is an object.
+fn drop_keys_in_elements(json: &str, keys: &[&str]) -> Option<String> {
+    let elements: Vec<String> =
+        element_ranges(json)?.into_iter().map(|r| if json[r.clone()].starts_with('{') { drop_keys(&json[r], keys) } else { json[r].to_string() }).collect();
+    Some(format!("[{}]", elements.join(",")))
+}
+
+/// The byte range of each element of `json` (minified), or None when it is not an array.
+fn element_ranges(json: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    if !json.starts_with('[') {
+        return None;
+    }
+    let (mut depth, mut start) = (0usize, 1);
+    let mut elements = Vec::new();
+    for (i, c) in outside_strings(json) {
+        match c {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' | b',' => {
+                // A comma or the closing bracket of the array itself ends an element.
+                if depth == 1 {
+                    if i > start {
+                        elements.push(start..i);
+                    }
+                    start = i + 1;
+                }
+                if c != b',' {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(elements)
+}
+
+/// The bytes of `json` outside its strings, with their offsets; each string's opening quote is kept (a string's
+/// escapes, `\"` and `\\`, are followed).
+fn outside_strings(json: &str) -> Vec<(usize, u8)> {
+    let (mut in_string, mut escaped) = (false, false);
+    let mut out = Vec::new();
+    for (i, &c) in json.as_bytes().iter().enumerate() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        in_string = c == b'"';
+        out.push((i, c));
+    }
+    out
+}
 
 /// `json` (minified, an object) without the top-level members named in `keys`.
 fn drop_keys(json: &str, keys: &[&str]) -> String {
@@ -94,22 +155,11 @@ fn member_ranges(json: &str) -> Option<Vec<std::ops::Range<usize>>> {
         return None;
     }
     // Each top-level member as a byte range: from its key's quote to before the comma or brace that ends it.
-    let b = json.as_bytes();
-    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, None);
+    let (mut depth, mut start) = (0usize, None);
     let mut members = Vec::new();
-    for (i, &c) in b.iter().enumerate() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    for (i, c) in outside_strings(json) {
         match c {
             b'"' => {
-                in_string = true;
                 if depth == 1 && start.is_none() {
                     start = Some(i);
                 }
@@ -196,6 +246,9 @@ fn main() {
             }
             if let Some((_, keys)) = UNREAD_IN_EACH.iter().find(|(f, _)| name_is(f)) {
                 json = drop_keys_in_each(&json, keys).unwrap_or(json);
+            }
+            if let Some((_, keys)) = UNREAD_IN_ELEMENTS.iter().find(|(f, _)| name_is(f)) {
+                json = drop_keys_in_elements(&json, keys).unwrap_or(json);
             }
             if let Err(e) = fs::write(Path::new(&out).join(name), json) {
                 panic!("build.rs: cannot write {}: {e}", name.to_string_lossy());

@@ -24,7 +24,8 @@ pub fn DiagnosticsPanel(doc: Doc) -> impl IntoView {
         }
         now
     });
-    let remedies = ranked_after_frame(doc, items);
+    // The core's ranked fixes, from the tools module (`state::remedies`).
+    let remedies = crate::state::remedies::ranked(doc, items);
     view! {
         <section class="panel" id="diagnostics" aria-labelledby="diagnostics-h">
             <h2 id="diagnostics-h">"Diagnostics"</h2>
@@ -33,37 +34,6 @@ pub fn DiagnosticsPanel(doc: Doc) -> impl IntoView {
             </ul>
         </section>
     }
-}
-
-/// The core's ranked fixes of the plan (`remedy::ranked`: every diagnostic's one-click fix re-planned), computed in a
-/// task after the edit's frame (one plan per fix offered, off the input path); a stale ranking (typing went on) is
-/// dropped. Empty while the plan offers no one-click fix.
-fn ranked_after_frame(doc: Doc, items: Memo<Vec<Diagnostic>>) -> ReadSignal<Vec<Remedy>> {
-    let (remedies, set_remedies) = signal(Vec::<Remedy>::new());
-    let ticket = StoredValue::new(0u64);
-    Effect::new(move |_| {
-        doc.plan.track();
-        let offers = items.with(|ds| ds.iter().any(|d| !d.apply.is_empty()));
-        let t = ticket.get_value() + 1;
-        ticket.set_value(t);
-        if !offers {
-            if remedies.with_untracked(|r| !r.is_empty()) {
-                set_remedies.set(Vec::new());
-            }
-            return;
-        }
-        let rank = move || {
-            if ticket.try_get_value() != Some(t) {
-                return;
-            }
-            let ranked = doc.outcome.try_with_untracked(|o| o.as_ref().ok().and_then(|r| doc.plan.try_with_untracked(|p| remedy::ranked(p, r)))).flatten();
-            if let Some(r) = ranked {
-                set_remedies.set(r);
-            }
-        };
-        request_animation_frame(move || set_timeout(rank, std::time::Duration::ZERO));
-    });
-    remedies
 }
 
 #[component]

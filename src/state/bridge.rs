@@ -98,7 +98,7 @@ pub fn read_rev(text: &str) -> Option<u64> {
 }
 
 /// Sends `text` as the `detail` of a window event named `name`.
-fn send_text(name: &str, text: &str) {
+pub fn send_text(name: &str, text: &str) {
     let Some(w) = browser::window() else { return };
     let init = web_sys::CustomEventInit::new();
     init.set_detail(&JsValue::from_str(text));
@@ -128,7 +128,7 @@ pub fn pull() -> Option<Shared> {
 }
 
 /// Calls `f` with the text each window event named `name` carries in its `detail` (events without text are dropped).
-fn listen_text(name: &'static str, f: impl Fn(String) + 'static) {
+pub fn listen_text(name: &'static str, f: impl Fn(String) + 'static) {
     let Some(w) = browser::window() else { return };
     let handler = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
         if let Some(text) = ev.dyn_ref::<web_sys::CustomEvent>().and_then(|c| c.detail().as_string()) {

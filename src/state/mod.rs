@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod bridge;
 pub mod plan_doc;
 pub mod recipes;
+pub mod remedies;
 pub mod share;
 pub mod signal;
 pub mod sync;

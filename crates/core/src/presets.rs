@@ -15,9 +15,8 @@ pub struct ModelPreset {
     pub family: String,
     pub hf_id: String,
     pub source: String,
-    #[serde(default)]
-    pub notes: String,
-    /// TransformerConfig fields; missing ones take Megatron's defaults.
+    /// TransformerConfig fields; missing ones take Megatron's defaults. (A preset's `notes` in the file are prose for
+    /// the reviewer: no reader reads them, and build.rs leaves them out of the compiled-in copy.)
     pub config: Value,
 }
 
@@ -215,7 +214,6 @@ impl ModelPreset {
             family: string(o, "family")?,
             hf_id: string(o, "hf_id")?,
             source: string(o, "source")?,
-            notes: string_or_empty(o, "notes")?,
             config: o.get("config")?.clone(),
         })
     }
