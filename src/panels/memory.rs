@@ -81,11 +81,13 @@ pub fn MemoryDetails(outcome: Memo<Outcome>) -> impl IntoView {
     view! {
         <details>
             <summary>"Figures per stage"</summary>
+            <div class="table-scroll" tabindex="0" role="region" aria-label="Memory per stage (scrolls sideways)">
             <table class="memory-table">
                 <thead><tr><th>"stage"</th><th>"layers"</th><th title="decoder layers of each virtual chunk; E embedding, m MTP, L output and loss">"chunks"</th>{charts::FIGURES.iter().map(|t| view! { <th>{*t}</th> }).collect_view()}<th>"total"</th>
                     <th title="the allocator's peak: Megatron's max allocated">"allocated"</th><th title="allocated + fragmentation">"reserved"</th><th title="host memory per GPU (offloading)">"host"</th></tr></thead>
                 <tbody><StageRows outcome /></tbody>
             </table>
+            </div>
         </details>
         <Terms outcome />
     }
@@ -194,6 +196,7 @@ fn Terms(outcome: Memo<Outcome>) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </div>
+            <div class="table-scroll" tabindex="0" role="region" aria-label="Memory terms of the stage (scrolls sideways)">
             <table class="terms-table" id="memory-terms">
                 <thead><tr><th class="what">"term"</th><th>"GiB"</th><th>"where"</th><th>"phase"</th><th title="handed out by PyTorch's caching allocator: counted in max allocated">"allocated"</th></tr></thead>
                 <tbody>
@@ -209,6 +212,7 @@ fn Terms(outcome: Memo<Outcome>) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
+            </div>
         </details>
     }
 }

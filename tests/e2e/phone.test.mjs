@@ -2,7 +2,7 @@
 // ranked layouts and the sizing table's rows as cards that wrap — step time, MFU and Apply in view and clickable, the
 // long "no layout fits" reason whole. Each test failed on main before: the Advisor and sizing tables scrolled
 // sideways with their right-hand columns out of view, the "Settings the plan leaves out" select and the assumed
-// settings' "State it" buttons ran past the right edge.
+// settings' "State it" buttons ran past the right edge, the memory table per stage (869 px) was cut at the panel's edge.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, openApp, encode, CLEAN } from "./harness.mjs";
@@ -34,6 +34,18 @@ test("phone: the header and every control are within the width", async () => {
   assert.deepEqual(await outside(page, "header.top, header.top *:not(.skip-link), #summary"), []);
   assert.deepEqual(await outside(page, "input:not(.sr-only), select, textarea, button, a.button"), []);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth));
+  // The memory figures per stage and the terms: past the width only inside a box that scrolls sideways (not clipped).
+  await page.getByText("Figures per stage").click();
+  await page.click("#memory-terms-box > summary");
+  const clipped = await page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    const scrolls = (el) => { for (let p = el.parentElement; p; p = p.parentElement) if (/auto|scroll/.test(getComputedStyle(p).overflowX)) return true; return false; };
+    return [...document.querySelectorAll("#memory table, #memory table *")].filter((el) => {
+      const b = el.getBoundingClientRect();
+      return b.width > 0 && b.right > w + 0.5 && !scrolls(el);
+    }).map((el) => `${el.tagName.toLowerCase()}.${el.className}`).slice(0, 5);
+  });
+  assert.deepEqual(clipped, []);
   assert.deepEqual(problems, CLEAN);
   await context.close();
 });

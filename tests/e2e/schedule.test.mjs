@@ -70,3 +70,28 @@ test("16,384 microbatches (PP 4, DP 1): drawn in bounded work and DOM, the step'
   assert.deepEqual(problems, CLEAN);
   await context.close();
 });
+
+test("grey is idle only: the drawn idle over busy width is the bubble the page reports (uneven stages, drawn whole)", async () => {
+  // PP 4 with a first stage of 5 layers beside three of 9 (27 / 3), 32 microbatches, drawn whole (as on main before,
+  // where this held too: it guards the drawing against grey that is not idle time).
+  const p = plan(4, 32);
+  p.parallelism.num_layers_in_first_pipeline_stage = 5;
+  const { page, context, problems } = await openSchedule(p);
+  const bubble = Number((await page.locator("#schedule-summary").textContent()).match(/bubble ([\d.]+)% of busy time/)[1]) / 100;
+  const drawn = await page.locator("#schedule-chart svg").evaluate((svg) => {
+    const width = Number(svg.querySelector("rect.bg").getAttribute("width"));
+    const busy = {};
+    for (const path of svg.querySelectorAll("path.ops")) {
+      const y = path.getAttribute("d").match(/^M[\d.]+ ([\d.]+)/)[1];
+      busy[y] = (busy[y] ?? 0) + [...path.getAttribute("d").matchAll(/h([\d.]+)v/g)].reduce((s, m) => s + Number(m[1]), 0);
+    }
+    const b = Object.values(busy);
+    return { rows: b.length, idle: b.reduce((s, x) => s + width - x, 0), busy: b.reduce((s, x) => s + x, 0) };
+  });
+  assert.equal(drawn.rows, 4);
+  // Stage 0 idles in the steady state too, so the bubble is over even stages' (PP − 1)/m = 3/32.
+  assert.ok(bubble > 3 / 32, `uneven stages idle: bubble ${bubble}`);
+  assert.ok(Math.abs(drawn.idle / drawn.busy - bubble) < 0.002, `drawn idle/busy ${drawn.idle / drawn.busy} vs the page's ${bubble}`);
+  assert.deepEqual(problems, CLEAN);
+  await context.close();
+});
