@@ -178,6 +178,8 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
         }
         let from_recipe = recipe.filter(|(_, same_model, same_precision)| {
             !excluded.iter().any(|k| k == key)
+                // The flex backend is read only by the flex dispatcher: moot once the dispatcher is not assumed.
+                && !(key == "moe_flex_dispatcher_backend" && excluded.iter().any(|k| k == "moe_token_dispatcher_type"))
                 && !NOT_FROM_RECIPE.contains(&key)
                 && !moot(key, stated)
                 && (*same_model || !SAME_MODEL.contains(&key))

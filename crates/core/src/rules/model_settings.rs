@@ -425,6 +425,13 @@ pub fn moe_dispatch(p: &Plan, out: &mut impl Findings) {
         });
     }
     let flex = s.moe_token_dispatcher_type == DispatcherType::Flex;
+    let (etp, ep) = (p.parallelism.etp(), p.parallelism.ep());
+    if flex && etp.saturating_mul(ep) <= 1 {
+        out.add(Code::FlexDispatcherNeedsTpEp, |code| {
+            d(code, format!("moe_token_dispatcher_type = flex with expert_tensor_parallel_size = {etp} and expert_model_parallel_size = {ep}: megatron-core asserts \"Flex token dispatcher requires TPxEP > 1\""), "set moe_token_dispatcher_type = \"alltoall\", or expert_model_parallel_size > 1".into())
+                .with_apply("training.moe_token_dispatcher_type", "alltoall")
+        });
+    }
     if flex && s.moe_flex_dispatcher_backend == FlexBackend::Deepep && s.moe_pad_expert_input_to_capacity {
         out.add(Code::DeepepPadToCapacity, |code| {
             d(code, "moe_pad_expert_input_to_capacity with the flex dispatcher's deepep backend: megatron-core raises \"Flex token dispatcher with deepep backend does not support moe_pad_expert_input_to_capacity\"".into(), "use moe_flex_dispatcher_backend = \"hybridep\", or the alltoall dispatcher".into())

@@ -230,18 +230,27 @@ fn offload_graph_moe_cases() -> Vec<Case> {
         case(
             "deepep-pad-to-capacity",
             Kind::Error,
-            probe(moe(), &[(DISPATCHER, json!("flex")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
-            probe(moe(), &[(DISPATCHER, json!("flex")), (BACKEND, json!("hybridep")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (DISPATCHER, json!("flex")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (DISPATCHER, json!("flex")), (BACKEND, json!("hybridep")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
         )
         .fix(&[(BACKEND, json!("hybridep"))]),
-        case("flex-backend-without-flex", Kind::Info, probe(moe(), &[(BACKEND, json!("hybridep"))]), probe(moe(), &[(BACKEND, json!("hybridep")), (DISPATCHER, json!("flex"))]))
+        // Flex at expert TP 1 × EP 1 (the base plan): megatron-core's MoEFlexTokenDispatcher asserts TP × EP > 1; the
+        // fix is the alltoall dispatcher. EP 8 on the node's 8 GPUs passes.
+        case(
+            "flex-dispatcher-needs-tp-ep",
+            Kind::Error,
+            probe(moe(), &[(DISPATCHER, json!("flex"))]),
+            probe(moe(), &[(DISPATCHER, json!("flex")), ("parallelism.expert_model_parallel_size", json!(8))]),
+        )
+        .fix(&[(DISPATCHER, json!("alltoall"))]),
+        case("flex-backend-without-flex", Kind::Info, probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (BACKEND, json!("hybridep"))]), probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (BACKEND, json!("hybridep")), (DISPATCHER, json!("flex"))]))
             .fix(&[(DISPATCHER, json!("flex"))]),
         // DeepEP's Bridge check rejects the GB300 superchip (compute capability 10, not named B200/B300).
         case(
             "flex-backend-gpu-bridge",
             Kind::Warning,
-            probe(moe(), &[("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex"))]),
-            probe(moe(), &[("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex")), (BACKEND, json!("hybridep"))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), ("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex"))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), ("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex")), (BACKEND, json!("hybridep"))]),
         )
         .fix(&[(BACKEND, json!("hybridep"))]),
         // TP 2 without SP: Megatron-LM asserts; the fix is SP (seq 4096 divides by TP 2).
