@@ -1324,7 +1324,7 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     }
     let (wa, wb) = (a.speed & !speed::DISPATCHER, b.speed & !speed::DISPATCHER);
     for key in speed::keys_of((wa ^ wb) & !(wa & wb)) {
-        let tuned = |w: u16| if speed::keys_of(w).any(|k| k == key) { "off (not valid here)" } else { "tuned" };
+        let tuned = |w: u16| if speed::keys_of(w).any(|k| k == key) { "Megatron-Core default (the tuned value is not valid here)" } else { "tuned" };
         d.push(format!("{key} {} vs {}", tuned(wa), tuned(wb)));
     }
     d
@@ -1367,6 +1367,13 @@ fn explain(p: &Plan, rec: &Rec, d: &Derived, perf: &Performance) -> Vec<String> 
         why.push(format!(
             "optimizer_cpu_offload with optimizer_offload_fraction {}: without recompute this layout does not fit; the offloaded optimizer state steps in host memory instead of recomputing activations",
             training_of(&rec.key).optimizer_offload_fraction.unwrap_or(1.0)
+        ));
+    }
+    let withdrawn: Vec<&str> = speed::keys_of(rec.key.speed).collect();
+    if !withdrawn.is_empty() {
+        why.push(format!(
+            "speed settings: {} at Megatron-Core's default here — the perf recipe's value is one Megatron rejects or turns off for this layout (the rules' own checks), the rest as the recipe sets them",
+            withdrawn.join(", ")
         ));
     }
     if rec.key.a2a {
