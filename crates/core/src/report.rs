@@ -230,7 +230,7 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
 /// The memory settings a verdict may rest on, each with the value that saves memory, in the order tried (the
 /// gradient buffer, the optimizer's sharding, FP8 weights, then recompute). Each flip is tried only when every key it
 /// sets is unstated and the assumed value differs.
-fn flips() -> [(&'static str, Vec<(&'static str, Value)>); 7] {
+fn flips() -> [(&'static str, Vec<(&'static str, Value)>); 8] {
     [
         // param_and_grad_buffer.py: the main-grad buffer in the parameter dtype (2 B) instead of fp32 (4 B).
         ("grad_reduce_in_fp32", vec![("grad_reduce_in_fp32", json!(false))]),
@@ -246,6 +246,9 @@ fn flips() -> [(&'static str, Vec<(&'static str, Value)>); 7] {
         ("fp8_param_gather", vec![("fp8_param_gather", json!(true))]),
         // transformer_engine.py is_first_microbatch: no cached quantized copy per module.
         ("disable_parameter_transpose_cache", vec![("disable_parameter_transpose_cache", json!(true))]),
+        // After the lighter flips (a dtype, a cache): Megatron-FSDP sharding weights, gradients and optimizer state over DP (optim_grads_params), as Bridge's
+        // perf recipes for PP-1 layouts run it (megatron_fsdp: unsharded one unit at a time).
+        ("use_megatron_fsdp", vec![("use_megatron_fsdp", json!(true)), ("data_parallel_sharding_strategy", json!("optim_grads_params"))]),
         // transformer_config.py: selective recompute of core attention (Megatron-Core's default module list).
         ("recompute_granularity", vec![("recompute_granularity", json!("selective"))]),
         // Full recompute of every layer, one at a time (uniform, 1 layer).
@@ -287,7 +290,12 @@ pub fn verdict(value: &Value, excluded: &[String], report: &Report) -> Option<Di
     let applicable: Vec<(&str, Vec<(&str, Value)>)> = flips()
         .into_iter()
         .filter(|(key, _)| low || !matches!(*key, "fp8_param_gather" | "disable_parameter_transpose_cache"))
-        .filter(|(_, set)| set.iter().all(|(k, x)| assumed(k).is_some_and(|a| a.value != *x)))
+        // The flip's own setting is an assumption the plan leaves at another value; a companion it sets with it
+        // (Megatron-FSDP's sharding strategy) is one too, or one the plan does not state.
+        .filter(|(key, set)| {
+            let stated = |k: &str| value.get("training").and_then(|t| t.get(k)).is_some_and(|v| !v.is_null());
+            assumed(key).is_some() && set.iter().all(|(k, x)| assumed(k).map_or(!stated(k), |a| a.value != *x))
+        })
         .collect();
     // The precision-aware optimizer needs the distributed optimizer (Megatron-LM arguments.py asserts it): alone only
     // where the plan has it, together only where that is a flip too.

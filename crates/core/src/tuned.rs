@@ -44,7 +44,7 @@ pub const PLAIN: &str = "megatron-core";
 /// optimizer (what is trained), Megatron-FSDP (another parallel scheme) nor `moe_router_force_load_balancing` (a
 /// benchmark's forced routing balance, not a setting a real run would want assumed).
 // The last eight (recompute and activation offloading) are `SAME_MODEL`: keep them last.
-pub const TUNED_KEYS: [&str; 26] = [
+pub const TUNED_KEYS: [&str; 27] = [
     "cuda_graph_impl",
     "cuda_graph_scope",
     "moe_token_dispatcher_type",
@@ -63,6 +63,7 @@ pub const TUNED_KEYS: [&str; 26] = [
     "fp8_param_gather",
     "fp4_param_gather",
     "reuse_grad_buf_for_mxfp8_param_ag",
+    "use_megatron_fsdp",
     "recompute_granularity",
     "recompute_method",
     "recompute_num_layers",
@@ -78,7 +79,10 @@ pub const TUNED_KEYS: [&str; 26] = [
 /// so a run states it; assumed from a recipe it made Megatron-LM runs that kept fp32 state 10 GB lighter than they ran
 /// (measured_memory.json m26-015..019: −17% against −2% at the default). They stay at Megatron-Core's default and an
 /// out-of-memory verdict that bf16 moments would flip says so (`report::verdict`).
-const NOT_FROM_RECIPE: [&str; 5] = ["use_precision_aware_optimizer", "main_params_dtype", "main_grads_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"];
+/// Megatron-FSDP is listed on the same terms: another data-parallel scheme (its own checkpoint format and wrapper), which
+/// a run states; an out-of-memory verdict it would flip says so.
+const NOT_FROM_RECIPE: [&str; 6] =
+    ["use_precision_aware_optimizer", "main_params_dtype", "main_grads_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "use_megatron_fsdp"];
 
 /// Keys of the MoE token dispatcher.
 const MOE_KEYS: [&str; 3] = ["moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "overlap_moe_expert_parallel_comm"];

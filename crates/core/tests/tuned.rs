@@ -280,6 +280,31 @@ fn the_optimizer_states_precision_is_listed_not_assumed_and_a_verdict_it_flips_s
     assert!(r2.memory.fits && r2.valid, "{:?}", codes(&r2));
 }
 
+/// Megatron-FSDP is listed, never assumed from a recipe, and named by a verdict it flips. Llama 3.1 8B (8.03B
+/// parameters) on 8 H100 at TP 1, seq 8192, bf16, the distributed optimizer, fp32 grads, no recompute, all stated:
+/// bf16 weights 2 B + fp32 grads 4 B per parameter unsharded, plus 12 B of master and moments over DP 8 (1.5 B), is
+/// 7.5 B × 8.03B ≈ 60 GB, and 32 layers' activations (≈ 34 B per token per hidden element, 8192 × 4096) ≈ 36 GB: over
+/// 80 GiB. Sharding all of it over the 8 (optim_grads_params: 18 B / 8 = 2.25 B, ≈ 18 GB) leaves about 54 GB: fits.
+#[test]
+fn megatron_fsdp_is_listed_at_its_default_and_a_verdict_it_flips_names_it() {
+    let plan = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+                      "training": {"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 64, "precision": "bf16",
+                                   "use_distributed_optimizer": true, "grad_reduce_in_fp32": true, "recompute_granularity": "none",
+                                   "use_precision_aware_optimizer": false},
+                      "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1}});
+    let r = plan_value(&plan).unwrap();
+    let a = assumed(&r, "use_megatron_fsdp").expect("use_megatron_fsdp listed");
+    assert_eq!((&a.value, a.source.as_str()), (&json!(false), meshplan_core::tuned::DEFAULT_SOURCE));
+    assert!(!r.memory.fits);
+    let d = r.diagnostics.iter().find(|d| d.code.as_str() == "out-of-memory-assumed").expect("the verdict names the flip");
+    assert!(d.message.starts_with("does not fit with use_megatron_fsdp = false (Megatron-Core default)"), "{}", d.message);
+    assert!(d.message.contains("fits with use_megatron_fsdp = true, data_parallel_sharding_strategy = \"optim_grads_params\""), "{}", d.message);
+    let mut fixed = plan.clone();
+    fixed["training"]["use_megatron_fsdp"] = json!(true);
+    fixed["training"]["data_parallel_sharding_strategy"] = json!("optim_grads_params");
+    assert!(plan_value(&fixed).unwrap().memory.fits);
+}
+
 /// A recipe value for a setting that does nothing under what the plan states is not assumed: DeepSeek-V3's H100 perf
 /// recipe recomputes selected modules and runs the flex dispatcher, but a plan stating `recompute_granularity: none`
 /// and the all-to-all dispatcher reads neither recompute_modules nor moe_flex_dispatcher_backend (Megatron-Core's
