@@ -891,7 +891,7 @@ pub fn read_for_search(value: &Value) -> Result<(Plan, Tuning), InputError> {
     }
     let tuned = if value.is_object() && !crate::tuned::plain(original) && !crate::tuned::plain(value) {
         let (t, _, assumptions) = plan::parse_plan_excluding(value, &[])?;
-        let from_recipe = || assumptions.iter().filter(|a| a.source != crate::tuned::DEFAULT_SOURCE).map(|a| a.key.as_str());
+        let from_recipe = || assumptions.iter().filter(|a| !crate::tuned::is_default_source(&a.source)).map(|a| a.key.as_str());
         let modules = from_recipe().any(|k| k == "recompute_modules").then(|| t.training.settings.recompute_modules.clone());
         Some((Tuned::new(t.training.settings, from_recipe()), modules))
     } else {
