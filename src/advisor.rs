@@ -3,7 +3,7 @@
 
 use crate::state::plan_doc;
 use meshplan_core::parallelism::{PARALLELISM, Parallelism};
-use meshplan_core::search::{CandidateParallelism, CandidateTraining};
+use meshplan_core::search::{CandidateParallelism, CandidateTraining, SPEED_KEYS};
 use serde_json::{Value, json};
 use meshplan_core::tuned::{DEFAULTS_KEY, PLAIN};
 use meshplan_core::{Code, InputError};
@@ -62,12 +62,15 @@ pub fn candidate_edits(par: &CandidateParallelism, tr: &CandidateTraining, moe: 
         (t("optimizer_cpu_offload"), if tr.optimizer_cpu_offload == Some(true) { json!(true) } else { Value::Null }),
         (t("optimizer_offload_fraction"), tr.optimizer_offload_fraction.map_or(Value::Null, Value::from)),
     ]);
+    // The speed settings the row ran with that the plan left to tuned defaults, as the row states them.
+    edits.extend(tr.speed_settings.iter().map(|(k, v)| (t(k), v.clone())));
     edits
 }
 
-/// Writes a candidate's layout into the plan document. The search plans Megatron-Core's plain defaults unless the plan
-/// asks for tuned ones (`meshplan_core::search::read_for_search`), so a plan that says nothing gets
-/// `"defaults": "megatron-core"` too: the applied plan is the run the row priced.
+/// Writes a candidate's layout into the plan document. The search plans Megatron-Core's plain defaults with the speed
+/// settings tuned defaults assume, settled per layout (`meshplan_core::search::read_for_search`), and the row states
+/// those settings, so a plan that says nothing gets them written and `"defaults": "megatron-core"`: the applied plan is
+/// the run the row priced.
 pub fn apply_candidate(plan: &mut Value, par: &CandidateParallelism, tr: &CandidateTraining, moe: bool) {
     for (path, value) in candidate_edits(par, tr, moe) {
         plan_doc::set(plan, &path, value);
@@ -99,8 +102,9 @@ pub fn search_input(plan: &Value) -> Value {
         }
     }
     if let Some(t) = v.get_mut("training").and_then(Value::as_object_mut) {
-        for k in SEARCHED_TRAINING {
-            t.remove(k);
+        // The speed settings Apply writes (a row's `speed_settings`) are the search's choice too.
+        for k in SEARCHED_TRAINING.iter().chain(SPEED_KEYS.iter()) {
+            t.remove(*k);
         }
     }
     v
@@ -142,6 +146,12 @@ mod tests {
                 assert_eq!(r.memory.peak_bytes, c.peak_bytes, "{model}: the report agrees with the search");
                 let perf = r.performance.expect("the applied plan has a step-time estimate");
                 assert!((perf.step_time_s - c.step_time_s).abs() <= 1e-9 * c.step_time_s.max(1.0), "{model}: step time {} against {}", perf.step_time_s, c.step_time_s);
+                // The plan runs the speed settings the row states (the qwen3 row's tuned CUDA graphs, EP overlap, DP
+                // overlaps; llama's DP overlaps), and the row states some.
+                assert!(!c.training.speed_settings.is_empty(), "{model}: no speed settings stated");
+                for (k, v) in &c.training.speed_settings {
+                    assert_eq!(r.plan.training.settings.resolved(k, &r.plan.gpu).as_ref(), Some(v), "{model}: {k}");
+                }
                 // The search input is untouched by an apply.
                 assert_eq!(search_input(&p), search_input(&base));
             }
@@ -199,8 +209,11 @@ mod tests {
             recompute_modules: None,
             optimizer_cpu_offload: None,
             optimizer_offload_fraction: None,
+            speed_settings: [("overlap_grad_reduce".to_string(), json!(true))].into_iter().collect(),
         };
         let edits = candidate_edits(&par, &tr, true);
+        // A stated speed setting is written as stated.
+        assert!(edits.contains(&("training.overlap_grad_reduce".to_string(), json!(true))));
         let parallel: Vec<(&str, Value)> = edits.iter().filter_map(|(p, v)| p.strip_prefix("parallelism.").map(|k| (k, v.clone()))).collect();
         // By hand: the candidate's sizes; Megatron-Core's default order written out; what the search does not use removed
         // (no group, no accounting, no layout); overlap_p2p_comm, which the search keeps as the plan has it, untouched.

@@ -144,6 +144,8 @@ fn CandidateRow(doc: Doc, rank: usize, c: Candidate, moe: bool) -> impl IntoView
         "Apply layout {rank}: TP {}, PP {}, CP {}, EP {}, micro-batch {}",
         par.tensor_model_parallel_size, par.pipeline_model_parallel_size, par.context_parallel_size, par.expert_model_parallel_size, tr.micro_batch_size
     );
+    // The speed settings the row runs: the dispatcher and what tuned defaults assume, settled for this layout.
+    let speed = tr.speed_parts();
     let shown: Vec<String> = c.why.iter().take(2).cloned().collect();
     let more: Vec<String> = c.why.iter().skip(2).cloned().collect();
     let split = match (par.num_layers_in_first_pipeline_stage, par.num_layers_in_last_pipeline_stage, &par.pipeline_model_parallel_layout) {
@@ -189,6 +191,9 @@ fn CandidateRow(doc: Doc, rank: usize, c: Candidate, moe: bool) -> impl IntoView
         <tr class="why-row" class:current=move || current.get()>
             <td></td>
             <td colspan="15" class="why">
+                {(!speed.is_empty()).then(|| view! {
+                    <p class="speed-settings"><span class="why-label">"runs with: "</span>{speed.join(", ")}</p>
+                })}
                 <span class="why-label">"why: "</span>{shown.join(" · ")}
                 {(!more.is_empty()).then(|| view! {
                     <details>

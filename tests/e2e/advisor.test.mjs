@@ -117,3 +117,53 @@ test("rows predicted within the step-time model's own error of #1 are marked as 
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("each row shows the speed settings it runs, and Apply writes them into the plan and its exports", async () => {
+  // Qwen3-30B-A3B on 8 H100: the search runs each layout with its H100 perf recipe's speed settings where Megatron
+  // accepts them (crates/core/tests/search_speed.rs): the DP overlaps for every row; overlap_param_gather only with the
+  // distributed optimizer.
+  const plan = { model: "qwen3-30b-a3b", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
+                 training: { seq_length: 4096, global_batch_size: 256 } };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${Buffer.from(JSON.stringify(plan)).toString("base64url")}`);
+  // The plan document, as the share link carries it.
+  const planDoc = () => page.evaluate(() => {
+    const b64 = new URLSearchParams(location.hash.slice(1)).get("plan").replace(/-/g, "+").replace(/_/g, "/");
+    return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))));
+  });
+  assert.equal((await planDoc()).training.overlap_grad_reduce, undefined, "the plan states no DP overlap before");
+  await page.click("#find-layouts");
+  await page.waitForSelector("#advisor-table tbody tr.candidate", { timeout: 30_000 });
+  const rows = page.locator("#advisor-table tbody tr.candidate");
+  const speed = page.locator("#advisor-table tbody tr.why-row .speed-settings");
+  assert.equal(await speed.count(), await rows.count(), "every row states its speed settings");
+  for (const text of await speed.allTextContents()) {
+    assert.match(text, /^runs with: moe_token_dispatcher_type \w+, .*overlap_grad_reduce true/);
+  }
+  // Apply the first row that is not the current plan: the plan then states what the row ran.
+  const row = page.locator("#advisor-table tbody tr.candidate:has(button.apply-layout)").first();
+  const stated = await row.locator("xpath=following-sibling::tr[1]").locator(".speed-settings").textContent();
+  await row.locator("button.apply-layout").click();
+  assert.match(await page.locator("#status").innerText(), /valid plan/);
+  // Every setting the row stated, at the value it stated, and Megatron-Core's plain defaults for the rest (the row's
+  // base): the applied plan is the run the row priced.
+  await page.waitForFunction(() => {
+    const b64 = new URLSearchParams(location.hash.slice(1)).get("plan")?.replace(/-/g, "+").replace(/_/g, "/");
+    return b64 && JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)))).defaults === "megatron-core";
+  });
+  const applied = await planDoc();
+  for (const part of stated.replace(/^runs with: /, "").split(", ")) {
+    const [key, value] = part.split(" ");
+    const got = applied.training[key];
+    assert.equal(Array.isArray(got) ? (got.length ? got.join(",") : "[]") : String(got), value, `${key} in ${JSON.stringify(applied.training)}`);
+  }
+  assert.equal(applied.defaults, "megatron-core");
+  // The Megatron-LM launch carries them.
+  await page.locator("#export-megatron").scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => /--overlap-grad-reduce/.test(document.querySelector("#export-megatron")?.textContent ?? ""));
+  if (/cuda_graph_impl transformer_engine/.test(stated)) {
+    assert.match(await page.locator("#export-megatron").textContent(), /--cuda-graph-impl transformer_engine/);
+  }
+  assert.equal(await page.locator("#advisor-stale").count(), 0, "applying a row does not make the search stale");
+  assert.deepEqual(problems, clean);
+  await context.close();
+});

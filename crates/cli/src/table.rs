@@ -367,6 +367,10 @@ pub fn search(r: &meshplan_core::search::SearchResult) -> String {
     }
     for (i, c) in r.candidates.iter().enumerate() {
         let _ = writeln!(s, "\n#{} why", i + 1);
+        let speed = c.training.speed_parts();
+        if !speed.is_empty() {
+            let _ = writeln!(s, "  - runs with: {}", speed.join(", "));
+        }
         for w in &c.why {
             let _ = writeln!(s, "  - {w}");
         }

@@ -118,3 +118,26 @@ fn a_huge_top_is_clamped_with_a_note() {
     let (_, out, _) = search(&llama_8b(), &["--top", "3", "--format", "json"]);
     assert!(serde_json::from_str::<Value>(&out).unwrap().get("notes").is_none());
 }
+
+#[test]
+fn each_pick_states_its_speed_settings() {
+    // Llama 3.1 8B on 8 H100 leaves its speed settings to tuned defaults: its H100 perf recipe overlaps the DP
+    // gradient reduction, and overlap_param_gather runs only with the distributed optimizer (Megatron-LM asserts).
+    let (code, out, err) = search(&llama_8b(), &["--top", "3", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    for c in v["candidates"].as_array().unwrap() {
+        let speed = &c["training"]["speed_settings"];
+        assert_eq!(speed["overlap_grad_reduce"], json!(true), "{c}");
+        assert_eq!(speed["overlap_param_gather"], c["training"]["use_distributed_optimizer"], "{c}");
+    }
+    let (code, out, _) = search(&llama_8b(), &["--top", "3"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("  - runs with: ") && out.contains("overlap_grad_reduce true"), "{out}");
+    // With Megatron-Core's plain defaults nothing is tuned, and the JSON has no such field.
+    let mut plain = llama_8b();
+    plain["defaults"] = json!("megatron-core");
+    let (_, out, _) = search(&plain, &["--top", "3", "--format", "json"]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert!(v["candidates"].as_array().unwrap().iter().all(|c| c["training"].get("speed_settings").is_none()));
+}

@@ -3,7 +3,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use meshplan_core::search::{self, SearchOptions};
 use meshplan_core::size;
-use meshplan_core::{parse_plan, plan_str};
+use meshplan_core::plan_str;
 use serde_json::json;
 use std::hint::black_box;
 use std::time::Duration;
@@ -21,11 +21,16 @@ fn benches(c: &mut Criterion) {
         ("deepseek-v3/16384", "deepseek-v3", 16384, 16384),
         ("llama-3.1-405b/16384", "llama-3.1-405b", 16384, 16384),
     ] {
-        let (p, _) = parse_plan(&plan(model, gpus, 4096, gbs)).expect("plan");
+        // As `meshplan search` and the page read the plan: plain defaults with the tuned speed settings settled per
+        // candidate (search/speed.rs); `/plain` the search without them.
+        let (p, tuning) = search::read_for_search(&plan(model, gpus, 4096, gbs)).expect("plan");
         let opts = SearchOptions::default();
-        let r = search::search(&p, &opts);
+        let run = |p: &_, t: &search::Tuning| search::search_counted(p, &opts, t, u64::MAX).map(|(r, _)| r).expect("within the budget");
+        let r = run(&p, &tuning);
         eprintln!("{name}: evaluated {} valid {} skipped by memory {}", r.evaluated, r.valid, r.pruned_by_memory);
-        g.bench_function(name, |b| b.iter(|| black_box(search::search(black_box(&p), &opts))));
+        g.bench_function(name, |b| b.iter(|| black_box(run(black_box(&p), &tuning))));
+        let plain = search::Tuning { tuned: None, ..tuning.clone() };
+        g.bench_function(format!("{name}/plain"), |b| b.iter(|| black_box(run(black_box(&p), &plain))));
     }
     g.finish();
     // Cluster sizing (issue 25): DeepSeek-V3 on 14.8T tokens (its paper's pre-training corpus), global batch 8,192 of

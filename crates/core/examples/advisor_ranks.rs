@@ -9,7 +9,10 @@
 //! cargo run --release -p meshplan-core --example advisor_ranks -- reference/validation_runs.json
 //! ```
 //!
-//! With `--tuned`, each search's base plan asks for tuned defaults (`"defaults": "tuned"`, docs/tuned.md).
+//! Each search's base plan says nothing of `defaults`, so the search runs each layout with the speed settings tuned
+//! defaults assume where Megatron accepts them for it (`search::read_for_search`, docs/advisor.md); `--tuned` states
+//! `"defaults": "tuned"` (the same), `--plain` asks for Megatron-Core's plain defaults (the search before issue 23's
+//! ask 5).
 //!
 //! With `--recipe-settings`, each search starts from the speed settings of the row's Megatron Bridge perf recipe
 //! (`reference/bridge_perf_settings.json` where present: overlapped DP communication, CUDA graphs, the MoE dispatcher
@@ -144,8 +147,9 @@ fn planned(base: &Value, l: Layout, etp: Option<u64>, layers: u64, mtp: u64) -> 
         }
         v["parallelism"] = par;
         v["training"]["micro_batch_size"] = json!(l[5]);
-        // As the search does: EP > 1 on Megatron-Core's default allgather dispatcher runs alltoall.
-        if l[4] > 1 && v["training"]["moe_token_dispatcher_type"].is_null() {
+        // As the search does: EP > 1 on Megatron-Core's default allgather dispatcher runs alltoall (with tuned defaults
+        // the plan takes the recipe's dispatcher, or alltoall where Megatron rejects it).
+        if l[4] > 1 && v["training"]["moe_token_dispatcher_type"].is_null() && v["defaults"] == json!("megatron-core") {
             v["training"]["moe_token_dispatcher_type"] = json!("alltoall");
         }
         v["training"]["recompute_granularity"] = json!(recompute);
@@ -182,6 +186,7 @@ fn main() {
     // --tuned: the search's base plan asks for tuned defaults (crate::tuned): the nearest perf recipe's speed settings
     // for what the row leaves unstated (docs/tuned.md).
     let tuned = args.iter().any(|a| a == "--tuned");
+    let plain = args.iter().any(|a| a == "--plain");
     let path = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| "reference/calibration_runs.json".into());
     let settings: Vec<Value> = match std::fs::read_to_string("reference/bridge_perf_settings.json") {
         Ok(t) if with_recipe => serde_json::from_str(&t).expect("a JSON list of recipe entries"),
@@ -216,6 +221,9 @@ fn main() {
         }
         if tuned {
             base["defaults"] = json!("tuned");
+        }
+        if plain {
+            base["defaults"] = json!("megatron-core");
         }
         if let Some(e) = recipe_entry(&settings, r, recipe) {
             apply_recipe(&mut base["training"], e);

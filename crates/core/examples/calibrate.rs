@@ -175,6 +175,21 @@ fn apply_entry(e: &Value, plan: &mut Value) {
     if let Some(b) = e["fp8_param_gather"].as_bool().filter(|_| t["precision"] == "fp8") {
         t["fp8_param_gather"] = json!(b);
     }
+    // Memory settings the recipe ran with: Megatron-FSDP (Bridge's perf harness shards optimizer, grads and params:
+    // optim_grads_params), layer-level CPU offloading (its cpu_offloading_num_layers turns cpu_offloading on, weights
+    // not offloaded: scripts/performance/utils/overrides.py) and fine-grained activation offloading.
+    if e["use_megatron_fsdp"].as_bool() == Some(true) {
+        t["use_megatron_fsdp"] = json!(true);
+        t["data_parallel_sharding_strategy"] = json!("optim_grads_params");
+    }
+    if let Some(n) = e["cpu_offloading_num_layers"].as_u64().filter(|&n| n > 0) {
+        t["cpu_offloading"] = json!(true);
+        t["cpu_offloading_num_layers"] = json!(n);
+    }
+    if let Some(m) = e["offload_modules"].as_array().filter(|m| !m.is_empty() && e["fine_grained_activation_offloading"].as_bool() == Some(true)) {
+        t["fine_grained_activation_offloading"] = json!(true);
+        t["offload_modules"] = json!(m);
+    }
     if let Some(l) = e.get("pp_layout").filter(|l| l.is_string() || l.is_array()) {
         plan["parallelism"]["pipeline_model_parallel_layout"] = l.clone();
     }
@@ -358,6 +373,10 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     let bridge = r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge");
     if bridge && stated == Stated::Recipe && u(r, "ep").unwrap_or(1) > 1 && u(r, "etp").is_none() {
         plan_json["parallelism"]["expert_tensor_parallel_size"] = json!(1);
+    }
+    // MESHPLAN_DUMP_PLAN=ID prints the plan a row runs as (to plan it with the CLI and read its memory terms).
+    if std::env::var("MESHPLAN_DUMP_PLAN").is_ok_and(|d| d == id) {
+        eprintln!("{plan_json}");
     }
     let mut report = plan_value(&plan_json).map_err(|e| format!("plan: {}", e.message))?;
     // A recipe's pipeline layout the plan refuses (meshplan's reading of it, or a layout written for another VP):
@@ -683,7 +702,7 @@ fn record_validation(val: &[Run]) {
 /// Issue 23's targets, measured with the embedded constants (`--targets`): the validation set with each row's own
 /// recipe settings and with the table's columns only (median, within 15%, MoE median, by group), and the
 /// out-of-memory verdicts on the published runs of both sets (every one of them ran).
-fn print_targets(cal_path: &str) {
+fn print_targets(cal_path: &str, all_oom: bool) {
     let c = perf::constants();
     let line = |name: &str, runs: &[Run]| {
         let errs = errors(runs, c);
@@ -696,7 +715,9 @@ fn print_targets(cal_path: &str) {
         let n = runs.iter().filter(|r| r.out_of_memory.is_some()).count();
         let named = runs.iter().filter(|r| r.out_of_memory.as_deref().is_some_and(|m| m.contains(" — does not fit with"))).count();
         println!("  {name:<34} {n:>3} of {:>3} published runs said out of memory; {named} of them name the assumed setting that flips it", runs.len());
-        for r in runs.iter().filter(|r| r.out_of_memory.is_some()).take(5) {
+        // --all-oom lists every verdict that names no flipping setting (the ones the issue's target counts against).
+        let unnamed = |r: &&Run| r.out_of_memory.as_deref().is_some_and(|m| !all_oom || !m.contains(" — does not fit with"));
+        for r in runs.iter().filter(unnamed).take(if all_oom { usize::MAX } else { 5 }) {
             println!("      e.g. {} {}: {}", r.id, r.label, r.out_of_memory.as_deref().unwrap_or(""));
         }
     };
@@ -768,7 +789,7 @@ fn main() {
         }
     };
     if args.iter().any(|a| a == "--targets") {
-        print_targets(&path);
+        print_targets(&path, args.iter().any(|a| a == "--all-oom"));
         return;
     }
     if args.iter().any(|a| a == "--record-validation") {

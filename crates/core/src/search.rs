@@ -28,6 +28,19 @@ use std::cmp::Ordering;
 use crate::limits::{CANDIDATE_WORK, MAX_SEARCH_TOP, MAX_SEARCH_WORK, MAX_SEARCH_WORLD};
 use std::collections::BTreeMap;
 
+mod speed;
+pub use speed::{SPEED_KEYS, Tuned};
+
+/// What the search may choose beside the layout, as [`read_for_search`] reads it from the plan.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tuning {
+    /// The search may switch Megatron-Core's default allgather dispatcher to alltoall at EP > 1: the plan names none.
+    pub dispatcher_free: bool,
+    /// The speed settings a tuned run would use (tuned defaults, `crate::tuned`), applied to each candidate where
+    /// Megatron accepts them for its layout ([`speed`]); None: Megatron-Core's plain defaults throughout.
+    pub tuned: Option<Tuned>,
+}
+
 /// Search settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchOptions {
@@ -134,6 +147,27 @@ pub struct CandidateTraining {
     pub optimizer_cpu_offload: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub optimizer_offload_fraction: Option<f64>,
+    /// The speed settings this candidate runs with that the plan left to tuned defaults ([`SPEED_KEYS`] but the
+    /// dispatcher, which `moe_token_dispatcher_type` carries), by plan key: the nearest perf recipe's value where
+    /// Megatron accepts it for this layout, else Megatron-Core's default. Empty with plain defaults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub speed_settings: BTreeMap<String, Value>,
+}
+
+impl CandidateTraining {
+    /// The speed settings a row runs, as "key value" parts (the dispatcher first, for a MoE model; then
+    /// [`CandidateTraining::speed_settings`] in key order; a list as its entries joined by ","): what the CLI table and
+    /// the Advisor row print. Empty with plain defaults and a dense model.
+    pub fn speed_parts(&self) -> Vec<String> {
+        let show = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            Value::Array(a) if a.is_empty() => "[]".to_string(),
+            Value::Array(a) => a.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string)).collect::<Vec<_>>().join(","),
+            other => other.to_string(),
+        };
+        let dispatcher = self.moe_token_dispatcher_type.map(|d| format!("moe_token_dispatcher_type {}", d.key()));
+        dispatcher.into_iter().chain(self.speed_settings.iter().map(|(k, v)| format!("{k} {}", show(v)))).collect()
+    }
 }
 
 /// One ranked layout.
@@ -253,6 +287,8 @@ struct Key {
     /// default allgather to alltoall (EP > 1).
     dispatcher: u8,
     a2a: bool,
+    /// The tuned speed settings withdrawn for this candidate (a mask of [`SPEED_KEYS`], [`speed::settle`]).
+    speed: u16,
 }
 
 /// A valid candidate as kept during the search: no heap data.
@@ -373,9 +409,12 @@ fn sizes_of(k: &Key) -> CandidateParallelism {
 
 /// [`training_of`] with the settings the pick ran with, from its sized plan: the dispatcher (MoE models), the module
 /// list (the plan's own where the search did not choose one) and the optimizer offload — what applying it must write.
-fn training_run(k: &Key, p: &Plan) -> CandidateTraining {
+fn training_run(k: &Key, p: &Plan, tuned: Option<&Tuned>) -> CandidateTraining {
     let st = &p.training.settings;
+    let speed_keys = tuned.map_or(0, |t| t.keys) & !speed::DISPATCHER;
+    let speed_settings = speed::keys_of(speed_keys).filter_map(|key| Some((key.to_string(), st.resolved(key, &p.gpu)?))).collect();
     CandidateTraining {
+        speed_settings,
         moe_token_dispatcher_type: p.model.is_moe().then_some(st.moe_token_dispatcher_type),
         recompute_modules: st.recompute_modules.clone().filter(|_| st.recompute_granularity == Recompute::Selective),
         optimizer_cpu_offload: Some(st.optimizer_cpu_offload),
@@ -397,6 +436,7 @@ fn training_of(k: &Key) -> CandidateTraining {
         recompute_method: full.then_some(RecomputeMethod::Uniform),
         recompute_num_layers: full.then_some(1),
         moe_token_dispatcher_type: k.a2a.then_some(DispatcherType::Alltoall),
+        speed_settings: BTreeMap::new(),
     }
 }
 
@@ -438,6 +478,52 @@ struct Scratch {
     kinds: LayerKinds,
     /// A module list swapped into the plan while the module subsets are tried (kept to reuse its buffer).
     spare: Option<Vec<RecomputeModule>>,
+    /// The tuned speed settings withdrawn in the search's plan for the last candidate ([`speed::settle`]).
+    withdrawn: u16,
+}
+
+/// The tuned speed settings of a search and what a withdrawn one goes back to.
+#[derive(Clone, Copy)]
+struct Tune<'a> {
+    tuned: Option<&'a Tuned>,
+    /// The base plan's settings: Megatron-Core's plain defaults where the plan is silent.
+    plain: &'a crate::settings::Settings,
+    dispatcher_free: bool,
+}
+
+impl Tune<'_> {
+    /// Settles the tuned speed settings for the candidate `key` written in `p` ([`speed::settle`]), and records in the
+    /// key what it withdrew and the dispatcher the candidate then runs.
+    fn settle(&self, p: &mut Plan, key: &mut Key, s: &mut Scratch) {
+        let Some(t) = self.tuned else { return };
+        let fallback = self.fallback(key.ep);
+        let before = s.withdrawn;
+        s.withdrawn = speed::settle(p, t, self.plain, dispatcher_of(key.dispatcher), fallback, s.withdrawn, &mut s.codes);
+        key.speed = s.withdrawn;
+        if s.withdrawn != before {
+            // The memo keys its activations by the recompute and offload choices, not the CUDA graphs whose buffers
+            // they hold: forgotten when the settled settings change.
+            s.activations.clear();
+        }
+        if s.withdrawn & speed::DISPATCHER != 0 {
+            key.dispatcher = dispatcher_code(fallback);
+            key.a2a = fallback != self.plain.moe_token_dispatcher_type;
+        }
+    }
+
+    /// The dispatcher a candidate runs without the tuned one: alltoall where the search switches Megatron-Core's
+    /// default allgather at EP > 1 (as without tuned settings), else the plan's.
+    fn fallback(&self, ep: u64) -> DispatcherType {
+        let d = self.plain.moe_token_dispatcher_type;
+        if self.dispatcher_free && ep > 1 && d == DispatcherType::Allgather { DispatcherType::Alltoall } else { d }
+    }
+
+    /// The tuned settings of a settled key written into `p` (its layout and dispatcher written by [`apply`]).
+    fn restore(&self, p: &mut Plan, key: &Key) {
+        if let Some(t) = self.tuned {
+            speed::fix(&mut p.training.settings, t, self.plain, key.speed);
+        }
+    }
 }
 
 enum Outcome {
@@ -551,7 +637,7 @@ struct Shape {
 impl Shape {
     fn key(&self, mbs: u64, (recompute, distopt): (u8, bool)) -> Key {
         let s = *self;
-        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt, offload: 0, dispatcher: s.dispatcher, a2a: s.a2a }
+        Key { tp: s.tp, pp: s.pp, vpp: s.vpp, cp: s.cp, ep: s.ep, etp: s.etp, sp: s.sp, first: s.first, last: s.last, layout: s.layout, mbs, recompute, distopt, offload: 0, dispatcher: s.dispatcher, a2a: s.a2a, speed: 0 }
     }
 }
 
@@ -744,7 +830,7 @@ pub fn search_str(text: &str, opts: &SearchOptions) -> Result<SearchResult, Inpu
 
 /// As [`search_str`], from a JSON value.
 pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult, InputError> {
-    let (p, dispatcher_free) = read_for_search(value)?;
+    let (p, tuning) = read_for_search(value)?;
     let world = p.world_size();
     if world > MAX_SEARCH_WORLD {
         return Err(InputError::new(
@@ -753,7 +839,7 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
             format!("search a cluster of at most {MAX_SEARCH_WORLD} GPUs (gpus_per_node × num_nodes)"),
         ));
     }
-    search_counted(&p, opts, dispatcher_free, MAX_SEARCH_WORK).map(|(r, _)| r).map_err(|_work| {
+    search_counted(&p, opts, &tuning, MAX_SEARCH_WORK).map(|(r, _)| r).map_err(|_work| {
         let experts = if p.model.is_moe() { format!(", {} experts", p.model.num_experts()) } else { String::new() };
         InputError::new(
             Code::SearchTooLarge,
@@ -767,10 +853,15 @@ pub fn search_value(value: &Value, opts: &SearchOptions) -> Result<SearchResult,
 }
 
 /// Reads a plan file as the search reads it: its Bridge recipe resolved (which may give the batch and sequence),
-/// `training.global_batch_size` and `training.seq_length` required, Megatron-Core's plain defaults unless the plan
-/// states `"defaults": "tuned"`. Also whether the search may choose the MoE
+/// `training.global_batch_size` and `training.seq_length` required. The plan is read with Megatron-Core's plain
+/// defaults; unless it asks for them (`"defaults": "megatron-core"`, or it names a recipe: `tuned::plain`), it is read
+/// with tuned defaults too, and the speed settings those assume from a perf recipe ([`SPEED_KEYS`]) are the
+/// [`Tuning`]'s, which the search applies per candidate where Megatron accepts them (a tuned value kept for every
+/// layout would reject the layouts Megatron refuses it for, e.g. EP overlap at EP 1: docs/tuned.md). A recompute
+/// module list assumed from the same model's recipe is the base plan's. Also whether the search may choose the MoE
 /// dispatcher: a plan (or its recipe) that names one keeps it.
-pub fn read_for_search(value: &Value) -> Result<(Plan, bool), InputError> {
+pub fn read_for_search(value: &Value) -> Result<(Plan, Tuning), InputError> {
+    let original = value;
     // A plan naming a Bridge recipe takes its batch and sequence from it (crate::recipes).
     let (resolved, _) = crate::recipes::resolve(value, &mut Vec::new())?;
     let value = resolved.as_ref();
@@ -784,26 +875,38 @@ pub fn read_for_search(value: &Value) -> Result<(Plan, bool), InputError> {
             ));
         }
     }
-    // The search plans Megatron-Core's plain defaults unless the plan asks for tuned ones by name: it keeps a tuned
-    // assumption for every layout it tries, and one Megatron rejects for a layout (EP overlap at EP 1) would reject
-    // the layout, where `report::plan_value` re-reads the plan without it (docs/tuned.md).
+    let tuned = if value.is_object() && !crate::tuned::plain(original) && !crate::tuned::plain(value) {
+        let (t, _, assumptions) = plan::parse_plan_excluding(value, &[])?;
+        let from_recipe = || assumptions.iter().filter(|a| a.source != crate::tuned::DEFAULT_SOURCE).map(|a| a.key.as_str());
+        let modules = from_recipe().any(|k| k == "recompute_modules").then(|| t.training.settings.recompute_modules.clone());
+        Some((Tuned::new(t.training.settings, from_recipe()), modules))
+    } else {
+        None
+    };
     let mut plain;
-    let value = if value.is_object() && value.get(crate::tuned::DEFAULTS_KEY).is_none() {
+    let value = if value.is_object() {
         plain = value.clone();
         plain[crate::tuned::DEFAULTS_KEY] = Value::from(crate::tuned::PLAIN);
         &plain
     } else {
         value
     };
-    let (p, _) = plan::parse_plan(value)?;
+    let (mut p, _) = plan::parse_plan(value)?;
     let named = value.get("training").and_then(|t| t.get("moe_token_dispatcher_type")).is_some_and(|v| !v.is_null());
-    Ok((p, !named))
+    let tuned = tuned.map(|(t, modules)| {
+        if let Some(m) = modules {
+            p.training.settings.recompute_modules = m;
+        }
+        t
+    });
+    Ok((p, Tuning { dispatcher_free: !named, tuned: tuned.filter(|t| t.keys != 0) }))
 }
 
 /// Searches layouts for the model, cluster and training of `base` (its parallelism is ignored). A space too large to
 /// size within the search's budget gives an empty result ([`search_value`] says why).
 pub fn search(base: &Plan, opts: &SearchOptions) -> SearchResult {
-    search_counted(base, opts, true, MAX_SEARCH_WORK).map(|(r, _)| r).unwrap_or_else(|_work| empty_result(base))
+    let tuning = Tuning { dispatcher_free: true, tuned: None };
+    search_counted(base, opts, &tuning, MAX_SEARCH_WORK).map(|(r, _)| r).unwrap_or_else(|_work| empty_result(base))
 }
 
 fn empty_result(base: &Plan) -> SearchResult {
@@ -823,22 +926,28 @@ fn empty_result(base: &Plan) -> SearchResult {
 }
 
 /// The search with the units of work it cost ([`MAX_SEARCH_WORK`]'s units), or, when its layouts would cost more
-/// than `allowance`, that partial cost (nothing sized). `dispatcher_free`: the search may switch the plan's default
-/// allgather dispatcher to alltoall ([`read_for_search`]). The cluster sizing (`crate::size`) runs one search per GPU
+/// than `allowance`, that partial cost (nothing sized). `tuning`: whether the search may switch the plan's default
+/// allgather dispatcher to alltoall, and the tuned speed settings it applies per candidate ([`read_for_search`]). The cluster sizing (`crate::size`) runs one search per GPU
 /// count through this, each within what its own budget has left.
-pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, allowance: u64) -> Result<(SearchResult, u64), u64> {
+pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowance: u64) -> Result<(SearchResult, u64), u64> {
     let mut result = empty_result(base);
     // `search_value` says why it does not search above this; a caller of this function gets an empty result.
     if base.world_size() == 0 || base.world_size() > MAX_SEARCH_WORLD {
         return Ok((result, 0));
     }
     let mut p = base.clone();
+    // Every candidate starts from the tuned speed settings; `Tune::settle` withdraws those its layout cannot run.
+    let tune = Tune { tuned: tuning.tuned.as_ref(), plain: &base.training.settings, dispatcher_free: tuning.dispatcher_free };
+    if let Some(t) = tune.tuned {
+        t.write_into(&mut p.training.settings);
+    }
     let mut scratch = Scratch {
         codes: rules::Codes(Vec::with_capacity(64)),
         mem: memory::MemoryReport::default(),
         activations: memory::ActivationMemo::default(),
         kinds: base.model.kinds(),
         spare: None,
+        withdrawn: 0,
     };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
@@ -853,7 +962,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
     let mut step = perf::StepLayout::of(base, &derived);
     // The model's parameter counts, for every layout's derived sizes (the model is the base plan's throughout).
     let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
-    let (shapes, work) = shapes(base, opts, &mut splits, dispatcher_free, allowance.min(MAX_SEARCH_WORK))?;
+    let (shapes, work) = shapes(&p, opts, &mut splits, tuning.dispatcher_free, allowance.min(MAX_SEARCH_WORK))?;
     for sh in shapes {
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
         let text = if sh.layout { layout_text(&base.model, sh.pp, sh.vpp) } else { String::new() };
@@ -900,6 +1009,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
                 }
                 key = sh.key(mbs, variant);
                 apply_training(&mut p, &key);
+                tune.settle(&mut p, &mut key, &mut scratch);
                 match evaluate(&p, &key, &mut cell, &mut scratch, &mut result, distributed.is_none()) {
                     Outcome::Valid(rec) => recs.push(rec),
                     Outcome::Dominated => {}
@@ -911,11 +1021,18 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
                 break;
             }
             if oom[2] {
-                tight_variants(&mut p, sh.key(mbs, ORDER[2]), !oom[0], &mut cell, &mut scratch, &mut result, &mut recs);
+                tight_variants(&mut p, sh.key(mbs, ORDER[2]), !oom[0], (&mut cell, &tune), &mut scratch, &mut result, &mut recs);
             }
         }
     }
     result.pareto = pareto(&recs, base);
+    rank_and_explain(&mut result, &recs, (&mut p, base, &tune), opts);
+    Ok((result, work))
+}
+
+/// The best `opts.top` of the valid records `recs`, sized in full and explained, into `result.candidates` (`p`: the
+/// search's scratch plan, `base` its base plan).
+fn rank_and_explain(result: &mut SearchResult, recs: &[Rec], (p, base, tune): (&mut Plan, &Plan, &Tune), opts: &SearchOptions) {
     // `better` ends on the layout key, unique per record: a total order, so the unstable sort is deterministic.
     // References are sorted, not the records: a tenth of the bytes to move.
     let mut ranked: Vec<&Rec> = recs.iter().collect();
@@ -941,7 +1058,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
             picked.push(*rec);
         }
     }
-    let sized: Vec<Sized> = picked.iter().map(|rec| sized(&mut p, rec, base)).collect();
+    let sized: Vec<Sized> = picked.iter().map(|rec| sized(p, rec, base, tune)).collect();
     for rank in 0..picked.len().min(top) {
         let (rec, this) = (&picked[rank], &sized[rank]);
         let other = if rank == 0 { 1 } else { 0 };
@@ -950,7 +1067,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
         why.extend(explain(&this.plan, rec, &this.derived, &this.perf));
         result.candidates.push(Candidate {
             parallelism: parallelism_of(&rec.key, &this.plan),
-            training: training_run(&rec.key, &this.plan),
+            training: training_run(&rec.key, &this.plan, tune.tuned),
             step_time_s: rec.step_time_s,
             tokens_per_s_per_gpu: rec.tokens_per_s_per_gpu,
             model_tflops_per_gpu: rec.model_tflops_per_gpu,
@@ -971,7 +1088,6 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, dispatcher_free: bool, 
             c.why.push("the only layout that fits".into());
         }
     }
-    Ok((result, work))
 }
 
 /// Marks the picks predicted within the model's own error of #1 as tied with it, and says in each what would separate
@@ -1020,7 +1136,7 @@ fn set_offload(p: &mut Plan, k: &Key, base: &Plan) {
 /// when full recompute fits (`subsets`: a module list frees less than full recompute), selective recompute of each
 /// [`MODULE_SUBSETS`] list the model has; all with the distributed optimizer, each checked by the rules afresh. The
 /// plan is left as it was found.
-fn tight_variants(p: &mut Plan, none: Key, subsets: bool, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, recs: &mut Vec<Rec>) {
+fn tight_variants(p: &mut Plan, none: Key, subsets: bool, (cell, tune): (&mut Cell, &Tune), s: &mut Scratch, result: &mut SearchResult, recs: &mut Vec<Rec>) {
     let st = &p.training.settings;
     let saved = (st.optimizer_cpu_offload, st.optimizer_offload_fraction, st.recompute_granularity, st.recompute_method, st.recompute_num_layers);
     let keep = |outcome: Outcome, recs: &mut Vec<Rec>| {
@@ -1030,9 +1146,10 @@ fn tight_variants(p: &mut Plan, none: Key, subsets: bool, cell: &mut Cell, s: &m
     };
     if !st.optimizer_cpu_offload {
         for (i, &f) in OFFLOAD_FRACTIONS.iter().enumerate().rev() {
-            let key = Key { offload: i as u8 + 1, ..none };
+            let mut key = Key { offload: i as u8 + 1, ..none };
             apply_training(p, &key);
             (p.training.settings.optimizer_cpu_offload, p.training.settings.optimizer_offload_fraction) = (true, Some(f));
+            tune.settle(p, &mut key, s);
             let outcome = evaluate_with(p, &key, cell, s, result, true, true);
             let out_of_memory = matches!(outcome, Outcome::Rejected { out_of_memory: true });
             keep(outcome, recs);
@@ -1054,11 +1171,12 @@ fn tight_variants(p: &mut Plan, none: Key, subsets: bool, cell: &mut Cell, s: &m
         if (has_moe_act && !moe) || (has_mlp && moe && !dense_layers) {
             continue;
         }
-        let key = Key { recompute: i as u8 + 3, ..none };
+        let mut key = Key { recompute: i as u8 + 3, ..none };
         apply_training(p, &key);
         let list = p.training.settings.recompute_modules.get_or_insert_with(Vec::new);
         list.clear();
         list.extend_from_slice(subset);
+        tune.settle(p, &mut key, s);
         keep(evaluate_with(p, &key, cell, s, result, true, true), recs);
     }
     std::mem::swap(&mut p.training.settings.recompute_modules, &mut s.spare);
@@ -1084,12 +1202,13 @@ struct Across {
     pp: bool,
 }
 
-fn sized(p: &mut Plan, rec: &Rec, base: &Plan) -> Sized {
+fn sized(p: &mut Plan, rec: &Rec, base: &Plan, tune: &Tune) -> Sized {
     let text = if rec.key.layout { layout_text(&p.model, rec.key.pp, rec.key.vpp) } else { String::new() };
     apply(p, &rec.key, Some(&text));
     let st = &mut p.training.settings;
     st.recompute_modules = subset_of(rec.key.recompute).map_or_else(|| base.training.settings.recompute_modules.clone(), |m| Some(m.to_vec()));
     set_offload(p, &rec.key, base);
+    tune.restore(p, &rec.key);
     let split = report::split_of(p);
     let derived = report::derive(p, split.as_ref().ok());
     let perf = perf::estimate(p, &derived);
@@ -1154,6 +1273,10 @@ fn describe(k: &Key) -> String {
     if k.a2a {
         s += " alltoall dispatcher";
     }
+    let withdrawn: Vec<&str> = speed::keys_of(k.speed & !speed::DISPATCHER).collect();
+    if !withdrawn.is_empty() {
+        s += &format!(" without tuned {}", withdrawn.join(", "));
+    }
     s += &format!(
         " mbs {} {} recompute{}",
         k.mbs,
@@ -1198,6 +1321,11 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     }
     if a.dispatcher != b.dispatcher {
         d.push(format!("dispatcher {} vs {}", dispatcher_of(a.dispatcher).key(), dispatcher_of(b.dispatcher).key()));
+    }
+    let (wa, wb) = (a.speed & !speed::DISPATCHER, b.speed & !speed::DISPATCHER);
+    for key in speed::keys_of((wa ^ wb) & !(wa & wb)) {
+        let tuned = |w: u16| if speed::keys_of(w).any(|k| k == key) { "off (not valid here)" } else { "tuned" };
+        d.push(format!("{key} {} vs {}", tuned(wa), tuned(wb)));
     }
     d
 }

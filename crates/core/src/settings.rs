@@ -986,6 +986,28 @@ settings! {
         help: "share of the optimizer shard moved to the host (whole tensors, greedily by size)",
         source: "ML megatron/core/optimizer/optimizer_config.py; megatron/training/arguments.py --optimizer-offload-fraction",
     };
+    cpu_offloading: bool = false, {
+        group: Group::Offloading,
+        default: "false",
+        megatron_core: "TransformerConfig.cpu_offloading = False",
+        differs: "Megatron-LM has no --cpu-offloading flag (excluded from its generated arguments): validate_args turns it on when --cpu-offloading-num-layers > 0, as the Megatron-LM import does; Megatron Bridge's perf harness sets it with cpu_offloading_num_layers",
+        bridge: &["model.cpu_offloading"],
+        mlm: Mlm::Config("TransformerConfig.cpu_offloading (--cpu-offloading-num-layers above 0 turns it on)"),
+        label: "Layer CPU offload",
+        help: "offload the saved activations of the first cpu_offloading_num_layers layers to host memory after their forward, reload them for backward (PP 1, no recompute)",
+        source: "ML megatron/core/transformer/transformer_config.py l.1884-1899 (the range, PP and recompute checks), transformer_block.py l.306 (get_cpu_offload_context); megatron/training/arguments.py l.1950 (cpu_offloading on when num_layers > 0)",
+    };
+    cpu_offloading_num_layers: u64 = 0, {
+        group: Group::Offloading,
+        bounds: Some((0.0, (1u64 << 20) as f64)),
+        default: "0",
+        megatron_core: "TransformerConfig.cpu_offloading_num_layers = 0",
+        bridge: &["model.cpu_offloading_num_layers"],
+        mlm: Mlm::Value("--cpu-offloading-num-layers"),
+        label: "Offloaded layers",
+        help: "with cpu_offloading: layers whose saved activations go to host memory (fewer than num_layers)",
+        source: "ML megatron/core/transformer/transformer_config.py l.1884 (0 ≤ n < num_layers); TE cpu_offload_v1.py get_cpu_offload_context (num_offload_group = n of model_layers)",
+    };
     fine_grained_activation_offloading: bool = false, {
         group: Group::Offloading,
         default: "false",

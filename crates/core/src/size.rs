@@ -346,8 +346,8 @@ pub fn size_value(value: &Value, req: &SizeRequest) -> Result<SizeResult, InputE
             }
         }
     }
-    let (base, dispatcher_free) = search::read_for_search(&value)?;
-    size(&base, &opts, dispatcher_free)
+    let (base, tuning) = search::read_for_search(&value)?;
+    size(&base, &opts, &tuning)
 }
 
 /// What a sizing reads of its options once checked against the plan.
@@ -413,8 +413,9 @@ fn bounds(base: &Plan, o: &SizeOptions, notes: &mut Vec<String>) -> Result<Bound
 }
 
 /// Sizes the cluster for `base` (model, GPU, node size, sequence length, global batch; nodes and layout ignored).
-/// `dispatcher_free`: the search may choose the MoE dispatcher ([`search::read_for_search`]).
-pub fn size(base: &Plan, o: &SizeOptions, dispatcher_free: bool) -> Result<SizeResult, InputError> {
+/// `tuning`: what the search may choose beside the layout, the tuned speed settings among it
+/// ([`search::read_for_search`]; read once, at the plan's own GPU count).
+pub fn size(base: &Plan, o: &SizeOptions, tuning: &search::Tuning) -> Result<SizeResult, InputError> {
     let mut assumptions = Vec::new();
     let b = bounds(base, o, &mut assumptions)?;
     let gpn = base.cluster.gpus_per_node.max(1);
@@ -429,7 +430,7 @@ pub fn size(base: &Plan, o: &SizeOptions, dispatcher_free: bool) -> Result<SizeR
         p.cluster.num_nodes = n;
         p.training.global_batch_size = Some(gbs);
         let allowance = MAX_SIZE_WORK.saturating_sub(work);
-        let r = match search::search_counted(&p, &search_opts, dispatcher_free, allowance) {
+        let r = match search::search_counted(&p, &search_opts, tuning, allowance) {
             Ok((r, w)) => {
                 work = work.saturating_add(w);
                 r

@@ -43,7 +43,8 @@ pub const PLAIN: &str = "megatron-core";
 /// The settings rows a tuned default may fill: what Bridge's performance recipes set for speed and fit. Not the
 /// optimizer (what is trained), Megatron-FSDP (another parallel scheme) nor `moe_router_force_load_balancing` (a
 /// benchmark's forced routing balance, not a setting a real run would want assumed).
-pub const TUNED_KEYS: [&str; 24] = [
+// The last eight (recompute and activation offloading) are `SAME_MODEL`: keep them last.
+pub const TUNED_KEYS: [&str; 26] = [
     "cuda_graph_impl",
     "cuda_graph_scope",
     "moe_token_dispatcher_type",
@@ -68,6 +69,8 @@ pub const TUNED_KEYS: [&str; 24] = [
     "recompute_modules",
     "fine_grained_activation_offloading",
     "offload_modules",
+    "cpu_offloading",
+    "cpu_offloading_num_layers",
 ];
 
 /// Keys listed but never taken from a perf recipe: the optimizer state's precision (Megatron-Core's precision-aware
@@ -80,9 +83,9 @@ const NOT_FROM_RECIPE: [&str; 5] = ["use_precision_aware_optimizer", "main_param
 /// Keys of the MoE token dispatcher.
 const MOE_KEYS: [&str; 3] = ["moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "overlap_moe_expert_parallel_comm"];
 
-/// Keys taken only from a recipe of the plan's own model: they answer that model's memory.
-const SAME_MODEL: [&str; 6] =
-    ["recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules", "fine_grained_activation_offloading", "offload_modules"];
+/// Keys taken only from a recipe of the plan's own model: they answer that model's memory (recompute and both kinds of
+/// activation offloading, the last eight of `TUNED_KEYS`).
+const SAME_MODEL: &[&str] = TUNED_KEYS.split_at(TUNED_KEYS.len() - 8).1;
 /// Keys taken only from a recipe of the plan's precision: the recipe file states its mixed-precision fields relative
 /// to that precision's mixed-precision recipe.
 const SAME_PRECISION: [&str; 9] = [
@@ -128,7 +131,7 @@ pub const DEFAULT_SOURCE: &str = "Megatron-Core default";
 /// Whether `key` does nothing under what the plan states, so a recipe's value for it is not assumed (it stays listed at
 /// Megatron-Core's default): recompute modules without selective recompute, a recompute method or layer count
 /// without full recompute (transformer_config.py reads each only under its granularity), a flex backend under another
-/// dispatcher, offload modules without fine-grained activation offloading.
+/// dispatcher, offload modules without fine-grained activation offloading, offloaded layers without cpu_offloading.
 fn moot(key: &str, stated: Option<&Map<String, Value>>) -> bool {
     let said = |k: &str| stated.and_then(|t| t.get(k)).and_then(Value::as_str).map(|v| v.trim().to_ascii_lowercase());
     let granularity = said("recompute_granularity");
@@ -137,6 +140,7 @@ fn moot(key: &str, stated: Option<&Map<String, Value>>) -> bool {
         "recompute_method" | "recompute_num_layers" => granularity.as_deref().is_some_and(|g| g != "full"),
         "moe_flex_dispatcher_backend" => said("moe_token_dispatcher_type").as_deref().is_some_and(|d| d != "flex"),
         "offload_modules" => stated.and_then(|t| t.get("fine_grained_activation_offloading")).and_then(Value::as_bool) == Some(false),
+        "cpu_offloading_num_layers" => stated.and_then(|t| t.get("cpu_offloading")).and_then(Value::as_bool) == Some(false),
         _ => false,
     }
 }
@@ -160,6 +164,8 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
         }
         let from_recipe = recipe.filter(|(_, same_model, same_precision)| {
             !excluded.iter().any(|k| k == key)
+                // The flex backend is read only by the flex dispatcher: moot once the dispatcher is not assumed.
+                && !(key == "moe_flex_dispatcher_backend" && excluded.iter().any(|k| k == "moe_token_dispatcher_type"))
                 && !NOT_FROM_RECIPE.contains(&key)
                 && !moot(key, stated)
                 && (*same_model || !SAME_MODEL.contains(&key))

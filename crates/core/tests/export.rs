@@ -87,6 +87,8 @@ fn llama70b_bridge_python_line_by_line() {
             "cfg.optimizer.optimizer_cpu_offload = False",
             // No offload: Megatron-Core's 0.0 (the plan's default 1.0 applies only with optimizer_cpu_offload).
             "cfg.optimizer.optimizer_offload_fraction = 0.0",
+            "cfg.model.cpu_offloading = False",
+            "cfg.model.cpu_offloading_num_layers = 0",
             "cfg.model.fine_grained_activation_offloading = False",
             "cfg.model.offload_modules = []",
             "cfg.ddp.use_megatron_fsdp = False",
@@ -152,6 +154,8 @@ fn llama70b_bridge_launch_line_by_line() {
             "model.distribute_saved_activations=False",
             "optimizer.optimizer_cpu_offload=False",
             "optimizer.optimizer_offload_fraction=0.0",
+            "model.cpu_offloading=False",
+            "model.cpu_offloading_num_layers=0",
             "model.fine_grained_activation_offloading=False",
             "'model.offload_modules=[]'",
             "ddp.use_megatron_fsdp=False",

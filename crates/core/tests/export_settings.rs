@@ -121,6 +121,12 @@ fn cases() -> Vec<RowCase> {
             &["cfg.model.fine_grained_activation_offloading = True"], &["model.fine_grained_activation_offloading=True"], Some("--fine-grained-activation-offloading")),
         row("offload_modules", json!({"fine_grained_activation_offloading": true, "offload_modules": ["core_attn", "attn_proj"]}),
             &["cfg.model.offload_modules = [\"core_attn\", \"attn_proj\"]"], &["'model.offload_modules=[core_attn,attn_proj]'"], Some("--offload-modules core_attn attn_proj")),
+        // Layer-level offloading: Megatron-LM's only flag is the layer count (validate_args turns the switch on).
+        row("cpu_offloading", json!({"cpu_offloading": true, "cpu_offloading_num_layers": 1}), &["cfg.model.cpu_offloading = True"],
+            &["model.cpu_offloading=True"],
+            Some("# cpu_offloading = True: Megatron-LM has no flag; set TransformerConfig.cpu_offloading (--cpu-offloading-num-layers above 0 turns it on) in code")),
+        row("cpu_offloading_num_layers", json!({"cpu_offloading": true, "cpu_offloading_num_layers": 1}), &["cfg.model.cpu_offloading_num_layers = 1"],
+            &["model.cpu_offloading_num_layers=1"], Some("--cpu-offloading-num-layers 1")),
         row("use_megatron_fsdp", json!({"use_megatron_fsdp": true}), &["cfg.ddp.use_megatron_fsdp = True", "cfg.dist.use_megatron_fsdp = True"],
             &["ddp.use_megatron_fsdp=True", "dist.use_megatron_fsdp=True"], Some("--use-megatron-fsdp")),
         // Megatron-LM's own default is optim_grads_params, so with FSDP on the strategy is always written.

@@ -420,3 +420,20 @@ fn megatron_lm_deepseek_v3_fsdp_example() {
     assert_eq!(s.data_parallel_sharding_strategy.key(), "optim_grads_params");
     assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size, s.precision.key()), (4, Some(2048), "bf16"));
 }
+
+/// Megatron-LM has no `--cpu-offloading` flag (excluded from its generated arguments, arguments.py:2320): validate_args
+/// turns cpu_offloading on for `--cpu-offloading-num-layers` above 0 (arguments.py:1950), and the import says so. A
+/// command of our own: Llama 3 8B at TP 1, PP 1 with 16 of its 32 layers offloaded.
+#[test]
+fn megatron_lm_cpu_offloading_layers_turn_the_offload_on() {
+    let cmd = "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 \
+        --num-attention-heads 32 --group-query-attention --num-query-groups 8 --swiglu --seq-length 4096 \
+        --micro-batch-size 1 --global-batch-size 64 --bf16 --cpu-offloading-num-layers 16";
+    let (imported, plan, _) = imports::import_plan(cmd, &ImportOptions::default()).unwrap();
+    assert!(plan.training.settings.cpu_offloading);
+    assert_eq!(plan.training.settings.cpu_offloading_num_layers, 16);
+    assert!(imported.notes.iter().any(|n| n.contains("cpu_offloading: on") && n.contains("--cpu-offloading-num-layers 16")), "{:?}", imported.notes);
+    // Zero layers leaves it off, as Megatron-LM does.
+    let (_, plan, _) = imports::import_plan(&cmd.replace("num-layers 16", "num-layers 0"), &ImportOptions::default()).unwrap();
+    assert!(!plan.training.settings.cpu_offloading);
+}

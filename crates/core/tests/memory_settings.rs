@@ -327,6 +327,28 @@ fn activation_offloading_moves_module_inputs_to_the_host() {
     assert_eq!(base.activations_bytes - s.activations_bytes, 16_777_216);
 }
 
+#[test]
+fn cpu_offloading_keeps_the_other_layers_and_one_in_flight() {
+    // The small model at 8 layers, seq 2048: 83,951,616 B saved per layer (as above). Offloading n of the 8 layers
+    // (TE's offload handler: each offloaded layer freed once its copy is done, one copy in flight) keeps 8 − n layers
+    // and one offloaded layer on the GPU: n = 4 saves 3 layers, 251,854,848 B, which the host holds.
+    let eight = |training: Value| {
+        let mut v = plan_on("h100-sxm-80gb", training);
+        v["model"]["num_layers"] = json!(8);
+        mem(&v).stages[0].clone()
+    };
+    let base = eight(json!({}));
+    let s = eight(json!({"cpu_offloading": true, "cpu_offloading_num_layers": 4}));
+    assert_eq!(base.activations_bytes - s.activations_bytes, 251_854_848);
+    assert_eq!(s.host_bytes, 251_854_848);
+    // One layer offloaded: its copy is the one in flight, so nothing leaves the peak.
+    let one = eight(json!({"cpu_offloading": true, "cpu_offloading_num_layers": 1}));
+    assert_eq!((one.activations_bytes, one.host_bytes), (base.activations_bytes, 0));
+    // The layer count without the switch offloads nothing (Megatron-Core builds no offload context).
+    let off = eight(json!({"cpu_offloading_num_layers": 4}));
+    assert_eq!((off.activations_bytes, off.host_bytes), (base.activations_bytes, 0));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Invariants
 // ---------------------------------------------------------------------------------------------------------------

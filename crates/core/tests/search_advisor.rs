@@ -131,8 +131,10 @@ fn ep_candidates_run_alltoall_unless_the_plan_names_its_dispatcher() {
     // Qwen3-30B-A3B on 16 H100, TP 1, micro-batch 1. Megatron-Core's default dispatcher is allgather; its MoE guide
     // recommends alltoall whenever EP > 1, so the search runs and states alltoall for EP > 1 and leaves EP 1 alone.
     let plan = |dispatcher: Option<&str>| {
+        // Megatron-Core's plain defaults: the switch the search makes on its own (with tuned defaults it runs the perf
+        // recipe's dispatcher, tests/search_speed.rs).
         let mut p = json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 2},
-                           "training": {"seq_length": 4096, "global_batch_size": 256}});
+                           "defaults": "megatron-core", "training": {"seq_length": 4096, "global_batch_size": 256}});
         if let Some(d) = dispatcher {
             p["training"]["moe_token_dispatcher_type"] = json!(d);
         }
@@ -164,8 +166,9 @@ fn tight_layouts_try_recompute_module_lists_and_optimizer_offload() {
     // Qwen3-30B-A3B (MoE, no dense layers) on 8 H100 at 8192 tokens: many layouts do not fit without recompute. For
     // those the search also tries the optimizer on the CPU (100%, then 50%) and selective recompute of [layernorm],
     // [moe_act] and [layernorm, moe_act] ([mlp] recomputes nothing in a model without dense MLPs).
+    // Plain defaults: the check below re-plans each pick without recompute by hand, with the plan's own settings.
     let plan = json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
-                      "training": {"seq_length": 8192, "global_batch_size": 64}});
+                      "defaults": "megatron-core", "training": {"seq_length": 8192, "global_batch_size": 64}});
     let opts = SearchOptions { top: 100_000, max_tp: 8, max_cp: 1, micro_batch_sizes: vec![1, 2] };
     let r = search::search_value(&plan, &opts).expect("search");
     let lists: BTreeSet<String> = r.candidates.iter().filter_map(|c| c.training.recompute_modules.as_ref()).map(|m| format!("{m:?}")).collect();

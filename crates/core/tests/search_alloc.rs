@@ -40,11 +40,15 @@ fn allocations_of(f: impl FnOnce() -> search::SearchResult) -> (u64, search::Sea
 fn the_search_does_not_allocate_per_candidate() {
     let v = json!({"model": "deepseek-v3", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 256},
                    "training": {"seq_length": 4096, "global_batch_size": 4096}});
-    let (p, _) = search::read_for_search(&v).unwrap();
+    // With the tuned speed settings settled per candidate (DeepSeek-V3's H100 perf recipe: CUDA graphs, EP overlap, DP
+    // overlaps; search/speed.rs), as `search_value` runs it.
+    let (p, tuning) = search::read_for_search(&v).unwrap();
+    assert!(tuning.tuned.is_some(), "the case has tuned speed settings");
     let one = SearchOptions { micro_batch_sizes: vec![1], ..SearchOptions::default() };
     let four = SearchOptions { micro_batch_sizes: vec![1, 2, 4, 8], ..SearchOptions::default() };
-    let (a1, r1) = allocations_of(|| search::search(&p, &one));
-    let (a4, r4) = allocations_of(|| search::search(&p, &four));
+    let run = |o: &SearchOptions| search::search_counted(&p, o, &tuning, u64::MAX).unwrap().0;
+    let (a1, r1) = allocations_of(|| run(&one));
+    let (a4, r4) = allocations_of(|| run(&four));
     assert!(r4.evaluated >= r1.evaluated + 1000, "evaluated {} vs {}", r4.evaluated, r1.evaluated);
     // The extra candidates may grow the record and sort buffers (doubling: a few dozen reallocations) and add
     // rejection codes; one allocation per extra candidate would be thousands. Measured: 113 with the perf-logo

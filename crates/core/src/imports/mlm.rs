@@ -85,6 +85,12 @@ fn validate_args(b: &mut Builder, has_model: bool) {
         b.set("parallelism.sequence_parallel", Value::Bool(false), 0);
         b.notes.push("`--sequence-parallel` ignored: TP = 1, as Megatron-LM does (validate_args turns it off with a warning); Megatron-Core's TransformerConfig alone would reject it (sp-requires-tp)".into());
     }
+    // arguments.py:1950-1951: --cpu-offloading-num-layers above 0 turns cpu_offloading on (it has no flag of its own).
+    let offload = b.get("training.cpu_offloading_num_layers").and_then(crate::fields::as_uint).unwrap_or(0);
+    if offload > 0 && b.get("training.cpu_offloading").is_none() {
+        b.set("training.cpu_offloading", Value::Bool(true), 0);
+        b.notes.push(format!("cpu_offloading: on, as Megatron-LM's validate_args sets it for --cpu-offloading-num-layers {offload}"));
+    }
     if !has_model {
         return;
     }

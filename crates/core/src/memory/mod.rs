@@ -318,7 +318,20 @@ fn stage_activations(p: &Plan, w: &PlanWide, st: &StageParams) -> StageActivatio
         }
     }
     // The last offloaded group of each module stays on the GPU (fine_grained_activation_offload.py l.497-660).
-    let kept = w.largest_offloaded.min(offloaded);
+    let mut kept = w.largest_offloaded.min(offloaded);
+    // Layer-level CPU offloading (PP 1, no recompute: error rules otherwise): Transformer Engine offloads the saved
+    // activations of n of the stage's L layers, freeing each group once its copy is done, with one group's copy in
+    // flight; so the GPU keeps the other L − n layers' and one offloaded layer's (the mean layer's, over kinds).
+    // Source: TE cpu_offload_v1.py AsyncDoubleBufferGroupOffloadHandler (num_offload_group = n of num_model_group = L;
+    // a group freed at its window, the next one's copy started); ML transformer_block.py l.306.
+    let n = t.cpu_offloading_num_layers.min(st.layers);
+    if !full && t.cpu_offloading && n > 0 && st.layers > 0 {
+        let per_layer = saved / st.layers as f64;
+        let moved = n as f64 * per_layer;
+        saved -= moved;
+        offloaded += moved;
+        kept = kept.max(per_layer);
+    }
     StageActivations { saved, transient, offloaded, kept }
 }
 

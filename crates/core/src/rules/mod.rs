@@ -89,6 +89,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     model_settings::full_recompute(p, out);
     dsv4::hyper_connections(p, out);
     model_settings::activation_offload(p, out);
+    model_settings::cpu_offload(p, out);
     model_settings::cuda_graphs(p, out);
     model_settings::moe_dispatch(p, out);
     model_settings::ep_overlap(p, out);

@@ -202,6 +202,56 @@ pub fn full_recompute(p: &Plan, out: &mut impl Findings) {
     }
 }
 
+/// cpu-offload-layers-range, cpu-offload-with-pipeline, cpu-offload-with-recompute, cpu-offload-with-fine-grained,
+/// cpu-offload-with-cuda-graphs and cpu-offload-layers-without-offloading: layer-level activation offloading.
+// Source: megatron/core/transformer/transformer_config.py __post_init__ l.1884-1899, 2129, 2800 (@ d98e8a64dd).
+pub fn cpu_offload(p: &Plan, out: &mut impl Findings) {
+    let s = &p.training.settings;
+    let n = s.cpu_offloading_num_layers;
+    if !s.cpu_offloading {
+        if n > 0 {
+            out.add(Code::CpuOffloadLayersWithoutOffloading, |code| {
+                d(code, format!("cpu_offloading_num_layers = {n} without cpu_offloading: nothing is offloaded (Megatron-LM's --cpu-offloading-num-layers turns it on; Megatron-Core and Bridge do not)"), "set cpu_offloading = true".into())
+                    .with_apply("training.cpu_offloading", true)
+            });
+        }
+        return;
+    }
+    let layers = p.model.num_layers;
+    if n >= layers {
+        let fix = layers.saturating_sub(1);
+        out.add(Code::CpuOffloadLayersRange, |code| {
+            d(code, format!("cpu_offloading_num_layers = {n} with {layers} layers: megatron-core offloads only fewer layers than the model has"), format!("set cpu_offloading_num_layers = {fix}"))
+                .with_apply("training.cpu_offloading_num_layers", fix)
+        });
+    }
+    let pp = p.parallelism.pp();
+    if pp > 1 {
+        out.add(Code::CpuOffloadWithPipeline, |code| {
+            d(code, format!("cpu_offloading with PP = {pp}: megatron-core raises \"Currently there is no support for Pipeline parallelism with CPU offloading\""), "set pipeline_model_parallel_size = 1, or offload per module with fine_grained_activation_offloading (it works with PP)".into())
+                .with_apply("training.cpu_offloading", false)
+        });
+    }
+    if s.recompute_granularity != Recompute::None {
+        out.add(Code::CpuOffloadWithRecompute, |code| {
+            d(code, format!("cpu_offloading with recompute_granularity = {}: megatron-core raises \"CPU offloading does not work when activation recomputation is enabled\"", s.recompute_granularity.key()), "set recompute_granularity = null, or turn cpu_offloading off".into())
+                .with_apply("training.recompute_granularity", serde_json::Value::Null)
+        });
+    }
+    if s.fine_grained_activation_offloading {
+        out.add(Code::CpuOffloadWithFineGrained, |code| {
+            d(code, "cpu_offloading with fine_grained_activation_offloading: megatron-core asserts they exclude each other".into(), "keep one: turn fine_grained_activation_offloading off".into())
+                .with_apply("training.fine_grained_activation_offloading", false)
+        });
+    }
+    if matches!(s.cuda_graph_impl, CudaGraphImpl::Local | CudaGraphImpl::TransformerEngine) {
+        out.add(Code::CpuOffloadWithCudaGraphs, |code| {
+            d(code, format!("cpu_offloading with cuda_graph_impl = {}: megatron-core raises \"CUDA graphs not supported with CPU offloading.\"", s.cuda_graph_impl.key()), "set cuda_graph_impl = \"none\" (or full_iteration)".into())
+                .with_apply("training.cuda_graph_impl", "none")
+        });
+    }
+}
+
 /// activation-offload-needs-modules, offload-modules-without-offloading, activation-offload-env,
 /// attn-proj-offload-needs-core-attn and activation-offload-moe-recompute: fine-grained activation offloading.
 pub fn activation_offload(p: &Plan, out: &mut impl Findings) {
@@ -375,6 +425,13 @@ pub fn moe_dispatch(p: &Plan, out: &mut impl Findings) {
         });
     }
     let flex = s.moe_token_dispatcher_type == DispatcherType::Flex;
+    let (etp, ep) = (p.parallelism.etp(), p.parallelism.ep());
+    if flex && etp.saturating_mul(ep) <= 1 {
+        out.add(Code::FlexDispatcherNeedsTpEp, |code| {
+            d(code, format!("moe_token_dispatcher_type = flex with expert_tensor_parallel_size = {etp} and expert_model_parallel_size = {ep}: megatron-core asserts \"Flex token dispatcher requires TPxEP > 1\""), "set moe_token_dispatcher_type = \"alltoall\", or expert_model_parallel_size > 1".into())
+                .with_apply("training.moe_token_dispatcher_type", "alltoall")
+        });
+    }
     if flex && s.moe_flex_dispatcher_backend == FlexBackend::Deepep && s.moe_pad_expert_input_to_capacity {
         out.add(Code::DeepepPadToCapacity, |code| {
             d(code, "moe_pad_expert_input_to_capacity with the flex dispatcher's deepep backend: megatron-core raises \"Flex token dispatcher with deepep backend does not support moe_pad_expert_input_to_capacity\"".into(), "use moe_flex_dispatcher_backend = \"hybridep\", or the alltoall dispatcher".into())

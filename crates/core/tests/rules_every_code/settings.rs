@@ -13,6 +13,8 @@ const REUSE: &str = "training.reuse_grad_buf_for_mxfp8_param_ag";
 const FP8_RECIPE: &str = "training.fp8_recipe";
 const MODULES: &str = "training.recompute_modules";
 const FINE: &str = "training.fine_grained_activation_offloading";
+const CPU: &str = "training.cpu_offloading";
+const CPU_LAYERS: &str = "training.cpu_offloading_num_layers";
 const OFFLOAD_MODULES: &str = "training.offload_modules";
 const GRAPH_IMPL: &str = "training.cuda_graph_impl";
 const GRAPH_SCOPE: &str = "training.cuda_graph_scope";
@@ -161,7 +163,29 @@ fn recompute_cases() -> Vec<Case> {
 }
 
 fn offload_graph_moe_cases() -> Vec<Case> {
-    vec![
+    // Layer-level CPU offloading of 8 of the 16 layers, without recompute (the shared plan's selective recompute
+    // cleared), PP 1: the silent plan Megatron-Core accepts (transformer_config.py l.1884-1899).
+    let cpu = |extra: &[(&'static str, Value)]| {
+        let mut e = vec![(CPU, json!(true)), (CPU_LAYERS, json!(8)), (RECOMPUTE, Value::Null)];
+        e.extend_from_slice(extra);
+        probe(dense(), &e)
+    };
+    let mut cases = vec![
+        // 16 layers: offloading 16 is out of range, 15 (the nearest valid) is the fix.
+        case("cpu-offload-layers-range", Kind::Error, cpu(&[(CPU_LAYERS, json!(16))]), cpu(&[(CPU_LAYERS, json!(15))])).fix(&[(CPU_LAYERS, json!(15))]),
+        // PP 2 on the 8 GPUs (DP 4): Megatron-Core raises; the fix turns the offloading off.
+        case("cpu-offload-with-pipeline", Kind::Error, cpu(&[(PP, json!(2))]), cpu(&[])).fix(&[(CPU, json!(false))]),
+        case("cpu-offload-with-recompute", Kind::Error, cpu(&[(RECOMPUTE, json!("selective"))]), cpu(&[])).fix(&[(RECOMPUTE, Value::Null)]),
+        case("cpu-offload-with-fine-grained", Kind::Error, cpu(&[(FINE, json!(true)), (OFFLOAD_MODULES, json!(["core_attn"]))]), cpu(&[]))
+            .fix(&[(FINE, json!(false))]),
+        // A per-layer graph under offloading raises; the full-iteration graph is allowed (the silent plan).
+        case("cpu-offload-with-cuda-graphs", Kind::Error, cpu(&[(GRAPH_IMPL, json!("transformer_engine"))]), cpu(&[(GRAPH_IMPL, json!("full_iteration"))]))
+            .fix(&[(GRAPH_IMPL, json!("none"))]),
+        // Layers named without the switch: Megatron-Core offloads nothing (Megatron-LM's flag would turn it on).
+        case("cpu-offload-layers-without-offloading", Kind::Warning, probe(dense(), &[(CPU_LAYERS, json!(8)), (RECOMPUTE, Value::Null)]), cpu(&[]))
+            .fix(&[(CPU, json!(true))]),
+    ];
+    cases.extend(vec![
         case("activation-offload-needs-modules", Kind::Error, probe(dense(), &[(FINE, json!(true))]), probe(dense(), &[(FINE, json!(true)), (OFFLOAD_MODULES, json!(["core_attn"]))]))
             .fix(&[(FINE, json!(false))]),
         case("offload-modules-without-offloading", Kind::Warning, probe(dense(), &[(OFFLOAD_MODULES, json!(["core_attn"]))]), probe(dense(), &[(FINE, json!(true)), (OFFLOAD_MODULES, json!(["core_attn"]))]))
@@ -206,18 +230,27 @@ fn offload_graph_moe_cases() -> Vec<Case> {
         case(
             "deepep-pad-to-capacity",
             Kind::Error,
-            probe(moe(), &[(DISPATCHER, json!("flex")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
-            probe(moe(), &[(DISPATCHER, json!("flex")), (BACKEND, json!("hybridep")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (DISPATCHER, json!("flex")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (DISPATCHER, json!("flex")), (BACKEND, json!("hybridep")), (PAD, json!(true)), (CAPACITY, json!(1.0))]),
         )
         .fix(&[(BACKEND, json!("hybridep"))]),
-        case("flex-backend-without-flex", Kind::Info, probe(moe(), &[(BACKEND, json!("hybridep"))]), probe(moe(), &[(BACKEND, json!("hybridep")), (DISPATCHER, json!("flex"))]))
+        // Flex at expert TP 1 × EP 1 (the base plan): megatron-core's MoEFlexTokenDispatcher asserts TP × EP > 1; the
+        // fix is the alltoall dispatcher. EP 8 on the node's 8 GPUs passes.
+        case(
+            "flex-dispatcher-needs-tp-ep",
+            Kind::Error,
+            probe(moe(), &[(DISPATCHER, json!("flex"))]),
+            probe(moe(), &[(DISPATCHER, json!("flex")), ("parallelism.expert_model_parallel_size", json!(8))]),
+        )
+        .fix(&[(DISPATCHER, json!("alltoall"))]),
+        case("flex-backend-without-flex", Kind::Info, probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (BACKEND, json!("hybridep"))]), probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), (BACKEND, json!("hybridep")), (DISPATCHER, json!("flex"))]))
             .fix(&[(DISPATCHER, json!("flex"))]),
         // DeepEP's Bridge check rejects the GB300 superchip (compute capability 10, not named B200/B300).
         case(
             "flex-backend-gpu-bridge",
             Kind::Warning,
-            probe(moe(), &[("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex"))]),
-            probe(moe(), &[("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex")), (BACKEND, json!("hybridep"))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), ("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex"))]),
+            probe(moe(), &[("parallelism.expert_model_parallel_size", json!(8)), ("cluster.gpu", json!("gb300")), (DISPATCHER, json!("flex")), (BACKEND, json!("hybridep"))]),
         )
         .fix(&[(BACKEND, json!("hybridep"))]),
         // TP 2 without SP: Megatron-LM asserts; the fix is SP (seq 4096 divides by TP 2).
@@ -228,7 +261,8 @@ fn offload_graph_moe_cases() -> Vec<Case> {
             probe(dense(), &[(TP, json!(2)), (SP, json!(true)), ("training.tp_comm_overlap", json!(true))]),
         )
         .fix(&[(SP, json!(true))]),
-    ]
+    ]);
+    cases
 }
 
 pub fn cases() -> Vec<Case> {
