@@ -17,13 +17,10 @@ use leptos::prelude::*;
 use crate::state::signal::{effect, memo};
 use serde_json::Value;
 
-/// Starts the tools module: mirrors the page's state, mounts each panel whose slot the page has, says it is ready —
-/// on the planner's own page only, so that a docs page importing `meshplan-tools.js` for the JS API gets the API alone.
+/// Starts the tools module: mirrors the page's state, mounts each panel whose slot the page has, says it is ready.
+/// The entry point (src/bin/meshplan-tools.rs) calls it on the planner's own page only.
 pub fn start() {
     crate::browser::install_panic_hook();
-    if !crate::browser::is_planner_page() {
-        return;
-    }
     // Effects below are made before any mount (which would set the executor up).
     let _ = any_spawner::Executor::init_wasm_bindgen();
     let owner = Owner::new();

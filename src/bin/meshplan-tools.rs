@@ -6,10 +6,12 @@
 
 use wasm_bindgen::prelude::*;
 
+/// In a worker: the search loop. On the planner's own page (`<body data-meshplan-app>`): the panels. Anywhere else (a
+/// docs page importing this module for the JS API): nothing, so that the page gets the API alone.
 fn main() {
     if meshplan_web::browser::in_worker() {
         meshplan_web::tools::start_worker(meshplan_search_worker::start);
-    } else {
+    } else if meshplan_web::browser::is_planner_page() {
         meshplan_web::tools::start();
     }
 }
