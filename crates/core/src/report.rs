@@ -119,7 +119,7 @@ fn with_assumed_verdict(value: &Value, excluded: &[String], mut report: Report) 
 /// The assumed (perf-recipe) keys an error or a warning of the report names, the out-of-memory verdicts aside (a
 /// verdict on the assumption's cost, which names it on purpose, not Megatron rejecting it).
 fn rejected_assumptions(report: &Report) -> Vec<String> {
-    let recipe_assumed = report.assumptions.iter().filter(|a| a.source != crate::tuned::DEFAULT_SOURCE);
+    let recipe_assumed = report.assumptions.iter().filter(|a| !crate::tuned::is_default_source(&a.source));
     recipe_assumed
         .filter(|a| {
             report.diagnostics.iter().any(|d| {
@@ -360,7 +360,8 @@ pub fn verdict(value: &Value, excluded: &[String], report: &Report) -> Option<Di
     Some(d)
 }
 
-/// "Megatron-Core default" or "perf.<recipe>": an assumption's source, short enough for a message.
+/// "Megatron-Core default", "Bridge mixed-precision recipe default" or "perf.<recipe>": an assumption's source, short
+/// enough for a message.
 fn short_source(source: &str) -> &str {
     source.split_whitespace().find(|w| w.starts_with("perf.")).unwrap_or(source)
 }

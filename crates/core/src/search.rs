@@ -480,6 +480,9 @@ struct Scratch {
     spare: Option<Vec<RecomputeModule>>,
     /// The tuned speed settings withdrawn in the search's plan for the last candidate ([`speed::settle`]).
     withdrawn: u16,
+    /// What [`speed::settle`] withdrew for each variant (recompute code, distributed optimizer, offload code) of the
+    /// current layout shape: the same for each of its micro-batch sizes (cleared for each shape).
+    settled: Vec<((u8, bool, u8), u16)>,
 }
 
 /// The tuned speed settings of a search and what a withdrawn one goes back to.
@@ -498,7 +501,18 @@ impl Tune<'_> {
         let Some(t) = self.tuned else { return };
         let fallback = self.fallback(key.ep);
         let before = s.withdrawn;
-        s.withdrawn = speed::settle(p, t, self.plain, dispatcher_of(key.dispatcher), fallback, s.withdrawn, &mut s.codes);
+        let variant = (key.recompute, key.distopt, key.offload);
+        s.withdrawn = match s.settled.iter().find(|(v, _)| *v == variant) {
+            Some(&(_, mask)) => {
+                speed::apply(p, t, self.plain, (dispatcher_of(key.dispatcher), fallback), before, mask);
+                mask
+            }
+            None => {
+                let mask = speed::settle(p, t, self.plain, dispatcher_of(key.dispatcher), fallback, before, &mut s.codes);
+                s.settled.push((variant, mask));
+                mask
+            }
+        };
         key.speed = s.withdrawn;
         if s.withdrawn != before {
             // The memo keys its activations by the recompute and offload choices, not the CUDA graphs whose buffers
@@ -877,7 +891,7 @@ pub fn read_for_search(value: &Value) -> Result<(Plan, Tuning), InputError> {
     }
     let tuned = if value.is_object() && !crate::tuned::plain(original) && !crate::tuned::plain(value) {
         let (t, _, assumptions) = plan::parse_plan_excluding(value, &[])?;
-        let from_recipe = || assumptions.iter().filter(|a| a.source != crate::tuned::DEFAULT_SOURCE).map(|a| a.key.as_str());
+        let from_recipe = || assumptions.iter().filter(|a| !crate::tuned::is_default_source(&a.source)).map(|a| a.key.as_str());
         let modules = from_recipe().any(|k| k == "recompute_modules").then(|| t.training.settings.recompute_modules.clone());
         Some((Tuned::new(t.training.settings, from_recipe()), modules))
     } else {
@@ -948,6 +962,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
         kinds: base.model.kinds(),
         spare: None,
         withdrawn: 0,
+        settled: Vec::with_capacity(16),
     };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
@@ -964,6 +979,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
     let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
     let (shapes, work) = shapes(&p, opts, &mut splits, tuning.dispatcher_free, allowance.min(MAX_SEARCH_WORK))?;
     for sh in shapes {
+        scratch.settled.clear();
         // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
         let text = if sh.layout { layout_text(&base.model, sh.pp, sh.vpp) } else { String::new() };
         let split = split_of(&mut splits, &base.model, sh.pp, sh.vpp, sh.first, sh.last, sh.layout);
@@ -1324,7 +1340,7 @@ fn differences(a: &Key, b: &Key) -> Vec<String> {
     }
     let (wa, wb) = (a.speed & !speed::DISPATCHER, b.speed & !speed::DISPATCHER);
     for key in speed::keys_of((wa ^ wb) & !(wa & wb)) {
-        let tuned = |w: u16| if speed::keys_of(w).any(|k| k == key) { "off (not valid here)" } else { "tuned" };
+        let tuned = |w: u16| if speed::keys_of(w).any(|k| k == key) { "Megatron-Core default (the tuned value is not valid here)" } else { "tuned" };
         d.push(format!("{key} {} vs {}", tuned(wa), tuned(wb)));
     }
     d
@@ -1367,6 +1383,13 @@ fn explain(p: &Plan, rec: &Rec, d: &Derived, perf: &Performance) -> Vec<String> 
         why.push(format!(
             "optimizer_cpu_offload with optimizer_offload_fraction {}: without recompute this layout does not fit; the offloaded optimizer state steps in host memory instead of recomputing activations",
             training_of(&rec.key).optimizer_offload_fraction.unwrap_or(1.0)
+        ));
+    }
+    let withdrawn: Vec<&str> = speed::keys_of(rec.key.speed).collect();
+    if !withdrawn.is_empty() {
+        why.push(format!(
+            "speed settings: {} at Megatron-Core's default here — the perf recipe's value is one Megatron rejects or turns off for this layout (the rules' own checks), the rest as the recipe sets them",
+            withdrawn.join(", ")
         ));
     }
     if rec.key.a2a {

@@ -128,6 +128,20 @@ pub fn plain(plan: &Value) -> bool {
 /// settings row, once the plan is read).
 pub const DEFAULT_SOURCE: &str = "Megatron-Core default";
 
+/// What it says for the settings whose default is not Megatron-Core's but the precision's Bridge mixed-precision
+/// recipe's (`settings::Settings::low_precision`): fp32 gradient reduction under bf16, fp8, fp4 (Megatron-LM forces it
+/// too with --bf16), FP8/FP4 weight gathering and the MXFP8 grad-buffer reuse. "Megatron-Core default" would misname
+/// them (DistributedDataParallelConfig.grad_reduce_in_fp32 is False there).
+pub const MIXED_PRECISION_SOURCE: &str = "Bridge mixed-precision recipe default";
+
+/// The keys [`MIXED_PRECISION_SOURCE`] names.
+const RESOLVED_BY_PRECISION: [&str; 4] = ["grad_reduce_in_fp32", "fp8_param_gather", "fp4_param_gather", "reuse_grad_buf_for_mxfp8_param_ag"];
+
+/// Whether an assumption's source is a default rather than a perf recipe.
+pub fn is_default_source(source: &str) -> bool {
+    source == DEFAULT_SOURCE || source == MIXED_PRECISION_SOURCE
+}
+
 /// Whether `key` does nothing under what the plan states, so a recipe's value for it is not assumed (it stays listed at
 /// Megatron-Core's default): recompute modules without selective recompute, a recompute method or layer count
 /// without full recompute (transformer_config.py reads each only under its granularity), a flex backend under another
@@ -180,7 +194,10 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
                 filled.insert(key.to_string(), v.clone());
                 out.push(Assumption { key: key.to_string(), value: v.clone(), source: source_of(r) });
             }
-            None => out.push(Assumption { key: key.to_string(), value: Value::Null, source: DEFAULT_SOURCE.to_string() }),
+            None => {
+                let source = if RESOLVED_BY_PRECISION.contains(&key) { MIXED_PRECISION_SOURCE } else { DEFAULT_SOURCE };
+                out.push(Assumption { key: key.to_string(), value: Value::Null, source: source.to_string() });
+            }
         }
     }
     if filled.is_empty() {

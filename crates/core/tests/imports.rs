@@ -76,7 +76,7 @@ fn every_export_of_every_preset_reads_back_as_the_same_plan() {
             // The plan leaves the speed settings unstated: tuned defaults assume them, and every export must state
             // them for the imported run (which takes its launcher's defaults, "megatron-core") to be the same.
             let Ok(report) = plan_value(&plan_of(&preset.key, l)) else { continue };
-            tuned += usize::from(report.assumptions.iter().any(|a| a.source != meshplan_core::tuned::DEFAULT_SOURCE));
+            tuned += usize::from(report.assumptions.iter().any(|a| !meshplan_core::tuned::is_default_source(&a.source)));
             // Invalid plans (a model too large for the cluster) must read back as the same invalid plan too.
             valid += usize::from(report.valid);
             let want = normalised(&report);

@@ -51,6 +51,9 @@ fn the_recipes_ep_overlap_is_kept_exactly_where_megatron_accepts_it() {
         if c.parallelism.expert_model_parallel_size == 1 {
             assert!(!overlap, "EP 1 with the EP overlap: {:?}", c.parallelism);
         }
+        // A row without the recipe's overlap says why.
+        let says = c.why.iter().any(|w| w.starts_with("speed settings: ") && w.contains("overlap_moe_expert_parallel_comm"));
+        assert_eq!(says, !overlap, "{:?}", c.why);
         // Not rejected: the recipe's overlap is withdrawn for the layouts Megatron refuses it for, not the layout.
         on += usize::from(overlap);
         off += usize::from(!overlap);

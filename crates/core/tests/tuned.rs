@@ -61,7 +61,7 @@ fn stated_keys_win_and_the_switch_asks_for_plain_defaults() {
     assert_eq!(r.plan.training.settings.cuda_graph_impl, CudaGraphImpl::None);
     // Plain defaults consult no recipe: what the plan leaves out is listed at Megatron-Core's default (what meshplan
     // did not read is always said). The reader takes the value as it takes any choice, trimmed and in any case.
-    assert!(!r.assumptions.is_empty() && r.assumptions.iter().all(|a| a.source == meshplan_core::tuned::DEFAULT_SOURCE), "{:?}", r.assumptions);
+    assert!(!r.assumptions.is_empty() && r.assumptions.iter().all(|a| meshplan_core::tuned::is_default_source(&a.source)), "{:?}", r.assumptions);
     assert!(assumed(&r, "cuda_graph_impl").is_some());
     plain["defaults"] = json!(" Megatron-Core ");
     assert_eq!(plan_value(&plain).unwrap(), r);
@@ -87,9 +87,9 @@ fn stated_keys_win_and_the_switch_asks_for_plain_defaults() {
 fn a_named_recipe_is_not_mixed_with_another() {
     let r = plan_value(&json!({"recipe": "perf.llama3_8b_pretrain_8gpu_gb200_bf16_config", "defaults": "tuned"})).unwrap();
     assert!(!r.assumptions.is_empty());
-    assert!(r.assumptions.iter().all(|a| a.source == meshplan_core::tuned::DEFAULT_SOURCE), "{:?}", r.assumptions);
+    assert!(r.assumptions.iter().all(|a| meshplan_core::tuned::is_default_source(&a.source)), "{:?}", r.assumptions);
     let bare = plan_value(&json!({"recipe": "perf.llama3_8b_pretrain_8gpu_gb200_bf16_config"})).unwrap();
-    assert!(bare.assumptions.iter().all(|a| a.source == meshplan_core::tuned::DEFAULT_SOURCE), "{:?}", bare.assumptions);
+    assert!(bare.assumptions.iter().all(|a| meshplan_core::tuned::is_default_source(&a.source)), "{:?}", bare.assumptions);
     let plain = plan_value(&json!({"recipe": "perf.llama3_8b_pretrain_8gpu_gb200_bf16_config", "defaults": "megatron-core"})).unwrap();
     assert_eq!(bare, plain);
     // The recipe's values are planned either way (llama3.py:50-51: the local full-iteration graph).
@@ -218,7 +218,7 @@ fn an_import_keeps_its_launchers_defaults() {
     assert!(imported.notes.iter().any(|n| n.starts_with("defaults: megatron-core") && n.contains("Megatron-LM's defaults")), "{:?}", imported.notes);
     let r = plan_value(&imported.plan).unwrap();
     // Nothing from a perf recipe; what the command leaves out is listed at Megatron-Core's default.
-    assert!(r.assumptions.iter().all(|a| a.source == meshplan_core::tuned::DEFAULT_SOURCE), "{:?}", r.assumptions);
+    assert!(r.assumptions.iter().all(|a| meshplan_core::tuned::is_default_source(&a.source)), "{:?}", r.assumptions);
     assert_eq!(r.plan.training.settings.cuda_graph_impl, CudaGraphImpl::None);
     // Bridge overrides: Bridge's ConfigContainer defaults, Megatron-Core's for these settings.
     let bridge = imports::import("model.tensor_model_parallel_size=2 model.sequence_parallel=True\n", &ImportOptions { model: Some("llama-3.1-8b".into()), from: Some(imports::Format::BridgeOverrides), ..opts }).unwrap();

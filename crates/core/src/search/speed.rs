@@ -159,6 +159,22 @@ pub fn settle(p: &mut Plan, t: &Tuned, plain: &Settings, dispatcher: DispatcherT
     out
 }
 
+/// [`settle`]'s outcome written without asking the rules again: the keys `withdrawn` put back (the dispatcher as
+/// `dispatcher`), then the keys of `mask` — what `settle` found for the same layout and variant — withdrawn (the
+/// dispatcher to `fallback`). The search reuses a layout's verdicts for each of its micro-batch sizes, which no speed
+/// rule reads.
+pub fn apply(p: &mut Plan, t: &Tuned, plain: &Settings, (dispatcher, fallback): (DispatcherType, DispatcherType), withdrawn: u16, mask: u16) {
+    let st = &mut p.training.settings;
+    copy(st, &t.settings, withdrawn & t.keys & !DISPATCHER);
+    if withdrawn & DISPATCHER != 0 {
+        st.moe_token_dispatcher_type = dispatcher;
+    }
+    copy(st, plain, mask & t.keys & !DISPATCHER);
+    if mask & DISPATCHER != 0 {
+        st.moe_token_dispatcher_type = fallback;
+    }
+}
+
 /// The keys of a mask, in [`SPEED_KEYS`] order.
 pub fn keys_of(mask: u16) -> impl Iterator<Item = &'static str> {
     SPEED_KEYS.iter().enumerate().filter(move |(i, _)| mask & (1 << i) != 0).map(|(_, k)| *k)
