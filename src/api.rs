@@ -1,31 +1,25 @@
-//! The JS API for docs sites: the core's plan function, JSON in and JSON out.
+//! The JS API for docs sites: the core's plan function, JSON in and JSON out. Exported by the tools module
+//! (`meshplan-tools.js`, src/bin/meshplan-tools.rs), which carries the core's report serialisation and the search
+//! already; the page's own module exports nothing, so that its first render does not carry them.
 //!
 //! ```js
-//! import init, { plan, presets } from "./meshplan-web.js";
+//! import init, { plan, presets } from "./meshplan-tools.js";
 //! await init();
 //! const report = JSON.parse(plan(JSON.stringify({ model: "llama-3.1-8b", ... })));
 //! ```
 
-use wasm_bindgen::prelude::*;
-
 /// Plans a plan file (JSON text) and returns the report as JSON text — the same report as
 /// `meshplan plan FILE --format json`. Unreadable input returns `{"error": {code, message, fix}}`.
-#[wasm_bindgen(js_name = plan)]
-pub fn plan_js(input: &str) -> String {
-    plan_text(input)
-}
-
-/// The model presets and the GPU catalogue, as `meshplan presets --format json` prints them.
-#[wasm_bindgen(js_name = presets)]
-pub fn presets_js() -> String {
-    serde_json::to_string(&meshplan_core::presets::catalog()).unwrap_or_default()
-}
-
 pub fn plan_text(input: &str) -> String {
     match meshplan_core::plan_json(input) {
         Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
         Err(e) => serde_json::json!({ "error": e }).to_string(),
     }
+}
+
+/// The model presets and the GPU catalogue, as `meshplan presets --format json` prints them.
+pub fn presets_text() -> String {
+    serde_json::to_string(&meshplan_core::presets::catalog()).unwrap_or_default()
 }
 
 #[cfg(test)]

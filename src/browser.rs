@@ -92,7 +92,12 @@ pub fn copy_text(text: &str, done: impl FnOnce(Result<(), String>) + 'static) {
 /// Fetches `url` (this page's own origin: the CSP allows no other) as text and calls `done` once: `Err` says in a
 /// sentence why there is no text (no window, a network failure, an HTTP status). Promise callbacks, as in [`copy_text`].
 pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static) {
-    let Some(w) = window() else { return done(Err("there is no window".into())) };
+    // The global's fetch: a window's, or a worker's (the tools module as the Advisor's worker fetches the recipes).
+    let global = js_sys::global();
+    let fetch = js_sys::Reflect::get(&global, &"fetch".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let Some(request) = fetch.and_then(|f| f.call1(&global, &url.into()).ok()) else {
+        return done(Err("this context cannot fetch".into()));
+    };
     let done = std::rc::Rc::new(std::cell::Cell::new(Some(Box::new(done) as Box<dyn FnOnce(Result<String, String>)>)));
     let answer = move |result: Result<String, String>| {
         if let Some(done) = done.take() {
@@ -118,7 +123,19 @@ pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static
             None => failed_too(Err("the reply has no text".into())),
         }
     });
-    then(&w.fetch_with_str(url), &on_response, &on_failure);
+    then(&request, &on_response, &on_failure);
+}
+
+/// Whether this is the planner's own page (its `<body data-meshplan-app>`), not a docs page importing a module for
+/// the JS API, nor a worker.
+pub fn is_planner_page() -> bool {
+    let body = window().and_then(|w| w.document()).and_then(|d| d.body());
+    body.is_some_and(|b| b.has_attribute("data-meshplan-app"))
+}
+
+/// Whether this module runs in a dedicated Web Worker.
+pub fn in_worker() -> bool {
+    js_sys::global().has_type::<web_sys::DedicatedWorkerGlobalScope>()
 }
 
 /// `promise.then(ok, err)`.
@@ -216,8 +233,9 @@ pub fn canvas_context(canvas: &web_sys::HtmlCanvasElement) -> Option<web_sys::Ca
 /// or why the worker could not answer.
 pub type SearchReply = Result<(String, f64), String>;
 
-/// The layout-search worker (`crates/search-worker`, built by Trunk as `meshplan-search*.js`): started once,
-/// it answers one search at a time; a newer request supersedes an unanswered one.
+/// The layout-search worker: the tools module itself (`meshplan-tools*.js`, whose entry point runs
+/// `crates/search-worker`'s message loop in a worker, src/bin/meshplan-tools.rs), so that a visit downloads the core
+/// once; started once, it answers one search at a time; a newer request supersedes an unanswered one.
 struct SearchWorker {
     worker: web_sys::Worker,
     ready: bool,
@@ -231,7 +249,7 @@ thread_local! {
     static SEARCH_WORKER: std::cell::RefCell<Option<SearchWorker>> = const { std::cell::RefCell::new(None) };
 }
 
-const SEARCH_WORKER_URL: &str = "./meshplan-search_loader.js";
+const SEARCH_WORKER_URL: &str = "./meshplan-tools_loader.js";
 
 fn js_object(fields: &[(&str, wasm_bindgen::JsValue)]) -> js_sys::Object {
     let o = js_sys::Object::new();

@@ -28,8 +28,7 @@ pub use app::App;
 /// gets the API alone.
 pub fn start() {
     browser::install_panic_hook();
-    let body = browser::window().and_then(|w| w.document()).and_then(|d| d.body());
-    if body.is_some_and(|b| b.has_attribute("data-meshplan-app")) {
+    if browser::is_planner_page() {
         leptos::mount::mount_to_body(App);
         browser::mark("meshplan-mounted");
     }

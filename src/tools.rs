@@ -14,9 +14,11 @@ use crate::state::bridge::{self, CatchUp, Shared};
 use crate::state::{Baseline, Comparison, Doc, Editor};
 use crate::ui::slot;
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use serde_json::Value;
 
 /// Starts the tools module: mirrors the page's state, mounts each panel whose slot the page has, says it is ready.
+/// The entry point (src/bin/meshplan-tools.rs) calls it on the planner's own page only.
 pub fn start() {
     crate::browser::install_panic_hook();
     // Effects below are made before any mount (which would set the executor up).
@@ -36,7 +38,7 @@ fn start_owned() {
     let received = StoredValue::new(Shared::default());
     let editor = Editor::new(plan, notice);
     let catch_up = follow_page(received, editor, base, dark_now);
-    Effect::new(move |_| {
+    effect(move || {
         let now = Shared { plan: plan.get(), base: base.get(), dark: dark_now.get_untracked(), ..Shared::default() };
         let changed = received.with_value(|last| now.plan != last.plan || now.base != last.base);
         if now.plan != Value::Null && changed {
@@ -50,10 +52,10 @@ fn start_owned() {
     crate::state::remedies::rank_for_page(doc);
     let baseline = Baseline::new(base);
     let comparison = Comparison::new(baseline, doc);
-    let dark = Memo::new(move |_| dark_now.get());
+    let dark = memo(move || dark_now.get());
     let embed = crate::state::sync::is_embed();
     // Whether the page's state has arrived: a memo, so that an edit does not re-mount every panel.
-    let has_plan = Memo::new(move |_| plan.with(|p| !p.is_null()));
+    let has_plan = memo(move || plan.with(|p| !p.is_null()));
     let ready = move || has_plan.get();
 
     mount(slot::IMPORT, editor, catch_up, move || view! { {move || ready().then(|| view! { <ImportBox doc /> })} });
@@ -62,6 +64,7 @@ fn start_owned() {
     mount(slot::ADVISOR, editor, catch_up, move || view! { {move || ready().then(|| view! { <AdvisorPanel doc dark /> })} });
     mount(slot::EXPORTS, editor, catch_up, move || view! { {move || ready().then(|| view! { <ExportPanel doc /> })} });
     mount(slot::OOM, editor, catch_up, move || view! { {move || ready().then(|| view! { <OomPanel doc /> })} });
+    mount(slot::EMBED, editor, catch_up, move || view! { {move || ready().then(|| view! { <EmbedAction doc /> })} });
     mount(slot::RECIPE, editor, catch_up, move || view! { {move || ready().then(|| view! { <RecipePicker doc /> })} });
     mount(slot::HF_CONFIG, editor, catch_up, move || view! { {move || ready().then(|| view! { <HfConfigBox doc /> })} });
     mount(slot::ADVANCED, editor, catch_up, move || view! { {move || ready().then(|| view! { <AdvancedMemory doc /> })} });
@@ -69,6 +72,19 @@ fn start_owned() {
     mount(slot::SWEEP, editor, catch_up, move || view! { {move || ready().then(|| view! { <SweepPanel doc dark /> })} });
     mount(slot::SCHEDULE, editor, catch_up, move || view! { {move || ready().then(|| view! { <SchedulePanel doc baseline=comparison /> })} });
     bridge::send(bridge::READY, &Shared::default());
+}
+
+/// Starts the module as the Advisor's Web Worker: installs Megatron Bridge's recipes (this build of the core has
+/// none: a plan that names a recipe is `recipes-loading` until they are here, and stays so if the file cannot be
+/// had), then runs `serve`, the layout search's message loop, which says when it is ready.
+pub fn start_worker(serve: fn()) {
+    crate::browser::install_panic_hook();
+    crate::browser::fetch_text(crate::state::recipes::FILE, move |reply| {
+        if let Ok(text) = reply {
+            meshplan_core::recipes::install(&text);
+        }
+        serve();
+    });
 }
 
 /// Keeps the mirror in step with the page, keyed on the page's revision: a `meshplan:state` event says only that

@@ -50,6 +50,10 @@ const UNREAD_IN_EACH: [(&str, &[&str]); 1] = [("perf_assumptions.json", &["sourc
 /// the reviewer; `presets::ModelPreset` keeps the key, name, family, Hugging Face id, source and config).
 const UNREAD_IN_ELEMENTS: [(&str, &[&str]); 1] = [("models.json", &["notes"])];
 
+/// Without the feature `catalogue-sources` (the page's build), also the provenance no plan reads: each GPU's sources
+/// and notes and each model preset's source, which only `presets::catalog` (the CLI's and the JS API's) returns.
+const SOURCES_IN_ELEMENTS: [(&str, &[&str]); 2] = [("gpus.json", &["sources", "notes"]), ("models.json", &["source"])];
+
 /// `json` (minified, an array) with the members named in `keys` dropped from each element that is an object.
 fn drop_keys_in_elements(json: &str, keys: &[&str]) -> Option<String> {
     let elements: Vec<String> =
@@ -248,6 +252,11 @@ fn main() {
                 json = drop_keys_in_each(&json, keys).unwrap_or(json);
             }
             if let Some((_, keys)) = UNREAD_IN_ELEMENTS.iter().find(|(f, _)| name_is(f)) {
+                json = drop_keys_in_elements(&json, keys).unwrap_or(json);
+            }
+            if env::var_os("CARGO_FEATURE_CATALOGUE_SOURCES").is_none()
+                && let Some((_, keys)) = SOURCES_IN_ELEMENTS.iter().find(|(f, _)| name_is(f))
+            {
                 json = drop_keys_in_elements(&json, keys).unwrap_or(json);
             }
             if let Err(e) = fs::write(Path::new(&out).join(name), json) {

@@ -1,6 +1,30 @@
 //! The tools module's entry point (see `meshplan_web::tools`): built by Trunk as `meshplan-tools.js`, loaded by the
-//! page after its first render.
+//! page after its first render, and started again by the page as the Advisor's module Web Worker
+//! (`meshplan_web::browser`), where it runs the layout search's message loop (`meshplan_search_worker`) instead of
+//! the panels. It also carries the JS API: `plan` and `presets` below, `search` and `size` from
+//! `meshplan_search_worker` (docs/web.md, "The JS API").
 
+use wasm_bindgen::prelude::*;
+
+/// In a worker: the search loop. On the planner's own page (`<body data-meshplan-app>`): the panels. Anywhere else (a
+/// docs page importing this module for the JS API): nothing, so that the page gets the API alone.
 fn main() {
-    meshplan_web::tools::start();
+    if meshplan_web::browser::in_worker() {
+        meshplan_web::tools::start_worker(meshplan_search_worker::start);
+    } else if meshplan_web::browser::is_planner_page() {
+        meshplan_web::tools::start();
+    }
+}
+
+/// Plans a plan file (JSON text) and returns the report as JSON text — the same report as
+/// `meshplan plan FILE --format json`. Unreadable input returns `{"error": {code, message, fix}}`.
+#[wasm_bindgen(js_name = plan)]
+pub fn plan_js(input: &str) -> String {
+    meshplan_web::api::plan_text(input)
+}
+
+/// The model presets and the GPU catalogue, as `meshplan presets --format json` prints them.
+#[wasm_bindgen(js_name = presets)]
+pub fn presets_js() -> String {
+    meshplan_web::api::presets_text()
 }

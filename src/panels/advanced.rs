@@ -9,6 +9,7 @@ use crate::state::plan_doc::{display_value, get, typed_value};
 use crate::state::{Doc, editor};
 use crate::ui::controls::field_id;
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::Severity;
 use meshplan_core::settings::Setting;
 use serde_json::Value;
@@ -41,20 +42,20 @@ fn SettingField(doc: Doc, row: &'static Setting) -> impl IntoView {
     let path = leak(row.path());
     let id = field_id(path);
     let tip = form::tooltip(row);
-    let given = Memo::new(move |_| doc.plan.with(|p| get(p, path).cloned()));
-    let resolved = Memo::new(move |_| doc.outcome.with(|o| o.as_ref().map(|r| form::resolved(&r.plan, row)).unwrap_or(Value::Null)));
-    let diags = Memo::new(move |_| {
+    let given = memo(move || doc.plan.with(|p| get(p, path).cloned()));
+    let resolved = memo(move || doc.outcome.with(|o| o.as_ref().map(|r| form::resolved(&r.plan, row)).unwrap_or(Value::Null)));
+    let diags = memo(move || {
         doc.outcome.with(|o| {
             o.as_ref()
                 .map(|r| r.diagnostics.iter().filter(|d| form::is_about(row, d)).map(|d| (d.severity, d.code.to_string(), d.message.clone())).collect())
                 .unwrap_or_default()
         })
     });
-    let flagged = Memo::new(move |_| diags.with(|ds: &Vec<(Severity, String, String)>| ds.iter().any(|d| d.0 == Severity::Error)));
-    let is_set = Memo::new(move |_| given.with(Option::is_some));
+    let flagged = memo(move || diags.with(|ds: &Vec<(Severity, String, String)>| ds.iter().any(|d| d.0 == Severity::Error)));
+    let is_set = memo(move || given.with(Option::is_some));
     let control = match form::control(row) {
         Control::Check => {
-            let checked = Memo::new(move |_| given.get().unwrap_or_else(|| resolved.get()).as_bool().unwrap_or(false));
+            let checked = memo(move || given.get().unwrap_or_else(|| resolved.get()).as_bool().unwrap_or(false));
             view! {
                 <input id=id.clone() type="checkbox" title=tip.clone() prop:checked=checked
                     on:change=move |ev| editor.edit(path, Value::Bool(event_target_checked(&ev))) />
@@ -62,7 +63,7 @@ fn SettingField(doc: Doc, row: &'static Setting) -> impl IntoView {
             .into_any()
         }
         Control::Select(choices) => {
-            let current = Memo::new(move |_| given.with(|v| v.as_ref().map(|v| display_value(Some(v))).unwrap_or_default()));
+            let current = memo(move || given.with(|v| v.as_ref().map(|v| display_value(Some(v))).unwrap_or_default()));
             let default_text = move || format!("default ({})", form::shown(&resolved.get()));
             view! {
                 <select id=id.clone() title=tip.clone() prop:value=current
@@ -77,8 +78,8 @@ fn SettingField(doc: Doc, row: &'static Setting) -> impl IntoView {
             .into_any()
         }
         Control::Number => {
-            let value = Memo::new(move |_| given.with(|v| display_value(v.as_ref())));
-            let placeholder = Memo::new(move |_| resolved.with(|v| if v.is_null() { String::new() } else { form::shown(v) }));
+            let value = memo(move || given.with(|v| display_value(v.as_ref())));
+            let placeholder = memo(move || resolved.with(|v| if v.is_null() { String::new() } else { form::shown(v) }));
             view! {
                 <input id=id.clone() type="text" inputmode="decimal" autocomplete="off" spellcheck="false" title=tip.clone()
                     aria-invalid=move || if flagged.get() { "true" } else { "false" }
@@ -88,7 +89,7 @@ fn SettingField(doc: Doc, row: &'static Setting) -> impl IntoView {
             .into_any()
         }
         Control::Names(names) => {
-            let ticked = Memo::new(move |_| form::names(&given.get().unwrap_or_else(|| resolved.get())));
+            let ticked = memo(move || form::names(&given.get().unwrap_or_else(|| resolved.get())));
             view! {
                 <div class="names" role="group" aria-labelledby=format!("{id}-label")>
                     {names.iter().map(|&name| {

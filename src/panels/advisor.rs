@@ -7,6 +7,7 @@ use crate::state::{Doc, editor};
 use crate::ui::chart::{Chart, swatch_box, swatch_diamond, swatch_line};
 use crate::{advisor, browser, charts};
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use meshplan_core::{Code, InputError};
 use meshplan_core::plan::Recompute;
 use meshplan_core::search::{Candidate, CandidateTraining, SearchResult};
@@ -78,12 +79,12 @@ pub fn AdvisorPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                     Ok(result) => Advice::Done { result: Arc::new(result), input, ms },
                     Err(_) => Advice::Failed(advisor::search_error(&json)),
                 },
-                Err(why) => Advice::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
+                Err(why) => Advice::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-tools*.js and .wasm beside index.html")),
             });
         });
     };
     // Load the worker while the user reads the page, so the first search does not wait for it.
-    Effect::new(|_| browser::warm_search_worker());
+    effect(|| browser::warm_search_worker());
     let result = Signal::derive(move || advice.with(|a| if let Advice::Done { result, .. } = a { Some(result.clone()) } else { None }));
     let stale = move || advice.with(|a| matches!(a, Advice::Done { input, .. } if doc.plan.with(|p| advisor::search_input(p) != *input)));
     let counts = move || advice.with(|a| if let Advice::Done { result: r, ms, .. } = a { (r.evaluated.to_string(), r.valid.to_string(), format!("{ms:.1}")) } else { Default::default() });
@@ -138,7 +139,7 @@ fn CandidateRow(doc: Doc, rank: usize, c: Candidate, moe: bool) -> impl IntoView
     let editor = editor();
     let (par, tr) = (c.parallelism, c.training);
     let (p2, t2) = (par.clone(), tr.clone());
-    let current = Memo::new(move |_| doc.plan.with(|p| advisor::is_applied(p, &p2, &t2, moe)));
+    let current = memo(move || doc.plan.with(|p| advisor::is_applied(p, &p2, &t2, moe)));
     let label = format!(
         "Apply layout {rank}: TP {}, PP {}, CP {}, EP {}, micro-batch {}",
         par.tensor_model_parallel_size, par.pipeline_model_parallel_size, par.context_parallel_size, par.expert_model_parallel_size, tr.micro_batch_size
@@ -209,13 +210,13 @@ fn CandidateRow(doc: Doc, rank: usize, c: Candidate, moe: bool) -> impl IntoView
 #[component]
 fn ParetoFront(doc: Doc, dark: Memo<bool>, result: Signal<Option<Arc<SearchResult>>>) -> impl IntoView {
     // The chart's inputs as memos: it is redrawn only when its own figures change.
-    let front = Memo::new(move |_| {
+    let front = memo(move || {
         let r = result.get()?;
         let front: Vec<charts::FrontPoint> =
             r.pareto.iter().map(|p| charts::FrontPoint { peak_bytes: p.peak_bytes, tokens_per_s_per_gpu: p.tokens_per_s_per_gpu }).collect();
         Some((front, r.gpu_memory_bytes))
     });
-    let current = Memo::new(move |_| {
+    let current = memo(move || {
         doc.outcome.with(|o| {
             let r = o.as_ref().ok()?;
             let perf = r.performance.as_ref()?;
@@ -226,7 +227,7 @@ fn ParetoFront(doc: Doc, dark: Memo<bool>, result: Signal<Option<Arc<SearchResul
         front.with(|f| f.as_ref().map(|(front, cap)| charts::pareto(front, current.get(), *cap, dark.get(), (w, 280)))).unwrap_or_default()
     };
     // Whether there is a chart at all (the chart itself stays mounted while its figures change).
-    let has_front = Memo::new(move |_| front.with(Option::is_some));
+    let has_front = memo(move || front.with(Option::is_some));
     move || {
         has_front.get().then(|| view! {
             <h3 class="chart-title">"Pareto front: peak memory against throughput"</h3>
@@ -243,14 +244,14 @@ fn ParetoFront(doc: Doc, dark: Memo<bool>, result: Signal<Option<Arc<SearchResul
 /// The current plan's step time as one stacked bar of the core's terms, with their figures.
 #[component]
 fn StepTime(doc: Doc, dark: Memo<bool>) -> impl IntoView {
-    let terms = Memo::new(move |_| {
+    let terms = memo(move || {
         doc.outcome.with(|o| {
             let b = &o.as_ref().ok()?.performance.as_ref()?.breakdown;
             Some(b.terms().map(|(_, t)| t))
         })
     });
     let step_svg = move |w| terms.get().map(|t| charts::step_bar(&t, dark.get(), (w, 90))).unwrap_or_default();
-    let has_terms = Memo::new(move |_| terms.with(Option::is_some));
+    let has_terms = memo(move || terms.with(Option::is_some));
     let step_total = move || {
         doc.outcome.with(|o| {
             o.as_ref().ok().and_then(|r| r.performance.as_ref()).map(|p| {

@@ -6,6 +6,7 @@
 
 use crate::state::{Doc, editor, plan_doc};
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::tuned::{Assumption, DEFAULTS_KEY};
 use serde_json::Value;
 
@@ -29,12 +30,12 @@ fn shown(v: &Value) -> String {
 #[component]
 pub fn AssumedPanel(doc: Doc) -> impl IntoView {
     let editor = editor();
-    let rows = Memo::new(move |_| doc.outcome.with(|o| o.as_ref().map(|r| r.assumptions.clone()).unwrap_or_default()));
-    let switch = Memo::new(move |_| doc.plan.with(switch_of));
-    let from_recipe = Memo::new(move |_| doc.plan.with(crate::state::recipes::names_recipe));
+    let rows = memo(move || doc.outcome.with(|o| o.as_ref().map(|r| r.assumptions.clone()).unwrap_or_default()));
+    let switch = memo(move || doc.plan.with(switch_of));
+    let from_recipe = memo(move || doc.plan.with(crate::state::recipes::names_recipe));
     let count = move || rows.with(Vec::len);
     // A memo: "State it" changes the rows, not whether there are any, so the open list stays open.
-    let any = Memo::new(move |_| count() > 0);
+    let any = memo(move || count() > 0);
     view! {
         <section class="panel" id="assumed" aria-labelledby="assumed-h">
             <h2 id="assumed-h">"Assumed settings"</h2>

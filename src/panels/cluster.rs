@@ -5,6 +5,7 @@ use crate::fields;
 use crate::state::{Doc, catalog, editor};
 use crate::ui::controls::{SelectField, TextField};
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use serde_json::Value;
 
 #[component]
@@ -47,7 +48,7 @@ fn TotalGpus(doc: Doc) -> impl IntoView {
     let editor = editor();
     let id = "f-cluster-num-gpus";
     let help = "Total GPUs = GPUs per node × nodes; typing it sets the node count";
-    let total = Memo::new(move |_| doc.outcome.with(|o| o.as_ref().map(|r| r.derived.world_size.to_string()).unwrap_or_default()));
+    let total = memo(move || doc.outcome.with(|o| o.as_ref().map(|r| r.derived.world_size.to_string()).unwrap_or_default()));
     // What was typed and what it became: a total that is not a whole number of nodes is rounded up, and says so while
     // the plan still has the rounded count.
     let typed = RwSignal::new(None::<(u64, String, u64)>);

@@ -4,6 +4,7 @@
 use crate::format::{billions, chunks, gib, percent};
 use crate::state::Outcome;
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::Report;
 
 /// "— (does not divide)" for a size that is 0 because the mesh does not divide the world.
@@ -37,7 +38,7 @@ const DERIVED: [Figure; 12] = [
 #[component]
 pub fn DerivedPanel(outcome: Memo<Outcome>) -> impl IntoView {
     // The rows stay put while the plan can be read; an edit updates the values whose text changed.
-    let readable = Memo::new(move |_| outcome.with(Result::is_ok));
+    let readable = memo(move || outcome.with(Result::is_ok));
     view! {
         <section class="panel" id="derived" aria-labelledby="derived-h">
             <h2 id="derived-h">"Derived"</h2>

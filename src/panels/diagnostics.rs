@@ -3,6 +3,7 @@
 
 use crate::state::{Doc, editor};
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::remedy::{self, Remedy};
 use meshplan_core::{Diagnostic, InputError, Severity};
 
@@ -10,10 +11,10 @@ use meshplan_core::{Diagnostic, InputError, Severity};
 pub fn DiagnosticsPanel(doc: Doc) -> impl IntoView {
     let outcome = doc.outcome;
     // A memo: most edits leave the diagnostics as they were, and then the list is not rebuilt.
-    let items = Memo::new(move |_| outcome.with(|o| o.as_ref().map(|r| r.diagnostics.clone()).unwrap_or_default()));
+    let items = memo(move || outcome.with(|o| o.as_ref().map(|r| r.diagnostics.clone()).unwrap_or_default()));
     // A new error is listed first (the core sorts errors first): the list scrolls back to its top to show it, rather
     // than keep the scroll position of an older list.
-    let errors = Memo::new(move |_| items.with(|ds| ds.iter().filter(|d| d.severity == Severity::Error).map(|d| d.code).collect::<Vec<_>>()));
+    let errors = memo(move || items.with(|ds| ds.iter().filter(|d| d.severity == Severity::Error).map(|d| d.code).collect::<Vec<_>>()));
     let list = NodeRef::<leptos::html::Ul>::new();
     Effect::new(move |prev: Option<Vec<meshplan_core::Code>>| {
         let now = errors.get();

@@ -4,6 +4,7 @@
 use crate::state::Doc;
 use crate::ui::copy::CopyButton;
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::{ExportKind, export};
 
 /// Element ids are the e2e tests' handles; the texts are the core's exports.
@@ -29,7 +30,7 @@ pub fn ExportPanel(doc: Doc) -> impl IntoView {
 /// "Copied" while the text shown is the text copied.
 #[component]
 fn Export(doc: Doc, id: &'static str, kind: ExportKind) -> impl IntoView {
-    let text = Memo::new(move |_| {
+    let text = memo(move || {
         doc.outcome.with(|o| match o.as_ref() {
             Ok(r) => export::export(kind, &r.plan, r),
             // An unreadable plan still exports as the document being edited.

@@ -6,6 +6,7 @@ use crate::state::Outcome;
 use crate::ui::chart::element_width;
 use crate::{browser, grid};
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use meshplan_core::Report;
 use meshplan_core::layout::{GroupKind, Layout};
 
@@ -159,7 +160,7 @@ fn GridCanvas(
     let wrap = NodeRef::<leptos::html::Div>::new();
     let width = element_width(wrap);
     let scale = browser::device_pixel_ratio().round().clamp(1.0, 2.0) as u32;
-    let geom = Memo::new(move |_| {
+    let geom = memo(move || {
         let w = width.get();
         if w == 0 {
             return None;
@@ -173,7 +174,7 @@ fn GridCanvas(
     });
     // What the picture depends on: the mesh sizes, the order and the NVLink domain fix every rank group, so
     // edits elsewhere (batch, recompute, model fields) do not redraw the grid.
-    let mesh_key = Memo::new(move |_| {
+    let mesh_key = memo(move || {
         outcome.with(|o| {
             o.as_ref().ok().map(|r| {
                 let par = &r.plan.parallelism;
@@ -183,7 +184,7 @@ fn GridCanvas(
         })
     });
     // Draw: one putImageData of the whole grid, then labels when cells are large.
-    Effect::new(move |_| {
+    effect(move || {
         let Some(el) = canvas.get() else { return };
         let Some(g) = geom.get() else { return };
         let (k, focus, dark) = (kind.get(), hover.get(), dark.get());
@@ -301,7 +302,7 @@ fn legend_entries(l: &Layout, k: GroupKind) -> (Vec<(u32, String)>, String) {
 #[component]
 fn GridLegend(outcome: Memo<Outcome>, kind: Signal<GroupKind>) -> impl IntoView {
     // A memo: the legend changes with the mesh or the kind, not with most edits.
-    let entries = Memo::new(move |_| {
+    let entries = memo(move || {
         let k = kind.get();
         outcome.with(|o| o.as_ref().ok().and_then(|r| r.layout.as_ref()).map(|l| legend_entries(l, k)).unwrap_or_default())
     });

@@ -5,7 +5,9 @@ use crate::browser;
 use crate::format::{count, gib, percent, seconds};
 use crate::state::{Baseline, Doc, editor, share};
 use crate::ui::copy::CopyButton;
+use crate::ui::slot;
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::{InputError, Severity};
 
 /// The share link of the plan being edited, and of the pinned baseline if any (always the full planner's: no
@@ -53,7 +55,7 @@ fn summary(doc: Doc) -> Option<Summary> {
 /// link to the first), fits, peak memory, step time and MFU.
 #[component]
 fn SummaryBar(doc: Doc) -> impl IntoView {
-    let figures = Memo::new(move |_| summary(doc));
+    let figures = memo(move || summary(doc));
     let go_to_first_error = move |ev: leptos::ev::MouseEvent| {
         ev.prevent_default();
         if let Some(el) = browser::first_error() {
@@ -86,11 +88,12 @@ fn embed_snippet(doc: Doc) -> (String, String) {
     (url, snippet)
 }
 
-/// "Embed": the iframe snippet for a docs page, with a copy button and a live preview of what it shows.
+/// "Embed": the iframe snippet for a docs page, with a copy button and a live preview of what it shows. Mounted by the
+/// tools module into the header's slot (a first render shows the plan, not the snippet).
 #[component]
-fn EmbedAction(doc: Doc) -> impl IntoView {
+pub fn EmbedAction(doc: Doc) -> impl IntoView {
     let open = RwSignal::new(false);
-    let snippet = Memo::new(move |_| {
+    let snippet = memo(move || {
         doc.plan.track();
         open.get().then(|| embed_snippet(doc))
     });
@@ -156,7 +159,7 @@ pub fn Header(doc: Doc, embed: bool, theme: RwSignal<String>) -> impl IntoView {
                                 {move || if b.pinned() { "Compare with… (re-pin)" } else { "Compare with…" }}
                             </button>
                         })}
-                        <EmbedAction doc />
+                        <div id=slot::EMBED class="tools-slot"></div>
                         <button id="reset" on:click=move |_| editor.reset()>"Reset"</button>
                         <label class="inline" for="theme">"Theme"</label>
                         <select id="theme" on:change=move |ev| theme.set(event_target_value(&ev)) prop:value=move || theme.get()>

@@ -6,6 +6,7 @@
 use crate::state::{Doc, editor};
 use crate::panels::diagnostics::InputErrorList;
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::InputError;
 use meshplan_core::imports::{Format, ImportOptions, Imported, import};
 
@@ -29,7 +30,7 @@ pub fn ImportBox(doc: Doc) -> impl IntoView {
     let outcome = RwSignal::new(None::<Outcome>);
     // The plan the import wrote: once the plan moves on, the message says it describes an earlier plan.
     let imported = RwSignal::new(None::<serde_json::Value>);
-    let stale = Memo::new(move |_| imported.with(|i| i.as_ref().is_some_and(|i| doc.plan.with(|p| p != i))));
+    let stale = memo(move || imported.with(|i| i.as_ref().is_some_and(|i| doc.plan.with(|p| p != i))));
     // Reset clears the box and its message.
     Effect::new(move |prev: Option<()>| {
         editor.resets();

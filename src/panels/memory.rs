@@ -9,6 +9,7 @@ use crate::strip::{self, Strip};
 use crate::ui::chart::{Chart, swatch_box, swatch_line};
 use crate::{browser, charts};
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use meshplan_core::memory::{Location, MemoryReport, TermKey};
 use serde_json::Value;
 
@@ -23,7 +24,7 @@ const SWEEPS: [(&str, &str, &[u64]); 4] = [
 pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     let outcome = doc.outcome;
     // Each chart's inputs as a memo: an edit that leaves them equal does not redraw the chart.
-    let stages = Memo::new(move |_| {
+    let stages = memo(move || {
         outcome.with(|o| {
             let m = &o.as_ref().ok()?.memory;
             // The vision encoder's and the DSA indexer's terms drawn apart from the figures that hold them.
@@ -43,7 +44,7 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     // The legend names the vision encoder's and the DSA indexer's terms only for a plan that has them; the stage's five
     // figures are always named.
     let optional = |i: usize| !charts::FIGURES.contains(&charts::TERMS[i]);
-    let shown = Memo::new(move |_| {
+    let shown = memo(move || {
         stages.with(|st| {
             let mut on = [false; charts::TERMS.len()];
             for (i, o) in on.iter_mut().enumerate() {
@@ -54,7 +55,7 @@ pub fn MemoryPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     });
     let bars = move |w| stages.with(|st| st.as_ref().map(|(st, cap)| charts::stage_bars(st, *cap, dark.get(), (w, 300))).unwrap_or_default());
     // A memo, so that an edit that leaves the figures alone does not rewrite the line.
-    let summary_text = Memo::new(move |_| outcome.with(|o| o.as_ref().map(|r| summary(&r.memory)).unwrap_or_default()));
+    let summary_text = memo(move || outcome.with(|o| o.as_ref().map(|r| summary(&r.memory)).unwrap_or_default()));
     view! {
         <section class="panel" id="memory" aria-labelledby="memory-h">
             <h2 id="memory-h">"Memory per GPU, by pipeline stage"</h2>
@@ -140,7 +141,7 @@ pub fn summary(m: &MemoryReport) -> String {
 /// model has. A memo over the report's runs and placement: an edit that moves no layer does not redraw it.
 #[component]
 fn LayerStrip(outcome: Memo<Outcome>, dark: Memo<bool>) -> impl IntoView {
-    let figures = Memo::new(move |_| {
+    let figures = memo(move || {
         outcome.with(|o| {
             o.as_ref()
                 .map(|r| Strip {
@@ -151,7 +152,7 @@ fn LayerStrip(outcome: Memo<Outcome>, dark: Memo<bool>) -> impl IntoView {
                 .unwrap_or_default()
         })
     });
-    let symbols = Memo::new(move |_| figures.with(Strip::symbols));
+    let symbols = memo(move || figures.with(Strip::symbols));
     let draw = move |w| figures.with(|s| strip::layer_strip(s, dark.get(), w));
     let ink = move || if dark.get() { "#e8e8e8" } else { "#222222" };
     view! {
@@ -174,12 +175,12 @@ fn LayerStrip(outcome: Memo<Outcome>, dark: Memo<bool>) -> impl IntoView {
 #[component]
 fn Terms(outcome: Memo<Outcome>) -> impl IntoView {
     let picked = RwSignal::new(None::<usize>);
-    let stages = Memo::new(move |_| outcome.with(|o| o.as_ref().map(|r| r.memory.stages.len()).unwrap_or(0)));
-    let peak_stage = Memo::new(move |_| {
+    let stages = memo(move || outcome.with(|o| o.as_ref().map(|r| r.memory.stages.len()).unwrap_or(0)));
+    let peak_stage = memo(move || {
         outcome.with(|o| o.as_ref().ok().and_then(|r| r.memory.stages.iter().enumerate().max_by_key(|(_, s)| s.total_bytes).map(|(i, _)| i)).unwrap_or(0))
     });
-    let shown = Memo::new(move |_| picked.get().filter(|&i| i < stages.get()).unwrap_or_else(|| peak_stage.get()));
-    let rows = Memo::new(move |_| {
+    let shown = memo(move || picked.get().filter(|&i| i < stages.get()).unwrap_or_else(|| peak_stage.get()));
+    let rows = memo(move || {
         let i = shown.get();
         outcome.with(|o| o.as_ref().ok().and_then(|r| r.memory.stages.get(i)).map(|s| s.terms.clone()).unwrap_or_default())
     });
@@ -243,7 +244,7 @@ fn sweep_points(plan: &Value, path: &str, values: &[u64], current: Option<(u64, 
 /// tools module into the Memory panel's slot.
 #[component]
 pub fn SweepPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
-    let capacity = Memo::new(move |_| doc.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0)));
+    let capacity = memo(move || doc.outcome.with(|o| o.as_ref().map(|r| r.memory.gpu_memory_bytes).unwrap_or(0)));
     let sweep_field = RwSignal::new(0usize);
     // The sweep re-plans the plan once per point but its own (4 re-plans of 16,384 GPUs take about 2 ms), so it
     // runs in a task after the edit's frame: the frame callback makes that order certain (Chromium
@@ -252,13 +253,13 @@ pub fn SweepPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     // that field alone (or one that leaves the plan equal) reuses them.
     let points = RwSignal::new(Vec::<charts::SweepPoint>::new());
     let generation = StoredValue::new(0u64);
-    let key = Memo::new(move |_| {
+    let key = memo(move || {
         let field = sweep_field.get().min(SWEEPS.len() - 1);
         let mut rest = doc.plan.get();
         plan_doc::set(&mut rest, SWEEPS[field].0, Value::Null);
         (field, rest)
     });
-    Effect::new(move |_| {
+    effect(move || {
         // Read, not `track()`: a memo no one has read has no sources yet, so tracking it alone never fires again.
         key.with(|_| ());
         let (path, _, values) = SWEEPS[sweep_field.get_untracked().min(SWEEPS.len() - 1)];

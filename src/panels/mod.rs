@@ -30,7 +30,7 @@ pub use derived::DerivedPanel;
 pub use diagnostics::DiagnosticsPanel;
 pub use exports::ExportPanel;
 pub use grid::GridPanel;
-pub use header::{Header, InputErrorPanel, Notice};
+pub use header::{EmbedAction, Header, InputErrorPanel, Notice};
 pub use import::ImportBox;
 pub use memory::{MemoryDetails, MemoryPanel, SweepPanel};
 pub use model::{HfConfigBox, ModelPanel, RecipePicker};

@@ -7,6 +7,7 @@ use crate::state::plan_doc::{self, display_value, get};
 use crate::state::{Doc, catalog, editor};
 use crate::ui::controls::TextField;
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use meshplan_core::{presets, recipes};
 use serde_json::{Value, json};
 
@@ -130,15 +131,15 @@ fn picker_key(ev: &web_sys::KeyboardEvent, picker: &Picker) {
 #[component]
 pub fn ModelPanel(doc: Doc) -> impl IntoView {
     let editor = editor();
-    let mode = Memo::new(move |_| doc.plan.with(mode_of));
+    let mode = memo(move || doc.plan.with(mode_of));
     let query = RwSignal::new(String::new());
     // Reset clears the filter too.
-    Effect::new(move |_| {
+    effect(move || {
         editor.resets();
         query.set(String::new());
     });
-    let current_key = Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, "model_key"))));
-    let matches = Memo::new(move |_| matching_presets(&query.get()));
+    let current_key = memo(move || doc.resolved.with(|v| display_value(get(v, "model_key"))));
+    let matches = memo(move || matching_presets(&query.get()));
     let picker = Picker { matches, current: Signal::derive(move || (mode.get() == Mode::Preset).then(|| current_key.get())) };
     // Opening the fields turns a preset key into `{"preset": key}`; back to the plain preset drops the overrides.
     let set_mode = move |m: Mode| match m {
@@ -240,18 +241,18 @@ mod tests {
 #[component]
 pub fn RecipePicker(doc: Doc) -> impl IntoView {
     let editor = editor();
-    let current = Memo::new(move |_| doc.plan.with(|p| p.get("recipe").and_then(Value::as_str).map(str::to_string).unwrap_or_default()));
-    let model_key = Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, "model_key"))));
-    let offered = Memo::new(move |_| {
+    let current = memo(move || doc.plan.with(|p| p.get("recipe").and_then(Value::as_str).map(str::to_string).unwrap_or_default()));
+    let model_key = memo(move || doc.resolved.with(|v| display_value(get(v, "model_key"))));
+    let offered = memo(move || {
         doc.recipes.with(|_| ());
         let (m, cur) = (model_key.get(), current.get());
         recipes::all().iter().filter(|r| r.model == m || r.name == cur).map(|r| (r.name.clone(), r.description.clone())).collect::<Vec<_>>()
     });
-    let note = Memo::new(move |_| recipes::find(&current.get()).map(|r| format!("{} — Megatron Bridge {}", r.description, r.source)));
+    let note = memo(move || recipes::find(&current.get()).map(|r| format!("{} — Megatron Bridge {}", r.description, r.source)));
     // What the last choice replaced of the plan as typed, and the plan before it (one-click undo); gone once the plan
     // is edited past it.
     let undo = RwSignal::new(None::<(Value, Vec<String>)>);
-    let sets = Memo::new(move |_| {
+    let sets = memo(move || {
         recipes::find(&current.get()).map(|r| {
             let keys: Vec<String> = r.parallelism.iter().chain(r.training.iter()).map(|(k, v)| format!("{k} = {v}")).collect();
             keys.join(", ")

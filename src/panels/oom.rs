@@ -9,6 +9,7 @@ use crate::panels::compare::signed_seconds;
 use crate::state::{Doc, editor, plan_doc};
 use crate::panels::diagnostics::InputErrorList;
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::InputError;
 use meshplan_core::oom::{Cause, Explanation, Fix, explain_all};
 use serde_json::Value;
@@ -60,7 +61,7 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
     // What was submitted; the explanation is recomputed from it and the current plan, so it follows every change.
     let submitted = RwSignal::new(None::<(String, Option<u64>)>);
     let run = move |_| submitted.set(Some((text.get_untracked(), rank.get_untracked().trim().parse::<u64>().ok())));
-    let result = Memo::new(move |_| {
+    let result = memo(move || {
         submitted.with(|s| {
             s.as_ref().map(|(message, r)| {
                 doc.outcome.with(|o| match o {

@@ -7,6 +7,7 @@ use crate::state::plan_doc::{layout_value, typed_value};
 use crate::state::{Doc, editor};
 use crate::ui::controls::{CheckField, TextField, field_id, field_text};
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::Severity;
 use meshplan_core::parallelism::{Kind, PARALLELISM};
 
@@ -64,14 +65,14 @@ fn LayoutField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
     // The layout in force when the box is empty: a recipe's, else Megatron's even split.
     let in_force = move || resolved.with(|r| if r.is_empty() { "none: Megatron's even split (e.g. Et*3|(tt|)*29,m|L)".to_string() } else { r.clone() });
     let from_recipe = move || value.with(String::is_empty) && resolved.with(|r| !r.is_empty());
-    let diagnostics = Memo::new(move |_| {
+    let diagnostics = memo(move || {
         doc.outcome.with(|o| {
             o.as_ref()
                 .map(|r| r.diagnostics.iter().filter(|d| about_layout(d.code.as_str())).map(|d| (d.severity, d.code.to_string(), d.message.clone())).collect())
                 .unwrap_or_default()
         })
     });
-    let flagged = Memo::new(move |_| diagnostics.with(|ds: &Vec<(Severity, String, String)>| ds.iter().any(|d| d.0 == Severity::Error)));
+    let flagged = memo(move || diagnostics.with(|ds: &Vec<(Severity, String, String)>| ds.iter().any(|d| d.0 == Severity::Error)));
     view! {
         <div class="field wide" class:flagged=move || flagged.get()>
             <label for=id.clone() title=info.tooltip()>{info.label}" "<code>{info.megatron()}</code></label>

@@ -13,6 +13,7 @@ use crate::format::{gib, percent, seconds};
 use crate::state::{Comparison, Doc};
 use crate::ui::chart::{element_width, swatch_box};
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use meshplan_core::schedule::{Schedule, drawn};
 
 /// Okabe–Ito (colour-blind safe): forward blue, backward vermilion; chunks past the first lighter.
@@ -199,7 +200,7 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
     // stale one (typing went on) is dropped.
     let ours = RwSignal::new(None::<Result<Schedule, String>>);
     let generation = StoredValue::new(0u64);
-    Effect::new(move |_| {
+    effect(move || {
         if !open.get() {
             return;
         }
@@ -219,30 +220,30 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
         request_animation_frame(move || set_timeout(lay_out, std::time::Duration::ZERO));
     });
     // The baseline's: once per pin (its report is a memo over the pinned plan alone).
-    let theirs = Memo::new(move |_| {
+    let theirs = memo(move || {
         (open.get() && baseline.pinned())
             .then(|| baseline.outcome.with(|o| o.as_ref().and_then(|o| o.as_ref().ok()).and_then(|r| drawn(r, MAX_DRAWN_OPS).ok())))
             .flatten()
     });
     let node = NodeRef::<leptos::html::Div>::new();
     let width = element_width(node);
-    let ours_drawing = Memo::new(move |_| match width.get() {
+    let ours_drawing = memo(move || match width.get() {
         0 => None,
         w => ours.with(|s| s.as_ref().and_then(|s| s.as_ref().ok()).map(|s| drawing(s, w))),
     });
-    let theirs_drawing = Memo::new(move |_| match width.get() {
+    let theirs_drawing = memo(move || match width.get() {
         0 => None,
         w => theirs.with(|s| s.as_ref().map(|s| drawing(s, w))),
     });
     // The shared time axis: the longer makespan, or none (0: each on its own axis) when either is drawn with a break.
-    let span = Memo::new(move |_| {
+    let span = memo(move || {
         let a = ours_drawing.with(|d| d.as_ref().map_or(Some(0.0), |d| d.linear.then_some(d.makespan_s)));
         let b = theirs_drawing.with(|d| d.as_ref().map_or(Some(0.0), |d| d.linear.then_some(d.makespan_s)));
         a.zip(b).map_or(0.0, |(a, b)| a.max(b))
     });
     let has_break = move || ours.with(|s| matches!(s, Some(Ok(s)) if s.cut.is_some()));
-    let ours_summary = Memo::new(move |_| ours.with(|s| s.as_ref().map(|s| match s { Ok(s) => summary(s), Err(e) => format!("no schedule: {e}") })));
-    let theirs_summary = Memo::new(move |_| theirs.with(|s| s.as_ref().map(summary)));
+    let ours_summary = memo(move || ours.with(|s| s.as_ref().map(|s| match s { Ok(s) => summary(s), Err(e) => format!("no schedule: {e}") })));
+    let theirs_summary = memo(move || theirs.with(|s| s.as_ref().map(summary)));
     view! {
         <section class="panel" id="schedule-panel" aria-labelledby="schedule-h">
             <h2 id="schedule-h">"Pipeline schedule"</h2>

@@ -8,6 +8,7 @@ use crate::state::{Doc, editor, plan_doc};
 use crate::ui::chart::{Chart, swatch_box, swatch_diamond, swatch_line};
 use crate::{advisor, browser, charts};
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::size::{SizePoint, SizeResult};
 use meshplan_core::{Code, InputError};
 use serde_json::{Map, Value};
@@ -110,11 +111,11 @@ pub fn SizingPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                     Ok(result) => Sizing::Done { result: Arc::new(result), ms },
                     Err(_) => Sizing::Failed(advisor::search_error(&json)),
                 },
-                Err(why) => Sizing::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
+                Err(why) => Sizing::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-tools*.js and .wasm beside index.html")),
             });
         });
     };
-    let result = Memo::new(move |_| state.with(|s| if let Sizing::Done { result, .. } = s { Some(result.clone()) } else { None }));
+    let result = memo(move || state.with(|s| if let Sizing::Done { result, .. } = s { Some(result.clone()) } else { None }));
     let ms = move || state.with(|s| if let Sizing::Done { ms, .. } = s { format!("{ms:.1}") } else { String::new() });
     view! {
         <h3 class="chart-title" id="sizing-h">"Size the cluster"</h3>

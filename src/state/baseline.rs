@@ -4,6 +4,7 @@
 
 use super::{Doc, Outcome};
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::diff::{Diff, diff};
 use serde_json::Value;
 
@@ -45,8 +46,8 @@ pub struct Comparison {
 impl Comparison {
     pub fn new(baseline: Baseline, doc: Doc) -> Comparison {
         let plan = baseline.plan;
-        let outcome = Memo::new(move |_| plan.with(|b| b.as_ref().map(meshplan_core::plan_value)));
-        let diff = Memo::new(move |_| {
+        let outcome = memo(move || plan.with(|b| b.as_ref().map(meshplan_core::plan_value)));
+        let diff = memo(move || {
             outcome.with(|a| match a {
                 Some(Ok(a)) => doc.outcome.with(|b| b.as_ref().ok().map(|b| diff(a, b))),
                 _ => None,

@@ -14,6 +14,7 @@
 
 use crate::browser;
 use leptos::prelude::*;
+use crate::state::signal::effect;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::JsCast;
@@ -171,7 +172,7 @@ pub fn serve_tools(editor: super::Editor, base: RwSignal<Option<Value>>, dark: M
         resets: resets.get_untracked(),
     };
     let send_rev = move || send_text(STATE, &format!("{{\"rev\":{}}}", rev.get_value()));
-    Effect::new(move |_| {
+    effect(move || {
         plan.track();
         base.track();
         dark.track();

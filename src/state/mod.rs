@@ -15,6 +15,7 @@ pub mod sync;
 
 pub use baseline::{Baseline, Comparison};
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use meshplan_core::presets::{self, Catalog};
 use meshplan_core::{Code, InputError, Report};
 use serde_json::Value;
@@ -40,7 +41,7 @@ impl Doc {
     /// The report and the resolved plan as memos over `plan`.
     pub fn new(plan: ReadSignal<Value>) -> Doc {
         let recipes = RwSignal::new(recipes::Load::initial());
-        let outcome = Memo::new(move |_| {
+        let outcome = memo(move || {
             let failed = recipes.with(|r| if let recipes::Load::Failed(why) = r { Some(why.clone()) } else { None });
             plan.with(|p| match failed.filter(|_| recipes::names_recipe(p)) {
                 Some(why) => Err(InputError::new(
@@ -52,12 +53,12 @@ impl Doc {
             })
         });
         // A plan that names a recipe fetches them (once; again after a failure).
-        Effect::new(move |_| {
+        effect(move || {
             if plan.with(recipes::names_recipe) {
                 recipes::load(recipes);
             }
         });
-        let resolved = Memo::new(move |_| {
+        let resolved = memo(move || {
             outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
         });
         Doc { plan, outcome, resolved, recipes }

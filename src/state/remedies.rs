@@ -11,6 +11,7 @@
 use super::Doc;
 use super::bridge;
 use leptos::prelude::*;
+use crate::state::signal::effect;
 use meshplan_core::diag::FieldValue;
 use meshplan_core::remedy::{self, Remedy};
 use meshplan_core::{Code, Diagnostic};
@@ -25,7 +26,7 @@ fn offers(ds: &[Diagnostic]) -> bool {
 
 /// The tools' half: after every change of the mirror's report that offers a fix, ranks the fixes and sends them.
 pub fn rank_for_page(doc: Doc) {
-    Effect::new(move |_| {
+    effect(move || {
         let message = doc.outcome.with(|o| {
             let r = o.as_ref().ok().filter(|r| offers(&r.diagnostics))?;
             doc.plan.with_untracked(|p| serde_json::json!({ "plan": p, "remedies": remedy::ranked(p, r) }).to_string().into())
@@ -40,7 +41,7 @@ pub fn rank_for_page(doc: Doc) {
 /// the tools module has ranked this plan's).
 pub fn ranked(doc: Doc, items: Memo<Vec<Diagnostic>>) -> ReadSignal<Vec<Remedy>> {
     let (remedies, set_remedies) = signal(Vec::<Remedy>::new());
-    Effect::new(move |_| {
+    effect(move || {
         if !items.with(|ds| offers(ds)) && remedies.with_untracked(|r| !r.is_empty()) {
             set_remedies.set(Vec::new());
         }

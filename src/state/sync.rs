@@ -6,6 +6,7 @@ use super::plan_doc::default_plan;
 use super::share::{self, Rejected};
 use crate::browser;
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 use serde_json::Value;
 
 const STORAGE_KEY: &str = "meshplan.plan";
@@ -59,7 +60,7 @@ pub fn keep_in_url(plan: RwSignal<Value>, base: RwSignal<Option<Value>>, embed: 
         first.set_value(false);
         browser::save(STORAGE_KEY, &text);
     };
-    Effect::new(move |_| {
+    effect(move || {
         plan.track();
         base.track();
         let mine = ticket.get_value() + 1;
@@ -114,12 +115,12 @@ pub fn theme() -> (RwSignal<String>, Memo<bool>) {
     let theme = RwSignal::new(browser::load(THEME_KEY).unwrap_or_else(|| "system".into()));
     let system_dark = RwSignal::new(browser::prefers_dark());
     browser::on_prefers_dark_change(move |d| system_dark.set(d));
-    let dark = Memo::new(move |_| match theme.get().as_str() {
+    let dark = memo(move || match theme.get().as_str() {
         "dark" => true,
         "light" => false,
         _ => system_dark.get(),
     });
-    Effect::new(move |_| {
+    effect(move || {
         let t = theme.get();
         browser::save(THEME_KEY, &t);
         browser::set_theme_attr(&t);

@@ -2,6 +2,7 @@
 //! again after a resize, and the chart itself as an SVG memo; plus the legend swatches.
 
 use leptos::prelude::*;
+use crate::state::signal::{effect, memo};
 
 /// The width of an element in CSS pixels, 0 until it is mounted: measured once mounted, and again when
 /// the window has stopped resizing for 100 ms (a drag redraws once, not on every event).
@@ -14,7 +15,7 @@ pub fn element_width(node: NodeRef<leptos::html::Div>) -> ReadSignal<u32> {
             width.try_set(w);
         }
     };
-    Effect::new(move |_| {
+    effect(move || {
         if node.get().is_some() {
             measure();
         }
@@ -41,7 +42,7 @@ pub fn element_width(node: NodeRef<leptos::html::Div>) -> ReadSignal<u32> {
 pub fn Chart(id: &'static str, label: &'static str, draw: impl Fn(u32) -> String + Send + Sync + 'static) -> impl IntoView {
     let node = NodeRef::<leptos::html::Div>::new();
     let width = element_width(node);
-    let svg = Memo::new(move |_| match width.get() {
+    let svg = memo(move || match width.get() {
         0 => String::new(),
         w => draw(w),
     });

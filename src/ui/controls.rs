@@ -5,12 +5,13 @@ use crate::fields::FieldInfo;
 use crate::state::plan_doc::{display_value, get, typed_value};
 use crate::state::{Doc, editor};
 use leptos::prelude::*;
+use crate::state::signal::memo;
 use meshplan_core::Severity;
 use serde_json::Value;
 
 /// Whether an error diagnostic's one-click fix names the field: the field is flagged.
 fn is_flagged(doc: Doc, path: &'static str) -> Memo<bool> {
-    Memo::new(move |_| {
+    memo(move || {
         doc.outcome.with(|o| {
             o.as_ref().is_ok_and(|r| {
                 r.diagnostics.iter().any(|d| d.severity == Severity::Error && (d.field.as_deref() == Some(path) || d.apply.iter().any(|a| a.path == path)))
@@ -21,7 +22,7 @@ fn is_flagged(doc: Doc, path: &'static str) -> Memo<bool> {
 
 /// The message of the diagnostic about this field's own value (a wrong type, out of range), shown under it.
 fn own_error(doc: Doc, path: &'static str) -> Memo<Option<String>> {
-    Memo::new(move |_| {
+    memo(move || {
         doc.outcome.with(|o| o.as_ref().ok().and_then(|r| r.diagnostics.iter().find(|d| d.field.as_deref() == Some(path)).map(|d| d.message.clone())))
     })
 }
@@ -35,7 +36,7 @@ pub fn field_id(path: &str) -> String {
 /// empty. Memos, so that an edit elsewhere in the plan leaves the box alone (a property set by a closure
 /// is written on every run, equal or not).
 pub fn field_text(doc: Doc, path: &'static str) -> (Memo<String>, Memo<String>) {
-    (Memo::new(move |_| doc.plan.with(|p| display_value(get(p, path)))), Memo::new(move |_| doc.resolved.with(|v| display_value(get(v, path)))))
+    (memo(move || doc.plan.with(|p| display_value(get(p, path)))), memo(move || doc.resolved.with(|v| display_value(get(v, path)))))
 }
 
 /// A labelled text box for one plan field.
@@ -75,7 +76,7 @@ pub fn CheckField(doc: Doc, info: &'static FieldInfo) -> impl IntoView {
     let editor = editor();
     let path = info.path;
     let id = field_id(path);
-    let checked = Memo::new(move |_| {
+    let checked = memo(move || {
         doc.plan.with(|p| get(p, path).and_then(Value::as_bool)).or_else(|| doc.resolved.with(|v| get(v, path).and_then(Value::as_bool))).unwrap_or(false)
     });
     let (name_id, megatron_id) = (format!("{id}-label"), format!("{id}-megatron"));
@@ -95,7 +96,7 @@ pub fn SelectField(doc: Doc, info: &'static FieldInfo, options: Vec<(String, Str
     let editor = editor();
     let path = info.path;
     let id = field_id(path);
-    let current = Memo::new(move |_| {
+    let current = memo(move || {
         doc.plan.with(|p| get(p, path).map(|v| display_value(Some(v)))).unwrap_or_else(|| doc.resolved.with(|v| display_value(get(v, path))))
     });
     let (name_id, megatron_id) = (format!("{id}-label"), format!("{id}-megatron"));

@@ -19,3 +19,5 @@ pub const MEMORY_DETAILS: &str = "tools-memory-details";
 pub const SWEEP: &str = "tools-sweep";
 /// In the results column, below the derived sizes: the assumed settings and the tuned / Megatron-Core switch.
 pub const ASSUMED: &str = "tools-assumed";
+/// In the header's actions, after "Compare with…": the "Embed" action (the iframe snippet and its preview).
+pub const EMBED: &str = "tools-embed";

@@ -20,7 +20,7 @@ const terms = (page) => page.evaluate(() => Object.fromEntries(
   [...document.querySelectorAll("#memory-terms tbody tr")].map((tr) => [tr.dataset.key, { bytes: Number(tr.dataset.bytes), where: tr.dataset.location }])));
 /** The same stage's terms as the JS API (the core's plan function) reports them for `plan`. */
 const apiTerms = (page, plan, stage) => page.evaluate(async ([plan, stage]) => {
-  const { plan: run } = await import("./meshplan-web.js");
+  const { plan: run } = await import("./meshplan-tools.js");
   const r = JSON.parse(run(JSON.stringify(plan)));
   return Object.fromEntries(r.memory.stages[stage].terms.map((t) => [t.key, { bytes: t.bytes, where: t.location }]));
 }, [plan, stage]);

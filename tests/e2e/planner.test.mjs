@@ -166,7 +166,7 @@ test("the grid is keyboard usable and every control is labelled", async () => {
 test("the JS API plans JSON in and out", async () => {
   const { page, context, problems } = await openApp(browser, server.url);
   const report = await page.evaluate(async () => {
-    const api = await import("./meshplan-web.js");
+    const api = await import("./meshplan-tools.js");
     return JSON.parse(api.plan(JSON.stringify({
       model: "llama-3.1-8b",
       cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
@@ -176,9 +176,37 @@ test("the JS API plans JSON in and out", async () => {
   assert.equal(report.derived.world_size, 8);
   assert.equal(report.derived.data_parallel_size, 4);
   assert.equal(report.layout.groups.tp.length, 4);
-  const error = await page.evaluate(async () => JSON.parse((await import("./meshplan-web.js")).plan("{oops")));
+  const error = await page.evaluate(async () => JSON.parse((await import("./meshplan-tools.js")).plan("{oops")));
   assert.equal(error.error.code, "invalid-json");
+  // The page's own module exports none of it: its first render does not carry the report's JSON.
+  assert.equal(await page.evaluate(async () => typeof (await import("./meshplan-web.js")).plan), "undefined");
   assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("a docs page importing meshplan-tools.js gets the JS API alone: no panels, no requests but the module's", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const requests = [];
+  page.on("request", (r) => requests.push(new URL(r.url()).pathname.split("/").pop()));
+  // A document of the same origin without <body data-meshplan-app>: the stylesheet, as a docs page would be.
+  await page.goto(`${server.url}main.css`);
+  const out = await page.evaluate(async () => {
+    const api = await import("./meshplan-tools.js");
+    await api.default();
+    const report = JSON.parse(api.plan(JSON.stringify({ model: "llama-3.1-8b", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 2 } })));
+    const catalogue = JSON.parse(api.presets());
+    const h100 = catalogue.gpus.find((g) => g.key === "h100-sxm-80gb");
+    return { world: report.derived.world_size, models: catalogue.models.length, search: typeof api.search,
+             sourced: Object.keys(h100.sources ?? {}).length > 0 && catalogue.models.every((m) => m.source), mounted: document.querySelector("#app, .panel") !== null };
+  });
+  assert.equal(out.world, 16);
+  assert.ok(out.models > 10, `${out.models} presets`);
+  // `presets` keeps every source (the page's own module is built without them: meshplan-core's `catalogue-sources`).
+  assert.ok(out.sourced, "each GPU's sources and each preset's source");
+  assert.equal(out.search, "function", "the search half of the JS API is there too");
+  assert.equal(out.mounted, false, "no panel mounted");
+  assert.deepEqual(requests.filter((r) => r !== "main.css").sort(), ["meshplan-tools.js", "meshplan-tools_bg.wasm"]);
   await context.close();
 });
 

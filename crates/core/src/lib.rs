@@ -31,6 +31,7 @@ pub mod schedule;
 pub mod rules;
 pub mod search;
 pub mod size;
+pub mod sort;
 pub mod settings;
 pub mod share;
 pub mod tuned;

@@ -213,7 +213,8 @@ impl ModelPreset {
             name: string(o, "name")?,
             family: string(o, "family")?,
             hf_id: string(o, "hf_id")?,
-            source: string(o, "source")?,
+            // Required, except in a build without `catalogue-sources` (the page's), whose copy has none (build.rs).
+            source: if cfg!(feature = "catalogue-sources") { string(o, "source")? } else { string(o, "source").unwrap_or_default() },
             config: o.get("config")?.clone(),
         })
     }

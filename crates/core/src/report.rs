@@ -56,13 +56,14 @@ fn published(p: &Plan, perf: Option<&Performance>) -> Option<PublishedThroughput
     let r = crate::recipes::find(p.recipe.as_deref()?)?;
     let measured = r.published.first()?;
     let plan = serde_json::to_value(p).ok()?;
-    let same = |section: &str, m: &serde_json::Map<String, Value>| m.iter().all(|(k, v)| plan[section].get(k).is_none_or(|x| x == v || x.as_f64() == v.as_f64() && v.is_number()));
-    let sizes: serde_json::Map<String, Value> = ["global_batch_size", "micro_batch_size", "precision", "fp8_recipe", "seq_length"]
-        .iter()
-        .filter_map(|k| Some((k.to_string(), r.training.get(*k)?.clone())))
-        .collect();
-    let mesh: serde_json::Map<String, Value> = r.parallelism.iter().filter(|(k, _)| k.ends_with("_parallel_size")).map(|(k, v)| (k.clone(), v.clone())).collect();
-    let runs_it = r.gpu.as_deref() == Some(p.gpu.key.as_str()) && r.gpus == Some(p.world_size()) && same("parallelism", &mesh) && same("training", &sizes);
+    // Each (key, value) the recipe sets, compared in place: collected into a map, each of the two lists compiled a
+    // sort of its own into the page's wasm (a JSON map is a BTreeMap).
+    fn same<'a>(plan: &Value, section: &str, mut set: impl Iterator<Item = (&'a str, &'a Value)>) -> bool {
+        set.all(|(k, v)| plan[section].get(k).is_none_or(|x| x == v || x.as_f64() == v.as_f64() && v.is_number()))
+    }
+    let sizes = ["global_batch_size", "micro_batch_size", "precision", "fp8_recipe", "seq_length"].into_iter().filter_map(|k| Some((k, r.training.get(k)?)));
+    let mesh = r.parallelism.iter().filter(|(k, _)| k.ends_with("_parallel_size")).map(|(k, v)| (k.as_str(), v));
+    let runs_it = r.gpu.as_deref() == Some(p.gpu.key.as_str()) && r.gpus == Some(p.world_size()) && same(&plan, "parallelism", mesh) && same(&plan, "training", sizes);
     let perf = perf.filter(|_| runs_it)?;
     let predicted = perf.model_tflops_per_gpu;
     Some(PublishedThroughput {
@@ -110,7 +111,7 @@ pub fn plan_value(value: &Value) -> Result<Report, InputError> {
 fn with_assumed_verdict(value: &Value, excluded: &[String], mut report: Report) -> Report {
     if let Some(d) = verdict(value, excluded, &report) {
         report.diagnostics.push(d);
-        report.diagnostics.sort_by_key(|d| d.severity);
+        crate::sort::stable_by_key(&mut report.diagnostics, |d| d.severity);
     }
     report
 }
@@ -213,7 +214,7 @@ pub fn plan_resolved(p: &Plan, mut diags: Vec<Diagnostic>) -> Report {
     if let Some(perf) = &performance {
         rules::check_measured(p, &derived, perf, &mut diags);
     }
-    diags.sort_by_key(|d| d.severity);
+    crate::sort::stable_by_key(&mut diags, |d| d.severity);
     let valid = !diags.iter().any(|d| d.severity == Severity::Error);
     let published = published(p, performance.as_ref());
     Report { valid, diagnostics: diags, derived, memory, layout, performance, plan: p.clone(), assumptions: Vec::new(), published }
@@ -347,7 +348,10 @@ pub fn verdict(value: &Value, excluded: &[String], report: &Report) -> Option<Di
     if !m.fits {
         return None;
     }
-    let keys: Vec<String> = applicable.iter().map(|(k, _)| was(k)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    // Sorted and distinct, as a set would give them.
+    let mut keys: Vec<String> = applicable.iter().map(|(k, _)| was(k)).collect();
+    crate::sort::stable_by(&mut keys, |a, b| a.cmp(b));
+    keys.dedup();
     let to: Vec<String> = together.iter().map(|(k, x)| format!("{k} = {x}")).collect();
     let message = format!(
         "does not fit with {} (assumed: the plan does not state them); fits with {} together (−{:.1} GiB: peak {:.1} of {:.1} GiB)",

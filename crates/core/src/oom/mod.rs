@@ -305,7 +305,7 @@ fn terms_of(s: &StageMemory) -> Vec<Term> {
 fn over_budget(stage: Option<&StageMemory>, excess: u64) -> Vec<Term> {
     let Some(s) = stage else { return Vec::new() };
     let mut t: Vec<Term> = terms_of(s).into_iter().filter(|t| t.location == "device").collect();
-    t.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    crate::sort::stable_by(&mut t, |a, b| b.bytes.cmp(&a.bytes));
     let mut sum = 0u64;
     let n = t.iter().take_while(|x| {
         let before = sum;

@@ -154,7 +154,14 @@ impl AdviceTables {
             },
             moe_models: MoeTable {
                 source: string(moe, "source")?,
-                rows: moe.get("rows")?.as_object()?.iter().map(|(k, a)| Some((k.clone(), a.as_str()?.to_string()))).collect::<Option<_>>()?,
+                // Inserted one by one: collecting into a BTreeMap compiles a sort of its own (docs/web.md "What went").
+                rows: {
+                    let mut m = BTreeMap::new();
+                    for (k, a) in moe.get("rows")?.as_object()? {
+                        m.insert(k.clone(), a.as_str()?.to_string());
+                    }
+                    m
+                },
                 otherwise: string(moe, "otherwise")?,
             },
             sequence_length: SequenceTable {

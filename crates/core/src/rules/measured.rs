@@ -46,7 +46,7 @@ pub fn measured(p: &Plan, dv: &Derived, perf: &Performance, out: &mut Vec<Diagno
         let step = perf.step_time_s.max(f64::MIN_POSITIVE);
         let mut terms = perf.breakdown.terms();
         terms[0].1 = 0.0; // compute is what the run is for; the overheads explain a gap
-        terms.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        crate::sort::stable_by(&mut terms, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
         let named: Vec<String> =
             terms.iter().filter(|t| t.1 > 0.0).take(3).map(|(n, t)| format!("{n} {t:.3} s ({:.0}% of the step)", 100.0 * t / step)).collect();
         out.push(d(
