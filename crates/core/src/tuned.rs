@@ -41,8 +41,9 @@ pub const DEFAULTS_VALUES: [&str; 2] = ["tuned", "megatron-core"];
 pub const PLAIN: &str = "megatron-core";
 
 /// The settings rows a tuned default may fill: what Bridge's performance recipes set for speed and fit. Not the
-/// optimizer (what is trained), Megatron-FSDP (another parallel scheme) nor `moe_router_force_load_balancing` (a
-/// benchmark's forced routing balance, not a setting a real run would want assumed).
+/// optimizer (what is trained) nor `moe_router_force_load_balancing` (a benchmark's forced routing balance, not a
+/// setting a real run would want assumed); the optimizer state's precision and Megatron-FSDP are listed but never taken
+/// from a recipe (`NOT_FROM_RECIPE`).
 // The last eight (recompute and activation offloading) are `SAME_MODEL`: keep them last.
 pub const TUNED_KEYS: [&str; 27] = [
     "cuda_graph_impl",
