@@ -91,11 +91,9 @@ pub fn plan_value(value: &Value) -> Result<Report, InputError> {
         let report = Report { assumptions, ..plan_resolved(&p, diags) };
         let rejected = rejected_assumptions(&report);
         if rejected.is_empty() || excluded.len() >= crate::tuned::TUNED_KEYS.len() {
-            // Plain defaults (`"defaults": "megatron-core"`, or a named recipe) assume no recipe value, and name no
-            // assumption in a verdict; what the plan leaves out is still listed, at Megatron-Core's default.
-            if crate::tuned::plain(value) {
-                return Ok(report);
-            }
+            // Plain defaults (`"defaults": "megatron-core"`, or a named recipe) assume no recipe value; what the plan
+            // leaves out is still listed, at Megatron-Core's default, and a verdict that one of those defaults decides
+            // names it (issue 23: never a bare out-of-memory when one unstated setting flips it).
             return Ok(with_assumed_verdict(value, &excluded, report));
         }
         // A second rejection drops every recipe assumption, so the loop ends by the third reading.

@@ -325,3 +325,28 @@ fn a_recipe_value_the_stated_settings_make_moot_is_not_assumed() {
     // The recipe still speaks for what the stated settings leave in play.
     assert!(r.assumptions.iter().any(|a| a.source.contains("perf.")), "{:?}", r.assumptions);
 }
+
+/// Plain defaults (`"defaults": "megatron-core"`) still name the default an out-of-memory verdict rests on: the setting
+/// is unstated either way (issue 23: never a bare out-of-memory when one unstated setting flips it). Llama 3.1 8B (8.03B parameters) on 8 H100 at TP 1, seq 2048, bf16, fp32 gradient
+/// reduction: without the distributed optimizer every GPU keeps bf16 weights 2 B + fp32 grads 4 B + fp32 master 4 B +
+/// two fp32 moments 8 B = 18 B per parameter, 144.5 GB, over 80 GiB on its own. Megatron-Core's distributed optimizer
+/// shards the 12 B of master and moments over DP 8: 2 + 4 + 1.5 = 7.5 B, 60.2 GB, plus 32 layers' activations
+/// (≈ 34 B per token per hidden element: 32 × 2048 × 4096 × 34 ≈ 9.1 GB): about 69 GB, under 80 GiB.
+#[test]
+fn plain_defaults_name_the_default_a_verdict_rests_on() {
+    let plan = json!({"defaults": "megatron-core", "model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "num_gpus": 8},
+                      "training": {"seq_length": 2048, "micro_batch_size": 1, "global_batch_size": 64, "precision": "bf16",
+                                   "grad_reduce_in_fp32": true, "recompute_granularity": "none"},
+                      "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1}});
+    let r = plan_value(&plan).unwrap();
+    assert!(!r.memory.fits && codes(&r).contains(&"out-of-memory"), "{:?}", codes(&r));
+    let a = assumed(&r, "use_distributed_optimizer").expect("use_distributed_optimizer listed");
+    assert_eq!((&a.value, a.source.as_str()), (&json!(false), meshplan_core::tuned::DEFAULT_SOURCE));
+    let d = r.diagnostics.iter().find(|d| d.code.as_str() == "out-of-memory-assumed").expect("the verdict names the default");
+    assert!(d.message.starts_with("does not fit with use_distributed_optimizer = false (Megatron-Core default)"), "{}", d.message);
+    assert!(d.message.contains("fits with use_distributed_optimizer = true"), "{}", d.message);
+    // The saving is the sharded part of master weights and moments, 12 B × 8.03B × 7/8 ≈ 84.3 GB = 78.5 GiB, with the
+    // allocator's reserve over it (× 1.05825, as in the grad_reduce_in_fp32 test above): 83.1 GiB.
+    let saved: f64 = d.message.split("(−").nth(1).and_then(|s| s.split(" GiB").next()).and_then(|s| s.parse().ok()).expect("saving");
+    assert!((saved - 83.1).abs() < 0.5, "{}", d.message);
+}
