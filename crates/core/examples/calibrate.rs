@@ -126,6 +126,12 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
     if !r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge") {
         return None;
     }
+    // Bridge's perf harness runs FP8 current scaling without the recipe's BF16 first/last layers at every release
+    // (scripts/performance/utils/helpers.py:40 @ v0.2.0, utils/precision.py:31 @ v0.4.0-v0.6.0, perf_recipes/_common.py:112
+    // @ 067f987df03b: `first_last_layers_bf16 = False`).
+    if t["precision"] == "fp8" && t["fp8_recipe"] == "tensorwise" {
+        t["first_last_layers_bf16"] = json!(false);
+    }
     let own = r["id"].as_str().and_then(|id| bridge_settings_26x().get(id));
     if let Some(e) = own.filter(|e| e.get("fallback").is_none()) {
         apply_entry(e, plan);
