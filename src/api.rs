@@ -1,5 +1,6 @@
 //! The JS API for docs sites: the core's plan function, JSON in and JSON out. Exported by the tools module
-//! (`meshplan-tools.js`, src/bin/meshplan-tools.rs), which carries the core's report serialisation already; the page's own module exports nothing, so that its first render does not carry them.
+//! (`meshplan-tools.js`, src/bin/meshplan-tools.rs), which carries the core's report serialisation and the search
+//! already; the page's own module exports nothing, so that its first render does not carry them.
 //!
 //! ```js
 //! import init, { plan, presets } from "./meshplan-tools.js";

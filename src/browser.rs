@@ -133,6 +133,10 @@ pub fn is_planner_page() -> bool {
     body.is_some_and(|b| b.has_attribute("data-meshplan-app"))
 }
 
+/// Whether this module runs in a dedicated Web Worker.
+pub fn in_worker() -> bool {
+    js_sys::global().has_type::<web_sys::DedicatedWorkerGlobalScope>()
+}
 
 /// `promise.then(ok, err)`.
 fn then(promise: &wasm_bindgen::JsValue, ok: &wasm_bindgen::JsValue, err: &wasm_bindgen::JsValue) {
@@ -229,9 +233,11 @@ pub fn canvas_context(canvas: &web_sys::HtmlCanvasElement) -> Option<web_sys::Ca
 /// or why the worker could not answer.
 pub type SearchReply = Result<(String, f64), String>;
 
-/// The layout-search worker (`crates/search-worker`, built by Trunk as `meshplan-search*.js` at opt-level 3: the tools
-/// module as the worker searched 45% slower at opt-level "z", docs/web.md "What went"): started once, it answers one
-/// search at a time; a newer request supersedes an unanswered one.
+/// The layout-search worker: the tools module itself (`meshplan-tools*.js`, whose entry point runs
+/// `crates/search-worker`'s message loop in a worker, src/bin/meshplan-tools.rs), so that a visit downloads the core
+/// once. Its core is compiled at opt-level 3 (cargo profile `tools`): at "z" the cluster sizing took 45% longer
+/// (docs/web.md, "What went"). Started once, it answers one search at a time; a newer request supersedes an
+/// unanswered one.
 struct SearchWorker {
     worker: web_sys::Worker,
     ready: bool,
@@ -245,7 +251,7 @@ thread_local! {
     static SEARCH_WORKER: std::cell::RefCell<Option<SearchWorker>> = const { std::cell::RefCell::new(None) };
 }
 
-const SEARCH_WORKER_URL: &str = "./meshplan-search_loader.js";
+const SEARCH_WORKER_URL: &str = "./meshplan-tools_loader.js";
 
 fn js_object(fields: &[(&str, wasm_bindgen::JsValue)]) -> js_sys::Object {
     let o = js_sys::Object::new();

@@ -74,6 +74,19 @@ fn start_owned() {
     bridge::send(bridge::READY, &Shared::default());
 }
 
+/// Starts the module as the Advisor's Web Worker: installs Megatron Bridge's recipes (this build of the core has
+/// none: a plan that names a recipe is `recipes-loading` until they are here, and stays so if the file cannot be
+/// had), then runs `serve`, the layout search's message loop, which says when it is ready.
+pub fn start_worker(serve: fn()) {
+    crate::browser::install_panic_hook();
+    crate::browser::fetch_text(crate::state::recipes::FILE, move |reply| {
+        if let Ok(text) = reply {
+            meshplan_core::recipes::install(&text);
+        }
+        serve();
+    });
+}
+
 /// Keeps the mirror in step with the page, keyed on the page's revision: a `meshplan:state` event says only that
 /// the page moved on; the state itself is pulled in a task after the next frame (the page's edit has painted by
 /// then), once for all the revisions that came within that frame, and only if it is newer than the mirror's.

@@ -1,13 +1,17 @@
 //! The tools module's entry point (see `meshplan_web::tools`): built by Trunk as `meshplan-tools.js`, loaded by the
-//! page after its first render. It also carries the JS API's `plan` and `presets` below (docs/web.md, "The JS API"; `search` and `size` stay in
-//! `meshplan-search.js`).
+//! page after its first render, and started again by the page as the Advisor's module Web Worker
+//! (`meshplan_web::browser`), where it runs the layout search's message loop (`meshplan_search_worker`) instead of
+//! the panels. It also carries the JS API: `plan` and `presets` below, `search` and `size` from
+//! `meshplan_search_worker` (docs/web.md, "The JS API").
 
 use wasm_bindgen::prelude::*;
 
-/// On the planner's own page (`<body data-meshplan-app>`): the panels. Anywhere else (a docs page importing this
-/// module for the JS API): nothing, so that the page gets the API alone.
+/// In a worker: the search loop. On the planner's own page (`<body data-meshplan-app>`): the panels. Anywhere else (a
+/// docs page importing this module for the JS API): nothing, so that the page gets the API alone.
 fn main() {
-    if meshplan_web::browser::is_planner_page() {
+    if meshplan_web::browser::in_worker() {
+        meshplan_web::tools::start_worker(meshplan_search_worker::start);
+    } else if meshplan_web::browser::is_planner_page() {
         meshplan_web::tools::start();
     }
 }

@@ -79,7 +79,7 @@ pub fn AdvisorPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                     Ok(result) => Advice::Done { result: Arc::new(result), input, ms },
                     Err(_) => Advice::Failed(advisor::search_error(&json)),
                 },
-                Err(why) => Advice::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
+                Err(why) => Advice::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-tools*.js and .wasm beside index.html")),
             });
         });
     };

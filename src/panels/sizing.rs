@@ -111,7 +111,7 @@ pub fn SizingPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
                     Ok(result) => Sizing::Done { result: Arc::new(result), ms },
                     Err(_) => Sizing::Failed(advisor::search_error(&json)),
                 },
-                Err(why) => Sizing::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-search*.js and .wasm beside index.html")),
+                Err(why) => Sizing::Failed(InputError::new(Code::SearchWorker, why, "reload the page; if it persists, serve meshplan-tools*.js and .wasm beside index.html")),
             });
         });
     };

@@ -28,8 +28,9 @@ test("Find layouts ranks layouts for llama-3.1-8b on 8 H100s and Apply re-plans 
   const valid = Number(await status.getAttribute("data-valid"));
   assert.ok(evaluated > 0 && valid > 0 && valid <= evaluated, `evaluated ${evaluated}, valid ${valid}`);
   assert.match(await status.innerText(), new RegExp(`Evaluated ${evaluated} layouts, ${valid} valid`));
-  // The search ran in the worker (the search module, built for speed), and the page's own module does not carry it.
-  assert.ok(page.workers().some((w) => w.url().endsWith("/meshplan-search_loader.js")), "the search worker is running");
+  // The search ran in the worker — the tools module started again as a worker — and the page's own module does not
+  // carry it.
+  assert.ok(page.workers().some((w) => w.url().endsWith("/meshplan-tools_loader.js")), "the search worker is running");
   assert.equal(await page.evaluate(async () => typeof (await import("./meshplan-web.js")).search), "undefined");
   const rows = page.locator("#advisor-table tbody tr.candidate");
   const n = await rows.count();
@@ -60,15 +61,15 @@ test("Find layouts ranks layouts for llama-3.1-8b on 8 H100s and Apply re-plans 
   await context.close();
 });
 
-test("a visit asks for each module's wasm once, and the server answers a repeat with 304", async () => {
+test("the Advisor's worker is the tools module: a visit asks for no other wasm, and the server answers a repeat with 304", async () => {
   const asked = [];
   const prepare = (context) => context.route("**/*.wasm", (route) => { asked.push(new URL(route.request().url()).pathname.split("/").pop()); return route.continue(); });
   const { page, context, problems } = await openApp(browser, server.url, { prepare });
   await page.click("#find-layouts");
   await page.waitForSelector("#advisor-table tbody tr.candidate", { timeout: 30_000 });
-  // The page's module, the tools module and the search worker's module, once each.
-  assert.deepEqual(asked.sort(), ["meshplan-search_bg.wasm", "meshplan-tools_bg.wasm", "meshplan-web_bg.wasm"]);
-  // A repeat request is a revalidation: the file's ETag answered with 304 and no body, as a static host does.
+  // The page's module once, the tools module once on the page and once in the worker; never meshplan-search_bg.wasm.
+  assert.deepEqual(asked.sort(), ["meshplan-tools_bg.wasm", "meshplan-tools_bg.wasm", "meshplan-web_bg.wasm"]);
+  // The worker's request is a revalidation: the file's ETag answered with 304 and no body, as a static host does.
   const first = await fetch(`${server.url}meshplan-tools_bg.wasm`);
   await first.arrayBuffer();
   const again = await fetch(`${server.url}meshplan-tools_bg.wasm`, { headers: { "if-none-match": first.headers.get("etag") } });
@@ -78,9 +79,11 @@ test("a visit asks for each module's wasm once, and the server answers a repeat 
 });
 
 test("a search worker that cannot load says so, and Find layouts works again once it can", async () => {
-  // Every request for the worker's WebAssembly fails until `blocked` is cleared.
+  // The worker is the tools module started again: its first WebAssembly request is the page's tools module, each
+  // later one a worker's, and those fail until `blocked` is cleared.
   let blocked = true;
-  const prepare = (context) => context.route("**/meshplan-search_bg.wasm", (route) => (blocked ? route.abort() : route.continue()));
+  let asked = 0;
+  const prepare = (context) => context.route("**/meshplan-tools_bg.wasm", (route) => (++asked > 1 && blocked ? route.abort() : route.continue()));
   const { page, context, problems } = await openApp(browser, server.url, { prepare });
   await page.click("#find-layouts");
   await page.waitForFunction(() => document.querySelector("#advisor-status").innerText.includes("could not run"), null, { timeout: 30_000 });

@@ -227,7 +227,7 @@ fn pair(a: &Report, b: &Report, (ia, ib): (Option<usize>, Option<usize>), splits
             terms.push(TermDelta { key: key.clone(), label: label.clone(), a_bytes: x, b_bytes: y, delta_bytes: signed(x, y) });
         }
     }
-    terms.sort_by_key(|t| std::cmp::Reverse(t.delta_bytes.unsigned_abs()));
+    crate::sort::stable_by_key(&mut terms, |t| std::cmp::Reverse(t.delta_bytes.unsigned_abs()));
     let (x, y) = (sa.map_or(0, |s| s.total_bytes), sb.map_or(0, |s| s.total_bytes));
     let (a_layers, b_layers) = (ia.map(|i| layer_ranges(splits.0, i)).unwrap_or_default(), ib.map(|i| layer_ranges(splits.1, i)).unwrap_or_default());
     StageDelta {
@@ -342,7 +342,7 @@ fn stages_by_layers(a: &Report, b: &Report) -> Vec<StageDelta> {
         let (rb, by) = best(best_of_a[ra], ra, nb);
         rows.push((Some(ra), rb, by));
     }
-    rows.sort_by_key(|&(ra, rb, _)| (rb.unwrap_or(usize::MAX), ra));
+    crate::sort::stable_by_key(&mut rows, |&(ra, rb, _)| (rb.unwrap_or(usize::MAX), ra));
     rows.into_iter().map(|(ra, rb, by)| pair(a, b, (ra, rb), (&sa, &sb), by)).collect()
 }
 

@@ -93,7 +93,7 @@ pub fn ranked(plan: &Value, report: &Report) -> Vec<Remedy> {
         .collect();
     // A stable sort: among equals, the order of the diagnostics (errors first, as the report sorts them).
     let time = |r: &Remedy| r.step_time_s.unwrap_or(f64::INFINITY);
-    out.sort_by(|a, b| {
+    crate::sort::stable_by(&mut out, |a, b| {
         (a.errors_after, !a.fits).cmp(&(b.errors_after, !b.fits)).then(a.distance.total_cmp(&b.distance)).then(time(a).total_cmp(&time(b)))
     });
     out

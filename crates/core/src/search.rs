@@ -1447,7 +1447,7 @@ fn versus(rec: &Rec, this: &Sized, other: &Rec, that: &Sized, other_rank: usize)
         .filter(|(a, b)| a.0 == b.0 && (a.1 - b.1).abs() > floor)
         .map(|(a, b)| TermDelta { term: a.0.to_string(), delta_s: a.1 - b.1, cause: cause(a.0, rec, this, other, that) })
         .collect();
-    terms.sort_by(|x, y| y.delta_s.abs().total_cmp(&x.delta_s.abs()).then(x.term.cmp(&y.term)));
+    crate::sort::stable_by(&mut terms, |x, y| y.delta_s.abs().total_cmp(&x.delta_s.abs()).then(x.term.cmp(&y.term)));
     Versus { rank: other_rank, step_time_delta_s: rec.step_time_s - other.step_time_s, terms }
 }
 
@@ -1630,7 +1630,7 @@ fn breakdown_line(perf: &Performance) -> Option<String> {
     let mut parts = b.terms();
     // Compute leads the line; the rest are ranked by size.
     parts[0].1 = 0.0;
-    parts.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    crate::sort::stable_by(&mut parts, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     let pct = |x: f64| 100.0 * x / step;
     let mut line = format!("step {:.2} s: compute {:.0}%", step, pct(b.compute_s));
     for (name, t) in parts.iter().filter(|p| p.1 > 0.0).take(3) {

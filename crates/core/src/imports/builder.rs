@@ -385,7 +385,7 @@ impl Builder {
 fn unknown_recipe(name: &str) -> String {
     let short: String = name.trim().rsplit('.').next().unwrap_or(name).chars().take(120).collect();
     let mut near: Vec<(f64, &str)> = crate::recipes::all().iter().map(|r| (strsim::jaro_winkler(&short, &r.name), r.name.as_str())).collect();
-    near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    crate::sort::stable_by(&mut near, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     let names: Vec<&str> = near.iter().take(3).map(|(_, n)| *n).collect();
     format!(
         "recipe: `{short}` is not a Megatron Bridge recipe meshplan has (data/bridge_recipes.json, {}); nearest: {}; the plan does not take its settings",

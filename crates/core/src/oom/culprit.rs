@@ -107,7 +107,7 @@ fn implied_by(lever: &Lever, request: u64) -> Option<u64> {
 pub fn name(tensors: &[Tensor], request: u64, assumed: &[&str]) -> Named {
     let off = |c: &Candidate| c.ratio.ln().abs();
     let mut exact: Vec<Candidate> = tensors.iter().map(|t| candidate(t, request)).filter(|c| (c.ratio - 1.0).abs() <= MATCH_TOLERANCE).collect();
-    exact.sort_by(|a, b| off(a).total_cmp(&off(b)));
+    crate::sort::stable_by(&mut exact, |a, b| off(a).total_cmp(&off(b)));
     if let Some(c) = exact.into_iter().next() {
         return Named { culprit: Some(c), ..Named::default() };
     }
@@ -136,12 +136,12 @@ pub fn name(tensors: &[Tensor], request: u64, assumed: &[&str]) -> Named {
             implied.push((change, c, Implied { name: lever.name.clone(), plan_value: lever.plan_value, implied_value: v, text }));
         }
     }
-    implied.sort_by(|a, b| (a.0.0, a.0.1).cmp(&(b.0.0, b.0.1)).then(a.0.2.total_cmp(&b.0.2)));
+    crate::sort::stable_by(&mut implied, |a, b| (a.0.0, a.0.1).cmp(&(b.0.0, b.0.1)).then(a.0.2.total_cmp(&b.0.2)));
     if let Some((_, c, i)) = implied.into_iter().next() {
         return Named { culprit: Some(c), implied: Some(i), nearest: Vec::new() };
     }
     let mut all: Vec<Candidate> = tensors.iter().map(|t| candidate(t, request)).collect();
-    all.sort_by(|a, b| off(a).total_cmp(&off(b)));
+    crate::sort::stable_by(&mut all, |a, b| off(a).total_cmp(&off(b)));
     all.truncate(3);
     Named { culprit: None, implied: None, nearest: all }
 }

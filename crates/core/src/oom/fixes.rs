@@ -198,7 +198,7 @@ pub fn ranked(plan: &Value, report: &Report, target: Target, keep: usize) -> Vec
         });
     }
     // Fitting fixes: those that shrink the named tensor first, then the cheapest; the others: the lowest peak first.
-    out.sort_by(|a, b| {
+    crate::sort::stable_by(&mut out, |a, b| {
         let time = |f: &Fix| f.step_time_delta_s.unwrap_or(f64::MAX);
         match (a.fits, b.fits) {
             (true, true) => (!a.shrinks_culprit).cmp(&!b.shrinks_culprit).then(time(a).total_cmp(&time(b))),
