@@ -126,6 +126,12 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
     if !r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge") {
         return None;
     }
+    // Bridge's perf harness runs FP8 current scaling without the recipe's BF16 first/last layers at every release
+    // (scripts/performance/utils/helpers.py:40 @ v0.2.0, utils/precision.py:31 @ v0.4.0-v0.6.0, perf_recipes/_common.py:112
+    // @ 067f987df03b: `first_last_layers_bf16 = False`).
+    if t["precision"] == "fp8" && t["fp8_recipe"] == "tensorwise" {
+        t["first_last_layers_bf16"] = json!(false);
+    }
     let own = r["id"].as_str().and_then(|id| bridge_settings_26x().get(id));
     if let Some(e) = own.filter(|e| e.get("fallback").is_none()) {
         apply_entry(e, plan);
@@ -323,11 +329,16 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     let (seq, gbs) = (u(r, "seq_len").ok_or("no seq_len")?, u(r, "gbs").ok_or("no global batch")?);
     let tp = u(r, "tp").unwrap_or(1);
     let recompute = match r.get("recompute").and_then(Value::as_str) {
-        Some(s) if s.contains("full") => "full",
-        Some(s) if s.contains("selective") || s.contains("recomputed") => "selective",
+        Some(s) if s.contains("full") => Some("full"),
+        Some(s) if s.contains("selective") || s.contains("recomputed") => Some("selective"),
         // A row without the field may still state it in its notes ("full activation recompute was used").
-        _ if r["notes"].as_str().unwrap_or("").to_ascii_lowercase().contains("full activation recompute") => "full",
-        _ => "none",
+        _ if r["notes"].as_str().unwrap_or("").to_ascii_lowercase().contains("full activation recompute") => Some("full"),
+        Some(_) => Some("none"),
+        // A table that prints no recompute leaves it unstated: with the table's columns only the plan does not say it
+        // (tuned defaults then take the model's perf recipe's); with the recipe's settings the recipe entry says it, else
+        // none.
+        None if stated == Stated::Columns => None,
+        None => Some("none"),
     };
     let mut par = json!({"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": u(r, "pp").unwrap_or(1),
                          "context_parallel_size": u(r, "cp").unwrap_or(1), "expert_model_parallel_size": u(r, "ep").unwrap_or(1),
@@ -340,8 +351,11 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     }
     let mut plan_json = json!({"model": model, "cluster": {"gpu": gpu, "num_gpus": n},
         "training": {"seq_length": seq, "micro_batch_size": u(r, "mbs").unwrap_or(1), "global_batch_size": gbs,
-                     "precision": precision, "recompute_granularity": recompute},
+                     "precision": precision},
         "parallelism": par});
+    if let Some(rc) = recompute {
+        plan_json["training"]["recompute_granularity"] = json!(rc);
+    }
     // Unstated settings: the 26.x Bridge rows (validation) take meshplan's default, tuned defaults, the pinned Bridge's
     // perf recipes being of their era (26.08); every older row keeps Megatron-Core's plain defaults, as it was fitted.
     if !r["release"].as_str().unwrap_or("").starts_with("26.") {

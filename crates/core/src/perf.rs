@@ -219,14 +219,9 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let t = b * s; // total_real_tokens_in_batch default
     let s2 = b * s * s; // seqlen_squared_sum_in_batch default
     let h = m.hidden_size as f64;
-    let a = m.num_attention_heads as f64;
-    // r = 3 for SwiGLU (gate, up, down), 2 otherwise.
-    let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
     let d = m.mtp_num_layers as f64;
     // Layers run per step by kind: the decoder's and each MTP depth's (GPT: a layer like the last decoder layer).
     let kinds = derived.kinds(m);
-    let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
-    let dense_widths = dense_width_sum(m, &kinds);
     let n_attn = kinds.run_where(|k| k.mixer.is_attention()) as f64;
     // Chunked attention (Llama 4) takes precedence over a window, as Megatron-LM's FLOPs count has it.
     let n_chunk = (m.chunked_attention_layers() as f64).min(n_attn);
@@ -237,13 +232,44 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
     let chunk_pairs = m.chunk_attention_size.map_or(0.0, |c| b * crate::model::ModelConfig::chunk_pairs(s, c as f64));
     let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
     let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
-    let fe = m.moe_ffn() as f64;
-    let k = if m.is_moe() { m.moe_router_topk as f64 } else { 0.0 };
-    let fs = m.moe_shared_expert_intermediate_size.unwrap_or(0) as f64;
-    // A_lin: token-linear attention projections; A_core: per-token² scores, /2 causal, ×2 for QKᵀ and PV.
-    // DeepSeek-V4's hybrid attention: each compress ratio's kind at its own cost (dsv4_flops), not MLA's terms.
-    let (v4_gemm, v4_core) = dsv4_flops(m, &kinds, t, s);
-    let (a_lin, a_core) = if m.is_dsv4() {
+    let (_, v4_core) = dsv4_flops(m, &kinds, t, s);
+    let (_, a_core) = attention_flops_per_token(m);
+    let n_alt = kinds.run_where(|k| k.mixer == Mixer::WindowAttention) as f64;
+    let alt_core = if n_alt > 0.0 { m.gqa_flops_per_token(Mixer::WindowAttention).1 - a_core } else { 0.0 };
+    let v = derived.padded_vocab_size as f64;
+    // Mamba-2 and Gated DeltaNet per token, forward (model.rs mamba_flops / gdn_flops); ×3 for forward and backward.
+    let (_, mamba_scan) = m.mamba_flops();
+    let (_, gdn_scan) = m.gdn_flops();
+    let (vision_gemm, vision_core) = vision_flops(plan, derived);
+    // DSA: the MLA attention of each layer attends to the indexer's top-k keys; the indexer's own GEMMs and scores.
+    let (_, dsa_core) = dsa_indexer_flops(m, b, s);
+    let full_pairs = match m.dsa() {
+        Some((_, _, k)) => b * crate::model::keys_within(s, k as f64),
+        None => s2,
+    };
+    let (layer_dense, layer_expert) = layer_gemm_flops(m, &kinds, b, s);
+    FlopSplit {
+        // The layers' GEMMs, MTP's projection (eh_proj, 2h → h) and norms, and Gemma 4's per-layer embeddings.
+        dense_gemm: vision_gemm + layer_dense + t * (6.0 * d * (3.0 * h + 2.0 * h * h) + 6.0 * m.per_layer_embedding_macs()),
+        expert_gemm: layer_expert,
+        // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
+        attention_core: vision_core + v4_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk)
+            + alt_core * n_alt * b * m.window_pairs(s),
+        // logits: the final head plus one per MTP depth.
+        logits: t * 6.0 * h * v * (d + 1.0),
+        ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
+        vision_encoder: vision_gemm + vision_core,
+    }
+}
+
+/// Attention FLOPs per token of the model's attention layers: (token-linear projections, per-token² core factor).
+/// A_lin: the projections; A_core: per-token² scores, /2 causal, ×2 for QKᵀ and PV. DeepSeek-V4's hybrid attention is
+/// counted per compress ratio instead (dsv4_flops): none here.
+// Source: megatron/training/training.py transformer_flops (MLA: q_term, kv_lora_rank terms; GQA: model.rs).
+fn attention_flops_per_token(m: &crate::model::ModelConfig) -> (f64, f64) {
+    let h = m.hidden_size as f64;
+    let a = m.num_attention_heads as f64;
+    if m.is_dsv4() {
         (0.0, 0.0)
     } else if m.multi_latent_attention {
         let qk = (m.qk_head_dim + m.qk_pos_emb_head_dim) as f64;
@@ -261,39 +287,64 @@ pub fn flop_split(plan: &Plan, derived: &Derived) -> FlopSplit {
         (lin, core)
     } else {
         m.gqa_flops_per_token(Mixer::Attention)
-    };
+    }
+}
+
+/// GEMM FLOPs of one global batch (`b` sequences of `s`) of the layers `kinds` counts: (dense, routed experts). Every
+/// layer's projections, MLPs, shared experts, latent projections and Mamba / Gated DeltaNet GEMMs; the model's
+/// embedding-side GEMMs (MTP's projection, per-layer embeddings, vision) are not layers' and are added by the caller.
+// Source: megatron/training/training.py transformer_flops (as `flop_split`), per layer kind.
+fn layer_gemm_flops(m: &crate::model::ModelConfig, kinds: &KindTotals, b: f64, s: f64) -> (f64, f64) {
+    let t = b * s;
+    let h = m.hidden_size as f64;
+    // r = 3 for SwiGLU (gate, up, down), 2 otherwise.
+    let r = if m.gated_linear_unit { 3.0 } else { 2.0 };
+    let n_moe = kinds.run_where(|k| k.ffn == Ffn::Moe) as f64;
+    let dense_widths = dense_width_sum(m, kinds);
+    let n_attn = kinds.run_where(|k| k.mixer.is_attention()) as f64;
+    let n_mamba = kinds.run_where(|k| k.mixer == Mixer::Mamba) as f64;
+    let n_gdn = kinds.run_where(|k| k.mixer == Mixer::GatedDeltaNet) as f64;
+    let fe = m.moe_ffn() as f64;
+    let k = if m.is_moe() { m.moe_router_topk as f64 } else { 0.0 };
+    let fs = m.moe_shared_expert_intermediate_size.unwrap_or(0) as f64;
+    let (v4_gemm, _) = dsv4_flops(m, kinds, t, s);
+    let (a_lin, _) = attention_flops_per_token(m);
     // Window layers with an attention shape of their own (sliding_attention_setting): their terms less the model's.
     let n_alt = kinds.run_where(|k| k.mixer == Mixer::WindowAttention) as f64;
-    let (alt_lin, alt_core) = m.gqa_flops_per_token(Mixer::WindowAttention);
-    let (alt_lin, alt_core) = if n_alt > 0.0 { ((alt_lin - a_lin) * n_alt, (alt_core - a_core) * n_alt) } else { (0.0, 0.0) };
-    let v = derived.padded_vocab_size as f64;
-    // Mamba-2 and Gated DeltaNet per token, forward (model.rs mamba_flops / gdn_flops); ×3 for forward and backward.
-    let (mamba_gemm, mamba_scan) = m.mamba_flops();
-    let (gdn_gemm, gdn_scan) = m.gdn_flops();
+    let (alt_lin, _) = m.gqa_flops_per_token(Mixer::WindowAttention);
+    let alt_lin = if n_alt > 0.0 { (alt_lin - a_lin) * n_alt } else { 0.0 };
+    let (mamba_gemm, _) = m.mamba_flops();
+    let (gdn_gemm, _) = m.gdn_flops();
     let latent = m.moe_latent_size.unwrap_or(0) as f64;
-    let (vision_gemm, vision_core) = vision_flops(plan, derived);
-    // DSA: the MLA attention of each layer attends to the indexer's top-k keys; the indexer's own GEMMs and scores.
-    let (dsa_gemm, dsa_core) = dsa_indexer_flops(m, b, s);
-    let full_pairs = match m.dsa() {
-        Some((_, _, k)) => b * crate::model::keys_within(s, k as f64),
-        None => s2,
-    };
-    FlopSplit {
-        dense_gemm: vision_gemm + v4_gemm + dsa_gemm * n_attn + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + alt_lin + 6.0 * d * (3.0 * h + 2.0 * h * h)
-            + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn)
-            + 6.0 * 2.0 * h * latent * n_moe
-            + 6.0 * m.per_layer_embedding_macs()),
-        // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
-        // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
-        expert_gemm: t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe,
-        // Sliding-window layers attend to window_pairs(s) (query, key) pairs per sequence instead of s².
-        attention_core: vision_core + v4_core + dsa_core * n_attn + a_core * (full_pairs * (n_attn - n_window - n_chunk) + b * m.window_pairs(s) * n_window + chunk_pairs * n_chunk)
-            + alt_core * b * m.window_pairs(s),
-        // logits: the final head plus one per MTP depth.
-        logits: t * 6.0 * h * v * (d + 1.0),
-        ssm_scan: t * 3.0 * (mamba_scan * n_mamba + gdn_scan * n_gdn),
-        vision_encoder: vision_gemm + vision_core,
+    let (dsa_gemm, _) = dsa_indexer_flops(m, b, s);
+    let dense = v4_gemm
+        + dsa_gemm * n_attn
+        + t * (6.0 * h * (dense_widths * r + fs * r * n_moe) + a_lin * n_attn + alt_lin + 3.0 * (mamba_gemm * n_mamba + gdn_gemm * n_gdn) + 6.0 * 2.0 * h * latent * n_moe);
+    // Routed experts at the expert width: h, or ℓ for a latent MoE (training.py moe_layer_flops: 4·T·ℓ·f·k·(1.5
+    // for SwiGLU) routed, + 4·T·h·ℓ for the latent projections, forward).
+    (dense, t * 6.0 * m.expert_width() as f64 * fe * k * r * n_moe)
+}
+
+/// The decoder layers Megatron runs in BF16 under FP8 / FP4 (`first_last_layers_bf16`: the first
+/// `num_layers_at_start_in_bf16` and the last `num_layers_at_end_in_bf16`), by kind; None when every layer is quantized.
+// Source: megatron/core/fp8_utils.py:711 is_first_last_bf16_layer and fp4_utils.py:247 get_fp4_context (the same test
+// on the global layer number; hybrid_block.py:347-352 numbers every hybrid layer).
+fn bf16_layers(plan: &Plan) -> Option<KindTotals> {
+    let lp = plan.training.settings.low_precision(&plan.gpu);
+    if !plan.training.settings.precision.is_low() || !lp.first_last_layers_bf16 {
+        return None;
     }
+    let m = &plan.model;
+    let total = m.num_layers;
+    let (first, last) = (lp.num_layers_at_start_in_bf16.min(total), lp.num_layers_at_end_in_bf16);
+    if first == 0 && last == 0 {
+        return None;
+    }
+    let tail_from = total.saturating_sub(last).max(first);
+    let kinds = m.kinds();
+    let mut decoder = kinds.counts_in(0, first);
+    decoder.add_all(&kinds.counts_in(tail_from, total - tail_from));
+    Some(KindTotals { table: kinds.totals.table, decoder, mtp: crate::model::Mtp::default() })
 }
 
 /// DeepSeek-V4's attention FLOPs per global batch of `t` tokens in sequences of `s`: (GEMMs, core attention with the
@@ -639,13 +690,19 @@ fn compute(plan: &Plan, derived: &Derived, sz: &Sizes, c: &Constants) -> Compute
     let tile = plan.gpu.mma_tile_width.filter(|&t| t > 0).map_or(1.0, |t| t as f64 / 128.0);
     let grouped = if m > 0.0 { m / (m + c.expert_tokens_half.max(0.0) * tile) } else { 1.0 };
     let expert_eff = if low_precision { frac_lo * c.fp8_efficiency } else { frac_bf16 * c.bf16_efficiency };
-    let expert_rate = (peak * expert_eff * expert_width_factor(plan, sz.etp, &width) * grouped * c.moe_efficiency).max(1.0);
+    let expert_shape = expert_width_factor(plan, sz.etp, &width) * grouped * c.moe_efficiency;
+    let expert_rate = (peak * expert_eff * expert_shape).max(1.0);
     let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);
     let (vision_gemm, vision_core) = vision_flops(plan, derived);
+    // The layers Megatron keeps in BF16 under FP8 / FP4 (first_last_layers_bf16) run their GEMMs at the BF16 rate.
+    let (bf16_dense, bf16_expert) =
+        bf16_layers(plan).map_or((0.0, 0.0), |k| layer_gemm_flops(&plan.model, &k, derived.global_batch_size as f64, sz.s));
+    let (bf16_dense, bf16_expert) = (bf16_dense.min(fl.dense_gemm), bf16_expert.min(fl.expert_gemm));
+    let expert_bf16_rate = (bf16_peak * frac_bf16 * c.bf16_efficiency * expert_shape).max(1.0);
     Compute {
         vision_s: (vision_gemm / gemm_rate + vision_core / bf16_rate) / sz.world,
-        dense_s: fl.dense_gemm / gemm_rate / sz.world,
-        expert_s: fl.expert_gemm / expert_rate / sz.world * imbalance,
+        dense_s: ((fl.dense_gemm - bf16_dense) / gemm_rate + bf16_dense / bf16_rate) / sz.world,
+        expert_s: ((fl.expert_gemm - bf16_expert) / expert_rate + bf16_expert / expert_bf16_rate) / sz.world * imbalance,
         core_s: fl.attention_core / bf16_rate / sz.world,
         // The output layer is vocabulary-parallel: each GPU's GEMM is [tokens × h] · [h × V/TP], h unsplit, so its
         // narrow dimension is V/TP, not h/TP (megatron/core/models/gpt/gpt_model.py output_layer:

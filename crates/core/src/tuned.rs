@@ -44,8 +44,8 @@ pub const PLAIN: &str = "megatron-core";
 /// optimizer (what is trained) nor `moe_router_force_load_balancing` (a benchmark's forced routing balance, not a
 /// setting a real run would want assumed); the optimizer state's precision and Megatron-FSDP are listed but never taken
 /// from a recipe (`NOT_FROM_RECIPE`).
-// The last eight (recompute and activation offloading) are `SAME_MODEL`: keep them last.
-pub const TUNED_KEYS: [&str; 27] = [
+// The last eleven (recompute, activation offloading, the layers kept in BF16) are `SAME_MODEL`: keep them last.
+pub const TUNED_KEYS: [&str; 30] = [
     "cuda_graph_impl",
     "cuda_graph_scope",
     "moe_token_dispatcher_type",
@@ -73,6 +73,9 @@ pub const TUNED_KEYS: [&str; 27] = [
     "offload_modules",
     "cpu_offloading",
     "cpu_offloading_num_layers",
+    "first_last_layers_bf16",
+    "num_layers_at_start_in_bf16",
+    "num_layers_at_end_in_bf16",
 ];
 
 /// Keys listed but never taken from a perf recipe: the optimizer state's precision (Megatron-Core's precision-aware
@@ -89,11 +92,15 @@ const NOT_FROM_RECIPE: [&str; 6] =
 const MOE_KEYS: [&str; 3] = ["moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "overlap_moe_expert_parallel_comm"];
 
 /// Keys taken only from a recipe of the plan's own model: they answer that model's memory (recompute and both kinds of
-/// activation offloading, the last eight of `TUNED_KEYS`).
-const SAME_MODEL: &[&str] = TUNED_KEYS.split_at(TUNED_KEYS.len() - 8).1;
+/// activation offloading) and its layers (the first / last layers kept in BF16 under FP8 / FP4: Nemotron 3 Super's
+/// NVFP4 recipe keeps its last 14), the last eleven of `TUNED_KEYS`.
+const SAME_MODEL: &[&str] = TUNED_KEYS.split_at(TUNED_KEYS.len() - 11).1;
 /// Keys taken only from a recipe of the plan's precision: the recipe file states its mixed-precision fields relative
 /// to that precision's mixed-precision recipe.
-const SAME_PRECISION: [&str; 9] = [
+const SAME_PRECISION: [&str; 12] = [
+    "first_last_layers_bf16",
+    "num_layers_at_start_in_bf16",
+    "num_layers_at_end_in_bf16",
     "grad_reduce_in_fp32",
     "fp8_param_gather",
     "fp4_param_gather",
@@ -140,7 +147,15 @@ pub const DEFAULT_SOURCE: &str = "Megatron-Core default";
 pub const MIXED_PRECISION_SOURCE: &str = "Bridge mixed-precision recipe default";
 
 /// The keys [`MIXED_PRECISION_SOURCE`] names.
-const RESOLVED_BY_PRECISION: [&str; 4] = ["grad_reduce_in_fp32", "fp8_param_gather", "fp4_param_gather", "reuse_grad_buf_for_mxfp8_param_ag"];
+const RESOLVED_BY_PRECISION: [&str; 7] = [
+    "grad_reduce_in_fp32",
+    "fp8_param_gather",
+    "fp4_param_gather",
+    "reuse_grad_buf_for_mxfp8_param_ag",
+    "first_last_layers_bf16",
+    "num_layers_at_start_in_bf16",
+    "num_layers_at_end_in_bf16",
+];
 
 /// Whether an assumption's source is a default rather than a perf recipe.
 pub fn is_default_source(source: &str) -> bool {
@@ -150,7 +165,8 @@ pub fn is_default_source(source: &str) -> bool {
 /// Whether `key` does nothing under what the plan states, so a recipe's value for it is not assumed (it stays listed at
 /// Megatron-Core's default): recompute modules without selective recompute, a recompute method or layer count
 /// without full recompute (transformer_config.py reads each only under its granularity), a flex backend under another
-/// dispatcher, offload modules without fine-grained activation offloading, offloaded layers without cpu_offloading.
+/// dispatcher, offload modules without fine-grained activation offloading, offloaded layers without cpu_offloading,
+/// BF16 layer counts without first_last_layers_bf16.
 fn moot(key: &str, stated: Option<&Map<String, Value>>) -> bool {
     let said = |k: &str| stated.and_then(|t| t.get(k)).and_then(Value::as_str).map(|v| v.trim().to_ascii_lowercase());
     let granularity = said("recompute_granularity");
@@ -160,6 +176,10 @@ fn moot(key: &str, stated: Option<&Map<String, Value>>) -> bool {
         "moe_flex_dispatcher_backend" => said("moe_token_dispatcher_type").as_deref().is_some_and(|d| d != "flex"),
         "offload_modules" => stated.and_then(|t| t.get("fine_grained_activation_offloading")).and_then(Value::as_bool) == Some(false),
         "cpu_offloading_num_layers" => stated.and_then(|t| t.get("cpu_offloading")).and_then(Value::as_bool) == Some(false),
+        // fp8_utils.py is_first_last_bf16_layer reads the counts only under first_last_layers_bf16.
+        "num_layers_at_start_in_bf16" | "num_layers_at_end_in_bf16" => {
+            stated.and_then(|t| t.get("first_last_layers_bf16")).and_then(Value::as_bool) == Some(false)
+        }
         _ => false,
     }
 }

@@ -324,7 +324,6 @@ fn deepseek_v3_uneven_stages_mla_mtp_and_fp8() {
         "  --bf16",
         "  --fp8-format hybrid",
         "  --fp8-recipe tensorwise",
-        "  --first-last-layers-bf16",
         "  --fp8-param-gather",
         // 3 dense layers then 58 MoE layers.
         "  --moe-layer-freq '([0]*3+[1]*58)'",
@@ -342,12 +341,21 @@ fn deepseek_v3_uneven_stages_mla_mtp_and_fp8() {
     // MLA: no GQA flags, no kv-channels (Megatron-LM asserts GQA and MLA are exclusive).
     assert!(!lm.contains("--group-query-attention") && !lm.contains("--kv-channels"));
     assert!(!lm.contains("--decoder-last-pipeline-num-layers"));
+    // The plan leaves first_last_layers_bf16 unstated: tuned defaults take DeepSeek-V3's H100 FP8-CS perf recipe's value,
+    // false (Megatron-Bridge@067f987df03b perf_recipes/_common.py:112 turns off the current-scaling recipe's BF16
+    // first/last layers for every perf benchmark), not the library recipe's true, and the export says so by omission.
+    assert!(!lm.lines().any(|l| l.trim() == "--first-last-layers-bf16"), "{lm}");
+    let a = r.assumptions.iter().find(|a| a.key == "first_last_layers_bf16").expect("listed");
+    assert_eq!(a.value, json!(false));
+    assert!(a.source.contains("perf."), "{}", a.source);
     let py = export::bridge_python(&r.plan, &r);
     assert!(py.contains("#   cfg = deepseek_v3_pretrain_config()"));
     assert!(py.contains("cfg.model.num_layers_in_first_pipeline_stage = 1\n"));
     assert!(py.contains("cfg.model.num_layers_in_last_pipeline_stage = None\n"));
     assert!(py.contains("cfg.model.recompute_granularity = \"full\"\ncfg.model.recompute_method = \"uniform\"\ncfg.model.recompute_num_layers = 1\n"));
-    assert!(py.contains("cfg.mixed_precision = \"bf16_with_fp8_current_scaling_mixed\"\n"));
+    // The current-scaling mixed-precision recipe with the perf recipe's override of its BF16 first/last layers.
+    assert!(py.contains("cfg.mixed_precision = get_mixed_precision_config(\"bf16_with_fp8_current_scaling_mixed\")\n"), "{py}");
+    assert!(py.contains("cfg.mixed_precision.first_last_layers_bf16 = False\n"), "{py}");
 }
 
 #[test]

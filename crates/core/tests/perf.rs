@@ -504,3 +504,31 @@ fn the_search_memos_change_no_estimate() {
         }
     }
 }
+
+/// Layers Megatron keeps in BF16 under FP8 (first_last_layers_bf16) run their GEMMs at the BF16 rate: a layer outside
+/// the FP8 context is a BF16 layer (megatron/core/fp8_utils.py:711 is_first_last_bf16_layer, get_fp8_context returns
+/// nullcontext). So with every layer of Llama 3.1 8B kept in BF16 (16 at the start, 16 at the end of 32) an FP8 plan
+/// computes exactly as long as the BF16 plan (its attention core and output layer run in BF16 either way), and with the
+/// first and the last kept (2 of 32 identical layers) it takes 30/32 of the FP8 plan's layer GEMM time and 2/32 of the
+/// BF16 plan's: compute(2 in BF16) = compute(FP8) + 2/32 · (compute(BF16) − compute(FP8)).
+#[test]
+fn layers_kept_in_bf16_compute_at_the_bf16_rate() {
+    let compute = |precision: &str, bf16: Option<(u64, u64)>| {
+        let mut t = json!({"seq_length": 8192, "micro_batch_size": 1, "global_batch_size": 8, "precision": precision,
+                           "fp8_recipe": if precision == "fp8" { json!("tensorwise") } else { Value::Null },
+                           "first_last_layers_bf16": bf16.is_some()});
+        if let Some((start, end)) = bf16 {
+            t["num_layers_at_start_in_bf16"] = json!(start);
+            t["num_layers_at_end_in_bf16"] = json!(end);
+        }
+        let r = plan("llama-3.1-8b", 1, t, json!({"tensor_model_parallel_size": 1}));
+        r.performance.expect("performance").breakdown.compute_s
+    };
+    let (fp8, bf16) = (compute("fp8", None), compute("bf16", None));
+    assert!(bf16 > fp8 * 1.2, "BF16 {bf16} s vs FP8 {fp8} s");
+    let all = compute("fp8", Some((16, 16)));
+    assert!((all - bf16).abs() <= 1e-9 * bf16, "all layers in BF16: {all} vs the BF16 plan's {bf16}");
+    let two = compute("fp8", Some((1, 1)));
+    let want = fp8 + 2.0 / 32.0 * (bf16 - fp8);
+    assert!((two - want).abs() <= 1e-9 * want, "first and last in BF16: {two} vs {want}");
+}
