@@ -235,7 +235,7 @@ pub type SearchReply = Result<(String, f64), String>;
 
 /// The layout-search worker: the tools module itself (`meshplan-tools*.js`, whose entry point runs
 /// `crates/search-worker`'s message loop in a worker, src/bin/meshplan-tools.rs), so that a visit downloads the core
-/// once. Its core is compiled at opt-level 3 (cargo profile `tools`): at "z" the cluster sizing took 45% longer
+/// once. Its core is compiled at opt-level 2 (cargo profile `tools`): at "z" the cluster sizing took 45% longer
 /// (docs/web.md, "What went"). Started once, it answers one search at a time; a newer request supersedes an
 /// unanswered one.
 struct SearchWorker {

@@ -318,6 +318,20 @@ fn recompute_of(r: &Value, stated: Stated) -> Option<&'static str> {
     }
 }
 
+/// The catalogue's key of a published run's `gpu_type`.
+fn catalogue_gpu(name: &str) -> Result<&'static str, String> {
+    Ok(match name {
+        "H100-SXM-80GB" => "h100-sxm-80gb",
+        "A100-SXM-80GB" => "a100-sxm-80gb",
+        "GB200" => "gb200",
+        "GB300" => "gb300",
+        "B200" => "b200",
+        "B300" => "b300",
+        "H800" => "h800",
+        other => return Err(format!("GPU {other:?} not in the catalogue")),
+    })
+}
+
 /// Maps a published run to a plan stating `stated`, or says why it cannot be.
 pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     let id = r["id"].as_str().unwrap_or("?").to_string();
@@ -329,16 +343,7 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     if r["model"].as_str().unwrap_or("").contains("w/o MTP") {
         model["mtp_num_layers"] = json!(0);
     }
-    let gpu = match r.get("gpu_type").and_then(Value::as_str).unwrap_or("") {
-        "H100-SXM-80GB" => "h100-sxm-80gb",
-        "A100-SXM-80GB" => "a100-sxm-80gb",
-        "GB200" => "gb200",
-        "GB300" => "gb300",
-        "B200" => "b200",
-        "B300" => "b300",
-        "H800" => "h800",
-        other => return Err(format!("GPU {other:?} not in the catalogue")),
-    };
+    let gpu = catalogue_gpu(r.get("gpu_type").and_then(Value::as_str).unwrap_or(""))?;
     let (precision, recipe) = precision_of(r)?;
     let n = u(r, "num_gpus").ok_or("GPU count not published")?;
     let (seq, gbs) = (u(r, "seq_len").ok_or("no seq_len")?, u(r, "gbs").ok_or("no global batch")?);
