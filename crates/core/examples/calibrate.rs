@@ -303,6 +303,21 @@ pub fn map_run(r: &Value) -> Result<Run, String> {
     map_run_as(r, Stated::Recipe)
 }
 
+/// The recompute a published run states: the table's column, or its notes; a table that prints no recompute leaves it
+/// unstated with the table's columns only (tuned defaults then take the model's perf recipe's), and none with the
+/// recipe's settings (the recipe entry says it where it has one).
+fn recompute_of(r: &Value, stated: Stated) -> Option<&'static str> {
+    match r.get("recompute").and_then(Value::as_str) {
+        Some(s) if s.contains("full") => Some("full"),
+        Some(s) if s.contains("selective") || s.contains("recomputed") => Some("selective"),
+        // A row without the field may still state it in its notes ("full activation recompute was used").
+        _ if r["notes"].as_str().unwrap_or("").to_ascii_lowercase().contains("full activation recompute") => Some("full"),
+        Some(_) => Some("none"),
+        None if stated == Stated::Columns => None,
+        None => Some("none"),
+    }
+}
+
 /// The catalogue's key of a published run's `gpu_type`.
 fn catalogue_gpu(name: &str) -> Result<&'static str, String> {
     Ok(match name {
@@ -333,18 +348,7 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     let n = u(r, "num_gpus").ok_or("GPU count not published")?;
     let (seq, gbs) = (u(r, "seq_len").ok_or("no seq_len")?, u(r, "gbs").ok_or("no global batch")?);
     let tp = u(r, "tp").unwrap_or(1);
-    let recompute = match r.get("recompute").and_then(Value::as_str) {
-        Some(s) if s.contains("full") => Some("full"),
-        Some(s) if s.contains("selective") || s.contains("recomputed") => Some("selective"),
-        // A row without the field may still state it in its notes ("full activation recompute was used").
-        _ if r["notes"].as_str().unwrap_or("").to_ascii_lowercase().contains("full activation recompute") => Some("full"),
-        Some(_) => Some("none"),
-        // A table that prints no recompute leaves it unstated: with the table's columns only the plan does not say it
-        // (tuned defaults then take the model's perf recipe's); with the recipe's settings the recipe entry says it, else
-        // none.
-        None if stated == Stated::Columns => None,
-        None => Some("none"),
-    };
+    let recompute = recompute_of(r, stated);
     let mut par = json!({"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": u(r, "pp").unwrap_or(1),
                          "context_parallel_size": u(r, "cp").unwrap_or(1), "expert_model_parallel_size": u(r, "ep").unwrap_or(1),
                          "sequence_parallel": r.get("sequence_parallel").and_then(Value::as_bool).unwrap_or(tp > 1)});

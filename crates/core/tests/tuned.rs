@@ -350,3 +350,42 @@ fn plain_defaults_name_the_default_a_verdict_rests_on() {
     let saved: f64 = d.message.split("(−").nth(1).and_then(|s| s.split(" GiB").next()).and_then(|s| s.parse().ok()).expect("saving");
     assert!((saved - 83.1).abs() < 0.5, "{}", d.message);
 }
+
+/// The layers kept in BF16 are the plan's own model's perf recipe's: Nemotron 3 Super in NVFP4 on 64 GB200
+/// (perf_recipes/nemotronh/gb200/nemotronh.py:174) runs `nemotron_3_super_bf16_with_nvfp4_mixed`, which keeps the last
+/// 14 layers in BF16 and sets no start count, so Bridge's MixedPrecisionConfig default 0 runs (mixed_precision.py:73,
+/// copied into the model config) — not Megatron-Core's 1. Llama 3.1 8B in FP8 current scaling on H100: its perf recipe
+/// (llama/h100/llama3.py:72) turns the current-scaling recipe's BF16 first/last layers off (perf_recipes/_common.py:112),
+/// where the library recipe alone keeps one at each end.
+#[test]
+fn the_layers_kept_in_bf16_are_the_models_perf_recipes() {
+    let plan = json!({"model": "nemotron-3-super-120b-a12b", "cluster": {"gpu": "gb200", "num_gpus": 64},
+                      "training": {"seq_length": 8192, "global_batch_size": 512, "precision": "fp4"},
+                      "parallelism": {"tensor_model_parallel_size": 2, "expert_model_parallel_size": 64, "sequence_parallel": true}});
+    let r = plan_value(&plan).unwrap();
+    let lp = r.plan.training.settings.low_precision(&r.plan.gpu);
+    assert_eq!((lp.first_last_layers_bf16, lp.num_layers_at_start_in_bf16, lp.num_layers_at_end_in_bf16), (true, 0, 14));
+    let end = assumed(&r, "num_layers_at_end_in_bf16").expect("listed");
+    assert!(end.source.contains("nemotronh/gb200/nemotronh.py:174") && !end.source.contains("MixedPrecisionConfig"), "{}", end.source);
+    let start = assumed(&r, "num_layers_at_start_in_bf16").expect("listed");
+    assert_eq!(start.value, json!(0));
+    assert!(start.source.contains("MixedPrecisionConfig default"), "{}", start.source);
+    // The plan's own statement wins, and a stated `false` makes the counts moot (listed at their default, not assumed).
+    let mut off = plan.clone();
+    off["training"]["first_last_layers_bf16"] = json!(false);
+    let r = plan_value(&off).unwrap();
+    assert!(!r.plan.training.settings.low_precision(&r.plan.gpu).first_last_layers_bf16);
+    assert!(assumed(&r, "num_layers_at_end_in_bf16").is_some_and(|a| meshplan_core::tuned::is_default_source(&a.source)));
+
+    let llama = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "num_gpus": 8},
+                       "training": {"seq_length": 8192, "global_batch_size": 128, "precision": "fp8", "fp8_recipe": "tensorwise"}});
+    let r = plan_value(&llama).unwrap();
+    assert!(!r.plan.training.settings.low_precision(&r.plan.gpu).first_last_layers_bf16);
+    assert!(assumed(&r, "first_last_layers_bf16").is_some_and(|a| a.source.contains("llama/h100/llama3.py")), "{:?}", assumed(&r, "first_last_layers_bf16"));
+    // Plain defaults: the library recipe's (bf16_with_fp8_current_scaling_mixed: one layer at each end in BF16).
+    let mut plain = llama.clone();
+    plain["defaults"] = json!("megatron-core");
+    let r = plan_value(&plain).unwrap();
+    let lp = r.plan.training.settings.low_precision(&r.plan.gpu);
+    assert_eq!((lp.first_last_layers_bf16, lp.num_layers_at_start_in_bf16, lp.num_layers_at_end_in_bf16), (true, 1, 1));
+}
