@@ -330,20 +330,13 @@ fn layer_gemm_flops(m: &crate::model::ModelConfig, kinds: &KindTotals, b: f64, s
 // Source: megatron/core/fp8_utils.py:711 is_first_last_bf16_layer and fp4_utils.py:247 get_fp4_context (the same test
 // on the global layer number; hybrid_block.py:347-352 numbers every hybrid layer).
 fn bf16_layers(plan: &Plan) -> Option<KindTotals> {
-    let lp = plan.training.settings.low_precision(&plan.gpu);
-    if !plan.training.settings.precision.is_low() || !lp.first_last_layers_bf16 {
+    let st = &plan.training.settings;
+    let edges = st.low_precision(&plan.gpu).bf16_edge_layers(st.precision.is_low());
+    if edges == (0, 0) {
         return None;
     }
-    let m = &plan.model;
-    let total = m.num_layers;
-    let (first, last) = (lp.num_layers_at_start_in_bf16.min(total), lp.num_layers_at_end_in_bf16);
-    if first == 0 && last == 0 {
-        return None;
-    }
-    let tail_from = total.saturating_sub(last).max(first);
-    let kinds = m.kinds();
-    let mut decoder = kinds.counts_in(0, first);
-    decoder.add_all(&kinds.counts_in(tail_from, total - tail_from));
+    let (m, kinds) = (&plan.model, plan.model.kinds());
+    let decoder = kinds.edge_counts_in(0, m.num_layers, m.num_layers, edges);
     Some(KindTotals { table: kinds.totals.table, decoder, mtp: crate::model::Mtp::default() })
 }
 

@@ -1445,6 +1445,15 @@ pub struct LowPrecision {
     pub num_layers_at_end_in_bf16: u64,
 }
 
+impl LowPrecision {
+    /// The first and last layers kept in BF16 as the run has them: the counts under `first_last_layers_bf16`, and none
+    /// when the GEMMs are not FP8 / FP4 (`low`).
+    // Source: megatron/core/fp8_utils.py:711 is_first_last_bf16_layer (fp4_utils.py:247 alike).
+    pub fn bf16_edge_layers(&self, low: bool) -> (u64, u64) {
+        if low && self.first_last_layers_bf16 { (self.num_layers_at_start_in_bf16, self.num_layers_at_end_in_bf16) } else { (0, 0) }
+    }
+}
+
 impl Settings {
     /// The Bridge mixed-precision recipe this plan's precision and FP8 recipe select (None for fp32).
     pub fn mixed_precision_recipe(&self, gpu: &GpuSpec) -> Option<&'static MixedPrecisionRecipe> {

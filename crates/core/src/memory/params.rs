@@ -73,15 +73,6 @@ fn replicated_gemms(m: &ModelConfig, kind: LayerKind) -> f64 {
     mla + latent
 }
 
-/// Layers `start..start + count` that fall in the first `first` or the last `last` layers of a `total`-layer model.
-fn edge_overlap(start: u64, count: u64, total: u64, first: u64, last: u64) -> [(u64, u64); 2] {
-    let end = start.saturating_add(count);
-    let head = (start, end.min(first).saturating_sub(start));
-    let tail_from = total.saturating_sub(last).max(first);
-    let tail_start = start.max(tail_from);
-    [head, (tail_start, end.saturating_sub(tail_start))]
-}
-
 /// As [`stage_params`], into `out`, reusing its buffers (the layout search sizes thousands of layouts).
 pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
     let par = &p.parallelism;
@@ -128,9 +119,7 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
             if run.low() {
                 // ML megatron/core/fp8_utils.py is_first_last_bf16_layer: the first num_layers_at_start_in_bf16 and the
                 // last num_layers_at_end_in_bf16 layers of the model run in BF16.
-                for (from, n) in edge_overlap(c.start, c.count, m.num_layers, run.bf16_first, run.bf16_last) {
-                    st.bf16_layers.add_all(&kinds.counts_in(from, n));
-                }
+                st.bf16_layers.add_all(&kinds.edge_counts_in(c.start, c.count, m.num_layers, (run.bf16_first, run.bf16_last)));
             }
         }
         st.counts = counts;
@@ -215,21 +204,5 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
     for i in 0..out.len() {
         let like = i > 0 && out[i].chunks == out[i - 1].chunks && out[i].bf16_layers == out[i - 1].bf16_layers;
         out[i].like_previous = like;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::edge_overlap;
-
-    #[test]
-    fn edge_layers_of_a_chunk() {
-        // 80 layers, first 1 and last 1 in BF16: chunk 0..4 holds layer 0; chunk 76..80 holds layer 79; 40..44 neither.
-        assert_eq!(edge_overlap(0, 4, 80, 1, 1), [(0, 1), (79, 0)]);
-        assert_eq!(edge_overlap(76, 4, 80, 1, 1), [(76, 0), (79, 1)]);
-        assert_eq!(edge_overlap(40, 4, 80, 1, 1), [(40, 0), (79, 0)]);
-        // Start and end ranges overlapping (3 layers, 2 + 2): counted once: layers 0, 1 from the start, 2 from the end.
-        let [a, b] = edge_overlap(0, 3, 3, 2, 2);
-        assert_eq!(a.1 + b.1, 3);
     }
 }

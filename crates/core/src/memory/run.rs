@@ -210,8 +210,7 @@ impl Run {
         // hybrid_optimizer.py _set_sub_optimizer_grads l.83-115: per offloaded element a pinned fp32 master copy, the
         // CPU optimizer's fp32 states and a pinned fp32 grad.
         let host_per_offloaded = 4.0 + if adam { 8.0 } else { 4.0 } + 4.0;
-        let (bf16_first, bf16_last) =
-            if low && lp.first_last_layers_bf16 { (lp.num_layers_at_start_in_bf16, lp.num_layers_at_end_in_bf16) } else { (0, 0) };
+        let (bf16_first, bf16_last) = lp.bf16_edge_layers(low);
         Run {
             precision,
             fp8_recipe,

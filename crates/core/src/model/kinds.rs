@@ -287,6 +287,16 @@ impl KindTotals {
     }
 }
 
+/// Layers `start..start + count` that fall in the first `edges.0` or the last `edges.1` layers of a `total`-layer
+/// model, as (from, count) ranges; a layer in both is counted once (in the first).
+pub fn edge_ranges(start: u64, count: u64, total: u64, edges: (u64, u64)) -> [(u64, u64); 2] {
+    let (first, last) = edges;
+    let end = start.saturating_add(count);
+    let head = (start, end.min(first).saturating_sub(start));
+    let tail_start = start.max(total.saturating_sub(last).max(first));
+    [head, (tail_start, end.saturating_sub(tail_start))]
+}
+
 /// The layer sequence of a model, indexed: per-kind layer counts of any range in O(log runs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerKinds {
@@ -330,6 +340,15 @@ impl LayerKinds {
             *h -= l;
         }
         hi
+    }
+
+    /// Layers of each kind among the `count` layers from `start` that are among the first `edges.0` or the last
+    /// `edges.1` of the model's `total` (the layers Megatron keeps in BF16 under FP8 / FP4).
+    pub fn edge_counts_in(&self, start: u64, count: u64, total: u64, edges: (u64, u64)) -> KindCounts {
+        let [(a, n), (b, m)] = edge_ranges(start, count, total, edges);
+        let mut out = self.counts_in(a, n);
+        out.add_all(&self.counts_in(b, m));
+        out
     }
 
     /// Layers of each kind in [0, x).
@@ -630,5 +649,23 @@ impl ModelConfig {
         let depths = self.mtp_num_layers;
         let weight_copies = if self.mtp_use_repeated_layer { depths.min(1) } else { depths };
         Mtp { depths, weight_copies, layers, params }
+    }
+}
+
+#[cfg(test)]
+mod edge_tests {
+    use super::edge_ranges;
+
+    #[test]
+    fn edge_layers_of_a_chunk() {
+        // 80 layers, first 1 and last 1 in BF16: chunk 0..4 holds layer 0; chunk 76..80 holds layer 79; 40..44 neither.
+        assert_eq!(edge_ranges(0, 4, 80, (1, 1)), [(0, 1), (79, 0)]);
+        assert_eq!(edge_ranges(76, 4, 80, (1, 1)), [(76, 0), (79, 1)]);
+        assert_eq!(edge_ranges(40, 4, 80, (1, 1)), [(40, 0), (79, 0)]);
+        // Start and end ranges overlapping (3 layers, 2 + 2): counted once: layers 0, 1 from the start, 2 from the end.
+        let [a, b] = edge_ranges(0, 3, 3, (2, 2));
+        assert_eq!(a.1 + b.1, 3);
+        // The whole model (the step-time model's call): Nemotron 3 Super's 88 layers, none at the start, 14 at the end.
+        assert_eq!(edge_ranges(0, 88, 88, (0, 14)), [(0, 0), (74, 14)]);
     }
 }
