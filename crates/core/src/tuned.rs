@@ -211,12 +211,12 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
                 && (*same_precision || !SAME_PRECISION.contains(&key))
         });
         match from_recipe.and_then(|(r, ..)| Some((r, recipe_value(r, key)?))) {
-            Some((r, v)) if key == "tp_comm_overlap" && v.as_bool() == Some(true) && !tp_overlap_applies(plan) => {
+            Some((r, (v, _))) if key == "tp_comm_overlap" && v.as_bool() == Some(true) && !tp_overlap_applies(plan) => {
                 filled.insert(key.to_string(), Value::Bool(false));
                 out.push(Assumption { key: key.to_string(), value: Value::Bool(false), source: format!("{} — off at this plan's TP < 2 or without sequence parallelism, as its CommOverlapConfig turns it off", source_of(r)) });
             }
-            Some((r, v)) => {
-                let source = if r.training.contains_key(key) { source_of(r) } else { format!("{}, {BF16_COUNT_DEFAULT}", source_of(r)) };
+            Some((r, (v, defaulted))) => {
+                let source = if defaulted { format!("{}, {BF16_COUNT_DEFAULT}", source_of(r)) } else { source_of(r) };
                 filled.insert(key.to_string(), v.clone());
                 out.push(Assumption { key: key.to_string(), value: v, source });
             }
@@ -242,15 +242,15 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
 /// How a BF16 layer count a recipe leaves unset is sourced.
 const BF16_COUNT_DEFAULT: &str = "Bridge MixedPrecisionConfig default (the recipe leaves it unset)";
 
-/// A recipe's value for `key`: the one it sets, or for a BF16 layer count it leaves unset beside first_last_layers_bf16,
-/// 0 — Bridge's MixedPrecisionConfig defaults both counts to 0 and copies every field into the model config
+/// A recipe's value for `key`, and whether it is a default the recipe leaves in place: the value it sets, or for a BF16
+/// layer count it leaves unset beside first_last_layers_bf16, 0 — Bridge's MixedPrecisionConfig defaults both counts to 0 and copies every field into the model config
 /// (Megatron-Bridge@067f987df03b training/mixed_precision.py:73-74 and update_config_with_precision_overrides), where
 /// Megatron-Core's own default would be 1 (Nemotron 3 Super's NVFP4 recipe sets only the last 14).
-fn recipe_value(r: &recipes::Recipe, key: &str) -> Option<Value> {
+fn recipe_value(r: &recipes::Recipe, key: &str) -> Option<(Value, bool)> {
     match r.training.get(key) {
-        Some(v) => Some(v.clone()),
+        Some(v) => Some((v.clone(), false)),
         None if matches!(key, "num_layers_at_start_in_bf16" | "num_layers_at_end_in_bf16") && r.training.contains_key("first_last_layers_bf16") => {
-            Some(Value::from(0u64))
+            Some((Value::from(0u64), true))
         }
         None => None,
     }
