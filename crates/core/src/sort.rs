@@ -51,6 +51,18 @@ mod tests {
         assert_eq!(v, vec![(3, 0), (3, 2), (3, 5), (2, 3), (1, 1), (1, 4), (0, 6)]);
     }
 
+    proptest::proptest! {
+        /// Any list, any number of ties: the same order as the standard library's stable sort.
+        #[test]
+        fn agrees_with_sort_by_on_any_list(keys in proptest::collection::vec(0u8..8, 0..300)) {
+            let mut a: Vec<(u8, usize)> = keys.iter().copied().zip(0..).collect();
+            let mut b = a.clone();
+            stable_by(&mut a, |x, y| y.0.cmp(&x.0));
+            b.sort_by(|x, y| y.0.cmp(&x.0));
+            proptest::prop_assert_eq!(a, b);
+        }
+    }
+
     #[test]
     fn agrees_with_sort_by_on_longer_lists() {
         // 200 elements with many ties (key = i * 7 mod 13), sorted by both; 200 > the small-sort threshold.
