@@ -559,7 +559,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
 /// of their own), without recording it for the cell.
 fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool, fresh: bool) -> Outcome {
     result.evaluated += 1;
-    memory::estimate_peaks_memo(p, cell.derived, &s.kinds, cell.params, &mut s.activations, &mut s.mem);
+    memory::estimate_peaks_memo(p, cell.derived, &s.kinds, cell.params, &mut s.activations, &mut s.mem, result.smallest_peak_bytes);
     let mem = &s.mem;
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));

@@ -384,6 +384,8 @@ struct PlanWide {
 pub struct ActivationMemo {
     slots: [Option<(activations::Choices, Layers)>; 2],
     next: usize,
+    /// The pipeline rank of the last full estimate's peak stage: [`estimate_peaks_memo`] sizes it first.
+    peak_stage: usize,
 }
 
 impl ActivationMemo {
@@ -456,15 +458,39 @@ pub fn estimate_peaks_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[
 
 /// As [`estimate_peaks_into`], with the per-kind activations taken from `memo` where a candidate of the same layout and
 /// micro-batch computed them (see [`ActivationMemo`]): the same figures to the bit.
-pub fn estimate_peaks_memo(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], memo: &mut ActivationMemo, out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, false, Some(memo));
+///
+/// `floor`: the smallest peak the caller has seen. The stage that peaked in the memo's last full estimate is sized
+/// first; when its device peak is over the GPU's memory and not under `floor`, the estimate stops there with `fits`
+/// false and `peak_bytes` that stage's peak — a lower bound of the true peak (the largest stage's), so the verdict
+/// (out of memory) and the smallest peak the caller keeps are the full estimate's; the stages are then stale. Most
+/// candidates of the layout search do not fit, and their peak stage is the previous candidate's.
+pub fn estimate_peaks_memo(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], memo: &mut ActivationMemo, out: &mut MemoryReport, floor: Option<u64>) {
+    estimate_with(p, d, kinds, params, out, false, Some((memo, floor)));
 }
 
-fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<&mut ActivationMemo>) {
-    let wide = PlanWide::of(p, d, kinds, memo);
+fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<(&mut ActivationMemo, Option<u64>)>) {
+    let (mut memo, floor) = match memo {
+        Some((m, floor)) => (Some(m), floor),
+        None => (None, None),
+    };
+    let wide = PlanWide::of(p, d, kinds, memo.as_deref_mut());
     let mut stages = std::mem::take(&mut out.stages);
     stages.truncate(params.len());
     stages.resize_with(params.len(), StageMemory::default);
+    let gpu_memory_bytes = p.gpu.memory_bytes();
+    // The last peak stage first: out of memory and not under the floor, the candidate's verdict is known.
+    if let (Some(memo), Some(floor)) = (memo.as_deref(), floor) {
+        let rank = memo.peak_stage;
+        if let (Some(st), Some(sm)) = (params.get(rank), stages.get_mut(rank)) {
+            stage(p, d, &wide, kinds, (rank, stage_activations(p, &wide, st)), st, sm);
+            let peak = sm.total_bytes;
+            if peak > gpu_memory_bytes && peak >= floor {
+                out.stages = stages;
+                (out.peak_bytes, out.gpu_memory_bytes, out.fits) = (peak, gpu_memory_bytes, false);
+                return;
+            }
+        }
+    }
     // A stage with the previous stage's layers saves the same activations per microbatch: counted once.
     let mut act = StageActivations::default();
     for (rank, (st, sm)) in params.iter().zip(stages.iter_mut()).enumerate() {
@@ -478,12 +504,15 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
             stage_terms(&wide, &parts, sm);
         }
     }
+    if let Some(memo) = memo {
+        // The first of the largest, as `max_by_key` would not: any one will do.
+        memo.peak_stage = stages.iter().enumerate().fold((0, 0), |best, (i, s)| if s.total_bytes > best.1 { (i, s.total_bytes) } else { best }).0;
+    }
     let peak_bytes = stages.iter().map(|s| s.total_bytes).max().unwrap_or(0);
     let allocated_peak_bytes = stages.iter().map(|s| s.allocated_bytes).max().unwrap_or(0);
     let host_bytes_per_node = stages.iter().map(|s| s.host_bytes_per_node).max().unwrap_or(0);
     // GiB, as GPU memory is (settings.rs HOST_MEMORY).
     let host_memory_per_node_bytes = p.cluster.host_memory_per_node_gb.map(|g| (g * (1u64 << 30) as f64) as u64);
-    let gpu_memory_bytes = p.gpu.memory_bytes();
     *out = MemoryReport {
         stages,
         peak_bytes,
