@@ -514,11 +514,8 @@ impl Tune<'_> {
             }
         };
         key.speed = s.withdrawn;
-        if s.withdrawn != before {
-            // The memo keys its activations by the recompute and offload choices, not the CUDA graphs whose buffers
-            // they hold: forgotten when the settled settings change.
-            s.activations.clear();
-        }
+        // The memo keys its activations by the recompute and offload choices and these settings (CUDA graphs' buffers).
+        s.activations.set_speed(s.withdrawn);
         if s.withdrawn & speed::DISPATCHER != 0 {
             key.dispatcher = dispatcher_code(fallback);
             key.a2a = fallback != self.plain.moe_token_dispatcher_type;

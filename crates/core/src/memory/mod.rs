@@ -346,9 +346,9 @@ struct StageActivations {
 }
 
 /// Everything [`estimate_into`] resolves once per plan.
-struct PlanWide {
+struct PlanWide<'a> {
     run: Run,
-    layers: Layers,
+    layers: &'a Layers,
     output: f64,
     dispatch: (f64, &'static str),
     library: (f64, &'static str),
@@ -376,50 +376,58 @@ struct PlanWide {
 /// The per-kind activations the layout search keeps between the candidates of one layout and micro-batch
 /// ([`estimate_peaks_memo`]). Of what differs between those candidates (recompute granularity, method and layers, the
 /// module lists, the distributed optimizer, optimizer offload), [`Layers::of`] reads only the selective-recompute
-/// module list, through `activations::Choices`: the run's activation and GEMM-input sizes and its BF16 edge layers follow
-/// the precision settings, the shape the layout and micro-batch, the routed tokens the MoE settings. So the memo keeps
-/// the last two `Layers` by their `Choices` (full and no recompute share one; selective another); the search clears it
-/// for each layout and micro-batch.
+/// module list, through `activations::Choices`, and the speed settings the search withdraws per candidate (CUDA graphs'
+/// buffers among them), which it names by a mask ([`ActivationMemo::set_speed`]): the run's activation and GEMM-input
+/// sizes and its BF16 edge layers follow the precision settings, the shape the layout and micro-batch, the routed tokens
+/// the MoE settings. So the memo keeps the last [`MEMO_SLOTS`] `Layers` by their `Choices` and speed mask (full and no
+/// recompute share one; selective and each module list another); the search clears it for each layout and micro-batch.
 #[derive(Clone, Default)]
 pub struct ActivationMemo {
-    slots: [Option<(activations::Choices, Layers)>; 2],
+    slots: [Option<((activations::Choices, u16), Layers)>; MEMO_SLOTS],
+    /// The speed mask of the candidates estimated next.
+    speed: u16,
     next: usize,
     /// The pipeline rank of the last full estimate's peak stage: [`estimate_peaks_memo`] sizes it first.
     peak_stage: usize,
 }
 
+/// The `Layers` an [`ActivationMemo`] keeps: the recompute choices of one layout's cell (none and full, selective, the
+/// search's four module lists, optimizer offload's) under one or two speed masks.
+const MEMO_SLOTS: usize = 8;
+
 impl ActivationMemo {
     /// Forgets every entry: for another layout, micro-batch or model.
     pub fn clear(&mut self) {
-        self.slots = [None, None];
+        self.slots = Default::default();
     }
 
-    fn layers(&mut self, p: &Plan, run: &Run, sh: &Shape, kinds: &LayerKinds) -> Layers {
-        let c = activations::Choices::of(p);
-        if let Some((_, l)) = self.slots.iter().flatten().find(|(k, _)| *k == c) {
-            return *l;
-        }
-        let l = Layers::of(p, run, sh, kinds);
-        let i = self.next % self.slots.len();
-        self.slots[i] = Some((c, l));
-        self.next = i + 1;
-        l
+    /// Names the speed settings in force for the candidates estimated next (the search's mask of withdrawn keys): the
+    /// entries of another mask are kept, not used.
+    pub fn set_speed(&mut self, mask: u16) {
+        self.speed = mask;
+    }
+
+    fn layers(&mut self, p: &Plan, run: &Run, sh: &Shape, kinds: &LayerKinds) -> &Layers {
+        let key = (activations::Choices::of(p), self.speed);
+        let i = self.slots.iter().position(|s| s.as_ref().is_some_and(|(k, _)| *k == key)).unwrap_or_else(|| {
+            // The oldest entry makes way.
+            let i = self.next % MEMO_SLOTS;
+            self.slots[i] = None;
+            self.next = i + 1;
+            i
+        });
+        &self.slots[i].get_or_insert_with(|| (key, Layers::of(p, run, sh, kinds))).1
     }
 }
 
-impl PlanWide {
-    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds, memo: Option<&mut ActivationMemo>) -> PlanWide {
-        let run = Run::of(p);
-        let sh = Shape::of(p);
+impl<'a> PlanWide<'a> {
+    /// `layers`: the model's per-kind activations, where [`PlanWide::layers`] found them.
+    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds, run: Run, sh: &Shape, layers: &'a Layers) -> PlanWide<'a> {
         let m = &p.model;
         let par = &p.parallelism;
         let vocab = d.padded_vocab_size;
         let nccl = overhead::communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
-        let library = moe::library_buffers(m, p, &sh);
-        let layers = match memo {
-            Some(memo) => memo.layers(p, &run, &sh, kinds),
-            None => Layers::of(p, &run, &sh, kinds),
-        };
+        let library = moe::library_buffers(m, p, sh);
         let max_of = |per: fn(&LayerActivations) -> f64| layers.active().iter().map(per).fold(0.0, f64::max);
         PlanWide {
             largest_full: max_of(|a| a.full),
@@ -427,17 +435,17 @@ impl PlanWide {
             largest_offloaded: max_of(|a| a.offloaded),
             offloads: layers.active().iter().any(|a| a.offloaded != 0.0),
             layers,
-            output: activations::output(p, &run, &sh, vocab),
-            dispatch: if m.is_moe() { moe::dispatcher_working_set(m, p, &run, &sh) } else { (0.0, "") },
+            output: activations::output(p, &run, sh, vocab),
+            dispatch: if m.is_moe() { moe::dispatcher_working_set(m, p, &run, sh) } else { (0.0, "") },
             library,
             nccl,
             outside: CUDA_CONTEXT_BYTES as u64 + nccl as u64 + library.0 as u64,
             shards: state::shards(&run, d.data_parallel_size.max(1) * par.cp().max(1), d.expert_data_parallel_size.max(1)),
-            deferred: activations::deferred_wgrad(p, &run, &sh, vocab, d.num_microbatches),
+            deferred: activations::deferred_wgrad(p, &run, sh, vocab, d.num_microbatches),
             vision_act: m.vision_config.as_ref().map_or(0.0, |e| vision::activations_per_microbatch(p, e)),
             vision_label: vision_label(p),
-            dsa_act: dsa::bytes_per_layer(p, &sh),
-            scores: kinds.totals.table.kinds().iter().filter(|k| k.mixer.is_attention()).map(|k| activations::score_elements(m, &sh, k.mixer)).fold(0.0, f64::max) * run.act,
+            dsa_act: dsa::bytes_per_layer(p, sh),
+            scores: kinds.totals.table.kinds().iter().filter(|k| k.mixer.is_attention()).map(|k| activations::score_elements(m, sh, k.mixer)).fold(0.0, f64::max) * run.act,
             run,
         }
     }
@@ -473,14 +481,23 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
         Some((m, floor)) => (Some(m), floor),
         None => (None, None),
     };
-    let wide = PlanWide::of(p, d, kinds, memo.as_deref_mut());
+    let peak_stage = memo.as_deref().map(|m| m.peak_stage);
+    let (run, sh) = (Run::of(p), Shape::of(p));
+    let owned;
+    let layers = match memo.as_deref_mut() {
+        Some(memo) => memo.layers(p, &run, &sh, kinds),
+        None => {
+            owned = Layers::of(p, &run, &sh, kinds);
+            &owned
+        }
+    };
+    let wide = PlanWide::of(p, d, kinds, run, &sh, layers);
     let mut stages = std::mem::take(&mut out.stages);
     stages.truncate(params.len());
     stages.resize_with(params.len(), StageMemory::default);
     let gpu_memory_bytes = p.gpu.memory_bytes();
     // The last peak stage first: out of memory and not under the floor, the candidate's verdict is known.
-    if let (Some(memo), Some(floor)) = (memo.as_deref(), floor) {
-        let rank = memo.peak_stage;
+    if let (Some(rank), Some(floor)) = (peak_stage, floor) {
         if let (Some(st), Some(sm)) = (params.get(rank), stages.get_mut(rank)) {
             stage(p, d, &wide, kinds, (rank, stage_activations(p, &wide, st)), st, sm);
             let peak = sm.total_bytes;
