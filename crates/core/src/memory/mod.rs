@@ -482,6 +482,7 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
         None => (None, None),
     };
     let peak_stage = memo.as_deref().map(|m| m.peak_stage);
+    let search = peak_stage.is_some();
     let (run, sh) = (Run::of(p), Shape::of(p));
     let owned;
     let layers = match memo.as_deref_mut() {
@@ -499,7 +500,7 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
     // The last peak stage first: out of memory and not under the floor, the candidate's verdict is known.
     if let (Some(rank), Some(floor)) = (peak_stage, floor) {
         if let (Some(st), Some(sm)) = (params.get(rank), stages.get_mut(rank)) {
-            stage(p, d, &wide, kinds, (rank, stage_activations(p, &wide, st)), st, sm);
+            stage(p, &wide, kinds, (rank, stage_activations(p, &wide, st), flights(p, d, rank)), st, sm);
             let peak = sm.total_bytes;
             if peak > gpu_memory_bytes && peak >= floor {
                 out.stages = stages;
@@ -510,11 +511,29 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
     }
     // A stage with the previous stage's layers saves the same activations per microbatch: counted once.
     let mut act = StageActivations::default();
-    for (rank, (st, sm)) in params.iter().zip(stages.iter_mut()).enumerate() {
+    // For the search (the peaks alone): the last stage sized in full and its microbatches in flight. A stage that holds
+    // the same (`same_as_previous`, back to it) with no more in flight peaks no higher, its host memory no higher: it
+    // takes that stage's figures, which leaves every maximum over the stages as it was.
+    let mut sized: Option<(usize, (f64, f64))> = None;
+    for rank in 0..params.len() {
+        let st = &params[rank];
+        let (in_flight, output_flight) = flights(p, d, rank);
+        if let Some((at, (a, b))) = sized.filter(|_| search && st.same_as_previous) {
+            if in_flight <= a && output_flight <= b {
+                let (before, after) = stages.split_at_mut(rank);
+                let (from, sm) = (&before[at], &mut after[0]);
+                (sm.pipeline_rank, sm.num_layers) = (rank as u64, st.layers);
+                (sm.total_bytes, sm.allocated_bytes, sm.bound_by) = (from.total_bytes, from.allocated_bytes, from.bound_by);
+                (sm.host_bytes, sm.host_bytes_per_node) = (from.host_bytes, from.host_bytes_per_node);
+                continue;
+            }
+        }
         if rank == 0 || !st.like_previous {
             act = stage_activations(p, &wide, st);
         }
-        let parts = stage(p, d, &wide, kinds, (rank, act), st, sm);
+        let sm = &mut stages[rank];
+        let parts = stage(p, &wide, kinds, (rank, act, (in_flight, output_flight)), st, sm);
+        sized = parts.grows_with_flight.then_some((rank, (in_flight, output_flight)));
         sm.terms.clear();
         if detail {
             stage_breakdown(&wide, st, &parts, sm);
@@ -625,12 +644,26 @@ struct Parts {
     /// Allocated bytes at the forward/backward peak and at the optimizer step.
     fwd: f64,
     step: f64,
+    /// Whether every term that scales with the microbatches in flight does so by a factor ≥ 0: the stage's figures
+    /// then grow with them (each a sum, product, maximum or rounding of terms that do).
+    grows_with_flight: bool,
+}
+
+/// Microbatches whose activations a stage holds at its peak, and those of its last chunk (where the output side and
+/// MTP live, whose forward the schedule follows with its backward soonest).
+fn flights(p: &Plan, d: &Derived, rank: usize) -> (f64, f64) {
+    let par = &p.parallelism;
+    // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
+    let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
+    let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
+    (in_flight, pipeline::last_chunk_in_flight_at(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches) as f64)
 }
 
 /// One stage's memory into `sm` (all but its terms), and its parts for [`stage_terms`].
 #[allow(clippy::too_many_arguments)]
-fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (usize, StageActivations), st: &StageParams, sm: &mut StageMemory) -> Parts {
-    let par = &p.parallelism;
+/// `flights`: the stage's microbatches in flight ([`flights`]).
+fn stage(p: &Plan, w: &PlanWide, kinds: &LayerKinds, (rank, act, flights): (usize, StageActivations, (f64, f64)), st: &StageParams, sm: &mut StageMemory) -> Parts {
+    let (in_flight, output_flight) = flights;
     let s = state::of(&w.run, st, w.shards);
     let counts = st.counts;
     let StageActivations { saved: layer_act, transient: recompute, offloaded, kept } = act;
@@ -642,15 +675,10 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (
     let output_act = if st.output { w.output } else { 0.0 } + mtp_act;
     let last = st.output;
     let moe_layers = st.moe_layers;
-    // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
-    let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
-    let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
-    // The output side (and MTP) lives in the stage's last chunk only, whose forward the schedule follows with its
-    // backward soonest.
-    let output_flight = pipeline::last_chunk_in_flight_at(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches) as f64;
+    let graphs_per_microbatch = w.layers.graphs[..w.layers.n].iter().zip(counts.0).fold(0.0, |s, (g, n)| s + n as f64 * g);
     let parts = Parts {
         state: s,
-        graphs: w.layers.graphs[..w.layers.n].iter().zip(counts.0).fold(0.0, |s, (g, n)| s + n as f64 * g) * in_flight,
+        graphs: graphs_per_microbatch * in_flight,
         activations: layer_act * in_flight + output_act * output_flight + kept,
         copies: s.weight_copy_per_microbatch * in_flight,
         recompute,
@@ -666,6 +694,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (
         output_act: 0.0,
         fwd: 0.0,
         step: 0.0,
+        grows_with_flight: [layer_act, output_act, graphs_per_microbatch, s.weight_copy_per_microbatch, offloaded, w.vision_act, w.dsa_act].iter().all(|&x| x >= 0.0),
     };
     let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + parts.graphs;
     let fwd = persistent + parts.activations + parts.vision_act + parts.dsa_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded + parts.scores;
