@@ -978,6 +978,8 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
     // The layout text of the last `layout` shape and its (PP, VPP): the shapes of one pipeline split come in a row (every
     // TP, EP, ETP and SP of it), and the plan's layout is rewritten in place for each of their cells.
     let (mut text, mut text_of) = (String::new(), (0, 0));
+    // The pipeline split `params` was last built for.
+    let mut params_split = None;
     for sh in shapes {
         scratch.settled.clear();
         if sh.layout && text_of != (sh.pp, sh.vpp) {
@@ -1001,8 +1003,15 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
             apply(&mut p, &key, Some(&text));
             crate::derive::derive_counted(&p, Some(split), (scratch.kinds.totals, &model_counts), &mut derived);
             if mi == 0 {
-                // The stages' parameters depend on the layout only: once for every micro-batch and variant.
-                memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
+                // The stages' parameters depend on the layout only: once for every micro-batch and variant; their
+                // layers per kind on the split only.
+                let of = (sh.pp, sh.vpp, sh.first, sh.last, sh.layout);
+                if params_split == Some(of) {
+                    memory::stage_params_same_split(&p, &derived, split, &scratch.kinds, &mut params);
+                } else {
+                    memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
+                    params_split = Some(of);
+                }
                 step.refresh(&p, &derived);
             }
             let mut cell = Cell { params: &params, step: &step, derived: &derived, rules: None };

@@ -23,7 +23,7 @@ mod vision;
 
 pub use activations::LayerActivations;
 pub use overhead::{CUDA_CONTEXT_BYTES, FRAGMENTATION, NCCL_BYTES_PER_GROUP};
-pub use params::{StageParams, stage_params, stage_params_into};
+pub use params::{StageParams, stage_params, stage_params_into, stage_params_same_split};
 pub use tensors::{Lever, Tensor, TensorKind, tensors};
 
 use crate::derive::Derived;

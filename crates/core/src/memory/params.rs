@@ -47,6 +47,8 @@ pub struct StageParams {
     /// side, MTP block and vision encoder): its memory then differs from the previous stage's only by the
     /// microbatches in flight.
     pub same_as_previous: bool,
+    /// The BF16 edge layers (`run.low()`, first, last) `bf16_layers` was counted for.
+    counted_with: (bool, u64, u64),
 }
 
 /// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
@@ -79,6 +81,17 @@ fn replicated_gemms(m: &ModelConfig, kind: LayerKind) -> f64 {
 
 /// As [`stage_params`], into `out`, reusing its buffers (the layout search sizes thousands of layouts).
 pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
+    stage_params_with(p, d, split, kinds, out, false);
+}
+
+/// As [`stage_params_into`] where `out` holds its result for the same `split` and model (another layout of the same
+/// pipeline split: the layout search tries every TP, EP, ETP and SP of a split in a row): the layers of each kind per
+/// stage and chunk are kept, not counted again, when the BF16 edge layers are those they were counted for.
+pub fn stage_params_same_split(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
+    stage_params_with(p, d, split, kinds, out, true);
+}
+
+fn stage_params_with(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>, same_split: bool) {
     let par = &p.parallelism;
     let m = &p.model;
     let run = Run::of(p);
@@ -109,25 +122,15 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
         gemm_kind[i] = lp.tp_sharded as f64 / tp + replicated_gemms(m, kind);
     }
     let n_kinds = table.len();
+    let edges = (run.low(), run.bf16_first, run.bf16_last);
+    let counted = same_split && out.len() == split.stages.len() && out.iter().all(|st| st.counted_with == edges);
     out.resize_with(split.stages.len(), StageParams::default);
     for ((rank, chunks), st) in split.stages.iter().enumerate().zip(out.iter_mut()) {
-        st.chunks.clear();
-        (st.layers, st.dense, st.experts, st.dense_low, st.experts_low) = (0, 0.0, 0.0, 0.0, 0.0);
-        st.bf16_layers = KindCounts::default();
-        let mut counts = KindCounts::default();
-        for c in chunks {
-            let chunk = kinds.counts_in(c.start, c.count);
-            counts.add_all(&chunk);
-            st.chunks.push(chunk);
-            st.layers += c.count;
-            if run.low() {
-                // ML megatron/core/fp8_utils.py is_first_last_bf16_layer: the first num_layers_at_start_in_bf16 and the
-                // last num_layers_at_end_in_bf16 layers of the model run in BF16.
-                st.bf16_layers.add_all(&kinds.edge_counts_in(c.start, c.count, m.num_layers, (run.bf16_first, run.bf16_last)));
-            }
+        (st.dense, st.experts, st.dense_low, st.experts_low) = (0.0, 0.0, 0.0, 0.0);
+        if !counted {
+            count_layers(st, chunks, kinds, m.num_layers, edges);
         }
-        st.counts = counts;
-        st.moe_layers = table.kinds().iter().zip(counts.0).filter(|(k, _)| k.ffn == Ffn::Moe).map(|(_, n)| n).sum();
+        let counts = st.counts;
         st.largest_layer = 0.0;
         st.adapters = 0.0;
         for kind in 0..n_kinds {
@@ -210,6 +213,29 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
         out[i].like_previous = like;
         out[i].same_as_previous = like && holds_the_same(&out[i], &out[i - 1]);
     }
+}
+
+/// The layers of each kind of one stage (`chunks`: its chunks' layer ranges), per chunk and in all, the MoE layers
+/// among them and those kept in BF16 (`edges`: `run.low()` and the BF16 layers at the start and end of the model).
+fn count_layers(st: &mut StageParams, chunks: &[crate::pipeline::Chunk], kinds: &LayerKinds, num_layers: u64, edges: (bool, u64, u64)) {
+    st.chunks.clear();
+    st.layers = 0;
+    st.bf16_layers = KindCounts::default();
+    let mut counts = KindCounts::default();
+    for c in chunks {
+        let chunk = kinds.counts_in(c.start, c.count);
+        counts.add_all(&chunk);
+        st.chunks.push(chunk);
+        st.layers += c.count;
+        if edges.0 {
+            // ML megatron/core/fp8_utils.py is_first_last_bf16_layer: the first num_layers_at_start_in_bf16 and the
+            // last num_layers_at_end_in_bf16 layers of the model run in BF16.
+            st.bf16_layers.add_all(&kinds.edge_counts_in(c.start, c.count, num_layers, (edges.1, edges.2)));
+        }
+    }
+    st.counts = counts;
+    st.moe_layers = kinds.totals.table.kinds().iter().zip(counts.0).filter(|(k, _)| k.ffn == Ffn::Moe).map(|(_, n)| n).sum();
+    st.counted_with = edges;
 }
 
 /// Whether two stages with the same layers (`like_previous`) hold the same parameters and parts of the model.
