@@ -84,7 +84,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     optimizer::data_parallel_buffers(p, out);
     model_settings::low_precision_weights(p, out);
     model_settings::fp8_layers(p, out);
-    model_settings::recompute_modules(p, out);
+    model_settings::recompute_modules(p, dv, out);
     model_settings::gemma4_moe(p, out);
     model_settings::full_recompute(p, out);
     dsv4::hyper_connections(p, out);

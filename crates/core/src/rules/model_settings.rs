@@ -6,6 +6,8 @@
 use super::optimizer::list;
 use super::findings::{Findings, SP, d};
 use crate::Code;
+use crate::derive::Derived;
+use crate::model::Ffn;
 use crate::plan::Plan;
 use crate::settings::{
     CudaGraphImpl, CudaGraphScope, DispatcherType, FlexBackend, Fp8Recipe, OffloadModule, Precision, Recompute, RecomputeModule,
@@ -98,9 +100,11 @@ pub fn fp8_layers(p: &Plan, out: &mut impl Findings) {
 }
 
 /// The entries of `modules` that recompute nothing on this model: (entry, why).
-fn modules_without_layer(p: &Plan, modules: &[RecomputeModule]) -> Vec<(RecomputeModule, &'static str)> {
+fn modules_without_layer(p: &Plan, dv: &Derived, modules: &[RecomputeModule]) -> Vec<(RecomputeModule, &'static str)> {
     let m = &p.model;
-    let dense_layers = m.num_layers > m.num_moe_layers() || !m.is_moe();
+    // Counted only for an `mlp` entry of a MoE model, from the derived sizes' layer counts (model.rs num_moe_layers):
+    // the layout search asks for every candidate's list.
+    let dense_layers = || !m.is_moe() || m.num_layers > dv.kinds(m).decoder_where(|k| k.ffn == Ffn::Moe);
     let shared = m.is_moe() && m.moe_shared_expert_intermediate_size.is_some_and(|s| s > 0);
     modules
         .iter()
@@ -108,7 +112,7 @@ fn modules_without_layer(p: &Plan, modules: &[RecomputeModule]) -> Vec<(Recomput
             let why = match x {
                 RecomputeModule::Moe | RecomputeModule::MoeAct if !m.is_moe() => "the model has no MoE layers",
                 RecomputeModule::SharedExperts if !shared => "the model has no shared experts",
-                RecomputeModule::Mlp if !dense_layers => "every layer is MoE (mlp wraps dense MLPs only)",
+                RecomputeModule::Mlp if !dense_layers() => "every layer is MoE (mlp wraps dense MLPs only)",
                 RecomputeModule::Mhc if !m.enable_hyper_connections => "the model has no hyper-connections (enable_hyper_connections)",
                 RecomputeModule::Mhc => return None,
                 RecomputeModule::GdnNormOut | RecomputeModule::GdpInProj | RecomputeModule::GdpQkv => {
@@ -123,7 +127,7 @@ fn modules_without_layer(p: &Plan, modules: &[RecomputeModule]) -> Vec<(Recomput
 
 /// recompute-modules-need-selective, mla-up-proj-needs-mla, recompute-module-no-layer, delayed-fp8-recompute-modules:
 /// what each recompute_modules entry can wrap.
-pub fn recompute_modules(p: &Plan, out: &mut impl Findings) {
+pub fn recompute_modules(p: &Plan, dv: &Derived, out: &mut impl Findings) {
     let s = &p.training.settings;
     let Some(given) = &s.recompute_modules else { return };
     if s.recompute_granularity != Recompute::Selective {
@@ -148,7 +152,7 @@ pub fn recompute_modules(p: &Plan, out: &mut impl Findings) {
                 .with_apply(MODULES, kept(&[RecomputeModule::MlaUpProj]))
         });
     }
-    let idle = modules_without_layer(p, given);
+    let idle = modules_without_layer(p, dv, given);
     if !idle.is_empty() {
         out.add(Code::RecomputeModuleNoLayer, |code| {
             let list_: Vec<String> = idle.iter().map(|(x, why)| format!("{} ({why})", x.key())).collect();
