@@ -867,7 +867,11 @@ fn dense_shares(plan: &Plan, kinds: &KindTotals) -> DenseShares {
     DenseShares { mlp: mlp / total, shared: shared / total, mla_up: up / total }
 }
 
+/// The most links a [`StepLayout`] keeps (about 170 B each: under 1 MB); a search has a few hundred sets of sizes.
+const KNOWN_LINKS: usize = 4096;
+
 /// The link each group kind's collectives run on: NVLink when a group fits one NVLink domain, else the NIC.
+#[derive(Clone, Copy)]
 struct Links {
     meshes: Meshes,
     domain: u64,
@@ -917,6 +921,9 @@ impl Links {
 pub struct StepLayout {
     links: Links,
     ranks: Vec<(u64, u64)>,
+    /// The links [`StepLayout::refresh`] built, by the sizes they were built for (TP, PP, CP, EP, ETP, DP, expert DP):
+    /// the search's layouts of one set of sizes differ in their split, SP and micro-batch only.
+    known: std::collections::BTreeMap<[u64; 7], Links>,
 }
 
 impl StepLayout {
@@ -928,13 +935,27 @@ impl StepLayout {
     fn with(plan: &Plan, derived: &Derived, c: &Constants) -> StepLayout {
         let mut ranks = Vec::new();
         stages::rank_layers_into(plan, derived, &mut ranks);
-        StepLayout { links: Links::of(plan, derived, c), ranks }
+        StepLayout { links: Links::of(plan, derived, c), ranks, known: Default::default() }
     }
 
-    /// As [`StepLayout::of`], into `self`, reusing its buffer.
+    /// As [`StepLayout::of`] for another layout of the same plan (its order, GPU and cluster), into `self`, reusing its
+    /// buffer and the links of an earlier layout with the same parallel sizes.
     pub fn refresh(&mut self, plan: &Plan, derived: &Derived) {
         stages::rank_layers_into(plan, derived, &mut self.ranks);
-        self.links = Links::of(plan, derived, constants());
+        let par = &plan.parallelism;
+        let key = [par.tp(), par.pp(), par.cp(), par.ep(), par.etp(), derived.data_parallel_size, derived.expert_data_parallel_size];
+        self.links = match self.known.get(&key) {
+            Some(links) => *links,
+            None => {
+                let links = Links::of(plan, derived, constants());
+                // Bounded by the search's layouts; kept small all the same.
+                if self.known.len() >= KNOWN_LINKS {
+                    self.known.clear();
+                }
+                self.known.insert(key, links);
+                links
+            }
+        };
     }
 }
 
