@@ -921,10 +921,12 @@ impl Links {
 pub struct StepLayout {
     links: Links,
     ranks: Vec<(u64, u64)>,
-    /// The links [`StepLayout::refresh`] built, by the sizes they were built for (TP, PP, CP, EP, ETP, DP, expert DP):
-    /// the search's layouts of one set of sizes differ in their split, SP and micro-batch only.
-    known: std::collections::BTreeMap<[u64; 7], Links>,
 }
+
+/// The links [`StepLayout::refresh`] built for layouts of one plan, by the sizes they were built for (TP, PP, CP, EP,
+/// ETP, DP, expert DP): the search's layouts of one set of sizes differ in their split, SP and micro-batch only.
+#[derive(Default)]
+pub struct KnownLinks(std::collections::BTreeMap<[u64; 7], Links>);
 
 impl StepLayout {
     /// The layout of `plan` with `derived`'s sizes, under the embedded constants.
@@ -935,24 +937,24 @@ impl StepLayout {
     fn with(plan: &Plan, derived: &Derived, c: &Constants) -> StepLayout {
         let mut ranks = Vec::new();
         stages::rank_layers_into(plan, derived, &mut ranks);
-        StepLayout { links: Links::of(plan, derived, c), ranks, known: Default::default() }
+        StepLayout { links: Links::of(plan, derived, c), ranks }
     }
 
     /// As [`StepLayout::of`] for another layout of the same plan (its order, GPU and cluster), into `self`, reusing its
-    /// buffer and the links of an earlier layout with the same parallel sizes.
-    pub fn refresh(&mut self, plan: &Plan, derived: &Derived) {
+    /// buffer and the links `known` holds for an earlier layout with the same parallel sizes.
+    pub fn refresh(&mut self, plan: &Plan, derived: &Derived, known: &mut KnownLinks) {
         stages::rank_layers_into(plan, derived, &mut self.ranks);
         let par = &plan.parallelism;
         let key = [par.tp(), par.pp(), par.cp(), par.ep(), par.etp(), derived.data_parallel_size, derived.expert_data_parallel_size];
-        self.links = match self.known.get(&key) {
+        self.links = match known.0.get(&key) {
             Some(links) => *links,
             None => {
                 let links = Links::of(plan, derived, constants());
                 // Bounded by the search's layouts; kept small all the same.
-                if self.known.len() >= KNOWN_LINKS {
-                    self.known.clear();
+                if known.0.len() >= KNOWN_LINKS {
+                    known.0.clear();
                 }
-                self.known.insert(key, links);
+                known.0.insert(key, links);
                 links
             }
         };

@@ -972,6 +972,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
     let mut derived = Derived::default();
     // Refreshed for each layout shape before its first cell.
     let mut step = perf::StepLayout::of(base, &derived);
+    let mut known_links = perf::KnownLinks::default();
     // The model's parameter counts, for every layout's derived sizes (the model is the base plan's throughout).
     let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
     let (shapes, work) = shapes(&p, opts, &mut splits, tuning.dispatcher_free, allowance.min(MAX_SEARCH_WORK))?;
@@ -1012,7 +1013,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
                     memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
                     params_split = Some(of);
                 }
-                step.refresh(&p, &derived);
+                step.refresh(&p, &derived, &mut known_links);
             }
             let mut cell = Cell { params: &params, step: &step, derived: &derived, rules: None };
             scratch.activations.clear();

@@ -454,14 +454,14 @@ impl<'a> PlanWide<'a> {
 /// As [`estimate`], from the stages' parameters ([`stage_params`] of the same layout and `kinds`, `p.model.kinds()`),
 /// into `out`, reusing its buffers (the layout search sizes thousands of candidates).
 pub fn estimate_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, true, None);
+    estimate_with::<false>(p, d, kinds, params, out, true, None);
 }
 
 /// As [`estimate_into`] with only what the layout search reads: each stage's `pipeline_rank`, `num_layers`,
 /// `total_bytes`, `allocated_bytes`, `bound_by` and `host_bytes`, and the report's totals, the same as
 /// [`estimate_into`]'s; the breakdown and the terms are left empty or stale.
 pub fn estimate_peaks_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, false, None);
+    estimate_with::<false>(p, d, kinds, params, out, false, None);
 }
 
 /// As [`estimate_peaks_into`], with the per-kind activations taken from `memo` where a candidate of the same layout and
@@ -473,16 +473,18 @@ pub fn estimate_peaks_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[
 /// (out of memory) and the smallest peak the caller keeps are the full estimate's; the stages are then stale. Most
 /// candidates of the layout search do not fit, and their peak stage is the previous candidate's.
 pub fn estimate_peaks_memo(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], memo: &mut ActivationMemo, out: &mut MemoryReport, floor: Option<u64>) {
-    estimate_with(p, d, kinds, params, out, false, Some((memo, floor)));
+    estimate_with::<true>(p, d, kinds, params, out, false, Some((memo, floor)));
 }
 
-fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<(&mut ActivationMemo, Option<u64>)>) {
-    let (mut memo, floor) = match memo {
+/// `SEARCH`: the layout search's estimate, with its memo and floor ([`estimate_peaks_memo`]); a constant, so that the
+/// page's estimate links none of the search's shortcuts.
+fn estimate_with<const SEARCH: bool>(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<(&mut ActivationMemo, Option<u64>)>) {
+    let (mut memo, floor) = match memo.filter(|_| SEARCH) {
         Some((m, floor)) => (Some(m), floor),
         None => (None, None),
     };
     let peak_stage = memo.as_deref().map(|m| m.peak_stage);
-    let search = peak_stage.is_some();
+    let search = SEARCH && peak_stage.is_some();
     let (run, sh) = (Run::of(p), Shape::of(p));
     let owned;
     let layers = match memo.as_deref_mut() {
@@ -533,7 +535,7 @@ fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParam
         }
         let sm = &mut stages[rank];
         let parts = stage(p, &wide, kinds, (rank, act, (in_flight, output_flight)), st, sm);
-        sized = parts.grows_with_flight.then_some((rank, (in_flight, output_flight)));
+        sized = (search && parts.grows_with_flight).then_some((rank, (in_flight, output_flight)));
         sm.terms.clear();
         if detail {
             stage_breakdown(&wide, st, &parts, sm);

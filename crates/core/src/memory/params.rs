@@ -81,17 +81,17 @@ fn replicated_gemms(m: &ModelConfig, kind: LayerKind) -> f64 {
 
 /// As [`stage_params`], into `out`, reusing its buffers (the layout search sizes thousands of layouts).
 pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
-    stage_params_with(p, d, split, kinds, out, false);
+    stage_params_with::<false>(p, d, split, kinds, out);
 }
 
 /// As [`stage_params_into`] where `out` holds its result for the same `split` and model (another layout of the same
 /// pipeline split: the layout search tries every TP, EP, ETP and SP of a split in a row): the layers of each kind per
 /// stage and chunk are kept, not counted again, when the BF16 edge layers are those they were counted for.
 pub fn stage_params_same_split(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
-    stage_params_with(p, d, split, kinds, out, true);
+    stage_params_with::<true>(p, d, split, kinds, out);
 }
 
-fn stage_params_with(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>, same_split: bool) {
+fn stage_params_with<const SAME_SPLIT: bool>(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
     let par = &p.parallelism;
     let m = &p.model;
     let run = Run::of(p);
@@ -123,7 +123,7 @@ fn stage_params_with(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKin
     }
     let n_kinds = table.len();
     let edges = (run.low(), run.bf16_first, run.bf16_last);
-    let counted = same_split && out.len() == split.stages.len() && out.iter().all(|st| st.counted_with == edges);
+    let counted = SAME_SPLIT && out.len() == split.stages.len() && out.iter().all(|st| st.counted_with == edges);
     out.resize_with(split.stages.len(), StageParams::default);
     for ((rank, chunks), st) in split.stages.iter().enumerate().zip(out.iter_mut()) {
         (st.dense, st.experts, st.dense_low, st.experts_low) = (0.0, 0.0, 0.0, 0.0);
