@@ -1007,12 +1007,8 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
                 // The stages' parameters depend on the layout only: once for every micro-batch and variant; their
                 // layers per kind on the split only.
                 let of = (sh.pp, sh.vpp, sh.first, sh.last, sh.layout);
-                if params_split == Some(of) {
-                    memory::stage_params_same_split(&p, &derived, split, &scratch.kinds, &mut params);
-                } else {
-                    memory::stage_params_into(&p, &derived, split, &scratch.kinds, &mut params);
-                    params_split = Some(of);
-                }
+                memory::stage_params_search(&p, &derived, split, &scratch.kinds, &mut params, params_split == Some(of));
+                params_split = Some(of);
                 step.refresh(&p, &derived, &mut known_links);
             }
             let mut cell = Cell { params: &params, step: &step, derived: &derived, rules: None };

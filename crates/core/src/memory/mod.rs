@@ -23,7 +23,7 @@ mod vision;
 
 pub use activations::LayerActivations;
 pub use overhead::{CUDA_CONTEXT_BYTES, FRAGMENTATION, NCCL_BYTES_PER_GROUP};
-pub use params::{StageParams, stage_params, stage_params_into, stage_params_same_split};
+pub use params::{StageParams, stage_params, stage_params_into, stage_params_search};
 pub use tensors::{Lever, Tensor, TensorKind, tensors};
 
 use crate::derive::Derived;
@@ -502,7 +502,7 @@ fn estimate_with<const SEARCH: bool>(p: &Plan, d: &Derived, kinds: &LayerKinds, 
     // The last peak stage first: out of memory and not under the floor, the candidate's verdict is known.
     if let (Some(rank), Some(floor)) = (peak_stage, floor) {
         if let (Some(st), Some(sm)) = (params.get(rank), stages.get_mut(rank)) {
-            stage(p, &wide, kinds, (rank, stage_activations(p, &wide, st), flights(p, d, rank)), st, sm);
+            stage::<SEARCH>(p, &wide, kinds, (rank, stage_activations(p, &wide, st), flights(p, d, rank)), st, sm);
             let peak = sm.total_bytes;
             if peak > gpu_memory_bytes && peak >= floor {
                 out.stages = stages;
@@ -534,7 +534,7 @@ fn estimate_with<const SEARCH: bool>(p: &Plan, d: &Derived, kinds: &LayerKinds, 
             act = stage_activations(p, &wide, st);
         }
         let sm = &mut stages[rank];
-        let parts = stage(p, &wide, kinds, (rank, act, (in_flight, output_flight)), st, sm);
+        let parts = stage::<SEARCH>(p, &wide, kinds, (rank, act, (in_flight, output_flight)), st, sm);
         sized = (search && parts.grows_with_flight).then_some((rank, (in_flight, output_flight)));
         sm.terms.clear();
         if detail {
@@ -664,7 +664,8 @@ fn flights(p: &Plan, d: &Derived, rank: usize) -> (f64, f64) {
 /// One stage's memory into `sm` (all but its terms), and its parts for [`stage_terms`].
 #[allow(clippy::too_many_arguments)]
 /// `flights`: the stage's microbatches in flight ([`flights`]).
-fn stage(p: &Plan, w: &PlanWide, kinds: &LayerKinds, (rank, act, flights): (usize, StageActivations, (f64, f64)), st: &StageParams, sm: &mut StageMemory) -> Parts {
+/// `SEARCH`: whether `grows_with_flight` is asked (the search's estimate).
+fn stage<const SEARCH: bool>(p: &Plan, w: &PlanWide, kinds: &LayerKinds, (rank, act, flights): (usize, StageActivations, (f64, f64)), st: &StageParams, sm: &mut StageMemory) -> Parts {
     let (in_flight, output_flight) = flights;
     let s = state::of(&w.run, st, w.shards);
     let counts = st.counts;
@@ -696,7 +697,7 @@ fn stage(p: &Plan, w: &PlanWide, kinds: &LayerKinds, (rank, act, flights): (usiz
         output_act: 0.0,
         fwd: 0.0,
         step: 0.0,
-        grows_with_flight: [layer_act, output_act, graphs_per_microbatch, s.weight_copy_per_microbatch, offloaded, w.vision_act, w.dsa_act].iter().all(|&x| x >= 0.0),
+        grows_with_flight: SEARCH && [layer_act, output_act, graphs_per_microbatch, s.weight_copy_per_microbatch, offloaded, w.vision_act, w.dsa_act].iter().all(|&x| x >= 0.0),
     };
     let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + parts.graphs;
     let fwd = persistent + parts.activations + parts.vision_act + parts.dsa_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded + parts.scores;

@@ -45,7 +45,7 @@ pub struct StageParams {
     pub like_previous: bool,
     /// Whether the stage holds everything the previous stage holds (`like_previous`, and the same parameters, output
     /// side, MTP block and vision encoder): its memory then differs from the previous stage's only by the
-    /// microbatches in flight.
+    /// microbatches in flight. Set by [`stage_params_search`] only (false otherwise).
     pub same_as_previous: bool,
     /// The BF16 edge layers (`run.low()`, first, last) `bf16_layers` was counted for.
     counted_with: (bool, u64, u64),
@@ -81,17 +81,19 @@ fn replicated_gemms(m: &ModelConfig, kind: LayerKind) -> f64 {
 
 /// As [`stage_params`], into `out`, reusing its buffers (the layout search sizes thousands of layouts).
 pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
-    stage_params_with::<false>(p, d, split, kinds, out);
+    stage_params_with::<false>(p, d, split, kinds, out, false);
 }
 
-/// As [`stage_params_into`] where `out` holds its result for the same `split` and model (another layout of the same
-/// pipeline split: the layout search tries every TP, EP, ETP and SP of a split in a row): the layers of each kind per
-/// stage and chunk are kept, not counted again, when the BF16 edge layers are those they were counted for.
-pub fn stage_params_same_split(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
-    stage_params_with::<true>(p, d, split, kinds, out);
+/// As [`stage_params_into`] for the layout search: each stage's `same_as_previous` is set (left false otherwise), and
+/// with `same_split` — `out` holds the result for the same `split` and model (another layout of the same pipeline
+/// split: the search tries every TP, EP, ETP and SP of a split in a row) — the layers of each kind per stage and chunk
+/// are kept, not counted again, when the BF16 edge layers are those they were counted for.
+pub fn stage_params_search(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>, same_split: bool) {
+    stage_params_with::<true>(p, d, split, kinds, out, same_split);
 }
 
-fn stage_params_with<const SAME_SPLIT: bool>(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>) {
+/// `SEARCH`: [`stage_params_search`]'s case, a constant so that the page links none of it.
+fn stage_params_with<const SEARCH: bool>(p: &Plan, d: &Derived, split: &StageSplit, kinds: &LayerKinds, out: &mut Vec<StageParams>, same_split: bool) {
     let par = &p.parallelism;
     let m = &p.model;
     let run = Run::of(p);
@@ -123,7 +125,7 @@ fn stage_params_with<const SAME_SPLIT: bool>(p: &Plan, d: &Derived, split: &Stag
     }
     let n_kinds = table.len();
     let edges = (run.low(), run.bf16_first, run.bf16_last);
-    let counted = SAME_SPLIT && out.len() == split.stages.len() && out.iter().all(|st| st.counted_with == edges);
+    let counted = SEARCH && same_split && out.len() == split.stages.len() && out.iter().all(|st| st.counted_with == edges);
     out.resize_with(split.stages.len(), StageParams::default);
     for ((rank, chunks), st) in split.stages.iter().enumerate().zip(out.iter_mut()) {
         (st.dense, st.experts, st.dense_low, st.experts_low) = (0.0, 0.0, 0.0, 0.0);
@@ -211,7 +213,7 @@ fn stage_params_with<const SAME_SPLIT: bool>(p: &Plan, d: &Derived, split: &Stag
     for i in 0..out.len() {
         let like = i > 0 && out[i].chunks == out[i - 1].chunks && out[i].bf16_layers == out[i - 1].bf16_layers;
         out[i].like_previous = like;
-        out[i].same_as_previous = like && holds_the_same(&out[i], &out[i - 1]);
+        out[i].same_as_previous = SEARCH && like && holds_the_same(&out[i], &out[i - 1]);
     }
 }
 
