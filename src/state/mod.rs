@@ -6,6 +6,7 @@
 
 pub mod baseline;
 pub mod bridge;
+pub mod hf;
 pub mod plan_doc;
 pub mod recipes;
 pub mod remedies;
@@ -35,13 +36,20 @@ pub struct Doc {
     pub resolved: Memo<Value>,
     /// This module's copy of Megatron Bridge's recipes ([`recipes`]): the report is planned again when they arrive.
     pub recipes: RwSignal<recipes::Load>,
+    /// Whether the tools module, which maps a Hugging Face config for the page ([`hf`]), has arrived: a plan with
+    /// `model.hf_config` is planned again then.
+    pub hf_reader: RwSignal<bool>,
 }
 
 impl Doc {
     /// The report and the resolved plan as memos over `plan`.
     pub fn new(plan: ReadSignal<Value>) -> Doc {
         let recipes = RwSignal::new(recipes::Load::initial());
+        let hf_reader = RwSignal::new(false);
         let outcome = memo(move || {
+            if plan.with(plan_doc::names_hf_config) {
+                hf_reader.track();
+            }
             let failed = recipes.with(|r| if let recipes::Load::Failed(why) = r { Some(why.clone()) } else { None });
             plan.with(|p| match failed.filter(|_| recipes::names_recipe(p)) {
                 Some(why) => Err(InputError::new(
@@ -61,7 +69,7 @@ impl Doc {
         let resolved = memo(move || {
             outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
         });
-        Doc { plan, outcome, resolved, recipes }
+        Doc { plan, outcome, resolved, recipes, hf_reader }
     }
 }
 

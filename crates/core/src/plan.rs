@@ -60,6 +60,7 @@ impl Plan {
     pub fn world_size(&self) -> u64 {
         self.cluster.gpus_per_node.saturating_mul(self.cluster.num_nodes)
     }
+
 }
 
 /// Reads plan-file text as JSON: at most [`MAX_PLAN_BYTES`], and nested at most 128 deep (serde_json's recursion
@@ -211,7 +212,7 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
                 f.accept(&["hf_config", "name"]);
                 let name = f.string("name");
                 f.finish();
-                let config = hf::from_hf_config(hf, diags)?;
+                let config = hf::read(hf, diags)?;
                 let name = name.unwrap_or_else(|| hf::hf_model_name(hf).unwrap_or_else(|| "custom (Hugging Face config)".into()));
                 return Ok(("custom".into(), name, config));
             }
