@@ -10,6 +10,7 @@ pub mod hf;
 pub mod plan_doc;
 pub mod recipes;
 pub mod remedies;
+pub mod resolved;
 pub mod share;
 pub mod signal;
 pub mod sync;
@@ -32,7 +33,8 @@ pub struct Doc {
     pub plan: ReadSignal<Value>,
     /// The core's report, a memo over the plan.
     pub outcome: Memo<Outcome>,
-    /// The resolved plan (every default filled in) as JSON, addressed by the same paths as the plan.
+    /// The resolved plan's values at the fields' paths (every default filled in, [`resolved::shown`]), as JSON
+    /// addressed by the same paths as the plan.
     pub resolved: Memo<Value>,
     /// This module's copy of Megatron Bridge's recipes ([`recipes`]): the report is planned again when they arrive.
     pub recipes: RwSignal<recipes::Load>,
@@ -67,7 +69,7 @@ impl Doc {
             }
         });
         let resolved = memo(move || {
-            outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
+            outcome.with(|o| o.as_ref().map_or(Value::Null, |r| resolved::shown(&r.plan)))
         });
         Doc { plan, outcome, resolved, recipes, hf_reader }
     }
