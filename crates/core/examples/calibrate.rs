@@ -46,8 +46,8 @@ pub const DIMENSIONS: [&str; 4] = ["generation", "precision", "kind", "family"];
 pub const IN_SAMPLE_MEDIAN_BOUND: f64 = 0.04;
 pub const IN_SAMPLE_P90_BOUND: f64 = 0.165;
 pub const MFU_MEDIAN_BOUND: f64 = 0.015;
-/// The validation runs' median |TFLOP/s error| (never fitted; measured 19.8% with tuned defaults, docs/tuned.md).
-pub const VALIDATION_MEDIAN_BOUND: f64 = 0.22;
+/// The validation runs' median |TFLOP/s error| (never fitted; measured 18.1% with tuned defaults, docs/tuned.md).
+pub const VALIDATION_MEDIAN_BOUND: f64 = 0.19;
 /// Leave-one-group-out: the median over groups of each group's held-out median |TFLOP/s error|, and every group's
 /// (measured 8.8% and 35.1%, every dense run held out). Recorded figures always; recomputed by the opt-in test.
 pub const LOGO_MEDIAN_BOUND: f64 = 0.10;
@@ -167,6 +167,13 @@ fn apply_entry(e: &Value, plan: &mut Value) {
         if let Some(sc) = e["cuda_graph_scope"].as_array() {
             t["cuda_graph_scope"] = json!(sc);
         }
+    } else if e.get("cuda_graph_impl").is_some_and(Value::is_null) {
+        // A workload that leaves it None keeps the model recipe's value (scripts/performance/utils/overrides.py:111
+        // `_set_cuda_graph_overrides` @ v0.4.2 writes it only when set), and the model recipes run none
+        // (TransformerConfig's default, or set: recipes/deepseek/deepseek_v3.py:125 @ v0.4.2): stated, not left to the
+        // tuned default (the pinned revision's perf recipe, which may run graphs).
+        t["cuda_graph_impl"] = json!("none");
+        t["cuda_graph_scope"] = json!([]);
     }
     if let Some(d) = e["moe_token_dispatcher_type"].as_str() {
         t["moe_token_dispatcher_type"] = json!(d);
@@ -175,8 +182,12 @@ fn apply_entry(e: &Value, plan: &mut Value) {
         t["moe_token_dispatcher_type"] = json!("flex");
         t["moe_flex_dispatcher_backend"] = json!(b);
     }
-    if e["moe_a2a_overlap"].as_bool() == Some(true) {
-        t["overlap_moe_expert_parallel_comm"] = json!(true);
+    // The harness writes overlap_moe_expert_parallel_comm only when the workload turns it on
+    // (scripts/performance/utils/overrides.py:189 _set_moe_a2a_overlap_overrides @ 067f987df03b; perf_plugins.py:516
+    // @ v0.4.2), so an entry's false leaves the model recipe's CommOverlapConfig default, off: stated, not left to the
+    // tuned default (the pinned revision's recipe, which may turn it on).
+    if let Some(b) = e["moe_a2a_overlap"].as_bool() {
+        t["overlap_moe_expert_parallel_comm"] = json!(b);
     }
     if let Some(b) = e["fp8_param_gather"].as_bool().filter(|_| t["precision"] == "fp8") {
         t["fp8_param_gather"] = json!(b);

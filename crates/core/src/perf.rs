@@ -436,6 +436,9 @@ pub struct Assumptions {
     /// Share of the EP all-to-all hidden by overlap_moe_expert_parallel_comm.
     #[serde(default)]
     pub ep_a2a_overlap_hidden: Assumed,
+    /// HBM bytes per routed activation byte of the MoE permutation under a full-iteration CUDA graph (its kernel count).
+    #[serde(default)]
+    pub moe_permute_bytes_full_iteration_graph: Assumed,
     /// Host memory bandwidth per GPU (TB/s) of a CPU-offloaded optimizer step, and the host link (GB/s per GPU).
     #[serde(default)]
     pub host_optimizer_tbps_per_gpu: Assumed,
@@ -735,6 +738,9 @@ fn memory_bound_s(plan: &Plan, sz: &Sizes, c: &Constants) -> f64 {
 
 /// MoE token permutation and unpermutation (each token copied to its top-k experts and combined back), the router's
 /// scores (E per token, fp32) and the busiest rank's extra tokens (routing imbalance), memory-bound at HBM bandwidth.
+/// The fitted `permute_bytes` (fitted on eager MoE runs) also stands for the host-bound gaps of the eager MoE path; under
+/// a full-iteration CUDA graph the host issues nothing, so only the kernels' own traffic is charged
+/// (perf_assumptions.json `moe_permute_bytes_full_iteration_graph`).
 // Source: Megatron-Core moe_utils.py permute / unpermute and router.py (topk softmax over num_moe_experts logits).
 fn moe_routing_s(plan: &Plan, sz: &Sizes, c: &Constants) -> f64 {
     let m = &plan.model;
@@ -743,7 +749,12 @@ fn moe_routing_s(plan: &Plan, sz: &Sizes, c: &Constants) -> f64 {
     }
     let tokens = sz.s / sz.cp * sz.b / sz.tp.max(1.0);
     let imbalance = plan.training.settings.moe_routing_imbalance_factor.max(1.0);
-    let permute = m.moe_router_topk as f64 * m.expert_width() as f64 * ACT_BYTES * c.permute_bytes.max(0.0) * imbalance;
+    let bytes = if plan.training.settings.cuda_graph_impl == crate::settings::CudaGraphImpl::FullIteration {
+        assumptions().moe_permute_bytes_full_iteration_graph.value
+    } else {
+        c.permute_bytes
+    };
+    let permute = m.moe_router_topk as f64 * m.expert_width() as f64 * ACT_BYTES * bytes.max(0.0) * imbalance;
     // Router: logits, softmax/sigmoid and top-k over E experts in fp32, read and written fwd + bwd (~3 passes × 4 B).
     let router = m.num_experts() as f64 * 4.0 * 3.0;
     sz.moe_layers / sz.pp * sz.mb * tokens * (permute + router) * sz.fwd_passes / 2.0 / hbm(plan)

@@ -514,11 +514,8 @@ impl Tune<'_> {
             }
         };
         key.speed = s.withdrawn;
-        if s.withdrawn != before {
-            // The memo keys its activations by the recompute and offload choices, not the CUDA graphs whose buffers
-            // they hold: forgotten when the settled settings change.
-            s.activations.clear();
-        }
+        // The memo keys its activations by the recompute and offload choices and these settings (CUDA graphs' buffers).
+        s.activations.set_speed(s.withdrawn);
         if s.withdrawn & speed::DISPATCHER != 0 {
             key.dispatcher = dispatcher_code(fallback);
             key.a2a = fallback != self.plain.moe_token_dispatcher_type;
@@ -559,7 +556,7 @@ fn evaluate(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut 
 /// of their own), without recording it for the cell.
 fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: &mut SearchResult, rank: bool, fresh: bool) -> Outcome {
     result.evaluated += 1;
-    memory::estimate_peaks_memo(p, cell.derived, &s.kinds, cell.params, &mut s.activations, &mut s.mem);
+    memory::estimate_peaks_memo(p, cell.derived, &s.kinds, cell.params, &mut s.activations, &mut s.mem, result.smallest_peak_bytes);
     let mem = &s.mem;
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
@@ -978,10 +975,15 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
     // The model's parameter counts, for every layout's derived sizes (the model is the base plan's throughout).
     let model_counts = base.model.param_counts_of(&scratch.kinds.totals);
     let (shapes, work) = shapes(&p, opts, &mut splits, tuning.dispatcher_free, allowance.min(MAX_SEARCH_WORK))?;
+    // The layout text of the last `layout` shape and its (PP, VPP): the shapes of one pipeline split come in a row (every
+    // TP, EP, ETP and SP of it), and the plan's layout is rewritten in place for each of their cells.
+    let (mut text, mut text_of) = (String::new(), (0, 0));
     for sh in shapes {
         scratch.settled.clear();
-        // One string per layout shape; the plan's layout is rewritten in place for each of its cells.
-        let text = if sh.layout { layout_text(&base.model, sh.pp, sh.vpp) } else { String::new() };
+        if sh.layout && text_of != (sh.pp, sh.vpp) {
+            text = layout_text(&base.model, sh.pp, sh.vpp);
+            text_of = (sh.pp, sh.vpp);
+        }
         let split = split_of(&mut splits, &base.model, sh.pp, sh.vpp, sh.first, sh.last, sh.layout);
         let split = match split {
             Ok(split) => &*split,

@@ -170,6 +170,7 @@ fn embedded_assumptions_parse_and_name_their_source() {
         ("cuda_graph_share_per_scope", a.cuda_graph_share_per_scope.value),
         ("flex_dispatcher_bandwidth_fraction", a.flex_dispatcher_bandwidth_fraction.value),
         ("ep_a2a_overlap_hidden", a.ep_a2a_overlap_hidden.value),
+        ("moe_permute_bytes_full_iteration_graph", a.moe_permute_bytes_full_iteration_graph.value),
         ("host_optimizer_tbps_per_gpu", a.host_optimizer_tbps_per_gpu.value),
         ("host_link_gbps_per_gpu", a.host_link_gbps_per_gpu.value),
     ] {
@@ -531,4 +532,30 @@ fn layers_kept_in_bf16_compute_at_the_bf16_rate() {
     let two = compute("fp8", Some((1, 1)));
     let want = fp8 + 2.0 / 32.0 * (bf16 - fp8);
     assert!((two - want).abs() <= 1e-9 * want, "first and last in BF16: {two} vs {want}");
+}
+
+#[test]
+fn a_full_iteration_graph_charges_the_moe_permutation_its_kernel_traffic() {
+    // Qwen3-30B-A3B (48 MoE layers, h 2048, 128 experts, top-8) on 8 GB200 (8 TB/s HBM, gpus.json), EP 8, MBS 4,
+    // seq 4096, GBS 512: DP 8, so 512 / (4 · 8) = 16 micro-batches of 16,384 tokens; no recompute (forward + backward).
+    // Per token and MoE layer: the permutation's kernel count, 12 B per routed activation byte (perf_assumptions.json)
+    // × top-8 × 2048 × 2 B = 393,216 B, plus the router's 128 scores × 4 B × 3 passes = 1,536 B: 394,752 B.
+    // × 16,384 tokens × 16 micro-batches × 48 layers / 8e12 B/s = 0.620906 s.
+    let routing = |graph: &str| {
+        let r = plan_value(&json!({"model": "qwen3-30b-a3b", "cluster": {"gpu": "gb200", "num_gpus": 8},
+            "training": {"seq_length": 4096, "micro_batch_size": 4, "global_batch_size": 512, "precision": "fp8",
+                         "fp8_recipe": "mxfp8", "moe_token_dispatcher_type": "flex", "moe_flex_dispatcher_backend": "hybridep",
+                         "cuda_graph_impl": graph, "recompute_granularity": "none"},
+            "parallelism": {"tensor_model_parallel_size": 1, "expert_model_parallel_size": 8, "expert_tensor_parallel_size": 1}}))
+        .expect("plan parses");
+        r.performance.expect("performance").breakdown.moe_routing_s
+    };
+    let want = 394_752.0 * 16_384.0 * 16.0 * 48.0 / 8e12;
+    let graphed = routing("full_iteration");
+    assert!((graphed - want).abs() <= 1e-9 * want, "full-iteration graph: {graphed} s, by hand {want} s");
+    // Eagerly the fitted permute_bytes prices the routed bytes instead (host-bound gaps included).
+    let c = perf::constants();
+    let eager = (8.0 * 2048.0 * 2.0 * c.permute_bytes + 1_536.0) * 16_384.0 * 16.0 * 48.0 / 8e12;
+    let te = routing("transformer_engine");
+    assert!((te - eager).abs() <= 1e-9 * eager, "TE-scoped graphs: {te} s, by hand {eager} s");
 }

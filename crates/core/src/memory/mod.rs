@@ -346,9 +346,9 @@ struct StageActivations {
 }
 
 /// Everything [`estimate_into`] resolves once per plan.
-struct PlanWide {
+struct PlanWide<'a> {
     run: Run,
-    layers: Layers,
+    layers: &'a Layers,
     output: f64,
     dispatch: (f64, &'static str),
     library: (f64, &'static str),
@@ -376,48 +376,58 @@ struct PlanWide {
 /// The per-kind activations the layout search keeps between the candidates of one layout and micro-batch
 /// ([`estimate_peaks_memo`]). Of what differs between those candidates (recompute granularity, method and layers, the
 /// module lists, the distributed optimizer, optimizer offload), [`Layers::of`] reads only the selective-recompute
-/// module list, through `activations::Choices`: the run's activation and GEMM-input sizes and its BF16 edge layers follow
-/// the precision settings, the shape the layout and micro-batch, the routed tokens the MoE settings. So the memo keeps
-/// the last two `Layers` by their `Choices` (full and no recompute share one; selective another); the search clears it
-/// for each layout and micro-batch.
+/// module list, through `activations::Choices`, and the speed settings the search withdraws per candidate (CUDA graphs'
+/// buffers among them), which it names by a mask ([`ActivationMemo::set_speed`]): the run's activation and GEMM-input
+/// sizes and its BF16 edge layers follow the precision settings, the shape the layout and micro-batch, the routed tokens
+/// the MoE settings. So the memo keeps the last [`MEMO_SLOTS`] `Layers` by their `Choices` and speed mask (full and no
+/// recompute share one; selective and each module list another); the search clears it for each layout and micro-batch.
 #[derive(Clone, Default)]
 pub struct ActivationMemo {
-    slots: [Option<(activations::Choices, Layers)>; 2],
+    slots: [Option<((activations::Choices, u16), Layers)>; MEMO_SLOTS],
+    /// The speed mask of the candidates estimated next.
+    speed: u16,
     next: usize,
+    /// The pipeline rank of the last full estimate's peak stage: [`estimate_peaks_memo`] sizes it first.
+    peak_stage: usize,
 }
+
+/// The `Layers` an [`ActivationMemo`] keeps: the recompute choices of one layout's cell (none and full, selective, the
+/// search's four module lists, optimizer offload's) under one or two speed masks.
+const MEMO_SLOTS: usize = 8;
 
 impl ActivationMemo {
     /// Forgets every entry: for another layout, micro-batch or model.
     pub fn clear(&mut self) {
-        self.slots = [None, None];
+        self.slots = Default::default();
     }
 
-    fn layers(&mut self, p: &Plan, run: &Run, sh: &Shape, kinds: &LayerKinds) -> Layers {
-        let c = activations::Choices::of(p);
-        if let Some((_, l)) = self.slots.iter().flatten().find(|(k, _)| *k == c) {
-            return *l;
-        }
-        let l = Layers::of(p, run, sh, kinds);
-        let i = self.next % self.slots.len();
-        self.slots[i] = Some((c, l));
-        self.next = i + 1;
-        l
+    /// Names the speed settings in force for the candidates estimated next (the search's mask of withdrawn keys): the
+    /// entries of another mask are kept, not used.
+    pub fn set_speed(&mut self, mask: u16) {
+        self.speed = mask;
+    }
+
+    fn layers(&mut self, p: &Plan, run: &Run, sh: &Shape, kinds: &LayerKinds) -> &Layers {
+        let key = (activations::Choices::of(p), self.speed);
+        let i = self.slots.iter().position(|s| s.as_ref().is_some_and(|(k, _)| *k == key)).unwrap_or_else(|| {
+            // The oldest entry makes way.
+            let i = self.next % MEMO_SLOTS;
+            self.slots[i] = None;
+            self.next = i + 1;
+            i
+        });
+        &self.slots[i].get_or_insert_with(|| (key, Layers::of(p, run, sh, kinds))).1
     }
 }
 
-impl PlanWide {
-    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds, memo: Option<&mut ActivationMemo>) -> PlanWide {
-        let run = Run::of(p);
-        let sh = Shape::of(p);
+impl<'a> PlanWide<'a> {
+    /// `layers`: the model's per-kind activations, where [`PlanWide::layers`] found them.
+    fn of(p: &Plan, d: &Derived, kinds: &LayerKinds, run: Run, sh: &Shape, layers: &'a Layers) -> PlanWide<'a> {
         let m = &p.model;
         let par = &p.parallelism;
         let vocab = d.padded_vocab_size;
         let nccl = overhead::communicators(p, d) as f64 * NCCL_BYTES_PER_GROUP;
-        let library = moe::library_buffers(m, p, &sh);
-        let layers = match memo {
-            Some(memo) => memo.layers(p, &run, &sh, kinds),
-            None => Layers::of(p, &run, &sh, kinds),
-        };
+        let library = moe::library_buffers(m, p, sh);
         let max_of = |per: fn(&LayerActivations) -> f64| layers.active().iter().map(per).fold(0.0, f64::max);
         PlanWide {
             largest_full: max_of(|a| a.full),
@@ -425,17 +435,17 @@ impl PlanWide {
             largest_offloaded: max_of(|a| a.offloaded),
             offloads: layers.active().iter().any(|a| a.offloaded != 0.0),
             layers,
-            output: activations::output(p, &run, &sh, vocab),
-            dispatch: if m.is_moe() { moe::dispatcher_working_set(m, p, &run, &sh) } else { (0.0, "") },
+            output: activations::output(p, &run, sh, vocab),
+            dispatch: if m.is_moe() { moe::dispatcher_working_set(m, p, &run, sh) } else { (0.0, "") },
             library,
             nccl,
             outside: CUDA_CONTEXT_BYTES as u64 + nccl as u64 + library.0 as u64,
             shards: state::shards(&run, d.data_parallel_size.max(1) * par.cp().max(1), d.expert_data_parallel_size.max(1)),
-            deferred: activations::deferred_wgrad(p, &run, &sh, vocab, d.num_microbatches),
+            deferred: activations::deferred_wgrad(p, &run, sh, vocab, d.num_microbatches),
             vision_act: m.vision_config.as_ref().map_or(0.0, |e| vision::activations_per_microbatch(p, e)),
             vision_label: vision_label(p),
-            dsa_act: dsa::bytes_per_layer(p, &sh),
-            scores: kinds.totals.table.kinds().iter().filter(|k| k.mixer.is_attention()).map(|k| activations::score_elements(m, &sh, k.mixer)).fold(0.0, f64::max) * run.act,
+            dsa_act: dsa::bytes_per_layer(p, sh),
+            scores: kinds.totals.table.kinds().iter().filter(|k| k.mixer.is_attention()).map(|k| activations::score_elements(m, sh, k.mixer)).fold(0.0, f64::max) * run.act,
             run,
         }
     }
@@ -456,34 +466,89 @@ pub fn estimate_peaks_into(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[
 
 /// As [`estimate_peaks_into`], with the per-kind activations taken from `memo` where a candidate of the same layout and
 /// micro-batch computed them (see [`ActivationMemo`]): the same figures to the bit.
-pub fn estimate_peaks_memo(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], memo: &mut ActivationMemo, out: &mut MemoryReport) {
-    estimate_with(p, d, kinds, params, out, false, Some(memo));
+///
+/// `floor`: the smallest peak the caller has seen. The stage that peaked in the memo's last full estimate is sized
+/// first; when its device peak is over the GPU's memory and not under `floor`, the estimate stops there with `fits`
+/// false and `peak_bytes` that stage's peak — a lower bound of the true peak (the largest stage's), so the verdict
+/// (out of memory) and the smallest peak the caller keeps are the full estimate's; the stages are then stale. Most
+/// candidates of the layout search do not fit, and their peak stage is the previous candidate's.
+pub fn estimate_peaks_memo(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], memo: &mut ActivationMemo, out: &mut MemoryReport, floor: Option<u64>) {
+    estimate_with(p, d, kinds, params, out, false, Some((memo, floor)));
 }
 
-fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<&mut ActivationMemo>) {
-    let wide = PlanWide::of(p, d, kinds, memo);
+fn estimate_with(p: &Plan, d: &Derived, kinds: &LayerKinds, params: &[StageParams], out: &mut MemoryReport, detail: bool, memo: Option<(&mut ActivationMemo, Option<u64>)>) {
+    let (mut memo, floor) = match memo {
+        Some((m, floor)) => (Some(m), floor),
+        None => (None, None),
+    };
+    let peak_stage = memo.as_deref().map(|m| m.peak_stage);
+    let search = peak_stage.is_some();
+    let (run, sh) = (Run::of(p), Shape::of(p));
+    let owned;
+    let layers = match memo.as_deref_mut() {
+        Some(memo) => memo.layers(p, &run, &sh, kinds),
+        None => {
+            owned = Layers::of(p, &run, &sh, kinds);
+            &owned
+        }
+    };
+    let wide = PlanWide::of(p, d, kinds, run, &sh, layers);
     let mut stages = std::mem::take(&mut out.stages);
     stages.truncate(params.len());
     stages.resize_with(params.len(), StageMemory::default);
+    let gpu_memory_bytes = p.gpu.memory_bytes();
+    // The last peak stage first: out of memory and not under the floor, the candidate's verdict is known.
+    if let (Some(rank), Some(floor)) = (peak_stage, floor) {
+        if let (Some(st), Some(sm)) = (params.get(rank), stages.get_mut(rank)) {
+            stage(p, &wide, kinds, (rank, stage_activations(p, &wide, st), flights(p, d, rank)), st, sm);
+            let peak = sm.total_bytes;
+            if peak > gpu_memory_bytes && peak >= floor {
+                out.stages = stages;
+                (out.peak_bytes, out.gpu_memory_bytes, out.fits) = (peak, gpu_memory_bytes, false);
+                return;
+            }
+        }
+    }
     // A stage with the previous stage's layers saves the same activations per microbatch: counted once.
     let mut act = StageActivations::default();
-    for (rank, (st, sm)) in params.iter().zip(stages.iter_mut()).enumerate() {
+    // For the search (the peaks alone): the last stage sized in full and its microbatches in flight. A stage that holds
+    // the same (`same_as_previous`, back to it) with no more in flight peaks no higher, its host memory no higher: it
+    // takes that stage's figures, which leaves every maximum over the stages as it was.
+    let mut sized: Option<(usize, (f64, f64))> = None;
+    for rank in 0..params.len() {
+        let st = &params[rank];
+        let (in_flight, output_flight) = flights(p, d, rank);
+        if let Some((at, (a, b))) = sized.filter(|_| search && st.same_as_previous) {
+            if in_flight <= a && output_flight <= b {
+                let (before, after) = stages.split_at_mut(rank);
+                let (from, sm) = (&before[at], &mut after[0]);
+                (sm.pipeline_rank, sm.num_layers) = (rank as u64, st.layers);
+                (sm.total_bytes, sm.allocated_bytes, sm.bound_by) = (from.total_bytes, from.allocated_bytes, from.bound_by);
+                (sm.host_bytes, sm.host_bytes_per_node) = (from.host_bytes, from.host_bytes_per_node);
+                continue;
+            }
+        }
         if rank == 0 || !st.like_previous {
             act = stage_activations(p, &wide, st);
         }
-        let parts = stage(p, d, &wide, kinds, (rank, act), st, sm);
+        let sm = &mut stages[rank];
+        let parts = stage(p, &wide, kinds, (rank, act, (in_flight, output_flight)), st, sm);
+        sized = parts.grows_with_flight.then_some((rank, (in_flight, output_flight)));
         sm.terms.clear();
         if detail {
             stage_breakdown(&wide, st, &parts, sm);
             stage_terms(&wide, &parts, sm);
         }
     }
+    if let Some(memo) = memo {
+        // The first of the largest, as `max_by_key` would not: any one will do.
+        memo.peak_stage = stages.iter().enumerate().fold((0, 0), |best, (i, s)| if s.total_bytes > best.1 { (i, s.total_bytes) } else { best }).0;
+    }
     let peak_bytes = stages.iter().map(|s| s.total_bytes).max().unwrap_or(0);
     let allocated_peak_bytes = stages.iter().map(|s| s.allocated_bytes).max().unwrap_or(0);
     let host_bytes_per_node = stages.iter().map(|s| s.host_bytes_per_node).max().unwrap_or(0);
     // GiB, as GPU memory is (settings.rs HOST_MEMORY).
     let host_memory_per_node_bytes = p.cluster.host_memory_per_node_gb.map(|g| (g * (1u64 << 30) as f64) as u64);
-    let gpu_memory_bytes = p.gpu.memory_bytes();
     *out = MemoryReport {
         stages,
         peak_bytes,
@@ -579,12 +644,26 @@ struct Parts {
     /// Allocated bytes at the forward/backward peak and at the optimizer step.
     fwd: f64,
     step: f64,
+    /// Whether every term that scales with the microbatches in flight does so by a factor ≥ 0: the stage's figures
+    /// then grow with them (each a sum, product, maximum or rounding of terms that do).
+    grows_with_flight: bool,
+}
+
+/// Microbatches whose activations a stage holds at its peak, and those of its last chunk (where the output side and
+/// MTP live, whose forward the schedule follows with its backward soonest).
+fn flights(p: &Plan, d: &Derived, rank: usize) -> (f64, f64) {
+    let par = &p.parallelism;
+    // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
+    let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
+    let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
+    (in_flight, pipeline::last_chunk_in_flight_at(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches) as f64)
 }
 
 /// One stage's memory into `sm` (all but its terms), and its parts for [`stage_terms`].
 #[allow(clippy::too_many_arguments)]
-fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (usize, StageActivations), st: &StageParams, sm: &mut StageMemory) -> Parts {
-    let par = &p.parallelism;
+/// `flights`: the stage's microbatches in flight ([`flights`]).
+fn stage(p: &Plan, w: &PlanWide, kinds: &LayerKinds, (rank, act, flights): (usize, StageActivations, (f64, f64)), st: &StageParams, sm: &mut StageMemory) -> Parts {
+    let (in_flight, output_flight) = flights;
     let s = state::of(&w.run, st, w.shards);
     let counts = st.counts;
     let StageActivations { saved: layer_act, transient: recompute, offloaded, kept } = act;
@@ -596,15 +675,10 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (
     let output_act = if st.output { w.output } else { 0.0 } + mtp_act;
     let last = st.output;
     let moe_layers = st.moe_layers;
-    // microbatch_group_size_per_vp_stage defaults to PP (megatron/core/model_parallel_config.py __post_init__).
-    let group = par.microbatch_group_size_per_vp_stage.unwrap_or(par.pp());
-    let in_flight = pipeline::microbatches_in_flight(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches);
-    // The output side (and MTP) lives in the stage's last chunk only, whose forward the schedule follows with its
-    // backward soonest.
-    let output_flight = pipeline::last_chunk_in_flight_at(par.pp(), par.vpp(), group, rank as u64, d.num_microbatches) as f64;
+    let graphs_per_microbatch = w.layers.graphs[..w.layers.n].iter().zip(counts.0).fold(0.0, |s, (g, n)| s + n as f64 * g);
     let parts = Parts {
         state: s,
-        graphs: w.layers.graphs[..w.layers.n].iter().zip(counts.0).fold(0.0, |s, (g, n)| s + n as f64 * g) * in_flight,
+        graphs: graphs_per_microbatch * in_flight,
         activations: layer_act * in_flight + output_act * output_flight + kept,
         copies: s.weight_copy_per_microbatch * in_flight,
         recompute,
@@ -620,6 +694,7 @@ fn stage(p: &Plan, d: &Derived, w: &PlanWide, kinds: &LayerKinds, (rank, act): (
         output_act: 0.0,
         fwd: 0.0,
         step: 0.0,
+        grows_with_flight: [layer_act, output_act, graphs_per_microbatch, s.weight_copy_per_microbatch, offloaded, w.vision_act, w.dsa_act].iter().all(|&x| x >= 0.0),
     };
     let persistent = s.weights + s.weight_cache + s.grads + s.master + s.moments + parts.graphs;
     let fwd = persistent + parts.activations + parts.vision_act + parts.dsa_act + parts.copies + parts.deferred + parts.recompute + parts.dispatch + s.fsdp_unsharded + parts.scores;

@@ -43,6 +43,10 @@ pub struct StageParams {
     /// Whether `chunks` and `bf16_layers` are the previous stage's: its saved activations per microbatch are then the
     /// previous stage's too, and the search's estimate reuses them (the middle stages of most splits).
     pub like_previous: bool,
+    /// Whether the stage holds everything the previous stage holds (`like_previous`, and the same parameters, output
+    /// side, MTP block and vision encoder): its memory then differs from the previous stage's only by the
+    /// microbatches in flight.
+    pub same_as_previous: bool,
 }
 
 /// The parameters every stage of `split` holds under `p`'s layout; `kinds` is `p.model.kinds()`, counted once by
@@ -204,5 +208,14 @@ pub fn stage_params_into(p: &Plan, d: &Derived, split: &StageSplit, kinds: &Laye
     for i in 0..out.len() {
         let like = i > 0 && out[i].chunks == out[i - 1].chunks && out[i].bf16_layers == out[i - 1].bf16_layers;
         out[i].like_previous = like;
+        out[i].same_as_previous = like && holds_the_same(&out[i], &out[i - 1]);
     }
+}
+
+/// Whether two stages with the same layers (`like_previous`) hold the same parameters and parts of the model.
+fn holds_the_same(a: &StageParams, b: &StageParams) -> bool {
+    let f = |s: &StageParams| {
+        [s.dense, s.experts, s.dense_low, s.experts_low, s.largest_layer, s.vision, s.vision_frozen, s.adapters].map(f64::to_bits)
+    };
+    (a.layers, a.counts, a.moe_layers, a.output, a.mtp) == (b.layers, b.counts, b.moe_layers, b.output, b.mtp) && f(a) == f(b)
 }

@@ -94,24 +94,55 @@ impl Tuned {
     }
 }
 
-/// Copies the keys of `mask` from `src` into `dst` (a list is copied into the buffer `dst` holds).
-fn copy(dst: &mut Settings, src: &Settings, mask: u16) {
-    for i in 0..SPEED_KEYS.len() {
-        if mask & (1 << i) == 0 {
-            continue;
+/// The bit of `name` in [`SPEED_KEYS`], found at compile time (a name not among them does not compile).
+const fn bit(name: &str) -> usize {
+    let mut i = 0;
+    while i < SPEED_KEYS.len() {
+        let (a, b) = (SPEED_KEYS[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
         }
-        match SPEED_KEYS[i] {
-            "cuda_graph_impl" => dst.cuda_graph_impl = src.cuda_graph_impl,
-            "cuda_graph_scope" => dst.cuda_graph_scope.clone_from(&src.cuda_graph_scope),
-            "moe_token_dispatcher_type" => dst.moe_token_dispatcher_type = src.moe_token_dispatcher_type,
-            "moe_flex_dispatcher_backend" => dst.moe_flex_dispatcher_backend = src.moe_flex_dispatcher_backend,
-            "overlap_moe_expert_parallel_comm" => dst.overlap_moe_expert_parallel_comm = src.overlap_moe_expert_parallel_comm,
-            "tp_comm_overlap" => dst.tp_comm_overlap = src.tp_comm_overlap,
-            "overlap_grad_reduce" => dst.overlap_grad_reduce = src.overlap_grad_reduce,
-            "overlap_param_gather" => dst.overlap_param_gather = src.overlap_param_gather,
-            "fp8_param_gather" => dst.fp8_param_gather = src.fp8_param_gather,
-            "fp4_param_gather" => dst.fp4_param_gather = src.fp4_param_gather,
-            "reuse_grad_buf_for_mxfp8_param_ag" => dst.reuse_grad_buf_for_mxfp8_param_ag = src.reuse_grad_buf_for_mxfp8_param_ag,
+        i += 1;
+    }
+    panic!("not a speed key")
+}
+
+/// Copies the keys of `mask` from `src` into `dst` (a list is copied into the buffer `dst` holds). The keys are matched
+/// by their bit, named at compile time: the search copies them for every candidate.
+fn copy(dst: &mut Settings, src: &Settings, mask: u16) {
+    const GRAPH_IMPL: usize = bit("cuda_graph_impl");
+    const GRAPH_SCOPE: usize = bit("cuda_graph_scope");
+    const DISPATCHER_TYPE: usize = bit("moe_token_dispatcher_type");
+    const FLEX_BACKEND: usize = bit("moe_flex_dispatcher_backend");
+    const EP_COMM: usize = bit("overlap_moe_expert_parallel_comm");
+    const TP_COMM: usize = bit("tp_comm_overlap");
+    const GRAD_REDUCE: usize = bit("overlap_grad_reduce");
+    const PARAM_GATHER: usize = bit("overlap_param_gather");
+    const FP8_GATHER: usize = bit("fp8_param_gather");
+    const FP4_GATHER: usize = bit("fp4_param_gather");
+    const REUSE_GRAD_BUF: usize = bit("reuse_grad_buf_for_mxfp8_param_ag");
+    let mut rest = mask & ((1 << SPEED_KEYS.len()) - 1);
+    while rest != 0 {
+        let i = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        match i {
+            GRAPH_IMPL => dst.cuda_graph_impl = src.cuda_graph_impl,
+            GRAPH_SCOPE => dst.cuda_graph_scope.clone_from(&src.cuda_graph_scope),
+            DISPATCHER_TYPE => dst.moe_token_dispatcher_type = src.moe_token_dispatcher_type,
+            FLEX_BACKEND => dst.moe_flex_dispatcher_backend = src.moe_flex_dispatcher_backend,
+            EP_COMM => dst.overlap_moe_expert_parallel_comm = src.overlap_moe_expert_parallel_comm,
+            TP_COMM => dst.tp_comm_overlap = src.tp_comm_overlap,
+            GRAD_REDUCE => dst.overlap_grad_reduce = src.overlap_grad_reduce,
+            PARAM_GATHER => dst.overlap_param_gather = src.overlap_param_gather,
+            FP8_GATHER => dst.fp8_param_gather = src.fp8_param_gather,
+            FP4_GATHER => dst.fp4_param_gather = src.fp4_param_gather,
+            REUSE_GRAD_BUF => dst.reuse_grad_buf_for_mxfp8_param_ag = src.reuse_grad_buf_for_mxfp8_param_ag,
             // Every key above is a speed key: `the_bits_name_their_keys` checks the masks below against these names.
             _ => {}
         }
