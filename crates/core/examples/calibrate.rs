@@ -198,6 +198,8 @@ fn apply_entry(e: &Value, plan: &mut Value) {
     if e["use_megatron_fsdp"].as_bool() == Some(true) {
         t["use_megatron_fsdp"] = json!(true);
         t["data_parallel_sharding_strategy"] = json!("optim_grads_params");
+    } else if e.get("use_megatron_fsdp").is_some() && t.get("use_megatron_fsdp").is_none() {
+        t["use_megatron_fsdp"] = json!(false);
     }
     if let Some(n) = e["cpu_offloading_num_layers"].as_u64().filter(|&n| n > 0) {
         t["cpu_offloading"] = json!(true);
