@@ -20,6 +20,7 @@ pub fn App() -> impl IntoView {
     let (theme, dark) = sync::theme();
     let editor = Editor::new(plan, notice);
     bridge::serve_tools(editor, base, dark);
+    crate::state::hf::serve(doc.hf_reader);
     provide_context(editor);
     sync::keep_in_url(plan, base, embed);
     sync::follow_links(plan, base, notice);

@@ -88,6 +88,12 @@ pub const RECOMPUTE: FieldInfo =
 pub const PRECISION: FieldInfo = f("training.precision", "Precision", "bf16, fp16, fp8 or fp4 training (--bf16, --fp8-format …)");
 pub const GPU: FieldInfo = f("cluster.gpu", "GPU", "the accelerator; sets memory, speeds and the NVLink domain");
 
+/// Every field the page edits: the model's, the cluster's, the training's, the parallelism table's and the selects.
+pub fn all() -> impl Iterator<Item = &'static FieldInfo> {
+    let selects: [&'static FieldInfo; 4] = [&GPU, &RECOMPUTE, &PRECISION, &DISTRIBUTED_OPTIMIZER];
+    MODEL.iter().chain(CLUSTER).chain(TRAINING).chain(PARALLELISM.iter()).chain(selects)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

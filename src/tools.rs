@@ -46,6 +46,8 @@ fn start_owned() {
         }
     });
     let doc = Doc::new(plan.read_only());
+    // The page's plans with a Hugging Face config are mapped here (`state::hf`).
+    crate::state::hf::answer_page();
     // The recipe picker and the exports need Megatron Bridge's recipes whatever the plan names.
     crate::state::recipes::load(doc.recipes);
     // The Diagnostics panel's computed fixes, ranked here for the page (`state::remedies`).

@@ -8,6 +8,8 @@
 //!   writing its state (the plan, the pinned baseline, the theme and the revision, as JSON text) into the event's
 //!   `detail` object, so several edits within one frame cost the tools module one read and one plan;
 //! - `meshplan:edit`, tools → page: the plan and baseline after one of the tools' panels changed them;
+//! - `meshplan:hf-config`, page → tools, answered within the dispatch: a Hugging Face config.json mapped to Megatron
+//!   fields by the tools module (the page's build has no families' mapping, see [`super::hf`]);
 //!
 //! and `meshplan:tools-ready`, tools → page, once: tell me the revision. Each side applies only what differs, so a
 //! change echoed back is a no-op.
@@ -26,6 +28,9 @@ pub const READY: &str = "meshplan:tools-ready";
 pub const PULL: &str = "meshplan:pull";
 /// The property of a pull event's `detail` object the page writes its state into.
 const PULLED: &str = "state";
+/// The properties of an [`ask`] event's `detail` object: what is asked, and the answer written into it.
+const QUESTION: &str = "question";
+const ANSWER: &str = "answer";
 
 /// What crosses between the page and the tools module.
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
@@ -118,14 +123,33 @@ pub fn send(name: &str, shared: &Shared) {
 /// The tools' half of a pull: asks the page for its state (the page answers within the dispatch, see
 /// [`serve_tools`]); `None` when no page answered or its answer is unreadable.
 pub fn pull() -> Option<Shared> {
+    Shared::read(&call(PULL, None, PULLED)?)
+}
+
+/// A call across the modules: dispatches window event `name` with `question` in its `detail` object and returns the
+/// text a listener ([`answer`]) wrote there within the dispatch; `None` when no listener answered.
+pub fn ask(name: &str, question: &str) -> Option<String> {
+    call(name, Some(question), ANSWER)
+}
+
+/// Dispatches window event `name` with a fresh `detail` object (holding `question`, if any) and returns the text a
+/// listener wrote under `key` before the dispatch returned.
+fn call(name: &str, question: Option<&str>, key: &str) -> Option<String> {
     let w = browser::window()?;
     let detail = js_sys::Object::new();
+    if let Some(q) = question {
+        js_sys::Reflect::set(&detail, &JsValue::from_str(QUESTION), &JsValue::from_str(q)).ok()?;
+    }
     let init = web_sys::CustomEventInit::new();
     init.set_detail(&detail);
-    let ev = web_sys::CustomEvent::new_with_event_init_dict(PULL, &init).ok()?;
+    let ev = web_sys::CustomEvent::new_with_event_init_dict(name, &init).ok()?;
     w.dispatch_event(&ev).ok()?;
-    let text = js_sys::Reflect::get(&detail, &JsValue::from_str(PULLED)).ok()?.as_string()?;
-    Shared::read(&text)
+    js_sys::Reflect::get(&detail, &JsValue::from_str(key)).ok()?.as_string()
+}
+
+/// Answers each window event `name` ([`ask`]): writes `reply(question)` into its `detail` object.
+pub fn answer(name: &'static str, reply: impl Fn(String) -> Option<String> + 'static) {
+    answer_with(name, ANSWER, move |question| question.and_then(&reply));
 }
 
 /// Calls `f` with the text each window event named `name` carries in its `detail` (events without text are dropped).
@@ -207,14 +231,23 @@ pub fn serve_tools(editor: super::Editor, base: RwSignal<Option<Value>>, dark: M
 
 /// Answers each `meshplan:pull` by writing `state()` into the event's `detail` object.
 fn answer_pulls(state: impl Fn() -> Option<String> + 'static) {
+    answer_with(PULL, PULLED, move |_| state());
+}
+
+/// Answers each window event `name` by writing `reply(the detail's question)` into its `detail` object under `key`.
+fn answer_with(name: &'static str, key: &'static str, reply: impl Fn(Option<String>) -> Option<String> + 'static) {
     let Some(w) = browser::window() else { return };
     let handler = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
         let Some(detail) = ev.dyn_ref::<web_sys::CustomEvent>().map(|c| c.detail()) else { return };
-        if let (true, Some(text)) = (detail.is_object(), state()) {
-            let _ = js_sys::Reflect::set(&detail, &JsValue::from_str(PULLED), &JsValue::from_str(&text));
+        if !detail.is_object() {
+            return;
+        }
+        let question = js_sys::Reflect::get(&detail, &JsValue::from_str(QUESTION)).ok().and_then(|q| q.as_string());
+        if let Some(text) = reply(question) {
+            let _ = js_sys::Reflect::set(&detail, &JsValue::from_str(key), &JsValue::from_str(&text));
         }
     });
-    let _ = w.add_event_listener_with_callback(PULL, handler.as_ref().unchecked_ref());
+    let _ = w.add_event_listener_with_callback(name, handler.as_ref().unchecked_ref());
     // The listener lives as long as the page.
     handler.forget();
 }

@@ -6,9 +6,11 @@
 
 pub mod baseline;
 pub mod bridge;
+pub mod hf;
 pub mod plan_doc;
 pub mod recipes;
 pub mod remedies;
+pub mod resolved;
 pub mod share;
 pub mod signal;
 pub mod sync;
@@ -31,17 +33,25 @@ pub struct Doc {
     pub plan: ReadSignal<Value>,
     /// The core's report, a memo over the plan.
     pub outcome: Memo<Outcome>,
-    /// The resolved plan (every default filled in) as JSON, addressed by the same paths as the plan.
+    /// The resolved plan's values at the fields' paths (every default filled in, [`resolved::shown`]), as JSON
+    /// addressed by the same paths as the plan.
     pub resolved: Memo<Value>,
     /// This module's copy of Megatron Bridge's recipes ([`recipes`]): the report is planned again when they arrive.
     pub recipes: RwSignal<recipes::Load>,
+    /// Whether the tools module, which maps a Hugging Face config for the page ([`hf`]), has arrived: a plan with
+    /// `model.hf_config` is planned again then.
+    pub hf_reader: RwSignal<bool>,
 }
 
 impl Doc {
     /// The report and the resolved plan as memos over `plan`.
     pub fn new(plan: ReadSignal<Value>) -> Doc {
         let recipes = RwSignal::new(recipes::Load::initial());
+        let hf_reader = RwSignal::new(false);
         let outcome = memo(move || {
+            if plan.with(plan_doc::names_hf_config) {
+                hf_reader.track();
+            }
             let failed = recipes.with(|r| if let recipes::Load::Failed(why) = r { Some(why.clone()) } else { None });
             plan.with(|p| match failed.filter(|_| recipes::names_recipe(p)) {
                 Some(why) => Err(InputError::new(
@@ -59,9 +69,9 @@ impl Doc {
             }
         });
         let resolved = memo(move || {
-            outcome.with(|o| o.as_ref().ok().and_then(|r| serde_json::to_value(&r.plan).ok()).unwrap_or(Value::Null))
+            outcome.with(|o| o.as_ref().map_or(Value::Null, |r| resolved::shown(&r.plan)))
         });
-        Doc { plan, outcome, resolved, recipes }
+        Doc { plan, outcome, resolved, recipes, hf_reader }
     }
 }
 

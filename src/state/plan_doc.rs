@@ -28,6 +28,11 @@ pub fn get<'a>(plan: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(plan, |v, key| v.get(key))
 }
 
+/// Whether a plan's model is a Hugging Face config (only such a plan waits for the page's config.json reader, `hf.rs`).
+pub fn names_hf_config(plan: &Value) -> bool {
+    plan.get("model").and_then(|m| m.get("hf_config")).is_some()
+}
+
 /// Sets the value at a dotted path, creating objects on the way. Setting a model field while
 /// `model` is a preset key turns it into `{"preset": key, field: value}`, which the core reads
 /// as that preset with an override. `Value::Null` removes the field (Megatron's default applies).

@@ -73,7 +73,66 @@ pub fn hf_model_name(hf: &Value) -> Option<String> {
     Some(s.chars().filter(|c| !c.is_control() && *c != '<' && *c != '>').take(80).collect())
 }
 
+/// A `config.json` read into Megatron TransformerConfig fields ([`map`]), with the findings made before those fields
+/// are read as the model (`before`) and after (`after`); [`finish`] reads them. Two halves, so that the page's module
+/// can leave the families' mapping to the tools module (core feature `hf-config`, see [`read`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HfReading {
+    pub fields: Value,
+    pub before: Vec<Diagnostic>,
+    pub after: Vec<Diagnostic>,
+}
+
+/// How a build without the `hf-config` feature maps a config: installed at run time (the page's module asks the tools
+/// module, src/state/hf.rs); until then a plan with `hf_config` is the `hf-config-loading` input error.
+static READER: std::sync::OnceLock<fn(&Value) -> Result<HfReading, InputError>> = std::sync::OnceLock::new();
+
+/// Installs the config.json reader of a build without the `hf-config` feature (the first one installed stays).
+pub fn install(reader: fn(&Value) -> Result<HfReading, InputError>) {
+    let _ = READER.set(reader);
+}
+
+/// The model a plan's `model.hf_config` describes: the families' mapping compiled in (feature `hf-config`, on by
+/// default), or the one [`install`]ed.
+pub fn read(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelConfig, InputError> {
+    #[cfg(feature = "hf-config")]
+    let reading = map(hf)?;
+    #[cfg(not(feature = "hf-config"))]
+    let reading = match READER.get() {
+        Some(reader) => reader(hf)?,
+        None => return Err(loading()),
+    };
+    Ok(finish(reading, diags))
+}
+
+/// The input error of a plan with `model.hf_config` in a build whose config.json reader is not there (yet).
+pub fn loading() -> InputError {
+    InputError::new(
+        Code::HfConfigLoading,
+        "the model is a Hugging Face config.json, which the page reads once its tools module (meshplan-tools_bg.wasm) has loaded",
+        "wait for the page to finish loading (serve meshplan-tools_loader.js, meshplan-tools.js and meshplan-tools_bg.wasm beside index.html), or give the model as a preset or Megatron TransformerConfig fields",
+    )
+}
+
 pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelConfig, InputError> {
+    Ok(finish(map(hf)?, diags))
+}
+
+/// The reading's fields as the model, its findings in the order they were made.
+pub fn finish(reading: HfReading, diags: &mut Vec<Diagnostic>) -> ModelConfig {
+    diags.extend(reading.before);
+    let mut config = model_from_fields(Some(&reading.fields), None, "model.hf_config", diags);
+    if config.moe_layer_freq == MoeLayerFreq::Every(0) {
+        config.moe_layer_freq = MoeLayerFreq::Every(1);
+    }
+    diags.extend(reading.after);
+    config
+}
+
+/// The families' mapping: a config.json to Megatron TransformerConfig fields.
+pub fn map(hf: &Value) -> Result<HfReading, InputError> {
+    let mut before = Vec::new();
+    let diags = &mut before;
     let Value::Object(outer) = hf else {
         return Err(InputError::new(Code::HfConfigUnmappable, "`model.hf_config` must be a config.json object", "paste the whole config.json"));
     };
@@ -125,12 +184,11 @@ pub fn from_hf_config(hf: &Value, diags: &mut Vec<Diagnostic>) -> Result<ModelCo
         _ => {}
     }
     let megatron = Value::Object(m);
-    let mut config = model_from_fields(Some(&megatron), None, "model.hf_config", diags);
-    if config.moe_layer_freq == MoeLayerFreq::Every(0) {
-        config.moe_layer_freq = MoeLayerFreq::Every(1);
-    }
-    note_shared_indexers(c, &config, diags);
-    Ok(config)
+    // The shared-indexer note needs the model: read here once more (its own findings are `finish`'s to make).
+    let config = finish(HfReading { fields: megatron.clone(), before: Vec::new(), after: Vec::new() }, &mut Vec::new());
+    let mut after = Vec::new();
+    note_shared_indexers(c, &config, &mut after);
+    Ok(HfReading { fields: megatron, before, after })
 }
 
 /// The encoder keys of a multimodal config that are not counted, named in one diagnostic.

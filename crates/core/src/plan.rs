@@ -60,6 +60,28 @@ impl Plan {
     pub fn world_size(&self) -> u64 {
         self.cluster.gpus_per_node.saturating_mul(self.cluster.num_nodes)
     }
+
+    /// The value of the cluster's, training's or parallelism's field `key` as serde writes the plan (None: no such
+    /// field), read from the typed plan: serialising the whole plan to look one up linked serde's `Plan` serializer
+    /// (14 KB raw) into the page's wasm. `tests/plan_field.rs` checks every field against serde's.
+    pub fn field(&self, section: &str, key: &str) -> Option<Value> {
+        let (c, t) = (&self.cluster, &self.training);
+        match (section, key) {
+            ("cluster", "gpu") => Some(Value::from(c.gpu.as_str())),
+            ("cluster", "gpus_per_node") => Some(Value::from(c.gpus_per_node)),
+            ("cluster", "num_nodes") => Some(Value::from(c.num_nodes)),
+            ("cluster", "nvlink_domain_size") => Some(Value::from(c.nvlink_domain_size)),
+            ("cluster", "host_memory_per_node_gb") => Some(Value::from(c.host_memory_per_node_gb)),
+            ("training", "seq_length") => Some(Value::from(t.seq_length)),
+            ("training", "micro_batch_size") => Some(Value::from(t.micro_batch_size)),
+            ("training", "global_batch_size") => Some(Value::from(t.global_batch_size)),
+            ("training", key) => t.settings.get(key),
+            // serde leaves a layout the plan does not give out of the section (`skip_serializing_if`).
+            ("parallelism", "pipeline_model_parallel_layout") if self.parallelism.pipeline_model_parallel_layout.is_none() => None,
+            ("parallelism", key) => self.parallelism.get(key),
+            _ => None,
+        }
+    }
 }
 
 /// Reads plan-file text as JSON: at most [`MAX_PLAN_BYTES`], and nested at most 128 deep (serde_json's recursion
@@ -211,7 +233,7 @@ fn parse_model(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(St
                 f.accept(&["hf_config", "name"]);
                 let name = f.string("name");
                 f.finish();
-                let config = hf::from_hf_config(hf, diags)?;
+                let config = hf::read(hf, diags)?;
                 let name = name.unwrap_or_else(|| hf::hf_model_name(hf).unwrap_or_else(|| "custom (Hugging Face config)".into()));
                 return Ok(("custom".into(), name, config));
             }

@@ -55,15 +55,14 @@ pub struct PublishedThroughput {
 fn published(p: &Plan, perf: Option<&Performance>) -> Option<PublishedThroughput> {
     let r = crate::recipes::find(p.recipe.as_deref()?)?;
     let measured = r.published.first()?;
-    let plan = serde_json::to_value(p).ok()?;
     // Each (key, value) the recipe sets, compared in place: collected into a map, each of the two lists compiled a
     // sort of its own into the page's wasm (a JSON map is a BTreeMap).
-    fn same<'a>(plan: &Value, section: &str, mut set: impl Iterator<Item = (&'a str, &'a Value)>) -> bool {
-        set.all(|(k, v)| plan[section].get(k).is_none_or(|x| x == v || x.as_f64() == v.as_f64() && v.is_number()))
+    fn same<'a>(p: &Plan, section: &str, mut set: impl Iterator<Item = (&'a str, &'a Value)>) -> bool {
+        set.all(|(k, v)| p.field(section, k).is_none_or(|x| x == *v || x.as_f64() == v.as_f64() && v.is_number()))
     }
     let sizes = ["global_batch_size", "micro_batch_size", "precision", "fp8_recipe", "seq_length"].into_iter().filter_map(|k| Some((k, r.training.get(k)?)));
     let mesh = r.parallelism.iter().filter(|(k, _)| k.ends_with("_parallel_size")).map(|(k, v)| (k.as_str(), v));
-    let runs_it = r.gpu.as_deref() == Some(p.gpu.key.as_str()) && r.gpus == Some(p.world_size()) && same(&plan, "parallelism", mesh) && same(&plan, "training", sizes);
+    let runs_it = r.gpu.as_deref() == Some(p.gpu.key.as_str()) && r.gpus == Some(p.world_size()) && same(p, "parallelism", mesh) && same(p, "training", sizes);
     let perf = perf.filter(|_| runs_it)?;
     let predicted = perf.model_tflops_per_gpu;
     Some(PublishedThroughput {

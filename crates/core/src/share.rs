@@ -85,7 +85,16 @@ pub fn decode_shared(param: &str) -> Result<Value, Rejected> {
 pub fn vet(value: &Value) -> Result<(), Rejected> {
     check_safe(value)?;
     check_sizes(value)?;
-    let report = match crate::report::plan_value(value) {
+    // A build that maps Hugging Face configs in another module (the page: crates/core/src/hf.rs `install`) may not have
+    // loaded it yet. The GPUs a link asks for do not depend on its model: they are counted with a preset in its place.
+    let planned = match crate::report::plan_value(value) {
+        Err(e) if e.code == crate::Code::HfConfigLoading => match with_preset_model(value) {
+            Some(standin) => crate::report::plan_value(&standin),
+            None => return Ok(()),
+        },
+        r => r,
+    };
+    let report = match planned {
         // A build that fetches the recipes (the page) has not yet: the link's own sizes have passed the limits above,
         // and a recipe's are the data's; the plan is planned once the recipes are in.
         Err(e) if e.code == crate::Code::RecipesLoading => return Ok(()),
@@ -98,6 +107,13 @@ pub fn vet(value: &Value) -> Result<(), Rejected> {
         )));
     }
     Ok(())
+}
+
+/// The plan with the catalogue's first model preset in place of its own model (None: not a plan object).
+fn with_preset_model(value: &Value) -> Option<Value> {
+    let mut standin = value.clone();
+    standin.as_object_mut()?.insert("model".into(), Value::from(presets::models().first()?.key.as_str()));
+    Some(standin)
 }
 
 /// Rejects what no honest plan contains: not an object, markup or control characters in any key or string, strings

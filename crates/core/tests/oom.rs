@@ -439,8 +439,8 @@ fn a_message_inside_a_long_log_with_multibyte_characters() {
 /// - unfused attention scores, GPT-2 plan with `transformer_impl` local: 4 × 20 × 1,024² × 2 B = 167,772,160 B = 160.00 MiB;
 /// - a gradient bucket, the same model with `overlap_grad_reduce` on 2 GPUs (DP 2): max(4·10⁷, 10⁶·2) = 4·10⁷ elements
 ///   × 2 B (fp16 grads) = 80,000,000 B = 76.29 MiB;
-/// - CUDA-graph buffers, `cuda_graph_impl` local on the whole layer: 4 × 4,096 tokens × 1,280 × 2 B = 41,943,040 B a
-///   layer × 36 layers × 1 microbatch in flight = 1,509,949,440 B = 1.41 GiB;
+/// - CUDA-graph buffers, `cuda_graph_impl` local on the whole layer: each layer's static input, 4,096 tokens × 1,280 ×
+///   2 B = 10,485,760 B a layer × 36 layers × 1 microbatch in flight = 377,487,360 B = 360.00 MiB;
 /// - optimizer state, the LoRA test's Llama-8B shape at rank 16: Adam's 8 B × 35,651,584 adapters = 285,212,672 B =
 ///   272.00 MiB.
 #[test]
@@ -456,7 +456,7 @@ fn each_culprit_class_is_named() {
     two["cluster"]["gpus_per_node"] = json!(2);
     two["training"]["global_batch_size"] = json!(8);
     assert_eq!(named(two, "76.29 MiB"), Some(TensorKind::GradBucket));
-    assert_eq!(named(gpt2(json!({"cuda_graph_impl": "local"})), "1.41 GiB"), Some(TensorKind::CudaGraphs));
+    assert_eq!(named(gpt2(json!({"cuda_graph_impl": "local"})), "360.00 MiB"), Some(TensorKind::CudaGraphs));
     // A request no tensor is: none named, the three nearest shown.
     let plan = gpt2(json!({}));
     let report = plan_value(&plan).unwrap();
@@ -613,14 +613,15 @@ fn lora_adapters_grad_buffer_in_the_npu_form() {
 }
 
 /// CUDA-graph buffers, `torch.cuda.OutOfMemoryError` (PyTorch 2.0–2.3's name) without a rank prefix: the GPT-2 plan
-/// with `cuda_graph_impl` local on the whole layer keeps each layer's static input and output, b·s·h = 4·1,024·1,280 ×
-/// 2 B × 2 = 20,971,520 B … worked in `each_culprit_class_is_named`: 41,943,040 B a layer × 36 layers × 1 microbatch in
-/// flight = 1,509,949,440 B = 1.41 GiB, at capture in the first iteration. Turning the graphs off frees them.
+/// with `cuda_graph_impl` local on the whole layer keeps each layer's static input (a graph writes its output into the
+/// next one's input), b·s·h = 4·1,024·1,280 × 2 B = 10,485,760 B a layer (worked in `each_culprit_class_is_named`)
+/// × 36 layers × 1 microbatch in flight = 377,487,360 B = 360.00 MiB, at capture in the first iteration. Turning the
+/// graphs off frees them.
 #[test]
 fn cuda_graph_buffers_at_capture() {
     let plan = gpt2(json!({"cuda_graph_impl": "local"}));
-    let msg = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.41 GiB. GPU 0 has a total capacity of 39.39 GiB of which 300.00 MiB is free. Of the allocated memory 37.90 GiB is allocated by PyTorch, and 200.00 MiB is reserved by PyTorch but unallocated.";
-    let x = named_as(&plan, msg, (TensorKind::CudaGraphs, 1_509_949_440, "first iteration", 0));
+    let msg = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 360.00 MiB. GPU 0 has a total capacity of 39.39 GiB of which 300.00 MiB is free. Of the allocated memory 37.90 GiB is allocated by PyTorch, and 200.00 MiB is reserved by PyTorch but unallocated.";
+    let x = named_as(&plan, msg, (TensorKind::CudaGraphs, 377_487_360, "first iteration", 0));
     assert!(x.fixes.iter().any(|f| f.change.starts_with("cuda_graph_impl local → none") && f.shrinks_culprit));
 }
 

@@ -349,38 +349,43 @@ pub(crate) fn deferred_wgrad(p: &Plan, run: &Run, sh: &Shape, vocab: u64, microb
     deferred as f64 * (sh.local() * p.model.hidden_size as f64 + sh.tokens * vocab as f64 / sh.tp) * run.act
 }
 
-/// Graphs one layer of `kind` holds under the plan's CUDA-graph settings.
-fn graphs_per_layer(p: &Plan, kind: LayerKind) -> f64 {
+/// Whether a layer of `kind` is captured in a per-layer CUDA graph: one callable per layer covers every listed scope
+/// that applies to it (attention, then the MLP, or the MoE router and preprocessing), so a layer has one graph or none.
+// ML megatron/core/transformer/transformer_layer.py `_te_cuda_graph_capture` (one callable: `_forward_attention` when
+// attn is listed, `_forward_mlp` when mlp / moe / moe_router applies).
+fn graphed_layer(p: &Plan, kind: LayerKind) -> bool {
     use crate::settings::{CudaGraphImpl, CudaGraphScope};
     let s = &p.training.settings;
-    if s.cuda_graph_impl == CudaGraphImpl::None {
-        return 0.0;
-    }
-    // An empty scope (or full_iteration) graphs the whole layer: one graph.
-    if s.cuda_graph_scope.is_empty() || s.cuda_graph_impl == CudaGraphImpl::FullIteration {
-        return 1.0;
-    }
-    s.cuda_graph_scope
-        .iter()
-        .filter(|scope| match scope {
+    match s.cuda_graph_impl {
+        // A full-iteration graph captures the whole forward-backward: no per-layer graph, and its static buffers are
+        // the micro-batches' input batches (ML megatron/core/full_cuda_graph.py StaticBufferLoader), not hidden states.
+        CudaGraphImpl::None | CudaGraphImpl::FullIteration => false,
+        // An empty scope graphs the whole layer.
+        _ if s.cuda_graph_scope.is_empty() => true,
+        _ => s.cuda_graph_scope.iter().any(|scope| match scope {
             CudaGraphScope::Attn => kind.mixer.is_attention(),
             CudaGraphScope::Mlp => kind.ffn == Ffn::Dense,
             CudaGraphScope::Moe | CudaGraphScope::MoeRouter | CudaGraphScope::MoePreprocess => kind.ffn == Ffn::Moe,
             CudaGraphScope::Mamba => kind.mixer == Mixer::Mamba,
-        })
-        .count() as f64
+        }),
+    }
 }
 
-/// CUDA graphs' static buffers per microbatch for one layer of `kind`: each graph's input and output hidden states
-/// and their gradients.
-// Inferred from the capture API (memory-settings.md §6): every graph keeps static sample inputs/outputs and static
-// grad inputs/outputs, ≈ 4·t·h/sp elements at 2 B per graphed scope, per layer and microbatch in flight
-// (ML megatron/core/transformer/cuda_graphs.py _get_sample_arguments, _get_cuda_graph_input_data; TECudaGraphHelper
-// captures one graph per layer per microbatch in the schedule's order).
+/// Per-layer CUDA graphs' static buffers per microbatch for one layer of `kind`: the graph's static input hidden
+/// states, t·h/sp at the activation width. The other static tensors are shared, not kept per graph: a graph writes its
+/// output straight into the next graph's input, one grad-output buffer serves every graph of a shape, and buffers are
+/// reused across microbatches whose forward and backward do not overlap.
+// TE transformer_engine/pytorch/graph.py `_reuse_graph_input_output_buffers` (static grad outputs keyed by shape;
+// static outputs and grad inputs weak-referenced once the backward graph is built; inputs reused across
+// non-overlapping microbatches), which Megatron-Core turns on for TE >= 2.7 (megatron/core/transformer/cuda_graphs.py
+// l.2686); the local implementation's `CudagraphBufferMetadata` (ibid. l.279: a graph may "directly write its output
+// into a subsequent graph's input"). Measured against: "roughly 7 GB extra memory" for TE graphs of attn, moe_router
+// and moe_preprocess on DeepSeek-V3, 256 GB200, TP 1 PP 4 VPP 4 EP 64, MBS 1 (Megatron Core MoE report, arXiv
+// 2603.07685, as quoted by reading notes): this term gives 16 layers × 4,096 × 7,168 × 2 B × ~4.75 micro-batches in
+// flight ≈ 4.5 GB on stage 0 (the pool's fragmentation is charged with the allocator's).
 pub(crate) fn graph_buffers(p: &Plan, run: &Run, sh: &Shape, kind: LayerKind) -> f64 {
-    if p.training.settings.cuda_graph_impl == crate::settings::CudaGraphImpl::None {
+    if !graphed_layer(p, kind) {
         return 0.0;
     }
-    let per_graph = 4.0 * sh.local() * p.model.hidden_size as f64 * run.act;
-    per_graph * graphs_per_layer(p, kind)
+    sh.local() * p.model.hidden_size as f64 * run.act
 }

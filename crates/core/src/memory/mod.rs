@@ -762,7 +762,7 @@ fn stage_terms(w: &PlanWide, x: &Parts, sm: &mut StageMemory) {
     push(TermKey::Gradients, if run.peft { "main-gradient buffer (LoRA adapters only)" } else { "main-gradient buffer" }, s.grads, Device, Persistent, true);
     push(TermKey::MasterWeights, master_label, s.master, Device, Persistent, true);
     push(TermKey::OptimizerMoments, moments_label, s.moments, Device, Persistent, true);
-    push(TermKey::CudaGraphBuffers, "CUDA graph static input/output buffers (per graphed scope and microbatch in flight)", x.graphs, Device, Persistent, true);
+    push(TermKey::CudaGraphBuffers, "CUDA graph static input buffers (per graphed layer and microbatch in flight)", x.graphs, Device, Persistent, true);
     push(TermKey::Activations, "saved activations (microbatches in flight)", x.activations, Device, ForwardBackward, true);
     push(TermKey::VisionEncoderActivations, "vision encoder: saved activations of the image tokens (microbatches in flight)", x.vision_act, Device, ForwardBackward, true);
     push(TermKey::DsaIndexerActivations, "DSA indexer: saved top-k indices (and, with dsa_indexer_loss_coeff, its q, k, weights and inputs) per attention layer (microbatches in flight)", x.dsa_act, Device, ForwardBackward, true);

@@ -222,6 +222,7 @@ const PAGE_ONLY: &[(&str, &str)] =
     &[
         ("search-worker", "tests/e2e/advisor.test.mjs: a search worker that cannot load says so, and Find layouts works again once it can"),
         ("recipes-loading", "tests/e2e/advanced.test.mjs: a shared plan that names a recipe waits for the recipes, then plans"),
+        ("hf-config-loading", "tests/e2e/hf-config.test.mjs: a shared plan with a config.json waits for the tools module, then plans the config's model"),
     ];
 
 /// Runs every case of a topic; fails naming every case that does not hold.
