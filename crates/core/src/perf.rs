@@ -148,9 +148,9 @@ pub const DEFAULT_CONSTANTS: Constants = Constants {
     dp_exposed: 0.1,
     step_overhead_s: 0.0,
     elementwise_bytes: 75.0,
-    // Kernel count: permute (read 2 B, write 2 B) and unpermute + combine (read 2 B, write 2 B) per routed element
-    // forward, twice that backward: 24 B per element = 12 per activation byte.
-    permute_bytes: 12.0,
+    // The kernel count (perf_assumptions.json `moe_permute_bytes_full_iteration_graph`, 12 per activation byte), which a
+    // full-iteration graph is charged; the fit starts from it.
+    permute_bytes: COMPILED_ASSUMPTIONS.moe_permute_bytes_full_iteration_graph.value,
     // A grouped GEMM of m0 rows per expert reaches half the rate of a large one. DeepGEMM's first README (H800, FP8,
     // N 4096 / 7168, K 7168 / 2048): masked grouped layout 1233, 1040, 932 TFLOP/s at 1024, 512, 256 rows per group
     // against 1297 contiguous, i.e. m0 = m·(1297/rate − 1) ≈ 53, 128, 100; single GEMMs of 64-128 rows give 130-265.
