@@ -483,6 +483,8 @@ struct Scratch {
     /// What [`speed::settle`] withdrew for each variant (recompute code, distributed optimizer, offload code) of the
     /// current layout shape: the same for each of its micro-batch sizes (cleared for each shape).
     settled: Vec<((u8, bool, u8), u16)>,
+    /// Candidates out of memory by their estimate, not yet in `rejected_by` (most candidates: one lookup at the end).
+    out_of_memory: u64,
 }
 
 /// The tuned speed settings of a search and what a withdrawn one goes back to.
@@ -561,8 +563,8 @@ fn evaluate_with(p: &Plan, key: &Key, cell: &mut Cell, s: &mut Scratch, result: 
     let peak = mem.peak_bytes;
     result.smallest_peak_bytes = Some(result.smallest_peak_bytes.map_or(peak, |x| x.min(peak)));
     if !mem.fits {
-        // rules::check_memory's out-of-memory error is exactly `!fits`.
-        reject(result, Code::OutOfMemory);
+        // rules::check_memory's out-of-memory error is exactly `!fits`; counted into `rejected_by` at the end.
+        s.out_of_memory += 1;
         return Outcome::Rejected { out_of_memory: true };
     }
     let first_error = match cell.rules {
@@ -960,6 +962,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
         spare: None,
         withdrawn: 0,
         settled: Vec::with_capacity(16),
+        out_of_memory: 0,
     };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
@@ -1048,6 +1051,9 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
                 tight_variants(&mut p, sh.key(mbs, ORDER[2]), !oom[0], (&mut cell, &tune), &mut scratch, &mut result, &mut recs);
             }
         }
+    }
+    if scratch.out_of_memory > 0 {
+        *result.rejected_by.entry(Code::OutOfMemory.as_str().to_string()).or_insert(0) += scratch.out_of_memory;
     }
     result.pareto = pareto(&recs, base);
     rank_and_explain(&mut result, &recs, (&mut p, base, &tune), opts);

@@ -35,12 +35,15 @@ pub struct LayerActivations {
     pub offloaded: f64,
 }
 
-/// The run's selective-recompute and offload choices, as flags.
+/// The run's selective-recompute and offload choices, as flags (at most 32 together: [`Choices::bits`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Choices {
     recompute: [bool; RecomputeModule::ALL.len()],
     offload: [bool; OffloadModule::ALL.len()],
 }
+
+// `Choices::bits` packs them into a u32.
+const _: () = assert!(RecomputeModule::ALL.len() + OffloadModule::ALL.len() <= 32);
 
 impl Choices {
     pub fn of(p: &Plan) -> Choices {
@@ -56,6 +59,11 @@ impl Choices {
         }
         c
     }
+    /// The choices as one number (bit i: `RecomputeModule::ALL[i]`, then the offload modules'), a memo's key.
+    pub fn bits(&self) -> u32 {
+        self.recompute.iter().chain(&self.offload).rev().fold(0, |b, &on| b << 1 | u32::from(on))
+    }
+
     fn recomputes(&self, r: RecomputeModule) -> bool {
         self.recompute[r as usize]
     }

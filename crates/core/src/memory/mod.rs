@@ -11,6 +11,8 @@
 
 mod activations;
 mod dsa;
+#[cfg(test)]
+mod memo_tests;
 mod moe;
 mod overhead;
 mod params;
@@ -27,6 +29,7 @@ pub use params::{StageParams, stage_params, stage_params_into, stage_params_sear
 pub use tensors::{Lever, Tensor, TensorKind, tensors};
 
 use crate::derive::Derived;
+use crate::limits::MAX_KEPT_LAYERS;
 use crate::model::{KindCounts, LayerKinds, MAX_LAYER_KINDS};
 use crate::pipeline::{self, StageSplit};
 use crate::plan::{Plan, Recompute, RecomputeMethod};
@@ -34,6 +37,8 @@ use shape::Shape;
 use run::{OffloadPath, Run, WeightStore};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageMemory {
@@ -220,7 +225,7 @@ pub fn layer_activations(p: &Plan, kind: crate::model::LayerKind) -> LayerActiva
 }
 
 /// Per-layer activations of each kind of the model's table (in table order) and precision, for the whole plan.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Layers {
     kinds: [LayerActivations; MAX_LAYER_KINDS],
     /// The same in BF16, for layers kept in BF16 under FP8/FP4.
@@ -373,14 +378,19 @@ struct PlanWide<'a> {
     offloads: bool,
 }
 
-/// The per-kind activations the layout search keeps between the candidates of one layout and micro-batch
-/// ([`estimate_peaks_memo`]). Of what differs between those candidates (recompute granularity, method and layers, the
-/// module lists, the distributed optimizer, optimizer offload), [`Layers::of`] reads only the selective-recompute
-/// module list, through `activations::Choices`, and the speed settings the search withdraws per candidate (CUDA graphs'
-/// buffers among them), which it names by a mask ([`ActivationMemo::set_speed`]): the run's activation and GEMM-input
-/// sizes and its BF16 edge layers follow the precision settings, the shape the layout and micro-batch, the routed tokens
-/// the MoE settings. So the memo keeps the last [`MEMO_SLOTS`] `Layers` by their `Choices` and speed mask (full and no
-/// recompute share one; selective and each module list another); the search clears it for each layout and micro-batch.
+/// The per-kind activations the layout search keeps between its candidates ([`estimate_peaks_memo`]). Of what differs
+/// between the candidates of one layout and micro-batch (recompute granularity, method and layers, the module lists,
+/// the distributed optimizer, optimizer offload), [`Layers::of`] reads only the selective-recompute module list,
+/// through `activations::Choices`, and the speed settings the search withdraws per candidate (CUDA graphs' buffers
+/// among them), which it names by a mask ([`ActivationMemo::set_speed`]): the run's activation and GEMM-input sizes and
+/// its BF16 edge layers follow the precision settings, the shape the layout and micro-batch, the routed tokens the MoE
+/// settings. So the memo keeps the last [`MEMO_SLOTS`] `Layers` of the cell by their `Choices` and speed mask (full
+/// and no recompute share one; selective and each module list another); the search clears them for each layout and
+/// micro-batch. Of the layout, `Layers::of` reads only the sizes of [`LayersKey`] (not PP, VPP, the split, EP or the
+/// dispatcher: `memory/memo_tests.rs`), so the memo also keeps what it computed by those sizes, `Choices` and mask, for
+/// the later layouts of the same sizes (the search tries every PP and split of a TP and CP, each with every EP): up to
+/// [`MAX_KEPT_LAYERS`] entries, then it starts again. The same figures to the bit; for one model and base plan (a
+/// search starts a new memo).
 #[derive(Clone, Default)]
 pub struct ActivationMemo {
     slots: [Option<((activations::Choices, u16), Layers)>; MEMO_SLOTS],
@@ -389,14 +399,47 @@ pub struct ActivationMemo {
     next: usize,
     /// The pipeline rank of the last full estimate's peak stage: [`estimate_peaks_memo`] sizes it first.
     peak_stage: usize,
+    /// Every `Layers` computed (`kept`), and its index by the layout's sizes, `Choices` and speed mask: both allocated
+    /// once, for [`MAX_KEPT_LAYERS`] entries (the search allocates per pipeline shape at most).
+    kept: Vec<Layers>,
+    index: HashMap<LayersKey, usize, BuildHasherDefault<DefaultHasher>>,
 }
 
-/// The `Layers` an [`ActivationMemo`] keeps: the recompute choices of one layout's cell (none and full, selective, the
-/// search's four module lists, optimizer offload's) under one or two speed masks.
+/// The `Layers` an [`ActivationMemo`] keeps for one cell: the recompute choices of one layout's cell (none and full,
+/// selective, the search's four module lists, optimizer offload's) under one or two speed masks.
 const MEMO_SLOTS: usize = 8;
 
+/// What [`Layers::of`] reads of a search's candidate: of the layout, TP, SP and ETP (through [`Shape::of`]) and CP (there
+/// and in `activations::layer`'s split of the SSM tensors); the micro-batch size (a microbatch's tokens); the recompute
+/// and offload choices (`activations::Choices::bits`) and the withdrawn speed settings' mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LayersKey {
+    micro_batch_size: u64,
+    tp: u64,
+    cp: u64,
+    etp: u64,
+    choices: u32,
+    speed: u16,
+    sp: bool,
+}
+
+impl LayersKey {
+    fn of(p: &Plan, choices: &activations::Choices, speed: u16) -> LayersKey {
+        let par = &p.parallelism;
+        LayersKey {
+            micro_batch_size: p.training.micro_batch_size,
+            tp: par.tp(),
+            cp: par.cp(),
+            etp: par.etp(),
+            choices: choices.bits(),
+            speed,
+            sp: par.sequence_parallel,
+        }
+    }
+}
+
 impl ActivationMemo {
-    /// Forgets every entry: for another layout, micro-batch or model.
+    /// Forgets the cell's entries: for another layout or micro-batch (those kept by the layout's sizes stay).
     pub fn clear(&mut self) {
         self.slots = Default::default();
     }
@@ -409,14 +452,31 @@ impl ActivationMemo {
 
     fn layers(&mut self, p: &Plan, run: &Run, sh: &Shape, kinds: &LayerKinds) -> &Layers {
         let key = (activations::Choices::of(p), self.speed);
-        let i = self.slots.iter().position(|s| s.as_ref().is_some_and(|(k, _)| *k == key)).unwrap_or_else(|| {
-            // The oldest entry makes way.
-            let i = self.next % MEMO_SLOTS;
-            self.slots[i] = None;
-            self.next = i + 1;
-            i
-        });
-        &self.slots[i].get_or_insert_with(|| (key, Layers::of(p, run, sh, kinds))).1
+        if let Some(i) = self.slots.iter().position(|s| s.as_ref().is_some_and(|(k, _)| *k == key)) {
+            return &self.slots[i].get_or_insert_with(|| (key, Layers::of(p, run, sh, kinds))).1;
+        }
+        // The oldest entry makes way.
+        let i = self.next % MEMO_SLOTS;
+        self.next = i + 1;
+        let wide = LayersKey::of(p, &key.0, key.1);
+        let layers = match self.index.get(&wide).and_then(|&at| self.kept.get(at)) {
+            Some(l) => *l,
+            None => {
+                let l = Layers::of(p, run, sh, kinds);
+                if self.kept.len() >= MAX_KEPT_LAYERS {
+                    self.kept.clear();
+                    self.index.clear();
+                }
+                if self.kept.capacity() == 0 {
+                    self.kept.reserve_exact(MAX_KEPT_LAYERS);
+                    self.index.reserve(MAX_KEPT_LAYERS);
+                }
+                self.index.insert(wide, self.kept.len());
+                self.kept.push(l);
+                l
+            }
+        };
+        &self.slots[i].insert((key, layers)).1
     }
 }
 
