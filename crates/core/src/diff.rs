@@ -253,7 +253,7 @@ fn split_for(r: &Report) -> StageSplit {
 /// Stage `i`'s decoder layers as sorted half-open ranges, adjacent chunks merged.
 fn layer_ranges(split: &StageSplit, i: usize) -> Vec<[u64; 2]> {
     let mut chunks: Vec<[u64; 2]> = split.stages.get(i).into_iter().flatten().filter(|c| c.count > 0).map(|c| [c.start, c.start.saturating_add(c.count)]).collect();
-    chunks.sort_unstable();
+    crate::sort::stable_by(&mut chunks, Ord::cmp);
     let mut out: Vec<[u64; 2]> = Vec::with_capacity(chunks.len());
     for c in chunks {
         match out.last_mut() {
@@ -288,7 +288,7 @@ fn overlaps(sa: &StageSplit, sb: &StageSplit) -> Vec<((usize, usize), u64)> {
     let chunks = |s: &StageSplit| {
         let mut v: Vec<(u64, u64, usize)> =
             s.stages.iter().enumerate().flat_map(|(r, cs)| cs.iter().filter(|c| c.count > 0).map(move |c| (c.start, c.start.saturating_add(c.count), r))).collect();
-        v.sort_unstable();
+        crate::sort::stable_by(&mut v, Ord::cmp);
         v
     };
     let (ca, cb) = (chunks(sa), chunks(sb));
@@ -301,7 +301,8 @@ fn overlaps(sa: &StageSplit, sb: &StageSplit) -> Vec<((usize, usize), u64)> {
         }
         if ca[i].1 <= cb[j].1 { i += 1 } else { j += 1 }
     }
-    out.sort_unstable_by_key(|&(k, _)| k);
+    // Pairs of one key are merged (their layers summed) below, so their order does not matter.
+    crate::sort::stable_by_key(&mut out, |&(k, _)| k);
     out.dedup_by(|later, first| {
         let same = later.0 == first.0;
         if same {

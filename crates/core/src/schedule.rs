@@ -393,7 +393,7 @@ fn stage(t: &Timing, r: usize, ops: Vec<Op>, makespan: f64) -> StageSchedule {
             events.push((o.end_s, -bytes, -1));
         }
     }
-    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.2.cmp(&a.2)));
+    crate::sort::stable_by(&mut events, |a, b| a.0.total_cmp(&b.0).then(b.2.cmp(&a.2)));
     let (mut bytes, mut held, mut peak_bytes, mut peak_held) = (0i64, 0i64, 0i64, 0i64);
     let mut timeline = vec![(0.0, 0u64)];
     for (time, db, dh) in events {

@@ -966,7 +966,7 @@ pub fn search_counted(base: &Plan, opts: &SearchOptions, tuning: &Tuning, allowa
     };
     let mut recs: Vec<Rec> = Vec::with_capacity(4096);
     let mut mbs_list: Vec<u64> = opts.micro_batch_sizes.iter().copied().filter(|&m| m >= 1).collect();
-    mbs_list.sort_unstable();
+    crate::sort::stable_by(&mut mbs_list, Ord::cmp);
     mbs_list.dedup();
     let variants = ORDER.len() as u64;
     // Buffers the loop rewrites in place: the hot loop allocates per pipeline shape at most, never per candidate.

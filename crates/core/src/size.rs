@@ -299,7 +299,7 @@ pub fn counts(lo: u64, hi: u64) -> Vec<u64> {
             }
         }
     }
-    out.sort_unstable();
+    crate::sort::stable_by(&mut out, Ord::cmp);
     out.dedup();
     out.truncate(MAX_SIZE_COUNTS);
     out

@@ -1,8 +1,11 @@
-//! One stable sort for the core's short lists (diagnostics, memory terms, overheads). `slice::sort_by` is generic
-//! over the element and the comparison, so each call site compiled its own copy of the standard library's driftsort
-//! (eight copies, about 22 KB of the page's wasm before gzip, docs/web.md "What went"); here the sort runs once, over
-//! an index array with a `dyn` comparison, and only the cheap reordering is per element type. Same order as
-//! `sort_by`: stable, equal elements keep their order.
+//! One stable sort for the core's lists (diagnostics, memory terms, overheads, the search's micro-batch sizes, the
+//! sizing's node counts, the diff's chunks, the schedule's events; not the search's ranking, whose comparison is its hot
+//! path). `slice::sort_by` and `sort_unstable_by` are generic over
+//! the element and the comparison, so each call site compiled its own copy of the standard library's driftsort or
+//! quicksort (eight copies, about 22 KB of the page's wasm before gzip, docs/web.md "What went"); here the sort runs
+//! once, over an index array with a `dyn` comparison, and only the cheap reordering is per element type. Same order as
+//! `sort_by`: stable, equal elements keep their order (so the same order as an unstable sort wherever equal elements
+//! are indistinguishable or the comparison is a total order without ties).
 
 use std::cmp::Ordering;
 

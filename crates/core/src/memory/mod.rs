@@ -38,7 +38,7 @@ use run::{OffloadPath, Run, WeightStore};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, DefaultHasher};
+use std::hash::{BuildHasherDefault, Hasher};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageMemory {
@@ -402,7 +402,7 @@ pub struct ActivationMemo {
     /// Every `Layers` computed (`kept`), and its index by the layout's sizes, `Choices` and speed mask: both allocated
     /// once, for [`MAX_KEPT_LAYERS`] entries (the search allocates per pipeline shape at most).
     kept: Vec<Layers>,
-    index: HashMap<LayersKey, usize, BuildHasherDefault<DefaultHasher>>,
+    index: HashMap<LayersKey, usize, BuildHasherDefault<KeyHasher>>,
 }
 
 /// The `Layers` an [`ActivationMemo`] keeps for one cell: the recompute choices of one layout's cell (none and full,
@@ -421,6 +421,43 @@ struct LayersKey {
     choices: u32,
     speed: u16,
     sp: bool,
+}
+
+/// The memo index's hasher: FxHash's multiply-rotate step (rustc-hash) over the key's integers. std's SipHash cost
+/// more in the browser's search than the lookups saved.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl KeyHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.add(u64::from(n));
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
 }
 
 impl LayersKey {
