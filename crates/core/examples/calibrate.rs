@@ -134,6 +134,12 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
     }
     let own = r["id"].as_str().and_then(|id| bridge_settings_26x().get(id));
     if let Some(e) = own.filter(|e| e.get("fallback").is_none()) {
+        // Every 26.x release's harness reduces gradients in bf16 for every model family of the tables: each family's
+        // set_<family>_common_configs (scripts/performance/configs/{deepseek,kimi,llama,nemotronh,qwen}/*_llm_pretrain.py
+        // @ v0.3.0-v0.5.1, e.g. llama/llama31_llm_pretrain.py:42 @ v0.5.0), then perf_recipes/_common.py:73 and :122
+        // (`_benchmark_common`, `_perf_precision`) @ v0.6.0. The 26.x entries do not carry it (the workload presets
+        // hold layouts and speed switches only), so it is stated here, not left to the tuned default.
+        plan["training"]["grad_reduce_in_fp32"] = json!(false);
         apply_entry(e, plan);
         return Some(format!("{}@{}", e["name"].as_str().unwrap_or("?"), e["rev"].as_str().unwrap_or("?")));
     }
