@@ -126,6 +126,12 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
     if !r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge") {
         return None;
     }
+    // Bridge's perf harness runs Transformer Engine's fused loss at every release: the model providers' default
+    // cross_entropy_loss_fusion = True (models/gpt_provider.py:186 @ v0.3.0, :205 @ 067f987df03b) and the harness's
+    // cross_entropy_fusion_impl = "te" (scripts/performance/utils/helpers.py:108 @ v0.2.0, utils/overrides.py:64-70
+    // @ v0.3.0-v0.5.1, perf_recipes/_common.py:70 @ v0.6.0).
+    t["cross_entropy_loss_fusion"] = json!(true);
+    t["cross_entropy_fusion_impl"] = json!("te");
     // Bridge's perf harness runs FP8 current scaling without the recipe's BF16 first/last layers at every release
     // (scripts/performance/utils/helpers.py:40 @ v0.2.0, utils/precision.py:31 @ v0.4.0-v0.6.0, perf_recipes/_common.py:112
     // @ 067f987df03b: `first_last_layers_bf16 = False`).
