@@ -463,6 +463,10 @@ class Interp:
                 ts = t if isinstance(t, tuple) else (t,)
                 if all(isinstance(x, Ext) and x.path in types for x in ts) and not isinstance(args[0], (Obj, Ext)):
                     return isinstance(args[0], tuple(types[x.path] for x in ts))
+                if all(isinstance(x, Ext) and x.path in types for x in ts) and isinstance(args[0], Obj) and not args[0].opaque:
+                    # A config built by a class or factory read here is no str / int / list: perf_recipes/_common.py:72
+                    # @ 067f987df03b guards its `grad_reduce_in_fp32 = False` with `not isinstance(cfg.mixed_precision, str)`.
+                    return False
                 if isinstance(args[0], (str, int, float, bool)) and all(isinstance(x, (Ext, Klass)) and not (isinstance(x, Ext) and x.path.startswith("builtins.")) for x in ts):
                     # A plain value is no instance of a class of the recipe packages or beyond (`isinstance("lora", PEFT)`).
                     return False
@@ -856,6 +860,9 @@ def recipe_entry(name, model_key, kind, gpu, gpus, module, cfg, interp, rows, al
             field = first.split(".", 1)[1]
             v = mp.fields.get(field)
             if field == "fp8_recipe" and not mp.fields.get("fp8"):
+                continue
+            if isinstance(v, Unknown):
+                unresolved.append({"field": key, "path": f"cfg.{first}", "reason": v.why})
                 continue
             j, ok = to_json(v)
             # Only what differs from the mixed-precision recipe meshplan's precision (and FP8 recipe) selects: a plan

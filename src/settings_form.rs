@@ -144,9 +144,14 @@ mod tests {
     #[test]
     fn resolved_defaults_come_from_the_core() {
         // The page's default plan: bf16 on H100, selective recompute, no modules given → Megatron-Core's ["core_attn"];
-        // grad_reduce_in_fp32 from Bridge's bf16_mixed (true); no offload → fraction 0.
+        // grad_reduce_in_fp32 from the nearest Bridge perf recipe (false: perf_recipes/_common.py:73), and with plain
+        // defaults from Bridge's bf16_mixed (true); no offload → fraction 0.
         let r = meshplan_core::plan_value(&crate::state::plan_doc::default_plan()).unwrap();
         assert_eq!(resolved(&r.plan, row("recompute_modules")), json!(["core_attn"]));
+        assert_eq!(resolved(&r.plan, row("grad_reduce_in_fp32")), json!(false));
+        let mut plain = crate::state::plan_doc::default_plan();
+        plain["defaults"] = json!("megatron-core");
+        let r = meshplan_core::plan_value(&plain).unwrap();
         assert_eq!(resolved(&r.plan, row("grad_reduce_in_fp32")), json!(true));
         assert_eq!(shown(&resolved(&r.plan, row("recompute_modules"))), "[core_attn]");
         assert_eq!(shown(&Value::Null), "none");

@@ -13,15 +13,17 @@ const readme = JSON.parse(readFileSync("examples/llama-3.1-70b.json", "utf8"));
 test("the settings a plan leaves out are listed with their source; State it writes one; the switch plans plain defaults", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
   // The README plan (Llama 3.1 70B, bf16, 64 H100) states no CUDA graph or overlap setting: meshplan takes them from
-  // Megatron Bridge's performance recipe for Llama 3 70B on H100 in bf16 (llama3.py of the pinned revision), and the
-  // gradient-reduce dtype from the bf16 mixed-precision recipe's default (fp32; Megatron-Core's own default is bf16).
+  // Megatron Bridge's performance recipe for Llama 3 70B on H100 in bf16 (llama3.py of the pinned revision), the
+  // gradient-reduce dtype too (bf16: every perf recipe's _benchmark_common, perf_recipes/_common.py:73), and the FP8
+  // weight gather from the bf16 mixed-precision recipe's default (false).
   await page.waitForSelector("#assumed-details summary", { timeout: 10_000 });
   await page.click("#assumed-details summary");
   const row = (key) => page.locator(`#assumed-table tbody tr[data-key="${key}"]`);
   assert.match(await row("tp_comm_overlap").innerText(), /tp_comm_overlap\s+true/);
   assert.match(await row("tp_comm_overlap").getAttribute("data-source"), /perf\.llama3_70b_pretrain_\w+_h100_bf16_config .*llama3\.py:\d+/);
-  assert.match(await row("grad_reduce_in_fp32").innerText(), /true/);
-  assert.equal(await row("grad_reduce_in_fp32").getAttribute("data-source"), "Bridge mixed-precision recipe default");
+  assert.match(await row("grad_reduce_in_fp32").innerText(), /false/);
+  assert.match(await row("grad_reduce_in_fp32").getAttribute("data-source"), /perf\.llama3_70b_pretrain_\w+_h100_bf16_config/);
+  assert.equal(await row("fp8_param_gather").getAttribute("data-source"), "Bridge mixed-precision recipe default");
   // One heading row per source, above its settings.
   assert.ok(await page.locator("#assumed-table tbody tr.assumed-source", { hasText: "Megatron-Core default" }).count() === 1);
   const n = await page.locator("#assumed-table tbody tr[data-key]").count();

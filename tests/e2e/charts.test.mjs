@@ -14,6 +14,18 @@ const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
 const CHARTS = ["#stage-chart", "#sweep-chart", "#step-chart"];
 
+/** Waits until `sel`'s drawing has stopped changing (the sweep is the tools module's: on a loaded machine it is drawn
+ *  after the first frames, so a fixed wait can snapshot it before it is). */
+const settled = async (page, sel) => {
+  let last = null;
+  for (let i = 0; i < 100; i++) {
+    const now = await page.evaluate((s) => document.querySelector(s)?.innerHTML ?? "", sel);
+    if (now !== "" && now === last) return;
+    last = now;
+    await page.waitForTimeout(150);
+  }
+};
+
 /** Per chart: the SVG's width attribute, its box's width, and how far its text reaches past the SVG's right edge. */
 const measure = (page, ids = CHARTS) => page.evaluate((ids) => ids.map((id) => {
   const div = document.querySelector(id);
@@ -58,7 +70,7 @@ const plan1024 = {
 
 test("an edit redraws only the charts whose figures changed", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
-  await page.waitForTimeout(100); // the sweep
+  await settled(page, "#sweep-chart");
   const keep = () => page.evaluate((ids) => { window.__charts = ids.map((id) => [document.querySelector(id), document.querySelector(`${id} svg`)]); }, CHARTS);
   const same = () => page.evaluate(() => window.__charts.map(([div, svg]) => [div === document.getElementById(div.id), svg === div.querySelector("svg")]));
   await keep();
@@ -79,7 +91,7 @@ test("an edit redraws only the charts whose figures changed", async () => {
 
 test("an edit writes only what it changed: no other text box, no unchanged chart", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
-  await page.waitForTimeout(100);
+  await settled(page, "#sweep-chart");
   // Count writes of input values and of inner HTML, by element id, from here on.
   await page.evaluate(() => {
     window.__writes = {};

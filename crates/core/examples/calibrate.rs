@@ -46,8 +46,9 @@ pub const DIMENSIONS: [&str; 4] = ["generation", "precision", "kind", "family"];
 pub const IN_SAMPLE_MEDIAN_BOUND: f64 = 0.04;
 pub const IN_SAMPLE_P90_BOUND: f64 = 0.165;
 pub const MFU_MEDIAN_BOUND: f64 = 0.015;
-/// The validation runs' median |TFLOP/s error| (never fitted; measured 18.1% with tuned defaults, docs/tuned.md).
-pub const VALIDATION_MEDIAN_BOUND: f64 = 0.19;
+/// The validation runs' median |TFLOP/s error| (never fitted; measured 19.2% with tuned defaults and each run's harness
+/// settings stated, docs/tuned.md: 18.1% before the Llama NVFP4 runs' TP overlap was stated off, which is what they ran).
+pub const VALIDATION_MEDIAN_BOUND: f64 = 0.20;
 /// Leave-one-group-out: the median over groups of each group's held-out median |TFLOP/s error|, and every group's
 /// (measured 8.8% and 35.1%, every dense run held out). Recorded figures always; recomputed by the opt-in test.
 pub const LOGO_MEDIAN_BOUND: f64 = 0.10;
@@ -126,6 +127,19 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
     if !r["framework"].as_str().unwrap_or("").contains("Megatron-Bridge") {
         return None;
     }
+    // Bridge's perf harness runs Transformer Engine's fused loss at every release: the model providers' default
+    // cross_entropy_loss_fusion = True (models/gpt_provider.py:186 @ v0.3.0, :205 @ 067f987df03b) and the harness's
+    // cross_entropy_fusion_impl = "te" (scripts/performance/utils/helpers.py:108 @ v0.2.0, utils/overrides.py:64-70
+    // @ v0.3.0-v0.5.1, perf_recipes/_common.py:70 @ v0.6.0).
+    t["cross_entropy_loss_fusion"] = json!(true);
+    t["cross_entropy_fusion_impl"] = json!("te");
+    // Its Llama 3 / 3.1 NVFP4 runs turn TP communication overlap off at every release
+    // (scripts/performance/configs/llama3/llama3_llm_pretrain.py:78 @ v0.2.0, `tp_comm_overlap = False if precision ==
+    // "nvfp4"`, the same in configs/llama/llama3_llm_pretrain.py and llama31_llm_pretrain.py @ v0.3.0-v0.5.1, and every
+    // *_nvfp4_config of perf_recipes/llama/{b200,b300,gb200,gb300}/llama3{,1}.py @ v0.6.0).
+    if t["precision"] == "fp4" && r["model"].as_str().unwrap_or("").to_ascii_lowercase().contains("llama") {
+        t["tp_comm_overlap"] = json!(false);
+    }
     // Bridge's perf harness runs FP8 current scaling without the recipe's BF16 first/last layers at every release
     // (scripts/performance/utils/helpers.py:40 @ v0.2.0, utils/precision.py:31 @ v0.4.0-v0.6.0, perf_recipes/_common.py:112
     // @ 067f987df03b: `first_last_layers_bf16 = False`).
@@ -134,6 +148,12 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
     }
     let own = r["id"].as_str().and_then(|id| bridge_settings_26x().get(id));
     if let Some(e) = own.filter(|e| e.get("fallback").is_none()) {
+        // Every 26.x release's harness reduces gradients in bf16 for every model family of the tables: each family's
+        // set_<family>_common_configs (scripts/performance/configs/{deepseek,kimi,llama,nemotronh,qwen}/*_llm_pretrain.py
+        // @ v0.3.0-v0.5.1, e.g. llama/llama31_llm_pretrain.py:42 @ v0.5.0), then perf_recipes/_common.py:73 and :122
+        // (`_benchmark_common`, `_perf_precision`) @ v0.6.0. The 26.x entries do not carry it (the workload presets
+        // hold layouts and speed switches only), so it is stated here, not left to the tuned default.
+        plan["training"]["grad_reduce_in_fp32"] = json!(false);
         apply_entry(e, plan);
         return Some(format!("{}@{}", e["name"].as_str().unwrap_or("?"), e["rev"].as_str().unwrap_or("?")));
     }

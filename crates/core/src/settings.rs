@@ -63,7 +63,7 @@ impl Group {
             Group::MoeDispatch => "MoE dispatch",
             Group::CommOverlap => "Communication overlap",
             Group::Measured => "Measured throughput",
-            Group::Attention => "Attention kernel",
+            Group::Attention => "Attention and loss kernels",
             Group::Peft => "LoRA (PEFT)",
             Group::VisionEncoder => "Vision encoder",
         }
@@ -513,6 +513,10 @@ choice! {
     TransformerImpl { TransformerEngine = "transformer_engine", Local = "local" }
 }
 choice! {
+    /// `cross_entropy_fusion_impl` (ModelParallelConfig: Megatron-Core's own fused kernel or Transformer Engine's).
+    CrossEntropyFusionImpl { Native = "native", Te = "te" }
+}
+choice! {
     /// `attention_backend` (Megatron-Core's AttnBackend, megatron/core/transformer/enums.py l.51-58).
     AttnBackend { Auto = "auto", Flash = "flash", Fused = "fused", Unfused = "unfused", Local = "local" }
 }
@@ -960,6 +964,29 @@ settings! {
         label: "Attention dropout",
         help: "with unfused attention, a dropout above 0 also saves its mask (1 B) and its output for every s² score; flash and fused attention regenerate it",
         source: "ML megatron/core/transformer/transformer_config.py l.191; megatron/core/transformer/dot_product_attention.py l.114-120, 210-220",
+    };
+
+    // The loss kernel: what the last stage keeps of each microbatch's logits.
+    cross_entropy_loss_fusion: bool = false, {
+        group: Group::Attention,
+        default: "false",
+        megatron_core: "ModelParallelConfig.cross_entropy_loss_fusion = False",
+        differs: "Megatron Bridge's GPTModelProvider and MambaModelProvider default it to True (models/gpt_provider.py:205 @ 067f987df03b); with the native kernel the logits cost the same either way",
+        bridge: &["model.cross_entropy_loss_fusion"],
+        mlm: Mlm::Flag("--cross-entropy-loss-fusion"),
+        label: "Fused cross-entropy loss",
+        help: "a fused loss kernel; with cross_entropy_fusion_impl = te the last stage keeps only the bf16 logits (the gradient is written over them), not an fp32 copy",
+        source: "ML megatron/core/model_parallel_config.py l.320-328; megatron/core/models/common/language_module/language_module.py compute_language_model_loss",
+    };
+    cross_entropy_fusion_impl: CrossEntropyFusionImpl = CrossEntropyFusionImpl::Native, {
+        group: Group::Attention,
+        default: "native",
+        megatron_core: "ModelParallelConfig.cross_entropy_fusion_impl = 'native'",
+        bridge: &["model.cross_entropy_fusion_impl"],
+        mlm: Mlm::Value("--cross-entropy-fusion-impl"),
+        label: "Cross-entropy kernel",
+        help: "native (Megatron-Core's fused kernel: an fp32 copy of the logits, as unfused) or te (Transformer Engine's parallel_cross_entropy: the gradient in place of the bf16 logits); Megatron-LM refuses te, Bridge's performance recipes run it",
+        source: "ML megatron/core/fusions/fused_cross_entropy.py (saves the fp32 exp_logits); TE transformer_engine/pytorch/cross_entropy.py (saves its input, overwritten with the gradient); megatron/training/arguments.py l.1697-1702",
     };
 
     // Offloading

@@ -197,12 +197,16 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
     let mut out = Vec::new();
     let dense = wanted.as_ref().is_some_and(|w| !w.moe);
     for key in TUNED_KEYS {
-        // A dense model has no token dispatcher: its settings are neither assumed nor listed.
-        if stated.is_some_and(|t| t.contains_key(key)) || (dense && MOE_KEYS.contains(&key)) {
+        // A dense model has no token dispatcher: its settings are neither assumed nor listed. A key stated null is
+        // listed at its default but not filled from a recipe: the plan-file export writes null for a setting a plan
+        // left at its default, and read back it is the same assumption (`report::verdict` names it alike).
+        let stated_null = stated.and_then(|t| t.get(key)).is_some_and(Value::is_null);
+        if (stated.is_some_and(|t| t.contains_key(key)) && !stated_null) || (dense && MOE_KEYS.contains(&key)) {
             continue;
         }
         let from_recipe = recipe.filter(|(_, same_model, same_precision)| {
-            !excluded.iter().any(|k| k == key)
+            !stated_null
+                && !excluded.iter().any(|k| k == key)
                 // The flex backend is read only by the flex dispatcher: moot once the dispatcher is not assumed.
                 && !(key == "moe_flex_dispatcher_backend" && excluded.iter().any(|k| k == "moe_token_dispatcher_type"))
                 && !NOT_FROM_RECIPE.contains(&key)

@@ -103,6 +103,8 @@ fn llama70b_bridge_python_line_by_line() {
             // A dense model: no MoE dispatch lines. No communication-overlap setting is on, but the recipe the launch
             // names (llama31_70b_pretrain_config, Bridge recipes/llama/h100/llama3.py) turns TP overlap on: restated off.
             "cfg.comm_overlap.tp_comm_overlap = False",
+            "cfg.model.cross_entropy_loss_fusion = False",
+            "cfg.model.cross_entropy_fusion_impl = \"native\"",
         ]
     );
 }
@@ -169,6 +171,8 @@ fn llama70b_bridge_launch_line_by_line() {
             "model.cuda_graph_scope=null",
             // The named recipe turns TP overlap on; the plan has it off.
             "comm_overlap.tp_comm_overlap=False",
+            "model.cross_entropy_loss_fusion=False",
+            "model.cross_entropy_fusion_impl=native",
             "train.train_iters=3",
             "scheduler.lr_warmup_iters=0",
             "validation.eval_iters=0 validation.eval_interval=0",
@@ -248,7 +252,7 @@ fn llama70b_slurm_line_by_line() {
     assert!(lines.contains(&"  --recipe llama31_70b_pretrain_config \\"));
     assert!(lines.contains(&"  model.tensor_model_parallel_size=4 \\"));
     assert!(text.contains("  mixed_precision=bf16_mixed \\\n"));
-    assert!(text.ends_with("  comm_overlap.tp_comm_overlap=False\n"));
+    assert!(text.ends_with("  model.cross_entropy_fusion_impl=native\n"));
 }
 
 /// The seed's MoE example: PP=1, TP=2, CP=1, EP=8, ETP=1 — min_gpus 8, not the full product 16.

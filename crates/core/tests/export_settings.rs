@@ -169,6 +169,11 @@ fn cases() -> Vec<RowCase> {
             &["model.attention_backend=unfused"], Some("--attention-backend unfused")),
         row("attention_dropout", json!({"attention_dropout": 0.0}), &["cfg.model.attention_dropout = 0.0"], &["model.attention_dropout=0.0"],
             Some("--attention-dropout 0.0")),
+        // The loss kernel: ModelParallelConfig fields, Megatron-LM flags generated from them.
+        row("cross_entropy_loss_fusion", json!({"cross_entropy_loss_fusion": true}), &["cfg.model.cross_entropy_loss_fusion = True"],
+            &["model.cross_entropy_loss_fusion=True"], Some("--cross-entropy-loss-fusion")),
+        row("cross_entropy_fusion_impl", json!({"cross_entropy_loss_fusion": true, "cross_entropy_fusion_impl": "te"}),
+            &["cfg.model.cross_entropy_fusion_impl = \"te\""], &["model.cross_entropy_fusion_impl=te"], Some("--cross-entropy-fusion-impl te")),
         // PEFT: Bridge's cfg.peft object (its fields by path); Megatron-LM has none (a note).
         row("peft", json!({"peft": "lora"}), &[], &[],
             Some("# peft = \"lora\": Megatron-LM has no flag; set Megatron Bridge's ConfigContainer.peft = LoRA(...) (Megatron-LM has no PEFT) in code")),

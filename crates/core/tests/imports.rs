@@ -127,8 +127,11 @@ fn every_export_of_every_preset_reads_back_as_the_same_plan() {
     // Many plans take settings from a perf recipe (the H100 recipes of the Llama, Qwen, DeepSeek, … families), so the
     // round trip checks that the exports carry them.
     assert!(tuned >= 100, "only {tuned} plans assumed a perf recipe's setting");
-    // Few launch commands are skipped: only those a string-named mixed-precision recipe leaves unreachable.
-    assert!(unreachable_fields <= checked / 20, "{unreachable_fields} launch commands skipped of {checked}");
+    // Few launch commands are skipped: only those a string-named mixed-precision recipe leaves unreachable. Every
+    // perf recipe reduces gradients in bf16 (perf_recipes/_common.py:73, :122) against the mixed-precision recipes'
+    // fp32, so each plan that assumes a perf recipe's settings and launches by recipe name is one (166 of 1,857 when
+    // the static reading first read that field, 2026-12-06; 1 in 20 before): the Python form is checked instead.
+    assert!(unreachable_fields <= checked / 10, "{unreachable_fields} launch commands skipped of {checked}");
 }
 
 /// The first path where two JSON values differ, with both values.

@@ -462,3 +462,19 @@ proptest! {
         }
     }
 }
+
+/// Transformer Engine's fused loss writes the gradient over the bf16 logits it saves and keeps no fp32 copy
+/// (transformer_engine/pytorch/cross_entropy.py); Megatron-Core's own fused kernel saves the fp32 exp_logits as the
+/// unfused loss does (fusions/fused_cross_entropy.py l.119). `small()` at seq 2048, mbs 1, TP 1, PP 1 (one microbatch
+/// in flight on the only stage): logits 2048 · 32000 = 65,536,000 elements, the fp32 copy 4 B each = 262,144,000 B.
+#[test]
+fn te_fused_cross_entropy_keeps_no_fp32_copy_of_the_logits() {
+    let unfused = stage(json!({}));
+    let native = stage(json!({"cross_entropy_loss_fusion": true, "cross_entropy_fusion_impl": "native"}));
+    let te = stage(json!({"cross_entropy_loss_fusion": true, "cross_entropy_fusion_impl": "te"}));
+    // te without the fusion switch is not run (language_module.py reads the impl only under cross_entropy_loss_fusion).
+    let te_off = stage(json!({"cross_entropy_loss_fusion": false, "cross_entropy_fusion_impl": "te"}));
+    assert_eq!(native.activations_bytes, unfused.activations_bytes);
+    assert_eq!(te_off.activations_bytes, unfused.activations_bytes);
+    assert_eq!(unfused.activations_bytes - te.activations_bytes, 262_144_000);
+}

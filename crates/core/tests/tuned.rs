@@ -119,17 +119,30 @@ fn an_assumption_megatron_rejects_for_the_layout_is_not_made() {
     assert!(a.source.contains("perf.deepseek_v3_pretrain_"), "{}", a.source);
 }
 
-/// The example: Llama 3.1 8B in FP8 on 64 H100, TP 1, PP 1, seq 8192, micro-batch 1, no switch (tuned defaults,
-/// the default). The
-/// out-of-memory verdict names the unstated settings it rests on and what fits. With the H100 perf recipe's settings
-/// assumed (distributed optimizer, full recompute of 5 layers per block: llama/h100/llama3.py) the one left is the
-/// gradient buffer: fp32 (4 B per parameter, Bridge's bf16_mixed and fp8 recipes' grad_reduce_in_fp32 = True) against
-/// the parameter dtype (2 B): 8,030,261,248 parameters × 2 B = 14.96 GiB less, unsharded (param_and_grad_buffer.py),
-/// and the allocator's fragmentation on it (memory/overhead.rs FRAGMENTATION, 5.825%): 15.83 GiB of the device peak.
+/// The example: Llama 3.1 8B in FP8 on 64 H100, TP 1, PP 1, seq 8192, micro-batch 1 — a run that ran. With no
+/// switch (tuned defaults) the H100 perf recipe's settings are assumed: the distributed optimizer, full recompute of 5
+/// layers per block (llama/h100/llama3.py) and a bf16 gradient buffer (every perf recipe's `_benchmark_common` and
+/// `_perf_precision`: perf_recipes/_common.py:73, :122 @ 067f987df03b): it fits. With Megatron-Core's plain defaults and
+/// the same recipe settings stated, the one setting left unstated that decides is the gradient buffer: fp32 (4 B per
+/// parameter, Bridge's bf16_mixed and fp8 recipes' grad_reduce_in_fp32 = True) against the parameter dtype (2 B):
+/// 8,030,261,248 parameters × 2 B = 14.96 GiB more, unsharded (param_and_grad_buffer.py), and the allocator's
+/// fragmentation on it (memory/overhead.rs FRAGMENTATION, 5.825%): 15.83 GiB of the device peak. The out-of-memory
+/// verdict names that assumption and what fits.
 #[test]
 fn an_out_of_memory_verdict_names_the_assumed_setting_it_rests_on() {
-    let plan = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "num_gpus": 64},
-                      "training": {"seq_length": 8192, "global_batch_size": 512, "micro_batch_size": 1, "precision": "fp8"}});
+    let tuned = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "num_gpus": 64},
+                       "training": {"seq_length": 8192, "global_batch_size": 512, "micro_batch_size": 1, "precision": "fp8"}});
+    let t = plan_value(&tuned).unwrap();
+    let a = assumed(&t, "grad_reduce_in_fp32").unwrap();
+    assert_eq!(a.value, json!(false));
+    assert!(a.source.contains("perf.llama3_8b_pretrain_64gpu_h100_fp8cs_config"), "{}", a.source);
+    assert!(t.memory.fits && !codes(&t).contains(&"out-of-memory"), "{:?}", codes(&t));
+    let mut plan = tuned.clone();
+    plan["defaults"] = json!("megatron-core");
+    for (k, v) in [("use_distributed_optimizer", json!(true)), ("recompute_granularity", json!("full")),
+                   ("recompute_method", json!("block")), ("recompute_num_layers", json!(5))] {
+        plan["training"][k] = v;
+    }
     let r = plan_value(&plan).unwrap();
     assert!(!r.memory.fits && codes(&r).contains(&"out-of-memory"), "{:?}", codes(&r));
     let d = r.diagnostics.iter().find(|d| d.code.as_str() == "out-of-memory-assumed").expect("the verdict names its assumption");
@@ -138,6 +151,9 @@ fn an_out_of_memory_verdict_names_the_assumed_setting_it_rests_on() {
     // 16,060,522,496 B = 14.96 GiB × 1.05825 = 15.83 GiB (the message rounds to a tenth: 15.8).
     let saved: f64 = d.message.split("(−").nth(1).and_then(|s| s.split(' ').next()).and_then(|s| s.parse().ok()).unwrap();
     assert!((saved - 15.83).abs() < 0.06, "{}", d.message);
+    // The tuned plan's peak is the plain one's less the same 15.83 GiB (no other assumption differs in bytes).
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    assert!((gib(r.memory.peak_bytes) - gib(t.memory.peak_bytes) - 15.83).abs() < 0.01, "{} {}", r.memory.peak_bytes, t.memory.peak_bytes);
     // Applying the fix states the value: it fits, and nothing is left to name.
     let mut fixed = plan.clone();
     for a in &d.apply {

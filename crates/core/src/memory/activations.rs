@@ -12,7 +12,7 @@ use super::run::Run;
 use super::shape::Shape;
 use crate::model::{Ffn, LayerKind, Mixer, ModelConfig, SavedTensor, Split};
 use crate::plan::Plan;
-use crate::settings::{OffloadModule, RecomputeModule};
+use crate::settings::{CrossEntropyFusionImpl, OffloadModule, RecomputeModule};
 
 /// Elements of one layer's attention scores on this rank for one microbatch, b·heads/TP·s_q·s_k (0 with flash or fused
 /// attention): the shape of the probabilities an unfused core attention saves and of the raw-score buffer.
@@ -334,7 +334,16 @@ pub(crate) fn layer(m: &ModelConfig, p: &Plan, run: &Run, sh: &Shape, c: &Choice
 // layer is a ColumnParallelLinear, not a TE FP8 module: BF16 under every recipe.
 pub(crate) fn output(p: &Plan, run: &Run, sh: &Shape, vocab: u64) -> f64 {
     let h = p.model.hidden_size as f64;
-    2.0 * sh.local() * h * run.act + logits_elements(sh, vocab) * (run.act + 4.0)
+    2.0 * sh.local() * h * run.act + logits_elements(sh, vocab) * (run.act + logits_fp32_bytes(p))
+}
+
+/// Bytes per logit of the loss's fp32 copy: 4, unless Transformer Engine's fused loss runs, which writes the gradient
+/// over the bf16 logits it saves and keeps no fp32 copy (TE transformer_engine/pytorch/cross_entropy.py
+/// CrossEntropyFunction.forward: `ctx.save_for_backward(_input.detach())` after the kernel overwrites `_input`;
+/// Megatron-Core's own fused kernel, fusions/fused_cross_entropy.py l.119, saves the fp32 exp_logits as unfused does).
+pub(crate) fn logits_fp32_bytes(p: &Plan) -> f64 {
+    let s = &p.training.settings;
+    if s.cross_entropy_loss_fusion && s.cross_entropy_fusion_impl == CrossEntropyFusionImpl::Te { 0.0 } else { 4.0 }
 }
 
 /// Elements of one microbatch's logits on this rank, b·s/CP·V/TP: the output layer's output and, at 4 B, the fp32 copy

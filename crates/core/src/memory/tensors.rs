@@ -93,7 +93,7 @@ pub fn tensors(p: &Plan, d: &Derived, st: &StageParams, sm: &StageMemory) -> Vec
         let tp = p.parallelism.tp().max(1);
         let step = m.make_vocab_size_divisible_by.max(1).saturating_mul(tp);
         for (kind, e, what, phase) in [
-            (TensorKind::LogitsFp32, 4.0, "the loss's fp32 copy of the logits (kept as the softmax, then the gradient)", "forward (loss)"),
+            (TensorKind::LogitsFp32, activations::logits_fp32_bytes(p), "the loss's fp32 copy of the logits (kept as the softmax, then the gradient)", "forward (loss)"),
             (TensorKind::Logits, run.act, "the logits in the activation dtype, or their gradient in backward", "forward (output layer) / backward"),
         ] {
             let bytes = elements * e;

@@ -79,6 +79,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     training::precision(p, dv, out);
     optimizer::precision_aware(p, out);
     optimizer::gradient_dtype(p, out);
+    optimizer::cross_entropy(p, out);
     optimizer::offload(p, out);
     optimizer::optimizer_instances(p, dv, out);
     optimizer::data_parallel_buffers(p, out);

@@ -44,6 +44,14 @@ fn optimizer_cases() -> Vec<Case> {
             probe(dense(), &[(PA, json!(true)), ("training.main_grads_dtype", json!("bf16")), ("training.grad_reduce_in_fp32", json!(false))]),
         )
         .fix(&[("training.grad_reduce_in_fp32", json!(false))]),
+        // Transformer Engine's fused loss: Megatron-LM asserts, Bridge runs it; the fix is Megatron-Core's own kernel.
+        case(
+            "cross-entropy-te-mlm",
+            Kind::Info,
+            probe(dense(), &[("training.cross_entropy_loss_fusion", json!(true)), ("training.cross_entropy_fusion_impl", json!("te"))]),
+            probe(dense(), &[("training.cross_entropy_loss_fusion", json!(true)), ("training.cross_entropy_fusion_impl", json!("native"))]),
+        )
+        .fix(&[("training.cross_entropy_fusion_impl", json!("native"))]),
         // Offload without the precision-aware optimizer: Megatron-LM asserts, Bridge runs it.
         case("optimizer-offload-precision-aware-mlm", Kind::Warning, probe(dense(), &[(OFFLOAD, json!(true))]), probe(dense(), &[(OFFLOAD, json!(true)), (PA, json!(true))])).fix(&[(PA, json!(true))]),
         // fp8 on H100 with the distributed optimizer gathers FP8 weights (tensorwise); offloading needs delayed under
