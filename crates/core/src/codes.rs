@@ -299,7 +299,7 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
     static BY_CODE: std::sync::OnceLock<Vec<&'static Rule>> = std::sync::OnceLock::new();
     let index = BY_CODE.get_or_init(|| {
         let mut v: Vec<&'static Rule> = RULES.iter().collect();
-        crate::sort::stable_by_key(&mut v, |r| r.code);
+        v.sort_by_key(|r| r.code);
         v
     });
     index.binary_search_by(|r| r.code.cmp(code)).ok().map(|i| index[i])

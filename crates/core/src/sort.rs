@@ -1,6 +1,6 @@
 //! One stable sort for the core's lists (diagnostics, memory terms, overheads, the search's micro-batch sizes, the
 //! sizing's node counts, the diff's chunks, the schedule's events; not the search's ranking, whose comparison is its hot
-//! path). `slice::sort_by` and `sort_unstable_by` are generic over
+//! path, nor the codes index: `codes` imports nothing). `slice::sort_by` and `sort_unstable_by` are generic over
 //! the element and the comparison, so each call site compiled its own copy of the standard library's driftsort or
 //! quicksort (eight copies, about 22 KB of the page's wasm before gzip, docs/web.md "What went"); here the sort runs
 //! once, over an index array with a `dyn` comparison, and only the cheap reordering is per element type. Same order as
