@@ -211,7 +211,8 @@ def flat_entry(rx, cfg, fn, module, model, n, gpu, prec, suffix, commit, rev):
 MODEL_TOKENS = {"llama-3.1-405b": "LLAMA31_405B", "llama-3.1-70b": "LLAMA3_70B", "llama-3.1-8b": "LLAMA3_8B",
                 "deepseek-v3": "DEEPSEEK_V3", "qwen3-30b-a3b": "QWEN3_30B_A3B", "qwen3-235b-a22b": "QWEN3_235B_A22B",
                 "nemotron-3-super-120b-a12b": "NEMOTRON_3_SUPER", "nemotron-3-nano-30b-a3b": "NEMOTRON_3_NANO",
-                "nemotron-3-ultra-550b-a55b": "NEMOTRON_3_ULTRA", "kimi-k2": "KIMI_K2"}
+                "nemotron-3-ultra-550b-a55b": "NEMOTRON_3_ULTRA", "kimi-k2": "KIMI_K2", "gpt-oss-120b": "GPT_OSS_120B",
+                "deepseek-v4-flash": "DEEPSEEK_V4_FLASH"}
 ROW_GPUS = {"H100-SXM-80GB": "H100", "B200": "B200", "B300": "B300", "GB200": "GB200", "GB300": "GB300"}
 ROW_PRECISIONS = {"bf16": "BF16", "fp8_current_scaling": "FP8_CS", "mxfp8": "FP8_MX", "fp8_block32x32": "FP8_MX",
                   "fp8_blockwise": "FP8_SC", "nvfp4": "NVFP4"}

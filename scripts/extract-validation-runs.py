@@ -16,7 +16,7 @@ MODELS = {  # table name -> meshplan preset (None: no preset, the row is kept an
     "LLAMA3_8B": "llama-3.1-8b", "LLAMA3_70B": "llama-3.1-70b", "LLAMA3.1_405B": "llama-3.1-405b",
     "DeepSeekV3": "deepseek-v3", "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
     "Kimi_K2": "kimi-k2", "Nemotron_3_Nano": "nemotron-3-nano-30b-a3b", "Nemotron_3_Super": "nemotron-3-super-120b-a12b",
-    "Nemotron_3_Ultra": "nemotron-3-ultra-550b-a55b",
+    "Nemotron_3_Ultra": "nemotron-3-ultra-550b-a55b", "GPT OSS 120B": "gpt-oss-120b", "DeepSeekV4 Flash": "deepseek-v4-flash",
 }
 SYSTEMS = {"DGX-GB300": "GB300", "DGX-GB200": "GB200", "DGX-B300": "B300", "DGX-B200": "B200", "DGX-H100": "H100-SXM-80GB"}
 PRECISION = {"BF16": "bf16", "FP8": "fp8_current_scaling", "FP8-CS": "fp8_current_scaling", "MXFP8": "mxfp8",

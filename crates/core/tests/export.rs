@@ -806,3 +806,21 @@ fn heterogeneous_layers_are_written_in_megatron_core_keys() {
     let lm = export::export(ExportKind::MegatronLm, &r.plan, &r);
     assert!(lm.contains("add --heterogeneous-layers-config-path heterogeneous_layers.json") && lm.contains("{\"block_configs\":["), "{lm}");
 }
+
+/// Transformer Engine's fused loss: the Megatron-LM flags carry it as the plan runs it, and say that Megatron-LM's
+/// validate_args refuses it (arguments.py l.1697-1702) and what to launch instead.
+#[test]
+fn megatron_lm_flags_say_megatron_lm_refuses_the_te_loss() {
+    let mut plan = llama70b();
+    plan["training"]["cross_entropy_loss_fusion"] = json!(true);
+    plan["training"]["cross_entropy_fusion_impl"] = json!("te");
+    let r = report(plan);
+    let text = export::export(ExportKind::MegatronLm, &r.plan, &r);
+    assert!(text.lines().any(|l| l.trim() == "--cross-entropy-fusion-impl te"), "{text}");
+    assert!(text.contains("Megatron-LM's validate_args refuses it") && text.contains("launch with --cross-entropy-fusion-impl native"), "{text}");
+    // Megatron-Core's own fused kernel: no note.
+    let mut plan = llama70b();
+    plan["training"]["cross_entropy_loss_fusion"] = json!(true);
+    let r = report(plan);
+    assert!(!export::export(ExportKind::MegatronLm, &r.plan, &r).contains("refuses it"));
+}
