@@ -15,7 +15,7 @@ use crate::parallelism::{Kind, PARALLELISM, ParSetting};
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::plan::{Cluster, Plan, Precision};
-use crate::settings::{CrossEntropyFusionImpl, CudaGraphImpl, Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
+use crate::settings::{CudaGraphImpl, Fp8Recipe, Group, Mlm, SETTINGS, Setting as SettingRow, Settings};
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
 
@@ -1330,7 +1330,7 @@ fn megatron_lm_settings(p: &Plan) -> (Vec<String>, Vec<String>) {
     }
     // Source: megatron/training/arguments.py validate_args l.1697-1702 (Transformer Engine cross entropy loss fusion is
     // disabled due to stability issues).
-    if s.cross_entropy_loss_fusion && s.cross_entropy_fusion_impl == CrossEntropyFusionImpl::Te {
+    if s.te_fused_loss() {
         notes.push("--cross-entropy-fusion-impl te with --cross-entropy-loss-fusion: Megatron-LM's validate_args refuses it (Transformer Engine's fused loss, disabled for stability); launch with --cross-entropy-fusion-impl native, whose last stage also keeps the loss's fp32 copy of the logits".into());
     }
     // Source: megatron/training/arguments.py validate_args (--no-check-for-nan-in-loss-and-grad should be set with

@@ -1482,6 +1482,12 @@ impl LowPrecision {
 }
 
 impl Settings {
+    /// Whether the loss is Transformer Engine's fused cross entropy: `cross_entropy_fusion_impl = te` counts only under
+    /// `cross_entropy_loss_fusion` (language_module.py compute_language_model_loss reads the impl only then).
+    pub fn te_fused_loss(&self) -> bool {
+        self.cross_entropy_loss_fusion && self.cross_entropy_fusion_impl == CrossEntropyFusionImpl::Te
+    }
+
     /// The Bridge mixed-precision recipe this plan's precision and FP8 recipe select (None for fp32).
     pub fn mixed_precision_recipe(&self, gpu: &GpuSpec) -> Option<&'static MixedPrecisionRecipe> {
         let fp8 = (self.precision == Precision::Fp8).then(|| self.fp8_recipe.unwrap_or_else(|| default_fp8_recipe(gpu)));

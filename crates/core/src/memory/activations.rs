@@ -12,7 +12,7 @@ use super::run::Run;
 use super::shape::Shape;
 use crate::model::{Ffn, LayerKind, Mixer, ModelConfig, SavedTensor, Split};
 use crate::plan::Plan;
-use crate::settings::{CrossEntropyFusionImpl, OffloadModule, RecomputeModule};
+use crate::settings::{OffloadModule, RecomputeModule};
 
 /// Elements of one layer's attention scores on this rank for one microbatch, b·heads/TP·s_q·s_k (0 with flash or fused
 /// attention): the shape of the probabilities an unfused core attention saves and of the raw-score buffer.
@@ -342,8 +342,7 @@ pub(crate) fn output(p: &Plan, run: &Run, sh: &Shape, vocab: u64) -> f64 {
 /// CrossEntropyFunction.forward: `ctx.save_for_backward(_input.detach())` after the kernel overwrites `_input`;
 /// Megatron-Core's own fused kernel, fusions/fused_cross_entropy.py l.119, saves the fp32 exp_logits as unfused does).
 pub(crate) fn logits_fp32_bytes(p: &Plan) -> f64 {
-    let s = &p.training.settings;
-    if s.cross_entropy_loss_fusion && s.cross_entropy_fusion_impl == CrossEntropyFusionImpl::Te { 0.0 } else { 4.0 }
+    if p.training.settings.te_fused_loss() { 0.0 } else { 4.0 }
 }
 
 /// Elements of one microbatch's logits on this rank, b·s/CP·V/TP: the output layer's output and, at 4 B, the fp32 copy

@@ -79,7 +79,6 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     training::precision(p, dv, out);
     optimizer::precision_aware(p, out);
     optimizer::gradient_dtype(p, out);
-    optimizer::cross_entropy(p, out);
     optimizer::offload(p, out);
     optimizer::optimizer_instances(p, dv, out);
     optimizer::data_parallel_buffers(p, out);
@@ -95,6 +94,7 @@ pub fn check(p: &Plan, dv: &Derived, split_error: Option<&SplitError>, out: &mut
     model_settings::moe_dispatch(p, out);
     model_settings::ep_overlap(p, out);
     model_settings::tp_comm_overlap(p, out);
+    model_settings::cross_entropy(p, out);
     vision::image_tokens(p, out);
     advice::advice(p, dv, out);
 }

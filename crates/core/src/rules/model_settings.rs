@@ -459,6 +459,20 @@ pub fn moe_dispatch(p: &Plan, out: &mut impl Findings) {
     }
 }
 
+/// cross-entropy-te-mlm: Transformer Engine's fused loss, which Megatron-LM refuses.
+pub fn cross_entropy(p: &Plan, out: &mut impl Findings) {
+    if p.training.settings.te_fused_loss() {
+        out.add(Code::CrossEntropyTeMlm, |code| {
+            d(
+                code,
+                "cross_entropy_loss_fusion with cross_entropy_fusion_impl = te: Megatron-LM asserts \"Transformer Engine cross entropy loss fusion is disabled due to stability issues\"; Megatron Bridge runs it (its performance recipes do), keeping only the bf16 logits, as this plan counts".into(),
+                "set cross_entropy_fusion_impl = native to launch with Megatron-LM (the last stage then also keeps the loss's fp32 copy of the logits)".into(),
+            )
+            .with_apply("training.cross_entropy_fusion_impl", "native")
+        });
+    }
+}
+
 /// tp-comm-overlap-needs-sp: TE userbuffer overlap needs sequence parallelism over TP > 1.
 pub fn tp_comm_overlap(p: &Plan, out: &mut impl Findings) {
     let (s, par) = (&p.training.settings, &p.parallelism);

@@ -5,7 +5,7 @@ use super::findings::{Findings, d};
 use crate::Code;
 use crate::derive::Derived;
 use crate::plan::Plan;
-use crate::settings::{CrossEntropyFusionImpl, MainGradsDtype, MainParamsDtype, MomentDtype, Optimizer, Precision, ShardingStrategy};
+use crate::settings::{MainGradsDtype, MainParamsDtype, MomentDtype, Optimizer, Precision, ShardingStrategy};
 use serde_json::Value;
 
 const PA: &str = "training.use_precision_aware_optimizer";
@@ -84,21 +84,6 @@ pub fn gradient_dtype(p: &Plan, out: &mut impl Findings) {
                 "set grad_reduce_in_fp32 = false (bf16 gradient buffer, what Megatron-LM runs)".into(),
             )
             .with_apply("training.grad_reduce_in_fp32", false)
-        });
-    }
-}
-
-/// cross-entropy-te-mlm: Transformer Engine's fused loss, which Megatron-LM refuses.
-pub fn cross_entropy(p: &Plan, out: &mut impl Findings) {
-    let s = &p.training.settings;
-    if s.cross_entropy_loss_fusion && s.cross_entropy_fusion_impl == CrossEntropyFusionImpl::Te {
-        out.add(Code::CrossEntropyTeMlm, |code| {
-            d(
-                code,
-                "cross_entropy_loss_fusion with cross_entropy_fusion_impl = te: Megatron-LM asserts \"Transformer Engine cross entropy loss fusion is disabled due to stability issues\"; Megatron Bridge runs it (its performance recipes do), keeping only the bf16 logits, as this plan counts".into(),
-                "set cross_entropy_fusion_impl = native to launch with Megatron-LM (the last stage then also keeps the loss's fp32 copy of the logits)".into(),
-            )
-            .with_apply("training.cross_entropy_fusion_impl", "native")
         });
     }
 }
