@@ -14,14 +14,19 @@ const clean = { consoleErrors: [], pageErrors: [], foreignRequests: [] };
 const encode = (plan) => Buffer.from(JSON.stringify(plan)).toString("base64url");
 const CHARTS = ["#stage-chart", "#sweep-chart", "#step-chart"];
 
-/** Waits until `sel`'s drawing has stopped changing (the sweep is the tools module's: on a loaded machine it is drawn
- *  after the first frames, so a fixed wait can snapshot it before it is). */
+/** Waits until `sel`'s drawing has stayed the same element for a while (the sweep is the tools module's: its points
+ *  come in tasks after the first frames, and a later sweep of the same plan may redraw it with the same markup, so
+ *  neither a fixed wait nor an unchanged innerHTML shows it has settled; an unreplaced <svg> for 1.2 s does). */
 const settled = async (page, sel) => {
-  let last = null;
-  for (let i = 0; i < 100; i++) {
-    const now = await page.evaluate((s) => document.querySelector(s)?.innerHTML ?? "", sel);
-    if (now !== "" && now === last) return;
-    last = now;
+  let same = 0;
+  for (let i = 0; i < 200 && same < 8; i++) {
+    const kept = await page.evaluate((s) => {
+      const svg = document.querySelector(`${s} svg`);
+      const was = window.__settling;
+      window.__settling = svg;
+      return svg !== null && svg === was;
+    }, sel);
+    same = kept ? same + 1 : 0;
     await page.waitForTimeout(150);
   }
 };
