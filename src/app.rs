@@ -25,10 +25,9 @@ pub fn App() -> impl IntoView {
     sync::keep_in_url(plan, base, embed);
     sync::follow_links(plan, base, notice);
     // Megatron Bridge's recipes after the first render (the page's wasm carries none, src/state/recipes.rs), so that
-    // a recipe picked or imported later plans without waiting; a plan that names one fetches them at once.
-    if !embed {
-        request_animation_frame(move || set_timeout(move || crate::state::recipes::load(doc.recipes), std::time::Duration::ZERO));
-    }
+    // a recipe picked or imported later plans without waiting; a plan that names one fetches them at once. The embed
+    // view too: tuned defaults come from them, and an embedded plan must show the figures the page shows.
+    request_animation_frame(move || set_timeout(move || crate::state::recipes::load(doc.recipes), std::time::Duration::ZERO));
 
     view! {
         <div id="app" data-ready="" class:embed=embed>

@@ -250,14 +250,15 @@ pub fn SweepPanel(doc: Doc, dark: Memo<bool>) -> impl IntoView {
     // runs in a task after the edit's frame: the frame callback makes that order certain (Chromium
     // already paints first after an input event; a task queued right away may run first elsewhere).
     // A stale sweep (typing went on) is dropped. Its points depend on the plan but the swept field, so an edit of
-    // that field alone (or one that leaves the plan equal) reuses them.
+    // that field alone (or one that leaves the plan equal) reuses them; and on the core's state, so the recipes'
+    // arrival (tuned defaults) sweeps again instead of keeping peaks planned without them.
     let points = RwSignal::new(Vec::<charts::SweepPoint>::new());
     let generation = StoredValue::new(0u64);
     let key = memo(move || {
         let field = sweep_field.get().min(SWEEPS.len() - 1);
         let mut rest = doc.plan.get();
         plan_doc::set(&mut rest, SWEEPS[field].0, Value::Null);
-        (field, rest)
+        (field, rest, doc.core_state())
     });
     effect(move || {
         // Read, not `track()`: a memo no one has read has no sources yet, so tracking it alone never fires again.

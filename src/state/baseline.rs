@@ -37,7 +37,7 @@ impl Baseline {
 #[derive(Clone, Copy)]
 pub struct Comparison {
     pub baseline: Baseline,
-    /// The baseline's report (planned once per pin, not per edit).
+    /// The baseline's report (planned once per pin and state of the core, not per edit).
     pub outcome: Memo<Option<Outcome>>,
     /// Baseline → the plan being edited; none when nothing is pinned or either plan cannot be read.
     pub diff: Memo<Option<Diff>>,
@@ -46,7 +46,11 @@ pub struct Comparison {
 impl Comparison {
     pub fn new(baseline: Baseline, doc: Doc) -> Comparison {
         let plan = baseline.plan;
-        let outcome = memo(move || plan.with(|b| b.as_ref().map(meshplan_core::plan_value)));
+        // Planned again when the core's state moves (the recipes arriving change tuned defaults), as the plan's is.
+        let outcome = memo(move || {
+            doc.core_state();
+            plan.with(|b| b.as_ref().map(meshplan_core::plan_value))
+        });
         let diff = memo(move || {
             outcome.with(|a| match a {
                 Some(Ok(a)) => doc.outcome.with(|b| b.as_ref().ok().map(|b| diff(a, b))),

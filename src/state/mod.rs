@@ -73,6 +73,13 @@ impl Doc {
         });
         Doc { plan, outcome, resolved, recipes, hf_reader }
     }
+
+    /// What the core's answers depend on besides the plan, read (so tracked): whether the recipes are installed (tuned
+    /// defaults come from them, `meshplan_core::tuned`) and whether the Hugging Face reader is here. A memo or effect
+    /// that plans a plan of its own with the core keys on this too, or it keeps what it made before they arrived.
+    pub fn core_state(&self) -> (bool, bool) {
+        (self.recipes.with(|r| *r == recipes::Load::Ready), self.hf_reader.get())
+    }
 }
 
 /// Every change to the plan or the notice goes through here; provided as context by the app.

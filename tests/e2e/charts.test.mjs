@@ -117,6 +117,45 @@ test("an edit writes only what it changed: no other text box, no unchanged chart
   await context.close();
 });
 
+test("recipes that arrive late: the sweep and a pinned baseline are planned again with their tuned defaults", async () => {
+  // Tuned defaults come from Megatron Bridge's recipes, which each module fetches after its first render
+  // (src/state/recipes.rs). The sweep and the baseline plan plans of their own with the core: a slow reply must not
+  // leave them planned without the recipes while the plan's own report has them (the clean-clone CI of 611e3c0 saw the
+  // sweep redrawn by an edit that changed no peak: its points had been planned before the recipes came).
+  const ref = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
+  await settled(ref.page, "#sweep-chart");
+  const tuned = await ref.page.locator("#sweep-chart svg").innerHTML();
+  await ref.context.close();
+
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const prepare = (context) => context.route((u) => u.pathname.endsWith("/bridge-recipes.json"), async (route) => { await held; await route.continue(); });
+  const { page, context, problems } = await openApp(browser, `${server.url}#base=${encode(plan1024)}&plan=${encode(plan1024)}`, { prepare });
+  await settled(page, "#sweep-chart");
+  const plain = await page.locator("#sweep-chart svg").innerHTML();
+  assert.notEqual(plain, tuned, "without the recipes the sweep's peaks are Megatron-Core's plain defaults' (an fp32 gradient buffer)");
+  release();
+  await page.waitForFunction((want) => document.querySelector("#sweep-chart svg")?.innerHTML === want, tuned, { timeout: 10_000 });
+  // The baseline is the same plan: once both are planned with the recipes, nothing differs.
+  await page.waitForFunction(() => /The plans are the same\./.test(document.querySelector("#compare")?.innerText ?? ""), null, { timeout: 10_000 });
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
+test("the embed view shows the figures the page shows, tuned defaults included", async () => {
+  // The embed view fetched Megatron Bridge's recipes only for a plan naming one, so a shared plan embedded in a docs
+  // page was planned with Megatron-Core's plain defaults while the page used the perf recipes' (a bf16 gradient buffer).
+  const full = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
+  const embed = await openApp(browser, `${server.url}#embed=1&plan=${encode(plan1024)}`, { viewport: { width: 800, height: 900 } });
+  const summary = (page) => page.locator("#memory-summary").innerText();
+  await full.page.waitForTimeout(500);
+  const want = await summary(full.page);
+  await embed.page.waitForFunction((w) => document.querySelector("#memory-summary")?.innerText === w, want, { timeout: 10_000 })
+    .catch(async () => assert.equal(await summary(embed.page), want, "the embed's memory summary"));
+  for (const p of [full.problems, embed.problems]) assert.deepEqual(p, clean);
+  await Promise.all([full.context.close(), embed.context.close()]);
+});
+
 test("the memory sweep follows an edit, after the edit's frame has painted", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan1024)}`);
   await page.waitForTimeout(100);
