@@ -59,3 +59,17 @@ test("a plan that runs a published perf recipe shows Bridge's measured throughpu
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("when Megatron Bridge's recipes cannot be had, every default says no tuned default was looked up", async () => {
+  // The page's modules fetch the recipes after their first render (src/state/recipes.rs); a plan that names none is
+  // planned without them meanwhile, or for good when the file cannot be had. Its defaults are then not "no recipe
+  // speaks" but "no recipe was looked at", and the list says so instead of passing them off as settled.
+  const prepare = (context) => context.route((u) => u.pathname.endsWith("/bridge-recipes.json"), (route) => route.fulfill({ status: 404, body: "" }));
+  const { page, context } = await openApp(browser, `${server.url}#plan=${encode(readme)}`, { prepare });
+  await page.waitForSelector("#assumed-details summary", { timeout: 10_000 });
+  await page.click("#assumed-details summary");
+  const sources = await page.locator("#assumed-table tbody tr[data-key]").evaluateAll((rows) => rows.map((r) => r.dataset.source));
+  assert.ok(sources.length > 5, sources.join(" | "));
+  for (const s of sources) assert.match(s, /^(Megatron-Core default|Bridge mixed-precision recipe default) — Megatron Bridge's perf recipes are not loaded/);
+  await context.close();
+});

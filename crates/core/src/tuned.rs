@@ -157,9 +157,14 @@ const RESOLVED_BY_PRECISION: [&str; 7] = [
     "num_layers_at_end_in_bf16",
 ];
 
+/// What a default's source adds when no perf recipe could be consulted because this build of the core has none and
+/// none were installed (the page's modules fetch them after their first render, `recipes::install`; until they are
+/// here, or when the file cannot be had, a plan is planned without tuned defaults, and says so).
+pub const RECIPES_ABSENT: &str = "Megatron Bridge's perf recipes are not loaded, so no tuned default was looked up";
+
 /// Whether an assumption's source is a default rather than a perf recipe.
 pub fn is_default_source(source: &str) -> bool {
-    source == DEFAULT_SOURCE || source == MIXED_PRECISION_SOURCE
+    [DEFAULT_SOURCE, MIXED_PRECISION_SOURCE].iter().any(|d| source.strip_prefix(d).is_some_and(|rest| rest.is_empty() || rest.starts_with(" — ")))
 }
 
 /// Whether `key` does nothing under what the plan states, so a recipe's value for it is not assumed (it stays listed at
@@ -192,6 +197,8 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
     let named = plan.get("recipe").is_some_and(|r| !r.is_null());
     let wanted = wanted(plan);
     let recipe = if plain(plan) || named { None } else { wanted.as_ref().and_then(nearest) };
+    // A tuned default would have been looked up, but there is nothing to look in.
+    let absent = !plain(plan) && !named && wanted.is_some() && !recipes::available();
     let stated = plan.get("training").and_then(Value::as_object);
     let mut filled = Map::new();
     let mut out = Vec::new();
@@ -226,7 +233,8 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
             }
             None => {
                 let source = if RESOLVED_BY_PRECISION.contains(&key) { MIXED_PRECISION_SOURCE } else { DEFAULT_SOURCE };
-                out.push(Assumption { key: key.to_string(), value: Value::Null, source: source.to_string() });
+                let source = if absent { format!("{source} — {RECIPES_ABSENT}") } else { source.to_string() };
+                out.push(Assumption { key: key.to_string(), value: Value::Null, source });
             }
         }
     }

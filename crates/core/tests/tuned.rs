@@ -405,3 +405,15 @@ fn the_layers_kept_in_bf16_are_the_models_perf_recipes() {
     let lp = r.plan.training.settings.low_precision(&r.plan.gpu);
     assert_eq!((lp.first_last_layers_bf16, lp.num_layers_at_start_in_bf16, lp.num_layers_at_end_in_bf16), (true, 1, 1));
 }
+
+#[test]
+fn a_default_stays_a_default_when_it_says_why_no_recipe_was_consulted() {
+    use meshplan_core::tuned::{DEFAULT_SOURCE, MIXED_PRECISION_SOURCE, RECIPES_ABSENT, is_default_source};
+    // The page's modules plan without tuned defaults until Bridge's recipes arrive; their defaults carry the reason.
+    assert!(is_default_source(&format!("{DEFAULT_SOURCE} — {RECIPES_ABSENT}")));
+    assert!(is_default_source(&format!("{MIXED_PRECISION_SOURCE} — {RECIPES_ABSENT}")));
+    assert!(is_default_source(DEFAULT_SOURCE) && is_default_source(MIXED_PRECISION_SOURCE));
+    // A recipe's source is not a default, nor is a longer word that merely starts alike.
+    assert!(!is_default_source("Megatron Bridge perf recipe perf.llama3_8b (Megatron-Bridge@067f987df03b x.py:1)"));
+    assert!(!is_default_source("Megatron-Core defaults elsewhere"));
+}
