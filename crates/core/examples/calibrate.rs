@@ -116,8 +116,8 @@ fn bridge_settings_26x() -> &'static serde_json::Map<String, Value> {
 /// benchmarks) overlap TP communication (with TP > 1 and SP) and DP gradient reduction, and dispatch MoE tokens by
 /// all-to-all; Bridge rows also take their perf recipe's recompute modules, CUDA graphs, dispatcher and flex backend,
 /// EP all-to-all overlap (and, for the 26.x validation rows, FP8 parameter gather and the pipeline layout): a
-/// validation row the entry of its own release whose layout matches it, every other Bridge row (and a validation row
-/// with no matching entry, labelled as a fallback) the v0.2.0 entry of its model × GPU × precision. Returns the label.
+/// validation row the entry of its own release whose layout matches it, every other Bridge row the v0.2.0 entry of its
+/// model × GPU × precision; a validation row with no matching entry none (tuned defaults). Returns the label.
 fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<String> {
     let sp = plan["parallelism"]["sequence_parallel"].as_bool().unwrap_or(false);
     let t = &mut plan["training"];
@@ -158,16 +158,18 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
         apply_entry(e, plan);
         return Some(format!("{}@{}", e["name"].as_str().unwrap_or("?"), e["rev"].as_str().unwrap_or("?")));
     }
+    // A row whose layout no recipe of any revision has: its recompute, offloading, FSDP and CUDA graphs are not known,
+    // and another layout's entry (tuned for its own memory) would pass for them. They are left to the report's tuned
+    // defaults, which list each as an assumption, as for a user's plan that leaves them out.
+    if let Some(why) = own.and_then(|o| o["fallback"].as_str()) {
+        return Some(format!("tuned defaults: {why}"));
+    }
     let recipe = plan["training"]["fp8_recipe"].as_str().map(str::to_owned);
     let e = bridge_entry(r, recipe.as_deref());
     if let Some(e) = e {
         apply_entry(e, plan);
     }
-    let name = e.and_then(|e| e["name"].as_str()).unwrap_or("none");
-    match own.and_then(|o| o["fallback"].as_str()) {
-        Some(why) => Some(format!("{name}@v0.2.0, 25.x fallback: {why}")),
-        None => e.map(|_| name.to_string()),
-    }
+    e.and_then(|e| e["name"].as_str()).map(str::to_string)
 }
 
 /// Writes a Bridge perf-recipe entry's speed settings into a plan (v0.2.0 presets and 26.x entries alike; fields an
