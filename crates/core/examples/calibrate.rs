@@ -761,7 +761,7 @@ fn record_validation(val: &[Run]) {
 /// Issue 23's targets, measured with the embedded constants (`--targets`): the validation set with each row's own
 /// recipe settings and with the table's columns only (median, within 15%, MoE median, by group), and the
 /// out-of-memory verdicts on the published runs of both sets (every one of them ran).
-fn print_targets(cal_path: &str, all_oom: bool) {
+fn print_targets(cal_path: &str, all_oom: bool, rows: bool) {
     let c = perf::constants();
     let line = |name: &str, runs: &[Run]| {
         let errs = errors(runs, c);
@@ -793,6 +793,12 @@ fn print_targets(cal_path: &str, all_oom: bool) {
         let errs = line(name, val);
         for (g, n, m) in by_group(val, &errs) {
             println!("      {g:<28} {n:>4}  {}", pct(m));
+        }
+        // --rows: every row's error too (own settings against columns only shows what the tuned defaults miss).
+        if rows {
+            for (r, e) in val.iter().zip(&errs) {
+                println!("      row {} {:+.1}% {}", r.id, 100.0 * e, r.label);
+            }
         }
     }
     println!("out-of-memory verdicts on published runs that ran:");
@@ -848,7 +854,7 @@ fn main() {
         }
     };
     if args.iter().any(|a| a == "--targets") {
-        print_targets(&path, args.iter().any(|a| a == "--all-oom"));
+        print_targets(&path, args.iter().any(|a| a == "--all-oom"), args.iter().any(|a| a == "--rows"));
         return;
     }
     if args.iter().any(|a| a == "--record-validation") {
