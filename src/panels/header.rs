@@ -3,7 +3,7 @@
 
 use crate::browser;
 use crate::format::{count, gib, percent, seconds};
-use crate::state::{Baseline, Doc, editor, share};
+use crate::state::{Baseline, Doc, editor, recipes, share};
 use crate::ui::copy::CopyButton;
 use crate::ui::slot;
 use leptos::prelude::*;
@@ -51,11 +51,25 @@ fn summary(doc: Doc) -> Option<Summary> {
     })
 }
 
+/// Whether the figures stand on tuned defaults that are not here yet: the plan asks for tuned defaults (it names no
+/// recipe and does not ask for plain ones) while this module's copy of Megatron Bridge's recipes is still on its way
+/// (`Some(None)`) or could not be had (`Some(Some(why))`). Until then the core plans with Megatron-Core's defaults.
+fn tuned_pending(doc: Doc) -> Option<Option<String>> {
+    let tuned = doc.plan.with(|p| !meshplan_core::tuned::plain(p));
+    doc.recipes.with(|r| match r {
+        _ if !tuned => None,
+        recipes::Load::Ready => None,
+        recipes::Load::Failed(why) => Some(Some(why.clone())),
+        recipes::Load::Idle | recipes::Load::Loading => Some(None),
+    })
+}
+
 /// The bar under the title that stays in view while the page scrolls, at every width: valid or how many errors (a
-/// link to the first), fits, peak memory, step time and MFU.
+/// link to the first), fits, peak memory, step time and MFU; and, while they are missing, that the tuned defaults are.
 #[component]
 fn SummaryBar(doc: Doc) -> impl IntoView {
     let figures = memo(move || summary(doc));
+    let pending = memo(move || tuned_pending(doc));
     let go_to_first_error = move |ev: leptos::ev::MouseEvent| {
         ev.prevent_default();
         if let Some(el) = browser::first_error() {
@@ -76,6 +90,18 @@ fn SummaryBar(doc: Doc) -> impl IntoView {
                     <span id="s-step" class="fig"><span class="k">"step "</span>{step}</span>
                     <span id="s-mfu" class="fig"><span class="k">"MFU "</span>{mfu}</span>
                 })}
+            })}
+            {move || pending.get().map(|failed| match failed {
+                None => view! {
+                    <span id="s-defaults" class="fig pending" title="Megatron Bridge's perf recipes are on their way; until they arrive the figures use Megatron-Core's plain defaults">
+                        "tuned defaults loading…"
+                    </span>
+                }.into_any(),
+                Some(why) => view! {
+                    <span id="s-defaults" class="fig bad" title=format!("Megatron Bridge's perf recipes could not be loaded ({why}); the figures use Megatron-Core's plain defaults")>
+                        "plain defaults: Bridge's recipes not loaded"
+                    </span>
+                }.into_any(),
             })}
         </div>
     }

@@ -73,3 +73,34 @@ test("when Megatron Bridge's recipes cannot be had, every default says no tuned 
   for (const s of sources) assert.match(s, /^(Megatron-Core default|Bridge mixed-precision recipe default) — Megatron Bridge's perf recipes are not loaded/);
   await context.close();
 });
+
+test("the summary says when its figures wait for the tuned defaults, and when they cannot have them", async () => {
+  // Until Megatron Bridge's recipes arrive the core plans with Megatron-Core's defaults: the bar says so beside the
+  // figures, and the note goes (and the figures move) once they are in.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const hold = (context) => context.route((u) => u.pathname.endsWith("/bridge-recipes.json"), async (route) => { await held; await route.continue(); });
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`, { prepare: hold, waitForTools: false });
+  await page.waitForSelector("#s-defaults", { timeout: 10_000 });
+  assert.equal(await page.locator("#s-defaults").innerText(), "tuned defaults loading…");
+  const plainPeak = await page.locator("#s-peak").innerText();
+  release();
+  await page.waitForSelector("#s-defaults", { state: "detached", timeout: 10_000 });
+  // The README plan with the perf recipe's bf16 gradient buffer: a lower peak than with Bridge's bf16_mixed fp32 one.
+  assert.notEqual(await page.locator("#s-peak").innerText(), plainPeak);
+  assert.deepEqual(problems, clean);
+  await context.close();
+
+  // Plain defaults asked for: nothing is waited for.
+  const plain = await openApp(browser, `${server.url}#plan=${encode({ ...readme, defaults: "megatron-core" })}`, { prepare: hold, waitForTools: false });
+  await plain.page.waitForTimeout(300);
+  assert.equal(await plain.page.locator("#s-defaults").count(), 0);
+  await plain.context.close();
+
+  // The file cannot be had: the bar says the figures are plain defaults.
+  const refuse = (context) => context.route((u) => u.pathname.endsWith("/bridge-recipes.json"), (route) => route.fulfill({ status: 404, body: "" }));
+  const failed = await openApp(browser, `${server.url}#plan=${encode(readme)}`, { prepare: refuse, waitForTools: false });
+  await failed.page.waitForFunction(() => document.querySelector("#s-defaults")?.innerText === "plain defaults: Bridge's recipes not loaded", null, { timeout: 10_000 });
+  assert.match(await failed.page.locator("#s-defaults").getAttribute("title"), /HTTP 404/);
+  await failed.context.close();
+});
