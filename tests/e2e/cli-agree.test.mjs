@@ -179,3 +179,44 @@ test("the out-of-memory diagnostic lists the same re-planned fixes as `meshplan 
   assert.deepEqual(problems, CLEAN);
   await page.context().close();
 });
+
+test("the JS API plans as `meshplan plan --format json` once a docs page gives it Bridge's recipes, and says what is missing before", async () => {
+  // The tools module is built without Megatron Bridge's recipes (src/state/recipes.rs); a docs page importing it for
+  // the JS API fetched nothing, so `plan` silently used Megatron-Core's defaults where the CLI uses the tuned ones.
+  const plan = {
+    model: "llama-3.1-70b",
+    cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 8 },
+    training: { seq_length: 8192, micro_batch_size: 1, global_batch_size: 512 },
+    parallelism: { tensor_model_parallel_size: 8, pipeline_model_parallel_size: 4, sequence_parallel: true },
+  };
+  // And a plan with errors, whose fixes are re-planned (`remedies`): TP 3 divides neither 64 heads nor 8 GPUs a node.
+  const wrong = { ...plan, parallelism: { ...plan.parallelism, tensor_model_parallel_size: 3 } };
+  const cliReport = JSON.parse(run(["plan", "--format", "json"], plan));
+  const cliWrong = JSON.parse(run(["plan", "--format", "json"], wrong));
+  assert.ok(cliWrong.remedies.length > 0, "the CLI re-plans TP 3's fixes");
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${server.url}main.css`);
+  const out = await page.evaluate(async ([p, w]) => {
+    const api = await import("./meshplan-tools.js");
+    await api.default();
+    const before = JSON.parse(api.plan(JSON.stringify(p)));
+    const named = JSON.parse(api.plan(JSON.stringify({ recipe: "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config" })));
+    const installed = api.installRecipes(await (await fetch("./bridge-recipes.json")).text());
+    const junk = api.installRecipes("not the recipes");
+    const after = JSON.parse(api.plan(JSON.stringify(p)));
+    const recipe = JSON.parse(api.plan(JSON.stringify({ recipe: "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config" })));
+    return { before, named, installed, junk, after, recipeWorld: recipe.derived?.world_size, wrong: JSON.parse(api.plan(JSON.stringify(w))) };
+  }, [plan, wrong]);
+  // Before: every default says why no tuned default was looked up; a named recipe waits, and the fix says how.
+  assert.ok(out.before.assumptions.length > 5 && out.before.assumptions.every((a) => /perf recipes are not loaded/.test(a.source)));
+  assert.equal(out.named.error.code, "recipes-loading");
+  assert.match(out.named.error.fix, /installRecipes/);
+  // After: the CLI's report, field for field; the recipe's 16 H100s. A second text does not replace the first.
+  assert.ok(out.installed > 200, `${out.installed} recipes`);
+  assert.equal(out.junk, out.installed);
+  assert.deepEqual(out.after, cliReport);
+  assert.deepEqual(out.wrong, cliWrong);
+  assert.equal(out.recipeWorld, 16);
+  await context.close();
+});

@@ -377,7 +377,7 @@ pub fn resolve<'v>(plan: &'v Value, diags: &mut Vec<Diagnostic>) -> Result<(Cow<
         return Err(InputError::new(
             Code::RecipesLoading,
             format!("the plan names the Megatron Bridge recipe {shown:?}, and the recipes are not loaded yet"),
-            "wait for the page to load bridge-recipes.json (served beside index.html); the plan is planned once it has",
+            "wait for the page to load bridge-recipes.json (served beside index.html); the plan is planned once it has (through the JS API: pass that file's text to installRecipes first)",
         ));
     }
     let Some(recipe) = find(name) else {
