@@ -91,17 +91,12 @@ fn SummaryBar(doc: Doc) -> impl IntoView {
                     <span id="s-mfu" class="fig"><span class="k">"MFU "</span>{mfu}</span>
                 })}
             })}
-            {move || pending.get().map(|failed| match failed {
-                None => view! {
-                    <span id="s-defaults" class="fig pending" title="Megatron Bridge's perf recipes are on their way; until they arrive the figures use Megatron-Core's plain defaults">
-                        "tuned defaults loading…"
-                    </span>
-                }.into_any(),
-                Some(why) => view! {
-                    <span id="s-defaults" class="fig bad" title=format!("Megatron Bridge's perf recipes could not be loaded ({why}); the figures use Megatron-Core's plain defaults")>
-                        "plain defaults: Bridge's recipes not loaded"
-                    </span>
-                }.into_any(),
+            {move || pending.get().map(|failed| {
+                let (class, text, title) = match failed {
+                    None => ("fig pending", "tuned defaults loading…", "Megatron Bridge's perf recipes are on their way; until they arrive".to_string()),
+                    Some(why) => ("fig bad", "plain defaults: Bridge's recipes not loaded", format!("Megatron Bridge's perf recipes could not be loaded ({why});")),
+                };
+                view! { <span id="s-defaults" class=class title=title + " the figures use Megatron-Core's plain defaults">{text}</span> }
             })}
         </div>
     }
