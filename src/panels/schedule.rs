@@ -219,7 +219,7 @@ pub fn SchedulePanel(doc: Doc, baseline: Comparison) -> impl IntoView {
         };
         request_animation_frame(move || set_timeout(lay_out, std::time::Duration::ZERO));
     });
-    // The baseline's: once per pin (its report is a memo over the pinned plan alone).
+    // The baseline's: once per pin (its report is a memo over the pinned plan and the core's state, not the edits).
     let theirs = memo(move || {
         (open.get() && baseline.pinned())
             .then(|| baseline.outcome.with(|o| o.as_ref().and_then(|o| o.as_ref().ok()).and_then(|r| drawn(r, MAX_DRAWN_OPS).ok())))
