@@ -517,6 +517,25 @@ pub fn catalog() -> Value {
 mod tests {
     use super::*;
 
+    /// The reader behind `install` (the page's fetch and the JS API's installRecipes hand it any text): arbitrary
+    /// Unicode, 1 MiB of it, deep nesting and a 1 MiB file of junk recipes give no recipes or some, never a panic.
+    #[test]
+    fn the_recipes_reader_takes_any_text() {
+        use proptest::prelude::*;
+        proptest!(ProptestConfig::with_cases(256), |(text in "\\PC{0,400}")| {
+            let _ = read_file(&text);
+        });
+        let mut cases = vec!["é€𝄞\u{202e}".repeat(1 << 18), "[".repeat(1 << 20), String::new(), "{}".into()];
+        // A file of the right shape whose entries are nonsense: every field missing or of the wrong type.
+        let junk = format!(r#"{{"source_repository":"x","recipes":[{}]}}"#, vec![r#"{"name":7,"kind":[],"training":"no"}"#; 1 << 15].join(","));
+        assert!(junk.len() > 1 << 20);
+        cases.push(junk);
+        for text in &cases {
+            let _ = read_file(text);
+        }
+        assert!(read_file("[").is_none() && read_file("{}").is_none_or(|f| f.1.is_empty()));
+    }
+
     /// The file read by hand (`RecipesFile::read`) is what serde's derived reader reads from the data file.
     #[cfg(feature = "builtin-recipes")]
     #[test]
