@@ -95,7 +95,9 @@ fn AssumedRow(a: Assumption) -> impl IntoView {
             <td>{shown(&a.value)}</td>
             <td><button class="state-it" aria-label=label on:click=move |_| {
                 let (k, v) = (key.clone(), value.clone());
-                editor.update(|p| plan_doc::set(p, &format!("training.{k}"), if v.is_null() { Value::Null } else { v }));
+                // A training key, or a plan path (the parallelism setting the launchers assume, tuned::OVERLAP_P2P_KEY).
+                let path = if k.contains('.') { k } else { format!("training.{k}") };
+                editor.update(|p| plan_doc::set(p, &path, if v.is_null() { Value::Null } else { v }));
             }>"State it"</button></td>
         </tr>
     }

@@ -31,6 +31,8 @@ test("the Advanced memory section: recompute_modules and optimizer_cpu_offload m
   assert.equal(await section.evaluate((d) => d.open), false, "collapsed by default");
   assert.equal(await page.locator("#advanced-memory .setting").count(), 0, "rows mount on first open");
   await page.click("#advanced-memory > summary");
+  // The rows mount on the open's next render (on a loaded machine after the click returns: seen empty once).
+  await page.waitForSelector("#advanced-memory fieldset.settings-group legend");
   // One fieldset per group of the settings table, every row labelled with its Megatron / Bridge key.
   const legends = await page.locator("#advanced-memory fieldset.settings-group legend").allInnerTexts();
   for (const g of ["Optimizer & gradients", "Low precision", "Recompute", "Offloading", "FSDP & buffers", "CUDA graphs", "MoE dispatch"]) {

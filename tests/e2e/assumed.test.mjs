@@ -33,6 +33,16 @@ test("the settings a plan leaves out are listed with their source; State it writ
   await row("tp_comm_overlap").locator("button.state-it").click();
   await page.waitForFunction(() => !document.querySelector('#assumed-table tbody tr[data-key="tp_comm_overlap"]'), null, { timeout: 10_000 });
   assert.equal((await planOf(page)).training.tp_comm_overlap, true);
+  // The README plan interleaves (VPP 5): the pipeline's p2p overlap is the launchers' default, not a recipe's nor
+  // Megatron-Core's (ModelParallelConfig says False). State it writes it under parallelism, and the step keeps its time.
+  const p2p = row("parallelism.overlap_p2p_comm");
+  assert.match(await p2p.innerText(), /parallelism\.overlap_p2p_comm\s+true/);
+  assert.equal(await p2p.getAttribute("data-source"), "Megatron-LM and Megatron Bridge default with virtual pipeline stages");
+  const stepBefore = await page.locator("#summary").innerText();
+  await p2p.locator("button.state-it").click();
+  await page.waitForFunction(() => !document.querySelector('#assumed-table tbody tr[data-key="parallelism.overlap_p2p_comm"]'), null, { timeout: 10_000 });
+  assert.equal((await planOf(page)).parallelism.overlap_p2p_comm, true);
+  assert.equal(await page.locator("#summary").innerText(), stepBefore);
   // The switch: Megatron-Core's plain defaults are written as the plan's top-level `defaults`, and planned.
   await page.selectOption("#defaults", "megatron-core");
   await page.waitForFunction(() => document.querySelector('#assumed-table tbody tr[data-key="overlap_grad_reduce"]')?.dataset.source === "Megatron-Core default", null, { timeout: 10_000 });
@@ -70,7 +80,10 @@ test("when Megatron Bridge's recipes cannot be had, every default says no tuned 
   await page.click("#assumed-details summary");
   const sources = await page.locator("#assumed-table tbody tr[data-key]").evaluateAll((rows) => rows.map((r) => r.dataset.source));
   assert.ok(sources.length > 5, sources.join(" | "));
-  for (const s of sources) assert.match(s, /^(Megatron-Core default|Bridge mixed-precision recipe default) — Megatron Bridge's perf recipes are not loaded/);
+  // The one parallelism setting the launchers assume (overlap_p2p_comm with virtual stages) is no recipe's: it stays.
+  for (const s of sources.filter((s) => !s.startsWith("Megatron-LM and Megatron Bridge default"))) {
+    assert.match(s, /^(Megatron-Core default|Bridge mixed-precision recipe default) — Megatron Bridge's perf recipes are not loaded/);
+  }
   await context.close();
 });
 

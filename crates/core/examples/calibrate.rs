@@ -42,16 +42,19 @@ pub const DIMENSIONS: [&str; 4] = ["generation", "precision", "kind", "family"];
 /// The bounds the calibration's figures are held to, stated once: docs/calibration.md ("What holds now") quotes them
 /// and tests/perf_calibration.rs asserts them. Each is the committed model's measured figure rounded up, so a change
 /// that makes the model worse fails. In-sample (fitted) median and p90 |TFLOP/s error| and median |MFU error| in
-/// points of the dense peak (measured 3.9%, 14.8%, 1.44 points):
+/// points of the dense peak (measured 3.8%, 14.5%, 1.50 points; 3.9%, 14.8%, 1.44 before the interleaved schedule's p2p
+/// was overlapped, which moved the MFU median up while every TFLOP/s figure and the held-out ones fell):
 pub const IN_SAMPLE_MEDIAN_BOUND: f64 = 0.04;
 pub const IN_SAMPLE_P90_BOUND: f64 = 0.165;
-pub const MFU_MEDIAN_BOUND: f64 = 0.015;
-/// The validation runs' median |TFLOP/s error| (never fitted; measured 20.2% over 222 runs with tuned defaults and each
-/// run's harness settings stated, docs/tuned.md: 19.2% over the 193 runs before gpt-oss-120b and DeepSeek-V4-Flash
-/// were mapped to their presets, 18.1% before the Llama NVFP4 runs' TP overlap was stated off, which is what they ran).
-pub const VALIDATION_MEDIAN_BOUND: f64 = 0.21;
+pub const MFU_MEDIAN_BOUND: f64 = 0.016;
+/// The validation runs' median |TFLOP/s error| (never fitted; measured 17.7% over 222 runs with tuned defaults and each
+/// run's harness settings stated, docs/tuned.md: 20.2% before the interleaved schedule's p2p was overlapped as both
+/// launchers run it; 19.2% over the 193 runs before gpt-oss-120b and DeepSeek-V4-Flash were mapped to their presets,
+/// 18.1% before the Llama NVFP4 runs' TP overlap was stated off, which is what they ran).
+pub const VALIDATION_MEDIAN_BOUND: f64 = 0.18;
 /// Leave-one-group-out: the median over groups of each group's held-out median |TFLOP/s error|, and every group's
-/// (measured 8.8% and 35.1%, every dense run held out). Recorded figures always; recomputed by the opt-in test.
+/// (measured 8.5% and 29.2%, every dense run held out; 8.8% and 35.1% before the p2p overlap). Recorded figures always;
+/// recomputed by the opt-in test.
 pub const LOGO_MEDIAN_BOUND: f64 = 0.10;
 pub const LOGO_WORST_BOUND: f64 = 0.36;
 
@@ -608,6 +611,7 @@ fn fields() -> Vec<Field> {
         ("quantize_scale", |c| &mut c.quantize_scale, grid(0.0, 3.0, 13)),
         ("launch_s_per_block", |c| &mut c.launch_s_per_block, grid(0.0, 0.004, 41)),
         ("moe_launch_factor", |c| &mut c.moe_launch_factor, grid(0.0, 20.0, 41)),
+        ("pp_exposed", |c| &mut c.pp_exposed, grid(0.0, 1.0, 21)),
     ]
 }
 
@@ -911,12 +915,12 @@ fn main() {
                 100.0 * h.held_out_bias, 100.0 * h.held_out_mfu);
         }
         if args.iter().any(|a| a == "--fold-constants") {
-            println!("  constants of each fold (bf16, fp8, w0, m0, permute, quantize, launch, moe launch, tp/cp/dp exposed):");
+            println!("  constants of each fold (bf16, fp8, w0, m0, permute, quantize, launch, moe launch, tp/cp/dp/pp exposed):");
             for h in &held {
                 let c = &h.constants;
-                println!("    {:<11} {:<16} {:.2} {:.2} {:>5.0} {:>5.0} {:>5.0} {:>5.2} {:.4} {:>5.1} {:.2}/{:.2}/{:.2}", h.dimension, h.group,
+                println!("    {:<11} {:<16} {:.2} {:.2} {:>5.0} {:>5.0} {:>5.0} {:>5.2} {:.4} {:>5.1} {:.2}/{:.2}/{:.2}/{:.2}", h.dimension, h.group,
                     c.bf16_efficiency, c.fp8_efficiency, c.gemm_width_half, c.expert_tokens_half, c.permute_bytes, c.quantize_scale,
-                    c.launch_s_per_block, c.moe_launch_factor, c.tp_exposed, c.cp_exposed, c.dp_exposed);
+                    c.launch_s_per_block, c.moe_launch_factor, c.tp_exposed, c.cp_exposed, c.dp_exposed, c.pp_exposed);
             }
         }
         let (median, _) = logo_figures(&held.iter().map(|h| h.held_out).collect::<Vec<_>>());

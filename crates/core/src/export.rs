@@ -11,7 +11,7 @@
 
 use crate::layout::{DEFAULT_ORDER, TP_PP_DP_ORDER};
 use crate::names;
-use crate::parallelism::{Kind, PARALLELISM, ParSetting};
+use crate::parallelism::{Arg, Kind, PARALLELISM, ParSetting};
 use crate::model::{ModelConfig, MoeLayerFreq};
 use crate::pipeline::layout::{self, LayoutSpec};
 use crate::plan::{Cluster, Plan, Precision};
@@ -1242,7 +1242,7 @@ pub fn megatron_lm(p: &Plan, r: &Report) -> String {
 }
 
 /// The Megatron-LM flags of the parallelism rows ([`crate::parallelism`]): a size always, an optional value when set,
-/// a `store_true` flag when true. The VPP, the layout and the accounting are written together after PP:
+/// a `store_true` flag when true, a `store_false` one when false. The VPP, the layout and the accounting are written together after PP:
 /// validate_args takes at most one of --num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout
 /// (whose stages / PP set the VPP). The rank order, a switch, is the caller's.
 fn megatron_lm_parallel(par: &crate::plan::Parallelism, layout: Option<&str>) -> Vec<String> {
@@ -1250,13 +1250,13 @@ fn megatron_lm_parallel(par: &crate::plan::Parallelism, layout: Option<&str>) ->
         ["virtual_pipeline_model_parallel_size", "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"];
     let mut g = Vec::new();
     for row in rows_grouped(VPP_ROWS[0], &VPP_ROWS) {
-        let Some((flag, _)) = row.doc().name.mlm else { continue };
+        let Some((flag, arg)) = row.doc().name.mlm else { continue };
         let value = par.get(row.key).unwrap_or(serde_json::Value::Null);
         let word = match (row.kind, &value) {
             (Kind::Layout, _) => layout.map(str::to_string),
             (Kind::OptUInt, _) if row.key == VPP_ROWS[0] && layout.is_some() => None,
             (Kind::UInt | Kind::OptUInt, serde_json::Value::Number(n)) => Some(n.to_string()),
-            (Kind::Bool | Kind::OptBool, serde_json::Value::Bool(true)) => {
+            (Kind::Bool | Kind::OptBool, serde_json::Value::Bool(on)) if *on == (arg == Arg::Flag) => {
                 g.push(flag.to_string());
                 None
             }

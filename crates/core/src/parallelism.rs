@@ -543,20 +543,21 @@ parallelism! {
         megatron_core: "ModelParallelConfig.microbatch_group_size_per_vp_stage = None (PP)",
         source: ML_MPC,
     };
-    /// Megatron-LM `--overlap-p2p-communication`; None: not given (Megatron-LM off, Megatron Bridge turns it on
-    /// when PP > 1 and VPP > 1).
+    /// Whether the interleaved schedule overlaps its sends and receives with compute; None: not given, which both
+    /// launchers run on with VPP > 1 (Megatron-LM's default since Oct 2023, turned off by `--no-overlap-p2p-communication`;
+    /// Megatron Bridge's CommOverlapConfig) and off without (Megatron-LM forces it off for the non-interleaved schedule).
     #[serde(default)]
     overlap_p2p_comm: Option<bool> = None, {
         default: "null",
         label: "Overlap P2P",
         searched: false,
         written_when_set: true,
-        help: "overlaps the pipeline's send/receive with compute",
+        help: "overlaps the interleaved pipeline's send/receive with compute; unset: on with virtual stages, as Megatron-LM and Megatron Bridge run it",
         bridge: &["comm_overlap.overlap_p2p_comm", "model.overlap_p2p_comm"],
-        mlm: Some(("--overlap-p2p-communication", Arg::Flag)),
+        mlm: Some(("--no-overlap-p2p-communication", Arg::FlagFalse)),
         megatron_core: "ModelParallelConfig.overlap_p2p_comm = False",
-        differs: "Megatron-LM: off unless --overlap-p2p-communication; Megatron Bridge's CommOverlapConfig turns it on when PP > 1 and VPP > 1",
-        source: "ML megatron/core/model_parallel_config.py, megatron/training/arguments.py --overlap-p2p-communication; MB training/comm_overlap.py",
+        differs: "Megatron-LM: on unless --no-overlap-p2p-communication, and off without VPP; Megatron Bridge's CommOverlapConfig turns it on when PP > 1 and VPP > 1",
+        source: "ML megatron/core/model_parallel_config.py:385, megatron/training/arguments.py:3118 --no-overlap-p2p-communication (store_false, since 4eeff55d1f, Oct 2023) and :1012 (off without VPP); MB training/comm_overlap.py:454-463",
     };
     /// Megatron-Core's explicit split of every (pipeline rank, virtual chunk), as the plan gives it; when it reads, its
     /// stages / PP set the VPP (see [`crate::pipeline::layout`]).

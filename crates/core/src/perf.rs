@@ -131,6 +131,10 @@ pub struct Constants {
     /// Launch cost of an MoE layer relative to a block.
     #[serde(default)]
     pub moe_launch_factor: f64,
+    /// Exposed fraction of the steady-state pipeline send/receive under overlap_p2p_comm (the interleaved schedule
+    /// posts them asynchronously beside the next chunk's compute; the fill and drain transfers stay exposed).
+    #[serde(default)]
+    pub pp_exposed: f64,
 }
 
 /// Values used when the embedded file cannot be read (tests check it can), and the fit's starting point: a fold of
@@ -159,6 +163,7 @@ pub const DEFAULT_CONSTANTS: Constants = Constants {
     // ~100 kernels per block forward and backward at ~5 µs of host time each (assumption).
     launch_s_per_block: 0.0005,
     moe_launch_factor: 1.0,
+    pp_exposed: 0.0,
 };
 
 // COMPILED_CONSTANTS and COMPILED_ASSUMPTIONS: data/perf_constants.json's `constants` and data/perf_assumptions.json's
@@ -1107,15 +1112,31 @@ fn distinct(experts: f64, share: f64, k: u64) -> f64 {
 }
 
 /// PP: each stage boundary sends one s/cp·b·h activation forward and its gradient back per microbatch per chunk
-/// (with SP, the TP ranks each send 1/TP of it); not hidden by the 1F1B schedule's compute.
-// Source: Narayanan et al. 2021 (point-to-point activations and gradients between stages, per microbatch).
-fn pp_comm_s(plan: &Plan, sz: &Sizes, links: &Links) -> f64 {
+/// (with SP, the TP ranks each send 1/TP of it). The 1F1B schedule's blocking exchanges are exposed; the interleaved
+/// schedule with overlap_p2p_comm posts them beside the next chunk's compute, so only the fill's and the drain's
+/// PP − 1 transfers each stay on the critical path, plus `pp_exposed` of the rest (fitted: NCCL's SMs and links shared).
+// Source: Narayanan et al. 2021 (point-to-point activations and gradients between stages, per microbatch); Megatron-Core
+// pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (overlap_p2p_comm: async send/recv
+// waited before the dependent chunk).
+fn pp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
     if sz.pp > 1.0 {
         let bytes = sz.s / sz.cp * sz.b * sz.h * ACT_BYTES / if plan.parallelism.sequence_parallel { sz.tp } else { 1.0 };
-        2.0 * sz.vpp * sz.mb * bytes / links.bandwidth(GroupKind::Pp)
+        let one = bytes / links.bandwidth(GroupKind::Pp);
+        if overlap_p2p(plan) {
+            let fill = 2.0 * (sz.pp - 1.0);
+            (fill + c.pp_exposed.clamp(0.0, 1.0) * (2.0 * sz.vpp * sz.mb - fill).max(0.0)) * one
+        } else {
+            2.0 * sz.vpp * sz.mb * one
+        }
     } else {
         0.0
     }
+}
+
+/// Whether the pipeline's p2p overlaps compute: the interleaved schedule with overlap_p2p_comm on, as both launchers
+/// run it unless told otherwise (`tuned::LAUNCHER_SOURCE`).
+fn overlap_p2p(plan: &Plan) -> bool {
+    plan.parallelism.vpp() > 1 && plan.parallelism.overlap_p2p_comm != Some(false)
 }
 
 /// Parameters one GPU holds: the dense ones (replicated over DP·CP) and the routed experts (over expert DP).
@@ -1199,7 +1220,7 @@ fn estimate_in(plan: &Plan, derived: &Derived, c: &Constants, layout: &StepLayou
     let tp_comm_s = tp_comm_s(&sz, links, c, st.tp_comm_overlap && plan.parallelism.sequence_parallel);
     let cp_comm_s = cp_comm_s(plan, &sz, links, c);
     let ep_comm_s = ep_comm_s(plan, &sz, links, c, compute_s + recompute_s + moe_routing_s + memory_bound_s);
-    let pp_comm_s = pp_comm_s(plan, &sz, links);
+    let pp_comm_s = pp_comm_s(plan, &sz, links, c);
     let params = LocalParams::of(plan, derived, &sz);
     let dp_comm_s = dp_comm_s(plan, &sz, &params, links, c);
     // Source: Narayanan 2021 §2.2: bubble = (PP−1)/(VPP·m) of the ideal pipelined time (of the ranks off the slowest).

@@ -175,6 +175,11 @@ pub fn parse_plan_excluding(value: &Value, excluded: &[String]) -> Result<Parsed
     for a in assumptions.iter_mut().filter(|a| a.value.is_null()) {
         a.value = training.settings.resolved(&a.key, &gpu).unwrap_or_default();
     }
+    // The interleaved schedule's p2p overlap, which the step time reads, as the launchers run it when unstated.
+    if parallelism.overlap_p2p_comm.is_none() && parallelism.pp() > 1 && parallelism.vpp() > 1 {
+        let key = tuned::OVERLAP_P2P_KEY.to_string();
+        assumptions.push(tuned::Assumption { key, value: Value::Bool(true), source: tuned::LAUNCHER_SOURCE.to_string() });
+    }
     Ok((Plan { model_key, model_name, model, cluster, gpu, training, parallelism, recipe }, diags, assumptions))
 }
 

@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
-/// One value meshplan assumed: the plan key (in `training`), the value, and where it comes from.
+/// One value meshplan assumed: the plan key (in `training`, or [`OVERLAP_P2P_KEY`]'s path), the value, and where it
+/// comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Assumption {
     pub key: String,
@@ -146,6 +147,16 @@ pub const DEFAULT_SOURCE: &str = "Megatron-Core default";
 /// them (DistributedDataParallelConfig.grad_reduce_in_fp32 is False there).
 pub const MIXED_PRECISION_SOURCE: &str = "Bridge mixed-precision recipe default";
 
+/// What it says for a parallelism setting whose Megatron-Core default (a dataclass's) no launcher runs: both
+/// Megatron-LM and Megatron Bridge turn `overlap_p2p_comm` on for the interleaved schedule (Megatron-LM arguments.py:3118
+/// `--no-overlap-p2p-communication`, a store_false; Bridge training/comm_overlap.py:454-457), where
+/// ModelParallelConfig.overlap_p2p_comm is False.
+pub const LAUNCHER_SOURCE: &str = "Megatron-LM and Megatron Bridge default with virtual pipeline stages";
+
+/// The plan path of the one parallelism setting assumed ([`LAUNCHER_SOURCE`]): an assumption's key is a `training`
+/// key, or this path.
+pub const OVERLAP_P2P_KEY: &str = "parallelism.overlap_p2p_comm";
+
 /// The keys [`MIXED_PRECISION_SOURCE`] names.
 const RESOLVED_BY_PRECISION: [&str; 7] = [
     "grad_reduce_in_fp32",
@@ -164,7 +175,7 @@ pub const RECIPES_ABSENT: &str = "Megatron Bridge's perf recipes are not loaded,
 
 /// Whether an assumption's source is a default rather than a perf recipe.
 pub fn is_default_source(source: &str) -> bool {
-    [DEFAULT_SOURCE, MIXED_PRECISION_SOURCE].iter().any(|d| source.strip_prefix(d).is_some_and(|rest| rest.is_empty() || rest.starts_with(" — ")))
+    [DEFAULT_SOURCE, MIXED_PRECISION_SOURCE, LAUNCHER_SOURCE].iter().any(|d| source.strip_prefix(d).is_some_and(|rest| rest.is_empty() || rest.starts_with(" — ")))
 }
 
 /// Whether `key` does nothing under what the plan states, so a recipe's value for it is not assumed (it stays listed at

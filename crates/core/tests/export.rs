@@ -603,17 +603,23 @@ fn kinds_have_stable_keys() {
 
 #[test]
 fn overlap_p2p_comm_reaches_every_export() {
-    // PP 2 with VPP: Megatron-LM needs --overlap-p2p-communication; Bridge's comm_overlap.overlap_p2p_comm.
-    let mut v = llama70b();
-    v["parallelism"]["pipeline_model_parallel_size"] = json!(2);
-    v["parallelism"]["virtual_pipeline_model_parallel_size"] = json!(2);
-    v["parallelism"]["overlap_p2p_comm"] = json!(true);
-    let r = report(v);
-    assert!(export::export(ExportKind::MegatronLm, &r.plan, &r).contains("  --overlap-p2p-communication\n"));
-    assert!(code_lines(&export::export(ExportKind::Bridge, &r.plan, &r)).contains(&"cfg.comm_overlap.overlap_p2p_comm = True".to_string()));
-    let file: Value = serde_json::from_str(&export::export(ExportKind::Plan, &r.plan, &r)).unwrap();
-    assert_eq!(file["parallelism"]["overlap_p2p_comm"], json!(true));
-    assert_eq!(parse_plan(&file).unwrap().0.parallelism.overlap_p2p_comm, Some(true));
+    // PP 2 with VPP. Megatron-LM's flag is the store_false --no-overlap-p2p-communication (arguments.py:3118): on is
+    // its default and writes nothing, off writes the flag; Bridge's comm_overlap.overlap_p2p_comm either way.
+    for on in [true, false] {
+        let mut v = llama70b();
+        v["parallelism"]["pipeline_model_parallel_size"] = json!(2);
+        v["parallelism"]["virtual_pipeline_model_parallel_size"] = json!(2);
+        v["parallelism"]["overlap_p2p_comm"] = json!(on);
+        let r = report(v);
+        let mlm = export::export(ExportKind::MegatronLm, &r.plan, &r);
+        assert_eq!(mlm.contains("  --no-overlap-p2p-communication\n"), !on, "{mlm}");
+        assert!(!mlm.contains("--overlap-p2p-communication"), "{mlm}");
+        let py = if on { "True" } else { "False" };
+        assert!(code_lines(&export::export(ExportKind::Bridge, &r.plan, &r)).contains(&format!("cfg.comm_overlap.overlap_p2p_comm = {py}")));
+        let file: Value = serde_json::from_str(&export::export(ExportKind::Plan, &r.plan, &r)).unwrap();
+        assert_eq!(file["parallelism"]["overlap_p2p_comm"], json!(on));
+        assert_eq!(parse_plan(&file).unwrap().0.parallelism.overlap_p2p_comm, Some(on));
+    }
 }
 
 #[test]

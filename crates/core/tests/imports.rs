@@ -266,6 +266,33 @@ fn arguments_block_and_hydra_words() {
 }
 
 
+/// The interleaved schedule's p2p overlap, three ways a Megatron-LM artefact says it. Today's flag is the store_false
+/// `--no-overlap-p2p-communication` (megatron/training/arguments.py:3118, since 4eeff55d1f, Oct 2023); scripts from
+/// before it wrote the store_true `--overlap-p2p-communication`; the argument dump prints the dest, `overlap_p2p_comm`,
+/// after validate_args turned it off for a schedule without virtual stages. Inputs written here, in each spelling.
+#[test]
+fn megatron_lm_p2p_overlap_reads_in_every_spelling() {
+    let script = |flag: &str| {
+        format!("torchrun --nproc-per-node 8 --nnodes 4 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \
+            --num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 \
+            --global-batch-size 256 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \
+            --num-layers-per-virtual-pipeline-stage 4 --bf16 {flag}")
+    };
+    let read = |text: &str| imports::import_plan(text, &ImportOptions::default()).unwrap().1.parallelism.overlap_p2p_comm;
+    assert_eq!(read(&script("--no-overlap-p2p-communication")), Some(false));
+    assert_eq!(read(&script("--overlap-p2p-communication")), Some(true));
+    assert_eq!(read(&script("")), None, "unstated: the launcher's default, which the report lists as assumed");
+    let dump = |v: &str| {
+        format!("------------------------ arguments ------------------------\n  hidden_size ..................................... 2048\n  num_attention_heads ............................. 16\n  num_layers ...................................... 24\n  overlap_p2p_comm ................................ {v}\n  pipeline_model_parallel_size .................... 2\n  seq_length ...................................... 1024\n  world_size ...................................... 16\n-------------------- end of arguments ---------------------\n")
+    };
+    assert_eq!(read(&dump("False")), Some(false));
+    assert_eq!(read(&dump("True")), Some(true));
+    // Read back from the export: on writes nothing (Megatron-LM's default), off writes the flag.
+    let (_, plan, _) = imports::import_plan(&script("--no-overlap-p2p-communication"), &ImportOptions::default()).unwrap();
+    let r = plan_resolved(&plan, Vec::new());
+    assert!(export(ExportKind::MegatronLm, &r.plan, &r).contains("--no-overlap-p2p-communication"));
+}
+
 /// A launch from Megatron Bridge's verification card examples/model_verification_cards/qwen3-30b-a3b/card.yaml
 /// @ 067f987df03b (the H100 long-context SFT item): 2 nodes × 8 GPUs, recipe qwen3_30b_a3b_sft_8gpu_h100_bf16_config
 /// (Qwen3-30B-A3B), sequence 32768, CP 2, TP 8, PP 1, EP 8, full uniform recompute of 1 layer.

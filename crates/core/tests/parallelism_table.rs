@@ -27,7 +27,7 @@ fn non_default(key: &str) -> Value {
         "num_layers_in_first_pipeline_stage" => json!(5),
         "num_layers_in_last_pipeline_stage" => json!(7),
         "microbatch_group_size_per_vp_stage" => json!(4),
-        "overlap_p2p_comm" => json!(true),
+        "overlap_p2p_comm" => json!(false),
         "pipeline_model_parallel_layout" => json!("Et*11|t*12|t*12|t*13L"),
         "account_for_embedding_in_pipeline_split" => json!(true),
         "account_for_loss_in_pipeline_split" => json!(true),

@@ -559,3 +559,42 @@ fn a_full_iteration_graph_charges_the_moe_permutation_its_kernel_traffic() {
     let te = routing("transformer_engine");
     assert!((te - eager).abs() <= 1e-9 * eager, "TE-scoped graphs: {te} s, by hand {eager} s");
 }
+
+#[test]
+fn the_interleaved_schedule_hides_its_p2p_but_the_fill_and_drain() {
+    // Llama 3.1 70B (80 layers) on 32 H100: TP 8, PP 4, DP 1, GBS 16 of MBS 1 → m = 16 microbatches.
+    // Without overlap every chunk's activation and gradient is exchanged in the open: 2 · VPP · m transfers per stage.
+    // With overlap_p2p_comm (Megatron-Core schedules.py, the interleaved schedule's async send/recv waited before the
+    // dependent chunk) only the fill's and the drain's PP − 1 each stay on the critical path, plus the fitted
+    // pp_exposed share of the other 2 · VPP · m − 2 (PP − 1).
+    let run = |vpp: Option<u64>, overlap: Option<bool>| {
+        let mut par = json!({"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 4, "sequence_parallel": true});
+        if let Some(v) = vpp {
+            par["virtual_pipeline_model_parallel_size"] = json!(v);
+        }
+        if let Some(o) = overlap {
+            par["overlap_p2p_comm"] = json!(o);
+        }
+        plan("llama-3.1-70b", 4, json!({"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 16}), par)
+    };
+    let pp = |r: &Report| r.performance.as_ref().expect("divides").breakdown.pp_comm_s;
+    let e = perf::constants().pp_exposed;
+    // VPP 2: 2·2·16 = 64 transfers exposed without overlap; with it 2·3 = 6 plus e of the other 58.
+    let (off, on) = (pp(&run(Some(2), Some(false))), pp(&run(Some(2), Some(true))));
+    assert!(off > 0.0);
+    assert!((on / off - (6.0 + e * 58.0) / 64.0).abs() < 1e-9, "{on} / {off}, pp_exposed {e}");
+    // Unstated, it runs as both launchers run it: on with virtual stages, and the report says it assumed so.
+    let unstated = run(Some(2), None);
+    assert_eq!(pp(&unstated), on);
+    let a = unstated.assumptions.iter().find(|a| a.key == "parallelism.overlap_p2p_comm").expect("listed");
+    assert_eq!(a.value, json!(true));
+    assert_eq!(a.source, meshplan_core::tuned::LAUNCHER_SOURCE);
+    assert!(meshplan_core::tuned::is_default_source(&a.source));
+    assert!(run(Some(2), Some(false)).assumptions.iter().all(|a| a.key != "parallelism.overlap_p2p_comm"));
+    // The 1F1B schedule without virtual stages blocks on every exchange (Megatron-LM turns the overlap off there):
+    // 2 · m = 32 transfers, whatever the plan says, and nothing is assumed.
+    let plain = run(None, None);
+    assert_eq!(pp(&plain), pp(&run(None, Some(true))));
+    assert!((pp(&plain) / off - 32.0 / 64.0).abs() < 1e-9);
+    assert!(plain.assumptions.iter().all(|a| a.key != "parallelism.overlap_p2p_comm"));
+}

@@ -208,6 +208,9 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         "--use-rotary-position-embeddings" => b.set("model.position_embedding_type", Value::from("rope"), 0),
         "--no-position-embedding" => b.set("model.position_embedding_type", Value::from("none"), 1),
         "--recompute-activations" => b.set("training.recompute_granularity", Value::from("selective"), 1),
+        // Megatron-LM before 4eeff55d1f (Oct 2023) had a store_true --overlap-p2p-communication; today's is
+        // --no-overlap-p2p-communication (the parallelism table's), so an older script asks for today's default.
+        "--overlap-p2p-communication" => b.set("parallelism.overlap_p2p_comm", Value::Bool(!off), 0),
         _ => {
             if let Some(name) = names::by_flag(&key) {
                 let Some((_, arg)) = name.mlm else { return };
@@ -267,6 +270,8 @@ fn args_block(text: &str, b: &mut Builder, gqa: &mut bool) {
             ("virtual_pipeline_model_parallel_size", _) => b.set("parallelism.virtual_pipeline_model_parallel_size", v, 0),
             ("add_bias_linear", Value::Bool(on)) => b.set("model.add_bias_linear", Value::Bool(*on), 0),
             ("untie_embeddings_and_output_weights", Value::Bool(on)) => b.set("model.share_embeddings_and_output_weights", Value::Bool(!on), 0),
+            // The dump writes the dest of --no-overlap-p2p-communication, after validate_args turned it off without VPP.
+            ("overlap_p2p_comm", Value::Bool(on)) => b.set("parallelism.overlap_p2p_comm", Value::Bool(*on), 0),
             ("fp8" | "fp4", _) => flag(b, &format!("--{name}-format"), &[value.to_string()], gqa),
             ("bf16" | "fp16", Value::Bool(true)) => flag(b, &format!("--{name}"), &[], gqa),
             ("bf16" | "fp16", _) => {}

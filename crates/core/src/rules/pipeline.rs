@@ -248,15 +248,16 @@ pub fn schedule(p: &Plan, dv: &Derived, split_failed: bool, out: &mut impl Findi
     let (m, par) = (&p.model, &p.parallelism);
     let (pp, vpp, dp) = (par.pp(), par.vpp(), dv.data_parallel_size);
     let unit = p.training.micro_batch_size.saturating_mul(dp);
-    if dp > 0 && vpp > 1 && pp == 2 && par.overlap_p2p_comm != Some(true) {
+    // Megatron-LM's overlap_p2p_comm is on unless --no-overlap-p2p-communication (arguments.py:3118), and Bridge's
+    // CommOverlapConfig sets it with VPP: only a plan turning it off meets the assert.
+    if dp > 0 && vpp > 1 && pp == 2 && par.overlap_p2p_comm == Some(false) {
         out.add(Code::VppPp2NeedsOverlapP2p, |code|
             d(
                 code,
                 format!(
-                    "virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 2 and overlap_p2p_comm {}: Megatron-LM (pretrain_gpt.py validate_args) asserts PP > 2 for the interleaved schedule unless --overlap-p2p-communication; Megatron Bridge turns overlap_p2p_comm on itself when PP > 1 and VPP > 1, so a Bridge launch is fine",
-                    if par.overlap_p2p_comm == Some(false) { "= false" } else { "not set" }
+                    "virtual_pipeline_model_parallel_size = {vpp} with pipeline_model_parallel_size = 2 and overlap_p2p_comm = false: Megatron-LM (validate_args) asserts PP > 2 for the interleaved schedule without p2p overlap, since the two stages would exchange several sends and receives in one batch"
                 ),
-                "set overlap_p2p_comm = true (Megatron-LM: --overlap-p2p-communication), or use pipeline_model_parallel_size ≥ 3".into(),
+                "set overlap_p2p_comm = true (Megatron-LM: drop --no-overlap-p2p-communication; it is on by default), or use pipeline_model_parallel_size ≥ 3".into(),
             )
             .with_apply("parallelism.overlap_p2p_comm", true),
         );

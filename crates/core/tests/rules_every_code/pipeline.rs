@@ -64,8 +64,9 @@ pub fn cases() -> Vec<Case> {
             pp(4, &[(VPP, json!(2)), (GBS, json!(8)), (GROUP, json!(4))]),
         )
         .fix(&[(GROUP, json!(4))]),
-        // PP 2 with VPP 2: Megatron-LM asserts PP > 2 unless --overlap-p2p-communication (a warning; Bridge turns it on).
-        case("vpp-pp2-needs-overlap-p2p", Kind::Warning, pp(2, &[(VPP, json!(2))]), pp(2, &[(VPP, json!(2)), (OVERLAP, json!(true))])).fix(&[(OVERLAP, json!(true))]),
+        // PP 2 with VPP 2 and --no-overlap-p2p-communication: Megatron-LM asserts PP > 2 without the overlap (a warning).
+        case("vpp-pp2-needs-overlap-p2p", Kind::Warning, pp(2, &[(VPP, json!(2)), (OVERLAP, json!(false))]), pp(2, &[(VPP, json!(2)), (OVERLAP, json!(true))]))
+            .fix(&[(OVERLAP, json!(true))]),
         // No global_batch_size: Megatron-LM's default MBS·DP = 1·8 = 8, written back by the fix.
         case("gbs-default", Kind::Info, Probe::Plan(without_gbs), probe(dense(), &[(GBS, json!(8))])).fix(&[(GBS, json!(8))]),
         // GBS 1001 over MBS·DP = 1·8: 1001 mod 8 = 1; the next multiple is 1008.
