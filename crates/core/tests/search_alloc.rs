@@ -53,7 +53,8 @@ fn the_search_does_not_allocate_per_candidate() {
     // The extra candidates may grow the record and sort buffers (doubling: a few dozen reallocations) and add
     // rejection codes; one allocation per extra candidate would be thousands. Measured: 113 with the perf-logo
     // round's constants, 153 with the perf-gen-bias round's (the ranking, and so which records the buffers keep, moves
-    // with the fitted constants).
+    // with the fitted constants), 187 with the p2p-overlap refit, 248 once the search sized the recipes' bf16 gradient
+    // buffer as a plan does (more layouts fit: 16,307 valid records against 14,015, for 34,536 more candidates).
     let extra = a4.saturating_sub(a1);
-    assert!(extra < 200, "{extra} more allocations for {} more candidates ({a1} → {a4})", r4.evaluated - r1.evaluated);
+    assert!(extra < 300, "{extra} more allocations for {} more candidates ({a1} → {a4})", r4.evaluated - r1.evaluated);
 }

@@ -177,3 +177,35 @@ fn the_recipes_dp_overlap_turns_the_ranking_of_a_pipelined_and_an_unpipelined_la
     assert!(dp(&tuned, t_pp1) < dp(&plain, p_pp1) && dp(&tuned, t_pp2) < dp(&plain, p_pp2));
     assert!(tuned.candidates[t_pp1].plan.as_ref().unwrap().training.settings.overlap_grad_reduce);
 }
+
+/// The search sizes a layout as planning it does. Megatron Bridge's Llama 3 70B perf recipe on 64 GB300 in MXFP8 ran
+/// TP 1, PP 4, VPP 5, micro-batch 1, seq 8,192, global batch 256, without recompute (Megatron Bridge performance
+/// summary, 26.02–26.04.01); every perf recipe reduces gradients in bf16 (`grad_reduce_in_fp32 = False`), which the
+/// plan takes as a tuned default. The search once sized that layout with Megatron's fp32 gradient buffer (2 more bytes
+/// per local parameter: 17.6 B parameters per GPU at PP 4, +33 GiB) and rejected it as out of memory.
+#[test]
+fn the_search_sizes_the_recipes_gradient_buffer_as_the_plan_does() {
+    let base = json!({"model": "llama-3.1-70b", "cluster": {"gpu": "gb300", "num_gpus": 64},
+        "training": {"seq_length": 8192, "global_batch_size": 256, "precision": "fp8", "fp8_recipe": "mxfp8"}});
+    let mut direct = base.clone();
+    direct["parallelism"] = json!({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 4, "virtual_pipeline_model_parallel_size": 5});
+    direct["training"]["micro_batch_size"] = json!(1);
+    direct["training"]["recompute_granularity"] = json!("none");
+    let r = meshplan_core::plan_value(&direct).unwrap();
+    assert!(r.memory.fits && r.valid, "planned directly it fits");
+    assert!(r.assumptions.iter().any(|a| a.key == "grad_reduce_in_fp32" && a.value == json!(false)));
+    let opts = SearchOptions { top: 10_000, max_tp: 1, max_cp: 1, micro_batch_sizes: vec![1] };
+    let res = search::search_value(&base, &opts).expect("searchable");
+    let c = res
+        .candidates
+        .iter()
+        .find(|c| {
+            let p = &c.parallelism;
+            (p.pipeline_model_parallel_size, p.virtual_pipeline_model_parallel_size) == (4, Some(5))
+                && c.training.recompute_granularity == Recompute::None
+        })
+        .expect("the published layout without recompute is among the picks");
+    assert_eq!(c.training.speed_settings.get("grad_reduce_in_fp32"), Some(&json!(false)));
+    let step = r.performance.as_ref().unwrap().step_time_s;
+    assert!((c.step_time_s - step).abs() <= 1e-9 * step, "{} vs {step}", c.step_time_s);
+}

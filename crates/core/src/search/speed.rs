@@ -20,9 +20,10 @@ use crate::tuned::TUNED_KEYS;
 
 /// The settings the search takes from tuned defaults per candidate: of [`TUNED_KEYS`], Megatron Bridge perf recipes'
 /// speed settings (CUDA graphs, the MoE dispatcher and its backend, EP / TP / DP overlaps, FP8 / FP4 parameter
-/// gather); not the memory settings the search chooses itself (the distributed optimizer, recompute) or that change
+/// gather, the gradient buffer's dtype, which every perf recipe sets to bf16 and a plan read directly takes too, so the
+/// search sizes the same memory); not the memory settings the search chooses itself (the distributed optimizer, recompute) or that change
 /// what is trained. Their order is the bit order of a mask ([`Tuned::keys`], [`settle`]'s result).
-pub const SPEED_KEYS: [&str; 11] = [
+pub const SPEED_KEYS: [&str; 12] = [
     TUNED_KEYS[0],
     TUNED_KEYS[1],
     TUNED_KEYS[2],
@@ -34,6 +35,8 @@ pub const SPEED_KEYS: [&str; 11] = [
     TUNED_KEYS[15],
     TUNED_KEYS[16],
     TUNED_KEYS[17],
+    // Last, so that the bits above keep their places.
+    TUNED_KEYS[14],
 ];
 
 const GRAPHS: u16 = 0b11;
@@ -127,6 +130,7 @@ fn copy(dst: &mut Settings, src: &Settings, mask: u16) {
     const FP8_GATHER: usize = bit("fp8_param_gather");
     const FP4_GATHER: usize = bit("fp4_param_gather");
     const REUSE_GRAD_BUF: usize = bit("reuse_grad_buf_for_mxfp8_param_ag");
+    const GRAD_FP32: usize = bit("grad_reduce_in_fp32");
     let mut rest = mask & ((1 << SPEED_KEYS.len()) - 1);
     while rest != 0 {
         let i = rest.trailing_zeros() as usize;
@@ -143,6 +147,7 @@ fn copy(dst: &mut Settings, src: &Settings, mask: u16) {
             FP8_GATHER => dst.fp8_param_gather = src.fp8_param_gather,
             FP4_GATHER => dst.fp4_param_gather = src.fp4_param_gather,
             REUSE_GRAD_BUF => dst.reuse_grad_buf_for_mxfp8_param_ag = src.reuse_grad_buf_for_mxfp8_param_ag,
+            GRAD_FP32 => dst.grad_reduce_in_fp32 = src.grad_reduce_in_fp32,
             // Every key above is a speed key: `the_bits_name_their_keys` checks the masks below against these names.
             _ => {}
         }
@@ -234,5 +239,6 @@ mod tests {
         assert_eq!(names(1 << 6), ["overlap_grad_reduce"]);
         assert_eq!(names(PARAM_GATHER_OVERLAP), ["overlap_param_gather"]);
         assert_eq!(names(LOW_PRECISION_GATHER), ["fp8_param_gather", "fp4_param_gather", "reuse_grad_buf_for_mxfp8_param_ag"]);
+        assert_eq!(names(1 << 11), ["grad_reduce_in_fp32"]);
     }
 }
