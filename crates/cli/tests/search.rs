@@ -58,8 +58,12 @@ fn json_shape() {
     // The winning layout, written back as the plan's parallelism, is a valid plan.
     let mut plan = llama_8b();
     plan["parallelism"] = cands[0]["parallelism"].clone();
+    // Its speed settings are training settings too (docs/advisor.md: a row applied writes them into `training`).
     for (k, val) in cands[0]["training"].as_object().unwrap() {
-        plan["training"][k] = val.clone();
+        match val.as_object().filter(|_| k == "speed_settings") {
+            Some(speed) => speed.iter().for_each(|(s, x)| plan["training"][s] = x.clone()),
+            None => plan["training"][k] = val.clone(),
+        }
     }
     let status = meshplan(&["plan", "-", "--format", "json"], Some(&plan.to_string()));
     assert_eq!(status.status.code(), Some(0), "{plan}");

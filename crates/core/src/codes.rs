@@ -59,6 +59,12 @@ macro_rules! rules {
                     $(Code::$id => $sev),*
                 }
             }
+
+            /// Whether the code judges the input itself (its source is "meshplan input": a typo, a key no table
+            /// has), not a setting Megatron rejects.
+            pub fn is_input(self) -> bool {
+                RULES[self as usize].source.starts_with("meshplan input")
+            }
         }
     };
 }

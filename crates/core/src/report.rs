@@ -114,7 +114,8 @@ fn with_assumed_verdict(value: &Value, excluded: &[String], mut report: Report) 
 }
 
 /// The assumed (perf-recipe) keys an error or a warning of the report names, the out-of-memory verdicts aside (a
-/// verdict on the assumption's cost, which names it on purpose, not Megatron rejecting it).
+/// verdict on the assumption's cost, which names it on purpose, not Megatron rejecting it), and the findings on the
+/// input itself aside (an unknown field's fix lists every known field: a typo must not withdraw every tuned default).
 fn rejected_assumptions(report: &Report) -> Vec<String> {
     let recipe_assumed = report.assumptions.iter().filter(|a| !crate::tuned::is_default_source(&a.source));
     recipe_assumed
@@ -122,6 +123,7 @@ fn rejected_assumptions(report: &Report) -> Vec<String> {
             report.diagnostics.iter().any(|d| {
                 d.severity != Severity::Info
                     && !matches!(d.code, Code::OutOfMemory | Code::OutOfMemoryAssumed)
+                    && !d.code.is_input()
                     && (names(&d.message, &a.key) || names(&d.fix, &a.key))
             })
         })

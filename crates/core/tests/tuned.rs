@@ -417,3 +417,27 @@ fn a_default_stays_a_default_when_it_says_why_no_recipe_was_consulted() {
     assert!(!is_default_source("Megatron Bridge perf recipe perf.llama3_8b (Megatron-Bridge@067f987df03b x.py:1)"));
     assert!(!is_default_source("Megatron-Core defaults elsewhere"));
 }
+
+/// A typo in a training key is an input warning whose fix lists every known field, the tuned keys among them; it must
+/// not read as Megatron rejecting them. Llama 3.1 8B on 8 H100 in BF16: Bridge's perf recipe
+/// (perf_recipes/llama/h100/llama3.py, llama3_8b_pretrain_8gpu_h100_bf16_config, through _benchmark_common) reduces
+/// gradients in bf16; with `grad_reduce_in_fp23` misspelt beside it, the plan still takes that value from the recipe.
+#[test]
+fn a_misspelt_training_key_keeps_the_tuned_defaults() {
+    let plan = |extra: Option<(&str, serde_json::Value)>| {
+        let mut v = json!({"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb", "num_gpus": 8},
+                           "training": {"seq_length": 8192, "global_batch_size": 128}});
+        if let Some((k, x)) = extra {
+            v["training"][k] = x;
+        }
+        plan_value(&v).unwrap()
+    };
+    let clean = plan(None);
+    let typo = plan(Some(("grad_reduce_in_fp23", json!(false))));
+    assert!(codes(&typo).contains(&"unknown-field"));
+    let a = assumed(&typo, "grad_reduce_in_fp32").expect("still assumed");
+    assert_eq!(a.value, json!(false));
+    assert!(a.source.contains("perf.llama3_8b_pretrain_8gpu_h100_bf16_config"), "{}", a.source);
+    assert_eq!(typo.assumptions, clean.assumptions);
+    assert_eq!(typo.memory.peak_bytes, clean.memory.peak_bytes);
+}
