@@ -134,3 +134,13 @@ mod sinks {
         }
     }
 }
+
+#[test]
+fn input_codes_are_those_whose_source_is_meshplan_input() {
+    // is_input is decided at compile time from the same table the sources come from.
+    for r in RULES {
+        assert_eq!(r.id.is_input(), r.source.starts_with("meshplan input"), "{}", r.code);
+    }
+    assert!(Code::UnknownField.is_input());
+    assert!(!Code::OutOfMemory.is_input());
+}
