@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Issue 23's Advisor figures from advisor_ranks' output: the share of published runs whose tuned layout is in the top 5
 or predicted within 10% of the best pick (the issue's "top 5, or within 10% of the best"), and in the top 5 or tied
-with #1 (predicted within the step-time model's in-sample median |error| of the best, the band the Advisor marks as a
-tie: crates/core/data/perf_constants.json median_abs_tflops_error).
+with #1 (predicted within the step-time model's median error on how two runs compare, the band the Advisor marks as a
+tie: crates/core/data/perf_constants.json median_abs_ratio_error; `--band tflops` uses the in-sample median |error|
+median_abs_tflops_error, the band before the ninth session).
 
     cargo run -p meshplan-core --example advisor_ranks -- reference/validation_runs.json | python3 scripts/advisor-hit-rate.py
 """
@@ -11,7 +12,8 @@ import os
 import re
 import sys
 
-band = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "core", "data", "perf_constants.json")))["median_abs_tflops_error"]
+key = "median_abs_tflops_error" if sys.argv[1:] == ["--band", "tflops"] else "median_abs_ratio_error"
+band = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "core", "data", "perf_constants.json")))[key]
 rows = hits = tied_hits = 0
 for line in sys.stdin:
     f = line.split()

@@ -110,7 +110,7 @@ test("rows predicted within the step-time model's own error of #1 are marked as 
   assert.ok(await rows.nth(0).evaluate((r) => r.classList.contains("tied")), "#1 is marked: it has a tie");
   assert.equal(await rows.nth(1).locator(".tie-mark").count(), 1);
   const why = (await page.locator("#advisor-table tbody tr.why-row").nth(1).textContent()).trim();
-  assert.match(why, /tied with #1: \d+\.\d% slower, inside the step-time model's \d+\.\d% median error; what would separate them: /);
+  assert.match(why, /tied with #1: \d+\.\d% slower, inside the step-time model's \d+\.\d% median error on how two runs compare; what would separate them: /);
   // A row outside the band is not marked.
   const marks = await rows.evaluateAll((rs) => rs.map((r) => r.classList.contains("tied")));
   assert.ok(marks.includes(false), `${marks}`);

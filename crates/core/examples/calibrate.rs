@@ -560,6 +560,37 @@ pub fn errors(runs: &[Run], c: &Constants) -> Vec<f64> {
     runs.iter().map(|r| perf::estimate_with(&r.plan, &r.derived, c).model_tflops_per_gpu / r.measured_tflops - 1.0).collect()
 }
 
+/// The model's error on how two runs compare: |predicted ratio / measured ratio − 1| of model TFLOP/s per GPU, over
+/// every pair of runs of one model on one GPU type, precision (and FP8 recipe), GPU count and sequence length that
+/// differ in layout, micro-batch or global batch — what the Advisor weighs when it ranks two layouts of one plan.
+pub fn ratio_errors(runs: &[Run], c: &Constants) -> Vec<f64> {
+    let tflops: Vec<f64> = runs.iter().map(|r| perf::estimate_with(&r.plan, &r.derived, c).model_tflops_per_gpu).collect();
+    let same = |a: &Plan, b: &Plan| {
+        let (sa, sb) = (&a.training.settings, &b.training.settings);
+        a.model_key == b.model_key
+            && a.gpu.key == b.gpu.key
+            && sa.precision == sb.precision
+            && sa.low_precision(&a.gpu).fp8_recipe == sb.low_precision(&b.gpu).fp8_recipe
+            && a.world_size() == b.world_size()
+            && a.training.seq_length == b.training.seq_length
+    };
+    let run_shape = |p: &Plan| {
+        let par = &p.parallelism;
+        (par.tp(), par.pp(), par.vpp(), par.cp(), par.ep(), p.training.micro_batch_size, p.training.global_batch_size)
+    };
+    let mut out = Vec::new();
+    for i in 0..runs.len() {
+        for j in i + 1..runs.len() {
+            let (a, b) = (&runs[i].plan, &runs[j].plan);
+            if !a.model_key.is_empty() && same(a, b) && run_shape(a) != run_shape(b) {
+                let measured = runs[i].measured_tflops / runs[j].measured_tflops;
+                out.push((tflops[i] / tflops[j] / measured - 1.0).abs());
+            }
+        }
+    }
+    out
+}
+
 /// MFU error in points of the precision's dense peak: model − measured.
 pub fn mfu_errors(runs: &[Run], c: &Constants) -> Vec<f64> {
     runs.iter().map(|r| perf::estimate_with(&r.plan, &r.derived, c).mfu - r.measured_mfu).collect()
@@ -937,6 +968,9 @@ fn main() {
         runs.len(), skipped.len(), pct(med), pct(p90), pct(share_within(&errs, 0.15)), 100.0 * mfu_med, 100.0 * mfu_p90);
     println!("validation runs {} / skipped {}; median |TFLOP/s error| {}, p90 {}, within 15%: {}; median |MFU error| {:.2} pts",
         val.len(), val_skipped.len(), pct(vmed), pct(vp90), pct(share_within(&verrs, 0.15)), 100.0 * summary(&vmfu).0);
+    let ratios = ratio_errors(&runs, &c);
+    println!("layout ratios: {} pairs of runs of one model, GPU, precision, GPU count and sequence; median |ratio error| {} (the Advisor's tie band)",
+        ratios.len(), pct(summary(&ratios).0));
     if !check {
         let r4 = |x: f64| (x * 1e4).round() / 1e4;
         let file = json!({
@@ -944,6 +978,7 @@ fn main() {
             "runs_used": runs.len(), "runs_skipped": skipped.len(),
             "median_abs_tflops_error": r4(med), "p90_abs_tflops_error": r4(p90),
             "median_abs_mfu_error": r4(mfu_med), "p90_abs_mfu_error": r4(mfu_p90),
+            "median_abs_ratio_error": r4(summary(&ratio_errors(&runs, &c)).0), "ratio_pairs": ratio_errors(&runs, &c).len(),
             "validation_runs": val.len(), "validation_median_abs_tflops_error": r4(vmed),
             "pooled_held_out": pooled_held_out(&held).iter().map(|(d, n, m)| json!({"dimension": d, "runs": n, "median": r4(*m)})).collect::<Vec<_>>(),
             "held_out": held.iter().map(|h| json!({"dimension": h.dimension, "group": h.group, "runs": h.runs,

@@ -182,6 +182,13 @@ pub fn median_abs_error() -> f64 {
     COMPILED_MEDIAN_ABS_TFLOPS_ERROR
 }
 
+/// The step-time model's median error on how two runs compare (data/perf_constants.json `median_abs_ratio_error`:
+/// |predicted ratio / measured ratio − 1| over the calibration's pairs of runs of one model, GPU, precision, GPU count
+/// and sequence length that differ in layout or batch): the band inside which the Advisor calls two layouts a tie.
+pub fn tie_band() -> f64 {
+    COMPILED_MEDIAN_ABS_RATIO_ERROR
+}
+
 /// FLOPs by kind, per global batch.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FlopSplit {

@@ -193,8 +193,8 @@ pub struct Candidate {
     /// The step-time breakdown of this layout ([`Breakdown::terms`]: they sum to `step_time_s`).
     #[serde(default)]
     pub breakdown: Breakdown,
-    /// Predicted within the step-time model's own error of #1 ([`perf::median_abs_error`]): a tie the model cannot
-    /// break; #1 is tied when its runner-up is. Its `why` says so after the comparison, with what would separate them.
+    /// Predicted within the step-time model's own error of #1 ([`perf::tie_band`]: its median error on how two runs
+    /// compare): a tie the model cannot break; #1 is tied when its runner-up is. Its `why` says so after the comparison, with what would separate them.
     #[serde(default)]
     pub tied_with_best: bool,
     /// The resolved plan of this candidate (run it through [`report::plan_resolved`] for the full report).
@@ -1125,7 +1125,7 @@ fn rank_and_explain(result: &mut SearchResult, recs: &[Rec], (p, base, tune): (&
 /// iterations of both.
 fn mark_ties(candidates: &mut [Candidate]) {
     let Some(best) = candidates.first().map(|c| c.step_time_s) else { return };
-    let band = perf::median_abs_error();
+    let band = perf::tie_band();
     let tied = |c: &Candidate| c.step_time_s <= best * (1.0 + band);
     let n = candidates.iter().skip(1).filter(|c| tied(c)).count();
     for (i, c) in candidates.iter_mut().enumerate() {
@@ -1137,7 +1137,7 @@ fn mark_ties(candidates: &mut [Candidate]) {
         let head = if i == 0 {
             format!("tied: {n} other layout{} predicted within {:.1}% of this one", if n == 1 { "" } else { "s" }, 100.0 * band)
         } else {
-            format!("tied with #1: {gap:.1}% slower, inside the step-time model's {:.1}% median error", 100.0 * band)
+            format!("tied with #1: {gap:.1}% slower, inside the step-time model's {:.1}% median error on how two runs compare", 100.0 * band)
         };
         let terms: Vec<String> = c.versus.iter().flat_map(|v| v.terms.iter().take(3)).map(|t| t.term.clone()).collect();
         let separate = if terms.is_empty() {
