@@ -281,6 +281,8 @@ fn megatron_lm_p2p_overlap_reads_in_every_spelling() {
     let read = |text: &str| imports::import_plan(text, &ImportOptions::default()).unwrap().1.parallelism.overlap_p2p_comm;
     assert_eq!(read(&script("--no-overlap-p2p-communication")), Some(false));
     assert_eq!(read(&script("--overlap-p2p-communication")), Some(true));
+    let old = imports::import(&script("--overlap-p2p-communication"), &ImportOptions::default()).unwrap();
+    assert!(old.notes.iter().any(|n| n.contains("rejects it") && n.contains("--no-overlap-p2p-communication")), "{:?}", old.notes);
     assert_eq!(read(&script("")), None, "unstated: the launcher's default, which the report lists as assumed");
     let dump = |v: &str| {
         format!("------------------------ arguments ------------------------\n  hidden_size ..................................... 2048\n  num_attention_heads ............................. 16\n  num_layers ...................................... 24\n  overlap_p2p_comm ................................ {v}\n  pipeline_model_parallel_size .................... 2\n  seq_length ...................................... 1024\n  world_size ...................................... 16\n-------------------- end of arguments ---------------------\n")

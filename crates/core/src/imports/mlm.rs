@@ -210,7 +210,14 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         "--recompute-activations" => b.set("training.recompute_granularity", Value::from("selective"), 1),
         // Megatron-LM before 4eeff55d1f (Oct 2023) had a store_true --overlap-p2p-communication; today's is
         // --no-overlap-p2p-communication (the parallelism table's), so an older script asks for today's default.
-        "--overlap-p2p-communication" => b.set("parallelism.overlap_p2p_comm", Value::Bool(!off), 0),
+        "--overlap-p2p-communication" => {
+            b.set("parallelism.overlap_p2p_comm", Value::Bool(!off), 0);
+            // Today's parser has allow_abbrev=False (arguments.py:120): the old flag stops the launch there.
+            b.notes.push(
+                "--overlap-p2p-communication is Megatron-LM's flag from before Oct 2023; today's Megatron-LM rejects it as unrecognized and overlaps the interleaved schedule's p2p by default (--no-overlap-p2p-communication turns it off): read as overlap_p2p_comm = true, drop the flag for today's Megatron-LM"
+                    .into(),
+            );
+        }
         _ => {
             if let Some(name) = names::by_flag(&key) {
                 let Some((_, arg)) = name.mlm else { return };
