@@ -34,6 +34,8 @@ pub struct Run {
     pub groups: [String; 4],
     /// The report's out-of-memory verdict on the run (every published run ran), if it gives one.
     pub out_of_memory: Option<String>,
+    /// The software release the run was published for ("25.11"; empty when the source gives none).
+    pub release: String,
 }
 
 /// The dimensions leave-one-group-out holds out in turn.
@@ -502,8 +504,9 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
     let groups = groups_of(r, &report.plan, precision, recipe);
     let named = report.diagnostics.iter().find(|d| d.code == meshplan_core::Code::OutOfMemoryAssumed).map(|d| format!(" — {}", d.message));
     let out_of_memory = report.diagnostics.iter().find(|d| d.code == meshplan_core::Code::OutOfMemory).map(|d| d.message.clone() + &named.unwrap_or_default());
+    let release = r["release"].as_str().unwrap_or("").to_string();
     Ok(Run { id, label, measured_tflops: achieved / 1e12, plan: report.plan, derived: report.derived, measured_mfu: achieved / peak, groups,
-             out_of_memory })
+             out_of_memory, release })
 }
 
 /// Runs mapped, and (id, reason) of those skipped.
@@ -589,6 +592,36 @@ pub fn ratio_errors(runs: &[Run], c: &Constants) -> Vec<f64> {
         }
     }
     out
+}
+
+/// How a GPU's runs err against a sibling GPU's runs of the same published table: for every pair of runs of one release,
+/// model, precision and FP8 recipe, one on `gpu` and one on `sibling`, (model / measured on `gpu`) over (model / measured
+/// on `sibling`). Their median is 1 when the catalogue's rates set the two GPUs apart as the runs do (GB300 against
+/// GB200: 0.85, docs/calibration.md "Known misses").
+pub fn sibling_ratios(runs: &[Run], c: &Constants, gpu: &str, sibling: &str) -> Vec<f64> {
+    let err = |r: &Run| perf::estimate_with(&r.plan, &r.derived, c).model_tflops_per_gpu / r.measured_tflops;
+    let recipe = |p: &Plan| (p.training.settings.precision, p.training.settings.low_precision(&p.gpu).fp8_recipe);
+    let mut out = Vec::new();
+    for a in runs.iter().filter(|r| r.plan.gpu.key == gpu && !r.release.is_empty()) {
+        for b in runs.iter().filter(|r| r.plan.gpu.key == sibling) {
+            if a.release == b.release && a.plan.model_key == b.plan.model_key && recipe(&a.plan) == recipe(&b.plan) {
+                out.push(err(a) / err(b));
+            }
+        }
+    }
+    out
+}
+
+/// The median (the mean of the two middle values of an even count; NaN when empty).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => s[n / 2],
+        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
 }
 
 /// MFU error in points of the precision's dense peak: model − measured.
@@ -769,6 +802,7 @@ impl Run {
             measured_tflops: self.measured_tflops,
             groups: self.groups.clone(),
             out_of_memory: self.out_of_memory.clone(),
+            release: self.release.clone(),
         }
     }
 }
@@ -968,6 +1002,11 @@ fn main() {
         runs.len(), skipped.len(), pct(med), pct(p90), pct(share_within(&errs, 0.15)), 100.0 * mfu_med, 100.0 * mfu_p90);
     println!("validation runs {} / skipped {}; median |TFLOP/s error| {}, p90 {}, within 15%: {}; median |MFU error| {:.2} pts",
         val.len(), val_skipped.len(), pct(vmed), pct(vp90), pct(share_within(&verrs, 0.15)), 100.0 * summary(&vmfu).0);
+    let sib = sibling_ratios(&runs, &c, "gb300", "gb200");
+    let mut s = sib.clone();
+    s.sort_by(f64::total_cmp);
+    println!("GB300 against GB200 in the same tables: {} pairs, median (model/measured) ratio {:.3} ({:?})", sib.len(), median(&sib),
+        s.iter().map(|x| (x * 1000.0).round() / 1000.0).collect::<Vec<_>>());
     let ratios = ratio_errors(&runs, &c);
     println!("layout ratios: {} pairs of runs of one model, GPU, precision, GPU count and sequence; median |ratio error| {} (the Advisor's tie band)",
         ratios.len(), pct(summary(&ratios).0));
