@@ -280,12 +280,17 @@ fn cmd_explain(code: &str) -> ExitCode {
         emit(&s.explain());
         return ExitCode::SUCCESS;
     }
+    if let Some(p) = meshplan_core::parallelism::row(code.trim()) {
+        emit(&p.explain());
+        return ExitCode::SUCCESS;
+    }
     if let Some(r) = recipes::find(code.trim()) {
         emit(&r.explain());
         return ExitCode::SUCCESS;
     }
     let known: Vec<String> = rules::RULES.iter().map(|r| r.code.to_string()).collect();
-    let codes: Vec<&str> = known.iter().map(String::as_str).chain(settings::all().map(|s| s.key)).collect();
+    let parallelism = meshplan_core::parallelism::PARALLELISM.iter().map(|p| p.key);
+    let codes: Vec<&str> = known.iter().map(String::as_str).chain(settings::all().map(|s| s.key)).chain(parallelism).collect();
     match meshplan_core::fields::nearest(code, &codes) {
         Some(n) => eprintln!("meshplan: no diagnostic code or setting {code:?}; did you mean {n:?}?"),
         None => eprintln!("meshplan: no diagnostic code or setting {code:?}; known codes and settings:\n  {}", codes.join("\n  ")),

@@ -191,6 +191,31 @@ fn explain_a_setting() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean \"exp_avg_dtype\"?"));
 }
 
+#[test]
+fn explain_a_parallelism_field() {
+    // A parallelism row, by key or path: its names in each tool. TP is --tensor-model-parallel-size VALUE
+    // (megatron/training/arguments.py) and cfg.model.tensor_model_parallel_size in Bridge; the p2p overlap is the
+    // store_false --no-overlap-p2p-communication (arguments.py:3118), whose default differs from Megatron-Core's.
+    for (arg, want) in [
+        ("tensor_model_parallel_size", vec!["parallelism.tensor_model_parallel_size (parallelism)", "Megatron-LM:     --tensor-model-parallel-size VALUE", "Default:         1"]),
+        ("parallelism.overlap_p2p_comm", vec![
+            "Megatron-LM:     --no-overlap-p2p-communication (sets it false)",
+            "Megatron-Core:   ModelParallelConfig.overlap_p2p_comm = False",
+        ]),
+        ("order", vec!["Megatron-LM:     --use-tp-pp-dp-mapping (selects tp-cp-ep-pp-dp)"]),
+    ] {
+        let out = meshplan(&["explain", arg], None);
+        assert_eq!(out.status.code(), Some(0), "{arg}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in want {
+            assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+        }
+    }
+    let out = meshplan(&["explain", "tensor_model_paralel_size"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean \"tensor_model_parallel_size\"?"));
+}
+
 /// `text` shown as an excerpt of `printed`: the parts between lines of `…` appear in order, the first at the start.
 fn assert_excerpt(shown: &str, printed: &str) {
     let mut rest = printed;
