@@ -195,28 +195,26 @@ impl ParSetting {
     /// names, and the source.
     pub fn explain(&self) -> String {
         let doc = self.doc();
-        let mut out = format!("{} (parallelism)\n\n{}: {}\n\n", self.path, self.label, self.help);
-        let mut line = |k: &str, v: String| {
-            if !v.is_empty() {
-                out.push_str(&format!("{k:<17}{v}\n"));
-            }
-        };
-        line("Values:", self.values());
-        line("Default:", self.default.to_string());
-        line("Megatron-Core:", doc.megatron_core.to_string());
-        line("Defaults differ:", doc.differs.to_string());
         let bridge = doc.name.bridge.iter().map(|b| format!("cfg.{b}")).chain(doc.switch.map(|s| format!("cfg.{} (selects {})", s.bridge, s.value)));
         let bridge: Vec<String> = bridge.collect();
-        line("Megatron Bridge:", if bridge.is_empty() { "none".into() } else { bridge.join(", ") });
         let mlm = match doc.name.mlm {
             Some((f, Arg::Value)) => format!("{f} VALUE"),
             Some((f, Arg::Flag)) => format!("{f} (sets it true)"),
             Some((f, Arg::FlagFalse)) => format!("{f} (sets it false)"),
             None => doc.switch.map_or("none".into(), |s| format!("{} (selects {})", s.mlm, s.value)),
         };
-        line("Megatron-LM:", mlm);
-        line("Source:", doc.source.to_string());
-        out
+        crate::fields::explain_text(
+            &format!("{} (parallelism)\n\n{}: {}", self.path, self.label, self.help),
+            &[
+                ("Values:", self.values()),
+                ("Default:", self.default.to_string()),
+                ("Megatron-Core:", doc.megatron_core.to_string()),
+                ("Defaults differ:", doc.differs.to_string()),
+                ("Megatron Bridge:", if bridge.is_empty() { "none".into() } else { bridge.join(", ") }),
+                ("Megatron-LM:", mlm),
+                ("Source:", doc.source.to_string()),
+            ],
+        )
     }
 }
 

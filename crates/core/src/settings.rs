@@ -250,23 +250,19 @@ impl Setting {
     /// The row as `meshplan explain` prints it: names in each tool, default, values, help and source.
     pub fn explain(&self) -> String {
         let doc = self.doc();
-        let mut out = format!("{} (setting, {})\n\n{}: {}\n\n", self.path(), self.group.label(), doc.label, doc.help);
-        let mut line = |k: &str, v: String| {
-            if !v.is_empty() {
-                out.push_str(&format!("{k:<17}{v}\n"));
-            }
-        };
-        line("Values:", self.values());
-        line("Default:", self.default.to_string());
-        line("Megatron-Core:", doc.megatron_core.to_string());
-        line("Defaults differ:", doc.differs.to_string());
-        line(
-            "Megatron Bridge:",
-            if doc.bridge.is_empty() { "none".into() } else { doc.bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") },
-        );
-        line("Megatron-LM:", self.mlm_text());
-        line("Source:", doc.source.to_string());
-        out
+        let bridge = if doc.bridge.is_empty() { "none".into() } else { doc.bridge.iter().map(|b| format!("cfg.{b}")).collect::<Vec<_>>().join(", ") };
+        crate::fields::explain_text(
+            &format!("{} (setting, {})\n\n{}: {}", self.path(), self.group.label(), doc.label, doc.help),
+            &[
+                ("Values:", self.values()),
+                ("Default:", self.default.to_string()),
+                ("Megatron-Core:", doc.megatron_core.to_string()),
+                ("Defaults differ:", doc.differs.to_string()),
+                ("Megatron Bridge:", bridge),
+                ("Megatron-LM:", self.mlm_text()),
+                ("Source:", doc.source.to_string()),
+            ],
+        )
     }
 }
 
