@@ -238,8 +238,6 @@ pub fn short(v: &Value) -> String {
     }
 }
 
-/// The closest candidate within a third of its length (at least 2 edits), compared case-insensitively by
-/// Levenshtein distance on the first 64 characters, so a megabyte-long word costs no more than a short one.
 /// A row of a table as `meshplan explain` prints it: `head`, a blank line, then each non-empty `(label, value)` with the
 /// labels in one column.
 pub fn explain_text(head: &str, rows: &[(&str, String)]) -> String {
@@ -250,6 +248,8 @@ pub fn explain_text(head: &str, rows: &[(&str, String)]) -> String {
     out
 }
 
+/// The closest candidate within a third of its length (at least 2 edits), compared case-insensitively by
+/// Levenshtein distance on the first 64 characters, so a megabyte-long word costs no more than a short one.
 pub fn nearest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
     let head = |s: &str| s.chars().take(64).collect::<String>().to_ascii_lowercase();
     let word = head(word);

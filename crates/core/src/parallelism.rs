@@ -650,4 +650,9 @@ impl Parallelism {
     pub fn vpp(&self) -> u64 {
         self.virtual_pipeline_model_parallel_size.unwrap_or(1).max(1)
     }
+    /// Whether the pipeline's sends and receives overlap compute: the interleaved schedule with overlap_p2p_comm not
+    /// turned off, as both launchers run it (`tuned::LAUNCHER_SOURCE`; Megatron-LM turns it off without VPP).
+    pub fn p2p_overlapped(&self) -> bool {
+        self.pp() > 1 && self.vpp() > 1 && self.overlap_p2p_comm != Some(false)
+    }
 }

@@ -175,13 +175,6 @@ pub fn constants() -> &'static Constants {
     &COMPILED_CONSTANTS
 }
 
-/// The step-time model's median |error| on the runs it was fitted to (data/perf_constants.json
-/// `median_abs_tflops_error`, written by the calibration): the closest two predictions can be and still be told apart.
-/// Runs it was not fitted to are predicted worse (docs/calibration.md), so this is a lower bound on the model's error.
-pub fn median_abs_error() -> f64 {
-    COMPILED_MEDIAN_ABS_TFLOPS_ERROR
-}
-
 /// The step-time model's median error on how two runs compare (data/perf_constants.json `median_abs_ratio_error`:
 /// |predicted ratio / measured ratio − 1| over the calibration's pairs of runs of one model, GPU, precision, GPU count
 /// and sequence length that differ in layout or batch): the band inside which the Advisor calls two layouts a tie.
@@ -1129,7 +1122,7 @@ fn pp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
     if sz.pp > 1.0 {
         let bytes = sz.s / sz.cp * sz.b * sz.h * ACT_BYTES / if plan.parallelism.sequence_parallel { sz.tp } else { 1.0 };
         let one = bytes / links.bandwidth(GroupKind::Pp);
-        if overlap_p2p(plan) {
+        if plan.parallelism.p2p_overlapped() {
             let fill = 2.0 * (sz.pp - 1.0);
             (fill + c.pp_exposed.clamp(0.0, 1.0) * (2.0 * sz.vpp * sz.mb - fill).max(0.0)) * one
         } else {
@@ -1138,12 +1131,6 @@ fn pp_comm_s(plan: &Plan, sz: &Sizes, links: &Links, c: &Constants) -> f64 {
     } else {
         0.0
     }
-}
-
-/// Whether the pipeline's p2p overlaps compute: the interleaved schedule with overlap_p2p_comm on, as both launchers
-/// run it unless told otherwise (`tuned::LAUNCHER_SOURCE`).
-fn overlap_p2p(plan: &Plan) -> bool {
-    plan.parallelism.vpp() > 1 && plan.parallelism.overlap_p2p_comm != Some(false)
 }
 
 /// Parameters one GPU holds: the dense ones (replicated over DP·CP) and the routed experts (over expert DP).

@@ -176,7 +176,7 @@ pub fn parse_plan_excluding(value: &Value, excluded: &[String]) -> Result<Parsed
         a.value = training.settings.resolved(&a.key, &gpu).unwrap_or_default();
     }
     // The interleaved schedule's p2p overlap, which the step time reads, as the launchers run it when unstated.
-    if parallelism.overlap_p2p_comm.is_none() && parallelism.pp() > 1 && parallelism.vpp() > 1 {
+    if parallelism.overlap_p2p_comm.is_none() && parallelism.p2p_overlapped() {
         let key = tuned::OVERLAP_P2P_KEY.to_string();
         assumptions.push(tuned::Assumption { key, value: Value::Bool(true), source: tuned::LAUNCHER_SOURCE.to_string() });
     }

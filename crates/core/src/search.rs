@@ -194,7 +194,8 @@ pub struct Candidate {
     #[serde(default)]
     pub breakdown: Breakdown,
     /// Predicted within the step-time model's own error of #1 ([`perf::tie_band`]: its median error on how two runs
-    /// compare): a tie the model cannot break; #1 is tied when its runner-up is. Its `why` says so after the comparison, with what would separate them.
+    /// compare): a tie the model cannot break; #1 is tied when its runner-up is. Its `why` says so after the
+    /// comparison, with what would separate them.
     #[serde(default)]
     pub tied_with_best: bool,
     /// The resolved plan of this candidate (run it through [`report::plan_resolved`] for the full report).

@@ -21,8 +21,8 @@ use crate::tuned::TUNED_KEYS;
 /// The settings the search takes from tuned defaults per candidate: of [`TUNED_KEYS`], Megatron Bridge perf recipes'
 /// speed settings (CUDA graphs, the MoE dispatcher and its backend, EP / TP / DP overlaps, FP8 / FP4 parameter
 /// gather, the gradient buffer's dtype, which every perf recipe sets to bf16 and a plan read directly takes too, so the
-/// search sizes the same memory); not the memory settings the search chooses itself (the distributed optimizer, recompute) or that change
-/// what is trained. Their order is the bit order of a mask ([`Tuned::keys`], [`settle`]'s result).
+/// search sizes the same memory); not the memory settings the search chooses itself (the distributed optimizer,
+/// recompute) or that change what is trained. Their order is the bit order of a mask ([`Tuned::keys`], [`settle`]'s result).
 pub const SPEED_KEYS: [&str; 12] = [
     TUNED_KEYS[0],
     TUNED_KEYS[1],
