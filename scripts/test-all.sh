@@ -9,6 +9,13 @@ export PATH="$HOME/.cargo/bin:$PATH"
 SECONDS=0
 stage() { echo "test-all: [$((SECONDS / 60))m$((SECONDS % 60))s] $*" >&2; }
 
+# A clean build of everything here takes about 11 GB (target/ and the page's); say so before it
+# fails halfway with cargo's bare status 101.
+FREE_KB=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [[ -n "$FREE_KB" && "$FREE_KB" -lt 14000000 ]]; then
+  echo "test-all: warning: only $((FREE_KB / 1048576)) GiB free here; a clean build needs about 11 GiB" >&2
+fi
+
 stage "installing what is missing"
 scripts/install-tools.sh
 
