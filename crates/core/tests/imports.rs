@@ -469,3 +469,38 @@ fn megatron_lm_cpu_offloading_layers_turn_the_offload_on() {
     let (_, plan, _) = imports::import_plan(&cmd.replace("num-layers 16", "num-layers 0"), &ImportOptions::default()).unwrap();
     assert!(!plan.training.settings.cpu_offloading);
 }
+
+/// `--num-layers-per-virtual-pipeline-stage N` (megatron/training/arguments.py:3114, the older of Megatron-LM's two
+/// ways to ask for the interleaved schedule, still in launch scripts): validate_args (arguments.py:953-979) sets
+/// virtual_pipeline_model_parallel_size = layers per pipeline stage / N, counting one more layer for each of
+/// --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split, and None at 1. It was read as
+/// "not a setting meshplan models", so an interleaved run was planned as 1F1B. Scripts written here; sizes by hand.
+#[test]
+fn megatron_lm_layers_per_virtual_stage_sets_the_virtual_pipeline() {
+    let script = |layers: u64, pp: u64, per_chunk: &str, extra: &str| {
+        format!(
+            "torchrun --nproc_per_node 8 --nnodes 4 --master_port 6000 pretrain_gpt.py \\\n  --num-layers {layers} --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 \\\n  --tensor-model-parallel-size 2 --pipeline-model-parallel-size {pp} --num-layers-per-virtual-pipeline-stage {per_chunk} {extra} \\\n  --micro-batch-size 1 --global-batch-size 64 --bf16 --vocab-size 32000\n"
+        )
+    };
+    let read = |text: &str| imports::import_plan(text, &ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() }).unwrap();
+    // 80 layers over PP 4 = 20 per stage; 20 / 5 = 4 chunks per stage.
+    let (imported, plan, _) = read(&script(80, 4, "5", ""));
+    assert_eq!(plan.parallelism.vpp(), 4);
+    assert!(!imported.unrecognized.iter().any(|u| u.name == "--num-layers-per-virtual-pipeline-stage"));
+    // torchrun's own flag ends at the program it starts: `--master_port 6000`, not `6000 pretrain_gpt.py`.
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--master-port" && u.value == "6000"), "{:?}", imported.unrecognized);
+    // (30 layers + embedding + loss) = 32 over PP 4 = 8 per stage; 8 / 2 = 4.
+    let (_, plan, _) = read(&script(30, 4, "2", "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"));
+    assert_eq!(plan.parallelism.vpp(), 4);
+    // 32 over PP 4 = 8 per stage; 8 / 8 = 1 chunk: no virtual pipeline.
+    let (_, plan, _) = read(&script(32, 4, "8", ""));
+    assert_eq!(plan.parallelism.vpp(), 1);
+    // 80 over PP 4 = 20 per stage, not a whole number of 3-layer chunks: Megatron-LM asserts; listed, not guessed.
+    let (imported, plan, _) = read(&script(80, 4, "3", ""));
+    assert_eq!(plan.parallelism.vpp(), 1);
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--num-layers-per-virtual-pipeline-stage" && u.why.contains("not a whole number")));
+    // The argument dump prints the derived size beside the flag's value: the printed size is the run's.
+    let dump = "---------- arguments ----------\n  num_layers ........ 80\n  hidden_size ........ 4096\n  num_attention_heads ........ 32\n  seq_length ........ 4096\n  pipeline_model_parallel_size ........ 4\n  num_layers_per_virtual_pipeline_stage ........ 5\n  virtual_pipeline_model_parallel_size ........ 4\n  world_size ........ 32\n  vocab_size ........ 32000\n---------- end of arguments ----------\n";
+    let (_, plan, _) = read(dump);
+    assert_eq!(plan.parallelism.vpp(), 4);
+}

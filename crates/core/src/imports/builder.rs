@@ -81,6 +81,9 @@ pub(crate) struct Builder {
     pub world_size: Option<u64>,
     /// The tokenizer arguments a Megatron-LM launch gives (`--tokenizer-type`, …), by flag.
     pub tokenizer: Vec<(String, String)>,
+    /// Megatron-LM's `--num-layers-per-virtual-pipeline-stage`, as written: the virtual pipeline size it implies needs
+    /// the layers and PP, which may come later in the text.
+    pub layers_per_virtual_stage: Option<String>,
 }
 
 /// The plan built, with what was not read.

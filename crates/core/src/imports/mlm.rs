@@ -43,7 +43,8 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
             };
             let mut values: Vec<String> = inline.into_iter().collect();
             if values.is_empty() {
-                while i < words.len() && !words[i].starts_with("--") && words[i] != "\n" {
+                // A launcher's flags end at the program it starts (`torchrun --master_port 6000 pretrain_gpt.py …`).
+                while i < words.len() && !words[i].starts_with("--") && words[i] != "\n" && !words[i].ends_with(".py") {
                     values.push(words[i].clone());
                     i += 1;
                 }
@@ -91,6 +92,7 @@ fn validate_args(b: &mut Builder, has_model: bool) {
         b.set("training.cpu_offloading", Value::Bool(true), 0);
         b.notes.push(format!("cpu_offloading: on, as Megatron-LM's validate_args sets it for --cpu-offloading-num-layers {offload}"));
     }
+    vpp_from_layers(b);
     if !has_model {
         return;
     }
@@ -102,6 +104,50 @@ fn validate_args(b: &mut Builder, has_model: bool) {
         b.notes.push(format!("ffn_hidden_size: {ffn}, as Megatron-LM derives it under --swiglu without --ffn-hidden-size: int((4·{h}·2/3)/64)·64"));
     }
     vocabulary(b);
+}
+
+/// `--num-layers-per-virtual-pipeline-stage N`: Megatron-LM's validate_args sets virtual_pipeline_model_parallel_size
+/// to the layers per pipeline stage over N (the layers counting one more for each of
+/// --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split), and None when that is 1
+/// (megatron/training/arguments.py:953-979 @ d98e8a64dd). An explicit virtual size (the argument dump prints the derived
+/// one beside it) or a layout string wins; a size that does not divide is listed as not read, with Megatron-LM's
+/// assertion.
+fn vpp_from_layers(b: &mut Builder) {
+    let Some(raw) = b.layers_per_virtual_stage.take() else { return };
+    let flag = "--num-layers-per-virtual-pipeline-stage";
+    let explicit = ["parallelism.virtual_pipeline_model_parallel_size", "parallelism.pipeline_model_parallel_layout"];
+    if explicit.iter().any(|p| b.get(p).is_some_and(|v| !v.is_null())) {
+        return;
+    }
+    let uint = |b: &Builder, p: &str| b.get(p).and_then(crate::fields::as_uint);
+    let Some(per_chunk) = raw.parse::<u64>().ok().filter(|&n| n > 0) else {
+        b.unknown(flag, &Value::from(raw.as_str()), "not a positive whole number of layers");
+        return;
+    };
+    let (Some(layers), pp) = (uint(b, "model.num_layers"), uint(b, "parallelism.pipeline_model_parallel_size").unwrap_or(1).max(1)) else {
+        b.unknown(flag, &Value::from(per_chunk), "the input gives no --num-layers to divide (give virtual_pipeline_model_parallel_size)");
+        return;
+    };
+    let on = |b: &Builder, p: &str| b.get(p) == Some(&Value::Bool(true));
+    let counted = layers
+        + u64::from(on(b, "parallelism.account_for_embedding_in_pipeline_split"))
+        + u64::from(on(b, "parallelism.account_for_loss_in_pipeline_split"));
+    if counted % pp != 0 || (counted / pp) % per_chunk != 0 {
+        b.unknown(
+            flag,
+            &Value::from(per_chunk),
+            &format!("{counted} layers over PP {pp} is not a whole number of {per_chunk}-layer chunks: Megatron-LM's validate_args stops there"),
+        );
+        return;
+    }
+    let vpp = counted / pp / per_chunk;
+    if vpp > 1 {
+        b.set("parallelism.virtual_pipeline_model_parallel_size", Value::from(vpp), 0);
+    }
+    b.notes.push(format!(
+        "virtual_pipeline_model_parallel_size: {} from {flag} {per_chunk} ({counted} layers / PP {pp} / {per_chunk}), as Megatron-LM's validate_args derives it",
+        if vpp > 1 { vpp.to_string() } else { "none (1 chunk per stage)".into() }
+    ));
 }
 
 /// The vocabulary Megatron-LM builds: `--vocab-size`, else Pai-Megatron-Patch's `--padded-vocab-size`, else the
@@ -195,6 +241,8 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         "--group-query-attention" => *gqa = true,
         "--tokenizer-type" | "--tokenizer-model" | "--vocab-file" | "--padded-vocab-size" => b.tokenizer.push((key.clone(), first.to_string())),
         "--merge-file" => {}
+        // validate_args derives the virtual pipeline size from it once the layers and PP are known (see vpp_from_layers).
+        "--num-layers-per-virtual-pipeline-stage" => b.layers_per_virtual_stage = Some(first.to_string()),
         // Slurm's tasks per node (srun starts one per GPU) and `--gres=gpu:8` / `gpu:h100:8`.
         "--ntasks-per-node" | "--gres" => match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
             Some(n) if key == "--ntasks-per-node" || first.starts_with("gpu") => b.set("cluster.gpus_per_node", Value::from(n), 1),
