@@ -504,3 +504,50 @@ fn megatron_lm_layers_per_virtual_stage_sets_the_virtual_pipeline() {
     let (_, plan, _) = read(dump);
     assert_eq!(plan.parallelism.vpp(), 4);
 }
+
+/// A launch of Megatron Bridge's performance launcher (scripts/performance/setup_experiment.py, README "Configuration
+/// Options" @ 067f987df03b) names its flat perf recipe by parts: `-mr` model recipe, `--task` (pretrain), `-ng` GPUs,
+/// `-g` GPU and `-c` compute dtype make `{mr}_{task}_{ng}gpu_{g}_{dtype}_config` (utils/utils.py
+/// _recipe_function_name; fp8_mx → fp8mx). It was read as "names no model". The recipe's own values are facts from
+/// Bridge's source (data/bridge_recipes.json: llama3_70b 64×GB200 MXFP8, perf_recipes/llama/gb200/llama3.py:310: TP 2,
+/// PP 4, VPP 5, global batch 256, sequence 8192); the commands are written here.
+#[test]
+fn bridge_perf_launcher_names_its_flat_recipe() {
+    let launch = "uv run python scripts/performance/setup_experiment.py --account a --partition p -m llama -mr llama3_70b --num_gpus 64 -g gb200 -c fp8_mx";
+    assert_eq!(imports::detect(launch), Format::BridgeOverrides);
+    let (imported, plan, _) = imports::import_plan(launch, &ImportOptions::default()).unwrap();
+    assert_eq!(imported.plan["recipe"], "perf.llama3_70b_pretrain_64gpu_gb200_fp8mx_config");
+    assert_eq!(plan.model_key, "llama-3.1-70b");
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.vpp()), (2, 4, 5));
+    assert_eq!((plan.training.global_batch_size, plan.training.seq_length), (Some(256), 8192));
+    assert_eq!(plan.training.settings.precision.key(), "fp8");
+    // No -gn: Bridge infers the GPUs per node from the GPU, 4 per GB200 tray: 64 GPUs are 16 nodes.
+    assert_eq!((plan.cluster.gpu.as_str(), plan.cluster.gpus_per_node, plan.cluster.num_nodes), ("gb200", 4, 16));
+
+    // The launcher's own flags lay over the recipe (utils/overrides.py set_user_overrides, _set_recompute_overrides,
+    // _set_cuda_graph_overrides, _set_moe_a2a_overlap_overrides; utils.py apply_argparse_overrides).
+    let tuned = format!("{launch} -tp 4 -pp 2 -vp 10 -mb 2 -gb 128 -rl 3 --cuda_graph_impl transformer_engine --cuda_graph_scope attn,mlp -t 00:30:00");
+    let (imported, plan, _) = imports::import_plan(&tuned, &ImportOptions::default()).unwrap();
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.vpp()), (4, 2, 10));
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size), (2, Some(128)));
+    let t = &imported.plan["training"];
+    assert_eq!((&t["recompute_granularity"], &t["recompute_method"], &t["recompute_num_layers"]), (&json!("full"), &json!("block"), &json!(3)));
+    assert_eq!((&t["cuda_graph_impl"], &t["cuda_graph_scope"]), (&json!("transformer_engine"), &json!(["attn", "mlp"])));
+    assert!(imported.unrecognized.iter().any(|u| u.name == "--account" && u.value == "a"));
+
+    // `-et` with no value is None; --moe_a2a_overlap true turns on the EP overlap; --recompute_modules is selective.
+    let moe = "python scripts/performance/setup_experiment.py -m deepseek -mr deepseek_v3 -ng 256 -g gb300 -c fp8_mx -ep 32 -et --moe_a2a_overlap true --recompute_modules mla_up_proj,moe_act";
+    let (imported, plan, _) = imports::import_plan(moe, &ImportOptions::default()).unwrap();
+    assert_eq!(imported.plan["recipe"], "perf.deepseek_v3_pretrain_256gpu_gb300_fp8mx_config");
+    assert_eq!((plan.parallelism.ep(), &imported.plan["parallelism"]["expert_tensor_parallel_size"]), (32, &Value::Null));
+    let t = &imported.plan["training"];
+    assert_eq!((&t["overlap_moe_expert_parallel_comm"], &t["recompute_granularity"]), (&json!(true), &json!("selective")));
+    assert_eq!(t["recompute_modules"], json!(["mla_up_proj", "moe_act"]));
+
+    // A GPU count Bridge has no recipe for: it starts from the recipe for the most GPUs, and the note says so.
+    let other = launch.replace("--num_gpus 64", "--num_gpus 48");
+    let (imported, plan, _) = imports::import_plan(&other, &ImportOptions::default()).unwrap();
+    assert!(imported.plan["recipe"].as_str().is_some_and(|r| r.starts_with("perf.llama3_70b_pretrain_") && r.ends_with("gpu_gb200_fp8mx_config")));
+    assert!(imported.notes.iter().any(|n| n.contains("no flat perf recipe `llama3_70b_pretrain_48gpu_gb200_fp8mx_config`")), "{:?}", imported.notes);
+    assert_eq!(plan.world_size(), 48);
+}

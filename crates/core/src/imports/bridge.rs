@@ -5,6 +5,7 @@
 
 use super::builder::{Builder, dtype_name, list_expr, row_by_bridge};
 use super::{names, shell, yaml};
+use crate::presets;
 use crate::settings::{SETTINGS, mixed_precision_recipes};
 use serde_json::Value;
 
@@ -42,12 +43,17 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
         let whole = |w: &String| w.contains(char::is_whitespace) && (w.contains(" --") || w.split_whitespace().any(|x| override_word(x).is_some()));
         let words: Vec<String> = words.into_iter().flat_map(|w| if whole(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let mut i = 0;
+        let mut perf = PerfLaunch::default();
         while i < words.len() {
             let w = words[i].as_str();
             i += 1;
             let (flag, inline) = w.split_once('=').map_or((w, None), |(f, v)| (f, Some(v)));
             let next = || words.get(i).map(String::as_str);
             let value = || yaml::scalar(inline.or_else(next).unwrap_or(""));
+            if let Some(took) = perf_flag(b, &mut perf, flag, inline, next(), &mut votes) {
+                i += took;
+                continue;
+            }
             match flag.replace('_', "-").as_str() {
                 "--recipe" => b.recipe = inline.or_else(next).map(str::to_string),
                 // run_recipe.py --model: a recipe stem (`qwen3_30b_a3b`).
@@ -74,8 +80,137 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
                 }
             }
         }
+        perf.resolve(b);
     }
     decide_precision(b, &votes);
+}
+
+/// What a launch of Megatron Bridge's performance scripts (`scripts/performance/setup_experiment.py`, which runs
+/// `run_script.py` on each rank) names: the flat perf recipe is found from the model recipe name, task, GPU count, GPU
+/// and compute dtype (scripts/performance/utils/utils.py `_recipe_function_name` @ 067f987df03b:
+/// `{model_recipe_name}_{task}_{num_gpus}gpu_{gpu}_{dtype}{_variant}_config`, dtype fp8_mx → fp8mx …).
+#[derive(Default)]
+struct PerfLaunch {
+    recipe_name: Option<String>,
+    task: Option<String>,
+    num_gpus: Option<u64>,
+    gpu: Option<String>,
+    compute_dtype: Option<String>,
+    variant: Option<String>,
+}
+
+/// One argument of the performance launcher (scripts/performance/argument_parser.py, README "Configuration Options"),
+/// applied as `run_script.py` applies it (utils/overrides.py `set_user_overrides` and `_set_*_overrides`,
+/// utils/utils.py `apply_argparse_overrides`); Some(words of value consumed) when `flag` is one of its.
+fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<&str>, next: Option<&str>, votes: &mut Vec<(String, Value)>) -> Option<usize> {
+    let key = flag.replace('_', "-");
+    // Flags whose value is optional (`-et` alone means None) or absent take nothing that starts with '-'.
+    let given = inline.or(next.filter(|n| !n.starts_with('-')));
+    let took = usize::from(inline.is_none() && given.is_some());
+    let text = given.unwrap_or("").to_string();
+    let uint = |t: &str| t.parse::<u64>().ok();
+    let list = |t: &str| Value::Array(t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(Value::from).collect());
+    match key.as_str() {
+        "-mr" | "--model-recipe-name" => perf.recipe_name = Some(text),
+        "-m" | "--model-family-name" => {}
+        "--task" => perf.task = Some(text),
+        "-ng" | "--num-gpus" => perf.num_gpus = uint(&text),
+        "-g" | "--gpu" => perf.gpu = Some(text.to_ascii_lowercase()),
+        "-c" | "--compute-dtype" => perf.compute_dtype = Some(text.to_ascii_lowercase()),
+        "-cv" | "--config-variant" => perf.variant = Some(text.to_ascii_lowercase()),
+        "-gn" => b.set("cluster.gpus_per_node", yaml::scalar(&text), 0),
+        // `-et` with no value: None (README: "Use `-et` (no value) for `None`").
+        "-et" => entry(b, "model.expert_tensor_parallel_size", if given.is_some() { yaml::scalar(&text) } else { Value::Null }, votes),
+        "-rl" | "--recompute-num-layers" => {
+            entry(b, "model.recompute_granularity", Value::from("full"), votes);
+            entry(b, "model.recompute_method", Value::from("block"), votes);
+            entry(b, "model.recompute_num_layers", yaml::scalar(&text), votes);
+        }
+        "-ol" | "--activation-offload-layers" => {
+            if uint(&text).is_some_and(|n| n > 0) {
+                entry(b, "model.cpu_offloading", Value::Bool(true), votes);
+                entry(b, "model.cpu_offloading_num_layers", yaml::scalar(&text), votes);
+            }
+        }
+        "--recompute-modules" => {
+            entry(b, "model.recompute_modules", list(&text), votes);
+            entry(b, "model.recompute_granularity", Value::from("selective"), votes);
+        }
+        "--cuda-graph-impl" => entry(b, "model.cuda_graph_impl", Value::from(text), votes),
+        "--cuda-graph-scope" => entry(b, "model.cuda_graph_scope", list(&text), votes),
+        "--moe-a2a-overlap" => {
+            if matches!(text.as_str(), "true" | "True" | "1") {
+                entry(b, "comm_overlap.overlap_moe_expert_parallel_comm", Value::Bool(true), votes);
+                entry(b, "comm_overlap.delay_wgrad_compute", Value::Bool(true), votes);
+                entry(b, "model.moe_shared_expert_overlap", Value::Bool(false), votes);
+            }
+        }
+        "--moe-flex-dispatcher-backend" => {
+            entry(b, "model.moe_flex_dispatcher_backend", Value::from(text.clone()), votes);
+            if matches!(text.as_str(), "deepep" | "hybridep") {
+                entry(b, "model.moe_token_dispatcher_type", Value::from("flex"), votes);
+            }
+        }
+        _ => return None,
+    }
+    Some(took)
+}
+
+impl PerfLaunch {
+    /// The flat perf recipe the launch runs, as the plan's `recipe`, with the launch's GPUs; a name Bridge has no recipe
+    /// for is listed with the GPU counts it has.
+    fn resolve(self, b: &mut Builder) {
+        let Some(stem) = self.recipe_name.filter(|s| !s.is_empty()) else { return };
+        if let Some(g) = self.gpu.as_deref() {
+            // Bridge's `-g h100` is the H100 SXM of its perf tables (gpus.json key).
+            let key = if g == "h100" { "h100-sxm-80gb" } else { g };
+            if let Some(spec) = presets::gpu(key) {
+                b.set("cluster.gpu", Value::from(key), 0);
+                // Without -gn Bridge infers the GPUs per node from the GPU (README: "inferred from the GPU type"): 4 per
+                // GB200/GB300 tray, 8 per HGX/DGX node; the catalogue's gpus_per_node, below what -gn sets.
+                b.set("cluster.gpus_per_node", Value::from(spec.gpus_per_node), 3);
+            } else {
+                b.unknown("--gpu", &Value::from(g), "not a GPU meshplan's catalogue has");
+            }
+        }
+        if let Some(n) = self.num_gpus {
+            b.world_size = Some(n);
+        }
+        let task = self.task.unwrap_or_else(|| "pretrain".into());
+        let dtype = self.compute_dtype.unwrap_or_else(|| "bf16".into());
+        // utils.py _PRECISION_NAME_MAP: fp8_cs → fp8cs, fp8_mx → fp8mx, …; another name loses its underscores.
+        let dtype = dtype.replace('_', "");
+        // The legacy v1/v2 labels select the canonical recipe (utils.py _recipe_variant_suffix).
+        let variant = self.variant.filter(|v| !matches!(v.as_str(), "v1" | "v2" | "")).map_or(String::new(), |v| format!("_{v}"));
+        let gpu = self.gpu.unwrap_or_default();
+        let head = format!("perf.{stem}_{task}_");
+        let tail = format!("gpu_{gpu}_{dtype}{variant}_config");
+        let name = format!("{head}{}{tail}", self.num_gpus.map_or("?".into(), |n| n.to_string()));
+        if crate::recipes::find(&name).is_some() {
+            b.recipe = Some(name);
+            return;
+        }
+        // The GPU counts Bridge has this recipe for (utils.py _matching_perf_recipe_names).
+        let counts: Vec<u64> = crate::recipes::all()
+            .iter()
+            .filter_map(|r| r.name.strip_prefix(head.as_str())?.strip_suffix(tail.as_str())?.parse::<u64>().ok())
+            .collect();
+        let shown = name.trim_start_matches("perf.");
+        let Some(&largest) = counts.iter().max() else {
+            let why = format!("Megatron Bridge (pinned {}) has no flat perf recipe `{shown}` for any GPU count", crate::recipes::source_repository());
+            b.unknown("--model_recipe_name", &Value::from(stem), &why);
+            return;
+        };
+        // Bridge then takes its default recipe of that name, the one for the most GPUs (utils.py
+        // _select_default_recipe_name: matches[-1], unless its _DEFAULT_GPU_COUNT_OVERRIDES names a count), and without
+        // -gb weak-scales the global batch to the launch's DP (overrides.py set_post_overrides).
+        let list: Vec<String> = counts.iter().map(u64::to_string).collect();
+        b.recipe = Some(format!("{head}{largest}{tail}"));
+        b.notes.push(format!(
+            "recipe: Megatron Bridge has no flat perf recipe `{shown}` (it has this one for {} GPUs); it starts from the {largest}-GPU one, as meshplan does, and without -gb scales that recipe's global batch with the data-parallel size — meshplan keeps the recipe's: give -gb",
+            list.join(", ")
+        ));
+    }
 }
 
 /// The ConfigContainer path a `scripts/training/run_recipe.py` shortcut flag sets (its argparse help says which).

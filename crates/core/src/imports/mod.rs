@@ -106,7 +106,10 @@ pub fn detect(text: &str) -> Format {
     if lines.iter().any(|l| l.starts_with("cfg.")) {
         return Format::BridgeOverrides;
     }
-    if text.contains("run_recipe.py") || text.contains("--recipe") {
+    // Megatron Bridge's recipe runner and its performance launcher (scripts/performance/setup_experiment.py, which
+    // runs run_script.py on each rank; their flags name the flat perf recipe).
+    let perf_launch = ["setup_experiment.py", "scripts/performance/run_script.py", "--model_recipe_name", "--compute_dtype"];
+    if text.contains("run_recipe.py") || text.contains("--recipe") || perf_launch.iter().any(|p| text.contains(p)) || shell::words(text).iter().any(|w| w == "-mr") {
         return Format::BridgeOverrides;
     }
     let yaml_keys = lines.iter().filter(|l| l.ends_with(':') && !l.contains(' ') && !l.contains('=')).count();
