@@ -169,6 +169,21 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("policy.train_micro_batch_size", "train.micro_batch_size"),
     ("cluster.gpus_per_node", "--nproc-per-node"),
     ("cluster.num_nodes", "--nnodes"),
+    // NeMo 2 (`nemo llm pretrain --factory … trainer.strategy.…=…`): nemo/lightning/pytorch/strategies/
+    // megatron_strategy.py MegatronStrategy takes Megatron-Core's parallel sizes by their own names and a
+    // DistributedDataParallelConfig as `ddp`; the Lightning Trainer's num_nodes and devices; MockDataModule /
+    // PreTrainingDataModule's seq_length, micro_batch_size, global_batch_size; the model's TransformerConfig as
+    // `model.config`, the OptimizerConfig as `optim.config`; the precision plugin by the mixed-precision recipe's name.
+    ("trainer.strategy.ddp.", "ddp."),
+    ("trainer.strategy.", "model."),
+    ("trainer.num_nodes", "--nnodes"),
+    ("trainer.devices", "--nproc-per-node"),
+    ("trainer.plugins", "mixed_precision"),
+    ("data.seq_length", "dataset.seq_length"),
+    ("data.micro_batch_size", "train.micro_batch_size"),
+    ("data.global_batch_size", "train.global_batch_size"),
+    ("model.config.", "model."),
+    ("optim.config.", "optimizer."),
 ];
 
 /// Wrappers' switches for settings Megatron-LM has no flag for, and the plan path each sets: LoRA fine-tuning as a

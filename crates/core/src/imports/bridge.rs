@@ -28,12 +28,18 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
             b.recipe = Some(name.trim().to_string());
         }
     }
-    let python: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with("cfg.")).collect();
+    let python: Vec<&str> = text.lines().map(str::trim).filter(|l| python_override(l).is_some()).collect();
     if !python.is_empty() {
+        for line in text.lines().map(str::trim) {
+            // NeMo 2's Python: `recipe = llm.llama3_8b.pretrain_recipe(num_nodes=2, num_gpus_per_node=8)`.
+            if let Some((stem, call)) = line.split_once(".pretrain_recipe(").and_then(|(head, call)| Some((head.rsplit('.').next()?, call))) {
+                nemo_factory(b, &format!("{stem}({}", call.trim_end().trim_end_matches(')')));
+            }
+        }
         for line in python {
             let code = strip_py_comment(line);
             let Some((lhs, rhs)) = code.split_once('=') else { continue };
-            let path = lhs.trim().trim_start_matches("cfg.");
+            let Some(path) = python_override(lhs.trim()) else { continue };
             entry(b, path, python_value(rhs), &mut votes);
         }
     } else {
@@ -56,6 +62,14 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
             }
             match flag.replace('_', "-").as_str() {
                 "--recipe" => b.recipe = inline.or_else(next).map(str::to_string),
+                // NeMo 2's `nemo llm pretrain --factory llama3_8b` (or `"llama3_8b(num_nodes=2, num_gpus_per_node=8)"`):
+                // a NeMo recipe, read for its model and the sizes its call gives.
+                "--factory" | "-f" => {
+                    if let Some(f) = inline.or_else(next) {
+                        i += usize::from(inline.is_none());
+                        nemo_factory(b, f);
+                    }
+                }
                 // run_recipe.py --model: a recipe stem (`qwen3_30b_a3b`).
                 "--model" => b.recipe = inline.or_else(next).map(|s| format!("{s}_pretrain_config")),
                 "--nproc-per-node" | "--gpus-per-node" => b.set("cluster.gpus_per_node", value(), 0),
@@ -156,23 +170,25 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
     Some(took)
 }
 
+/// The launch's GPU as the plan's, with its GPUs per node: without -gn Bridge infers them from the GPU (README: "inferred
+/// from the GPU type"; 4 per GB200/GB300 tray, 8 per HGX/DGX node), so the catalogue's gpus_per_node, below what -gn
+/// sets.
+fn set_gpu(b: &mut Builder, g: &str) {
+    match presets::gpu(g) {
+        Some(spec) => {
+            b.set("cluster.gpu", Value::from(spec.key.clone()), 0);
+            b.set("cluster.gpus_per_node", Value::from(spec.gpus_per_node), 3);
+        }
+        None if g.is_empty() => {}
+        None => b.unknown("--gpu", &Value::from(g), "not a GPU meshplan's catalogue has, nor the GPU of a perf recipe of that name"),
+    }
+}
+
 impl PerfLaunch {
     /// The flat perf recipe the launch runs, as the plan's `recipe`, with the launch's GPUs; a name Bridge has no recipe
     /// for is listed with the GPU counts it has.
     fn resolve(self, b: &mut Builder) {
         let Some(stem) = self.recipe_name.filter(|s| !s.is_empty()) else { return };
-        if let Some(g) = self.gpu.as_deref() {
-            // Bridge's `-g h100` is the H100 SXM of its perf tables (gpus.json key).
-            let key = if g == "h100" { "h100-sxm-80gb" } else { g };
-            if let Some(spec) = presets::gpu(key) {
-                b.set("cluster.gpu", Value::from(key), 0);
-                // Without -gn Bridge infers the GPUs per node from the GPU (README: "inferred from the GPU type"): 4 per
-                // GB200/GB300 tray, 8 per HGX/DGX node; the catalogue's gpus_per_node, below what -gn sets.
-                b.set("cluster.gpus_per_node", Value::from(spec.gpus_per_node), 3);
-            } else {
-                b.unknown("--gpu", &Value::from(g), "not a GPU meshplan's catalogue has");
-            }
-        }
         if let Some(n) = self.num_gpus {
             b.world_size = Some(n);
         }
@@ -186,7 +202,9 @@ impl PerfLaunch {
         let head = format!("perf.{stem}_{task}_");
         let tail = format!("gpu_{gpu}_{dtype}{variant}_config");
         let name = format!("{head}{}{tail}", self.num_gpus.map_or("?".into(), |n| n.to_string()));
-        if crate::recipes::find(&name).is_some() {
+        if let Some(r) = crate::recipes::find(&name) {
+            // Bridge's `-g h100` is the recipe's GPU, as the recipe table names it (the H100 SXM of its perf tables).
+            set_gpu(b, r.gpu.as_deref().unwrap_or(&gpu));
             b.recipe = Some(name);
             return;
         }
@@ -197,6 +215,7 @@ impl PerfLaunch {
             .collect();
         let shown = name.trim_start_matches("perf.");
         let Some(&largest) = counts.iter().max() else {
+            set_gpu(b, &gpu);
             let why = format!("Megatron Bridge (pinned {}) has no flat perf recipe `{shown}` for any GPU count", crate::recipes::source_repository());
             b.unknown("--model_recipe_name", &Value::from(stem), &why);
             return;
@@ -205,12 +224,43 @@ impl PerfLaunch {
         // _select_default_recipe_name: matches[-1], unless its _DEFAULT_GPU_COUNT_OVERRIDES names a count), and without
         // -gb weak-scales the global batch to the launch's DP (overrides.py set_post_overrides).
         let list: Vec<String> = counts.iter().map(u64::to_string).collect();
-        b.recipe = Some(format!("{head}{largest}{tail}"));
+        let fallback = format!("{head}{largest}{tail}");
+        set_gpu(b, crate::recipes::find(&fallback).and_then(|r| r.gpu.as_deref()).unwrap_or(&gpu));
+        b.recipe = Some(fallback);
         b.notes.push(format!(
             "recipe: Megatron Bridge has no flat perf recipe `{shown}` (it has this one for {} GPUs); it starts from the {largest}-GPU one, as meshplan does, and without -gb scales that recipe's global batch with the data-parallel size — meshplan keeps the recipe's: give -gb",
             list.join(", ")
         ));
     }
+}
+
+/// The config path a Python override line sets: `cfg.model.x = 2` (Bridge's ConfigContainer) or `recipe.trainer.x = 2`
+/// (NeMo 2's recipe object, whose paths `names::WRAPPERS` maps); None for another line.
+pub(crate) fn python_override(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("cfg.").or_else(|| line.strip_prefix("recipe."))?;
+    let path = rest.split('=').next()?.trim();
+    (path.contains('.') || rest.starts_with("mixed_precision")).then_some(path).filter(|p| !p.contains(['(', ' ']))
+}
+
+/// NeMo 2's recipe factory: its stem names the model (the Bridge recipe of the same stem builds the same one), its call's
+/// `num_nodes` / `num_gpus_per_node` size the cluster (nemo/collections/llm/recipes/*.py `pretrain_recipe(...,
+/// num_nodes, num_gpus_per_node)`); NeMo's own layout and batch for the recipe are not in meshplan, so a note asks for
+/// them.
+fn nemo_factory(b: &mut Builder, factory: &str) {
+    let (stem, args) = factory.split_once('(').map_or((factory, ""), |(s, a)| (s, a.trim_end_matches(')')));
+    let stem = stem.trim();
+    for arg in args.split(',') {
+        let Some((k, v)) = arg.split_once('=') else { continue };
+        match k.trim() {
+            "num_nodes" => b.set("cluster.num_nodes", yaml::scalar(v.trim()), 0),
+            "num_gpus_per_node" => b.set("cluster.gpus_per_node", yaml::scalar(v.trim()), 0),
+            other => b.unknown(&format!("--factory {stem}({other}=…)"), &yaml::scalar(v.trim()), "a NeMo recipe argument meshplan does not model"),
+        }
+    }
+    b.recipe_model = Some(stem.to_string());
+    b.notes.push(format!(
+        "NeMo 2 recipe `{stem}`: read for its model only; its own layout, batch, precision and recompute are NeMo's and not in meshplan — what the command leaves out is Megatron-Core's default, so give them (trainer.strategy.*, data.*, trainer.plugins)"
+    ));
 }
 
 /// The ConfigContainer path a `scripts/training/run_recipe.py` shortcut flag sets (its argparse help says which).

@@ -84,6 +84,9 @@ pub(crate) struct Builder {
     /// Megatron-LM's `--num-layers-per-virtual-pipeline-stage`, as written: the virtual pipeline size it implies needs
     /// the layers and PP, which may come later in the text.
     pub layers_per_virtual_stage: Option<String>,
+    /// A recipe named only for its model: NeMo 2's `--factory llama3_8b` (a NeMo recipe, whose layout and batch
+    /// meshplan does not hold; the Bridge recipe of the same stem builds the same model).
+    pub recipe_model: Option<String>,
 }
 
 /// The plan built, with what was not read.
@@ -184,6 +187,7 @@ impl Builder {
             .as_deref()
             .and_then(presets::model)
             .or_else(|| self.recipe.as_deref().and_then(recipe_preset))
+            .or_else(|| self.recipe_model.as_deref().and_then(|r| recipe_preset(&format!("{r}_pretrain_config"))))
             .or_else(|| self.hf_id.as_deref().and_then(presets::model))
             .or_else(|| self.header_name.as_deref().and_then(|n| presets::models().iter().find(|p| p.name == n)));
         if let Some(p) = named {
