@@ -579,3 +579,25 @@ fn nemo2_cli_and_python_recipes() {
     assert_eq!(imported.plan["training"]["recompute_granularity"], "full");
     assert_eq!(imported.plan["training"]["recompute_num_layers"], 1);
 }
+
+/// NeMo 1's megatron_gpt_config.yaml keeps the batch and sequence under `model` (micro_batch_size, global_batch_size,
+/// encoder_seq_length), recompute as activations_checkpoint_*, the activation as one word (`fast-swiglu`: gated SiLU),
+/// `bias`, the distributed optimizer as `optim.name: distributed_fused_adam` and the precision as the Lightning
+/// trainer's (NVIDIA/NeMo 1.x examples/nlp/language_modeling/conf/megatron_gpt_config.yaml). Each was listed as "not a
+/// setting meshplan models" and planned at Megatron-Core's defaults (micro-batch 1, fp32, no recompute). A config
+/// written here in that layout.
+#[test]
+fn nemo1_gpt_config_yaml() {
+    let yaml = "trainer:\n  devices: 8\n  num_nodes: 2\n  precision: bf16-mixed\nmodel:\n  micro_batch_size: 2\n  global_batch_size: 256\n  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 2\n  encoder_seq_length: 4096\n  max_position_embeddings: 4096\n  num_layers: 32\n  hidden_size: 4096\n  ffn_hidden_size: 11008\n  num_attention_heads: 32\n  activation: fast-swiglu\n  bias: false\n  normalization: rmsnorm\n  position_embedding_type: rope\n  share_embeddings_and_output_weights: false\n  activations_checkpoint_granularity: full\n  activations_checkpoint_method: uniform\n  activations_checkpoint_num_layers: 1\n  optim:\n    name: distributed_fused_adam\n    lr: 2e-4\n";
+    let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(yaml, &opts).unwrap();
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size, plan.training.seq_length), (2, Some(256), 4096));
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.world_size()), (2, 2, 16));
+    assert_eq!(plan.training.settings.precision.key(), "bf16");
+    assert!(plan.training.settings.use_distributed_optimizer);
+    let m = &plan.model;
+    assert!(m.gated_linear_unit && !m.add_bias_linear);
+    let t = &imported.plan["training"];
+    assert_eq!((&t["recompute_granularity"], &t["recompute_method"], &t["recompute_num_layers"]), (&json!("full"), &json!("uniform"), &json!(1)));
+    assert!(imported.unrecognized.iter().any(|u| u.name == "model.optim.lr"));
+}

@@ -234,6 +234,48 @@ impl PerfLaunch {
     }
 }
 
+/// NeMo 1's `megatron_gpt_config.yaml` names for what Bridge calls otherwise, as (Bridge path, value) pairs; None for
+/// any other path. The batch and sequence live under `model` there, recompute is `activations_checkpoint_*`, the
+/// activation is one word for function and gating, the distributed optimizer is the optimizer's name, and the Lightning
+/// trainer's `precision` says bf16 or fp16.
+// Source: NVIDIA/NeMo 1.x examples/nlp/language_modeling/conf/megatron_gpt_config.yaml (micro_batch_size,
+// global_batch_size, encoder_seq_length, activations_checkpoint_granularity/method/num_layers, bias, activation:
+// gelu | geglu | reglu | swiglu | squared-relu | fast-*, optim.name: distributed_fused_adam, trainer.precision 16 | bf16
+// | 32 | "bf16-mixed"); nemo/collections/nlp/models/language_modeling/megatron_base_model.py maps them onto Megatron-Core's
+// TransformerConfig (activations_checkpoint_* → recompute_*; *glu → gated_linear_unit).
+fn nemo1(path: &str, v: &Value) -> Option<Vec<(&'static str, Value)>> {
+    let word = v.as_str().map(|s| s.trim().to_ascii_lowercase()).unwrap_or_else(|| v.to_string());
+    Some(match path {
+        "model.micro_batch_size" => vec![("train.micro_batch_size", v.clone())],
+        "model.global_batch_size" => vec![("train.global_batch_size", v.clone())],
+        "model.encoder_seq_length" => vec![("dataset.seq_length", v.clone())],
+        "model.activations_checkpoint_granularity" => vec![("model.recompute_granularity", v.clone())],
+        "model.activations_checkpoint_method" => vec![("model.recompute_method", v.clone())],
+        "model.activations_checkpoint_num_layers" => vec![("model.recompute_num_layers", v.clone())],
+        "model.bias" => vec![("model.add_bias_linear", v.clone())],
+        "model.activation" => {
+            let base = word.trim_start_matches("fast-");
+            let (func, gated) = match base {
+                "swiglu" => ("silu", true),
+                "geglu" => ("gelu", true),
+                "reglu" => ("relu", true),
+                "gelu" => ("gelu", false),
+                "relu" => ("relu", false),
+                "squared-relu" => ("squared_relu", false),
+                _ => return None,
+            };
+            vec![("model.activation_func", Value::from(func)), ("model.gated_linear_unit", Value::Bool(gated))]
+        }
+        "model.optim.name" => vec![("optimizer.use_distributed_optimizer", Value::Bool(word.starts_with("distributed_fused_adam")))],
+        "trainer.precision" => match word.trim_matches('"') {
+            "bf16" | "bf16-mixed" | "bf16_mixed" => vec![("model.bf16", Value::Bool(true))],
+            "16" | "16-mixed" | "fp16" => vec![("model.fp16", Value::Bool(true))],
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
 /// The config path a Python override line sets: `cfg.model.x = 2` (Bridge's ConfigContainer) or `recipe.trainer.x = 2`
 /// (NeMo 2's recipe object, whose paths `names::WRAPPERS` maps); None for another line.
 pub(crate) fn python_override(line: &str) -> Option<&str> {
@@ -317,6 +359,12 @@ fn flatten(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value
 
 /// One `section.field = value` of Bridge.
 fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>) {
+    if let Some(pairs) = nemo1(path, &v) {
+        for (p, value) in pairs {
+            entry(b, p, value, votes);
+        }
+        return;
+    }
     // A wrapper's switch for a setting without a Bridge path of its own (`peft: lora`, an RL trainer's lora_rank).
     if let Some(p) = names::wrapper_setting(path) {
         let raw = match &v {
