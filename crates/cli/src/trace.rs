@@ -194,12 +194,15 @@ fn opt_gib(b: Option<u64>) -> String {
 
 fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
     let m = &x.message;
+    // A failure outside the allocator (cuBLAS, NCCL, a CUDA runtime call) states no size or device.
+    let what = match (m.requested_bytes, m.gpu_index) {
+        (0, None) => "no size or GPU in the message".to_string(),
+        (r, g) => format!("{:.2} GiB requested on GPU {}", gib(r), g.map_or("?".into(), |g| g.to_string())),
+    };
     let mut out = format!(
-        "Out of memory ({} message, {}): {:.2} GiB requested on GPU {}\n\nFailing rank {} ({})\n  pipeline stage {}{}\n",
+        "Out of memory ({} message, {}): {what}\n\nFailing rank {} ({})\n  pipeline stage {}{}\n",
         m.form,
         m.device,
-        gib(m.requested_bytes),
-        m.gpu_index.map_or("?".into(), |g| g.to_string()),
         x.rank,
         x.rank_source,
         x.pipeline_stage,

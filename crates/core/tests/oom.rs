@@ -680,3 +680,29 @@ fn master_weights_are_one_parameters_copy() {
     let x = named_as(&plan, msg, (TensorKind::MasterWeights, 2_101_346_304, "first iteration", 0));
     assert!(x.fixes.iter().any(|f| f.change.starts_with("use_distributed_optimizer") && f.shrinks_culprit), "{:?}", x.fixes);
 }
+
+/// "RuntimeError: CUDA error: out of memory" (PyTorch's C10_CUDA_CHECK on a CUDA runtime call that is not the caching
+/// allocator's; Transformer Engine's NVTE_CHECK_CUDA spells it "CUDA Error: out of memory") carries no size. It was
+/// refused as "no CUDA out-of-memory message found". Now it is read, with a note on where such calls come from; on the
+/// README plan (which fits) the verdict is a failure outside the allocator, and on a plan that cannot fit — Llama 3 8B
+/// (8.03 B parameters) on one H100 without the distributed optimizer: bf16 weights 2 B + fp32 gradients 4 B + fp32
+/// master weights and two Adam moments 12 B = 18 B per parameter ≈ 134.6 GiB before any activation, over 80 GiB —
+/// the verdict is that the plan does not fit, the failed call only being where it ran out. Messages written here.
+#[test]
+fn a_cuda_runtime_out_of_memory_without_sizes() {
+    let log = "[rank1]: Traceback (most recent call last):\n[rank1]: RuntimeError: CUDA error: out of memory\n[rank1]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n";
+    let all = parse_messages(log).unwrap();
+    assert_eq!(all.iter().map(|m| (m.form.as_str(), m.rank, m.requested_bytes)).collect::<Vec<_>>(), vec![("cuda-runtime", Some(1), 0)]);
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    let xs = explain_all(&plan, &report, log, None).unwrap();
+    assert_eq!(xs.iter().map(|x| x.cause).collect::<Vec<_>>(), vec![Cause::OutsideAllocator]);
+
+    let te = "RuntimeError: /opt/TransformerEngine/transformer_engine/common/util/cuda_runtime.cpp:42 in function foo: CUDA Error: out of memory";
+    let small = llama_8b(1, json!({"global_batch_size": 8, "seq_length": 4096}));
+    let report = plan_value(&small).unwrap();
+    let xs = explain_all(&small, &report, te, None).unwrap();
+    assert_eq!(xs.len(), 1);
+    assert_eq!(xs[0].cause, Cause::DoesNotFit, "{}", xs[0].cause_text);
+    assert!(xs[0].cause_text.contains("does not fit"), "{}", xs[0].cause_text);
+}

@@ -27,7 +27,8 @@ pub use crate::limits::MAX_OOM_MESSAGES as MAX_MESSAGES;
 /// The numbers of one out-of-memory message, in bytes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OomMessage {
-    /// `"current"` (PyTorch ≥ 2.1), `"legacy"` (1.x), or a failure without sizes: `"cublas"`, `"nccl"`.
+    /// `"current"` (PyTorch ≥ 2.1), `"legacy"` (1.x), or a failure without sizes: `"cublas"`, `"nccl"`,
+    /// `"cuda-runtime"` (a CUDA runtime call's "out of memory" error).
     pub form: String,
     pub requested_bytes: u64,
     /// The local device index (`GPU 3`, `NPU 0`).
@@ -171,6 +172,14 @@ const OUTSIDE: &[(&str, &str, &str)] = &[
     ("Cuda failure 'out of memory'", "nccl", "NCCL could not allocate a communicator's buffers (Cuda failure 'out of memory'): an out-of-memory outside PyTorch's allocator, often at the first collective of a new group"),
     ("Cuda failure 2 'out of memory'", "nccl", "NCCL could not allocate a communicator's buffers (Cuda failure 2 'out of memory'): an out-of-memory outside PyTorch's allocator"),
     ("Failed to CUDA calloc", "nccl", "NCCL could not allocate device memory (Failed to CUDA calloc): an out-of-memory outside PyTorch's allocator"),
+    // A CUDA runtime call that is not the caching allocator's (PyTorch's C10_CUDA_CHECK: "CUDA error: out of memory";
+    // Transformer Engine's NVTE_CHECK_CUDA: "CUDA Error: out of memory"; the enum's name in other libraries), or an
+    // asynchronous error surfacing at a later call (PyTorch's own text then adds "CUDA kernel errors might be
+    // asynchronously reported at some other API call").
+    ("CUDA error: out of memory", "cuda-runtime", "a CUDA runtime call outside PyTorch's caching allocator could not get device memory (CUDA error: out of memory): a library's own allocation (Transformer Engine or cuDNN workspaces, a CUDA graph's instantiation, a new CUDA context) or an error reported late from an earlier call (CUDA_LAUNCH_BLOCKING=1 finds the call); the caching allocator's blocks are what hold the device"),
+    ("CUDA Error: out of memory", "cuda-runtime", "a CUDA runtime call in Transformer Engine could not get device memory (CUDA Error: out of memory): an allocation outside PyTorch's caching allocator, whose blocks hold the device"),
+    ("cudaErrorMemoryAllocation", "cuda-runtime", "a CUDA runtime allocation outside PyTorch's caching allocator failed (cudaErrorMemoryAllocation)"),
+    ("HIP error: out of memory", "cuda-runtime", "a HIP runtime call outside PyTorch's caching allocator could not get device memory (HIP error: out of memory)"),
 ];
 
 /// Every out-of-memory message in `text` (a log may surround them), the first per rank, in the log's order; at most

@@ -29,7 +29,7 @@ pub const MAX_FIXES: usize = 12;
 fn unreadable() -> InputError {
     InputError::new(
         Code::NoOomMessage,
-        "no CUDA out-of-memory message found (nor its HIP, XPU or NPU form): expected PyTorch's \"Tried to allocate X GiB. GPU N has a total capacity of …\" or \"Tried to allocate X GiB (GPU N; … total capacity; …)\" (CUDA, HIP, XPU or NPU), or a cuBLAS / NCCL allocation failure",
+        "no CUDA out-of-memory message found (nor its HIP, XPU or NPU form): expected PyTorch's \"Tried to allocate X GiB. GPU N has a total capacity of …\" or \"Tried to allocate X GiB (GPU N; … total capacity; …)\" (CUDA, HIP, XPU or NPU), or a cuBLAS / NCCL allocation failure, or a CUDA runtime \"CUDA error: out of memory\"",
         "paste the whole torch.OutOfMemoryError line (its \"Tried to allocate\" sentence and the numbers after it)",
     )
 }
@@ -355,6 +355,15 @@ fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated):
     let what = named.culprit.as_ref().map(|c| format!("; the request is {} ({})", c.label, c.phase)).unwrap_or_default();
     if m.requested_bytes == 0 {
         let text = m.note.clone().unwrap_or_else(|| "an allocation outside PyTorch's allocator failed".into());
+        // A plan that does not fit runs out wherever the next allocation happens to be: the plan is the cause.
+        if predicted_peak > capacity {
+            let short = predicted_peak - capacity;
+            return (
+                Cause::DoesNotFit,
+                format!("{text}. The plan does not fit: meshplan predicts {} for the stage on a {} device ({} over), so some allocation fails; this one is only where it did", gib(predicted_peak), gib(capacity), gib(short)),
+                short,
+            );
+        }
         return (Cause::OutsideAllocator, format!("{text}. meshplan predicts {} for the stage on a {} device", gib(predicted_peak), gib(capacity)), 0);
     }
     let unallocated = m.reserved_unallocated_bytes.unwrap_or(0);
