@@ -601,3 +601,21 @@ fn nemo1_gpt_config_yaml() {
     assert_eq!((&t["recompute_granularity"], &t["recompute_method"], &t["recompute_num_layers"]), (&json!("full"), &json!("uniform"), &json!(1)));
     assert!(imported.unrecognized.iter().any(|u| u.name == "model.optim.lr"));
 }
+
+/// Spellings today's Megatron-LM still takes and rewrites (megatron/training/arguments.py:611-640 @ d98e8a64dd):
+/// the hidden `--cuda-graph-scope` becomes `--cuda-graph-modules`, `--external-cuda-graph` `--cuda-graph-impl
+/// transformer_engine`, `--enable-cuda-graph` `local`; Megatron-Core turns `--moe-enable-deepep` into the flex
+/// dispatcher's DeepEP backend (transformer_config.py). Each was listed "not a setting meshplan models", so the plan
+/// had no CUDA graphs. Script lines written here.
+#[test]
+fn megatron_lm_deprecated_cuda_graph_and_deepep_flags() {
+    let base = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 --vocab-size 32000 --num-experts 8 --expert-model-parallel-size 8 --moe-token-dispatcher-type flex";
+    let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let (imported, _, _) = imports::import_plan(&format!("{base} --external-cuda-graph --cuda-graph-scope attn moe_router --moe-enable-deepep"), &opts).unwrap();
+    let t = &imported.plan["training"];
+    assert_eq!((&t["cuda_graph_impl"], &t["cuda_graph_scope"]), (&json!("transformer_engine"), &json!(["attn", "moe_router"])));
+    assert_eq!(t["moe_flex_dispatcher_backend"], "deepep");
+    assert!(!imported.unrecognized.iter().any(|u| u.name.contains("cuda-graph") || u.name.contains("deepep")), "{:?}", imported.unrecognized);
+    let (imported, _, _) = imports::import_plan(&format!("{base} --enable-cuda-graph"), &opts).unwrap();
+    assert_eq!(imported.plan["training"]["cuda_graph_impl"], "local");
+}

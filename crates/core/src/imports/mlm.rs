@@ -256,6 +256,26 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         "--use-rotary-position-embeddings" => b.set("model.position_embedding_type", Value::from("rope"), 0),
         "--no-position-embedding" => b.set("model.position_embedding_type", Value::from("none"), 1),
         "--recompute-activations" => b.set("training.recompute_granularity", Value::from("selective"), 1),
+        // Deprecated spellings today's Megatron-LM still takes and rewrites in validate_args (arguments.py:611-640 @
+        // d98e8a64dd): --cuda-graph-scope (hidden, dest cuda_graph_scope_deprecated) becomes --cuda-graph-modules,
+        // --enable-cuda-graph cuda_graph_impl local, --external-cuda-graph transformer_engine; and TransformerConfig's
+        // moe_enable_deepep the flex dispatcher's DeepEP backend (transformer_config.py __post_init__).
+        "--cuda-graph-scope" => {
+            flag(b, "--cuda-graph-modules", values, gqa);
+            b.notes.push("--cuda-graph-scope is deprecated: read as --cuda-graph-modules, as Megatron-LM copies it (with a warning)".into());
+        }
+        "--enable-cuda-graph" | "--external-cuda-graph" if !off => {
+            let imp = if key == "--enable-cuda-graph" { "local" } else { "transformer_engine" };
+            flag(b, "--cuda-graph-impl", &[imp.to_string()], gqa);
+            b.notes.push(format!("{key} is deprecated: read as --cuda-graph-impl {imp}, as Megatron-LM sets it (with a warning)"));
+        }
+        "--moe-enable-deepep" if !off => {
+            flag(b, "--moe-flex-dispatcher-backend", &["deepep".to_string()], gqa);
+            b.notes.push("--moe-enable-deepep is deprecated: read as --moe-flex-dispatcher-backend deepep, as Megatron-Core sets it (it also needs --moe-token-dispatcher-type flex)".into());
+        }
+        "--checkpoint-activations" => {
+            b.unknown(&key, &Value::from(""), "Megatron-LM exits on it (\"no longer valid, use --recompute-activations\"): give --recompute-activations or --recompute-granularity");
+        }
         // Megatron-LM before 4eeff55d1f (Oct 2023) had a store_true --overlap-p2p-communication; today's is
         // --no-overlap-p2p-communication (the parallelism table's), so an older script asks for today's default.
         "--overlap-p2p-communication" => {
