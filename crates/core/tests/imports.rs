@@ -618,4 +618,7 @@ fn megatron_lm_deprecated_cuda_graph_and_deepep_flags() {
     assert!(!imported.unrecognized.iter().any(|u| u.name.contains("cuda-graph") || u.name.contains("deepep")), "{:?}", imported.unrecognized);
     let (imported, _, _) = imports::import_plan(&format!("{base} --enable-cuda-graph"), &opts).unwrap();
     assert_eq!(imported.plan["training"]["cuda_graph_impl"], "local");
+    // Without --seq-length the sequence is --encoder-seq-length (arguments.py:1346-1351).
+    let (_, plan, _) = imports::import_plan(&base.replace("--seq-length 4096", "--encoder-seq-length 2048"), &opts).unwrap();
+    assert_eq!(plan.training.seq_length, 2048);
 }

@@ -273,6 +273,8 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
             flag(b, "--moe-flex-dispatcher-backend", &["deepep".to_string()], gqa);
             b.notes.push("--moe-enable-deepep is deprecated: read as --moe-flex-dispatcher-backend deepep, as Megatron-Core sets it (it also needs --moe-token-dispatcher-type flex)".into());
         }
+        // validate_args: without --seq-length the sequence is --encoder-seq-length (arguments.py:1346-1351).
+        "--encoder-seq-length" => b.set("training.seq_length", yaml::scalar(first), 1),
         "--checkpoint-activations" => {
             b.unknown(&key, &Value::from(""), "Megatron-LM exits on it (\"no longer valid, use --recompute-activations\"): give --recompute-activations or --recompute-granularity");
         }
