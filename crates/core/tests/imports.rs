@@ -622,3 +622,20 @@ fn megatron_lm_deprecated_cuda_graph_and_deepep_flags() {
     let (_, plan, _) = imports::import_plan(&base.replace("--seq-length 4096", "--encoder-seq-length 2048"), &opts).unwrap();
     assert_eq!(plan.training.seq_length, 2048);
 }
+
+/// Megatron-LM's flags from before 2021, which today's validate_args stops on (arguments.py:591-605 @ d98e8a64dd) but
+/// old scripts still carry: `--model-parallel-size` was the tensor-parallel size, `--batch-size` the micro-batch,
+/// `--checkpoint-activations` full recompute of each layer (`--checkpoint-num-layers`, 1 by default); and
+/// `--decoder-num-layers` stands for `--num-layers` (arguments.py:957-960). Read as they meant, each with a note. A
+/// script written here in the 2020 style.
+#[test]
+fn megatron_lm_pre_2021_flags() {
+    let script = "python pretrain_gpt.py --decoder-num-layers 24 --hidden-size 1024 --num-attention-heads 16 --batch-size 8 --model-parallel-size 2 --checkpoint-activations --seq-length 1024 --max-position-embeddings 1024 --fp16 --vocab-size 50257";
+    let (imported, plan, _) = imports::import_plan(script, &ImportOptions { gpu: Some("a100-sxm-80gb".into()), ..Default::default() }).unwrap();
+    assert_eq!((plan.model.num_layers, plan.parallelism.tp(), plan.training.micro_batch_size), (24, 2, 8));
+    let t = &imported.plan["training"];
+    assert_eq!((&t["recompute_granularity"], &t["recompute_method"], &t["recompute_num_layers"]), (&json!("full"), &json!("uniform"), &json!(1)));
+    assert_eq!(imported.notes.iter().filter(|n| n.contains("before 2021")).count(), 3, "{:?}", imported.notes);
+    let (imported, _, _) = imports::import_plan(&format!("{script} --checkpoint-num-layers 2"), &ImportOptions { gpu: Some("a100-sxm-80gb".into()), ..Default::default() }).unwrap();
+    assert_eq!(imported.plan["training"]["recompute_num_layers"], 2);
+}

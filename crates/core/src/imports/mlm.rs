@@ -275,9 +275,25 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         }
         // validate_args: without --seq-length the sequence is --encoder-seq-length (arguments.py:1346-1351).
         "--encoder-seq-length" => b.set("training.seq_length", yaml::scalar(first), 1),
-        "--checkpoint-activations" => {
-            b.unknown(&key, &Value::from(""), "Megatron-LM exits on it (\"no longer valid, use --recompute-activations\"): give --recompute-activations or --recompute-granularity");
+        // Megatron-LM's flags before 2021, which today's validate_args stops on (arguments.py:591-605): read as what
+        // the Megatron-LM that took them did, with a note — as --overlap-p2p-communication above.
+        "--checkpoint-activations" if !off => {
+            b.set("training.recompute_granularity", Value::from("full"), 1);
+            b.set("training.recompute_method", Value::from("uniform"), 1);
+            b.set("training.recompute_num_layers", Value::from(1), 2);
+            b.notes.push("--checkpoint-activations is Megatron-LM's flag from before 2021 (each layer's activations recomputed: read as full, uniform, --checkpoint-num-layers of them, 1 by default); today's Megatron-LM exits on it: use --recompute-granularity full --recompute-method uniform".into());
         }
+        "--checkpoint-num-layers" => b.set("training.recompute_num_layers", yaml::scalar(first), 1),
+        "--model-parallel-size" => {
+            b.set("parallelism.tensor_model_parallel_size", yaml::scalar(first), 1);
+            b.notes.push(format!("--model-parallel-size {first} is Megatron-LM's flag from before 2021 for the tensor-parallel size: read as --tensor-model-parallel-size; today's Megatron-LM stops on it"));
+        }
+        "--batch-size" => {
+            b.set("training.micro_batch_size", yaml::scalar(first), 1);
+            b.notes.push(format!("--batch-size {first} is Megatron-LM's flag from before 2021 for the micro-batch: read as --micro-batch-size; today's Megatron-LM stops on it"));
+        }
+        // The decoder's layers when --num-layers is not given (arguments.py:957-960 reads it in its place).
+        "--decoder-num-layers" => b.set("model.num_layers", yaml::scalar(first), 1),
         // Megatron-LM before 4eeff55d1f (Oct 2023) had a store_true --overlap-p2p-communication; today's is
         // --no-overlap-p2p-communication (the parallelism table's), so an older script asks for today's default.
         "--overlap-p2p-communication" => {
