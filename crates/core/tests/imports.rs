@@ -639,3 +639,20 @@ fn megatron_lm_pre_2021_flags() {
     let (imported, _, _) = imports::import_plan(&format!("{script} --checkpoint-num-layers 2"), &ImportOptions { gpu: Some("a100-sxm-80gb".into()), ..Default::default() }).unwrap();
     assert_eq!(imported.plan["training"]["recompute_num_layers"], 2);
 }
+
+/// Megatron Bridge's `scripts/training/train.sh` (which runs scripts/training/setup_experiment.py, then run_recipe.py:
+/// `--model STEM [--mode pretrain|sft|lora|dora]` names `{STEM}_{task}_config`, the task peft for lora and dora —
+/// recipe_metadata.py recipe_task @ 067f987df03b). It was read as a Megatron-LM command, dropping -tp and the recipe.
+/// Commands written here.
+#[test]
+fn bridge_train_sh_with_model_and_mode() {
+    let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let launch = "./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --model llama3_8b -tp 2 -gb 256";
+    assert_eq!(imports::detect(launch), Format::BridgeOverrides);
+    let (imported, plan, _) = imports::import_plan(launch, &opts).unwrap();
+    assert_eq!(imported.plan["recipe"], "llama3_8b_pretrain_config");
+    assert_eq!((plan.parallelism.tp(), plan.training.global_batch_size, plan.world_size()), (2, Some(256), 16));
+    let (imported, _, _) = imports::import_plan(&format!("{launch} --mode lora"), &opts).unwrap();
+    assert_eq!(imported.plan["recipe"], "llama3_8b_peft_config");
+    assert_eq!(imported.plan["training"]["peft"], "lora");
+}

@@ -50,6 +50,7 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
         let words: Vec<String> = words.into_iter().flat_map(|w| if whole(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let mut i = 0;
         let mut perf = PerfLaunch::default();
+        let (mut stem, mut mode): (Option<String>, Option<String>) = (None, None);
         while i < words.len() {
             let w = words[i].as_str();
             i += 1;
@@ -70,8 +71,9 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
                         nemo_factory(b, f);
                     }
                 }
-                // run_recipe.py --model: a recipe stem (`qwen3_30b_a3b`).
-                "--model" => b.recipe = inline.or_else(next).map(|s| format!("{s}_pretrain_config")),
+                // run_recipe.py --model: a recipe stem (`qwen3_30b_a3b`), completed with --mode below.
+                "--model" => stem = inline.or_else(next).map(str::to_string),
+                "--mode" => mode = inline.or_else(next).map(str::to_string),
                 "--nproc-per-node" | "--gpus-per-node" => b.set("cluster.gpus_per_node", value(), 0),
                 "--nnodes" | "--nodes" => b.set("cluster.num_nodes", value(), 0),
                 f if f.starts_with('-') && run_recipe_flag(f).is_some() => {
@@ -95,6 +97,16 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
             }
         }
         perf.resolve(b);
+        // run_recipe.py: `{model}_{task}_config`, the task being the mode, peft for lora and dora
+        // (scripts/training/recipe_metadata.py recipe_task @ 067f987df03b); a LoRA/DoRA mode trains adapters.
+        if let Some(stem) = stem {
+            let mode = mode.unwrap_or_else(|| "pretrain".into());
+            let task = if matches!(mode.as_str(), "lora" | "dora") { "peft" } else { mode.as_str() };
+            b.recipe = Some(format!("{stem}_{task}_config"));
+            if task == "peft" {
+                entry(b, "peft", Value::from(mode.clone()), &mut votes);
+            }
+        }
     }
     decide_precision(b, &votes);
 }

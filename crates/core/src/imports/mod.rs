@@ -108,7 +108,9 @@ pub fn detect(text: &str) -> Format {
     }
     // Megatron Bridge's recipe runner and its performance launcher (scripts/performance/setup_experiment.py, which
     // runs run_script.py on each rank; their flags name the flat perf recipe).
-    let perf_launch = ["setup_experiment.py", "scripts/performance/run_script.py", "--model_recipe_name", "--compute_dtype"];
+    // scripts/training/train.sh runs scripts/training/setup_experiment.py, which runs run_recipe.py (its --recipe /
+    // --model and -tp … flags).
+    let perf_launch = ["setup_experiment.py", "scripts/performance/run_script.py", "--model_recipe_name", "--compute_dtype", "scripts/training/train.sh"];
     if text.contains("run_recipe.py") || text.contains("--recipe") || perf_launch.iter().any(|p| text.contains(p)) || shell::words(text).iter().any(|w| w == "-mr") {
         return Format::BridgeOverrides;
     }
