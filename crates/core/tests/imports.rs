@@ -381,6 +381,14 @@ mod never_panics {
             Just("Tried to allocate 2.00 GiB. GPU 3 has a total capacity of ".to_string()),
             Just("(GPU 0; 3 GiB total capacity; ".to_string()),
             Just("[0]*3+[1]*9999999 ".to_string()),
+            // The performance launcher, NeMo 1 and 2, and the flags whose values are combined after reading.
+            Just("scripts/performance/setup_experiment.py -mr llama3_70b -ng ".to_string()),
+            Just(" -g gb200 -c fp8_mx -et -rl ".to_string()),
+            Just("nemo llm pretrain --factory \"llama3_8b(num_nodes=".to_string()),
+            Just("recipe.trainer.strategy.tensor_model_parallel_size = ".to_string()),
+            Just("--num-layers-per-virtual-pipeline-stage ".to_string()),
+            Just("--account-for-embedding-in-pipeline-split --pipeline-model-parallel-size ".to_string()),
+            Just("  activation: fast-swiglu\n  encoder_seq_length: ".to_string()),
             Just("'\"\\\n#".to_string()),
             "[ -~]{0,12}",
             // Any printable Unicode, multi-byte noise (a progress bar's `█`, combining marks, right-to-left text and
@@ -499,6 +507,9 @@ fn megatron_lm_layers_per_virtual_stage_sets_the_virtual_pipeline() {
     let (imported, plan, _) = read(&script(80, 4, "3", ""));
     assert_eq!(plan.parallelism.vpp(), 1);
     assert!(imported.unrecognized.iter().any(|u| u.name == "--num-layers-per-virtual-pipeline-stage" && u.why.contains("not a whole number")));
+    // Unvalidated sizes do not overflow (u64::MAX layers plus the embedding and loss): the plan's own check reports them.
+    let huge = "torchrun pretrain_gpt.py --num-layers 18446744073709551615 --hidden-size 64 --num-attention-heads 4 --pipeline-model-parallel-size 18446744073709551615 --num-layers-per-virtual-pipeline-stage 1 --seq-length 8 --max-position-embeddings 8 --vocab-size 10 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split";
+    assert!(imports::import(huge, &ImportOptions::default()).is_ok());
     // The argument dump prints the derived size beside the flag's value: the printed size is the run's.
     let dump = "---------- arguments ----------\n  num_layers ........ 80\n  hidden_size ........ 4096\n  num_attention_heads ........ 32\n  seq_length ........ 4096\n  pipeline_model_parallel_size ........ 4\n  num_layers_per_virtual_pipeline_stage ........ 5\n  virtual_pipeline_model_parallel_size ........ 4\n  world_size ........ 32\n  vocab_size ........ 32000\n---------- end of arguments ----------\n";
     let (_, plan, _) = read(dump);
@@ -573,6 +584,14 @@ fn nemo2_cli_and_python_recipes() {
     assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
 
     let python = "from nemo.collections import llm\nrecipe = llm.llama31_70b.pretrain_recipe(name=\"x\", num_nodes=8, num_gpus_per_node=8)\nrecipe.trainer.strategy.tensor_model_parallel_size = 4\nrecipe.trainer.strategy.pipeline_model_parallel_size = 4\nrecipe.trainer.strategy.virtual_pipeline_model_parallel_size = 5  # interleaved\nrecipe.data.seq_length = 8192\nrecipe.model.config.recompute_granularity = \"full\"\nrecipe.model.config.recompute_method = \"uniform\"\nrecipe.model.config.recompute_num_layers = 1\n";
+    // A bare factory, CLI or Python, is NeMo's too (it was read as a Megatron-LM command naming no model); a NeMo stem
+    // that is a preset's key in other spelling names it.
+    assert_eq!(imports::detect("nemo llm pretrain --factory llama3_8b"), Format::BridgeOverrides);
+    let (_, plan, _) = imports::import_plan("from nemo.collections import llm\nrecipe = llm.mixtral_8x7b.pretrain_recipe(num_nodes=4, num_gpus_per_node=8)\n", &opts).unwrap();
+    assert_eq!((plan.model_key.as_str(), plan.world_size()), ("mixtral-8x7b", 32));
+    let err = imports::import_plan("nemo llm pretrain --factory no_such_model_9b", &opts).unwrap_err();
+    assert!(err.message.contains("NeMo 2 recipe `no_such_model_9b`"), "{}", err.message);
+
     let (imported, plan, _) = imports::import_plan(python, &opts).unwrap();
     assert_eq!(plan.model_key, "llama-3.1-70b");
     assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.vpp(), plan.world_size()), (4, 4, 5, 64));

@@ -28,14 +28,14 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
             b.recipe = Some(name.trim().to_string());
         }
     }
+    for line in text.lines().map(str::trim) {
+        // NeMo 2's Python: `recipe = llm.llama3_8b.pretrain_recipe(num_nodes=2, num_gpus_per_node=8)`.
+        if let Some((stem, call)) = line.split_once(".pretrain_recipe(").and_then(|(head, call)| Some((head.rsplit('.').next()?, call))) {
+            nemo_factory(b, &format!("{stem}({}", call.trim_end().trim_end_matches(')')));
+        }
+    }
     let python: Vec<&str> = text.lines().map(str::trim).filter(|l| python_override(l).is_some()).collect();
     if !python.is_empty() {
-        for line in text.lines().map(str::trim) {
-            // NeMo 2's Python: `recipe = llm.llama3_8b.pretrain_recipe(num_nodes=2, num_gpus_per_node=8)`.
-            if let Some((stem, call)) = line.split_once(".pretrain_recipe(").and_then(|(head, call)| Some((head.rsplit('.').next()?, call))) {
-                nemo_factory(b, &format!("{stem}({}", call.trim_end().trim_end_matches(')')));
-            }
-        }
         for line in python {
             let code = strip_py_comment(line);
             let Some((lhs, rhs)) = code.split_once('=') else { continue };

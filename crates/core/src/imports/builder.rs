@@ -187,7 +187,8 @@ impl Builder {
             .as_deref()
             .and_then(presets::model)
             .or_else(|| self.recipe.as_deref().and_then(recipe_preset))
-            .or_else(|| self.recipe_model.as_deref().and_then(|r| recipe_preset(&format!("{r}_pretrain_config"))))
+            // A NeMo recipe stem is often a preset's key in other spelling (`mixtral_8x7b`, `nemotron4_340b`).
+            .or_else(|| self.recipe_model.as_deref().and_then(|r| recipe_preset(&format!("{r}_pretrain_config")).or_else(|| presets::model(&r.replace('_', "-")))))
             .or_else(|| self.hf_id.as_deref().and_then(presets::model))
             .or_else(|| self.header_name.as_deref().and_then(|n| presets::models().iter().find(|p| p.name == n)));
         if let Some(p) = named {
@@ -301,6 +302,10 @@ impl Builder {
                     let hf = known.and_then(|r| r.hf_model_id.clone()).map_or("built in the recipe".into(), |h| format!("{h}: give its config.json"));
                     format!("names the Megatron Bridge recipe `{r}`, whose model has no meshplan preset ({hf})")
                 }
+                None if self.recipe_model.is_some() => format!(
+                    "names the NeMo 2 recipe `{}`, whose model meshplan cannot tell (no Bridge recipe or preset of that name)",
+                    self.recipe_model.as_deref().unwrap_or("").chars().take(120).collect::<String>()
+                ),
                 None => "names no model: no recipe, model class or Hugging Face id, and no num_layers / hidden_size".to_string(),
             };
             InputError::new(

@@ -129,9 +129,10 @@ fn vpp_from_layers(b: &mut Builder) {
         return;
     };
     let on = |b: &Builder, p: &str| b.get(p) == Some(&Value::Bool(true));
+    // Saturating: the layers are not validated yet (the plan's own check reports an absurd count).
     let counted = layers
-        + u64::from(on(b, "parallelism.account_for_embedding_in_pipeline_split"))
-        + u64::from(on(b, "parallelism.account_for_loss_in_pipeline_split"));
+        .saturating_add(u64::from(on(b, "parallelism.account_for_embedding_in_pipeline_split")))
+        .saturating_add(u64::from(on(b, "parallelism.account_for_loss_in_pipeline_split")));
     if counted % pp != 0 || (counted / pp) % per_chunk != 0 {
         b.unknown(
             flag,
