@@ -133,6 +133,10 @@ fn ExplanationView(x: Explanation, many: bool) -> impl IntoView {
             "Rank "{x.rank}" ("{x.rank_source.clone()}"): pipeline stage "<strong>{x.pipeline_stage}</strong>{coords}{phase}
         </p>
         {x.message.note.clone().map(|n| view! { <p class="hint">{n}</p> })}
+        {x.message.location.clone().map(|f| view! {
+            <p class="oom-location">"Traceback: "<code>{format!("{}:{}", f.file, f.line)}</code>" in "<code>{f.function}</code>
+                {(!f.what.is_empty()).then(|| format!(" — {}", f.what))}</p>
+        })}
         <NamedView x=x.clone() />
         <p id="oom-cause" class=format!("oom-cause {cause_class}") data-cause=cause_class>{x.cause_text.clone()}</p>
         {(!x.over_budget.is_empty()).then(|| view! {

@@ -211,6 +211,10 @@ fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
     if let Some(n) = &m.note {
         out += &format!("  {n}\n");
     }
+    if let Some(f) = &m.location {
+        let what = if f.what.is_empty() { String::new() } else { format!(" — {}", f.what) };
+        out += &format!("  traceback: {}:{} in {}{what}\n", f.file, f.line, f.function);
+    }
     out += &oom_named(x);
     if let Some(c) = &x.coordinates {
         out += &format!("  coordinates tp {} cp {} dp {} pp {} · ep {} etp {} edp {}\n", c.tp, c.cp, c.dp, c.pp, c.ep, c.etp, c.edp);

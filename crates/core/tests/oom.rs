@@ -706,3 +706,36 @@ fn a_cuda_runtime_out_of_memory_without_sizes() {
     assert_eq!(xs[0].cause, Cause::DoesNotFit, "{}", xs[0].cause_text);
     assert!(xs[0].cause_text.contains("does not fit"), "{}", xs[0].cause_text);
 }
+
+/// The traceback before a message says where the allocation ran, and a size alone can name a tensor of another phase.
+/// On the README plan, rank 53 (stage 3, with the output layer), a 252.00 MiB request is one microbatch's 16-bit logits
+/// by size (8,192 tokens × 129,024 / 8 × 2 B = 264,241,152 B: `each_failing_rank_gets_its_explanation`). Printed
+/// after a traceback whose innermost Megatron frame is the distributed optimizer's step, the request is named among the
+/// optimizer's tensors instead, with a note; after one in the cross entropy, it stays the logits. The frame is read
+/// from the rank's own lines only (another rank's frames interleaved). Logs written here.
+#[test]
+fn the_traceback_places_the_allocation() {
+    let frame = |rank: u64, file: &str, line: u64, func: &str| format!("[rank{rank}]:   File \"/opt/megatron-lm/{file}\", line {line}, in {func}\n");
+    let msg = current(Some(53), 5, "252.00 MiB", 79.11, 0.10, 70.00, 0.05);
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    let at_optimizer = format!(
+        "[rank53]: Traceback (most recent call last):\n{}{}{}{msg}\n",
+        frame(53, "megatron/training/training.py", 1200, "train_step"),
+        frame(53, "megatron/core/optimizer/distrib_optimizer.py", 2100, "step_with_ready_grads"),
+        frame(12, "megatron/core/transformer/moe/experts.py", 250, "forward"),
+    );
+    let xs = explain_all(&plan, &report, &at_optimizer, None).unwrap();
+    let loc = xs[0].message.location.as_ref().unwrap();
+    assert_eq!((loc.file.ends_with("optimizer/distrib_optimizer.py"), loc.line), (true, 2100));
+    let kinds = [TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies];
+    let named = &xs[0].named;
+    assert!(named.culprit.iter().chain(&named.nearest).all(|c| kinds.contains(&c.kind)), "{named:?}");
+    assert!(xs[0].notes.iter().any(|n| n.contains("traceback places it in the optimizer")), "{:?}", xs[0].notes);
+
+    let at_loss = format!("{}{msg}\n", frame(53, "megatron/core/tensor_parallel/cross_entropy.py", 40, "forward"));
+    let xs = explain_all(&plan, &report, &at_loss, None).unwrap();
+    let c = xs[0].named.culprit.as_ref().unwrap();
+    assert_eq!((c.kind, c.predicted_bytes), (TensorKind::Logits, 264_241_152));
+    assert!(xs[0].notes.iter().all(|n| !n.contains("traceback")));
+}

@@ -57,6 +57,10 @@ pub struct OomMessage {
     /// What the failure is when it is not the allocator's (cuBLAS, NCCL), in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The innermost frame of the traceback printed before the message, where it names Megatron or Transformer Engine
+    /// code (`frames::innermost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<super::frames::Frame>,
 }
 
 /// `12.34 GiB`, `786.00 MiB`, `0 bytes` → bytes.
@@ -194,18 +198,23 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
     };
     const MARKER: &str = "Tried to allocate ";
     let starts: Vec<usize> = text.match_indices(MARKER).map(|(i, _)| i).take(16 * MAX_MESSAGES).collect();
+    // The traceback before a message runs from the previous message's line (or the window's start) to its own line.
+    let line_start = |i: usize| text[..i].rfind('\n').map_or(0, |j| j + 1);
     for (n, &start) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(text.len());
         let window = prefix(&text[start..end], MESSAGE_WINDOW);
         let msg = &window[..window.find("\n\n").unwrap_or(window.len())];
-        if let Some(m) = sized(text, start, msg) {
+        if let Some(mut m) = sized(text, start, msg) {
+            let begin = n.checked_sub(1).map_or(0, |p| starts[p]);
+            m.location = super::frames::innermost(text, begin, line_start(start), m.rank);
             keep(m, &mut out);
         }
     }
     for &(marker, form, note) in OUTSIDE {
         for (start, _) in text.match_indices(marker).take(MAX_MESSAGES) {
             let (rank, local_rank) = prefixes(text, start);
-            let m = OomMessage { form: form.into(), device: "CUDA".into(), rank, local_rank, note: Some(note.into()), ..OomMessage::default() };
+            let location = super::frames::innermost(text, 0, line_start(start), rank);
+            let m = OomMessage { form: form.into(), device: "CUDA".into(), rank, local_rank, note: Some(note.into()), location, ..OomMessage::default() };
             keep(m, &mut out);
         }
     }

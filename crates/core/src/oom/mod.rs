@@ -7,6 +7,7 @@
 
 mod culprit;
 mod fixes;
+pub mod frames;
 mod message;
 
 pub use culprit::{Candidate, IMPLIED_TOLERANCE, Implied, MATCH_TOLERANCE, Named};
@@ -204,10 +205,27 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
             culprit::shown(report.memory.gpu_memory_bytes)
         ));
     }
-    let named = if message.requested_bytes > 0 {
-        culprit::name(&stage_tensors(report, pipeline_stage), message.requested_bytes, &assumed_levers(plan))
-    } else {
+    // The traceback's innermost Megatron frame says which tensors the request can be: named among those, when the stage
+    // has any (a size alone can match a tensor of another phase).
+    let tensors = stage_tensors(report, pipeline_stage);
+    let at = message.location.as_ref().map(frames::kinds).unwrap_or(&[]);
+    let located: Vec<_> = tensors.iter().filter(|t| at.contains(&t.kind)).cloned().collect();
+    let named = if message.requested_bytes == 0 {
         Named::default()
+    } else if located.is_empty() {
+        culprit::name(&tensors, message.requested_bytes, &assumed_levers(plan))
+    } else {
+        let by_place = culprit::name(&located, message.requested_bytes, &assumed_levers(plan));
+        let by_size = culprit::name(&tensors, message.requested_bytes, &assumed_levers(plan));
+        if let (Some(s), Some(f)) = (by_size.culprit.as_ref(), message.location.as_ref()) {
+            if !at.contains(&s.kind) {
+                notes.push(format!(
+                    "the request is the size of {}, but the traceback places it in {} ({}:{} in {}): named among that code's tensors instead",
+                    s.label, f.what, f.file.rsplit("megatron/").next().unwrap_or(&f.file), f.line, f.function
+                ));
+            }
+        }
+        by_place
     };
     // The message's numbers bound the unknowns: re-plan at the value the request implies.
     let corrections = named.implied.as_ref().and_then(|i| correction(i)).into_iter().collect::<Vec<_>>();

@@ -1,0 +1,111 @@
+//! Where the failing allocation ran: the Python traceback a log prints before the message (`File "…/experts.py",
+//! line 250, in forward`), its innermost frame in Megatron-Core, Transformer Engine or PyTorch's optimizer read against
+//! one table of code locations, each with the tensors an allocation there can be. A size alone can name the wrong
+//! tensor (a 3.5 GiB request the size of the Adam moments, raised in the experts' forward); the frame says which kinds
+//! to name it among.
+//!
+//! Bounded: the traceback is read from at most [`FRAME_WINDOW`] bytes before the message, line by line.
+
+use crate::memory::TensorKind;
+use serde::{Deserialize, Serialize};
+
+/// The most bytes before a message its traceback is read from (a deep traceback of 60 frames at ~200 bytes a frame
+/// with `[rankN]:` prefixes is ~12 KB).
+pub const FRAME_WINDOW: usize = 32 * 1024;
+
+/// One frame of a traceback.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Frame {
+    /// The file as printed (`/opt/megatron-lm/megatron/core/transformer/moe/experts.py`).
+    pub file: String,
+    pub line: u64,
+    pub function: String,
+    /// What runs there, from [`LOCATIONS`] (empty for a frame the table does not know).
+    #[serde(default)]
+    pub what: String,
+}
+
+/// (path fragment, function, what runs there, the tensors an allocation there can be), most specific first; a row
+/// with an empty function matches any function of the file. Paths are Megatron-Core's, Megatron-LM's and Transformer
+/// Engine's modules (NVIDIA/Megatron-LM @ d98e8a64dd), PyTorch's optimizers and CUDA graphs.
+const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
+    ("megatron/core/models/common/language_module/language_module.py", "compute_language_model_loss", "the loss over the output layer's logits", &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    ("cross_entropy", "", "the vocabulary-parallel cross entropy over the logits", &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    ("megatron/core/optimizer/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
+    ("torch/optim/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
+    ("megatron/core/distributed/fsdp/", "", "Megatron-FSDP's parameter all-gather and gradient reduce-scatter", &[TensorKind::ParamAllGather, TensorKind::GradBucket]),
+    ("megatron/core/distributed/", "", "the data-parallel gradient and parameter buffers (reduce-scatter, all-gather)", &[TensorKind::GradBucket, TensorKind::ParamAllGather]),
+    ("megatron/core/transformer/cuda_graphs.py", "", "CUDA graph capture", &[TensorKind::CudaGraphs]),
+    ("transformer_engine/pytorch/graph.py", "", "CUDA graph capture", &[TensorKind::CudaGraphs]),
+    ("torch/cuda/graphs.py", "", "CUDA graph capture", &[TensorKind::CudaGraphs]),
+    ("megatron/core/transformer/moe/", "", "the MoE layer (routing, token dispatch, the experts)", &[TensorKind::MoeDispatch, TensorKind::LayerActivations]),
+    ("megatron/core/transformer/dot_product_attention.py", "", "core attention", &[TensorKind::AttentionScores, TensorKind::LayerActivations]),
+    ("transformer_engine/pytorch/attention", "", "core attention (Transformer Engine)", &[TensorKind::AttentionScores, TensorKind::LayerActivations]),
+    ("flash_attn", "", "core attention (flash-attn)", &[TensorKind::AttentionScores, TensorKind::LayerActivations]),
+    ("megatron/core/tensor_parallel/random.py", "", "activation recompute in the backward pass", &[TensorKind::LayerActivations]),
+    ("megatron/core/pipeline_parallel/", "", "the pipeline schedule (a microbatch's forward or backward)", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores, TensorKind::Logits, TensorKind::LogitsFp32]),
+    ("megatron/core/transformer/", "", "a transformer layer's forward or backward", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores]),
+    ("megatron/core/dist_checkpointing/", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
+    ("megatron/training/checkpointing.py", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
+];
+
+/// The row of [`LOCATIONS`] a frame falls in.
+fn location(file: &str, function: &str) -> Option<&'static (&'static str, &'static str, &'static str, &'static [TensorKind])> {
+    let file = file.replace('\\', "/");
+    LOCATIONS.iter().find(|(path, func, _, _)| file.contains(path) && (func.is_empty() || *func == function))
+}
+
+/// The tensor kinds an allocation at `frame` can be (empty: any, or the frame is outside the training step).
+pub fn kinds(frame: &Frame) -> &'static [TensorKind] {
+    location(&frame.file, &frame.function).map_or(&[], |l| l.3)
+}
+
+/// `  File "/x/y.py", line 12, in forward` (after any `[rank3]:` prefix) → the frame.
+fn frame_of(line: &str) -> Option<Frame> {
+    let rest = &line[line.find("File \"")? + 6..];
+    let (file, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(", line ")?;
+    let digits = &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())];
+    let line_no = digits.get(..digits.len().min(9))?.parse().ok()?;
+    let function = rest.split_once(", in ").map_or("", |(_, f)| f.trim()).chars().take(120).collect();
+    Some(Frame { file: file.chars().take(300).collect(), line: line_no, function, what: String::new() })
+}
+
+/// The innermost frame of the traceback printed before `end` in `text`, after `begin` (the previous message), on the
+/// lines of rank `rank` when the log prefixes them: the innermost one [`LOCATIONS`] knows, else the innermost in
+/// Megatron or Transformer Engine. None when there is no such frame.
+pub fn innermost(text: &str, begin: usize, end: usize, rank: Option<u64>) -> Option<Frame> {
+    let mut from = begin.max(end.saturating_sub(FRAME_WINDOW)).min(end);
+    while from < end && !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let window = text.get(from..end)?;
+    let own = |line: &str| match (rank, line.find("[rank")) {
+        (Some(r), Some(i)) => line[i + 5..].split(']').next().and_then(|n| n.parse::<u64>().ok()) == Some(r),
+        _ => true,
+    };
+    let frames: Vec<Frame> = window.lines().filter(|l| own(l)).filter_map(frame_of).collect();
+    let known = frames.iter().rev().find_map(|f| location(&f.file, &f.function).map(|l| Frame { what: l.2.to_string(), ..f.clone() }));
+    known.or_else(|| frames.iter().rev().find(|f| f.file.contains("megatron") || f.file.contains("transformer_engine")).cloned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_innermost_known_frame_of_the_rank() {
+        let log = "[rank1]:   File \"/w/megatron/core/optimizer/distrib_optimizer.py\", line 9, in step\n\
+                   [rank0]:   File \"/w/megatron/core/pipeline_parallel/schedules.py\", line 400, in forward_step\n\
+                   [rank0]:   File \"/w/megatron/core/transformer/moe/experts.py\", line 250, in forward\n\
+                   [rank0]:   File \"/usr/lib/python3/site-packages/torch/nn/functional.py\", line 2000, in silu\n\
+                   [rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.";
+        let end = log.find("torch.OutOfMemoryError").unwrap();
+        let f = innermost(log, 0, end, Some(0)).unwrap();
+        assert_eq!((f.file.ends_with("moe/experts.py"), f.line, f.function.as_str()), (true, 250, "forward"));
+        assert_eq!(kinds(&f), &[TensorKind::MoeDispatch, TensorKind::LayerActivations]);
+        let f = innermost(log, 0, end, Some(1)).unwrap();
+        assert_eq!(kinds(&f), &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]);
+        assert!(innermost("no traceback here", 0, 17, None).is_none());
+    }
+}
