@@ -39,6 +39,7 @@ pub fn cause_class(c: Cause) -> &'static str {
         Cause::Overrun => "overrun",
         Cause::DoesNotFit => "does-not-fit",
         Cause::OutsideAllocator => "outside-allocator",
+        Cause::MemoryReport => "memory-report",
     }
 }
 
@@ -76,7 +77,7 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
             <h2 id="oom-h">"Explain an OOM"</h2>
             <details prop:open=move || submitted.with(Option::is_some)>
                 <summary>"Paste a CUDA out-of-memory message"</summary>
-                <label for="oom-message">"The message or the log around it (PyTorch's “CUDA out of memory. Tried to allocate …”, HIP, XPU, NPU; cuBLAS / NCCL allocation failures; “CUDA error: out of memory”)"</label>
+                <label for="oom-message">"The message or the log around it (PyTorch's “CUDA out of memory. Tried to allocate …”, HIP, XPU, NPU; cuBLAS / NCCL allocation failures; “CUDA error: out of memory”; or, to compare a run that did not run out, its memory report lines)"</label>
                 <textarea id="oom-message" rows="4" spellcheck="false"
                     placeholder="Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.02 GiB is free. …"
                     prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>

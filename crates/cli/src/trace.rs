@@ -199,10 +199,13 @@ fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
         (0, None) => "no size or GPU in the message".to_string(),
         (r, g) => format!("{:.2} GiB requested on GPU {}", gib(r), g.map_or("?".into(), |g| g.to_string())),
     };
+    let (head, who) = if m.form == "memory-report" {
+        ("Memory report, no out-of-memory".to_string(), "Rank")
+    } else {
+        (format!("Out of memory ({} message, {}): {what}", m.form, m.device), "Failing rank")
+    };
     let mut out = format!(
-        "Out of memory ({} message, {}): {what}\n\nFailing rank {} ({})\n  pipeline stage {}{}\n",
-        m.form,
-        m.device,
+        "{head}\n\n{who} {} ({})\n  pipeline stage {}{}\n",
         x.rank,
         x.rank_source,
         x.pipeline_stage,

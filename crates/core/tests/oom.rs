@@ -739,3 +739,32 @@ fn the_traceback_places_the_allocation() {
     assert_eq!((c.kind, c.predicted_bytes), (TensorKind::Logits, 264_241_152));
     assert!(xs[0].notes.iter().all(|n| !n.contains("traceback")));
 }
+
+/// A log with no out-of-memory but the run's memory reports is compared, not refused: Megatron-LM's `[Rank 0] (after N
+/// iterations) memory (MB) | allocated: … | max allocated: … | reserved: … | max reserved: …` (MiB;
+/// megatron/training/utils/common_utils.py report_memory) and Megatron Bridge's `memory (GB) | … | peak_allocated_mem:
+/// … | peak_reserved_mem: … | alloc_retries: …` (10⁹ bytes; training/utils/train_utils.py report_memory). The latest
+/// report of a rank is the one read; an out-of-memory in the same log is the subject instead. By hand: 62,345.60 MiB
+/// = 62,345 × 1,048,576 + 0.6 × 1,048,576 = 65,373,470,720 + 629,145.6 → 65,374,099,866 B; 45.678 GB = 45,678,000,000 B. Logs written here.
+#[test]
+fn memory_reports_are_compared_when_nothing_ran_out() {
+    let mlm = "[Rank 0] (after 10 iterations) memory (MB) | allocated: 31012.25 | max allocated: 52345.60 | reserved: 56000.00 | max reserved: 58000.00\n\
+               [Rank 0] (after 20 iterations) memory (MB) | allocated: 31012.25 | max allocated: 62345.60 | reserved: 64000.00 | max reserved: 66000.00\n";
+    let all = parse_messages(mlm).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!((all[0].form.as_str(), all[0].rank, all[0].allocated_bytes, all[0].requested_bytes), ("memory-report", Some(0), Some(65_374_099_866), 0));
+    assert_eq!(all[0].reserved_bytes, Some(66_000 * 1_048_576));
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    let x = &explain_all(&plan, &report, mlm, None).unwrap()[0];
+    assert_eq!(x.cause, Cause::MemoryReport);
+    assert!(x.fixes.is_empty() && x.cause_text.starts_with("no out-of-memory"), "{}", x.cause_text);
+
+    let bridge = "[Rank 48] (after 2 iterations) memory (GB) | current_allocated_mem: 30.1 | peak_allocated_mem: 45.678 | peak_reserved_mem: 50.5 | alloc_retries: 3\n";
+    let all = parse_messages(bridge).unwrap();
+    assert_eq!((all[0].rank, all[0].allocated_bytes, all[0].reserved_bytes), (Some(48), Some(45_678_000_000), Some(50_500_000_000)));
+    assert!(all[0].note.as_deref().is_some_and(|n| n.contains("retried 3 times")));
+
+    let both = format!("{mlm}{}\n", current(Some(0), 0, "2.00 GiB", 79.11, 1.02, 74.21, 1.80));
+    assert_eq!(parse_messages(&both).unwrap()[0].form, "current");
+}

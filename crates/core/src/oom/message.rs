@@ -28,7 +28,8 @@ pub use crate::limits::MAX_OOM_MESSAGES as MAX_MESSAGES;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OomMessage {
     /// `"current"` (PyTorch ≥ 2.1), `"legacy"` (1.x), or a failure without sizes: `"cublas"`, `"nccl"`,
-    /// `"cuda-runtime"` (a CUDA runtime call's "out of memory" error).
+    /// `"cuda-runtime"` (a CUDA runtime call's "out of memory" error); or `"memory-report"`, a run's memory report in a
+    /// log without an out-of-memory (its peaks as the allocated and reserved figures, no request).
     pub form: String,
     pub requested_bytes: u64,
     /// The local device index (`GPU 3`, `NPU 0`).
@@ -186,8 +187,57 @@ const OUTSIDE: &[(&str, &str, &str)] = &[
     ("HIP error: out of memory", "cuda-runtime", "a HIP runtime call outside PyTorch's caching allocator could not get device memory (HIP error: out of memory)"),
 ];
 
+/// The number written after `marker` in `field` (`max allocated: 23456.70`).
+fn value_after(field: &str, marker: &str) -> Option<f64> {
+    let rest = field.trim().strip_prefix(marker)?.trim();
+    rest.split_whitespace().next()?.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0)
+}
+
+/// The memory reports a run prints each log interval, when a log has no out-of-memory: the last one per rank, as a
+/// message of form `memory-report` (no request; its peaks as the allocated and reserved figures). Megatron-LM's
+/// `[Rank 0] (after 10 iterations) memory (MB) | allocated: … | max allocated: … | reserved: … | max reserved: …`
+/// (megatron/training/utils/common_utils.py report_memory, MiB) and Megatron Bridge's `… memory (GB) | … |
+/// peak_allocated_mem: … | … | peak_reserved_mem: … | alloc_retries: …` (training/utils/train_utils.py report_memory:
+/// torch.cuda.memory_stats in 10⁹ bytes).
+fn reports(text: &str) -> Vec<OomMessage> {
+    let mut out: Vec<OomMessage> = Vec::new();
+    let lines = text.lines().filter(|l| l.contains(" memory (MB) | ") || l.contains(" memory (GB) | ")).take(64 * MAX_MESSAGES);
+    for line in lines {
+        let gb = line.contains(" memory (GB) | ");
+        let (unit, allocated_key, reserved_key) = if gb { (1e9, "peak_allocated_mem:", "peak_reserved_mem:") } else { (1024.0 * 1024.0, "max allocated:", "max reserved:") };
+        let fields: Vec<&str> = line.split(" | ").take(32).collect();
+        let find = |key: &str| fields.iter().find_map(|f| value_after(f, key));
+        let bytes = |x: f64| (x * unit < 1e18).then(|| (x * unit).round() as u64);
+        let Some(allocated) = find(allocated_key).and_then(bytes) else { continue };
+        let reserved = find(reserved_key).and_then(bytes);
+        // Megatron's own `[Rank N]`, else a launcher's `[rankN]:` prefix.
+        let rank = number_after(line, "[Rank ").or_else(|| number_after(line, "[rank"));
+        let after = number_after(line, "(after ").map_or(String::new(), |n| format!(" after {n} iterations"));
+        let retries = find("alloc_retries:").filter(|&r| r > 0.0).map_or(String::new(), |r| {
+            format!("; the allocator freed its cache and retried {r:.0} times (cudaMalloc failed): the run is at the device's limit, where fragmentation costs")
+        });
+        let who = if gb { "Megatron Bridge's" } else { "Megatron-LM's" };
+        let m = OomMessage {
+            form: "memory-report".into(),
+            device: "CUDA".into(),
+            rank,
+            allocated_bytes: Some(allocated),
+            reserved_bytes: reserved,
+            note: Some(format!("{who} memory report{after} (no out-of-memory in the log): its max allocated and max reserved are the run's peaks{retries}")),
+            ..OomMessage::default()
+        };
+        // The latest report of a rank replaces its earlier ones.
+        match out.iter().position(|o| o.rank == m.rank) {
+            Some(i) => out[i] = m,
+            None if out.len() < MAX_MESSAGES => out.push(m),
+            None => {}
+        }
+    }
+    out
+}
+
 /// Every out-of-memory message in `text` (a log may surround them), the first per rank, in the log's order; at most
-/// [`MAX_MESSAGES`]. Empty when there is none.
+/// [`MAX_MESSAGES`]; with none, the run's memory reports (`reports`). Empty when there is neither.
 pub fn scan(text: &str) -> Vec<OomMessage> {
     let mut out: Vec<OomMessage> = Vec::new();
     let keep = |m: OomMessage, out: &mut Vec<OomMessage>| {
@@ -217,6 +267,9 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
             let m = OomMessage { form: form.into(), device: "CUDA".into(), rank, local_rank, note: Some(note.into()), location, ..OomMessage::default() };
             keep(m, &mut out);
         }
+    }
+    if out.is_empty() {
+        return reports(text);
     }
     out
 }

@@ -30,7 +30,7 @@ pub const MAX_FIXES: usize = 12;
 fn unreadable() -> InputError {
     InputError::new(
         Code::NoOomMessage,
-        "no CUDA out-of-memory message found (nor its HIP, XPU or NPU form): expected PyTorch's \"Tried to allocate X GiB. GPU N has a total capacity of …\" or \"Tried to allocate X GiB (GPU N; … total capacity; …)\" (CUDA, HIP, XPU or NPU), or a cuBLAS / NCCL allocation failure, or a CUDA runtime \"CUDA error: out of memory\"",
+        "no CUDA out-of-memory message found (nor its HIP, XPU or NPU form): expected PyTorch's \"Tried to allocate X GiB. GPU N has a total capacity of …\" or \"Tried to allocate X GiB (GPU N; … total capacity; …)\" (CUDA, HIP, XPU or NPU), or a cuBLAS / NCCL allocation failure, or a CUDA runtime \"CUDA error: out of memory\"; or, with none, Megatron-LM's or Megatron Bridge's memory report (\"memory (MB) | … max allocated: …\")",
         "paste the whole torch.OutOfMemoryError line (its \"Tried to allocate\" sentence and the numbers after it)",
     )
 }
@@ -78,6 +78,8 @@ pub enum Cause {
     DoesNotFit,
     /// An allocation outside PyTorch's allocator failed (cuBLAS, NCCL): the message carries no sizes.
     OutsideAllocator,
+    /// No out-of-memory: the log's memory report (Megatron-LM's or Megatron Bridge's), its peaks beside the prediction.
+    MemoryReport,
 }
 
 /// The explanation of one failing rank.
@@ -257,6 +259,8 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     }
     let key = (pipeline_stage, target, culprit, corrections.clone());
     match cache.entries.iter().find(|(k, _)| *k == key) {
+        // A run that did not run out needs no fix: a memory report is compared, not repaired.
+        _ if cause == Cause::MemoryReport => {}
         Some((_, f)) => fixes.extend(f.iter().cloned()),
         None => {
             let ranked = fixes::ranked(basis_plan, basis, Target { peak_bytes: target, culprit, stage: pipeline_stage }, MAX_FIXES);
@@ -264,7 +268,7 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
             cache.entries.push((key, ranked));
         }
     }
-    if !fixes.iter().any(|f| f.fits) {
+    if cause != Cause::MemoryReport && !fixes.iter().any(|f| f.fits) {
         notes.push("no single nearby change meshplan tried brings the peak under the device: run `meshplan search` for every layout".into());
     }
     let phase = named.culprit.as_ref().map(|c| c.phase.clone());
@@ -371,6 +375,26 @@ pub const ALLOCATED_BAND: f64 = 0.15;
 fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated): (u64, u64), capacity: u64) -> (Cause, String, u64) {
     let gib = |b: u64| culprit::shown(b);
     let what = named.culprit.as_ref().map(|c| format!("; the request is {} ({})", c.label, c.phase)).unwrap_or_default();
+    if m.form == "memory-report" {
+        let measured = m.allocated_bytes.unwrap_or(0);
+        let off = measured as f64 / predicted_allocated.max(1) as f64 - 1.0;
+        let band = if off.abs() <= ALLOCATED_BAND {
+            format!("within the memory model's {:.0}% band", ALLOCATED_BAND * 100.0)
+        } else if off > 0.0 {
+            "more than the plan by over the memory model's band: the run holds what the plan does not (its assumptions below, a larger batch or sequence)".into()
+        } else {
+            "less than the plan by over the memory model's band: the run holds less than planned (recompute, offload or a smaller batch the plan does not state)".into()
+        };
+        let reserved = m.reserved_bytes.map_or(String::new(), |r| format!("; max reserved {} on a {} device", gib(r), gib(capacity)));
+        let text = format!(
+            "no out-of-memory: the run's max allocated {} against meshplan's predicted {} ({:+.1}%), {band}{reserved}; meshplan predicts a device peak of {} with what lives outside the allocator",
+            gib(measured),
+            gib(predicted_allocated),
+            off * 100.0,
+            gib(predicted_peak)
+        );
+        return (Cause::MemoryReport, text, 0);
+    }
     if m.requested_bytes == 0 {
         let text = m.note.clone().unwrap_or_else(|| "an allocation outside PyTorch's allocator failed".into());
         // A plan that does not fit runs out wherever the next allocation happens to be: the plan is the cause.
