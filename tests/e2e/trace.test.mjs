@@ -147,6 +147,24 @@ test("Explain an OOM: issue 13's message on the README plan is an overrun on sta
   await context.close();
 });
 
+test("Explain an OOM: the traceback's innermost Megatron frame is shown, and a memory report without an out-of-memory is compared", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  await page.click("#oom-panel summary");
+  // A traceback written here: the innermost Megatron frame is the distributed optimizer's step.
+  const traced = '[rank53]:   File "/opt/megatron-lm/megatron/core/optimizer/distrib_optimizer.py", line 2100, in step_with_ready_grads\n' +
+    "[rank53]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 252.00 MiB. GPU 5 has a total capacity of 79.11 GiB of which 0.10 GiB is free. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 0.05 GiB is reserved by PyTorch but unallocated.";
+  await page.fill("#oom-message", traced);
+  await page.click("#oom-explain");
+  assert.match(await text(page, ".oom-location"), /distrib_optimizer\.py:2100 in step_with_ready_grads — the optimizer/);
+  // Megatron-LM's memory report, no out-of-memory: compared with the prediction, no fixes.
+  await page.fill("#oom-message", "[Rank 0] (after 20 iterations) memory (MB) | allocated: 31012.25 | max allocated: 52345.60 | reserved: 56000.00 | max reserved: 58000.00");
+  await page.click("#oom-explain");
+  assert.equal(await page.locator("#oom-cause").getAttribute("data-cause"), "memory-report");
+  assert.match(await text(page, "#oom-cause"), /^no out-of-memory: the run's max allocated 51\.12 GiB/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 test("Explain an OOM: the same request with 48 GiB allocated (within 15% of the plan) is fragmentation, fixed outside the plan", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
   await page.click("#oom-panel summary");
