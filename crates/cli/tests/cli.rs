@@ -103,7 +103,7 @@ fn presets_json_lists_models_and_gpus() {
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models.len(), 75);
+    assert_eq!(models.len(), 76);
     assert!(models.iter().all(|m| m["key"].is_string() && m["name"].is_string() && m["hf_id"].is_string()));
     assert!(models.iter().all(|m| m["family"].as_str().is_some_and(|f| !f.is_empty())), "every preset has a family");
     let gpus = v["gpus"].as_array().unwrap();
@@ -117,8 +117,11 @@ fn presets_json_lists_models_and_gpus() {
     assert!(r["description"].as_str().unwrap().contains("EP16"));
     // Each recipe's model is a preset, or null with the Hugging Face id of a model without one.
     assert!(recipes.iter().all(|r| models.iter().any(|m| m["key"] == r["model"]) || (r["model"].is_null() && r["hf_model_id"].is_string())));
+    let r = recipes.iter().find(|r| r["name"] == "qwen2_72b_pretrain_32gpu_h100_bf16_config").unwrap();
+    assert_eq!((&r["model"], &r["hf_model_id"]), (&Value::Null, &json!("Qwen/Qwen2-72B")));
+    // Llama 3 70B, which Bridge's llama3_70b recipes build, is a preset (models.json llama-3-70b).
     let r = recipes.iter().find(|r| r["name"] == "llama3_70b_pretrain_32gpu_h100_bf16_config").unwrap();
-    assert_eq!((&r["model"], &r["hf_model_id"]), (&Value::Null, &json!("meta-llama/Meta-Llama-3-70B")));
+    assert_eq!((&r["model"], &r["hf_model_id"]), (&json!("llama-3-70b"), &json!("meta-llama/Meta-Llama-3-70B")));
     assert!(v["recipes_source"].as_str().unwrap().starts_with("github:NVIDIA-NeMo/Megatron-Bridge@"));
 }
 

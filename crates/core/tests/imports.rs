@@ -675,3 +675,22 @@ fn bridge_train_sh_with_model_and_mode() {
     assert_eq!(imported.plan["recipe"], "llama3_8b_peft_config");
     assert_eq!(imported.plan["training"]["peft"], "lora");
 }
+
+/// NeMo 2's performance scripts (`python -m scripts.performance.llm.pretrain_MODEL slurm -a … -g GPU -c bf16|fp8 -fr
+/// ds|cs|mxfp8 -tp … -ng N …`, NeMo scripts/performance/argument_parser.py): the model is the script's, the FP8 recipe
+/// `-fr` (cs: per-tensor current scaling), `-cg true` Megatron-Core's own CUDA graphs, `-rm` selective recompute. It was
+/// read as "names no model". A command written here.
+#[test]
+fn nemo2_performance_script() {
+    let cmd = "python -m scripts.performance.llm.pretrain_llama3_70b slurm -a acct -p batch -g b200 -c fp8 -fr cs -tp 2 -pp 4 -vp 5 -mb 1 -gb 128 -ng 64 -gn 8 -cg true -rm core_attn";
+    assert_eq!(imports::detect(cmd), Format::BridgeOverrides);
+    let (imported, plan, _) = imports::import_plan(cmd, &ImportOptions::default()).unwrap();
+    assert_eq!(plan.model_key, "llama-3-70b");
+    assert_eq!((plan.cluster.gpu.as_str(), plan.world_size()), ("b200", 64));
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.vpp()), (2, 4, 5));
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size), (1, Some(128)));
+    let s = &plan.training.settings;
+    assert_eq!((s.precision.key(), s.fp8_recipe.map(|r| r.key())), ("fp8", Some("tensorwise")));
+    let t = &imported.plan["training"];
+    assert_eq!((&t["cuda_graph_impl"], &t["recompute_modules"]), (&json!("local"), &json!(["core_attn"])));
+}

@@ -51,7 +51,7 @@ fn presets_match_published_totals() {
 
 #[test]
 fn every_reference_model_and_gpu_is_a_preset() {
-    assert_eq!(presets::models().len(), 75);
+    assert_eq!(presets::models().len(), 76);
     assert_eq!(presets::gpus().len(), 18);
     for m in presets::models() {
         assert!(!m.hf_id.is_empty() && !m.source.is_empty(), "{}", m.key);

@@ -495,37 +495,38 @@ fn no_recipe_of_a_preset_model_is_skipped() {
 }
 
 /// A recipe whose model has no preset is data too (issue 21), with the Hugging Face id it builds its model from.
-/// recipes/llama/h100/llama3.py: 717 `def llama3_70b_pretrain_32gpu_h100_bf16_config()`, 724
-/// `AutoBridge.from_hf_pretrained("meta-llama/Meta-Llama-3-70B")` (no meshplan preset), 734-741 TP 4, PP 4, VPP 5, CP 2,
-/// SP True, seq_length 8192, 744-745 global batch 512, micro batch 1; 32 H100 in its name.
+/// recipes/qwen/h100/qwen2.py: 302 `def qwen2_72b_pretrain_32gpu_h100_bf16_config()`, 307 `_pretrain_common()`
+/// (recipes/common.py:66-67: global batch 32, micro batch 2), 310 `AutoBridge.from_hf_pretrained("Qwen/Qwen2-72B")` (no
+/// meshplan preset), 321-329 TP 8, PP 4, no VPP, CP 1, SP False, seq_length 4096; 32 H100 in its name.
 /// Without a model the plan is an input error naming that id and what to give; with a model (its config.json, or a
-/// preset key) the recipe's settings apply: 32 GPUs at TP 4 · PP 4 · CP 2 leave DP 32 / 32 = 1, 512 microbatches.
+/// preset key of the same shape: Qwen2.5 72B) the recipe's settings apply: 32 GPUs at TP 8 · PP 4 leave DP 1, and a
+/// global batch of 32 in micro-batches of 2 is 16 microbatches.
 #[test]
 fn a_recipe_without_a_preset_needs_its_model_and_then_applies() {
-    let name = "llama3_70b_pretrain_32gpu_h100_bf16_config";
+    let name = "qwen2_72b_pretrain_32gpu_h100_bf16_config";
     let r = recipe(name);
-    assert_eq!((r.preset(), r.hf_model_id.as_deref()), (None, Some("meta-llama/Meta-Llama-3-70B")));
-    assert!(r.explain().contains("meta-llama/Meta-Llama-3-70B"), "{}", r.explain());
+    assert_eq!((r.preset(), r.hf_model_id.as_deref()), (None, Some("Qwen/Qwen2-72B")));
+    assert!(r.explain().contains("Qwen/Qwen2-72B"), "{}", r.explain());
 
     let e = plan_value(&json!({"recipe": name})).unwrap_err();
     assert_eq!(e.code.as_str(), "missing-model");
-    assert!(e.message.contains("this recipe's model is meta-llama/Meta-Llama-3-70B"), "{}", e.message);
+    assert!(e.message.contains("this recipe's model is Qwen/Qwen2-72B"), "{}", e.message);
     assert!(e.fix.contains("model.hf_config"), "{}", e.fix);
 
-    // Llama 3 70B's config.json fields (a LlamaForCausalLM: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads,
-    // vocabulary 128,256, context 8192), written for this test.
-    let hf = json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
-        "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 128256,
-        "max_position_embeddings": 8192, "hidden_act": "silu", "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "tie_word_embeddings": false});
-    for model in [json!({"hf_config": hf}), json!("llama-3.1-70b")] {
+    // Qwen2 72B's config.json fields (a Qwen2ForCausalLM: 80 layers, hidden 8192, FFN 29568, 64 heads, 8 KV heads,
+    // vocabulary 152,064, biased QKV), written for this test.
+    let hf = json!({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 8192, "intermediate_size": 29568,
+        "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 152064,
+        "max_position_embeddings": 131072, "hidden_act": "silu", "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "tie_word_embeddings": false});
+    for model in [json!({"hf_config": hf}), json!("qwen2.5-72b")] {
         let report = plan_value(&json!({"recipe": name, "model": model})).unwrap();
         let (p, t) = (&report.plan.parallelism, &report.plan.training);
-        assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.context_parallel_size), (4, 4, 2), "{model}");
-        assert_eq!(p.virtual_pipeline_model_parallel_size, Some(5));
-        assert!(p.sequence_parallel);
-        assert_eq!((t.seq_length, t.global_batch_size, t.micro_batch_size), (8192, Some(512), 1));
+        assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.context_parallel_size), (8, 4, 1), "{model}");
+        assert_eq!(p.virtual_pipeline_model_parallel_size, None);
+        assert!(!p.sequence_parallel);
+        assert_eq!((t.seq_length, t.global_batch_size, t.micro_batch_size), (4096, Some(32), 2));
         assert_eq!(report.plan.cluster.gpus_per_node * report.plan.cluster.num_nodes, 32);
-        assert_eq!((report.derived.data_parallel_size, report.derived.num_microbatches), (1, 512));
+        assert_eq!((report.derived.data_parallel_size, report.derived.num_microbatches), (1, 16));
         assert_eq!(report.plan.model.num_layers, 80);
         assert!(!report.diagnostics.iter().any(|d| d.code.as_str() == "recipe-model-differs"), "{:?}", report.diagnostics);
         assert_eq!(report.plan.recipe.as_deref(), Some(name));
@@ -533,18 +534,22 @@ fn a_recipe_without_a_preset_needs_its_model_and_then_applies() {
 }
 
 /// An import of a launch naming that recipe: without a model, the import error names the recipe's Hugging Face id;
-/// with `--model`, the plan is the recipe (its TP 4 · PP 4 · VPP 5 · CP 2, llama3.py:734-739) with the model given.
+/// with `--model`, the plan is the recipe (its TP 8 · PP 4, qwen2.py:321-322) with the model given. Llama 3 70B, which
+/// Bridge's llama3_70b recipes build, is a preset (models.json llama-3-70b): those recipes need no model.
 #[test]
 fn an_import_of_a_recipe_without_a_preset_names_its_model() {
     use meshplan_core::imports::{self, ImportOptions};
-    let text = "python scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config train.global_batch_size=64";
+    let text = "python scripts/training/run_recipe.py --recipe qwen2_72b_pretrain_32gpu_h100_bf16_config train.global_batch_size=64";
     let e = imports::import_plan(text, &ImportOptions::default()).unwrap_err();
-    assert!(e.message.contains("meta-llama/Meta-Llama-3-70B"), "{}", e.message);
-    let opts = ImportOptions { model: Some("llama-3.1-70b".into()), ..Default::default() };
+    assert!(e.message.contains("Qwen/Qwen2-72B"), "{}", e.message);
+    let opts = ImportOptions { model: Some("qwen2.5-72b".into()), ..Default::default() };
     let (_, plan, _) = imports::import_plan(text, &opts).unwrap();
     let p = &plan.parallelism;
-    assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.virtual_pipeline_model_parallel_size, p.context_parallel_size), (4, 4, Some(5), 2));
-    assert_eq!((plan.training.global_batch_size, plan.model_key.as_str()), (Some(64), "llama-3.1-70b"));
+    assert_eq!((p.tensor_model_parallel_size, p.pipeline_model_parallel_size, p.virtual_pipeline_model_parallel_size, p.context_parallel_size), (8, 4, None, 1));
+    assert_eq!((plan.training.global_batch_size, plan.model_key.as_str()), (Some(64), "qwen2.5-72b"));
+    let llama = "python scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config";
+    let (_, plan, _) = imports::import_plan(llama, &ImportOptions::default()).unwrap();
+    assert_eq!((plan.model_key.as_str(), plan.model.max_position_embeddings), ("llama-3-70b", Some(8192)));
 }
 
 /// PEFT recipes are read with their LoRA settings (meshplan sizes LoRA: memory/peft.rs). recipes/llama/h100/llama3.py:

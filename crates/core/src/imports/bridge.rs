@@ -123,6 +123,10 @@ struct PerfLaunch {
     gpu: Option<String>,
     compute_dtype: Option<String>,
     variant: Option<String>,
+    /// NeMo 2's performance scripts (`python -m scripts.performance.llm.pretrain_llama3_8b …`, NeMo
+    /// scripts/performance/argument_parser.py): the model from the script's name; `-fr` its FP8 recipe.
+    nemo_script: Option<String>,
+    fp8_recipe: Option<String>,
 }
 
 /// One argument of the performance launcher (scripts/performance/argument_parser.py, README "Configuration Options"),
@@ -136,8 +140,33 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
     let text = given.unwrap_or("").to_string();
     let uint = |t: &str| t.parse::<u64>().ok();
     let list = |t: &str| Value::Array(t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(Value::from).collect());
+    // NeMo 2's performance script by module or path: `scripts.performance.llm.pretrain_llama3_8b` / `…/pretrain_X.py`.
+    let script = |w: &str| w.rsplit(['.', '/']).find(|p| p.starts_with("pretrain_")).and_then(|p| p.strip_prefix("pretrain_")).filter(|_| w.contains("performance")).map(str::to_string);
+    if let Some(stem) = script(flag) {
+        perf.nemo_script = Some(stem);
+        return Some(0);
+    }
+    // `python -m scripts.performance.llm.pretrain_X`: Python's -m, not the Bridge launcher's model family.
+    if flag == "-m" {
+        if let Some(stem) = given.and_then(script) {
+            perf.nemo_script = Some(stem);
+            return Some(took);
+        }
+    }
     match key.as_str() {
         "-mr" | "--model-recipe-name" => perf.recipe_name = Some(text),
+        "-fr" | "--fp8-recipe" => perf.fp8_recipe = Some(text.to_ascii_lowercase()),
+        // NeMo 2's `-rm a,b` and `-cg true` (Megatron-Core's own CUDA graphs of each layer: enable_cuda_graph).
+        "-rm" => {
+            entry(b, "model.recompute_modules", list(&text), votes);
+            entry(b, "model.recompute_granularity", Value::from("selective"), votes);
+        }
+        "-cg" | "--cuda-graphs" => {
+            if matches!(text.to_ascii_lowercase().as_str(), "true" | "1" | "t" | "yes" | "y") {
+                entry(b, "model.cuda_graph_impl", Value::from("local"), votes);
+            }
+        }
+        "-fsdp" | "--use-mcore-fsdp" => entry(b, "ddp.use_megatron_fsdp", Value::Bool(matches!(text.to_ascii_lowercase().as_str(), "true" | "1" | "t" | "yes" | "y")), votes),
         "-m" | "--model-family-name" => {}
         "--task" => perf.task = Some(text),
         "-ng" | "--num-gpus" => perf.num_gpus = uint(&text),
@@ -182,6 +211,31 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
     Some(took)
 }
 
+/// NeMo 2's performance script `pretrain_STEM`: the model from the stem (as a NeMo factory), the GPU (`-g`, h100 by
+/// default), the precision from `-c bf16|fp8` and `-fr ds|cs|mxfp8` (per-tensor delayed, per-tensor current, MXFP8; ds
+/// by default), as NeMo's scripts/performance/argument_parser.py defines them. NeMo's recommended per-model settings
+/// (its perf configs) are not meshplan's data: the factory's note says so.
+fn nemo_perf_script(b: &mut Builder, stem: &str, gpu: Option<&str>, dtype: Option<&str>, fp8: Option<&str>) {
+    nemo_factory(b, stem);
+    match gpu {
+        Some(g) => set_gpu(b, g),
+        None => b.notes.push("NeMo's performance scripts default to -g h100: give the GPU (meshplan import --gpu) if the run was not on H100".into()),
+    }
+    let mut votes = Vec::new();
+    if dtype == Some("fp8") {
+        entry(b, "model.fp8", Value::from("hybrid"), &mut votes);
+        let recipe = match fp8.unwrap_or("ds") {
+            "cs" => "tensorwise",
+            "mxfp8" => "mxfp8",
+            _ => "delayed",
+        };
+        b.set("training.fp8_recipe", Value::from(recipe), 1);
+    } else {
+        entry(b, "model.bf16", Value::Bool(true), &mut votes);
+    }
+    decide_precision(b, &votes);
+}
+
 /// The launch's GPU as the plan's, with its GPUs per node: without -gn Bridge infers them from the GPU (README: "inferred
 /// from the GPU type"; 4 per GB200/GB300 tray, 8 per HGX/DGX node), so the catalogue's gpus_per_node, below what -gn
 /// sets.
@@ -200,10 +254,14 @@ impl PerfLaunch {
     /// The flat perf recipe the launch runs, as the plan's `recipe`, with the launch's GPUs; a name Bridge has no recipe
     /// for is listed with the GPU counts it has.
     fn resolve(self, b: &mut Builder) {
-        let Some(stem) = self.recipe_name.filter(|s| !s.is_empty()) else { return };
         if let Some(n) = self.num_gpus {
             b.world_size = Some(n);
         }
+        if let Some(stem) = self.nemo_script.filter(|_| self.recipe_name.is_none()) {
+            nemo_perf_script(b, &stem, self.gpu.as_deref(), self.compute_dtype.as_deref(), self.fp8_recipe.as_deref());
+            return;
+        }
+        let Some(stem) = self.recipe_name.filter(|s| !s.is_empty()) else { return };
         let task = self.task.unwrap_or_else(|| "pretrain".into());
         let dtype = self.compute_dtype.unwrap_or_else(|| "bf16".into());
         // utils.py _PRECISION_NAME_MAP: fp8_cs → fp8cs, fp8_mx → fp8mx, …; another name loses its underscores.
@@ -321,11 +379,12 @@ fn nemo_factory(b: &mut Builder, factory: &str) {
 // Source: Megatron-Bridge scripts/training/run_recipe.py (-tp/--tensor_model_parallel_size … -etp, -gb, -mb, -sl).
 fn run_recipe_flag(flag: &str) -> Option<&'static str> {
     Some(match flag {
-        "-tp" | "--tensor-model-parallel-size" => "model.tensor_model_parallel_size",
-        "-pp" | "--pipeline-model-parallel-size" => "model.pipeline_model_parallel_size",
+        // NeMo 2's performance scripts spell the long names without "model" (--tensor_parallel_size, …).
+        "-tp" | "--tensor-model-parallel-size" | "--tensor-parallel-size" => "model.tensor_model_parallel_size",
+        "-pp" | "--pipeline-model-parallel-size" | "--pipeline-parallel-size" => "model.pipeline_model_parallel_size",
         "-cp" | "--context-parallel-size" => "model.context_parallel_size",
-        "-vp" | "--virtual-pipeline-model-parallel-size" => "model.virtual_pipeline_model_parallel_size",
-        "-ep" | "--expert-model-parallel-size" => "model.expert_model_parallel_size",
+        "-vp" | "--virtual-pipeline-model-parallel-size" | "--virtual-pipeline-parallel-size" => "model.virtual_pipeline_model_parallel_size",
+        "-ep" | "--expert-model-parallel-size" | "--expert-parallel-size" => "model.expert_model_parallel_size",
         "-etp" | "--expert-tensor-parallel-size" => "model.expert_tensor_parallel_size",
         "-gb" | "--global-batch-size" => "train.global_batch_size",
         "-mb" | "--micro-batch-size" => "train.micro_batch_size",

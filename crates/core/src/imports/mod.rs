@@ -111,7 +111,7 @@ pub fn detect(text: &str) -> Format {
     // scripts/training/train.sh runs scripts/training/setup_experiment.py, which runs run_recipe.py (its --recipe /
     // --model and -tp … flags).
     // NeMo 2's CLI (`nemo llm pretrain --factory …`) and its Python (`llm.X.pretrain_recipe(…)`) use the same readers.
-    let perf_launch = ["setup_experiment.py", "scripts/performance/run_script.py", "--model_recipe_name", "--compute_dtype", "scripts/training/train.sh", "nemo llm ", "--factory", ".pretrain_recipe("];
+    let perf_launch = ["setup_experiment.py", "scripts/performance/run_script.py", "--model_recipe_name", "--compute_dtype", "scripts/training/train.sh", "nemo llm ", "--factory", ".pretrain_recipe(", "scripts.performance.llm.", "scripts/performance/llm/"];
     if text.contains("run_recipe.py") || text.contains("--recipe") || perf_launch.iter().any(|p| text.contains(p)) || shell::words(text).iter().any(|w| w == "-mr") {
         return Format::BridgeOverrides;
     }
