@@ -75,15 +75,22 @@ fn frame_of(line: &str) -> Option<Frame> {
 /// lines of rank `rank` when the log prefixes them: the innermost one [`LOCATIONS`] knows, else the innermost in
 /// Megatron or Transformer Engine. None when there is no such frame.
 pub fn innermost(text: &str, begin: usize, end: usize, rank: Option<u64>) -> Option<Frame> {
+    innermost_of(text, begin, end, rank, None)
+}
+
+/// As [`innermost`], on the lines of local rank `local` when torchrun prefixes them `[defaultN]:` (and the message has no
+/// global rank).
+pub fn innermost_of(text: &str, begin: usize, end: usize, rank: Option<u64>, local: Option<u64>) -> Option<Frame> {
     let mut from = begin.max(end.saturating_sub(FRAME_WINDOW)).min(end);
     while from < end && !text.is_char_boundary(from) {
         from += 1;
     }
     let window = text.get(from..end)?;
-    let own = |line: &str| match (rank, line.find("[rank")) {
-        (Some(r), Some(i)) => line[i + 5..].split(']').next().and_then(|n| n.parse::<u64>().ok()) == Some(r),
+    let tagged = |line: &str, tag: &str, want: Option<u64>| match (want, line.find(tag)) {
+        (Some(r), Some(i)) => line[i + tag.len()..].split(']').next().and_then(|n| n.parse::<u64>().ok()) == Some(r),
         _ => true,
     };
+    let own = |line: &str| tagged(line, "[rank", rank) && (rank.is_some() || tagged(line, "[default", local));
     let frames: Vec<Frame> = window.lines().filter(|l| own(l)).filter_map(frame_of).collect();
     let known = frames.iter().rev().find_map(|f| location(&f.file, &f.function).map(|l| Frame { what: l.2.to_string(), ..f.clone() }));
     known.or_else(|| frames.iter().rev().find(|f| f.file.contains("megatron") || f.file.contains("transformer_engine")).cloned())
@@ -107,5 +114,10 @@ mod tests {
         let f = innermost(log, 0, end, Some(1)).unwrap();
         assert_eq!(kinds(&f), &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]);
         assert!(innermost("no traceback here", 0, 17, None).is_none());
+        // torchrun's `[defaultN]:` prefixes (local ranks) when the message has no global rank.
+        let log = "[default1]:   File \"/w/megatron/core/optimizer/optimizer.py\", line 5, in step\n\
+                   [default0]:   File \"/w/megatron/core/transformer/moe/experts.py\", line 7, in forward\n";
+        assert_eq!(innermost_of(log, 0, log.len(), None, Some(1)).map(|f| f.line), Some(5));
+        assert_eq!(innermost_of(log, 0, log.len(), None, Some(0)).map(|f| f.line), Some(7));
     }
 }
