@@ -41,6 +41,28 @@ test("a Megatron-LM launch script pasted replaces the plan; what it does not rea
   await context.close();
 });
 
+test("a Megatron Bridge performance-launcher command pasted runs its flat perf recipe with the command's overrides", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.click("#import-box > summary");
+  // A command written here in the form of Bridge's scripts/performance README: -mr llama3_70b, 64 GB200, MXFP8 names
+  // perf.llama3_70b_pretrain_64gpu_gb200_fp8mx_config (TP 2, PP 4, VPP 5 in Bridge's source); -tp 4 overrides it.
+  await page.fill("#import-text", "uv run python scripts/performance/setup_experiment.py --account a --partition p -m llama -mr llama3_70b -ng 64 -g gb200 -c fp8_mx -tp 4");
+  await page.click("#use-import");
+  // The perf recipes arrive with bridge-recipes.json; the import answers once they are in.
+  await page.locator("#import-summary").waitFor();
+  await page.waitForFunction(() => document.querySelector("#f-parallelism-tensor-model-parallel-size")?.value === "4");
+  // PP is the recipe's: the field shows it as the value in force (its placeholder), the plan leaving it to the recipe.
+  const pp = page.locator("#f-parallelism-pipeline-model-parallel-size");
+  assert.equal(await pp.inputValue(), "");
+  assert.equal(await pp.getAttribute("placeholder"), "4");
+  assert.match(await text(page, "#model-panel .summary"), /Llama 3\.1 70B/);
+  assert.match(await text(page, "#import-summary"), /Read as Megatron Bridge/);
+  const account = page.locator("#import-unrecognized tr", { hasText: "--account" }).first();
+  assert.match(await account.innerText(), /--account\s+a\s+a launcher argument/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 /** The cells of the compare-memory row for stage `stage`'s term `key`, as numbers of GiB [baseline, this plan]. */
 async function termGib(page, stage, key) {
   const rows = page.locator("#compare-memory tbody tr");
