@@ -184,6 +184,17 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("data.global_batch_size", "train.global_batch_size"),
     ("model.config.", "model."),
     ("optim.config.", "optimizer."),
+    // NeMo 1 (examples/nlp/language_modeling/conf/megatron_gpt_config.yaml): the batch and sequence under `model`,
+    // recompute as activations_checkpoint_*, the linear biases as `bias` (megatron_base_model.py maps them onto
+    // TransformerConfig). Its names whose values change too (activation, optim.name, trainer.precision) are
+    // `imports::bridge` `nemo1`'s.
+    ("model.micro_batch_size", "train.micro_batch_size"),
+    ("model.global_batch_size", "train.global_batch_size"),
+    ("model.encoder_seq_length", "dataset.seq_length"),
+    ("model.activations_checkpoint_granularity", "model.recompute_granularity"),
+    ("model.activations_checkpoint_method", "model.recompute_method"),
+    ("model.activations_checkpoint_num_layers", "model.recompute_num_layers"),
+    ("model.bias", "model.add_bias_linear"),
 ];
 
 /// Wrappers' switches for settings Megatron-LM has no flag for, and the plan path each sets: LoRA fine-tuning as a

@@ -304,10 +304,9 @@ impl PerfLaunch {
     }
 }
 
-/// NeMo 1's `megatron_gpt_config.yaml` names for what Bridge calls otherwise, as (Bridge path, value) pairs; None for
-/// any other path. The batch and sequence live under `model` there, recompute is `activations_checkpoint_*`, the
-/// activation is one word for function and gating, the distributed optimizer is the optimizer's name, and the Lightning
-/// trainer's `precision` says bf16 or fp16.
+/// NeMo 1's `megatron_gpt_config.yaml` names whose values change too, as (Bridge path, value) pairs (its plain renames
+/// are `names::WRAPPERS`'); None for any other path. The activation is one word for function and gating, the
+/// distributed optimizer is the optimizer's name, and the Lightning trainer's `precision` says bf16 or fp16.
 // Source: NVIDIA/NeMo 1.x examples/nlp/language_modeling/conf/megatron_gpt_config.yaml (micro_batch_size,
 // global_batch_size, encoder_seq_length, activations_checkpoint_granularity/method/num_layers, bias, activation:
 // gelu | geglu | reglu | swiglu | squared-relu | fast-*, optim.name: distributed_fused_adam, trainer.precision 16 | bf16
@@ -316,13 +315,6 @@ impl PerfLaunch {
 fn nemo1(path: &str, v: &Value) -> Option<Vec<(&'static str, Value)>> {
     let word = v.as_str().map(|s| s.trim().to_ascii_lowercase()).unwrap_or_else(|| v.to_string());
     Some(match path {
-        "model.micro_batch_size" => vec![("train.micro_batch_size", v.clone())],
-        "model.global_batch_size" => vec![("train.global_batch_size", v.clone())],
-        "model.encoder_seq_length" => vec![("dataset.seq_length", v.clone())],
-        "model.activations_checkpoint_granularity" => vec![("model.recompute_granularity", v.clone())],
-        "model.activations_checkpoint_method" => vec![("model.recompute_method", v.clone())],
-        "model.activations_checkpoint_num_layers" => vec![("model.recompute_num_layers", v.clone())],
-        "model.bias" => vec![("model.add_bias_linear", v.clone())],
         "model.activation" => {
             let base = word.trim_start_matches("fast-");
             let (func, gated) = match base {
