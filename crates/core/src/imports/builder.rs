@@ -387,7 +387,10 @@ impl Builder {
                 min
             }
         };
-        let gpn = gpn.unwrap_or_else(|| if total % 8 == 0 { 8 } else { total.clamp(1, 8) });
+        // Unstated GPUs per node: the GPU's own node size where the world is whole nodes of it (a GB200/GB300 tray holds
+        // 4, an HGX/DGX node 8: gpus.json), as Bridge's launcher infers it from the GPU; else 8, or one node of fewer.
+        let node = self.get("cluster.gpu").and_then(Value::as_str).and_then(presets::gpu).map(|g| g.gpus_per_node).filter(|&n| n > 0 && total % n == 0);
+        let gpn = gpn.or(node).unwrap_or_else(|| if total % 8 == 0 { 8 } else { total.clamp(1, 8) });
         self.set("cluster.gpus_per_node", Value::from(gpn), 0);
         self.set("cluster.num_nodes", Value::from(total.div_ceil(gpn.max(1)).max(1)), 0);
     }
