@@ -389,6 +389,11 @@ mod never_panics {
             Just("--num-layers-per-virtual-pipeline-stage ".to_string()),
             Just("--account-for-embedding-in-pipeline-split --pipeline-model-parallel-size ".to_string()),
             Just("  activation: fast-swiglu\n  encoder_seq_length: ".to_string()),
+            // The OOM reader's tracebacks, runtime failures and memory reports.
+            Just("[rank3]:   File \"/w/megatron/core/transformer/moe/experts.py\", line ".to_string()),
+            Just("\nRuntimeError: CUDA error: out of memory\n".to_string()),
+            Just("[Rank 0] (after 1 iterations) memory (MB) | max allocated: ".to_string()),
+            Just(" memory (GB) | peak_allocated_mem: 1e400 | alloc_retries: ".to_string()),
             Just("'\"\\\n#".to_string()),
             "[ -~]{0,12}",
             // Any printable Unicode, multi-byte noise (a progress bar's `█`, combining marks, right-to-left text and

@@ -623,3 +623,27 @@ fn an_oom_message_with_a_multibyte_character_across_its_device_cut_answers() {
     // capacity or an allocated figure the reader does not take it for one.
     assert_eq!(m.map_err(|c| c == meshplan_core::Code::NoOomMessage), Err(true));
 }
+
+/// The OOM reader's newer inputs at size: 8 MiB of traceback lines with multi-byte text (a frame window's 32 KiB start
+/// falls inside characters), a sizeless CUDA runtime failure every few hundred lines, and memory-report lines with
+/// absurd numbers. Each failure's traceback is read from a bounded window (frames::FRAME_WINDOW), at most
+/// MAX_OOM_MESSAGES are kept, and nothing panics.
+#[test]
+fn an_oom_log_of_tracebacks_and_reports_at_size_answers() {
+    use meshplan_core::limits::MAX_OOM_MESSAGES;
+    let mut log = String::new();
+    let mut i = 0u64;
+    while log.len() < 8 << 20 {
+        log += &format!("[rank{}]:   File \"/w/megatron/core/transformer/moe/experts.py█é\", line {i}, in forward ✓\n", i % 200);
+        if i % 300 == 0 {
+            log += &format!("[rank{}]: RuntimeError: CUDA error: out of memory\n", i % 200);
+        }
+        i += 1;
+    }
+    let all = meshplan_core::oom::parse_messages(&log).unwrap();
+    assert!(!all.is_empty() && all.len() <= MAX_OOM_MESSAGES);
+    assert!(all.iter().all(|m| m.location.as_ref().is_some_and(|f| f.what.starts_with("the MoE layer"))));
+    let reports = "[Rank 0] (after 1 iterations) memory (MB) | max allocated: 1e400 | max reserved: -5\n".repeat(100_000);
+    let all = meshplan_core::oom::parse_messages(&reports);
+    assert!(all.is_err(), "an unreadable report is no message: {all:?}");
+}

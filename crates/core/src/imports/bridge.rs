@@ -96,7 +96,7 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
                 }
             }
         }
-        perf.resolve(b);
+        perf.resolve(b, &mut votes);
         // run_recipe.py: `{model}_{task}_config`, the task being the mode, peft for lora and dora
         // (scripts/training/recipe_metadata.py recipe_task @ 067f987df03b); a LoRA/DoRA mode trains adapters.
         if let Some(stem) = stem {
@@ -140,6 +140,8 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
     let text = given.unwrap_or("").to_string();
     let uint = |t: &str| t.parse::<u64>().ok();
     let list = |t: &str| Value::Array(t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(Value::from).collect());
+    // The launchers' boolean arguments (NeMo's `bool_arg`: true/1/t/yes/y; Bridge's "Pass `true` or `false`").
+    let truthy = matches!(text.to_ascii_lowercase().as_str(), "true" | "1" | "t" | "yes" | "y");
     // NeMo 2's performance script by module or path: `scripts.performance.llm.pretrain_llama3_8b` / `…/pretrain_X.py`.
     let script = |w: &str| w.rsplit(['.', '/']).find(|p| p.starts_with("pretrain_")).and_then(|p| p.strip_prefix("pretrain_")).filter(|_| w.contains("performance")).map(str::to_string);
     if let Some(stem) = script(flag) {
@@ -156,17 +158,13 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
     match key.as_str() {
         "-mr" | "--model-recipe-name" => perf.recipe_name = Some(text),
         "-fr" | "--fp8-recipe" => perf.fp8_recipe = Some(text.to_ascii_lowercase()),
-        // NeMo 2's `-rm a,b` and `-cg true` (Megatron-Core's own CUDA graphs of each layer: enable_cuda_graph).
-        "-rm" => {
-            entry(b, "model.recompute_modules", list(&text), votes);
-            entry(b, "model.recompute_granularity", Value::from("selective"), votes);
-        }
+        // NeMo 2's `-cg true`: Megatron-Core's own CUDA graphs of each layer (enable_cuda_graph).
         "-cg" | "--cuda-graphs" => {
-            if matches!(text.to_ascii_lowercase().as_str(), "true" | "1" | "t" | "yes" | "y") {
+            if truthy {
                 entry(b, "model.cuda_graph_impl", Value::from("local"), votes);
             }
         }
-        "-fsdp" | "--use-mcore-fsdp" => entry(b, "ddp.use_megatron_fsdp", Value::Bool(matches!(text.to_ascii_lowercase().as_str(), "true" | "1" | "t" | "yes" | "y")), votes),
+        "-fsdp" | "--use-mcore-fsdp" => entry(b, "ddp.use_megatron_fsdp", Value::Bool(truthy), votes),
         "-m" | "--model-family-name" => {}
         "--task" => perf.task = Some(text),
         "-ng" | "--num-gpus" => perf.num_gpus = uint(&text),
@@ -187,14 +185,15 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
                 entry(b, "model.cpu_offloading_num_layers", yaml::scalar(&text), votes);
             }
         }
-        "--recompute-modules" => {
+        // Bridge's --recompute_modules, NeMo 2's -rm: selective recompute of those modules.
+        "--recompute-modules" | "-rm" => {
             entry(b, "model.recompute_modules", list(&text), votes);
             entry(b, "model.recompute_granularity", Value::from("selective"), votes);
         }
         "--cuda-graph-impl" => entry(b, "model.cuda_graph_impl", Value::from(text), votes),
         "--cuda-graph-scope" => entry(b, "model.cuda_graph_scope", list(&text), votes),
         "--moe-a2a-overlap" => {
-            if matches!(text.as_str(), "true" | "True" | "1") {
+            if truthy {
                 entry(b, "comm_overlap.overlap_moe_expert_parallel_comm", Value::Bool(true), votes);
                 entry(b, "comm_overlap.delay_wgrad_compute", Value::Bool(true), votes);
                 entry(b, "model.moe_shared_expert_overlap", Value::Bool(false), votes);
@@ -215,15 +214,15 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
 /// default), the precision from `-c bf16|fp8` and `-fr ds|cs|mxfp8` (per-tensor delayed, per-tensor current, MXFP8; ds
 /// by default), as NeMo's scripts/performance/argument_parser.py defines them. NeMo's recommended per-model settings
 /// (its perf configs) are not meshplan's data: the factory's note says so.
-fn nemo_perf_script(b: &mut Builder, stem: &str, gpu: Option<&str>, dtype: Option<&str>, fp8: Option<&str>) {
+/// The precision is a vote like any other launch's, decided once with the command's (`decide_precision`).
+fn nemo_perf_script(b: &mut Builder, stem: &str, (gpu, dtype, fp8): (Option<&str>, Option<&str>, Option<&str>), votes: &mut Vec<(String, Value)>) {
     nemo_factory(b, stem);
     match gpu {
         Some(g) => set_gpu(b, g),
         None => b.notes.push("NeMo's performance scripts default to -g h100: give the GPU (meshplan import --gpu) if the run was not on H100".into()),
     }
-    let mut votes = Vec::new();
     if dtype == Some("fp8") {
-        entry(b, "model.fp8", Value::from("hybrid"), &mut votes);
+        entry(b, "model.fp8", Value::from("hybrid"), votes);
         let recipe = match fp8.unwrap_or("ds") {
             "cs" => "tensorwise",
             "mxfp8" => "mxfp8",
@@ -231,20 +230,14 @@ fn nemo_perf_script(b: &mut Builder, stem: &str, gpu: Option<&str>, dtype: Optio
         };
         b.set("training.fp8_recipe", Value::from(recipe), 1);
     } else {
-        entry(b, "model.bf16", Value::Bool(true), &mut votes);
+        entry(b, "model.bf16", Value::Bool(true), votes);
     }
-    decide_precision(b, &votes);
 }
 
-/// The launch's GPU as the plan's, with its GPUs per node: without -gn Bridge infers them from the GPU (README: "inferred
-/// from the GPU type"; 4 per GB200/GB300 tray, 8 per HGX/DGX node), so the catalogue's gpus_per_node, below what -gn
-/// sets.
+/// The launch's GPU as the plan's (its GPUs per node, without -gn, are the GPU's node size: `Builder::cluster`).
 fn set_gpu(b: &mut Builder, g: &str) {
     match presets::gpu(g) {
-        Some(spec) => {
-            b.set("cluster.gpu", Value::from(spec.key.clone()), 0);
-            b.set("cluster.gpus_per_node", Value::from(spec.gpus_per_node), 3);
-        }
+        Some(spec) => b.set("cluster.gpu", Value::from(spec.key.clone()), 0),
         None if g.is_empty() => {}
         None => b.unknown("--gpu", &Value::from(g), "not a GPU meshplan's catalogue has, nor the GPU of a perf recipe of that name"),
     }
@@ -253,12 +246,12 @@ fn set_gpu(b: &mut Builder, g: &str) {
 impl PerfLaunch {
     /// The flat perf recipe the launch runs, as the plan's `recipe`, with the launch's GPUs; a name Bridge has no recipe
     /// for is listed with the GPU counts it has.
-    fn resolve(self, b: &mut Builder) {
+    fn resolve(self, b: &mut Builder, votes: &mut Vec<(String, Value)>) {
         if let Some(n) = self.num_gpus {
             b.world_size = Some(n);
         }
         if let Some(stem) = self.nemo_script.filter(|_| self.recipe_name.is_none()) {
-            nemo_perf_script(b, &stem, self.gpu.as_deref(), self.compute_dtype.as_deref(), self.fp8_recipe.as_deref());
+            nemo_perf_script(b, &stem, (self.gpu.as_deref(), self.compute_dtype.as_deref(), self.fp8_recipe.as_deref()), votes);
             return;
         }
         let Some(stem) = self.recipe_name.filter(|s| !s.is_empty()) else { return };

@@ -112,7 +112,7 @@ pub fn detect(text: &str) -> Format {
     // --model and -tp … flags).
     // NeMo 2's CLI (`nemo llm pretrain --factory …`) and its Python (`llm.X.pretrain_recipe(…)`) use the same readers.
     let perf_launch = ["setup_experiment.py", "scripts/performance/run_script.py", "--model_recipe_name", "--compute_dtype", "scripts/training/train.sh", "nemo llm ", "--factory", ".pretrain_recipe(", "scripts.performance.llm.", "scripts/performance/llm/"];
-    if text.contains("run_recipe.py") || text.contains("--recipe") || perf_launch.iter().any(|p| text.contains(p)) || shell::words(text).iter().any(|w| w == "-mr") {
+    if text.contains("run_recipe.py") || text.contains("--recipe") || perf_launch.iter().any(|p| text.contains(p)) {
         return Format::BridgeOverrides;
     }
     let yaml_keys = lines.iter().filter(|l| l.ends_with(':') && !l.contains(' ') && !l.contains('=')).count();
@@ -120,6 +120,10 @@ pub fn detect(text: &str) -> Format {
         return Format::BridgeYaml;
     }
     let words = shell::words(text);
+    // The performance launcher's model recipe by its short flag alone (`… -mr llama3_70b -ng 64 …`).
+    if words.iter().any(|w| w == "-mr") {
+        return Format::BridgeOverrides;
+    }
     let flags = words.iter().filter(|w| w.starts_with("--")).count();
     let dotted = words.iter().filter(|w| bridge::override_word(w).is_some()).count();
     if dotted > flags { Format::BridgeOverrides } else { Format::MegatronArgs }

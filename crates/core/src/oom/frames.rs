@@ -74,13 +74,8 @@ fn frame_of(line: &str) -> Option<Frame> {
 /// The innermost frame of the traceback printed before `end` in `text`, after `begin` (the previous message), on the
 /// lines of rank `rank` when the log prefixes them: the innermost one [`LOCATIONS`] knows, else the innermost in
 /// Megatron or Transformer Engine. None when there is no such frame.
-pub fn innermost(text: &str, begin: usize, end: usize, rank: Option<u64>) -> Option<Frame> {
-    innermost_of(text, begin, end, rank, None)
-}
-
-/// As [`innermost`], on the lines of local rank `local` when torchrun prefixes them `[defaultN]:` (and the message has no
-/// global rank).
-pub fn innermost_of(text: &str, begin: usize, end: usize, rank: Option<u64>, local: Option<u64>) -> Option<Frame> {
+/// With no global rank, the lines of local rank `local` when torchrun prefixes them `[defaultN]:`.
+pub fn innermost(text: &str, begin: usize, end: usize, rank: Option<u64>, local: Option<u64>) -> Option<Frame> {
     let mut from = begin.max(end.saturating_sub(FRAME_WINDOW)).min(end);
     while from < end && !text.is_char_boundary(from) {
         from += 1;
@@ -108,16 +103,16 @@ mod tests {
                    [rank0]:   File \"/usr/lib/python3/site-packages/torch/nn/functional.py\", line 2000, in silu\n\
                    [rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.";
         let end = log.find("torch.OutOfMemoryError").unwrap();
-        let f = innermost(log, 0, end, Some(0)).unwrap();
+        let f = innermost(log, 0, end, Some(0), None).unwrap();
         assert_eq!((f.file.ends_with("moe/experts.py"), f.line, f.function.as_str()), (true, 250, "forward"));
         assert_eq!(kinds(&f), &[TensorKind::MoeDispatch, TensorKind::LayerActivations]);
-        let f = innermost(log, 0, end, Some(1)).unwrap();
+        let f = innermost(log, 0, end, Some(1), None).unwrap();
         assert_eq!(kinds(&f), &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]);
-        assert!(innermost("no traceback here", 0, 17, None).is_none());
+        assert!(innermost("no traceback here", 0, 17, None, None).is_none());
         // torchrun's `[defaultN]:` prefixes (local ranks) when the message has no global rank.
         let log = "[default1]:   File \"/w/megatron/core/optimizer/optimizer.py\", line 5, in step\n\
                    [default0]:   File \"/w/megatron/core/transformer/moe/experts.py\", line 7, in forward\n";
-        assert_eq!(innermost_of(log, 0, log.len(), None, Some(1)).map(|f| f.line), Some(5));
-        assert_eq!(innermost_of(log, 0, log.len(), None, Some(0)).map(|f| f.line), Some(7));
+        assert_eq!(innermost(log, 0, log.len(), None, Some(1)).map(|f| f.line), Some(5));
+        assert_eq!(innermost(log, 0, log.len(), None, Some(0)).map(|f| f.line), Some(7));
     }
 }

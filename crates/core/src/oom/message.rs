@@ -256,14 +256,14 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
         let msg = &window[..window.find("\n\n").unwrap_or(window.len())];
         if let Some(mut m) = sized(text, start, msg) {
             let begin = n.checked_sub(1).map_or(0, |p| starts[p]);
-            m.location = super::frames::innermost_of(text, begin, line_start(start), m.rank, m.local_rank);
+            m.location = super::frames::innermost(text, begin, line_start(start), m.rank, m.local_rank);
             keep(m, &mut out);
         }
     }
     for &(marker, form, note) in OUTSIDE {
         for (start, _) in text.match_indices(marker).take(MAX_MESSAGES) {
             let (rank, local_rank) = prefixes(text, start);
-            let location = super::frames::innermost_of(text, 0, line_start(start), rank, local_rank);
+            let location = super::frames::innermost(text, 0, line_start(start), rank, local_rank);
             let m = OomMessage { form: form.into(), device: "CUDA".into(), rank, local_rank, note: Some(note.into()), location, ..OomMessage::default() };
             keep(m, &mut out);
         }
