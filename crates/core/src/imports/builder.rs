@@ -375,21 +375,36 @@ impl Builder {
         let size = |b: &Builder, p: &str| b.get(p).and_then(crate::fields::as_uint).unwrap_or(1).max(1);
         let gpn = self.get("cluster.gpus_per_node").and_then(crate::fields::as_uint);
         let nodes = self.get("cluster.num_nodes").and_then(crate::fields::as_uint);
+        // The fewest GPUs the layout needs: PP × max(TP·CP, EP·ETP).
+        let (tp, pp, cp) = (size(self, "parallelism.tensor_model_parallel_size"), size(self, "parallelism.pipeline_model_parallel_size"), size(self, "parallelism.context_parallel_size"));
+        let (ep, etp) = (size(self, "parallelism.expert_model_parallel_size"), self.get("parallelism.expert_tensor_parallel_size").and_then(crate::fields::as_uint).unwrap_or(tp));
+        let min = pp.saturating_mul((tp.saturating_mul(cp)).max(ep.saturating_mul(etp)));
+        let catalogue = self.get("cluster.gpu").and_then(Value::as_str).and_then(presets::gpu).map(|g| g.gpus_per_node).filter(|&n| n > 0);
         let total = match (self.world_size, gpn, nodes) {
             (Some(w), _, _) => w,
             (None, Some(g), Some(n)) => g.saturating_mul(n),
-            (None, Some(g), None) => g,
+            // GPUs per node without a node count (`srun --ntasks-per-node=8`, `--nproc-per-node 8` with the nodes in a
+            // variable the text does not set): the fewest whole nodes the layout needs, said.
+            (None, Some(g), None) => {
+                let n = min.div_ceil(g.max(1)).max(1);
+                self.notes.push(format!("cluster: the input gives {g} GPUs per node but no node count; {n} node(s), the fewest the layout needs, assumed"));
+                g.saturating_mul(n)
+            }
+            // A node count without GPUs per node (`#SBATCH --nodes=4` alone): the GPU's node size (gpus.json).
+            (None, None, Some(n)) => {
+                let g = catalogue.unwrap_or(8);
+                self.notes.push(format!("cluster: the input gives {n} nodes but not the GPUs per node; the GPU's node size, {g}, assumed"));
+                self.set("cluster.gpus_per_node", Value::from(g), 0);
+                return;
+            }
             _ => {
-                let (tp, pp, cp) = (size(self, "parallelism.tensor_model_parallel_size"), size(self, "parallelism.pipeline_model_parallel_size"), size(self, "parallelism.context_parallel_size"));
-                let (ep, etp) = (size(self, "parallelism.expert_model_parallel_size"), self.get("parallelism.expert_tensor_parallel_size").and_then(crate::fields::as_uint).unwrap_or(tp));
-                let min = pp.saturating_mul((tp.saturating_mul(cp)).max(ep.saturating_mul(etp)));
                 self.notes.push(format!("cluster: the input does not size the world; the smallest the layout needs, {min} GPUs, assumed"));
                 min
             }
         };
         // Unstated GPUs per node: the GPU's own node size where the world is whole nodes of it (a GB200/GB300 tray holds
         // 4, an HGX/DGX node 8: gpus.json), as Bridge's launcher infers it from the GPU; else 8, or one node of fewer.
-        let node = self.get("cluster.gpu").and_then(Value::as_str).and_then(presets::gpu).map(|g| g.gpus_per_node).filter(|&n| n > 0 && total % n == 0);
+        let node = catalogue.filter(|&n| total % n == 0);
         let gpn = gpn.or(node).unwrap_or_else(|| if total % 8 == 0 { 8 } else { total.clamp(1, 8) });
         self.set("cluster.gpus_per_node", Value::from(gpn), 0);
         self.set("cluster.num_nodes", Value::from(total.div_ceil(gpn.max(1)).max(1)), 0);

@@ -25,6 +25,7 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         let (words, notes) = shell::words_noted(flags_yaml.as_deref().unwrap_or(text));
         b.notes.extend(notes);
         let words: Vec<String> = words.into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
+        let words = slurm_launchers(words);
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];
@@ -53,6 +54,26 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         }
     }
     finish(b, gqa);
+}
+
+/// The words of Slurm's launchers (`srun -N 4 …`, `salloc`, `sbatch`) up to the program they start, with their short
+/// sizing options in the long form (`--nodes=4`, [`shell::slurm_long`]); a `-N` elsewhere is another program's.
+fn slurm_launchers(words: Vec<String>) -> Vec<String> {
+    let is_launcher = |w: &str| matches!(w.rsplit('/').next(), Some("srun" | "salloc" | "sbatch"));
+    let ends = |w: &str| w == "\n" || w.ends_with(".py") || w.ends_with(".sh") || w.starts_with("python") || w == "torchrun" || w == "bash";
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let launcher = is_launcher(&words[i]);
+        out.push(words[i].clone());
+        i += 1;
+        if launcher {
+            let end = (i..words.len()).find(|&j| ends(&words[j])).unwrap_or(words.len());
+            out.extend(shell::slurm_long(&words[i..end]));
+            i = end;
+        }
+    }
+    out
 }
 
 /// Megatron-LM's defaults for what the flags left out (model fields only when the input gives a model).

@@ -11,7 +11,8 @@
 //! "unset: `$3` (give it)" and stays as written; a `source`d file is named; a condition, `$( )` or `$(( ))` it
 //! cannot evaluate is listed with its line (an undecided `if` reads its first branch, and says so).
 //!
-//! Slurm: `#SBATCH` directive lines give their words (`--nodes=8`); `read [-r] A B … <<< VALUE` splits VALUE on `IFS`.
+//! Slurm: `#SBATCH` directive lines give their words (`--nodes=8`, `-N 8` as `--nodes=8`) and set the variables Slurm
+//! sets in the job (`$SLURM_NNODES`, …); `read [-r] A B … <<< VALUE` splits VALUE on `IFS`.
 //!
 //! Bounded: at most [`MAX_WORDS`] words come out, expansions produce at most [`MAX_EXPANDED_BYTES`] in all; names
 //! are looked up in a map, so the reading is linear in the text (issue 20: a list made 40,000 `export` lines 3.2 s).
@@ -39,11 +40,13 @@ struct Word {
     line: u32,
     /// The items of an array assignment `NAME=( … )` (the word is `NAME=(`).
     items: Vec<Word>,
+    /// Whether it is a word of an `#SBATCH` directive.
+    directive: bool,
 }
 
 impl Word {
     fn new(text: impl Into<String>, line: u32) -> Word {
-        Word { text: text.into(), quoted: false, starts_quoted: false, op: false, line, items: Vec::new() }
+        Word { text: text.into(), quoted: false, starts_quoted: false, op: false, line, items: Vec::new(), directive: false }
     }
     fn op(text: &str, line: u32) -> Word {
         Word { op: true, ..Word::new(text, line) }
@@ -130,7 +133,8 @@ fn split(text: &str) -> Vec<Word> {
                 // Its own trailing comment (`--gpus-per-node=8  # 4 on GB200`) is not part of it.
                 if let (true, Some(directive)) = (line_start, comment.strip_prefix("SBATCH").map(|d| d.split(" #").next().unwrap_or(""))) {
                     let room = MAX_RAW_WORDS.saturating_sub(out.len());
-                    out.extend(directive.split_whitespace().take(room).map(|t| Word::new(t, line)));
+                    let words: Vec<&str> = directive.split_whitespace().take(room).collect();
+                    out.extend(slurm_long(&words).into_iter().map(|t| Word { directive: true, ..Word::new(t, line) }));
                 }
                 out.push(Word::op("\n", line));
                 line += 1;
@@ -355,6 +359,10 @@ pub fn words_noted(text: &str) -> (Vec<String>, Vec<String>) {
     let raw = split(text);
     let mut sh = Shell { budget: MAX_EXPANDED_BYTES, ..Shell::default() };
     sh.wrapper(&raw, text);
+    // The job's environment, as Slurm sets it from the directives (a wrapper's own settings first).
+    for (name, value) in slurm_environment(&raw) {
+        sh.vars.entry(name.to_string()).or_insert_with(|| vec![value]);
+    }
     let mut cmd: Vec<Word> = Vec::new();
     for w in &raw {
         if sh.out.len() >= MAX_WORDS {
@@ -668,6 +676,47 @@ impl Shell {
 }
 
 /// A name's value: `$1` … from the positional parameters, else the text's variable (an array's first item).
+/// Slurm's short options that size a job in the long form the readers take (sbatch(1), srun(1), salloc(1): `-N`,
+/// `--nodes=<minnodes>[-maxnodes]`): `-N 4` and `-N4` are `--nodes=4`; every other word is kept.
+pub(crate) fn slurm_long<S: AsRef<str>>(words: &[S]) -> Vec<String> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_ref();
+        i += 1;
+        match w.strip_prefix("-N") {
+            Some("") if i < words.len() => {
+                out.push(format!("--nodes={}", words[i].as_ref()));
+                i += 1;
+            }
+            Some(n) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => out.push(format!("--nodes={n}")),
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
+}
+
+/// The variables Slurm sets in a batch job from its `#SBATCH` directives (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES"):
+/// the node count as SLURM_JOB_NUM_NODES and SLURM_NNODES, and SLURM_NTASKS_PER_NODE and SLURM_GPUS_PER_NODE when the
+/// directives give them. The directive words are the split text's (already in the long form, [`slurm_long`]); a
+/// script's own assignment later wins as in bash.
+fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
+    let mut env = Vec::new();
+    for w in raw.iter().filter(|w| w.directive) {
+        let Some((flag, value)) = w.text.split_once('=') else { continue };
+        let names: &[&'static str] = match flag {
+            "--nodes" => &["SLURM_JOB_NUM_NODES", "SLURM_NNODES"],
+            "--ntasks-per-node" => &["SLURM_NTASKS_PER_NODE"],
+            "--gpus-per-node" => &["SLURM_GPUS_PER_NODE"],
+            _ => continue,
+        };
+        if value.bytes().all(|c| c.is_ascii_digit()) && !value.is_empty() {
+            env.extend(names.iter().map(|n| (*n, value.to_string())));
+        }
+    }
+    env
+}
+
 fn lookup(vars: &HashMap<String, Vec<String>>, positional: &Option<Vec<String>>, name: &str) -> Option<String> {
     if let Ok(k) = name.parse::<usize>() {
         return positional.as_ref().and_then(|p| p.get(k.checked_sub(1)?).cloned());
