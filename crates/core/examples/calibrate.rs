@@ -407,8 +407,10 @@ pub fn map_run_as(r: &Value, stated: Stated) -> Result<Run, String> {
         plan_json["training"]["recompute_granularity"] = json!(rc);
     }
     // Unstated settings: the 26.x Bridge rows (validation) take meshplan's default, tuned defaults, the pinned Bridge's
-    // perf recipes being of their era (26.08); every older row keeps Megatron-Core's plain defaults, as it was fitted.
-    if !r["release"].as_str().unwrap_or("").starts_with("26.") {
+    // perf recipes being of their era (26.08); every older row keeps Megatron-Core's plain defaults with its own
+    // settings, as it was fitted. Given its columns only, every row is what a user describing it would get: meshplan's
+    // default, tuned defaults.
+    if stated == Stated::Recipe && !r["release"].as_str().unwrap_or("").starts_with("26.") {
         plan_json["defaults"] = json!("megatron-core");
     }
     let dist_opt = r.get("distributed_optimizer").and_then(Value::as_bool);
@@ -857,18 +859,27 @@ fn print_targets(cal_path: &str, all_oom: bool, rows: bool) {
             (Err(e), _) | (_, Err(e)) => eprintln!("error: {e}"),
         }
     }
-    println!("validation (Bridge 26.x tables, never fitted), model TFLOP/s per GPU:");
-    for (name, val, _) in &sets {
-        let errs = line(name, val);
-        for (g, n, m) in by_group(val, &errs) {
+    // One set's line, its groups and (--rows) every row's error: own settings against columns only shows what the
+    // tuned defaults miss.
+    let set = |name: &str, runs: &[Run]| {
+        let errs = line(name, runs);
+        for (g, n, m) in by_group(runs, &errs) {
             println!("      {g:<28} {n:>4}  {}", pct(m));
         }
-        // --rows: every row's error too (own settings against columns only shows what the tuned defaults miss).
-        if rows {
-            for (r, e) in val.iter().zip(&errs) {
-                println!("      row {} {:+.1}% {}", r.id, 100.0 * e, r.label);
-            }
+        for (r, e) in runs.iter().zip(&errs).filter(|_| rows) {
+            println!("      row {} {:+.1}% {}", r.id, 100.0 * e, r.label);
         }
+    };
+    println!("validation (Bridge 26.x tables, never fitted), model TFLOP/s per GPU:");
+    for (name, val, _) in &sets {
+        set(name, val);
+    }
+    // The calibration set's rows (older releases and other sources) given their columns only: the constants were
+    // fitted on these rows with their own settings, so this measures what tuned defaults assume for runs of models and
+    // eras the perf recipes do not describe, not the fit.
+    if let Some((name, _, cal)) = sets.iter().find(|(name, ..)| *name == "table columns only") {
+        println!("calibration set (older releases, other sources; fitted with their own settings), model TFLOP/s per GPU:");
+        set(name, cal);
     }
     println!("out-of-memory verdicts on published runs that ran:");
     for (name, val, cal) in &sets {

@@ -26,6 +26,12 @@ impl ModelPreset {
         let mut ignored = Vec::new();
         crate::model_fields::model_from_fields(Some(&self.config), None, "model", &mut ignored)
     }
+
+    /// Whether the preset is a mixture of experts ([`ModelConfig::is_moe`]), read from its `num_moe_experts` without
+    /// building the config: the tuned defaults ask it of every perf recipe's model on each plan.
+    pub fn is_moe(&self) -> bool {
+        self.config.get("num_moe_experts").and_then(Value::as_u64).is_some_and(|e| e > 0)
+    }
 }
 
 /// One accelerator from `data/gpus.json`. Bandwidths: HBM in TB/s, scale-up in GB/s per GPU per direction,

@@ -12,12 +12,15 @@
 //! `recipes::resolve` lays a plan over its recipe).
 //!
 //! The nearest recipe: the same dense/MoE kind, GPU generation and use of Megatron-FSDP are required (a Hopper recipe says nothing about
-//! Blackwell's CUDA graphs or dispatchers); then the same model preset, else the same family; the same GPU; the same
-//! precision and FP8 recipe; the nearest GPU count; the name, for a deterministic pick. Recompute and offload settings are
-//! taken only from a recipe of the same model (they answer that model's memory), the mixed-precision fields only from
-//! one of the same precision (the recipe file lists only what differs from that precision's mixed-precision recipe).
+//! Blackwell's CUDA graphs or dispatchers); then the same model preset, else the same family, else another family (a
+//! model Bridge has no perf recipe for: Mixtral, GPT-3, Nemotron-4, a custom or Hugging Face model); the same GPU; the
+//! same precision and FP8 recipe; the nearest GPU count; the name, for a deterministic pick. Recompute and offload
+//! settings are taken only from a recipe of the same model (they answer that model's memory), CUDA graphs only from
+//! one of the same family (a graph's scope names the model's own layers: attn, mamba, moe_router), the mixed-precision
+//! fields only from one of the same precision (the recipe file lists only what differs from that precision's
+//! mixed-precision recipe).
 //!
-//! It imports `fields`, `presets` and `recipes`; `plan` builds on it.
+//! It imports `fields`, `hf` (a config.json model's kind), `presets` and `recipes`; `plan` builds on it.
 
 use crate::{presets, recipes};
 use serde::{Deserialize, Serialize};
@@ -113,10 +116,16 @@ const SAME_PRECISION: [&str; 12] = [
     "exp_avg_sq_dtype",
 ];
 
-/// What the nearest recipe is chosen by, read from the plan's JSON.
+/// Keys taken only from a recipe of the plan's own family: a CUDA graph captures the model's own layers, and its scope
+/// names them (perf recipes' `cuda_graph_scope`: "attn", "mamba", "moe_router", "moe_preprocess"), so another family's
+/// graph says nothing about this model's.
+const SAME_FAMILY: [&str; 2] = ["cuda_graph_impl", "cuda_graph_scope"];
+
+/// What the nearest recipe is chosen by, read from the plan's JSON. `model` and `family` are None for a model that is
+/// no catalogue preset (its own TransformerConfig fields or a Hugging Face config).
 struct Wanted<'a> {
-    model: &'a str,
-    family: &'a str,
+    model: Option<&'a str>,
+    family: Option<&'a str>,
     moe: bool,
     gpu: &'a presets::GpuSpec,
     precision: &'a str,
@@ -222,7 +231,7 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
         if (stated.is_some_and(|t| t.contains_key(key)) && !stated_null) || (dense && MOE_KEYS.contains(&key)) {
             continue;
         }
-        let from_recipe = recipe.filter(|(_, same_model, same_precision)| {
+        let from_recipe = recipe.filter(|Nearest { same_model, same_family, same_precision, .. }| {
             !stated_null
                 && !excluded.iter().any(|k| k == key)
                 // The flex backend is read only by the flex dispatcher: moot once the dispatcher is not assumed.
@@ -230,15 +239,17 @@ pub fn assume<'v>(plan: &'v Value, excluded: &[String]) -> (Cow<'v, Value>, Vec<
                 && !NOT_FROM_RECIPE.contains(&key)
                 && !moot(key, stated)
                 && (*same_model || !SAME_MODEL.contains(&key))
+                && (*same_family || !SAME_FAMILY.contains(&key))
                 && (*same_precision || !SAME_PRECISION.contains(&key))
         });
-        match from_recipe.and_then(|(r, ..)| Some((r, recipe_value(r, key)?))) {
-            Some((r, (v, _))) if key == "tp_comm_overlap" && v.as_bool() == Some(true) && !tp_overlap_applies(plan) => {
+        match from_recipe.and_then(|n| Some((n, recipe_value(n.recipe, key)?))) {
+            Some((n, (v, _))) if key == "tp_comm_overlap" && v.as_bool() == Some(true) && !tp_overlap_applies(plan) => {
                 filled.insert(key.to_string(), Value::Bool(false));
-                out.push(Assumption { key: key.to_string(), value: Value::Bool(false), source: format!("{} — off at this plan's TP < 2 or without sequence parallelism, as its CommOverlapConfig turns it off", source_of(r)) });
+                let source = format!("{} — off at this plan's TP < 2 or without sequence parallelism, as its CommOverlapConfig turns it off", n.source(&wanted));
+                out.push(Assumption { key: key.to_string(), value: Value::Bool(false), source });
             }
-            Some((r, (v, defaulted))) => {
-                let source = if defaulted { format!("{}, {BF16_COUNT_DEFAULT}", source_of(r)) } else { source_of(r) };
+            Some((n, (v, defaulted))) => {
+                let source = if defaulted { format!("{}, {BF16_COUNT_DEFAULT}", n.source(&wanted)) } else { n.source(&wanted) };
                 filled.insert(key.to_string(), v.clone());
                 out.push(Assumption { key: key.to_string(), value: v, source });
             }
@@ -298,8 +309,18 @@ pub fn source_of(r: &recipes::Recipe) -> String {
 
 fn wanted(plan: &Value) -> Option<Wanted<'_>> {
     let m = plan.get("model")?;
-    let key = m.as_str().or_else(|| m.get("preset").and_then(Value::as_str))?;
-    let preset = presets::model(key)?;
+    let preset = m.as_str().or_else(|| m.get("preset").and_then(Value::as_str)).and_then(presets::model);
+    // A preset's kind unless the plan's fields change its expert count; a model of its own fields is MoE with experts
+    // (Megatron's num_moe_experts); a Hugging Face config as its reader maps it (nothing is assumed while that reader
+    // is not loaded in the page: the plan is refused until it is).
+    let experts = m.get("num_moe_experts").filter(|v| !v.is_null());
+    let moe = match (preset, experts, m.get("hf_config")) {
+        (Some(p), None, _) => p.is_moe(),
+        (_, Some(e), _) => e.as_u64().is_some_and(|e| e > 0),
+        (None, None, Some(hf)) => crate::hf::read(hf, &mut Vec::new()).ok()?.is_moe(),
+        (None, None, None) if m.is_object() => false,
+        (None, None, None) => return None,
+    };
     let cluster = plan.get("cluster");
     let gpu = presets::gpu(cluster.and_then(|c| c.get("gpu")).and_then(Value::as_str).unwrap_or(presets::default_gpu_key()))?;
     let training = plan.get("training");
@@ -314,26 +335,50 @@ fn wanted(plan: &Value) -> Option<Wanted<'_>> {
         n.or_else(|| Some(c.get("num_nodes")?.as_u64()?.saturating_mul(c.get("gpus_per_node").and_then(Value::as_u64).unwrap_or(gpu.gpus_per_node))))
     });
     let fsdp = training.and_then(|t| t.get("use_megatron_fsdp")).and_then(Value::as_bool).unwrap_or(false);
-    Some(Wanted { model: &preset.key, family: &preset.family, moe: preset.model_config().is_moe(), gpu, precision, fp8_recipe, gpus, fsdp })
+    let (model, family) = (preset.map(|p| p.key.as_str()), preset.map(|p| p.family.as_str()));
+    Some(Wanted { model, family, moe, gpu, precision, fp8_recipe, gpus, fsdp })
 }
 
-/// The nearest perf recipe, with whether it is of the same model and of the same precision (and FP8 recipe).
-fn nearest(w: &Wanted) -> Option<(&'static recipes::Recipe, bool, bool)> {
+/// The nearest perf recipe and how near: of the same model, of the same family, of the same precision (and FP8 recipe).
+#[derive(Clone, Copy)]
+struct Nearest {
+    recipe: &'static recipes::Recipe,
+    same_model: bool,
+    same_family: bool,
+    same_precision: bool,
+}
+
+impl Nearest {
+    /// How an assumption taken from it is sourced: the recipe, and when it is another family's, why that one.
+    fn source(&self, w: &Option<Wanted>) -> String {
+        let why = match w.as_ref().and_then(|w| w.family) {
+            _ if self.same_family => return source_of(self.recipe),
+            Some(f) => format!("Bridge has no perf recipe of the {f} family"),
+            None => "the model is no catalogue preset".to_string(),
+        };
+        let kind = if w.as_ref().is_some_and(|w| w.moe) { "MoE" } else { "dense" };
+        format!("{} — the nearest {kind} recipe of another family ({why}), for the settings that do not name a model's own layers", source_of(self.recipe))
+    }
+}
+
+/// The nearest perf recipe ([`Nearest`]).
+fn nearest(w: &Wanted) -> Option<Nearest> {
     let score = |r: &recipes::Recipe| -> Option<(u32, u64)> {
         let preset = presets::model(&r.model)?;
         let gpu = presets::gpu(r.gpu.as_deref()?)?;
-        let same_model = r.model == w.model;
+        let same_model = w.model == Some(r.model.as_str());
+        let same_family = w.family == Some(preset.family.as_str());
         // A Megatron-FSDP recipe is another parallel scheme: its settings answer that scheme, not the plan's.
         let fsdp = r.training.get("use_megatron_fsdp").and_then(Value::as_bool).unwrap_or(false);
-        // The cheap tests first: building a preset's model to ask whether it is MoE is done for candidates only.
-        if (!same_model && preset.family != w.family) || gpu.generation != w.gpu.generation || fsdp != w.fsdp {
-            return None;
-        }
-        if !same_model && preset.model_config().is_moe() != w.moe {
+        if gpu.generation != w.gpu.generation || fsdp != w.fsdp || (!same_model && preset.is_moe() != w.moe) {
             return None;
         }
         let (same_precision, same_type) = precision_match(r, w);
-        let s = 8 * u32::from(same_model) + 4 * u32::from(gpu.key == w.gpu.key) + 2 * u32::from(same_precision) + u32::from(same_type);
+        let s = 16 * u32::from(same_family)
+            + 8 * u32::from(same_model)
+            + 4 * u32::from(gpu.key == w.gpu.key)
+            + 2 * u32::from(same_precision)
+            + u32::from(same_type);
         // The nearest GPU count: |log2(recipe / plan)| in eighths of a doubling, as a tie-break.
         let distance = match (r.gpus, w.gpus) {
             (Some(a), Some(b)) if a > 0 && b > 0 => ((a as f64 / b as f64).log2().abs() * 8.0) as u64,
@@ -346,8 +391,8 @@ fn nearest(w: &Wanted) -> Option<(&'static recipes::Recipe, bool, bool)> {
         .filter(|r| r.kind == "perf")
         .filter_map(|r| Some((r, score(r)?)))
         .min_by(|(a, (sa, da)), (b, (sb, db))| sb.cmp(sa).then(da.cmp(db)).then(a.name.cmp(&b.name)))?;
-    let r = best.0;
-    Some((r, r.model == w.model, precision_match(r, w).0))
+    let (recipe, (s, _)) = best;
+    Some(Nearest { recipe, same_model: s & 8 != 0, same_family: s & 16 != 0, same_precision: precision_match(recipe, w).0 })
 }
 
 /// Whether a recipe trains the plan's precision with its FP8 recipe, and whether the same precision at all.

@@ -21,7 +21,8 @@ fn plan(moe: bool, training: Value) -> Value {
     for (k, v) in training.as_object().unwrap() {
         t[k] = v.clone();
     }
-    json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1}, "training": t,
+    // Megatron-Core's plain defaults: each case exports its own row, not what tuned defaults would add beside it.
+    json!({"model": model, "defaults": "megatron-core", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1}, "training": t,
            "parallelism": {"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 1, "sequence_parallel": true,
                            "expert_tensor_parallel_size": 1}})
 }

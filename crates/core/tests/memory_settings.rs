@@ -29,7 +29,8 @@ fn plan_on(gpu: &str, training: Value) -> Value {
     for (k, v) in training.as_object().unwrap() {
         t[k] = v.clone();
     }
-    json!({"model": small(), "cluster": {"gpu": gpu, "gpus_per_node": 8, "num_nodes": 1}, "training": t, "parallelism": {}})
+    // Megatron-Core's plain defaults: each term is worked out at them (a perf recipe's settings are tuned.rs's tests).
+    json!({"model": small(), "defaults": "megatron-core", "cluster": {"gpu": gpu, "gpus_per_node": 8, "num_nodes": 1}, "training": t, "parallelism": {}})
 }
 
 fn mem(v: &Value) -> MemoryReport {

@@ -518,7 +518,9 @@ fn llama_8b(gpus: u64, training: Value) -> Value {
                   "add_bias_linear": false, "normalization": "RMSNorm", "position_embedding_type": "rope", "vocab_size": 128256},
         "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": gpus, "num_nodes": 1},
         "training": t,
-        "parallelism": {"tensor_model_parallel_size": 1}
+        "parallelism": {"tensor_model_parallel_size": 1},
+        // Megatron-Core's plain defaults: the requests are worked out by hand at them (no perf recipe's settings).
+        "defaults": "megatron-core"
     })
 }
 

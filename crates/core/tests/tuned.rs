@@ -441,3 +441,74 @@ fn a_misspelt_training_key_keeps_the_tuned_defaults() {
     assert_eq!(typo.assumptions, clean.assumptions);
     assert_eq!(typo.memory.peak_bytes, clean.memory.peak_bytes);
 }
+
+/// A model of a family Bridge has no perf recipe for takes the nearest recipe of another family of its kind, for the
+/// settings that do not name the model's own layers. The published run: Nemotron-4 340B on 256 H100 in BF16, TP 8, PP 8,
+/// VPP 12, sequence 4,096, global batch 64, micro-batch 1 (NVIDIA dgxc-benchmarking v25.05.02 nemotron/README.md; it
+/// ran, 467.8 TFLOP/s per GPU), described by those columns only. Every dense Hopper perf recipe starts from the library
+/// recipe's distributed optimizer with grad-reduce and param-gather overlap (_pretrain_common) and reduces gradients
+/// in bf16 (perf_recipes/_common.py:73-74 @ 067f987df03b), so the run is planned with them; CUDA graphs and recompute,
+/// which answer a model's own layers, stay at Megatron-Core's default. By hand, stage 0 then holds the gradients at the
+/// parameters' 2 B and Adam's 12 B per parameter (fp32 master and two moments) sharded over DP = 256/(8·8) = 4: 3 B per
+/// parameter, 1.5 × the weights' bytes. Planned with Megatron-Core's plain defaults it "does not fit".
+#[test]
+fn a_family_without_a_perf_recipe_takes_the_nearest_of_another_family() {
+    let plan = json!({"model": "nemotron-4-340b", "cluster": {"gpu": "h100-sxm-80gb", "num_gpus": 256},
+                      "training": {"seq_length": 4096, "global_batch_size": 64, "micro_batch_size": 1, "precision": "bf16"},
+                      "parallelism": {"tensor_model_parallel_size": 8, "pipeline_model_parallel_size": 8,
+                                      "virtual_pipeline_model_parallel_size": 12, "sequence_parallel": true}});
+    let r = plan_value(&plan).unwrap();
+    let dist = assumed(&r, "use_distributed_optimizer").expect("the distributed optimizer is assumed");
+    assert_eq!(dist.value, json!(true));
+    assert!(dist.source.starts_with("Megatron Bridge perf recipe perf.llama"), "{}", dist.source);
+    assert!(dist.source.contains("another family (Bridge has no perf recipe of the Nemotron-4 family)"), "{}", dist.source);
+    assert_eq!(assumed(&r, "grad_reduce_in_fp32").map(|a| &a.value), Some(&json!(false)));
+    assert_eq!(assumed(&r, "overlap_grad_reduce").map(|a| &a.value), Some(&json!(true)));
+    for key in ["cuda_graph_impl", "recompute_granularity"] {
+        let a = assumed(&r, key).unwrap();
+        assert_eq!(a.source, meshplan_core::tuned::DEFAULT_SOURCE, "{key}");
+    }
+    use meshplan_core::memory::TermKey;
+    let term = |r: &Report, key: TermKey| -> u64 { r.memory.stages[0].terms.iter().filter(|t| t.key == key).map(|t| t.bytes).sum() };
+    let weights = term(&r, TermKey::Weights);
+    assert_eq!(term(&r, TermKey::Gradients), weights);
+    let optimizer = term(&r, TermKey::MasterWeights) + term(&r, TermKey::OptimizerMoments);
+    assert!(optimizer.abs_diff(weights * 3 / 2) <= 2, "{optimizer} against 1.5 × {weights}");
+    assert!(r.memory.fits, "peak {} B", r.memory.peak_bytes);
+    let mut plain = plan.clone();
+    plain["defaults"] = json!("megatron-core");
+    assert!(!plan_value(&plain).unwrap().memory.fits);
+}
+
+/// A model that is no catalogue preset (its own TransformerConfig fields) is matched by its kind alone: a Mixtral-shaped
+/// MoE on 64 GB200 in BF16 takes the token dispatcher of the nearest Blackwell MoE perf recipe, named as such; a dense
+/// model of its own fields lists no dispatcher. CUDA graphs stay at Megatron-Core's default for both.
+#[test]
+fn a_model_of_its_own_fields_takes_the_nearest_recipe_of_its_kind() {
+    let model = json!({"num_layers": 32, "hidden_size": 4096, "ffn_hidden_size": 14336, "num_attention_heads": 32,
+                       "num_query_groups": 8, "kv_channels": 128, "vocab_size": 32000, "gated_linear_unit": true,
+                       "add_bias_linear": false, "num_moe_experts": 8, "moe_router_topk": 2});
+    let plan = |model: serde_json::Value| json!({"model": model, "cluster": {"gpu": "gb200", "num_gpus": 64},
+        "training": {"seq_length": 4096, "global_batch_size": 256, "precision": "bf16"},
+        "parallelism": {"expert_model_parallel_size": 8, "pipeline_model_parallel_size": 4}});
+    let r = plan_value(&plan(model.clone())).unwrap();
+    let dispatcher = assumed(&r, "moe_token_dispatcher_type").expect("the dispatcher is listed");
+    assert!(dispatcher.source.contains("the nearest MoE recipe of another family (the model is no catalogue preset)"), "{}", dispatcher.source);
+    assert_eq!(assumed(&r, "use_distributed_optimizer").map(|a| &a.value), Some(&json!(true)));
+    assert_eq!(assumed(&r, "cuda_graph_impl").unwrap().source, meshplan_core::tuned::DEFAULT_SOURCE);
+    let mut dense = model;
+    dense.as_object_mut().unwrap().retain(|k, _| !k.starts_with("num_moe") && !k.starts_with("moe_"));
+    let mut p = plan(dense);
+    p["parallelism"]["expert_model_parallel_size"] = json!(1);
+    let r = plan_value(&p).unwrap();
+    assert!(assumed(&r, "moe_token_dispatcher_type").is_none());
+    assert!(assumed(&r, "use_distributed_optimizer").unwrap().source.contains("nearest dense recipe of another family"));
+}
+
+/// Whether a preset is MoE is read from its `num_moe_experts` without building its config; it agrees with the config.
+#[test]
+fn a_presets_kind_is_its_configs() {
+    for p in meshplan_core::presets::models() {
+        assert_eq!(p.is_moe(), p.model_config().is_moe(), "{}", p.key);
+    }
+}

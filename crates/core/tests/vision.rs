@@ -29,7 +29,8 @@ fn plan_with(training: Value, parallelism: Value, vision: Value) -> meshplan_cor
                           "patches_per_token": 4, "projector": [[256, 256], [256, 2048]], "extra_parameters": 1000}});
     let mut model = model;
     model["vision_config"].as_object_mut().unwrap().extend(vision.as_object().unwrap().clone());
-    plan_value(&json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+    // Megatron-Core's plain defaults: the terms are worked out at them.
+    plan_value(&json!({"model": model, "defaults": "megatron-core", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
                        "training": t, "parallelism": par}))
     .unwrap()
 }

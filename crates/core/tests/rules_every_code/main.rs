@@ -351,7 +351,8 @@ pub fn plan(model: Value) -> Value {
     if moe {
         parallelism["expert_tensor_parallel_size"] = json!(1);
     }
-    json!({"model": model, "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
+    // Megatron-Core's plain defaults: the rules' cases are worked out at them, not at a perf recipe's settings.
+    json!({"model": model, "defaults": "megatron-core", "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 8, "num_nodes": 1},
            "training": {"seq_length": 4096, "micro_batch_size": 1, "global_batch_size": 1024,
                         "recompute_granularity": "selective", "use_distributed_optimizer": true, "precision": "bf16"},
            "parallelism": parallelism})
