@@ -72,12 +72,13 @@ enum Command {
     },
     /// Read a Megatron-LM command line or arguments block, Megatron Bridge overrides or config YAML (its recipe runner,
     /// train.sh and performance launcher included), a NeMo 2 command, recipe script or performance script, a NeMo 1
-    /// config, or a meshplan export, and print the plan file (unrecognized settings and assumptions on stderr); the plan
-    /// keeps the launcher's own defaults ("defaults": "megatron-core"), not tuned ones
+    /// config, an NVIDIA MLPerf Training config_*.sh, or a meshplan export, and print the plan file (unrecognized
+    /// settings and assumptions on stderr); the plan keeps the launcher's own defaults ("defaults": "megatron-core"),
+    /// not tuned ones (an MLPerf configuration's implementation is tuned: it keeps tuned defaults, listed)
     #[command(after_help = EXIT_STATUS)]
     Import {
         /// A Megatron-LM launch command or script, its arguments block, Bridge overrides, launch command or config
-        /// YAML, a NeMo 2 or NeMo 1 launch or config, or a meshplan export; - for standard input
+        /// YAML, a NeMo 2 or NeMo 1 launch or config, an MLPerf config_*.sh, or a meshplan export; - for standard input
         #[arg(value_name = "FILE")]
         file: PathBuf,
         /// What FILE is; detected when absent

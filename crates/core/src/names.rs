@@ -195,7 +195,36 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("model.activations_checkpoint_method", "model.recompute_method"),
     ("model.activations_checkpoint_num_layers", "model.recompute_num_layers"),
     ("model.bias", "model.add_bias_linear"),
+    // NVIDIA's MLPerf Training implementations (NeMo / Megatron Bridge): a `config_<SYSTEM>_<N>x<G>x<MINIBS>x….sh` exports
+    // the run's sizes, which run.sub and the implementation's YAML pass on (mlcommons/training_results_v5.0 and v5.1
+    // NVIDIA/benchmarks/llama31_405b, llama31_8b, gpt3: config_DGXH100_64x8x288xtp8pp8cp2.sh, config_common.sh). Their
+    // value-changing names (MINIBS per data-parallel rank, FP8 / FP8_HYBRID / FP8_RECIPE, FP4) are `imports::mlm`'s.
+    ("DGXNNODES", "--nnodes"),
+    ("DGXNGPU", "--nproc-per-node"),
+    ("TENSOR_MODEL_PARALLEL", "--tensor-model-parallel-size"),
+    ("PIPELINE_MODEL_PARALLEL", "--pipeline-model-parallel-size"),
+    ("INTERLEAVED_PIPELINE", "--num-virtual-stages-per-pipeline-rank"),
+    ("CONTEXT_PARALLEL", "--context-parallel-size"),
+    ("EXPERT_PARALLEL", "--expert-model-parallel-size"),
+    ("SEQ_PARALLEL", "--sequence-parallel"),
+    ("MICRO_BATCH_SIZE", "--micro-batch-size"),
+    ("TP_COMM_OVERLAP", "--tp-comm-overlap"),
+    ("USE_DIST_OPTIMIZER", "--use-distributed-optimizer"),
+    ("OVERLAP_GRAD_REDUCE", "--overlap-grad-reduce"),
+    ("OVERLAP_PARAM_GATHER", "--overlap-param-gather"),
+    ("FP8_PARAM_GATHER", "--fp8-param-gather"),
+    ("ASYM_PP_EMBED", "--account-for-embedding-in-pipeline-split"),
+    ("ASYM_PP_LOSS", "--account-for-loss-in-pipeline-split"),
+    ("ACT_CKPT_GRANULARITY", "--recompute-granularity"),
+    ("ACT_CKPT_METHOD", "--recompute-method"),
+    ("ACT_CKPT_NUM_LAYERS", "--recompute-num-layers"),
 ];
+
+/// The names only an MLPerf configuration exports: one of them makes the text one (`imports::mlm`).
+pub const MLPERF_MARKERS: [&str; 3] = ["DGXNNODES", "DGXNGPU", "MINIBS"];
+
+/// The MLPerf names whose values change on the way to a Megatron setting, read by `imports::mlm`.
+pub const MLPERF_VALUES: [&str; 5] = ["MINIBS", "FP8", "FP8_HYBRID", "FP8_RECIPE", "FP4"];
 
 /// Wrappers' switches for settings Megatron-LM has no flag for, and the plan path each sets: LoRA fine-tuning as a
 /// toolkit or an RL trainer spells it, and Bridge's `peft` chosen by name (its recipes' `peft="lora"`).

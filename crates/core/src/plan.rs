@@ -335,9 +335,12 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
     Ok((Cluster { gpu: gpu.key.clone(), gpus_per_node, num_nodes, nvlink_domain_size, host_memory_per_node_gb }, gpu))
 }
 
+/// The sequence length a plan that states none is planned at.
+pub const DEFAULT_SEQ_LENGTH: u64 = 4096;
+
 fn parse_training(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Training {
     let mut f = Fields::new(value, "training", diags);
-    let seq_length = f.uint("seq_length", 4096, 1, MAX_FIELD);
+    let seq_length = f.uint("seq_length", DEFAULT_SEQ_LENGTH, 1, MAX_FIELD);
     let micro_batch_size = f.uint("micro_batch_size", 1, 1, MAX_FIELD);
     let global_batch_size = f.opt_uint("global_batch_size", 1, MAX_FIELD);
     let settings = Settings::read(&mut f);

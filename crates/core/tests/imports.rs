@@ -394,6 +394,10 @@ mod never_panics {
             Just("\n#SBATCH -N ".to_string()),
             Just("srun -N".to_string()),
             Just(" ${SLURM_NNODES:-".to_string()),
+            // An MLPerf configuration's exported sizes.
+            Just("\nexport MINIBS=".to_string()),
+            Just("\nexport DGXNNODES=".to_string()),
+            Just("\nexport INTERLEAVED_PIPELINE=null FP8=True\n".to_string()),
             // The OOM reader's tracebacks, runtime failures and memory reports.
             Just("[rank3]:   File \"/w/megatron/core/transformer/moe/experts.py\", line ".to_string()),
             Just("\nRuntimeError: CUDA error: out of memory\n".to_string()),
@@ -737,4 +741,40 @@ fn slurm_short_options_and_the_jobs_environment_size_the_cluster() {
     let (n, g, notes) = world(&format!("#SBATCH --nodes=8\nsrun python pretrain_gpt.py {model}\n"), "gb200");
     assert_eq!((n, g), (8, 4));
     assert!(notes.iter().any(|n| n.contains("8 nodes but not the GPUs per node; the GPU's node size, 4, assumed")), "{notes:?}");
+}
+
+/// NVIDIA's MLPerf Training configurations (`config_<SYSTEM>_<NODES>x<GPUS>x<MINIBS>x….sh`, sourced before `sbatch
+/// run.sub`; the construct seen in mlcommons/training_results_v5.0 and v5.1 NVIDIA/benchmarks/llama31_405b) only
+/// export the run's sizes; they were read as nothing ("the input does not size the world"). Each exported size is the
+/// setting it names, MINIBS samples per data-parallel rank make the global batch MINIBS × DP, FP8=True with
+/// FP8_HYBRID trains in FP8 with FP8_RECIPE, and what the configuration leaves out is tuned (its implementation's
+/// config_common.sh turns on the distributed optimizer and the overlaps), said with the recipe it comes from. By hand:
+/// 64 nodes × 8 GPUs = 512; TP·PP·CP = 8·8·2 = 128; DP 4; global batch 288 × 4 = 1,152. A configuration written here.
+#[test]
+fn mlperf_configuration() {
+    let text = "source $(dirname ${BASH_SOURCE[0]})/config_common.sh\nexport MINIBS=288\nexport TENSOR_MODEL_PARALLEL=8\n\
+        export PIPELINE_MODEL_PARALLEL=8\nexport INTERLEAVED_PIPELINE=8\nexport CONTEXT_PARALLEL=2\nexport SEQ_PARALLEL=True\n\
+        export MICRO_BATCH_SIZE=1\nexport ASYM_PP_EMBED=True\nexport ASYM_PP_LOSS=True\nexport FP8=True\nexport FP8_HYBRID=True\n\
+        export FP8_RECIPE=\"tensorwise\"\nexport DGXNNODES=64\nexport DGXNGPU=8\nexport WALLTIME=$((5 + ${NEXP:-1} * 200))\n";
+    let opts = ImportOptions { model: Some("llama-3.1-405b".into()), gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (64, 8));
+    let p = &plan.parallelism;
+    assert_eq!((p.tp(), p.pp(), p.vpp(), p.cp(), p.sequence_parallel), (8, 8, 8, 2, true));
+    assert!(p.account_for_embedding_in_pipeline_split && p.account_for_loss_in_pipeline_split);
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size), (1, Some(1152)));
+    let s = &plan.training.settings;
+    assert_eq!((s.precision.key(), s.fp8_recipe.map(|r| r.key())), ("fp8", Some("tensorwise")));
+    assert!(imported.notes.iter().any(|n| n.contains("global_batch_size: 1152 = MINIBS 288 × DP 4")), "{:?}", imported.notes);
+    let tuned = imported.notes.iter().find(|n| n.starts_with("defaults: tuned")).expect("the tuned defaults are said");
+    assert!(tuned.contains("use_distributed_optimizer = true") && tuned.contains("from Megatron Bridge perf recipe perf.llama31_405b"), "{tuned}");
+    assert!(s.use_distributed_optimizer);
+    assert!(imported.plan.get("defaults").is_none());
+    // No virtual stages (`null`), and a script that is no MLPerf configuration keeps its variables to itself.
+    let (_, plan, _) = imports::import_plan(&text.replace("INTERLEAVED_PIPELINE=8", "INTERLEAVED_PIPELINE=null"), &opts).unwrap();
+    assert_eq!(plan.parallelism.vpp(), 1);
+    let script = "MICRO_BATCH_SIZE=4\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --tensor-model-parallel-size 2\n";
+    let (imported, plan, _) = imports::import_plan(script, &opts).unwrap();
+    assert_eq!(plan.training.micro_batch_size, 2);
+    assert_eq!(imported.plan["defaults"], "megatron-core");
 }

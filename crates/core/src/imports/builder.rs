@@ -87,6 +87,12 @@ pub(crate) struct Builder {
     /// A recipe named only for its model: NeMo 2's `--factory llama3_8b` (a NeMo recipe, whose layout and batch
     /// meshplan does not hold; the Bridge recipe of the same stem builds the same model).
     pub recipe_model: Option<String>,
+    /// An MLPerf configuration's MINIBS (samples per data-parallel rank), as written: the global batch it implies needs
+    /// the world and the layout.
+    pub per_replica_batch: Option<String>,
+    /// Whether what the input leaves out is tuned rather than its launcher's plain defaults (an MLPerf configuration,
+    /// whose implementation sets them: `imports::launcher_defaults`).
+    pub tuned_defaults: bool,
 }
 
 /// The plan built, with what was not read.
@@ -94,6 +100,8 @@ pub(crate) struct Built {
     pub plan: Value,
     pub unrecognized: Vec<Unrecognized>,
     pub notes: Vec<String>,
+    /// [`Builder::tuned_defaults`].
+    pub tuned_defaults: bool,
 }
 
 impl Builder {
@@ -331,11 +339,17 @@ impl Builder {
             // an export names the Bridge recipe of a model whose settings it then writes out in full.
             self.notes.push(unknown_recipe(&name));
         }
+        // The sequence length sizes every activation: an input without one (and without a recipe to give it) plans
+        // meshplan's default, said.
+        if !plan.contains_key("recipe") && self.get("training.seq_length").is_none() {
+            let default = crate::plan::DEFAULT_SEQ_LENGTH;
+            self.notes.push(format!("training: the input gives no sequence length; meshplan's default {default} assumed (give seq_length)"));
+        }
         plan.insert("model".into(), model);
         for section in ["cluster", "training", "parallelism"] {
             plan.insert(section.into(), self.plan.remove(section).unwrap_or_else(|| Value::Object(Map::new())));
         }
-        Ok((Built { plan: Value::Object(plan), unrecognized: self.unrecognized, notes: self.notes }, set_keys))
+        Ok((Built { plan: Value::Object(plan), unrecognized: self.unrecognized, notes: self.notes, tuned_defaults: self.tuned_defaults }, set_keys))
     }
 
     /// Megatron Bridge's CommOverlapConfig turns a requested `tp_comm_overlap` off with a warning at TP < 2, and else

@@ -22,8 +22,10 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         // read as its words.
         let split = |w: &String| (w.starts_with("--") && w.contains(' ')) || w.contains(" --");
         let flags_yaml = yaml_of_flags(text);
-        let (words, notes) = shell::words_noted(flags_yaml.as_deref().unwrap_or(text));
+        let keep = |n: &str| names::MLPERF_MARKERS.contains(&n) || names::MLPERF_VALUES.contains(&n) || names::wrapper(n).is_some();
+        let (words, notes, env) = shell::words_env(flags_yaml.as_deref().unwrap_or(text), keep);
         b.notes.extend(notes);
+        mlperf(&env, b, &mut gqa);
         let words: Vec<String> = words.into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let words = slurm_launchers(words);
         let mut i = 0;
@@ -56,6 +58,70 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
     finish(b, gqa);
 }
 
+/// An NVIDIA MLPerf Training configuration (`config_<SYSTEM>_….sh`, which only exports the run's sizes: names::WRAPPERS
+/// lists them): each exported setting as the flag it stands for, before the command's own words (which win). MINIBS
+/// is the samples per data-parallel rank per step (the implementations log gradient accumulation as MINIBS /
+/// MICRO_BATCH_SIZE: mlcommons/training_results_v5.1 NVIDIA/benchmarks/*/implementations/*/pretrain.py), so the global
+/// batch is MINIBS × DP once the world and layout are known (`finish`); FP8=True trains in FP8 (FP8_HYBRID: E4M3
+/// forward and E5M2 gradients) with FP8_RECIPE, FP4=True in NVFP4's E2M1. What the configuration leaves out is the
+/// implementation's own YAML and `config_common.sh`, tuned as Bridge's perf recipes are, so the plan keeps meshplan's
+/// tuned defaults rather than Megatron-LM's (`imports::launcher_defaults`).
+fn mlperf(env: &[(String, String)], b: &mut Builder, gqa: &mut bool) {
+    if !env.iter().any(|(n, _)| names::MLPERF_MARKERS.contains(&n.as_str())) {
+        return;
+    }
+    b.tuned_defaults = true;
+    let on = |name: &str| env.iter().any(|(n, v)| n == name && matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1"));
+    for (name, value) in env {
+        let v = value.trim().trim_matches(['"', '\'']);
+        if matches!(v, "" | "null" | "None" | "none") {
+            continue;
+        }
+        match name.as_str() {
+            "MINIBS" => b.per_replica_batch = Some(v.to_string()),
+            "FP8" if on("FP8") => flag(b, "--fp8-format", &[if on("FP8_HYBRID") { "hybrid" } else { "e4m3" }.to_string()], gqa),
+            "FP8_RECIPE" if on("FP8") => flag(b, "--fp8-recipe", &[v.to_string()], gqa),
+            "FP4" if on("FP4") => flag(b, "--fp4-format", &["e2m1".to_string()], gqa),
+            _ => {
+                if let Some(f) = names::wrapper(name).filter(|f| f.starts_with("--")) {
+                    flag(b, &f, &[v.to_string()], gqa);
+                }
+            }
+        }
+    }
+    b.notes.push("read as an NVIDIA MLPerf Training configuration: its exported sizes (DGXNNODES, DGXNGPU, TENSOR_MODEL_PARALLEL, …, MINIBS per data-parallel rank)".into());
+}
+
+/// The global batch an MLPerf configuration implies: MINIBS samples per data-parallel rank, DP = world / (TP·PP·CP).
+fn per_replica_batch(b: &mut Builder) {
+    let Some(raw) = b.per_replica_batch.take() else { return };
+    if b.get("training.global_batch_size").is_some() {
+        return;
+    }
+    let uint = |b: &Builder, p: &str| b.get(p).and_then(crate::fields::as_uint);
+    let size = |b: &Builder, p: &str| uint(b, p).unwrap_or(1).max(1);
+    let Some(minibs) = raw.parse::<u64>().ok().filter(|&n| n > 0) else {
+        b.unknown("MINIBS", &Value::from(raw.as_str()), "not a positive whole number of samples");
+        return;
+    };
+    let (Some(nodes), Some(gpn)) = (uint(b, "cluster.num_nodes"), uint(b, "cluster.gpus_per_node")) else {
+        b.unknown("MINIBS", &Value::from(minibs), "the global batch is MINIBS × DP, and the text gives no DGXNNODES and DGXNGPU (give global_batch_size)");
+        return;
+    };
+    let model_parallel = size(b, "parallelism.tensor_model_parallel_size")
+        .saturating_mul(size(b, "parallelism.pipeline_model_parallel_size"))
+        .saturating_mul(size(b, "parallelism.context_parallel_size"));
+    let world = nodes.saturating_mul(gpn);
+    if world % model_parallel != 0 {
+        b.unknown("MINIBS", &Value::from(minibs), &format!("{world} GPUs are not a whole number of TP·PP·CP = {model_parallel} replicas"));
+        return;
+    }
+    let dp = world / model_parallel;
+    let gbs = minibs.saturating_mul(dp);
+    b.set("training.global_batch_size", Value::from(gbs), 0);
+    b.notes.push(format!("global_batch_size: {gbs} = MINIBS {minibs} × DP {dp} ({world} GPUs / TP·PP·CP {model_parallel}), as NVIDIA's MLPerf implementations size it"));
+}
+
 /// The words of Slurm's launchers (`srun -N 4 …`, `salloc`, `sbatch`) up to the program they start, with their short
 /// sizing options in the long form (`--nodes=4`, [`shell::slurm_long`]); a `-N` elsewhere is another program's.
 fn slurm_launchers(words: Vec<String>) -> Vec<String> {
@@ -78,6 +144,7 @@ fn slurm_launchers(words: Vec<String>) -> Vec<String> {
 
 /// Megatron-LM's defaults for what the flags left out (model fields only when the input gives a model).
 fn finish(b: &mut Builder, gqa: bool) {
+    per_replica_batch(b);
     if !gqa {
         if let Some(v) = b.remove("model.num_query_groups") {
             b.notes.push(format!("--num-query-groups {v} without --group-query-attention: Megatron-LM ignores it (one query group per head)"));

@@ -356,6 +356,13 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// [`words`], and notes on what the reading assumed or could not evaluate.
 pub fn words_noted(text: &str) -> (Vec<String>, Vec<String>) {
+    let (words, notes, _) = words_env(text, |_| false);
+    (words, notes)
+}
+
+/// [`words_noted`], and the value each variable named by `keep` has once the text has run (its first word, by name:
+/// a configuration script that only exports settings, as NVIDIA's MLPerf `config_*.sh` do, says everything there).
+pub fn words_env(text: &str, keep: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
     let raw = split(text);
     let mut sh = Shell { budget: MAX_EXPANDED_BYTES, ..Shell::default() };
     sh.wrapper(&raw, text);
@@ -376,7 +383,11 @@ pub fn words_noted(text: &str) -> (Vec<String>, Vec<String>) {
         cmd.clear();
     }
     sh.dispatch(&cmd, "\n");
-    sh.finish()
+    let mut env: Vec<(String, String)> =
+        sh.vars.iter().filter(|(name, _)| keep(name)).map(|(name, v)| (name.clone(), v.first().cloned().unwrap_or_default())).collect();
+    env.sort_unstable();
+    let (words, notes) = sh.finish();
+    (words, notes, env)
 }
 
 impl Shell {
