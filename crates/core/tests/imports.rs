@@ -398,6 +398,10 @@ mod never_panics {
             Just("\nexport MINIBS=".to_string()),
             Just("\nexport DGXNNODES=".to_string()),
             Just("\nexport INTERLEAVED_PIPELINE=null FP8=True\n".to_string()),
+            // NeMo 2 Python: a call across lines, a parameter default, an executor.
+            Just("llm.llama3_8b.pretrain_recipe(\n  num_nodes=".to_string()),
+            Just("def configure(n: int = ".to_string()),
+            Just(" run.SlurmExecutor(nodes=n, ntasks_per_node=(".to_string()),
             // The OOM reader's tracebacks, runtime failures and memory reports.
             Just("[rank3]:   File \"/w/megatron/core/transformer/moe/experts.py\", line ".to_string()),
             Just("\nRuntimeError: CUDA error: out of memory\n".to_string()),
@@ -777,4 +781,30 @@ fn mlperf_configuration() {
     let (imported, plan, _) = imports::import_plan(script, &opts).unwrap();
     assert_eq!(plan.training.micro_batch_size, 2);
     assert_eq!(imported.plan["defaults"], "megatron-core");
+}
+
+/// A NeMo 2 script in NeMo-Run's usual shape: the recipe call spread over lines, its sizes passed as a function's
+/// parameters with defaults (`def configure(nodes: int = 16, …)`), and a `run.SlurmExecutor(nodes=…,
+/// ntasks_per_node=…)` (NVIDIA/NeMo-Run nemo_run/core/execution/slurm.py: nproc_per_node is ntasks_per_node unless
+/// torchrun_nproc_per_node, gpus_per_node with one task, or gpus_per_task say otherwise). The call's arguments were lost
+/// ("does not size the world; 16 GPUs"). A script written here.
+#[test]
+fn nemo_run_script_with_a_multi_line_recipe_call_and_an_executor() {
+    let script = "import nemo_run as run\nfrom nemo.collections import llm\n\n\
+        def configure(nodes: int = 16, gpus_per_node: int = 8):\n    recipe = llm.llama3_70b.pretrain_recipe(\n        name=\"pre\",  # a name, not a size\n        num_nodes=nodes,\n        num_gpus_per_node=gpus_per_node,\n    )\n\
+        \x20   recipe.trainer.strategy.tensor_model_parallel_size = 4\n    recipe.data.seq_length = 8192\n    return recipe\n\n\
+        if __name__ == \"__main__\":\n    run.run(configure(), executor=run.SlurmExecutor(account=\"a\", nodes=16, ntasks_per_node=8))\n";
+    let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(script, &opts).unwrap();
+    assert_eq!(plan.model_key, "llama-3-70b");
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node, plan.parallelism.tp()), (16, 8, 4));
+    assert!(imported.notes.iter().any(|n| n == "num_nodes: 16, from `nodes = 16` in the script"), "{:?}", imported.notes);
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    // The executor alone sizes the job when the recipe call does not.
+    let bare = script.replace("num_nodes=nodes,\n", "").replace("num_gpus_per_node=gpus_per_node,\n", "");
+    let (_, plan, _) = imports::import_plan(&bare, &opts).unwrap();
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (16, 8));
+    // A size the script does not give one literal is listed, not guessed.
+    let (imported, _, _) = imports::import_plan(&script.replace("nodes: int = 16", "nodes: int = N"), &opts).unwrap();
+    assert!(imported.unrecognized.iter().any(|u| u.name == "num_nodes"), "{:?}", imported.unrecognized);
 }

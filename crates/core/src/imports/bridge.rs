@@ -4,7 +4,7 @@
 //! settings rows' Bridge paths, and the model's TransformerConfig fields (the plan's own names).
 
 use super::builder::{Builder, dtype_name, list_expr, row_by_bridge};
-use super::{names, shell, yaml};
+use super::{names, python, shell, yaml};
 use crate::presets;
 use crate::settings::{SETTINGS, mixed_precision_recipes};
 use serde_json::Value;
@@ -28,12 +28,15 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
             b.recipe = Some(name.trim().to_string());
         }
     }
-    for line in text.lines().map(str::trim) {
-        // NeMo 2's Python: `recipe = llm.llama3_8b.pretrain_recipe(num_nodes=2, num_gpus_per_node=8)`.
-        if let Some((stem, call)) = line.split_once(".pretrain_recipe(").and_then(|(head, call)| Some((head.rsplit('.').next()?, call))) {
-            nemo_factory(b, &format!("{stem}({}", call.trim_end().trim_end_matches(')')));
-        }
+    // NeMo 2's Python: `recipe = llm.llama3_8b.pretrain_recipe(num_nodes=2, num_gpus_per_node=8)`, the call across
+    // lines, its values literals or names the text gives one literal (`nodes: int = 16`).
+    if let Some(open) = python::calls(text, ".pretrain_recipe").next() {
+        let stem = text[..open - ".pretrain_recipe".len()].rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("");
+        let args = python::call_args(text, open).map(python::kwargs).unwrap_or_default();
+        let args = resolved(text, &args, b);
+        nemo_factory(b, stem, &args);
     }
+    nemo_run_executor(text, b);
     let python: Vec<&str> = text.lines().map(str::trim).filter(|l| python_override(l).is_some()).collect();
     if !python.is_empty() {
         for line in python {
@@ -68,7 +71,9 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
                 "--factory" | "-f" => {
                     if let Some(f) = inline.or_else(next) {
                         i += usize::from(inline.is_none());
-                        nemo_factory(b, f);
+                        let (stem, args) = f.split_once('(').map_or((f, ""), |(s, a)| (s, a.trim_end_matches(')')));
+                        let args = resolved(f, &python::kwargs(args), b);
+                        nemo_factory(b, stem, &args);
                     }
                 }
                 // run_recipe.py --model: a recipe stem (`qwen3_30b_a3b`), completed with --mode below.
@@ -216,7 +221,7 @@ fn perf_flag(b: &mut Builder, perf: &mut PerfLaunch, flag: &str, inline: Option<
 /// (its perf configs) are not meshplan's data: the factory's note says so.
 /// The precision is a vote like any other launch's, decided once with the command's (`decide_precision`).
 fn nemo_perf_script(b: &mut Builder, stem: &str, (gpu, dtype, fp8): (Option<&str>, Option<&str>, Option<&str>), votes: &mut Vec<(String, Value)>) {
-    nemo_factory(b, stem);
+    nemo_factory(b, stem, &[]);
     match gpu {
         Some(g) => set_gpu(b, g),
         None => b.notes.push("NeMo's performance scripts default to -g h100: give the GPU (meshplan import --gpu) if the run was not on H100".into()),
@@ -343,21 +348,67 @@ pub(crate) fn python_override(line: &str) -> Option<&str> {
 /// `num_nodes` / `num_gpus_per_node` size the cluster (nemo/collections/llm/recipes/*.py `pretrain_recipe(...,
 /// num_nodes, num_gpus_per_node)`); NeMo's own layout and batch for the recipe are not in meshplan, so a note asks for
 /// them.
-fn nemo_factory(b: &mut Builder, factory: &str) {
-    let (stem, args) = factory.split_once('(').map_or((factory, ""), |(s, a)| (s, a.trim_end_matches(')')));
+fn nemo_factory(b: &mut Builder, stem: &str, args: &[(String, Option<String>)]) {
     let stem = stem.trim();
-    for arg in args.split(',') {
-        let Some((k, v)) = arg.split_once('=') else { continue };
-        match k.trim() {
-            "num_nodes" => b.set("cluster.num_nodes", yaml::scalar(v.trim()), 0),
-            "num_gpus_per_node" => b.set("cluster.gpus_per_node", yaml::scalar(v.trim()), 0),
-            other => b.unknown(&format!("--factory {stem}({other}=…)"), &yaml::scalar(v.trim()), "a NeMo recipe argument meshplan does not model"),
+    for (k, v) in args {
+        let Some(v) = v else { continue };
+        match k.as_str() {
+            "num_nodes" => b.set("cluster.num_nodes", yaml::scalar(v), 0),
+            "num_gpus_per_node" => b.set("cluster.gpus_per_node", yaml::scalar(v), 0),
+            // The run's own names, not settings.
+            "name" | "dir" | "performance_mode" => {}
+            other => b.unknown(&format!("--factory {stem}({other}=…)"), &yaml::scalar(v), "a NeMo recipe argument meshplan does not model"),
         }
     }
     b.recipe_model = Some(stem.to_string());
     b.notes.push(format!(
         "NeMo 2 recipe `{stem}`: read for its model only; its own layout, batch, precision and recompute are NeMo's and not in meshplan — what the command leaves out is Megatron-Core's default, so give them (trainer.strategy.*, data.*, trainer.plugins)"
     ));
+}
+
+/// A Python call's keyword arguments with their values as the text decides them ([`python::value`]): `(name, value)`,
+/// the value None (listed as not evaluated) where the text gives none; a value read off a definition is said.
+fn resolved(text: &str, args: &[(String, String)], b: &mut Builder) -> Vec<(String, Option<String>)> {
+    args.iter()
+        .map(|(k, v)| match python::value(text, v) {
+            Some((lit, Some(def))) => {
+                b.notes.push(format!("{k}: {lit}, from `{def}` in the script"));
+                (k.to_string(), Some(lit.to_string()))
+            }
+            Some((lit, None)) => (k.to_string(), Some(lit.to_string())),
+            None => {
+                b.unknown(k, &Value::from(v.as_str()), "not evaluated: the script does not give it one literal value (give it)");
+                (k.to_string(), None)
+            }
+        })
+        .collect()
+}
+
+/// NeMo-Run's executors size the job a NeMo 2 script runs: `run.SlurmExecutor(nodes=…, ntasks_per_node=…,
+/// gpus_per_node=…, gpus_per_task=…, torchrun_nproc_per_node=…)` and `run.LocalExecutor(ntasks_per_node=…)`. The
+/// processes per node are NeMo-Run's `nproc_per_node()`: torchrun_nproc_per_node, else gpus_per_node when
+/// ntasks_per_node is 1, else gpus_per_task, else ntasks_per_node (NVIDIA/NeMo-Run nemo_run/core/execution/slurm.py
+/// SlurmExecutor.nnodes / nproc_per_node @ 0cd3b601dddd). Read below the recipe's own num_nodes / num_gpus_per_node.
+fn nemo_run_executor(text: &str, b: &mut Builder) {
+    for callee in ["SlurmExecutor", "LocalExecutor"] {
+        let Some(open) = python::calls(text, callee).next() else { continue };
+        let args = python::call_args(text, open).map(python::kwargs).unwrap_or_default();
+        let args = resolved(text, &args, b);
+        let get = |k: &str| args.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.as_deref()).and_then(|v| v.parse::<u64>().ok());
+        let tasks = get("ntasks_per_node");
+        let nproc = get("torchrun_nproc_per_node")
+            .or_else(|| get("gpus_per_node").filter(|_| tasks.unwrap_or(1) == 1))
+            .or_else(|| get("gpus_per_task"))
+            .or(tasks);
+        let nodes = if callee == "LocalExecutor" { Some(1) } else { get("nodes") };
+        if let Some(n) = nodes {
+            b.set("cluster.num_nodes", Value::from(n), 1);
+        }
+        if let Some(g) = nproc {
+            b.set("cluster.gpus_per_node", Value::from(g), 1);
+        }
+        return;
+    }
 }
 
 /// The ConfigContainer path a `scripts/training/run_recipe.py` shortcut flag sets (its argparse help says which).

@@ -15,6 +15,7 @@ mod bridge;
 mod builder;
 mod mlm;
 pub use crate::names;
+mod python;
 pub mod shell;
 pub mod tokenizers;
 pub mod yaml;
