@@ -91,3 +91,18 @@ fn thirty_thousand_nested_arithmetic_expansions_answer() {
     let text = format!("A={}1{}\n{RUN} --pipeline-model-parallel-size $A\n", "$((1 + ".repeat(30_000), "))".repeat(30_000));
     answers("30,000 nested $((", text).expect("read");
 }
+
+/// A NeMo 2 script of ~1 MiB whose recipe call passes 600 names (within the 8 KiB of a call read): each name is a pass
+/// over the text, so only the first few are looked up (the rest listed as not evaluated), and the import answers.
+#[test]
+fn a_recipe_call_naming_six_hundred_variables_answers() {
+    let mut text: String = (0..60_000u32).map(|i| format!("v{i} = {i}\n")).collect();
+    text.truncate((1 << 20) - 16 * 1024);
+    text.push_str("recipe = llm.llama3_8b.pretrain_recipe(");
+    text.extend((0..600u32).map(|i| format!("a{i}=v{i},")));
+    text.push_str(")\n");
+    assert!(text.len() < 1 << 20);
+    let notes = answers("a recipe call naming 600 variables", text).expect("read");
+    // The first names were read off the script's assignments.
+    assert!(notes.iter().any(|n| n == "a0: 0, from `v0 = 0` in the script"), "{notes:?}");
+}

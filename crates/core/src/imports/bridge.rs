@@ -369,8 +369,15 @@ fn nemo_factory(b: &mut Builder, stem: &str, args: &[(String, Option<String>)]) 
 /// A Python call's keyword arguments with their values as the text decides them ([`python::value`]): `(name, value)`,
 /// the value None (listed as not evaluated) where the text gives none; a value read off a definition is said.
 fn resolved(text: &str, args: &[(String, String)], b: &mut Builder) -> Vec<(String, Option<String>)> {
+    let mut lookups = 0;
     args.iter()
-        .map(|(k, v)| match python::value(text, v) {
+        .map(|(k, v)| {
+            // Each name is a pass over the text: a call naming many is read for its first few.
+            let name = !v.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '\'');
+            lookups += usize::from(name);
+            (k, v, name && lookups > python::MAX_NAME_LOOKUPS)
+        })
+        .map(|(k, v, over)| match (!over).then(|| python::value(text, v)).flatten() {
             Some((lit, Some(def))) => {
                 b.notes.push(format!("{k}: {lit}, from `{def}` in the script"));
                 (k.to_string(), Some(lit.to_string()))

@@ -3,7 +3,11 @@
 //! literal (`nodes = 16`, or a parameter default `def configure(nodes: int = 16)`). Nothing is executed; a name with no
 //! literal, or with two different ones, is not guessed.
 //!
-//! Bounded: a call's arguments are read up to [`MAX_CALL_BYTES`]; a name is looked up in one pass over the text.
+//! Bounded: a call's arguments are read up to [`MAX_CALL_BYTES`]; a name is looked up in one pass over the text, and
+//! at most [`MAX_NAME_LOOKUPS`] names per call.
+
+/// The most names of one call looked up (each a pass over the text): a recipe call names a few.
+pub(crate) const MAX_NAME_LOOKUPS: usize = 8;
 
 /// The most bytes of one call's arguments read (a launch script's recipe call is a few hundred).
 const MAX_CALL_BYTES: usize = 8 * 1024;
@@ -22,7 +26,8 @@ pub(crate) fn call_args(text: &str, open: usize) -> Option<&str> {
             (None, '(' | '[' | '{') => depth += 1,
             (None, ')' | ']' | '}') if depth == 1 => return rest.get(1..i),
             (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
-            (None, '#') => {}
+            // A comment runs to the line's end: a bracket in it is not the call's.
+            (None, '#') => quote = Some('\n'),
             _ => {}
         }
     }
@@ -186,5 +191,7 @@ mod tests {
         assert_eq!(value("g(n=4)\nf(n)", "n"), None);
         assert_eq!(value("x = g(\n    n=4,\n)\nn = 2\n", "n"), Some(("2", Some("n = 2".into()))));
         assert_eq!(call_args("f(a=1", 1), None);
+        // A bracket in a comment is not the call's.
+        assert_eq!(call_args("f(a=1,  # see (docs\n b=2)", 1), Some("a=1,  # see (docs\n b=2"));
     }
 }
