@@ -513,8 +513,10 @@ fn megatron_lm_layers_per_virtual_stage_sets_the_virtual_pipeline() {
     let (imported, plan, _) = read(&script(80, 4, "5", ""));
     assert_eq!(plan.parallelism.vpp(), 4);
     assert!(!imported.unrecognized.iter().any(|u| u.name == "--num-layers-per-virtual-pipeline-stage"));
-    // torchrun's own flag ends at the program it starts: `--master_port 6000`, not `6000 pretrain_gpt.py`.
-    assert!(imported.unrecognized.iter().any(|u| u.name == "--master-port" && u.value == "6000"), "{:?}", imported.unrecognized);
+    // torchrun's own flag ends at the program it starts: `--master_port 6000`, not `6000 pretrain_gpt.py` (a rendezvous
+    // option, read as no setting), and the program's flags after it are read.
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    assert_eq!((plan.model.num_layers, plan.world_size()), (80, 32));
     // (30 layers + embedding + loss) = 32 over PP 4 = 8 per stage; 8 / 2 = 4.
     let (_, plan, _) = read(&script(30, 4, "2", "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"));
     assert_eq!(plan.parallelism.vpp(), 4);
@@ -745,6 +747,19 @@ fn slurm_short_options_and_the_jobs_environment_size_the_cluster() {
     let (n, g, notes) = world(&format!("#SBATCH --nodes=8\nsrun python pretrain_gpt.py {model}\n"), "gb200");
     assert_eq!((n, g), (8, 4));
     assert!(notes.iter().any(|n| n.contains("8 nodes but not the GPUs per node; the GPU's node size, 4, assumed")), "{notes:?}");
+    // srun's task count (-n, --ntasks) is the world when each task is a training process (one per GPU: 48 = 6 × 8)…
+    assert_eq!(world(&format!("srun -n 48 python pretrain_gpt.py {model}"), "h100-sxm-80gb").0, 6);
+    // …but counts torchrun's agents, one per node, when srun starts torchrun: tasks / tasks per node are the nodes
+    // Slurm allocates ($SLURM_NNODES), and torchrun's own --nproc_per_node the GPUs per node.
+    let agents = format!("#SBATCH --ntasks=4\n#SBATCH --ntasks-per-node=1\nsrun torchrun --nproc_per_node 8 --nnodes $SLURM_NNODES pretrain_gpt.py {model}\n");
+    assert_eq!(world(&agents, "h100-sxm-80gb").0, 4);
+    assert_eq!(world(&format!("srun -n 2 torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py {model}"), "h100-sxm-80gb").0, 2);
+    // torchrun's rendezvous options are not settings, and `--nproc-per-node gpu` is the node's GPUs.
+    let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let cmd = format!("torchrun --nproc-per-node gpu --nnodes 2 --node_rank $NODE_RANK --master_addr $MASTER_ADDR --master_port 6000 pretrain_gpt.py {model}");
+    let (imported, plan, _) = imports::import_plan(&cmd, &opts).unwrap();
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (2, 8));
 }
 
 /// NVIDIA's MLPerf Training configurations (`config_<SYSTEM>_<NODES>x<GPUS>x<MINIBS>x….sh`, sourced before `sbatch

@@ -123,7 +123,8 @@ fn per_replica_batch(b: &mut Builder) {
 }
 
 /// The words of Slurm's launchers (`srun -N 4 …`, `salloc`, `sbatch`) up to the program they start, with their short
-/// sizing options in the long form (`--nodes=4`, [`shell::slurm_long`]); a `-N` elsewhere is another program's.
+/// sizing options in the long form (`--nodes=4`, `--ntasks=16`: [`shell::slurm_long`]); a `-N` elsewhere is another
+/// program's. A task count is dropped where torchrun's agents are the tasks.
 fn slurm_launchers(words: Vec<String>) -> Vec<String> {
     let is_launcher = |w: &str| matches!(w.rsplit('/').next(), Some("srun" | "salloc" | "sbatch"));
     let ends = |w: &str| w == "\n" || w.ends_with(".py") || w.ends_with(".sh") || w.starts_with("python") || w == "torchrun" || w == "bash";
@@ -138,6 +139,12 @@ fn slurm_launchers(words: Vec<String>) -> Vec<String> {
             out.extend(shell::slurm_long(&words[i..end]));
             i = end;
         }
+    }
+    // Slurm's task count is the world only when each task is a training process: with torchrun (or
+    // torch.distributed.run / launch) the tasks are its agents, one per node, and the count says nothing of the GPUs.
+    let agents = out.iter().any(|w| w == "torchrun" || w.contains("torch.distributed.run") || w.contains("torch.distributed.launch"));
+    if agents {
+        out.retain(|w| !w.starts_with("--ntasks="));
     }
     out
 }
@@ -301,6 +308,15 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         Some(f) => key = f,
         None => {}
     }
+    // torchrun's rendezvous and process options (torch/distributed/run.py): where and how the job starts, not what it
+    // trains; they size nothing meshplan plans.
+    const RENDEZVOUS: [&str; 12] = [
+        "--node-rank", "--master-addr", "--master-port", "--rdzv-id", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-conf",
+        "--max-restarts", "--monitor-interval", "--start-method", "--redirects", "--tee",
+    ];
+    if RENDEZVOUS.contains(&key.as_str()) || key == "--standalone" {
+        return;
+    }
     // A value the text does not know (an unset variable or parameter, a command's output) is not guessed.
     if let Some(v) = values.iter().find(|v| v.contains('$') || v.contains('`')) {
         b.unknown(&key, &Value::from(values.join(" ")), &format!("not evaluated: `{v}` is not set in the text (give it)"));
@@ -320,6 +336,17 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         // memory or step time.
         "--no-check-for-nan-in-loss-and-grad" => {}
         // torchrun's, and an `#SBATCH` directive's (--nodes, --gpus-per-node).
+        // torchrun's `--nproc-per-node gpu` (or `auto` on a GPU node): one process per GPU of the node, the GPU's node
+        // size, which the cluster takes when GPUs per node are unstated (builder.rs `cluster`).
+        "--nproc-per-node" if matches!(first, "gpu" | "auto") => {
+            b.notes.push(format!("--nproc-per-node {first}: one process per GPU of the node, as torchrun starts them"));
+        }
+        // Slurm's total task count (`--ntasks=16`, `-n 16`) when srun starts the training program itself, one task per
+        // GPU: the world size (`slurm_launchers` drops it where torchrun's agents are the tasks).
+        "--ntasks" => match first.parse::<u64>() {
+            Ok(n) if n > 0 => b.world_size = Some(n),
+            _ => b.unknown(&key, &Value::from(first), "not a task count"),
+        },
         "--nproc-per-node" | "--nnodes" | "--nodes" | "--gpus-per-node" => {
             let path = if matches!(key.as_str(), "--nnodes" | "--nodes") { "cluster.num_nodes" } else { "cluster.gpus_per_node" };
             match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {

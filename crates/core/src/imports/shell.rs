@@ -688,19 +688,29 @@ impl Shell {
 
 /// A name's value: `$1` … from the positional parameters, else the text's variable (an array's first item).
 /// Slurm's short options that size a job in the long form the readers take (sbatch(1), srun(1), salloc(1): `-N`,
-/// `--nodes=<minnodes>[-maxnodes]`): `-N 4` and `-N4` are `--nodes=4`; every other word is kept.
+/// `--nodes=<minnodes>[-maxnodes]`, `-n`, `--ntasks`): `-N 4` and `-N4` are `--nodes=4`, `-n 16` and `--ntasks 16`
+/// `--ntasks=16`; every other word is kept.
 pub(crate) fn slurm_long<S: AsRef<str>>(words: &[S]) -> Vec<String> {
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;
     while i < words.len() {
         let w = words[i].as_ref();
         i += 1;
-        match w.strip_prefix("-N") {
-            Some("") if i < words.len() => {
-                out.push(format!("--nodes={}", words[i].as_ref()));
+        let (long, rest) = match (w.strip_prefix("-N"), w.strip_prefix("-n")) {
+            (Some(rest), _) => ("--nodes", rest),
+            (_, Some(rest)) => ("--ntasks", rest),
+            _ if w == "--ntasks" => ("--ntasks", ""),
+            _ => {
+                out.push(w.to_string());
+                continue;
+            }
+        };
+        match rest {
+            "" if i < words.len() => {
+                out.push(format!("{long}={}", words[i].as_ref()));
                 i += 1;
             }
-            Some(n) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => out.push(format!("--nodes={n}")),
+            n if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => out.push(format!("{long}={n}")),
             _ => out.push(w.to_string()),
         }
     }
@@ -708,8 +718,8 @@ pub(crate) fn slurm_long<S: AsRef<str>>(words: &[S]) -> Vec<String> {
 }
 
 /// The variables Slurm sets in a batch job from its `#SBATCH` directives (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES"):
-/// the node count as SLURM_JOB_NUM_NODES and SLURM_NNODES, and SLURM_NTASKS_PER_NODE and SLURM_GPUS_PER_NODE when the
-/// directives give them. The directive words are the split text's (already in the long form, [`slurm_long`]); a
+/// the node count as SLURM_JOB_NUM_NODES and SLURM_NNODES (given, or --ntasks / --ntasks-per-node), and
+/// SLURM_NTASKS_PER_NODE and SLURM_GPUS_PER_NODE when the directives give them. The directive words are the split text's (already in the long form, [`slurm_long`]); a
 /// script's own assignment later wins as in bash.
 fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
     let mut env = Vec::new();
@@ -723,6 +733,14 @@ fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
         };
         if value.bytes().all(|c| c.is_ascii_digit()) && !value.is_empty() {
             env.extend(names.iter().map(|n| (*n, value.to_string())));
+        }
+    }
+    // No node count, but tasks and tasks per node: Slurm allocates ntasks / ntasks-per-node nodes.
+    let directive = |flag: &str| raw.iter().filter(|w| w.directive).find_map(|w| w.text.strip_prefix(flag)?.parse::<u64>().ok());
+    if let (false, Some(tasks), Some(per_node)) = (env.iter().any(|(n, _)| *n == "SLURM_NNODES"), directive("--ntasks="), directive("--ntasks-per-node=")) {
+        if per_node > 0 && tasks % per_node == 0 {
+            let nodes = (tasks / per_node).to_string();
+            env.extend(["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].map(|n| (n, nodes.clone())));
         }
     }
     env
