@@ -7,7 +7,7 @@ use crate::state::{Doc, editor};
 use crate::panels::diagnostics::InputErrorList;
 use leptos::prelude::*;
 use crate::state::signal::memo;
-use meshplan_core::InputError;
+use meshplan_core::{Code, InputError};
 use meshplan_core::imports::{Format, ImportOptions, Imported, import};
 
 /// The format choices: "auto" (the core detects it) and each format's key.
@@ -41,8 +41,16 @@ pub fn ImportBox(doc: Doc) -> impl IntoView {
         }
     });
     let use_it = move |_| {
-        let opts = ImportOptions { from: Format::from_key(&from.get_untracked()), ..ImportOptions::default() };
-        let read = text.with_untracked(|t| import(t, &opts));
+        let mut opts = ImportOptions { from: Format::from_key(&from.get_untracked()), ..ImportOptions::default() };
+        let mut read = text.with_untracked(|t| import(t, &opts));
+        // An input that names no model (an MLPerf configuration, a script of sizes only) keeps the page's preset, said.
+        if let (Err(InputError { code: Code::ImportNoModel, .. }), Some(key)) = (&read, doc.plan.with_untracked(preset_key)) {
+            opts.model = Some(key.clone());
+            read = text.with_untracked(|t| import(t, &opts)).map(|mut i| {
+                i.notes.insert(0, format!("model: the input names none; the page's model, the {key} preset, kept"));
+                i
+            });
+        }
         if let Ok(i) = &read {
             let plan = i.plan.clone();
             imported.set(Some(plan.clone()));
@@ -72,6 +80,12 @@ pub fn ImportBox(doc: Doc) -> impl IntoView {
             })}
         </details>
     }
+}
+
+/// The preset a plan's `model` names (`"key"` or `{"preset": "key", …}`).
+fn preset_key(plan: &serde_json::Value) -> Option<String> {
+    let m = plan.get("model")?;
+    m.as_str().or_else(|| m.get("preset").and_then(serde_json::Value::as_str)).map(str::to_string)
 }
 
 #[component]

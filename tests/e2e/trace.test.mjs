@@ -41,6 +41,27 @@ test("a Megatron-LM launch script pasted replaces the plan; what it does not rea
   await context.close();
 });
 
+test("an MLPerf configuration pasted keeps the page's model and reads its exported sizes", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  const model = await text(page, "#model-panel .summary");
+  await page.click("#import-box > summary");
+  // An MLPerf Training config_*.sh written here (NVIDIA's submissions export these names): 4 nodes × 8 GPUs, TP 2, so
+  // DP = 32 / 2 = 16 and the global batch is MINIBS 16 × 16 = 256. It names no model: the page's is kept, and said.
+  await page.fill("#import-text", "export MINIBS=16\nexport TENSOR_MODEL_PARALLEL=2\nexport PIPELINE_MODEL_PARALLEL=1\nexport SEQ_PARALLEL=True\nexport MICRO_BATCH_SIZE=1\nexport DGXNNODES=4\nexport DGXNGPU=8\n");
+  await page.click("#use-import");
+  await page.locator("#import-summary").waitFor();
+  assert.equal(await page.locator("#f-parallelism-tensor-model-parallel-size").inputValue(), "2");
+  assert.equal(await page.locator("#f-cluster-num-nodes").inputValue(), "4");
+  assert.equal(await page.locator("#f-training-global-batch-size").inputValue(), "256");
+  assert.equal(await text(page, "#model-panel .summary"), model);
+  const notes = await text(page, "#import-notes");
+  assert.match(notes, /model: the input names none; the page's model, the [a-z0-9.-]+ preset, kept/);
+  assert.match(notes, /global_batch_size: 256 = MINIBS 16 × DP 16/);
+  assert.equal(await page.locator("#import-error").count(), 0);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 test("a Megatron Bridge performance-launcher command pasted runs its flat perf recipe with the command's overrides", async () => {
   const { page, context, problems } = await openApp(browser, server.url);
   await page.click("#import-box > summary");
