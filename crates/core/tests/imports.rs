@@ -823,3 +823,18 @@ fn nemo_run_script_with_a_multi_line_recipe_call_and_an_executor() {
     let (imported, _, _) = imports::import_plan(&script.replace("nodes: int = 16", "nodes: int = N"), &opts).unwrap();
     assert!(imported.unrecognized.iter().any(|u| u.name == "num_nodes"), "{:?}", imported.unrecognized);
 }
+
+/// What sizes every activation and every step is said when the input leaves it out: no sequence length plans
+/// meshplan's default (4,096), no global batch Megatron-LM's (micro-batch × DP, validate_args); both were silent.
+#[test]
+fn an_unstated_sequence_length_and_global_batch_are_said() {
+    let cmd = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --tensor-model-parallel-size 2 --micro-batch-size 2";
+    let (imported, plan, _) = imports::import_plan(cmd, &ImportOptions::default()).unwrap();
+    // DP = 8 / 2 = 4; 2 × 4 = 8 sequences of 4,096 tokens.
+    assert_eq!((plan.training.seq_length, plan.training.global_batch_size), (4096, None));
+    let said = |what: &str| imported.notes.iter().any(|n| n.starts_with(what));
+    assert!(said("training: the input gives no sequence length; meshplan's default 4096 assumed"), "{:?}", imported.notes);
+    assert!(said("training: the input gives no global batch size; micro_batch_size × data-parallel size"), "{:?}", imported.notes);
+    let (imported, _, _) = imports::import_plan(&format!("{cmd} --seq-length 8192 --global-batch-size 64"), &ImportOptions::default()).unwrap();
+    assert!(!imported.notes.iter().any(|n| n.starts_with("training: the input gives no")), "{:?}", imported.notes);
+}

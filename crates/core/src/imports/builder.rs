@@ -345,6 +345,11 @@ impl Builder {
             let default = crate::plan::DEFAULT_SEQ_LENGTH;
             self.notes.push(format!("training: the input gives no sequence length; meshplan's default {default} assumed (give seq_length)"));
         }
+        // No global batch: one microbatch per data-parallel rank per step, as Megatron-LM's validate_args sets it
+        // (derive.rs) — a step with nothing to hide its gradient reduction behind, so said.
+        if !plan.contains_key("recipe") && self.get("training.global_batch_size").is_none() {
+            self.notes.push("training: the input gives no global batch size; micro_batch_size × data-parallel size (one microbatch per step) assumed, as Megatron-LM's validate_args sets it (give global_batch_size)".into());
+        }
         plan.insert("model".into(), model);
         for section in ["cluster", "training", "parallelism"] {
             plan.insert(section.into(), self.plan.remove(section).unwrap_or_else(|| Value::Object(Map::new())));
