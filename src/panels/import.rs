@@ -41,7 +41,9 @@ pub fn ImportBox(doc: Doc) -> impl IntoView {
         }
     });
     let use_it = move |_| {
-        let mut opts = ImportOptions { from: Format::from_key(&from.get_untracked()), ..ImportOptions::default() };
+        // An input that names no GPU keeps the page's (a launch command rarely names it), said by the import.
+        let gpu = doc.plan.with_untracked(|p| p.get("cluster").and_then(|c| c.get("gpu")).and_then(serde_json::Value::as_str).map(str::to_string));
+        let mut opts = ImportOptions { from: Format::from_key(&from.get_untracked()), unnamed_gpu: gpu, ..ImportOptions::default() };
         let mut read = text.with_untracked(|t| import(t, &opts));
         // An input that names no model (an MLPerf configuration, a script of sizes only) keeps the page's preset, said.
         if let (Err(InputError { code: Code::ImportNoModel, .. }), Some(key)) = (&read, doc.plan.with_untracked(preset_key)) {

@@ -57,6 +57,9 @@ test("an MLPerf configuration pasted keeps the page's model and reads its export
   const notes = await text(page, "#import-notes");
   assert.match(notes, /model: the input names none; the page's model, the [a-z0-9.-]+ preset, kept/);
   assert.match(notes, /global_batch_size: 256 = MINIBS 16 × DP 16/);
+  // The GPU, which the configuration does not name, is the page's too, and no CLI flag is offered.
+  assert.match(notes, /cluster: the input does not name the GPU; the replaced plan's, [a-z0-9-]+, kept/);
+  assert.doesNotMatch(notes, /meshplan import/);
   assert.equal(await page.locator("#import-error").count(), 0);
   assert.deepEqual(problems, clean);
   await context.close();

@@ -12,7 +12,7 @@ pub fn cmd_import(file: &std::path::Path, from: Option<&str>, model: Option<Stri
         Ok(t) => t,
         Err(e) => return unreadable(e),
     };
-    let opts = ImportOptions { from: from.and_then(imports::Format::from_key), model, gpu };
+    let opts = ImportOptions { from: from.and_then(imports::Format::from_key), model, gpu, ..ImportOptions::default() };
     let (imported, plan, diags) = match imports::import_plan(&text, &opts) {
         Ok(r) => r,
         Err(e) => return unreadable(e),

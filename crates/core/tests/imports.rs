@@ -838,3 +838,18 @@ fn an_unstated_sequence_length_and_global_batch_are_said() {
     let (imported, _, _) = imports::import_plan(&format!("{cmd} --seq-length 8192 --global-batch-size 64"), &ImportOptions::default()).unwrap();
     assert!(!imported.notes.iter().any(|n| n.starts_with("training: the input gives no")), "{:?}", imported.notes);
 }
+
+/// The page imports with its own GPU for an input that names none (a launch command rarely does): kept, and said
+/// without a CLI flag; an input that names its GPU (Bridge's performance launcher, `-g h100`) keeps that.
+#[test]
+fn an_input_without_a_gpu_keeps_the_replaced_plans() {
+    let opts = ImportOptions { unnamed_gpu: Some("gb200".into()), ..Default::default() };
+    let cmd = "torchrun --nproc_per_node 4 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --global-batch-size 64";
+    let (imported, plan, _) = imports::import_plan(cmd, &opts).unwrap();
+    assert_eq!(plan.cluster.gpu, "gb200");
+    assert!(imported.notes.iter().any(|n| n == "cluster: the input does not name the GPU; the replaced plan's, gb200, kept"), "{:?}", imported.notes);
+    assert!(!imported.notes.iter().any(|n| n.contains("meshplan import")), "{:?}", imported.notes);
+    let launch = "python scripts/performance/setup_experiment.py -m llama -mr llama3_8b -ng 8 -g h100 -c bf16";
+    let (_, plan, _) = imports::import_plan(launch, &opts).unwrap();
+    assert_eq!(plan.cluster.gpu, "h100-sxm-80gb");
+}

@@ -58,6 +58,8 @@ pub struct ImportOptions {
     pub model: Option<String>,
     /// A GPU catalogue key, used instead of the input's (or the catalogue's default GPU).
     pub gpu: Option<String>,
+    /// A GPU catalogue key for an input that names none: the page's plan's, kept (the catalogue's default otherwise).
+    pub unnamed_gpu: Option<String>,
 }
 
 /// A plan under construction: values by plan path, each with the rank of the name it came from (0 decides).
@@ -382,11 +384,17 @@ impl Builder {
         match (&opts.gpu, self.get("cluster.gpu").is_some()) {
             (Some(g), _) => self.set("cluster.gpu", Value::from(g.clone()), 0),
             (None, true) => {}
-            (None, false) => {
-                let key = presets::default_gpu_key();
-                self.set("cluster.gpu", Value::from(key), 0);
-                self.notes.push(format!("cluster: the input does not name the GPU; {key} assumed (meshplan import --gpu KEY)"));
-            }
+            (None, false) => match opts.unnamed_gpu.as_deref().filter(|g| presets::gpu(g).is_some()) {
+                Some(key) => {
+                    self.set("cluster.gpu", Value::from(key), 0);
+                    self.notes.push(format!("cluster: the input does not name the GPU; the replaced plan's, {key}, kept"));
+                }
+                None => {
+                    let key = presets::default_gpu_key();
+                    self.set("cluster.gpu", Value::from(key), 0);
+                    self.notes.push(format!("cluster: the input does not name the GPU; {key} assumed (meshplan import --gpu KEY)"));
+                }
+            },
         }
         if self.get("cluster.num_nodes").is_some() && self.get("cluster.gpus_per_node").is_some() {
             return;
