@@ -72,16 +72,9 @@ pub fn AssumedPanel(doc: Doc) -> impl IntoView {
     }
 }
 
-/// The assumptions by source, in the order each source first appears (a recipe's settings, then the defaults).
+/// The assumptions by source, in the order each source first appears (`tuned::by_source`), owned for the view.
 fn groups(rows: &[Assumption]) -> Vec<(String, Vec<Assumption>)> {
-    let mut out: Vec<(String, Vec<Assumption>)> = Vec::new();
-    for a in rows {
-        match out.iter_mut().find(|(s, _)| *s == a.source) {
-            Some((_, items)) => items.push(a.clone()),
-            None => out.push((a.source.clone(), vec![a.clone()])),
-        }
-    }
-    out
+    meshplan_core::tuned::by_source(rows).into_iter().map(|(source, items)| (source.to_string(), items.into_iter().cloned().collect())).collect()
 }
 
 #[component]

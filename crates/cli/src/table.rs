@@ -77,16 +77,10 @@ fn assumptions(r: &Report, s: &mut String) {
         return;
     }
     let _ = writeln!(s, "\nAssumed (speed and memory settings the plan leaves unstated; \"defaults\": \"megatron-core\" for plain defaults)");
-    let mut sources: Vec<&str> = Vec::new();
-    for a in &r.assumptions {
-        if !sources.contains(&a.source.as_str()) {
-            sources.push(&a.source);
-        }
-    }
-    for source in sources {
+    for (source, group) in meshplan_core::tuned::by_source(&r.assumptions) {
         let _ = writeln!(s, "  {source}:");
         let mut line = String::new();
-        for a in r.assumptions.iter().filter(|a| a.source == source) {
+        for a in group {
             let pair = format!("{} = {}", a.key, a.value);
             if !line.is_empty() && line.len() + 2 + pair.len() > ASSUMED_WIDTH {
                 let _ = writeln!(s, "    {line}");

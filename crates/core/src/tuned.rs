@@ -182,6 +182,19 @@ const RESOLVED_BY_PRECISION: [&str; 7] = [
 /// here, or when the file cannot be had, a plan is planned without tuned defaults, and says so).
 pub const RECIPES_ABSENT: &str = "Megatron Bridge's perf recipes are not loaded, so no tuned default was looked up";
 
+/// Assumptions grouped by their source, in the order each source first appears (the CLI's "Assumed" table, an
+/// import's note).
+pub fn by_source(assumptions: &[Assumption]) -> Vec<(&str, Vec<&Assumption>)> {
+    let mut groups: Vec<(&str, Vec<&Assumption>)> = Vec::new();
+    for a in assumptions {
+        match groups.iter_mut().find(|(s, _)| *s == a.source) {
+            Some((_, group)) => group.push(a),
+            None => groups.push((&a.source, vec![a])),
+        }
+    }
+    groups
+}
+
 /// Whether an assumption's source is a default rather than a perf recipe.
 pub fn is_default_source(source: &str) -> bool {
     [DEFAULT_SOURCE, MIXED_PRECISION_SOURCE, LAUNCHER_SOURCE].iter().any(|d| source.strip_prefix(d).is_some_and(|rest| rest.is_empty() || rest.starts_with(" — ")))

@@ -335,7 +335,6 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         // validate_args requires it with --cuda-graph-impl full_iteration (the exports write it there); it changes no
         // memory or step time.
         "--no-check-for-nan-in-loss-and-grad" => {}
-        // torchrun's, and an `#SBATCH` directive's (--nodes, --gpus-per-node).
         // torchrun's `--nproc-per-node gpu` (or `auto` on a GPU node): one process per GPU of the node, the GPU's node
         // size, which the cluster takes when GPUs per node are unstated (builder.rs `cluster`).
         "--nproc-per-node" if matches!(first, "gpu" | "auto") => {
@@ -347,6 +346,7 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
             Ok(n) if n > 0 => b.world_size = Some(n),
             _ => b.unknown(&key, &Value::from(first), "not a task count"),
         },
+        // torchrun's, and an `#SBATCH` directive's (--nodes, --gpus-per-node).
         "--nproc-per-node" | "--nnodes" | "--nodes" | "--gpus-per-node" => {
             let path = if matches!(key.as_str(), "--nnodes" | "--nodes") { "cluster.num_nodes" } else { "cluster.gpus_per_node" };
             match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {

@@ -65,15 +65,14 @@ pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> 
     if built.tuned_defaults {
         // The imported plan is written out resolved, so what tuned defaults assume is said here, with its source.
         let (_, assumed) = crate::tuned::assume(&built.plan, &[]);
-        let mut from_recipe: Vec<(String, Vec<String>)> = Vec::new();
-        for a in assumed.iter().filter(|a| !crate::tuned::is_default_source(&a.source)) {
-            let setting = format!("{} = {}", a.key, a.value);
-            match from_recipe.iter_mut().find(|(s, _)| *s == a.source) {
-                Some((_, keys)) => keys.push(setting),
-                None => from_recipe.push((a.source.clone(), vec![setting])),
-            }
-        }
-        let said: Vec<String> = from_recipe.iter().map(|(source, keys)| format!("{} from {source}", keys.join(", "))).collect();
+        let said: Vec<String> = crate::tuned::by_source(&assumed)
+            .into_iter()
+            .filter(|(source, _)| !crate::tuned::is_default_source(source))
+            .map(|(source, group)| {
+                let keys: Vec<String> = group.iter().map(|a| format!("{} = {}", a.key, a.value)).collect();
+                format!("{} from {source}", keys.join(", "))
+            })
+            .collect();
         built.notes.push(format!(
             "defaults: tuned — what the configuration leaves out is its implementation's own (its YAML and the config_common.sh it sources), tuned as Bridge's perf recipes are, so meshplan assumes the nearest perf recipe's{}",
             if said.is_empty() { " (none applies)".to_string() } else { format!(": {}", said.join("; ")) }

@@ -686,7 +686,6 @@ impl Shell {
     }
 }
 
-/// A name's value: `$1` … from the positional parameters, else the text's variable (an array's first item).
 /// Slurm's short options that size a job in the long form the readers take (sbatch(1), srun(1), salloc(1): `-N`,
 /// `--nodes=<minnodes>[-maxnodes]`, `-n`, `--ntasks`): `-N 4` and `-N4` are `--nodes=4`, `-n 16` and `--ntasks 16`
 /// `--ntasks=16`; every other word is kept.
@@ -719,8 +718,8 @@ pub(crate) fn slurm_long<S: AsRef<str>>(words: &[S]) -> Vec<String> {
 
 /// The variables Slurm sets in a batch job from its `#SBATCH` directives (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES"):
 /// the node count as SLURM_JOB_NUM_NODES and SLURM_NNODES (given, or --ntasks / --ntasks-per-node), and
-/// SLURM_NTASKS_PER_NODE and SLURM_GPUS_PER_NODE when the directives give them. The directive words are the split text's (already in the long form, [`slurm_long`]); a
-/// script's own assignment later wins as in bash.
+/// SLURM_NTASKS_PER_NODE and SLURM_GPUS_PER_NODE when the directives give them. The directive words are the split
+/// text's (already in the long form, [`slurm_long`]); a script's own assignment later wins as in bash.
 fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
     let mut env = Vec::new();
     for w in raw.iter().filter(|w| w.directive) {
@@ -746,6 +745,7 @@ fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
     env
 }
 
+/// A name's value: `$1` … from the positional parameters, else the text's variable (an array's first item).
 fn lookup(vars: &HashMap<String, Vec<String>>, positional: &Option<Vec<String>>, name: &str) -> Option<String> {
     if let Ok(k) = name.parse::<usize>() {
         return positional.as_ref().and_then(|p| p.get(k.checked_sub(1)?).cloned());
