@@ -135,8 +135,10 @@ fn definitions(text: &str, name: &str) -> Vec<usize> {
                 b'"' | b'\'' => quote = Some(c),
                 b'(' | b'[' | b'{' => {
                     let head = text[..i].trim_end();
-                    let callee_start = head.rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).map_or(0, |k| k + 1);
-                    stack.push(c == b'(' && head[..callee_start].trim_end().ends_with("def"));
+                    // The text before the callee's name (trimmed by characters: the byte before it may end a
+                    // multi-byte one).
+                    let before = head.trim_end_matches(|ch: char| ch.is_ascii_alphanumeric() || ch == '_');
+                    stack.push(c == b'(' && before.trim_end().ends_with("def"));
                     if stack.len() > 64 {
                         return out;
                     }
@@ -193,5 +195,13 @@ mod tests {
         assert_eq!(call_args("f(a=1", 1), None);
         // A bracket in a comment is not the call's.
         assert_eq!(call_args("f(a=1,  # see (docs\n b=2)", 1), Some("a=1,  # see (docs\n b=2"));
+    }
+
+    #[test]
+    fn a_bracket_after_a_multi_byte_character_is_read_without_slicing_inside_it() {
+        // The import fuzz's find: a bracket right after U+200F (three bytes) sliced inside the character.
+        assert_eq!(value("\u{202e}\u{200f}(n)\nn = 3", "n"), Some(("3", Some("n = 3".into()))));
+        assert_eq!(value("def\u{200f}(n=2): pass", "n"), None);
+        assert_eq!(value("x = '\u{200f}'\ndef f(n=2): pass", "n"), Some(("2", Some("n = 2".into()))));
     }
 }
