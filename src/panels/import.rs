@@ -63,7 +63,7 @@ pub fn ImportBox(doc: Doc) -> impl IntoView {
     view! {
         <details id="import-box">
             <summary>"Paste a launch command or config"</summary>
-            <label for="import-text">"A Megatron-LM command line or arguments block, a Megatron Bridge launch (run_recipe.py, train.sh, the performance launcher), overrides or config YAML, a NeMo 2 or NeMo 1 launch or config, an MLPerf config_*.sh, or a meshplan export"</label>
+            <label for="import-text">"A Megatron-LM command line or script (torchrun, srun, mpirun, a Kubernetes job) or arguments block, a Megatron Bridge launch (run_recipe.py, train.sh, the performance launcher), overrides or config YAML, a NeMo 2 or NeMo 1 launch or config, an MLPerf config_*.sh, or a meshplan export"</label>
             <textarea id="import-text" rows="6" spellcheck="false" placeholder="torchrun … pretrain_gpt.py --tensor-model-parallel-size 2 …"
                 prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             <div class="field inline-field">

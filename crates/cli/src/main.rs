@@ -70,7 +70,8 @@ enum Command {
         #[arg(short, long, value_name = "KIND", default_value = "all", value_parser = export_kinds())]
         kind: String,
     },
-    /// Read a Megatron-LM command line or arguments block, Megatron Bridge overrides or config YAML (its recipe runner,
+    /// Read a Megatron-LM command line (started by torchrun, srun, mpirun or deepspeed, or by a Kubernetes manifest's
+    /// containers) or arguments block, Megatron Bridge overrides or config YAML (its recipe runner,
     /// train.sh and performance launcher included), a NeMo 2 command, recipe script or performance script, a NeMo 1
     /// config, an NVIDIA MLPerf Training config_*.sh, or a meshplan export, and print the plan file (unrecognized
     /// settings and assumptions on stderr); the plan keeps the launcher's own defaults ("defaults": "megatron-core"),
@@ -78,7 +79,8 @@ enum Command {
     #[command(after_help = EXIT_STATUS)]
     Import {
         /// A Megatron-LM launch command or script, its arguments block, Bridge overrides, launch command or config
-        /// YAML, a NeMo 2 or NeMo 1 launch or config, an MLPerf config_*.sh, or a meshplan export; - for standard input
+        /// YAML, a NeMo 2 or NeMo 1 launch or config, an MLPerf config_*.sh, a Kubernetes manifest (PyTorchJob, MPIJob,
+        /// Job), or a meshplan export; - for standard input
         #[arg(value_name = "FILE")]
         file: PathBuf,
         /// What FILE is; detected when absent

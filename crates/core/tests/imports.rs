@@ -340,7 +340,9 @@ fn bridge_slurm_script_with_a_loop_over_configurations() {
     assert!(imported.notes.iter().any(|n| n.contains("runs 2 configurations") && n.contains("CONFIG=8,1,64,1,True")), "{:?}", imported.notes);
     let iters: Vec<&str> = imported.unrecognized.iter().filter(|u| u.name == "train.train_iters").map(|u| u.value.as_str()).collect();
     assert_eq!(iters, ["50"]);
-    assert!(imported.unrecognized.iter().any(|u| u.name == "--partition" && u.value == "gpu"));
+    // The directives' scheduling options are no settings: one note names them.
+    assert!(!imported.unrecognized.iter().any(|u| u.name == "--partition"), "{:?}", imported.unrecognized);
+    assert!(imported.notes.iter().any(|n| n.starts_with("#SBATCH options (") && n.contains("--partition")), "{:?}", imported.notes);
 }
 
 /// Megatron Bridge's examples/models/gpt_oss/slurm_pretrain.sh @ 067f987df03b, read off by hand: `#SBATCH --nodes=4`,
@@ -359,7 +361,9 @@ fn bridge_slurm_script_run_through_bash_c() {
     assert!(imported.notes.iter().any(|n| n.contains("runs 3 configurations") && n.contains("CONFIG=2,4,4,1,True")), "{:?}", imported.notes);
     // The DCLM loop (`for i in $(seq 1 10)`) is a list the text cannot know: no note for it.
     assert!(!imported.notes.iter().any(|n| n.contains("for i in")), "{:?}", imported.notes);
-    assert!(imported.unrecognized.iter().any(|u| u.name == "--partition" && u.value == "batch"));
+    // The directives' scheduling options are no settings: one note names them.
+    assert!(!imported.unrecognized.iter().any(|u| u.name == "--partition"), "{:?}", imported.unrecognized);
+    assert!(imported.notes.iter().any(|n| n.starts_with("#SBATCH options (") && n.contains("--partition")), "{:?}", imported.notes);
 }
 
 mod never_panics {
@@ -394,6 +398,17 @@ mod never_panics {
             Just("\n#SBATCH -N ".to_string()),
             Just("srun -N".to_string()),
             Just(" ${SLURM_NNODES:-".to_string()),
+            // MPI's and DeepSpeed's launchers: counts, host lists, a mapping.
+            Just("mpirun -np ".to_string()),
+            Just(" -H a:8,b:".to_string()),
+            Just(" --map-by ppr:".to_string()),
+            Just("deepspeed --num_gpus ".to_string()),
+            // A Kubernetes manifest: its kind, containers' command and args, replicas and GPUs.
+            Just("apiVersion: v1\nkind: PyTorchJob\n".to_string()),
+            Just("\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: ".to_string()),
+            Just("\n      command: [\"torchrun\", \"".to_string()),
+            Just("\n      args:\n      - |\n        ".to_string()),
+            Just("\n        nvidia.com/gpu: $(".to_string()),
             // An MLPerf configuration's exported sizes.
             Just("\nexport MINIBS=".to_string()),
             Just("\nexport DGXNNODES=".to_string()),
@@ -760,6 +775,112 @@ fn slurm_short_options_and_the_jobs_environment_size_the_cluster() {
     let (imported, plan, _) = imports::import_plan(&cmd, &opts).unwrap();
     assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
     assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (2, 8));
+}
+
+/// MPI's launchers and every launcher's own options. `mpirun -np 16 --npernode 8 -x NCCL_DEBUG=INFO python
+/// pretrain_gpt.py …` (Open MPI's mpirun(1): each process one training rank) was read as one node of 8, with
+/// "--npernode = 8 -x NCCL_DEBUG=INFO python" listed as a setting not read; a host list (`-H node1:8,node2:8`), Hydra's
+/// `-ppn` / `-hosts`, Slurm's `--gpus` and DeepSpeed's `--num_nodes`/`--num_gpus` were not read; and srun's container
+/// and MPI options (`--container-image=…`, `--mpi=pmix`) and `#SBATCH --job-name`, `-A`, `--exclusive` were listed as
+/// settings not read. Now each launcher's sizing options size the job and its other options are one note. Launch lines
+/// written here in the shapes NVIDIA's Megatron-LM examples and cluster scripts use.
+#[test]
+fn mpi_and_every_launchers_own_options() {
+    let model = "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2";
+    let read = |text: &str| {
+        let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+        let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();
+        (plan.cluster.num_nodes, plan.cluster.gpus_per_node, imported)
+    };
+    // 16 processes, 8 per node: 2 nodes of 8.
+    let (n, g, imported) = read(&format!("mpirun -np 16 --npernode 8 -x NCCL_DEBUG=INFO --mca btl ^openib python pretrain_gpt.py {model}"));
+    assert_eq!((n, g), (2, 8));
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    assert!(imported.notes.iter().any(|n| n == "mpirun's own options (-x, --mca) start the job and size nothing meshplan plans"), "{:?}", imported.notes);
+    // A host list with slots, a program named without `.py`.
+    let (n, g, imported) = read(&format!("mpirun --allow-run-as-root -H node1:8,node2:8,node3:8,node4:8 ./pretrain_gpt {model} --bf16"));
+    assert_eq!((n, g), (4, 8));
+    assert_eq!(imported.plan["training"]["precision"], json!("bf16"), "the program's flags after the launcher are read");
+    // Hydra (MPICH, Intel MPI): -n in all, -ppn per node.
+    assert_eq!(read(&format!("mpiexec.hydra -n 32 -ppn 8 -genv OMP_NUM_THREADS 1 python pretrain_gpt.py {model}")).0, 4);
+    // Open MPI's --map-by ppr:8:node and -N per node (Slurm's -N is nodes).
+    assert_eq!(read(&format!("mpirun -np 24 --map-by ppr:8:node --bind-to none python pretrain_gpt.py {model}")).0, 3);
+    assert_eq!(read(&format!("mpirun -np 24 -N 8 python pretrain_gpt.py {model}")).0, 3);
+    // MPI starting torchrun's agents, one per node: processes / per node are the nodes.
+    assert_eq!(read(&format!("mpirun -np 2 --npernode 1 torchrun --nproc_per_node 8 pretrain_gpt.py {model}")).0, 2);
+    // Slurm's --gpus is the job's GPUs in all; DeepSpeed's launcher names nodes and GPUs per node.
+    assert_eq!(read(&format!("srun --gpus=32 --ntasks-per-node=8 python pretrain_gpt.py {model}")).0, 4);
+    assert_eq!(read(&format!("deepspeed --num_nodes 2 --num_gpus 8 --master_port 29500 pretrain_gpt.py {model}")).0, 2);
+    // torchrun's --standalone is one node (not "no node count"); an elastic --nnodes MIN:MAX plans MAX, said.
+    let small = "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --tensor-model-parallel-size 2";
+    let (n, _, imported) = read(&format!("torchrun --standalone --nproc_per_node=8 pretrain_gpt.py {small}"));
+    assert_eq!(n, 1);
+    assert!(!imported.notes.iter().any(|n| n.contains("no node count")), "{:?}", imported.notes);
+    let (n, _, imported) = read(&format!("torchrun --nnodes=1:4 --nproc-per-node=8 --rdzv-backend=c10d pretrain_gpt.py {small}"));
+    assert_eq!(n, 4);
+    assert!(imported.notes.iter().any(|n| n == "--nnodes 1:4 is torchrun's elastic range: its largest, 4 nodes, planned"), "{:?}", imported.notes);
+    // srun's container and MPI options, and the batch job's name, account and partition, are no settings.
+    let script = format!(
+        "#!/bin/bash\n#SBATCH --job-name=pretrain -A acct -p batch --exclusive\n#SBATCH -N 2 --ntasks-per-node=8\nsrun --mpi=pmix --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/data:/data -l python pretrain_gpt.py {model}\n"
+    );
+    let (n, g, imported) = read(&script);
+    assert_eq!((n, g), (2, 8));
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    assert!(imported.notes.iter().any(|n| n.starts_with("srun's own options (--mpi, --container-image, --container-mounts, -l)")), "{:?}", imported.notes);
+    assert!(imported.notes.iter().any(|n| n == "#SBATCH options (--job-name, -A, -p, --exclusive) schedule the job and size nothing meshplan plans"), "{:?}", imported.notes);
+}
+
+/// Kubernetes manifests that launch the training: a Kubeflow PyTorchJob whose container runs torchrun (its args a
+/// block sequence), a PyTorchJob whose container runs `bash -c` with a script reading the operator's variables
+/// (`$(PET_NNODES)`, Kubernetes' expansion), an MPIJob whose launcher runs mpirun, and a Job running Bridge's recipe
+/// runner. Each was read as a Bridge YAML that "names no model". The training operator sets PET_NNODES to the
+/// replicas in all and PET_NPROC_PER_NODE to nprocPerNode (kubeflow/training-operator pkg/controller.v1/pytorch/
+/// envvar.go); the pods that request GPUs (`nvidia.com/gpu`) are the nodes. Manifests written here in the shapes of
+/// Kubeflow's examples.
+#[test]
+fn kubernetes_manifests() {
+    let read = |text: &str| {
+        let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+        let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();
+        (plan, imported)
+    };
+    let container = |command: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: pretrain\nspec:\n  nprocPerNode: \"8\"\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: nvcr.io/nvidia/pytorch:25.01-py3\n            env:\n            - name: TP\n              value: \"4\"\n{command}            resources:\n              limits:\n                nvidia.com/gpu: 8\n    Worker:\n      replicas: 3\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: nvcr.io/nvidia/pytorch:25.01-py3\n            resources:\n              limits:\n                nvidia.com/gpu: \"8\"\n"
+        )
+    };
+    let model = ["--num-layers", "32", "--hidden-size", "4096", "--num-attention-heads", "32", "--seq-length", "4096", "--max-position-embeddings", "4096", "--micro-batch-size", "1", "--global-batch-size", "512", "--bf16"];
+    let args: String = model.iter().map(|w| format!("            - \"{w}\"\n")).collect();
+    // torchrun with no --nnodes: the operator's PET_NNODES, 1 master + 3 workers.
+    let text = container(&format!("            command: [\"torchrun\", \"--nproc-per-node=8\"]\n            args:\n            - /workspace/Megatron-LM/pretrain_gpt.py\n            - --tensor-model-parallel-size=$(TP)\n            - --pipeline-model-parallel-size=2\n{args}"));
+    let (plan, imported) = read(&text);
+    assert_eq!(imported.format, Format::MegatronArgs);
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (4, 8));
+    assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.training.global_batch_size), (4, 2, Some(512)));
+    assert!(imported.notes.iter().any(|n| n == "read as a Kubernetes PyTorchJob: its containers' command and args; 4 pods of 8 GPUs (nvidia.com/gpu), each a node"), "{:?}", imported.notes);
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    // `bash -c` with a block-scalar script that reads the operator's variables: the nodes from PET_NNODES.
+    let script = format!(
+        "            command: [\"/bin/bash\", \"-c\"]\n            args:\n            - |\n              NODES=$(PET_NNODES)\n              torchrun --nnodes=$NODES --nproc-per-node=$PET_NPROC_PER_NODE pretrain_gpt.py \\\n                --tensor-model-parallel-size 8 {}\n",
+        model.join(" ")
+    );
+    let (plan, _) = read(&container(&script).replace("replicas: 3", "replicas: 7"));
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node, plan.parallelism.tp()), (8, 8, 8));
+    // An MPIJob: the launcher (no GPUs) runs mpirun; the workers' pods are the nodes.
+    let mpi = format!(
+        "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nspec:\n  slotsPerWorker: 8\n  mpiReplicaSpecs:\n    Launcher:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: launcher\n            command:\n            - mpirun\n            - -np\n            - \"16\"\n            - -x\n            - NCCL_DEBUG=INFO\n            - python\n            - pretrain_gpt.py\n            - --tensor-model-parallel-size=8\n{args}    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n          - name: worker\n            resources:\n              limits:\n                nvidia.com/gpu: 8\n"
+    );
+    let (plan, imported) = read(&mpi);
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (2, 8));
+    assert!(imported.notes.iter().any(|n| n.starts_with("read as a Kubernetes MPIJob") && n.contains("2 pods of 8 GPUs")), "{:?}", imported.notes);
+    // A Job running Bridge's recipe runner: read as Bridge overrides, the recipe naming the model.
+    let job = "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n      containers:\n      - name: train\n        command: [\"torchrun\", \"--nproc_per_node=8\", \"scripts/training/run_recipe.py\", \"--recipe\", \"llama3_8b_pretrain_config\", \"model.tensor_model_parallel_size=2\"]\n        resources:\n          limits:\n            nvidia.com/gpu: 8\n";
+    let (plan, imported) = read(job);
+    assert_eq!(imported.format, Format::BridgeOverrides);
+    assert_eq!((plan.model_key.as_str(), plan.parallelism.tp(), plan.cluster.gpus_per_node), ("llama-3-8b", 2, 8));
+    // Asked to read it as YAML, it is YAML.
+    let opts = ImportOptions { from: Some(Format::BridgeYaml), ..Default::default() };
+    assert!(imports::import(job, &opts).is_err());
 }
 
 /// NVIDIA's MLPerf Training configurations (`config_<SYSTEM>_<NODES>x<GPUS>x<MINIBS>x….sh`, sourced before `sbatch

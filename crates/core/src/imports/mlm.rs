@@ -8,7 +8,7 @@
 
 use super::names::{self, Arg};
 use super::builder::{Built, Builder, list_expr};
-use super::{shell, yaml};
+use super::{launchers, shell, yaml};
 use crate::settings::{Mlm, SETTINGS, Setting, Ty};
 use serde_json::Value;
 
@@ -27,7 +27,7 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         b.notes.extend(notes);
         mlperf(&env, b, &mut gqa);
         let words: Vec<String> = words.into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
-        let words = slurm_launchers(words);
+        let words = launcher_words(words, &mut b.notes);
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];
@@ -122,31 +122,52 @@ fn per_replica_batch(b: &mut Builder) {
     b.notes.push(format!("global_batch_size: {gbs} = MINIBS {minibs} × DP {dp} ({world} GPUs / TP·PP·CP {model_parallel}), as NVIDIA's MLPerf implementations size it"));
 }
 
-/// The words of Slurm's launchers (`srun -N 4 …`, `salloc`, `sbatch`) up to the program they start, with their short
-/// sizing options in the long form (`--nodes=4`, `--ntasks=16`: [`shell::slurm_long`]); a `-N` elsewhere is another
-/// program's. A task count is dropped where torchrun's agents are the tasks.
-fn slurm_launchers(words: Vec<String>) -> Vec<String> {
-    let is_launcher = |w: &str| matches!(w.rsplit('/').next(), Some("srun" | "salloc" | "sbatch"));
-    let ends = |w: &str| w == "\n" || w.ends_with(".py") || w.ends_with(".sh") || w.starts_with("python") || w == "torchrun" || w == "bash";
+/// The words of the launchers that start the training program (`srun -N 4 …`, `mpirun -np 16 …`, `deepspeed …`: the
+/// [`launchers`] table) up to the program: their sizing options in the long form (`--nodes=4`, `--ntasks=16`), the rest
+/// dropped and named in a note. The program is the first word that starts one (python, a `.py` or `.sh` file, torchrun,
+/// bash) or a flag the training program takes (`mpirun -np 8 ./pretrain --num-layers …`). Where torchrun's agents are
+/// the tasks (torch.distributed.run / launch too) a task count says nothing of the GPUs: tasks / tasks-per-node are the
+/// nodes, and both are dropped.
+fn launcher_words(words: Vec<String>, notes: &mut Vec<String>) -> Vec<String> {
+    let ends = |w: &str| {
+        w == "\n" || w.ends_with(".py") || w.ends_with(".sh") || w.starts_with("python") || w == "torchrun" || w == "bash"
+            || (w.starts_with("--") && is_training_flag(w))
+    };
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;
     while i < words.len() {
-        let launcher = is_launcher(&words[i]);
+        let launcher = launchers::launcher(&words[i]);
         out.push(words[i].clone());
         i += 1;
-        if launcher {
+        if let Some(launcher) = launcher {
             let end = (i..words.len()).find(|&j| ends(&words[j])).unwrap_or(words.len());
-            out.extend(shell::slurm_long(&words[i..end]));
+            let (kept, dropped) = launchers::sizing(launcher, &words[i..end]);
+            out.extend(kept);
+            if !dropped.is_empty() {
+                let name = out.iter().rev().find(|w| launchers::launcher(w).is_some()).map_or("", |w| w.rsplit('/').next().unwrap_or(""));
+                notes.push(format!("{name}'s own options ({}) start the job and size nothing meshplan plans", dropped.join(", ")));
+            }
             i = end;
         }
     }
-    // Slurm's task count is the world only when each task is a training process: with torchrun (or
-    // torch.distributed.run / launch) the tasks are its agents, one per node, and the count says nothing of the GPUs.
     let agents = out.iter().any(|w| w == "torchrun" || w.contains("torch.distributed.run") || w.contains("torch.distributed.launch"));
     if agents {
-        out.retain(|w| !w.starts_with("--ntasks="));
+        let count = |p: &str| out.iter().find_map(|w| w.strip_prefix(p)?.parse::<u64>().ok());
+        if let (None, Some(tasks), Some(per_node)) = (count("--nodes="), count("--ntasks="), count("--ntasks-per-node=")) {
+            if per_node > 0 && tasks % per_node == 0 {
+                out.push(format!("--nodes={}", tasks / per_node));
+            }
+        }
+        out.retain(|w| !w.starts_with("--ntasks=") && !w.starts_with("--ntasks-per-node="));
     }
     out
+}
+
+/// Whether `w` (`--flag` or `--flag=value`) is a flag Megatron-LM's training program takes (a settings row's, a name
+/// table's, or one the reader handles itself).
+fn is_training_flag(w: &str) -> bool {
+    let key = names::canonical_flag(w.split_once('=').map_or(w, |(n, _)| n));
+    names::by_flag(&key).is_some() || names::switch_by_flag(&key).is_some() || setting(&key, &[]).is_some()
 }
 
 /// Megatron-LM's defaults for what the flags left out (model fields only when the input gives a model).
@@ -308,13 +329,7 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         Some(f) => key = f,
         None => {}
     }
-    // torchrun's rendezvous and process options (torch/distributed/run.py): where and how the job starts, not what it
-    // trains; they size nothing meshplan plans.
-    const RENDEZVOUS: [&str; 12] = [
-        "--node-rank", "--master-addr", "--master-port", "--rdzv-id", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-conf",
-        "--max-restarts", "--monitor-interval", "--start-method", "--redirects", "--tee",
-    ];
-    if RENDEZVOUS.contains(&key.as_str()) || key == "--standalone" {
+    if launch_only(b, &key) {
         return;
     }
     // A value the text does not know (an unset variable or parameter, a command's output) is not guessed.
@@ -323,6 +338,9 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         return;
     }
     let first = values.first().map(String::as_str).unwrap_or("");
+    if cluster_flag(b, &key, first) {
+        return;
+    }
     // Wrappers pass store_true flags with a value (`--sequence_parallel true`); `false` leaves the flag off.
     let off = matches!(first, "false" | "False");
     let low = |b: &Builder| matches!(b.precision, Some("fp8" | "fp4"));
@@ -335,35 +353,11 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         // validate_args requires it with --cuda-graph-impl full_iteration (the exports write it there); it changes no
         // memory or step time.
         "--no-check-for-nan-in-loss-and-grad" => {}
-        // torchrun's `--nproc-per-node gpu` (or `auto` on a GPU node): one process per GPU of the node, the GPU's node
-        // size, which the cluster takes when GPUs per node are unstated (builder.rs `cluster`).
-        "--nproc-per-node" if matches!(first, "gpu" | "auto") => {
-            b.notes.push(format!("--nproc-per-node {first}: one process per GPU of the node, as torchrun starts them"));
-        }
-        // Slurm's total task count (`--ntasks=16`, `-n 16`) when srun starts the training program itself, one task per
-        // GPU: the world size (`slurm_launchers` drops it where torchrun's agents are the tasks).
-        "--ntasks" => match first.parse::<u64>() {
-            Ok(n) if n > 0 => b.world_size = Some(n),
-            _ => b.unknown(&key, &Value::from(first), "not a task count"),
-        },
-        // torchrun's, and an `#SBATCH` directive's (--nodes, --gpus-per-node).
-        "--nproc-per-node" | "--nnodes" | "--nodes" | "--gpus-per-node" => {
-            let path = if matches!(key.as_str(), "--nnodes" | "--nodes") { "cluster.num_nodes" } else { "cluster.gpus_per_node" };
-            match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
-                Some(n) => b.set(path, Value::from(n), 0),
-                None => b.unknown(&key, &Value::from(first), "not a number (a variable the text does not set?): give the cluster in the plan"),
-            }
-        }
         "--group-query-attention" => *gqa = true,
         "--tokenizer-type" | "--tokenizer-model" | "--vocab-file" | "--padded-vocab-size" => b.tokenizer.push((key.clone(), first.to_string())),
         "--merge-file" => {}
         // validate_args derives the virtual pipeline size from it once the layers and PP are known (see vpp_from_layers).
         "--num-layers-per-virtual-pipeline-stage" => b.layers_per_virtual_stage = Some(first.to_string()),
-        // Slurm's tasks per node (srun starts one per GPU) and `--gres=gpu:8` / `gpu:h100:8`.
-        "--ntasks-per-node" | "--gres" => match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
-            Some(n) if key == "--ntasks-per-node" || first.starts_with("gpu") => b.set("cluster.gpus_per_node", Value::from(n), 1),
-            _ => b.unknown(&key, &Value::from(first), "not a GPU count"),
-        },
         "--swiglu" => {
             b.set("model.gated_linear_unit", Value::Bool(true), 0);
             b.set("model.activation_func", Value::from("silu"), 0);
@@ -440,6 +434,68 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
             }
         }
     }
+}
+
+/// torchrun's options that say where and how the job starts (true: the flag is read).
+fn launch_only(b: &mut Builder, key: &str) -> bool {
+    // torchrun's rendezvous and process options (torch/distributed/run.py): where and how the job starts, not what it
+    // trains; they size nothing meshplan plans.
+    const RENDEZVOUS: [&str; 12] = [
+        "--node-rank", "--master-addr", "--master-port", "--rdzv-id", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-conf",
+        "--max-restarts", "--monitor-interval", "--start-method", "--redirects", "--tee",
+    ];
+    if RENDEZVOUS.contains(&key) {
+        return true;
+    }
+    // torchrun's single-node mode (a local rendezvous): one node.
+    if key == "--standalone" {
+        b.set("cluster.num_nodes", Value::from(1), 1);
+        return true;
+    }
+    false
+}
+
+/// The flags of the launchers that size the cluster (torchrun's, Slurm's in the long form `launchers` gives, an
+/// `#SBATCH` directive's); true when `key` is one.
+fn cluster_flag(b: &mut Builder, key: &str, first: &str) -> bool {
+    match key {
+        // torchrun's `--nproc-per-node gpu` (or `auto` on a GPU node): one process per GPU of the node, the GPU's node
+        // size, which the cluster takes when GPUs per node are unstated (builder.rs `cluster`).
+        "--nproc-per-node" if matches!(first, "gpu" | "auto") => {
+            b.notes.push(format!("--nproc-per-node {first}: one process per GPU of the node, as torchrun starts them"));
+        }
+        // Slurm's total task count (`--ntasks=16`, `-n 16`) when srun starts the training program itself, one task per
+        // GPU: the world size (`slurm_launchers` drops it where torchrun's agents are the tasks).
+        "--ntasks" => match first.parse::<u64>() {
+            Ok(n) if n > 0 => b.world_size = Some(n),
+            _ => b.unknown(&key, &Value::from(first), "not a task count"),
+        },
+        // Slurm's `--gpus=[type:]N` (`-G`): the job's GPUs in all, the world size whoever starts the processes.
+        "--gpus" => match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
+            Some(n) if n > 0 => b.world_size = Some(n),
+            _ => b.unknown(&key, &Value::from(first), "not a GPU count"),
+        },
+        // torchrun's, and an `#SBATCH` directive's (--nodes, --gpus-per-node).
+        "--nproc-per-node" | "--nnodes" | "--nodes" | "--gpus-per-node" => {
+            let path = if matches!(key, "--nnodes" | "--nodes") { "cluster.num_nodes" } else { "cluster.gpus_per_node" };
+            match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
+                // torchrun's elastic `--nnodes MIN:MAX`: the job runs on up to MAX nodes.
+                Some(n) if key == "--nnodes" && first.contains(':') => {
+                    b.set(path, Value::from(n), 0);
+                    b.notes.push(format!("--nnodes {first} is torchrun's elastic range: its largest, {n} nodes, planned"));
+                }
+                Some(n) => b.set(path, Value::from(n), 0),
+                None => b.unknown(&key, &Value::from(first), "not a number (a variable the text does not set?): give the cluster in the plan"),
+            }
+        }
+        // Slurm's tasks per node (srun starts one per GPU) and `--gres=gpu:8` / `gpu:h100:8`.
+        "--ntasks-per-node" | "--gres" => match first.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
+            Some(n) if key == "--ntasks-per-node" || first.starts_with("gpu") => b.set("cluster.gpus_per_node", Value::from(n), 1),
+            _ => b.unknown(&key, &Value::from(first), "not a GPU count"),
+        },
+        _ => return false,
+    }
+    true
 }
 
 /// The settings row that flag `key` sets, and the value it gives.

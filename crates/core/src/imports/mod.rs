@@ -13,6 +13,8 @@
 
 mod bridge;
 mod builder;
+mod kube;
+mod launchers;
 mod mlm;
 pub use crate::names;
 mod python;
@@ -49,6 +51,9 @@ pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> 
             "paste only the launch command, the arguments block or the config YAML",
         ));
     }
+    // A Kubernetes manifest's containers run a command the other readers take (unless asked to read it as YAML).
+    let manifest = if matches!(opts.from, None | Some(Format::MegatronArgs | Format::BridgeOverrides)) { kube::read(text) } else { None };
+    let text = manifest.as_ref().map_or(text, |m| m.shell.as_str());
     let format = opts.from.unwrap_or_else(|| detect(text));
     let mut b = Builder::default();
     match format {
@@ -59,6 +64,9 @@ pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> 
         Format::MegatronArgs => mlm::read(text, &mut b),
         Format::BridgeOverrides => bridge::read_overrides(text, &mut b),
         Format::BridgeYaml => bridge::read_yaml(text, &mut b),
+    }
+    if let Some(m) = &manifest {
+        m.size(&mut b);
     }
     meshplan_header(text, &mut b);
     let (mut built, set_keys) = b.finish(format, opts)?;

@@ -134,7 +134,7 @@ fn split(text: &str) -> Vec<Word> {
                 if let (true, Some(directive)) = (line_start, comment.strip_prefix("SBATCH").map(|d| d.split(" #").next().unwrap_or(""))) {
                     let room = MAX_RAW_WORDS.saturating_sub(out.len());
                     let words: Vec<&str> = directive.split_whitespace().take(room).collect();
-                    out.extend(slurm_long(&words).into_iter().map(|t| Word { directive: true, ..Word::new(t, line) }));
+                    out.extend(super::launchers::sizing(super::launchers::Launcher::Slurm, &words).0.into_iter().map(|t| Word { directive: true, ..Word::new(t, line) }));
                 }
                 out.push(Word::op("\n", line));
                 line += 1;
@@ -386,7 +386,8 @@ pub fn words_env(text: &str, keep: impl Fn(&str) -> bool) -> (Vec<String>, Vec<S
     let mut env: Vec<(String, String)> =
         sh.vars.iter().filter(|(name, _)| keep(name)).map(|(name, v)| (name.clone(), v.first().cloned().unwrap_or_default())).collect();
     env.sort_unstable();
-    let (words, notes) = sh.finish();
+    let (words, mut notes) = sh.finish();
+    notes.extend(super::launchers::directives_note(text));
     (words, notes, env)
 }
 
@@ -686,40 +687,10 @@ impl Shell {
     }
 }
 
-/// Slurm's short options that size a job in the long form the readers take (sbatch(1), srun(1), salloc(1): `-N`,
-/// `--nodes=<minnodes>[-maxnodes]`, `-n`, `--ntasks`): `-N 4` and `-N4` are `--nodes=4`, `-n 16` and `--ntasks 16`
-/// `--ntasks=16`; every other word is kept.
-pub(crate) fn slurm_long<S: AsRef<str>>(words: &[S]) -> Vec<String> {
-    let mut out = Vec::with_capacity(words.len());
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i].as_ref();
-        i += 1;
-        let (long, rest) = match (w.strip_prefix("-N"), w.strip_prefix("-n")) {
-            (Some(rest), _) => ("--nodes", rest),
-            (_, Some(rest)) => ("--ntasks", rest),
-            _ if w == "--ntasks" => ("--ntasks", ""),
-            _ => {
-                out.push(w.to_string());
-                continue;
-            }
-        };
-        match rest {
-            "" if i < words.len() => {
-                out.push(format!("{long}={}", words[i].as_ref()));
-                i += 1;
-            }
-            n if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => out.push(format!("{long}={n}")),
-            _ => out.push(w.to_string()),
-        }
-    }
-    out
-}
-
 /// The variables Slurm sets in a batch job from its `#SBATCH` directives (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES"):
 /// the node count as SLURM_JOB_NUM_NODES and SLURM_NNODES (given, or --ntasks / --ntasks-per-node), and
 /// SLURM_NTASKS_PER_NODE and SLURM_GPUS_PER_NODE when the directives give them. The directive words are the split
-/// text's (already in the long form, [`slurm_long`]); a script's own assignment later wins as in bash.
+/// text's (already in the long form, [`super::launchers::sizing`]); a script's own assignment later wins as in bash.
 fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
     let mut env = Vec::new();
     for w in raw.iter().filter(|w| w.directive) {
