@@ -106,3 +106,23 @@ fn a_recipe_call_naming_six_hundred_variables_answers() {
     // The first names were read off the script's assignments.
     assert!(notes.iter().any(|n| n == "a0: 0, from `v0 = 0` in the script"), "{notes:?}");
 }
+
+/// A mebibyte of launchers: 60,000 `srun`/`mpirun` lines each with options it drops (one note each, bounded in
+/// number), and a Kubernetes manifest whose `…ReplicaSpecs:` keys nest in a staircase (a key inside replica specs
+/// already scanned is not scanned again). Both answer within the budget.
+#[test]
+fn a_mebibyte_of_launchers_and_nested_replica_specs_answers() {
+    let mut text: String = (0..60_000u32).map(|i| format!("srun -x n{i} -N 1 mpirun --mca a b -np 8 true\n")).collect();
+    text.truncate((1 << 20) - 256);
+    text.push_str(&format!("\n{RUN}\n"));
+    // A plan or an input error (the words past the reader's bound are not read): an answer, not a hang.
+    let _ = answers("60,000 launcher lines", text);
+    let mut manifest = String::from("apiVersion: v1\nkind: PyTorchJob\n");
+    let mut depth = 0usize;
+    while manifest.len() < (1 << 20) - 4096 {
+        manifest.push_str(&format!("{}xReplicaSpecs:\n", " ".repeat(depth % 4000)));
+        depth += 1;
+    }
+    manifest.push_str(&format!("command: [\"{}\"]\n", RUN.replace(' ', "\", \"")));
+    let _ = answers("a staircase of replica specs", manifest);
+}

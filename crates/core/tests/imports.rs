@@ -634,6 +634,27 @@ fn nemo2_cli_and_python_recipes() {
     assert_eq!(imported.plan["training"]["recompute_num_layers"], 1);
 }
 
+/// NeMo 1's saved model config, the artefact a NeMo 1 run leaves: its log directory's `hparams.yaml` holds the model
+/// config under `cfg` (ModelPT.__init__ `save_hyperparameters("cfg")`, NVIDIA/NeMo nemo/core/classes/modelPT.py), a
+/// `.nemo` archive's `model_config.yaml` the same fields at the root with `nemo_version`. Both were "names no model".
+/// Now each is NeMo 1's `model` section (its `precision`, which NeMo's scripts copy from the trainer, included).
+/// Configs written here.
+#[test]
+fn nemo1_saved_model_configs() {
+    let fields = "  micro_batch_size: 2\n  global_batch_size: 256\n  tensor_model_parallel_size: 4\n  pipeline_model_parallel_size: 2\n  encoder_seq_length: 4096\n  max_position_embeddings: 4096\n  num_layers: 32\n  hidden_size: 4096\n  ffn_hidden_size: 14336\n  num_attention_heads: 32\n  num_query_groups: 8\n  activation: fast-swiglu\n  precision: bf16-mixed\n  sequence_parallel: true\n";
+    let hparams = format!("cfg:\n{fields}  nemo_version: 1.23.0\n");
+    let model_config = format!("nemo_version: 1.23.0\ntarget: nemo.collections.nlp.models.language_modeling.megatron_gpt_model.MegatronGPTModel\n{}", fields.replace("\n  ", "\n").trim_start());
+    for (text, said) in [(hparams, "hparams.yaml"), (model_config, "model_config.yaml")] {
+        let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+        let (imported, plan, _) = imports::import_plan(&text, &opts).unwrap();
+        assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.sequence_parallel), (4, 2, true), "{said}");
+        assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size, plan.training.seq_length), (2, Some(256), 4096), "{said}");
+        assert_eq!(plan.training.settings.precision.key(), "bf16", "{said}");
+        assert_eq!((plan.model.num_layers, plan.model.num_query_groups, plan.model.gated_linear_unit), (32, 8, true), "{said}");
+        assert!(imported.notes.iter().any(|n| n.starts_with(&format!("read as NeMo 1's {said}"))), "{:?}", imported.notes);
+    }
+}
+
 /// NeMo 1's megatron_gpt_config.yaml keeps the batch and sequence under `model` (micro_batch_size, global_batch_size,
 /// encoder_seq_length), recompute as activations_checkpoint_*, the activation as one word (`fast-swiglu`: gated SiLU),
 /// `bias`, the distributed optimizer as `optim.name: distributed_fused_adam` and the precision as the Lightning

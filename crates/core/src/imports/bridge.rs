@@ -327,7 +327,8 @@ fn nemo1(path: &str, v: &Value) -> Option<Vec<(&'static str, Value)>> {
             vec![("model.activation_func", Value::from(func)), ("model.gated_linear_unit", Value::Bool(gated))]
         }
         "model.optim.name" => vec![("optimizer.use_distributed_optimizer", Value::Bool(word.starts_with("distributed_fused_adam")))],
-        "trainer.precision" => match word.trim_matches('"') {
+        // NeMo 1's training scripts copy the trainer's precision into the model config (megatron_gpt_pretraining.py).
+        "trainer.precision" | "model.precision" => match word.trim_matches('"') {
             "bf16" | "bf16-mixed" | "bf16_mixed" => vec![("model.bf16", Value::Bool(true))],
             "16" | "16-mixed" | "fp16" => vec![("model.fp16", Value::Bool(true))],
             _ => return None,
@@ -441,12 +442,38 @@ fn run_recipe_flag(flag: &str) -> Option<&'static str> {
 pub(crate) fn read_yaml(text: &str, b: &mut Builder) {
     let mut votes = Vec::new();
     if let Value::Object(root) = yaml::parse(text) {
-        for (section, v) in root {
+        for (section, v) in nemo1_saved(root, b) {
             let section = section.strip_suffix("_config").unwrap_or(&section).to_string();
             flatten(b, &section, v, &mut votes);
         }
     }
     decide_precision(b, &votes);
+}
+
+/// NeMo 1's saved model config as its `model` section: a run's `hparams.yaml` holds it under `cfg` (ModelPT.__init__
+/// `self.save_hyperparameters("cfg")`), a `.nemo` archive's `model_config.yaml` at the root, with the `nemo_version`
+/// ModelPT adds (NVIDIA/NeMo nemo/core/classes/modelPT.py @ 000763d0c69e). Any other root is returned as it is.
+fn nemo1_saved(mut root: serde_json::Map<String, Value>, b: &mut Builder) -> serde_json::Map<String, Value> {
+    if root.contains_key("model") {
+        return root;
+    }
+    let model = match root.remove("cfg") {
+        Some(cfg @ Value::Object(_)) => {
+            b.notes.push("read as NeMo 1's hparams.yaml: the model config under `cfg` (the trainer's nodes and devices are not in it)".into());
+            cfg
+        }
+        Some(other) => {
+            root.insert("cfg".into(), other);
+            return root;
+        }
+        None if root.contains_key("nemo_version") => {
+            b.notes.push("read as NeMo 1's model_config.yaml (a .nemo archive's model config; the trainer's nodes and devices are not in it)".into());
+            Value::Object(std::mem::take(&mut root))
+        }
+        None => return root,
+    };
+    root.insert("model".into(), model);
+    root
 }
 
 /// Reads a nested section; an object that only names a callable (`{_target_: torch.nn.functional.silu}`) is a value.

@@ -223,8 +223,10 @@ pub(crate) fn read(text: &str) -> Option<Manifest> {
     let mut gpu_pods = 0u64;
     let mut gpus_per_pod: Option<u64> = None;
     let mut specs = false;
+    // Where the last replica specs' scan ended: a `…ReplicaSpecs:` line inside them is not scanned again.
+    let mut scanned = 0;
     for (k, l) in ls.iter().enumerate() {
-        if !l.text.ends_with("ReplicaSpecs:") {
+        if k < scanned || !l.text.ends_with("ReplicaSpecs:") {
             continue;
         }
         specs = true;
@@ -243,6 +245,7 @@ pub(crate) fn read(text: &str) -> Option<Manifest> {
             }
             j = end;
         }
+        scanned = j;
     }
     let gpus_per_pod = gpus_per_pod.or_else(|| ls.iter().find_map(|b| b.text.strip_prefix("nvidia.com/gpu:").and_then(number)));
     let pods = specs.then_some(if gpu_pods > 0 { gpu_pods } else { all_pods }).filter(|&p| p > 0);

@@ -137,14 +137,14 @@ fn launcher_words(words: Vec<String>, notes: &mut Vec<String>) -> Vec<String> {
     let mut i = 0;
     while i < words.len() {
         let launcher = launchers::launcher(&words[i]);
+        let name = words[i].rsplit('/').next().unwrap_or("").to_string();
         out.push(words[i].clone());
         i += 1;
         if let Some(launcher) = launcher {
             let end = (i..words.len()).find(|&j| ends(&words[j])).unwrap_or(words.len());
             let (kept, dropped) = launchers::sizing(launcher, &words[i..end]);
             out.extend(kept);
-            if !dropped.is_empty() {
-                let name = out.iter().rev().find(|w| launchers::launcher(w).is_some()).map_or("", |w| w.rsplit('/').next().unwrap_or(""));
+            if !dropped.is_empty() && notes.len() < crate::limits::MAX_UNRECOGNIZED {
                 notes.push(format!("{name}'s own options ({}) start the job and size nothing meshplan plans", dropped.join(", ")));
             }
             i = end;

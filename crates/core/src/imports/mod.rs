@@ -141,6 +141,10 @@ pub fn detect(text: &str) -> Format {
     if text.contains("run_recipe.py") || text.contains("--recipe") || perf_launch.iter().any(|p| text.contains(p)) {
         return Format::BridgeOverrides;
     }
+    // NeMo 1's model_config.yaml (a .nemo archive's): flat `key: value` lines with the `nemo_version` ModelPT adds.
+    if lines.iter().any(|l| l.starts_with("nemo_version:")) {
+        return Format::BridgeYaml;
+    }
     let yaml_keys = lines.iter().filter(|l| l.ends_with(':') && !l.contains(' ') && !l.contains('=')).count();
     if yaml_keys > 0 && lines.iter().all(|l| !l.starts_with("--")) {
         return Format::BridgeYaml;
