@@ -403,6 +403,7 @@ mod never_panics {
             Just(" -H a:8,b:".to_string()),
             Just(" --map-by ppr:".to_string()),
             Just("deepspeed --num_gpus ".to_string()),
+            Just("docker run --gpus ".to_string()),
             // A Kubernetes manifest: its kind, containers' command and args, replicas and GPUs.
             Just("apiVersion: v1\nkind: PyTorchJob\n".to_string()),
             Just("\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: ".to_string()),
@@ -832,6 +833,15 @@ fn mpi_and_every_launchers_own_options() {
     // Slurm's --gpus is the job's GPUs in all; DeepSpeed's launcher names nodes and GPUs per node.
     assert_eq!(read(&format!("srun --gpus=32 --ntasks-per-node=8 python pretrain_gpt.py {model}")).0, 4);
     assert_eq!(read(&format!("deepspeed --num_nodes 2 --num_gpus 8 --master_port 29500 pretrain_gpt.py {model}")).0, 2);
+    // A container runtime's options, image and subcommand come before the program: `docker run --gpus 4` is 4 GPUs per
+    // node; apptainer's `--nv` took "-B /data:/data megatron.sif torchrun" as its value.
+    let (_, g, imported) = read(&format!("docker run --rm --gpus 4 --ipc=host -v /data:/data nvcr.io/nvidia/pytorch:25.01-py3 /bin/bash -c \"torchrun pretrain_gpt.py {model}\""));
+    assert_eq!(g, 4);
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    let (_, g, imported) = read(&format!("apptainer exec --nv -B /data:/data megatron.sif torchrun --nproc_per_node 8 pretrain_gpt.py {model}"));
+    assert_eq!(g, 8);
+    assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
+    assert!(imported.notes.iter().any(|n| n == "apptainer's own options (--nv, -B) start the job and size nothing meshplan plans"), "{:?}", imported.notes);
     // torchrun's --standalone is one node (not "no node count"); an elastic --nnodes MIN:MAX plans MAX, said.
     let small = "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --tensor-model-parallel-size 2";
     let (n, _, imported) = read(&format!("torchrun --standalone --nproc_per_node=8 pretrain_gpt.py {small}"));

@@ -11,6 +11,9 @@ pub(crate) enum Launcher {
     Slurm,
     Mpi,
     DeepSpeed,
+    /// A container runtime (`docker run`, `podman run`, `apptainer exec`, `singularity exec`): its options, the image
+    /// and the subcommand come before the program.
+    Container,
 }
 
 /// What a sizing option gives.
@@ -28,16 +31,19 @@ enum Size {
     Hosts,
     /// Open MPI's `--map-by ppr:N:node`: N processes per node (any other mapping places, not sizes).
     MapBy,
+    /// Docker's `--gpus N` or `--gpus '"device=0,1"'`: the container's GPUs (`all`: the node's, unsized here).
+    DeviceGpus,
 }
 
-use Launcher::{DeepSpeed, Mpi, Slurm};
+use Launcher::{Container, DeepSpeed, Mpi, Slurm};
 use Size::*;
 
 /// Each launcher's options that size the job. Sources: Slurm's srun(1)/sbatch(1) (-N/--nodes, -n/--ntasks,
 /// --ntasks-per-node, --gpus-per-node, --gres, -G/--gpus); Open MPI 4/5's mpirun(1) (-np/-n/-c/--np/--n the process
 /// count, -N/-npernode/--npernode per node, -H/--host/-host a host list with `:slots`, --map-by ppr:N:node); MPICH's and
 /// Intel MPI's Hydra mpiexec (-n/-np, -ppn/-perhost, -hosts); DeepSpeed's launcher (deepspeed/launcher/runner.py:
-/// --num_nodes, --num_gpus per node).
+/// --num_nodes, --num_gpus per node); Docker's and Podman's `run --gpus` (docker run(1): `all`, a count, or
+/// `"device=0,1"`).
 const SIZING: &[(Launcher, &str, Size)] = &[
     (Slurm, "-N", Nodes),
     (Slurm, "--nodes", Nodes),
@@ -68,6 +74,7 @@ const SIZING: &[(Launcher, &str, Size)] = &[
     (DeepSpeed, "--num-nodes", Nodes),
     (DeepSpeed, "--num_gpus", GpusPerNode),
     (DeepSpeed, "--num-gpus", GpusPerNode),
+    (Container, "--gpus", DeviceGpus),
 ];
 
 /// At most this many of a launcher's own options are named in its note.
@@ -96,6 +103,7 @@ pub(crate) fn launcher(word: &str) -> Option<Launcher> {
         "mpirun" | "mpiexec" | "orterun" | "prterun" | "mpiexec.hydra" | "mpirun.openmpi" | "mpiexec.openmpi" | "mpirun.mpich"
         | "mpiexec.mpich" => Some(Mpi),
         "deepspeed" => Some(DeepSpeed),
+        "docker" | "nvidia-docker" | "podman" | "apptainer" | "singularity" => Some(Container),
         _ => None,
     }
 }
@@ -176,6 +184,14 @@ fn long_form(size: Size, value: &str) -> Vec<String> {
             Some(n) => vec![format!("--ntasks-per-node={n}")],
             None => Vec::new(),
         },
+        DeviceGpus => {
+            let v = value.trim_matches(['"', '\'']);
+            let n = match v.strip_prefix("device=") {
+                Some(ids) => Some(ids.split(',').filter(|d| !d.is_empty()).count().to_string()),
+                None => v.strip_prefix("count=").unwrap_or(v).bytes().all(|c| c.is_ascii_digit()).then(|| v.trim_start_matches("count=").to_string()),
+            };
+            n.filter(|n| !n.is_empty()).map(|n| vec![format!("--gpus-per-node={n}")]).unwrap_or_default()
+        }
     }
 }
 
@@ -206,6 +222,11 @@ mod tests {
         // Open MPI's -N is per node (Slurm's is nodes).
         assert_eq!(sized(Mpi, "-N 8").0, ["--ntasks-per-node=8"]);
         assert_eq!(sized(DeepSpeed, "--num_nodes 2 --num_gpus 8 --master_port 29500").0, ["--nodes=2", "--gpus-per-node=8"]);
+        // docker run(1): a count or a device list is the container's GPUs; `all` is the node's.
+        let (kept, dropped) = sized(Container, "run --rm --gpus 4 --ipc=host -v /d:/d nvcr.io/nvidia/pytorch:25.01-py3");
+        assert_eq!((kept, dropped), (vec!["--gpus-per-node=4".to_string()], vec!["--rm".to_string(), "--ipc".into(), "-v".into()]));
+        assert_eq!(sized(Container, "run --gpus \"device=0,1,2,3\" img").0, ["--gpus-per-node=4"]);
+        assert!(sized(Container, "run --gpus all img").0.is_empty());
     }
 
     #[test]

@@ -130,7 +130,8 @@ fn per_replica_batch(b: &mut Builder) {
 /// nodes, and both are dropped.
 fn launcher_words(words: Vec<String>, notes: &mut Vec<String>) -> Vec<String> {
     let ends = |w: &str| {
-        w == "\n" || w.ends_with(".py") || w.ends_with(".sh") || w.starts_with("python") || w == "torchrun" || w == "bash"
+        let base = w.rsplit('/').next().unwrap_or(w);
+        w == "\n" || w.ends_with(".py") || w.ends_with(".sh") || base.starts_with("python") || matches!(base, "torchrun" | "bash" | "sh")
             || (w.starts_with("--") && is_training_flag(w))
     };
     let mut out = Vec::with_capacity(words.len());
