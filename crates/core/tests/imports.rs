@@ -404,6 +404,8 @@ mod never_panics {
             Just(" --map-by ppr:".to_string()),
             Just("deepspeed --num_gpus ".to_string()),
             Just("docker run --gpus ".to_string()),
+            Just("\nprovider = AutoBridge.from_hf_pretrained(\"".to_string()),
+            Just(".to_megatron_provider()\nprovider.tensor_model_parallel_size = ".to_string()),
             // A Kubernetes manifest: its kind, containers' command and args, replicas and GPUs.
             Just("apiVersion: v1\nkind: PyTorchJob\n".to_string()),
             Just("\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: ".to_string()),
@@ -633,6 +635,26 @@ fn nemo2_cli_and_python_recipes() {
     assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.vpp(), plan.world_size()), (4, 4, 5, 64));
     assert_eq!(imported.plan["training"]["recompute_granularity"], "full");
     assert_eq!(imported.plan["training"]["recompute_num_layers"], 1);
+}
+
+/// Megatron Bridge's AutoBridge, its README's way in: `bridge = AutoBridge.from_hf_pretrained("org/name")`, `provider =
+/// bridge.to_megatron_provider()`, then `provider.tensor_model_parallel_size = 2` … (the construct seen in Bridge's
+/// README and its model pages). It was "names no model". Now the Hugging Face id names the model and the provider's
+/// attributes are the ConfigContainer's `model.*`; a name the script gives one literal is read and said, another
+/// (`args.ep`) listed as not evaluated. A script written here.
+#[test]
+fn auto_bridge_provider_script() {
+    let text = "from megatron.bridge import AutoBridge\n\nHF = \"Qwen/Qwen3-30B-A3B\"\ntp = 2\nbridge = AutoBridge.from_hf_pretrained(HF, trust_remote_code=True)\nprovider = bridge.to_megatron_provider(load_weights=False)\nprovider.tensor_model_parallel_size = tp\nprovider.pipeline_model_parallel_size = 1  # one stage\nprovider.expert_model_parallel_size = 8\nprovider.expert_tensor_parallel_size = args.etp\nprovider.sequence_parallel = True\nprovider.seq_length = 8192\nprovider.finalize()\nmodel = provider.provide_distributed_model(wrap_with_ddp=False)\n";
+    assert_eq!(imports::detect(text), Format::BridgeOverrides);
+    let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();
+    assert_eq!(plan.model_key, "qwen3-30b-a3b");
+    let p = &plan.parallelism;
+    assert_eq!((p.tp(), p.pp(), p.ep(), p.sequence_parallel, plan.training.seq_length), (2, 1, 8, true, 8192));
+    assert!(imported.notes.iter().any(|n| n == "the Hugging Face model: Qwen/Qwen3-30B-A3B, from `HF = Qwen/Qwen3-30B-A3B` in the script"), "{:?}", imported.notes);
+    assert!(imported.notes.iter().any(|n| n == "model.tensor_model_parallel_size: 2, from `tp = 2` in the script"), "{:?}", imported.notes);
+    let etp: Vec<&str> = imported.unrecognized.iter().filter(|u| u.name == "model.expert_tensor_parallel_size").map(|u| u.value.as_str()).collect();
+    assert_eq!(etp, ["args.etp"]);
 }
 
 /// NeMo 1's saved model config, the artefact a NeMo 1 run leaves: its log directory's `hparams.yaml` holds the model

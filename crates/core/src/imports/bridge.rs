@@ -37,8 +37,12 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
         nemo_factory(b, stem, &args);
     }
     nemo_run_executor(text, b);
+    let providers = auto_bridge(text, b);
+    if !providers.is_empty() {
+        provider_lines(text, &providers, b, &mut votes);
+    }
     let python: Vec<&str> = text.lines().map(str::trim).filter(|l| python_override(l).is_some()).collect();
-    if !python.is_empty() {
+    if !python.is_empty() || !providers.is_empty() {
         for line in python {
             let code = strip_py_comment(line);
             let Some((lhs, rhs)) = code.split_once('=') else { continue };
@@ -390,6 +394,64 @@ fn resolved(text: &str, args: &[(String, String)], b: &mut Builder) -> Vec<(Stri
             }
         })
         .collect()
+}
+
+/// Megatron Bridge's AutoBridge (its README's way in): `bridge = AutoBridge.from_hf_pretrained("org/name")` names the
+/// model by its Hugging Face id, `provider = bridge.to_megatron_provider()` is the model provider — the
+/// ConfigContainer's `model` — whose attributes the script then sets. Returns the providers' names.
+fn auto_bridge(text: &str, b: &mut Builder) -> Vec<String> {
+    if let Some(open) = python::calls(text, "from_hf_pretrained").next() {
+        let args = python::call_args(text, open).unwrap_or("");
+        let first = args.split(',').next().unwrap_or("").trim();
+        match python::value(text, first) {
+            Some((id, def)) if !first.contains('=') => {
+                if let Some(def) = def {
+                    b.notes.push(format!("the Hugging Face model: {id}, from `{def}` in the script"));
+                }
+                b.hf_id = Some(id.to_string());
+            }
+            _ => b.unknown("AutoBridge.from_hf_pretrained", &Value::from(first), "not evaluated: the script does not give the model one literal value (give --model)"),
+        }
+    }
+    // `NAME = ….to_megatron_provider(…)`, at a line's start.
+    text.lines()
+        .filter(|l| l.contains(".to_megatron_provider("))
+        .filter_map(|l| l.trim().split_once('=').map(|(lhs, _)| lhs.trim()))
+        .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
+        .map(str::to_string)
+        .take(4)
+        .collect()
+}
+
+/// `provider.x = value` lines: the model provider's field x, Bridge's `model.x`. A value is a literal, or a name the
+/// script gives one literal (at most [`python::MAX_NAME_LOOKUPS`] looked up); anything else is listed as not evaluated.
+fn provider_lines(text: &str, providers: &[String], b: &mut Builder, votes: &mut Vec<(String, Value)>) {
+    let mut lookups = 0;
+    for line in text.lines().map(str::trim) {
+        let Some((lhs, rhs)) = strip_py_comment(line).split_once('=') else { continue };
+        if rhs.starts_with('=') {
+            continue;
+        }
+        let Some((var, attr)) = lhs.trim().split_once('.') else { continue };
+        if !providers.iter().any(|p| p == var) || !attr.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            continue;
+        }
+        let path = format!("model.{attr}");
+        let rhs = rhs.trim();
+        let constant = matches!(rhs, "True" | "False" | "None") || rhs.starts_with("torch.") || rhs.starts_with('[') || python::value(text, rhs).is_some_and(|(_, def)| def.is_none());
+        if constant {
+            entry(b, &path, python_value(rhs), votes);
+            continue;
+        }
+        lookups += 1;
+        match (lookups <= python::MAX_NAME_LOOKUPS).then(|| python::value(text, rhs)).flatten() {
+            Some((lit, Some(def))) => {
+                b.notes.push(format!("{path}: {lit}, from `{def}` in the script"));
+                entry(b, &path, python_value(lit), votes);
+            }
+            _ => b.unknown(&path, &Value::from(rhs), "not evaluated: the script does not give it one literal value (give it)"),
+        }
+    }
 }
 
 /// NeMo-Run's executors size the job a NeMo 2 script runs: `run.SlurmExecutor(nodes=…, ntasks_per_node=…,

@@ -129,7 +129,7 @@ pub fn detect(text: &str) -> Format {
         return Format::MegatronArgs;
     }
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-    if lines.iter().any(|l| bridge::python_override(l).is_some()) {
+    if lines.iter().any(|l| bridge::python_override(l).is_some()) || text.contains(".to_megatron_provider(") {
         return Format::BridgeOverrides;
     }
     // Megatron Bridge's recipe runner and its performance launcher (scripts/performance/setup_experiment.py, which
