@@ -404,6 +404,8 @@ mod never_panics {
             Just(" --map-by ppr:".to_string()),
             Just("deepspeed --num_gpus ".to_string()),
             Just("docker run --gpus ".to_string()),
+            Just("\nlanguage_model:\n  activation_func: ".to_string()),
+            Just("\nmodel_parallel:\n  tensor_model_parallel_size: ".to_string()),
             Just("\nprovider = AutoBridge.from_hf_pretrained(\"".to_string()),
             Just(".to_megatron_provider()\nprovider.tensor_model_parallel_size = ".to_string()),
             // A Kubernetes manifest: its kind, containers' command and args, replicas and GPUs.
@@ -635,6 +637,27 @@ fn nemo2_cli_and_python_recipes() {
     assert_eq!((plan.parallelism.tp(), plan.parallelism.pp(), plan.parallelism.vpp(), plan.world_size()), (4, 4, 5, 64));
     assert_eq!(imported.plan["training"]["recompute_granularity"], "full");
     assert_eq!(imported.plan["training"]["recompute_num_layers"], 1);
+}
+
+/// Megatron-LM's `--yaml-cfg` file (megatron/training/yaml_arguments.py; the layout of examples/gpt3/gpt_config.yaml):
+/// the TransformerConfig's fields under `language_model`, the ModelParallelConfig's under `model_parallel`, every other
+/// argument at the root by its name. It was read as a Bridge YAML ("names no model"). Now each key is the argument it
+/// names, `activation_func: swiglu` gated SiLU as yaml_arguments.py builds it. A file written here.
+#[test]
+fn megatron_lm_yaml_cfg() {
+    let text = "# the run's --yaml-cfg\nlanguage_model:\n  num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  num_query_groups: 8\n  ffn_hidden_size: 14336\n  normalization: \"RMSNorm\"  # TE's\n  add_bias_linear: False\n  activation_func: swiglu\n  recompute_granularity: selective\n  num_moe_experts: null\nmodel_parallel:\n  tensor_model_parallel_size: 4\n  pipeline_model_parallel_size: 2\n  sequence_parallel: True\n  bf16: True\nmicro_batch_size: 2\nglobal_batch_size: 512\nseq_length: 8192\nmax_position_embeddings: 8192\ngroup_query_attention: True\nposition_embedding_type: rope\nuntie_embeddings_and_output_weights: True\nuse_distributed_optimizer: True\nvocab_size: 128256\nlr: 3.0e-4\n";
+    assert_eq!(imports::detect(text), Format::MegatronArgs);
+    let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+    let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();
+    let (m, p, t) = (&plan.model, &plan.parallelism, &plan.training);
+    assert_eq!((m.num_layers, m.num_query_groups, m.gated_linear_unit, m.ffn_hidden_size), (32, 8, true, 14336));
+    assert_eq!((p.tp(), p.pp(), p.sequence_parallel), (4, 2, true));
+    assert_eq!((t.micro_batch_size, t.global_batch_size, t.seq_length), (2, Some(512), 8192));
+    assert_eq!(t.settings.precision.key(), "bf16");
+    assert!(t.settings.use_distributed_optimizer);
+    let unread: Vec<&str> = imported.unrecognized.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(unread, ["--lr"]);
+    assert!(imported.notes.iter().any(|n| n.starts_with("read as Megatron-LM's --yaml-cfg file")), "{:?}", imported.notes);
 }
 
 /// Megatron Bridge's AutoBridge, its README's way in: `bridge = AutoBridge.from_hf_pretrained("org/name")`, `provider =

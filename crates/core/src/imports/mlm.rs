@@ -17,6 +17,9 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
     let mut gqa = false;
     if is_args_block(text) {
         args_block(text, b, &mut gqa);
+    } else if is_yaml_cfg(text) {
+        args_block(&yaml_cfg_block(text), b, &mut gqa);
+        b.notes.push("read as Megatron-LM's --yaml-cfg file: language_model (TransformerConfig), model_parallel (ModelParallelConfig) and the other arguments by their names".into());
     } else {
         // A quoted array item `"--fp8-format hybrid"`, or a whole command in a string (`bash -c "${TRAINING_CMD}"`), is
         // read as its words.
@@ -291,6 +294,31 @@ fn vocabulary(b: &mut Builder) {
     }
 }
 
+/// Whether `text` is Megatron-LM's `--yaml-cfg` file (megatron/training/yaml_arguments.py, examples/gpt3/gpt_config.yaml):
+/// the TransformerConfig's fields under `language_model:`, the ModelParallelConfig's under `model_parallel:`.
+pub(crate) fn is_yaml_cfg(text: &str) -> bool {
+    let root = |key: &str| text.lines().any(|l| l.trim_end() == key);
+    root("language_model:") && root("model_parallel:")
+}
+
+/// A `--yaml-cfg` file as the `arguments` block it amounts to: yaml_arguments.py copies `model_parallel`'s and
+/// `language_model`'s fields onto the arguments (validate_yaml) and keeps every other key as the argument of that
+/// name, so each `name: value` line, at any depth, is the dump's `name ..... value`.
+fn yaml_cfg_block(text: &str) -> String {
+    let mut out = String::from("------------------------ arguments ------------------------\n");
+    for line in text.lines() {
+        let t = line.split(" #").next().unwrap_or("").trim();
+        let Some((name, value)) = t.split_once(':').filter(|(n, _)| !n.is_empty() && !n.starts_with('#') && !n.contains(char::is_whitespace)) else { continue };
+        let value = value.trim();
+        if value.is_empty() {
+            continue;
+        }
+        let value = if value == "null" { "None" } else { value.trim_matches('"').trim_matches('\'') };
+        out.push_str(&format!("  {name} ........ {value}\n"));
+    }
+    out
+}
+
 /// YAML whose keys are Megatron-LM flags (`--tensor-model-parallel-size: 2`, as Megatron-LM's functional tests'
 /// model_config.yaml and MoE model zoos keep them) as a command line: `--flag value`, `--flag` for true, nothing for
 /// false; None when the text has no such key.
@@ -538,6 +566,15 @@ fn args_block(text: &str, b: &mut Builder, gqa: &mut bool) {
             ("untie_embeddings_and_output_weights", Value::Bool(on)) => b.set("model.share_embeddings_and_output_weights", Value::Bool(!on), 0),
             // The dump writes the dest of --no-overlap-p2p-communication, after validate_args turned it off without VPP.
             ("overlap_p2p_comm", Value::Bool(on)) => b.set("parallelism.overlap_p2p_comm", Value::Bool(*on), 0),
+            // A --yaml-cfg file's TransformerConfig fields (yaml_arguments.py core_transformer_config_from_yaml:
+            // `activation_func` swiglu is gated SiLU, squaredrelu squared ReLU, gelu GeLU; `gated_linear_unit` as given).
+            ("gated_linear_unit", Value::Bool(on)) => b.set("model.gated_linear_unit", Value::Bool(*on), 1),
+            ("activation_func", _) => match value {
+                "swiglu" => flag(b, "--swiglu", &[], gqa),
+                "squaredrelu" => flag(b, "--squared-relu", &[], gqa),
+                "gelu" => b.set("model.activation_func", Value::from("gelu"), 1),
+                _ => b.unknown("activation_func", &v, "not an activation Megatron-LM's --yaml-cfg takes (swiglu, squaredrelu, gelu)"),
+            },
             ("fp8" | "fp4", _) => flag(b, &format!("--{name}-format"), &[value.to_string()], gqa),
             ("bf16" | "fp16", Value::Bool(true)) => flag(b, &format!("--{name}"), &[], gqa),
             ("bf16" | "fp16", _) => {}

@@ -125,7 +125,7 @@ pub fn detect(text: &str) -> Format {
     if t.starts_with('{') {
         return Format::Plan;
     }
-    if mlm::is_args_block(text) {
+    if mlm::is_args_block(text) || mlm::is_yaml_cfg(text) {
         return Format::MegatronArgs;
     }
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
