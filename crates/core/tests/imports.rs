@@ -838,7 +838,7 @@ fn slurm_short_options_and_the_jobs_environment_size_the_cluster() {
     assert_eq!(world(&format!("srun -n 2 torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py {model}"), "h100-sxm-80gb").0, 2);
     // torchrun's rendezvous options are not settings, and `--nproc-per-node gpu` is the node's GPUs.
     let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
-    let cmd = format!("torchrun --nproc-per-node gpu --nnodes 2 --node_rank $NODE_RANK --master_addr $MASTER_ADDR --master_port 6000 pretrain_gpt.py {model}");
+    let cmd = format!("torchrun --nproc-per-node gpu --nnodes 2 --node_rank $NODE_RANK --master_addr $MASTER_ADDR --master_port 6000 --log-dir /logs --local-ranks-filter 0 pretrain_gpt.py {model}");
     let (imported, plan, _) = imports::import_plan(&cmd, &opts).unwrap();
     assert!(imported.unrecognized.is_empty(), "{:?}", imported.unrecognized);
     assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (2, 8));

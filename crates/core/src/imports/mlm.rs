@@ -469,9 +469,12 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
 fn launch_only(b: &mut Builder, key: &str) -> bool {
     // torchrun's rendezvous and process options (torch/distributed/run.py): where and how the job starts, not what it
     // trains; they size nothing meshplan plans.
-    const RENDEZVOUS: [&str; 12] = [
+    const RENDEZVOUS: [&str; 19] = [
         "--node-rank", "--master-addr", "--master-port", "--rdzv-id", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-conf",
-        "--max-restarts", "--monitor-interval", "--start-method", "--redirects", "--tee",
+        "--max-restarts", "--monitor-interval", "--start-method", "--redirects", "--tee", "--log-dir", "--role",
+        "--local-ranks-filter", "--no-python", "--run-path", "--local-addr",
+        // torch.distributed.launch's (deprecated) switch to pass the local rank in the environment.
+        "--use-env",
     ];
     if RENDEZVOUS.contains(&key) {
         return true;
