@@ -65,6 +65,36 @@ test("an MLPerf configuration pasted keeps the page's model and reads its export
   await context.close();
 });
 
+test("a Kubernetes PyTorchJob pasted is read for its container's command, its GPU pods the nodes", async () => {
+  const { page, context, problems } = await openApp(browser, server.url);
+  await page.click("#import-box > summary");
+  // A manifest written here in the shape of Kubeflow's examples: 1 master + 3 workers of 8 GPUs; torchrun's nodes come
+  // from the operator's PET_NNODES (4), the container's env gives TP through Kubernetes' $(TP).
+  const manifest = [
+    "apiVersion: kubeflow.org/v1", "kind: PyTorchJob", "spec:", "  pytorchReplicaSpecs:",
+    "    Master:", "      replicas: 1", "      template:", "        spec:", "          containers:",
+    "          - name: pytorch", "            env:", "            - name: TP", '              value: "4"',
+    '            command: ["torchrun", "--nnodes=$(PET_NNODES)", "--nproc-per-node=8", "pretrain_gpt.py"]',
+    "            args:", "            - --tensor-model-parallel-size=$(TP)", "            - --num-layers=32",
+    "            - --hidden-size=4096", "            - --num-attention-heads=32", "            - --seq-length=4096",
+    "            - --max-position-embeddings=4096", "            - --global-batch-size=256", "            - --bf16",
+    "            resources:", "              limits:", "                nvidia.com/gpu: 8",
+    "    Worker:", "      replicas: 3", "      template:", "        spec:", "          containers:",
+    "          - name: pytorch", "            resources:", "              limits:", "                nvidia.com/gpu: 8", "",
+  ].join("\n");
+  await page.fill("#import-text", manifest);
+  await page.click("#use-import");
+  await page.locator("#import-summary").waitFor();
+  assert.equal(await page.locator("#f-parallelism-tensor-model-parallel-size").inputValue(), "4");
+  assert.equal(await page.locator("#f-cluster-num-nodes").inputValue(), "4");
+  assert.equal(await page.locator("#f-cluster-gpus-per-node").inputValue(), "8");
+  assert.equal(await page.locator("#f-training-global-batch-size").inputValue(), "256");
+  assert.match(await text(page, "#import-notes"), /read as a Kubernetes PyTorchJob: its containers' command and args; 4 pods of 8 GPUs/);
+  assert.equal(await page.locator("#import-error").count(), 0);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 test("a Megatron Bridge performance-launcher command pasted runs its flat perf recipe with the command's overrides", async () => {
   const { page, context, problems } = await openApp(browser, server.url);
   await page.click("#import-box > summary");
