@@ -126,3 +126,16 @@ fn a_mebibyte_of_launchers_and_nested_replica_specs_answers() {
     manifest.push_str(&format!("command: [\"{}\"]\n", RUN.replace(' ', "\", \"")));
     let _ = answers("a staircase of replica specs", manifest);
 }
+
+/// An AutoBridge script of ~1 MiB setting 40,000 provider attributes from names: each name is a pass over the text,
+/// so only the first few are looked up (the rest listed as not evaluated), and the import answers.
+#[test]
+fn forty_thousand_provider_attributes_from_names_answer() {
+    let mut text = String::from("bridge = AutoBridge.from_hf_pretrained(\"meta-llama/Llama-3.1-8B\")\nprovider = bridge.to_megatron_provider()\n");
+    for i in 0..40_000u32 {
+        text.push_str(&format!("provider.tensor_model_parallel_size = v{i}\n"));
+    }
+    text.truncate((1 << 20) - 64);
+    assert!(text.len() < 1 << 20);
+    let _ = answers("40,000 provider attributes", text);
+}

@@ -438,7 +438,10 @@ fn provider_lines(text: &str, providers: &[String], b: &mut Builder, votes: &mut
         }
         let path = format!("model.{attr}");
         let rhs = rhs.trim();
-        let constant = matches!(rhs, "True" | "False" | "None") || rhs.starts_with("torch.") || rhs.starts_with('[') || python::value(text, rhs).is_some_and(|(_, def)| def.is_none());
+        // A literal is read as it is; only a name costs a pass over the text (python::value), so at most a few are.
+        let constant = matches!(rhs, "True" | "False" | "None")
+            || rhs.starts_with("torch.")
+            || rhs.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '[' | '"' | '\'' | '-'));
         if constant {
             entry(b, &path, python_value(rhs), votes);
             continue;
