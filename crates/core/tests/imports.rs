@@ -404,6 +404,8 @@ mod never_panics {
             Just(" --map-by ppr:".to_string()),
             Just("deepspeed --num_gpus ".to_string()),
             Just("docker run --gpus ".to_string()),
+            Just("{\"num_layers\": 4, \"tensor_model_parallel_size\": ".to_string()),
+            Just("wandb_version: 1\nseq_length:\n  desc: null\n  value: ".to_string()),
             Just("\nlanguage_model:\n  activation_func: ".to_string()),
             Just("\nmodel_parallel:\n  tensor_model_parallel_size: ".to_string()),
             Just("\nprovider = AutoBridge.from_hf_pretrained(\"".to_string()),
@@ -658,6 +660,63 @@ fn megatron_lm_yaml_cfg() {
     let unread: Vec<&str> = imported.unrecognized.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(unread, ["--lr"]);
     assert!(imported.notes.iter().any(|n| n.starts_with("read as Megatron-LM's --yaml-cfg file")), "{:?}", imported.notes);
+}
+
+/// Megatron-LM's arguments kept by name: a JSON object of `vars(args)` (it was taken for a plan file: "the plan has no
+/// `model`") and the Weights & Biases config Megatron-LM's logger writes from them (megatron/training/global_vars.py
+/// `_set_wandb_writer`: `config: vars(args)`; W&B's config.yaml wraps each as `name: {desc, value}`; it was a Bridge
+/// YAML "naming no model"). Both read as the arguments block they amount to. Inputs written here.
+#[test]
+fn megatron_lm_arguments_by_name() {
+    let json = r#"{"num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 1, "micro_batch_size": 1, "global_batch_size": 256, "seq_length": 4096, "max_position_embeddings": 4096, "bf16": true, "fp16": false, "world_size": 16, "lr": 0.0003, "data_path": null}"#;
+    let wandb = "wandb_version: 1
+
+_wandb:
+  desc: null
+  value:
+    cli_version: 0.16.0
+num_layers:
+  desc: null
+  value: 32
+hidden_size:
+  desc: null
+  value: 4096
+num_attention_heads:
+  desc: null
+  value: 32
+tensor_model_parallel_size:
+  desc: null
+  value: 4
+micro_batch_size:
+  desc: null
+  value: 1
+global_batch_size:
+  desc: null
+  value: 256
+seq_length:
+  desc: null
+  value: 4096
+max_position_embeddings:
+  desc: null
+  value: 4096
+bf16:
+  desc: null
+  value: true
+world_size:
+  desc: null
+  value: 16
+";
+    for text in [json, wandb] {
+        assert_eq!(imports::detect(text), Format::MegatronArgs);
+        let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
+        let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();
+        assert_eq!((plan.world_size(), plan.parallelism.tp(), plan.model.num_layers), (16, 4, 32));
+        assert_eq!((plan.training.global_batch_size, plan.training.settings.precision.key()), (Some(256), "bf16"));
+        assert!(!imported.unrecognized.iter().any(|u| u.name.contains("wandb")), "{:?}", imported.unrecognized);
+        assert!(imported.notes.iter().any(|n| n.starts_with("read as Megatron-LM's arguments by name")), "{:?}", imported.notes);
+    }
+    // A plan file is still a plan file.
+    assert_eq!(imports::detect(r#"{"model": "llama-3.1-8b", "cluster": {"gpu": "h100-sxm-80gb"}}"#), Format::Plan);
 }
 
 /// Megatron Bridge's AutoBridge, its README's way in: `bridge = AutoBridge.from_hf_pretrained("org/name")`, `provider =

@@ -17,6 +17,9 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
     let mut gqa = false;
     if is_args_block(text) {
         args_block(text, b, &mut gqa);
+    } else if let Some(block) = args_dict_block(text) {
+        args_block(&block, b, &mut gqa);
+        b.notes.push("read as Megatron-LM's arguments by name (a JSON object or a Weights & Biases config of `vars(args)`)".into());
     } else if is_yaml_cfg(text) {
         args_block(&yaml_cfg_block(text), b, &mut gqa);
         b.notes.push("read as Megatron-LM's --yaml-cfg file: language_model (TransformerConfig), model_parallel (ModelParallelConfig) and the other arguments by their names".into());
@@ -292,6 +295,48 @@ fn vocabulary(b: &mut Builder) {
             t.vocab_size, t.name, t.source
         ));
     }
+}
+
+/// Megatron-LM's arguments kept by their names outside a log: a JSON object of `vars(args)` (as scripts save it), or
+/// the Weights & Biases run config Megatron-LM's logger writes from them (megatron/training/global_vars.py
+/// `_set_wandb_writer`: `wandb.init(config=vars(args))`; W&B's config.yaml wraps each as `name: {desc, value}`). Read as
+/// the `arguments` block they amount to; None for another text (a plan file, whose keys are sections).
+pub(crate) fn args_dict_block(text: &str) -> Option<String> {
+    let t = text.trim_start();
+    let root = if t.starts_with('{') {
+        serde_json::from_str::<Value>(t).ok()?
+    } else if text.lines().any(|l| l.starts_with("wandb_version:")) {
+        yaml::parse(text)
+    } else {
+        return None;
+    };
+    let Value::Object(map) = root else { return None };
+    // Two of the arguments every Megatron-LM run has, and none of a plan file's sections.
+    let args = ["num_layers", "hidden_size", "tensor_model_parallel_size", "micro_batch_size", "seq_length"];
+    let sections = ["model", "cluster", "parallelism", "training", "recipe"];
+    if map.keys().any(|k| sections.contains(&k.as_str())) || args.iter().filter(|a| map.contains_key(**a)).count() < 2 {
+        return None;
+    }
+    let mut out = String::from("------------------------ arguments ------------------------\n");
+    for (name, v) in map.iter().filter(|(name, _)| name.as_str() != "wandb_version") {
+        // W&B's `{desc, value}` wrapper; a nested object (W&B's own `_wandb`) is no argument.
+        let v = match v {
+            Value::Object(o) => match o.get("value") {
+                Some(Value::Object(_)) | None => continue,
+                Some(inner) => inner,
+            },
+            v => v,
+        };
+        let value = match v {
+            Value::Null => "None".to_string(),
+            Value::Bool(true) => "True".to_string(),
+            Value::Bool(false) => "False".to_string(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out.push_str(&format!("  {name} ........ {value}\n"));
+    }
+    Some(out)
 }
 
 /// Whether `text` is Megatron-LM's `--yaml-cfg` file (megatron/training/yaml_arguments.py, examples/gpt3/gpt_config.yaml):

@@ -122,11 +122,11 @@ pub fn import_plan(text: &str, opts: &ImportOptions) -> Result<(Imported, Plan, 
 /// The format `text` looks like.
 pub fn detect(text: &str) -> Format {
     let t = text.trim_start();
+    if mlm::is_args_block(text) || mlm::is_yaml_cfg(text) || mlm::args_dict_block(text).is_some() {
+        return Format::MegatronArgs;
+    }
     if t.starts_with('{') {
         return Format::Plan;
-    }
-    if mlm::is_args_block(text) || mlm::is_yaml_cfg(text) {
-        return Format::MegatronArgs;
     }
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
     if lines.iter().any(|l| bridge::python_override(l).is_some()) || text.contains(".to_megatron_provider(") {
