@@ -726,7 +726,7 @@ world_size:
 /// (`args.ep`) listed as not evaluated. A script written here.
 #[test]
 fn auto_bridge_provider_script() {
-    let text = "from megatron.bridge import AutoBridge\n\nHF = \"Qwen/Qwen3-30B-A3B\"\ntp = 2\nbridge = AutoBridge.from_hf_pretrained(HF, trust_remote_code=True)\nprovider = bridge.to_megatron_provider(load_weights=False)\nprovider.tensor_model_parallel_size = tp\nprovider.pipeline_model_parallel_size = 1  # one stage\nprovider.expert_model_parallel_size = 8\nprovider.expert_tensor_parallel_size = args.etp\nprovider.sequence_parallel = True\nprovider.seq_length = 8192\nprovider.finalize()\nmodel = provider.provide_distributed_model(wrap_with_ddp=False)\n";
+    let text = "from megatron.bridge import AutoBridge\n\nHF = \"Qwen/Qwen3-30B-A3B\"\ntp = 2\npp = 4\nbridge = AutoBridge.from_hf_pretrained(HF, trust_remote_code=True)\nprovider = bridge.to_megatron_provider(load_weights=False)\nprovider.tensor_model_parallel_size = tp\nprovider.pipeline_model_parallel_size = pp\nprovider.pipeline_model_parallel_size = 1  # one stage: the later line wins, as in Python\nprovider.expert_model_parallel_size = 8\nprovider.expert_tensor_parallel_size = args.etp\nprovider.sequence_parallel = True\nprovider.seq_length = 8192\nprovider.finalize()\nmodel = provider.provide_distributed_model(wrap_with_ddp=False)\n";
     assert_eq!(imports::detect(text), Format::BridgeOverrides);
     let opts = ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..Default::default() };
     let (imported, plan, _) = imports::import_plan(text, &opts).unwrap();

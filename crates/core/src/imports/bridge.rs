@@ -401,16 +401,10 @@ fn resolved(text: &str, args: &[(String, String)], b: &mut Builder) -> Vec<(Stri
 /// ConfigContainer's `model` — whose attributes the script then sets. Returns the providers' names.
 fn auto_bridge(text: &str, b: &mut Builder) -> Vec<String> {
     if let Some(open) = python::calls(text, "from_hf_pretrained").next() {
-        let args = python::call_args(text, open).unwrap_or("");
-        let first = args.split(',').next().unwrap_or("").trim();
-        match python::value(text, first) {
-            Some((id, def)) if !first.contains('=') => {
-                if let Some(def) = def {
-                    b.notes.push(format!("the Hugging Face model: {id}, from `{def}` in the script"));
-                }
-                b.hf_id = Some(id.to_string());
-            }
-            _ => b.unknown("AutoBridge.from_hf_pretrained", &Value::from(first), "not evaluated: the script does not give the model one literal value (give --model)"),
+        let first = python::call_args(text, open).unwrap_or("").split(',').next().unwrap_or("").trim();
+        if !first.contains('=') {
+            let id = resolved(text, &[("the Hugging Face model".into(), first.to_string())], b);
+            b.hf_id = id.into_iter().next().and_then(|(_, v)| v);
         }
     }
     // `NAME = ….to_megatron_provider(…)`, at a line's start.
@@ -423,10 +417,12 @@ fn auto_bridge(text: &str, b: &mut Builder) -> Vec<String> {
         .collect()
 }
 
-/// `provider.x = value` lines: the model provider's field x, Bridge's `model.x`. A value is a literal, or a name the
-/// script gives one literal (at most [`python::MAX_NAME_LOOKUPS`] looked up); anything else is listed as not evaluated.
+/// `provider.x = value` lines: the model provider's field x, Bridge's `model.x`. A Python constant is read as it is;
+/// a name takes the one literal the script gives it ([`resolved`], which looks up a few and lists the rest).
 fn provider_lines(text: &str, providers: &[String], b: &mut Builder, votes: &mut Vec<(String, Value)>) {
-    let mut lookups = 0;
+    // (path, value) in the script's order, a later line winning; the names are resolved together.
+    let mut set: Vec<(String, Option<Value>)> = Vec::new();
+    let mut names: Vec<(String, String)> = Vec::new();
     for line in text.lines().map(str::trim) {
         let Some((lhs, rhs)) = strip_py_comment(line).split_once('=') else { continue };
         if rhs.starts_with('=') {
@@ -436,23 +432,24 @@ fn provider_lines(text: &str, providers: &[String], b: &mut Builder, votes: &mut
         if !providers.iter().any(|p| p == var) || !attr.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
             continue;
         }
-        let path = format!("model.{attr}");
-        let rhs = rhs.trim();
-        // A literal is read as it is; only a name costs a pass over the text (python::value), so at most a few are.
-        let constant = matches!(rhs, "True" | "False" | "None")
-            || rhs.starts_with("torch.")
-            || rhs.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '[' | '"' | '\'' | '-'));
+        let (path, rhs) = (format!("model.{attr}"), rhs.trim());
+        let constant = matches!(rhs, "True" | "False" | "None") || rhs.starts_with("torch.") || rhs.starts_with(['[', '-']);
         if constant {
-            entry(b, &path, python_value(rhs), votes);
-            continue;
+            set.push((path, Some(python_value(rhs))));
+        } else {
+            names.push((path.clone(), rhs.to_string()));
+            set.push((path, None));
         }
-        lookups += 1;
-        match (lookups <= python::MAX_NAME_LOOKUPS).then(|| python::value(text, rhs)).flatten() {
-            Some((lit, Some(def))) => {
-                b.notes.push(format!("{path}: {lit}, from `{def}` in the script"));
-                entry(b, &path, python_value(lit), votes);
+    }
+    let mut literals = resolved(text, &names, b).into_iter();
+    for (path, value) in set {
+        match value {
+            Some(v) => entry(b, &path, v, votes),
+            None => {
+                if let Some((_, Some(lit))) = literals.next() {
+                    entry(b, &path, python_value(&lit), votes);
+                }
             }
-            _ => b.unknown(&path, &Value::from(rhs), "not evaluated: the script does not give it one literal value (give it)"),
         }
     }
 }

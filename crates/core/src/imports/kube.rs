@@ -254,7 +254,7 @@ pub(crate) fn read(text: &str) -> Option<Manifest> {
     let mut shell = String::new();
     if kind == "PyTorchJob" && all_pods > 0 {
         shell.push_str(&format!("PET_NNODES={all_pods}\n"));
-        if let Some(n) = nproc.clone().or_else(|| gpus_per_pod.map(|g| g.to_string())) {
+        if let Some(n) = nproc.or_else(|| gpus_per_pod.map(|g| g.to_string())) {
             shell.push_str(&format!("PET_NPROC_PER_NODE={}\n", quoted(&n)));
         }
     }

@@ -83,16 +83,9 @@ const MAX_NAMED: usize = 8;
 /// The note on the `#SBATCH` directives' options that schedule the job (name, account, partition, time, …) and size
 /// nothing meshplan plans: the directives' sizing options are read where the text is split (`shell::split`).
 pub(crate) fn directives_note(text: &str) -> Option<String> {
-    let mut dropped: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let Some(d) = line.trim_start().strip_prefix("#SBATCH") else { continue };
-        let words: Vec<&str> = d.split(" #").next().unwrap_or("").split_whitespace().collect();
-        for name in sizing(Slurm, &words).1 {
-            if dropped.len() <= MAX_NAMED && !dropped.contains(&name) {
-                dropped.push(name);
-            }
-        }
-    }
+    let lines = text.lines().filter_map(|l| l.trim_start().strip_prefix("#SBATCH"));
+    let words: Vec<&str> = lines.flat_map(|d| d.split(" #").next().unwrap_or("").split_whitespace()).collect();
+    let dropped = sizing(Slurm, &words).1;
     (!dropped.is_empty()).then(|| format!("#SBATCH options ({}) schedule the job and size nothing meshplan plans", dropped.join(", ")))
 }
 

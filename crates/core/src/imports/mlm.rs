@@ -16,12 +16,12 @@ use serde_json::Value;
 pub(crate) fn read(text: &str, b: &mut Builder) {
     let mut gqa = false;
     if is_args_block(text) {
-        args_block(text, b, &mut gqa);
-    } else if let Some(block) = args_dict_block(text) {
-        args_block(&block, b, &mut gqa);
+        arguments(args_block(text), b, &mut gqa);
+    } else if let Some(pairs) = args_by_name(text) {
+        arguments(pairs, b, &mut gqa);
         b.notes.push("read as Megatron-LM's arguments by name (a JSON object or a Weights & Biases config of `vars(args)`)".into());
     } else if is_yaml_cfg(text) {
-        args_block(&yaml_cfg_block(text), b, &mut gqa);
+        arguments(yaml_cfg(text), b, &mut gqa);
         b.notes.push("read as Megatron-LM's --yaml-cfg file: language_model (TransformerConfig), model_parallel (ModelParallelConfig) and the other arguments by their names".into());
     } else {
         // A quoted array item `"--fp8-format hybrid"`, or a whole command in a string (`bash -c "${TRAINING_CMD}"`), is
@@ -144,10 +144,10 @@ fn launcher_words(words: Vec<String>, notes: &mut Vec<String>) -> Vec<String> {
     let mut i = 0;
     while i < words.len() {
         let launcher = launchers::launcher(&words[i]);
-        let name = words[i].rsplit('/').next().unwrap_or("").to_string();
         out.push(words[i].clone());
         i += 1;
         if let Some(launcher) = launcher {
+            let name = words[i - 1].rsplit('/').next().unwrap_or("");
             let end = (i..words.len()).find(|&j| ends(&words[j])).unwrap_or(words.len());
             let (kept, dropped) = launchers::sizing(launcher, &words[i..end]);
             out.extend(kept);
@@ -299,9 +299,10 @@ fn vocabulary(b: &mut Builder) {
 
 /// Megatron-LM's arguments kept by their names outside a log: a JSON object of `vars(args)` (as scripts save it), or
 /// the Weights & Biases run config Megatron-LM's logger writes from them (megatron/training/global_vars.py
-/// `_set_wandb_writer`: `wandb.init(config=vars(args))`; W&B's config.yaml wraps each as `name: {desc, value}`). Read as
-/// the `arguments` block they amount to; None for another text (a plan file, whose keys are sections).
-pub(crate) fn args_dict_block(text: &str) -> Option<String> {
+/// `_set_wandb_writer`: `wandb.init(config=vars(args))`; W&B's config.yaml wraps each as `name: {desc, value}`), as
+/// (name, value) pairs spelled as the `arguments` block prints them; None for another text (a plan file, whose keys
+/// are sections).
+pub(crate) fn args_by_name(text: &str) -> Option<Vec<(String, String)>> {
     let t = text.trim_start();
     let root = if t.starts_with('{') {
         serde_json::from_str::<Value>(t).ok()?
@@ -317,12 +318,11 @@ pub(crate) fn args_dict_block(text: &str) -> Option<String> {
     if map.keys().any(|k| sections.contains(&k.as_str())) || args.iter().filter(|a| map.contains_key(**a)).count() < 2 {
         return None;
     }
-    let mut out = String::from("------------------------ arguments ------------------------\n");
-    for (name, v) in map.iter().filter(|(name, _)| name.as_str() != "wandb_version") {
+    let pairs = map.into_iter().filter(|(name, _)| name != "wandb_version").filter_map(|(name, v)| {
         // W&B's `{desc, value}` wrapper; a nested object (W&B's own `_wandb`) is no argument.
         let v = match v {
-            Value::Object(o) => match o.get("value") {
-                Some(Value::Object(_)) | None => continue,
+            Value::Object(mut o) => match o.remove("value") {
+                Some(Value::Object(_)) | None => return None,
                 Some(inner) => inner,
             },
             v => v,
@@ -331,12 +331,12 @@ pub(crate) fn args_dict_block(text: &str) -> Option<String> {
             Value::Null => "None".to_string(),
             Value::Bool(true) => "True".to_string(),
             Value::Bool(false) => "False".to_string(),
-            Value::String(s) => s.clone(),
+            Value::String(s) => s,
             other => other.to_string(),
         };
-        out.push_str(&format!("  {name} ........ {value}\n"));
-    }
-    Some(out)
+        Some((name, value))
+    });
+    Some(pairs.collect())
 }
 
 /// Whether `text` is Megatron-LM's `--yaml-cfg` file (megatron/training/yaml_arguments.py, examples/gpt3/gpt_config.yaml):
@@ -346,11 +346,11 @@ pub(crate) fn is_yaml_cfg(text: &str) -> bool {
     root("language_model:") && root("model_parallel:")
 }
 
-/// A `--yaml-cfg` file as the `arguments` block it amounts to: yaml_arguments.py copies `model_parallel`'s and
+/// A `--yaml-cfg` file as the arguments it amounts to: yaml_arguments.py copies `model_parallel`'s and
 /// `language_model`'s fields onto the arguments (validate_yaml) and keeps every other key as the argument of that
-/// name, so each `name: value` line, at any depth, is the dump's `name ..... value`.
-fn yaml_cfg_block(text: &str) -> String {
-    let mut out = String::from("------------------------ arguments ------------------------\n");
+/// name, so each `name: value` line, at any depth, is the argument `name`.
+fn yaml_cfg(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for line in text.lines() {
         let t = line.split(" #").next().unwrap_or("").trim();
         let Some((name, value)) = t.split_once(':').filter(|(n, _)| !n.is_empty() && !n.starts_with('#') && !n.contains(char::is_whitespace)) else { continue };
@@ -359,7 +359,7 @@ fn yaml_cfg_block(text: &str) -> String {
             continue;
         }
         let value = if value == "null" { "None" } else { value.trim_matches('"').trim_matches('\'') };
-        out.push_str(&format!("  {name} ........ {value}\n"));
+        out.push((name.to_string(), value.to_string()));
     }
     out
 }
@@ -542,7 +542,7 @@ fn cluster_flag(b: &mut Builder, key: &str, first: &str) -> bool {
             b.notes.push(format!("--nproc-per-node {first}: one process per GPU of the node, as torchrun starts them"));
         }
         // Slurm's total task count (`--ntasks=16`, `-n 16`) when srun starts the training program itself, one task per
-        // GPU: the world size (`slurm_launchers` drops it where torchrun's agents are the tasks).
+        // GPU: the world size (`launcher_words` drops it where torchrun's agents are the tasks).
         "--ntasks" => match first.parse::<u64>() {
             Ok(n) if n > 0 => b.world_size = Some(n),
             _ => b.unknown(&key, &Value::from(first), "not a task count"),
@@ -597,14 +597,25 @@ pub(crate) fn is_args_block(text: &str) -> bool {
     text.contains("---------- arguments ----------") || text.lines().filter(|l| l.contains(" ....")).take(3).count() == 3
 }
 
-/// The `arguments` block: each `name ..... value` line as the flag Megatron-LM derived the name from.
-fn args_block(text: &str, b: &mut Builder, gqa: &mut bool) {
+/// The `arguments` block Megatron-LM prints: each `name ..... value` line as (name, value).
+fn args_block(text: &str) -> Vec<(String, String)> {
     let start = text.lines().position(|l| l.contains("---------- arguments ----------")).map_or(0, |i| i + 1);
-    for line in text.lines().skip(start).take_while(|l| !l.contains("end of arguments")) {
-        // Launchers prefix each line (`[default3]:`, `0: `); the name is the word before the dots.
-        let Some((head, value)) = line.split_once(" ..") else { continue };
-        let Some(name) = head.split_whitespace().last() else { continue };
-        let value = value.trim_start_matches('.').trim();
+    let lines = text.lines().skip(start).take_while(|l| !l.contains("end of arguments"));
+    lines
+        .filter_map(|line| {
+            // Launchers prefix each line (`[default3]:`, `0: `); the name is the word before the dots.
+            let (head, value) = line.split_once(" ..")?;
+            let name = head.split_whitespace().last()?;
+            Some((name.to_string(), value.trim_start_matches('.').trim().to_string()))
+        })
+        .collect()
+}
+
+/// Megatron-LM's arguments by their names (`args` attributes, as the `arguments` block prints them), each read as the
+/// flag it comes from.
+fn arguments(pairs: Vec<(String, String)>, b: &mut Builder, gqa: &mut bool) {
+    for (name, value) in &pairs {
+        let (name, value) = (name.as_str(), value.as_str());
         let v = yaml::scalar(value);
         match (name, &v) {
             (_, Value::Null) => {}

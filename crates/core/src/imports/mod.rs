@@ -122,7 +122,7 @@ pub fn import_plan(text: &str, opts: &ImportOptions) -> Result<(Imported, Plan, 
 /// The format `text` looks like.
 pub fn detect(text: &str) -> Format {
     let t = text.trim_start();
-    if mlm::is_args_block(text) || mlm::is_yaml_cfg(text) || mlm::args_dict_block(text).is_some() {
+    if mlm::is_args_block(text) || mlm::is_yaml_cfg(text) || mlm::args_by_name(text).is_some() {
         return Format::MegatronArgs;
     }
     if t.starts_with('{') {
