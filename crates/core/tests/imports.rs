@@ -1109,3 +1109,31 @@ fn an_input_without_a_gpu_keeps_the_replaced_plans() {
     let (_, plan, _) = imports::import_plan(launch, &opts).unwrap();
     assert_eq!(plan.cluster.gpu, "h100-sxm-80gb");
 }
+
+/// A fine-tuning script of a Llama 2 7B shape (32 layers, hidden 4096, FFN 11008, 32 heads in 32 query groups, RMSNorm,
+/// SwiGLU, RoPE, untied, no bias), written here after the shell-variable scripts users paste into Megatron-LM's OOM
+/// threads (NVIDIA/Megatron-LM issue #606: `TP=1`, `NUM_KV_HEADS=32`, `torchrun $DISTRIBUTED_ARGS`). It gives no
+/// `--qk-layernorm`: Megatron-LM runs it without (TransformerConfig qk_layernorm = False). The shape is OLMo 2 7B's, whose
+/// preset has QK norm: the run is not that model, so the plan keeps Megatron-LM's defaults and no OLMo name.
+#[test]
+fn a_shape_match_keeps_megatron_lm_defaults_for_what_the_flags_leave_out() {
+    let script = "TP=1\nNUM_LAYERS=32\nHIDDEN=4096\nFFN=11008\nHEADS=32\n\
+        torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers $NUM_LAYERS \
+        --hidden-size $HIDDEN --ffn-hidden-size $FFN --num-attention-heads $HEADS --group-query-attention \
+        --num-query-groups 32 --seq-length 64 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 8 \
+        --tokenizer-type Llama2Tokenizer --swiglu --normalization RMSNorm --use-rotary-position-embeddings \
+        --untie-embeddings-and-output-weights --disable-bias-linear --bf16\n";
+    let (imported, plan, _) = imports::import_plan(script, &ImportOptions::default()).unwrap();
+    let m = &plan.model;
+    assert!(!m.qk_layernorm, "Megatron-LM's default: no QK layernorm");
+    assert_eq!((m.normalization.as_str(), m.position_embedding_type.as_str()), ("RMSNorm", "rope"));
+    assert_ne!(plan.model_key, "olmo-2-7b");
+    assert!(!plan.model_name.contains("OLMo"), "{}", plan.model_name);
+    assert!(!imported.notes.iter().any(|n| n.contains("olmo-2-7b")), "{:?}", imported.notes);
+    // Without --normalization the run is LayerNorm (Megatron-LM's default), whatever a preset of that shape uses.
+    let (_, plan, _) = imports::import_plan(&script.replace("--normalization RMSNorm ", ""), &ImportOptions::default()).unwrap();
+    assert_eq!(plan.model.normalization, "LayerNorm");
+    // A Llama 3 8B script that states every defining flag still names its preset.
+    let (_, plan, _) = imports::import_plan(&fixture("mlm_llama3_8b_fp8.sh"), &ImportOptions::default()).unwrap();
+    assert!(plan.model_key.starts_with("llama-3"), "{}", plan.model_key);
+}

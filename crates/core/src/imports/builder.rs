@@ -10,6 +10,20 @@ use crate::{Code, presets};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+
+/// Model fields that make two models of one shape different architectures, not one model modified: a shape match
+/// needs them equal.
+const DEFINING_FIELDS: [&str; 8] = [
+    "normalization",
+    "qk_layernorm",
+    "position_embedding_type",
+    "gated_linear_unit",
+    "activation_func",
+    "add_bias_linear",
+    "add_qkv_bias",
+    "multi_latent_attention",
+];
+
 /// What the text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -264,7 +278,7 @@ impl Builder {
         Some(Value::Object(m))
     }
 
-    /// The preset whose shape the fields give (layers, hidden size, heads, query groups, FFN and experts equal; of
+    /// The preset whose shape the fields give (and none of whose [`DEFINING_FIELDS`] differ from them) (layers, hidden size, heads, query groups, FFN and experts equal; of
     /// several, the one fewest given fields differ from, the first on a tie — Llama 3 8B and 3.1 8B differ only in
     /// their context), with the fields laid over it; a note names the preset and every given field that differs from it.
     fn shaped_like(&mut self, fields: Map<String, Value>, given: &crate::model::ModelConfig) -> Option<Value> {
@@ -279,6 +293,9 @@ impl Builder {
                 let differ = differing(&base);
                 (p, base, differ)
             })
+            // A preset built differently (another norm, QK layernorm, positions, gating, activation, biases, attention)
+            // is another model of the same size, not this one modified: no name is lent.
+            .filter(|(_, _, differ)| !differ.iter().any(|k| DEFINING_FIELDS.contains(&k.as_str())))
             .min_by_key(|(_, _, differ)| differ.len())?;
         let shown = |v: &Value, k: &str| v.get(k).unwrap_or(&Value::Null).to_string();
         let differ: Vec<String> = differ.iter().map(|k| format!("{k} {} (preset {})", shown(&mine, k), shown(&base, k))).collect();

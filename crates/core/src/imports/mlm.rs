@@ -187,11 +187,21 @@ fn finish(b: &mut Builder, gqa: bool) {
     }
     let has_model = b.get("model.num_layers").is_some() || b.get("model.hidden_size").is_some();
     if has_model {
-        // megatron/training/arguments.py defaults: add_bias_linear True, untied off, no gated linear unit, GeLU.
+        // megatron/training/arguments.py defaults: add_bias_linear True, untied off, no gated linear unit, GeLU;
+        // --position-embedding-type learned_absolute (arguments.py l.2397); and TransformerConfig's, from which
+        // Megatron-LM builds the other flags (ArgumentGroupFactory, l.2373): LayerNorm, no QK layernorm
+        // (transformer_config.py l.256, l.259), and a QKV bias exactly when the linear layers have one (add_qkv_bias
+        // False, l.218, which validate_args sets True with add_bias_linear, arguments.py l.1609-1610). Stated, so that a
+        // preset matched by shape cannot lend the run its own (OLMo 2's QK layernorm to a script that never asks for it).
         b.set("model.add_bias_linear", Value::Bool(true), 5);
         b.set("model.share_embeddings_and_output_weights", Value::Bool(true), 5);
         b.set("model.gated_linear_unit", Value::Bool(false), 5);
         b.set("model.activation_func", Value::from("gelu"), 5);
+        b.set("model.position_embedding_type", Value::from("learned_absolute"), 5);
+        b.set("model.normalization", Value::from("LayerNorm"), 5);
+        b.set("model.qk_layernorm", Value::Bool(false), 5);
+        let bias = b.get("model.add_bias_linear").cloned().unwrap_or(Value::Bool(true));
+        b.set("model.add_qkv_bias", bias, 5);
     }
     if b.precision.is_none() {
         // Neither --bf16 nor --fp16: Megatron-LM trains in fp32.
