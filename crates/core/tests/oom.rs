@@ -770,3 +770,50 @@ fn memory_reports_are_compared_when_nothing_ran_out() {
     let both = format!("{mlm}{}\n", current(Some(0), 0, "2.00 GiB", 79.11, 1.02, 74.21, 1.80));
     assert_eq!(parse_messages(&both).unwrap()[0].form, "current");
 }
+
+/// A set-up failure, written here after the Megatron-LM OOM threads whose tracebacks stop in
+/// `setup_model_and_optimizer` (NVIDIA/Megatron-LM issue #606: a Llama 2 7B shape, TP 1, on A100 40GB; MoFHeka/LLaMA-
+/// Megatron issue #1: the frame `get_megatron_optimizer`). The plan: 32 layers, hidden 4096, FFN 11,008, 32 heads,
+/// 32,000-token vocabulary, untied, bf16, Megatron-LM's plain optimizer (fp32 grads: validate_args turns
+/// accumulate_allreduce_grads_in_fp32 on for bf16). By hand: 32 × (4·4096² + 3·4096·11,008 + 2·4096) + 2 × 32,000·4096
+/// + 4096 = 6,738,415,616 parameters; weights 2 B each = 12.55 GiB, the fp32 main-gradient buffer 25.10 GiB: 37.65 GiB
+/// built when the optimizer starts its fp32 copies — the message's 37.61 GiB allocated. The next allocation, the fp32
+/// master weights (25.10 GiB), is the one that fails. Without the traceback the 1.00 GiB request is no tensor of the plan;
+/// it is 131.07 × a 64-token micro-batch's fp32 logits (64 × 32,000 × 4 B), a coincidence, not a micro-batch of 131.
+#[test]
+fn a_set_up_failure_is_read_against_what_the_set_up_allocates() {
+    use meshplan_core::oom::SETUP_PHASE;
+    let plan = serde_json::json!({
+        "model": {"num_layers": 32, "hidden_size": 4096, "ffn_hidden_size": 11008, "num_attention_heads": 32, "num_query_groups": 32,
+                  "vocab_size": 32000, "gated_linear_unit": true, "activation_func": "silu", "add_bias_linear": false,
+                  "normalization": "RMSNorm", "position_embedding_type": "rope", "share_embeddings_and_output_weights": false},
+        "cluster": {"gpu": "a100-sxm-40gb", "gpus_per_node": 8, "num_nodes": 1},
+        "training": {"seq_length": 64, "micro_batch_size": 1, "global_batch_size": 8, "precision": "bf16", "grad_reduce_in_fp32": true,
+                     "use_distributed_optimizer": false},
+        "parallelism": {"tensor_model_parallel_size": 1},
+        "defaults": "megatron-core"
+    });
+    let report = plan_value(&plan).unwrap();
+    assert_eq!(report.derived.total_parameters, 6_738_415_616);
+    let frames = "[rank3]:   File \"/w/megatron/megatron/training/training.py\", line 290, in pretrain\n\
+        [rank3]:   File \"/w/megatron/megatron/training/training.py\", line 2800, in setup_model_and_optimizer\n\
+        [rank3]:   File \"/w/megatron/megatron/core/optimizer/__init__.py\", line 610, in get_megatron_optimizer\n\
+        [rank3]:   File \"/w/megatron/megatron/core/optimizer/optimizer.py\", line 730, in __init__\n";
+    let message = current(Some(3), 3, "1.00 GiB", 39.39, 0.60, 37.61, 0.02);
+    let x = explain(&plan, &report, &format!("{frames}{message}"), None).unwrap();
+    assert_eq!(x.phase.as_deref(), Some(SETUP_PHASE));
+    assert!(x.named.implied.is_none() && x.corrections.is_empty());
+    let note = x.notes.iter().find(|n| n.starts_with("the traceback places the failure in the set-up")).expect("set-up note");
+    assert!(note.contains("37.61 GiB allocated is the weights and the main-gradient buffer (predicted 37.65 GiB"), "{note}");
+    assert!(note.contains("the next to allocate, the fp32 master weights (25.10 GiB), did not fit"), "{note}");
+    assert_eq!(x.cause, Cause::DoesNotFit, "{}", x.cause_text);
+    // The frame of the set-up alone (a traceback cut above the optimizer) says the same.
+    let cut = frames.lines().take(2).collect::<Vec<_>>().join("\n");
+    let x = explain(&plan, &report, &format!("{cut}\n{message}"), None).unwrap();
+    assert_eq!(x.phase.as_deref(), Some(SETUP_PHASE));
+    // No traceback: the request names nothing, and implies no micro-batch of 131.
+    let x = explain(&plan, &report, &message, None).unwrap();
+    assert!(x.named.implied.is_none(), "{:?}", x.named.implied);
+    assert!(x.named.culprit.is_none());
+    assert_ne!(x.phase.as_deref(), Some(SETUP_PHASE));
+}

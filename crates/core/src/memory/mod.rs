@@ -707,7 +707,9 @@ fn optimizer_labels(run: &Run) -> (&'static str, &'static str) {
         OffloadPath::MegatronLm => "fp32 master weights of the on-GPU share (Megatron-LM offload: HybridDeviceOptimizer)",
         OffloadPath::None if run.te_master && run.master == 2.0 => "master weights in TE FusedAdam (16-bit remainders or fp16)",
         OffloadPath::None if run.te_master => "fp32 master weights in TE FusedAdam",
-        OffloadPath::None => "fp32 master weights (Megatron-Core distributed optimizer)",
+        OffloadPath::None if run.sharded_optimizer => "fp32 master weights (Megatron-Core distributed optimizer)",
+        // Without the distributed optimizer every GPU keeps a full fp32 copy (optimizer.py Float16OptimizerWithFloat16Params).
+        OffloadPath::None => "fp32 master weights (Megatron-Core mixed-precision optimizer: a full copy on every GPU)",
     };
     let moments = match (run.offload_path, run.moments) {
         (OffloadPath::None, m) if m == 4.0 && !run.precision_aware => "SGD momentum (fp32)",

@@ -96,8 +96,20 @@ fn implied_by(lever: &Lever, request: u64) -> Option<u64> {
     }
     let step = lever.step.max(1) as f64;
     let v = (x / step).round().max(1.0) * step;
+    // A micro-batch far above one step is a coincidence more often than a finding: the ± tolerance window around the
+    // request covers 2·tol·x/step of a step, the chance that an unrelated request lands that close to some value (a
+    // 1.00 GiB request is 131.07 micro-batches of a 64-token sequence's logits). Implied only while that chance is at
+    // most [`MAX_COINCIDENCE`]. The vocabulary is implied only when the plan leaves it open (`name`), a prior of its own.
+    let by_chance = 2.0 * IMPLIED_TOLERANCE * x / step;
+    if lever.name == "micro_batch_size" && by_chance > MAX_COINCIDENCE {
+        return None;
+    }
     ((x - v).abs() <= IMPLIED_TOLERANCE * v && v as u64 != lever.plan_value).then_some(v as u64)
 }
+
+/// The largest chance, for an implied micro-batch, that a request matches some value by coincidence: one in eight (up to
+/// a micro-batch of 31 at [`IMPLIED_TOLERANCE`]).
+pub const MAX_COINCIDENCE: f64 = 0.125;
 
 /// Matches `request` against `tensors`: a tensor within the tolerance (the closest), else one whose lever implies a
 /// value the plan could hold (the vocabulary only when the plan does not state it), else the three nearest by size

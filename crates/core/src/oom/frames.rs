@@ -31,7 +31,25 @@ pub struct Frame {
 const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     ("megatron/core/models/common/language_module/language_module.py", "compute_language_model_loss", "the loss over the output layer's logits", &[TensorKind::LogitsFp32, TensorKind::Logits]),
     ("cross_entropy", "", "the vocabulary-parallel cross entropy over the logits", &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    // Constructors run in the set-up: the optimizer's fp32 main copies (optimizer.py Float16OptimizerWithFloat16Params,
+    // distrib_optimizer.py DistributedOptimizer), the DDP buffers (param_and_grad_buffer.py _ParamAndGradBuffer).
+    ("megatron/core/optimizer/", "__init__", SETUP, SETUP_KINDS),
+    ("megatron/core/optimizer/", "get_megatron_optimizer", SETUP, SETUP_KINDS),
+    ("megatron/core/distributed/", "__init__", SETUP, SETUP_KINDS),
     ("megatron/core/optimizer/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
+    // Megatron-LM before Megatron-Core (2023 and earlier: megatron/optimizer/, megatron/model/distributed.py).
+    ("megatron/optimizer/", "__init__", SETUP, SETUP_KINDS),
+    ("megatron/optimizer/", "get_megatron_optimizer", SETUP, SETUP_KINDS),
+    ("megatron/optimizer/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
+    ("megatron/model/distributed.py", "", "the data-parallel gradient buffers (all-reduce)", &[TensorKind::GradBucket]),
+    // The set-up, before the first step: the weights moved to the GPU, the DDP buffers, the optimizer's fp32 copies
+    // (megatron/training/training.py get_model l.2465 `model_module.cuda`, setup_model_and_optimizer l.2800
+    // get_megatron_optimizer; Megatron Bridge training/setup.py `setup`; megatron/training.py before the package split).
+    ("megatron/training/training.py", "setup_model_and_optimizer", SETUP, SETUP_KINDS),
+    ("megatron/training/training.py", "get_model", SETUP, SETUP_KINDS),
+    ("megatron/training.py", "setup_model_and_optimizer", SETUP, SETUP_KINDS),
+    ("megatron/training.py", "get_model", SETUP, SETUP_KINDS),
+    ("megatron/bridge/training/setup.py", "", SETUP, SETUP_KINDS),
     ("torch/optim/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
     ("megatron/core/distributed/fsdp/", "", "Megatron-FSDP's parameter all-gather and gradient reduce-scatter", &[TensorKind::ParamAllGather, TensorKind::GradBucket]),
     ("megatron/core/distributed/", "", "the data-parallel gradient and parameter buffers (reduce-scatter, all-gather)", &[TensorKind::GradBucket, TensorKind::ParamAllGather]),
@@ -48,6 +66,15 @@ const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     ("megatron/core/dist_checkpointing/", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
     ("megatron/training/checkpointing.py", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
 ];
+
+/// What runs in the set-up frames of [`LOCATIONS`].
+const SETUP: &str = "the set-up before the first step (weights on the GPU, gradient buffers, the optimizer's fp32 copies)";
+const SETUP_KINDS: &[TensorKind] = &[TensorKind::MasterWeights, TensorKind::GradBucket, TensorKind::ParamAllGather];
+
+/// Whether the frame is in the set-up before the first step (building the model, its buffers and its optimizer).
+pub fn is_setup(frame: &Frame) -> bool {
+    location(&frame.file, &frame.function).is_some_and(|l| l.2 == SETUP)
+}
 
 /// The row of [`LOCATIONS`] a frame falls in.
 fn location(file: &str, function: &str) -> Option<&'static (&'static str, &'static str, &'static str, &'static [TensorKind])> {
@@ -114,5 +141,27 @@ mod tests {
                    [default0]:   File \"/w/megatron/core/transformer/moe/experts.py\", line 7, in forward\n";
         assert_eq!(innermost(log, 0, log.len(), None, Some(1)).map(|f| f.line), Some(5));
         assert_eq!(innermost(log, 0, log.len(), None, Some(0)).map(|f| f.line), Some(7));
+    }
+
+    #[test]
+    fn set_up_frames_of_every_layout() {
+        // Megatron-LM today, before the package split (megatron/training.py, megatron/optimizer/), and Bridge.
+        for (file, function) in [
+            ("/w/megatron/training/training.py", "setup_model_and_optimizer"),
+            ("/w/megatron/training/training.py", "get_model"),
+            ("/w/megatron/core/optimizer/optimizer.py", "__init__"),
+            ("/w/megatron/core/distributed/param_and_grad_buffer.py", "__init__"),
+            ("/w/megatron/training.py", "setup_model_and_optimizer"),
+            ("/w/megatron/optimizer/__init__.py", "get_megatron_optimizer"),
+            ("/w/src/megatron/bridge/training/setup.py", "setup"),
+        ] {
+            let f = Frame { file: file.into(), line: 1, function: function.into(), what: String::new() };
+            assert!(is_setup(&f), "{file} {function}");
+        }
+        // The training loop's own frames are not the set-up.
+        for (file, function) in [("/w/megatron/training/training.py", "train_step"), ("/w/megatron/core/optimizer/optimizer.py", "step")] {
+            let f = Frame { file: file.into(), line: 1, function: function.into(), what: String::new() };
+            assert!(!is_setup(&f), "{file} {function}");
+        }
     }
 }

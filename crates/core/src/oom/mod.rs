@@ -16,7 +16,7 @@ use fixes::{largest_of, stage_tensors};
 pub use message::{MAX_MESSAGES, MESSAGE_WINDOW, OomMessage};
 
 use crate::layout::{self, Coordinates, MeshSizes};
-use crate::memory::{StageMemory, TensorKind};
+use crate::memory::{StageMemory, TensorKind, TermKey};
 use crate::plan::InputError;
 use crate::report::{Report, plan_value};
 use crate::Code;
@@ -241,6 +241,9 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     if replanned.is_some() {
         notes.push(format!("predictions below are re-planned at the value the message implies ({}); Apply the correction to keep it", corrections.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")));
     }
+    // A failure in the set-up (the traceback says so): what PyTorch had allocated is the state built so far.
+    let setup = message.location.as_ref().filter(|f| frames::is_setup(f)).and_then(|f| setup_note(&message, stage, f));
+    notes.extend(setup.clone());
     let compared = compare(&message, stage, capacity);
     let predicted_terms = stage.map(terms_of).unwrap_or_default();
     let predicted_allocated = stage.map_or(0, |s| s.allocated_bytes);
@@ -271,7 +274,10 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     if cause != Cause::MemoryReport && !fixes.iter().any(|f| f.fits) {
         notes.push("no single nearby change meshplan tried brings the peak under the device: run `meshplan search` for every layout".into());
     }
-    let phase = named.culprit.as_ref().map(|c| c.phase.clone());
+    let phase = match setup {
+        Some(_) => Some(SETUP_PHASE.to_string()),
+        None => named.culprit.as_ref().map(|c| c.phase.clone()),
+    };
     Explanation {
         assumptions: assumptions(plan, report),
         message,
@@ -294,6 +300,54 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
         over_budget,
         corrections,
     }
+}
+
+/// The phase of a failure the traceback places in the set-up.
+pub const SETUP_PHASE: &str = "set-up, before the first step";
+
+/// The set-up's allocations in the order Megatron makes them: the weights on the GPU (get_model), the DDP main-gradient
+/// buffer (the DistributedDataParallel wrapper), the optimizer's fp32 main weights (get_megatron_optimizer), and the
+/// Adam moments (loaded with a checkpoint, else at the first step).
+// Source: megatron/training/training.py get_model (l.2465 `model_module.cuda`, then the DDP wrapper) and
+// setup_model_and_optimizer (l.2800 get_megatron_optimizer) @ NVIDIA/Megatron-LM d98e8a64dd.
+const SETUP_ORDER: [(&[TermKey], &str); 4] = [
+    (&[TermKey::Weights, TermKey::VisionEncoderWeights], "the weights"),
+    (&[TermKey::Gradients], "the main-gradient buffer"),
+    (&[TermKey::MasterWeights], "the fp32 master weights"),
+    (&[TermKey::OptimizerMoments], "the Adam moments"),
+];
+
+/// A set-up failure read against [`SETUP_ORDER`]: the allocations the message's allocated figure covers (within
+/// [`ALLOCATED_BAND`]) and the one that did not fit. None without the figures.
+fn setup_note(m: &OomMessage, stage: Option<&StageMemory>, f: &frames::Frame) -> Option<String> {
+    let (allocated, s) = (m.allocated_bytes?, stage?);
+    let gib = culprit::shown;
+    let mut steps: Vec<(&str, u64)> = Vec::new();
+    for (keys, name) in SETUP_ORDER {
+        let bytes: u64 = s.terms.iter().filter(|t| keys.contains(&t.key) && t.allocated).map(|t| t.bytes).sum();
+        if bytes > 0 {
+            steps.push((name, bytes));
+        }
+    }
+    let (mut done, mut cum) = (0, 0u64);
+    for (_, b) in &steps {
+        if (cum + b) as f64 > allocated as f64 * (1.0 + ALLOCATED_BAND) {
+            break;
+        }
+        cum += b;
+        done += 1;
+    }
+    let place = format!("{} ({}:{} in {})", f.what, f.file.rsplit("megatron/").next().unwrap_or(&f.file), f.line, f.function);
+    let names = |k: usize| steps[..k].iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" and ");
+    let next = steps.get(done).map(|(n, b)| format!("; the next to allocate, {n} ({}), did not fit", gib(*b))).unwrap_or_else(|| {
+        "; that is all the set-up builds, so the failing allocation is outside meshplan's terms (a checkpoint's buffers, a framework's own)".into()
+    });
+    let covered = if done == 0 {
+        format!("less than the weights alone ({}): it failed while the model was being placed", gib(steps.first().map_or(0, |s| s.1)))
+    } else {
+        format!("{} (predicted {}, {:+.1}%)", names(done), gib(cum), (allocated as f64 / cum.max(1) as f64 - 1.0) * 100.0)
+    };
+    Some(format!("the traceback places the failure in {place}: PyTorch's {} allocated is {covered}{next}", gib(allocated)))
 }
 
 /// The plan edit an implied value stands for.
