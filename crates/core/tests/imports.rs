@@ -1137,3 +1137,25 @@ fn a_shape_match_keeps_megatron_lm_defaults_for_what_the_flags_leave_out() {
     let (_, plan, _) = imports::import_plan(&fixture("mlm_llama3_8b_fp8.sh"), &ImportOptions::default()).unwrap();
     assert!(plan.model_key.starts_with("llama-3"), "{}", plan.model_key);
 }
+
+/// Option groups held in variables that the script sets only on some branches, expanded after the last flag
+/// (`torchrun … ${megatron_options} ${pr_options} ${load_options} ${te_options}`, as Alibaba's Pai-Megatron-Patch
+/// example scripts assemble them; written here). An unset variable standing alone is an argument of its own: after the
+/// switch `--bf16` it is not the switch's value (the run trains in bf16, not the fp32 of a switch left unread), after
+/// `--micro-batch-size 2` not a second value; a value that is itself unset is still not evaluated.
+#[test]
+fn an_unset_variable_after_a_switch_is_no_value_of_it() {
+    let script = "MBS=2\nPR_OPTS=\"--bf16\"\nOPTS=\"--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 \
+        --max-position-embeddings 4096 --micro-batch-size ${MBS} ${EXTRA_OPTS} --global-batch-size 64\"\n\
+        torchrun --nproc_per_node 8 pretrain_gpt.py ${OPTS} ${PR_OPTS} ${load_options} ${te_options} --tensor-model-parallel-size ${TP_SIZE}\n";
+    let (imported, plan, _) = imports::import_plan(script, &ImportOptions::default()).unwrap();
+    assert_eq!(plan.training.settings.precision.key(), "bf16");
+    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size), (2, Some(64)));
+    assert!(!imported.unrecognized.iter().any(|u| u.name == "--bf16" || u.name == "--micro-batch-size"), "{:?}", imported.unrecognized);
+    let tp = imported.unrecognized.iter().find(|u| u.name == "--tensor-model-parallel-size").expect("TP not evaluated");
+    assert!(tp.why.starts_with("not evaluated"), "{}", tp.why);
+    let note = imported.notes.iter().find(|n| n.starts_with("not set in the text:")).expect("note");
+    for w in ["${EXTRA_OPTS}", "${load_options}", "${te_options}"] {
+        assert!(note.contains(w), "{note}");
+    }
+}

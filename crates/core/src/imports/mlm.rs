@@ -34,10 +34,18 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         mlperf(&env, b, &mut gqa);
         let words: Vec<String> = words.into_iter().flat_map(|w| if split(&w) { w.split_whitespace().map(str::to_string).collect() } else { vec![w] }).collect();
         let words = launcher_words(words, &mut b.notes);
+        // Words that are an unset variable alone (`${load_options}`): empty in the shell, or flags the text does not hold.
+        let mut unset: Vec<&str> = Vec::new();
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];
             i += 1;
+            if unset_word(w) {
+                if unset.len() < UNSET_WORDS_LISTED && !unset.contains(&w.as_str()) {
+                    unset.push(w);
+                }
+                continue;
+            }
             // A wrapper's environment word (`NPROC_PER_NODE=8 megatron sft …`).
             if let Some((flag_name, v)) = w.split_once('=').and_then(|(n, v)| names::wrapper(n).map(|f| (f, v))) {
                 flag(b, &flag_name, &[v.to_string()], &mut gqa);
@@ -52,16 +60,55 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
             };
             let mut values: Vec<String> = inline.into_iter().collect();
             if values.is_empty() {
+                // A switch takes no value, and a flag's value is one word: a word that is an unset variable alone after
+                // them is an argument of its own (`--bf16 ${load_options}`), not their value.
+                let switch = takes_no_value(&names::canonical_flag(name));
                 // A launcher's flags end at the program it starts (`torchrun --master_port 6000 pretrain_gpt.py …`).
                 while i < words.len() && !words[i].starts_with("--") && words[i] != "\n" && !words[i].ends_with(".py") {
+                    if unset_word(&words[i]) && (switch || !values.is_empty()) {
+                        break;
+                    }
                     values.push(words[i].clone());
                     i += 1;
                 }
             }
             flag(b, name, &values, &mut gqa);
         }
+        if !unset.is_empty() {
+            b.notes.push(format!(
+                "not set in the text: {} — each expands to nothing or to flags meshplan cannot see, which are left out (give them)",
+                unset.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
     }
     finish(b, gqa);
+}
+
+/// The most unset-variable words one note names.
+const UNSET_WORDS_LISTED: usize = 8;
+
+/// A word that is one variable the shell reader left unexpanded (`$X`, `${X}`): unset in the text.
+fn unset_word(w: &str) -> bool {
+    let name = w.strip_prefix("${").and_then(|r| r.strip_suffix('}')).or_else(|| w.strip_prefix('$'));
+    name.is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
+}
+
+/// Whether Megatron-LM's flag `key` takes no value (a store_true or store_false switch): a name table's or settings
+/// row's switch, or one of the switches `flag` reads itself.
+fn takes_no_value(key: &str) -> bool {
+    const OWN_SWITCHES: [&str; 14] = [
+        "--bf16", "--fp16", "--swiglu", "--squared-relu", "--use-rotary-position-embeddings", "--no-position-embedding",
+        "--recompute-activations", "--group-query-attention", "--no-check-for-nan-in-loss-and-grad", "--enable-cuda-graph",
+        "--external-cuda-graph", "--moe-enable-deepep", "--checkpoint-activations", "--overlap-p2p-communication",
+    ];
+    OWN_SWITCHES.contains(&key)
+        || names::by_flag(key).and_then(|n| n.mlm).is_some_and(|(_, a)| matches!(a, Arg::Flag | Arg::FlagFalse))
+        || names::switch_by_flag(key).is_some()
+        || SETTINGS.iter().any(|row| match row.doc().mlm {
+            Mlm::Flag(f) => f == key,
+            Mlm::Switch(on, off) => on == Some(key) || off == Some(key),
+            _ => false,
+        })
 }
 
 /// An NVIDIA MLPerf Training configuration (`config_<SYSTEM>_….sh`, which only exports the run's sizes: names::WRAPPERS
