@@ -61,6 +61,12 @@ const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     ("transformer_engine/pytorch/attention", "", "core attention (Transformer Engine)", &[TensorKind::AttentionScores, TensorKind::LayerActivations]),
     ("flash_attn", "", "core attention (flash-attn)", &[TensorKind::AttentionScores, TensorKind::LayerActivations]),
     ("megatron/core/tensor_parallel/random.py", "", "activation recompute in the backward pass", &[TensorKind::LayerActivations]),
+    // Megatron-Core's own linear layers: a transformer layer's (the local spec) and the output layer, which is always
+    // tensor_parallel.ColumnParallelLinear (gpt_model.py output_layer), so its logits are raised here.
+    ("megatron/core/tensor_parallel/layers.py", "", "a linear layer's forward or backward (a layer's output, or the output layer's logits)", &[TensorKind::LayerActivations, TensorKind::Logits]),
+    // Transformer Engine's linear modules (linear.py, layernorm_linear.py, layernorm_mlp.py, grouped_linear.py for the
+    // experts) under the TE spec.
+    ("transformer_engine/pytorch/module/", "", "a Transformer Engine linear layer's forward or backward", &[TensorKind::LayerActivations, TensorKind::MoeDispatch]),
     ("megatron/core/pipeline_parallel/", "", "the pipeline schedule (a microbatch's forward or backward)", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores, TensorKind::Logits, TensorKind::LogitsFp32]),
     ("megatron/core/transformer/", "", "a transformer layer's forward or backward", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores]),
     ("megatron/core/dist_checkpointing/", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
@@ -158,6 +164,10 @@ mod tests {
             let f = Frame { file: file.into(), line: 1, function: function.into(), what: String::new() };
             assert!(is_setup(&f), "{file} {function}");
         }
+        // A linear layer of Megatron-Core can be the output layer; Transformer Engine's are the layers'.
+        let at = |file: &str| kinds(&Frame { file: file.into(), line: 1, function: "forward".into(), what: String::new() });
+        assert!(at("/w/megatron/core/tensor_parallel/layers.py").contains(&TensorKind::Logits));
+        assert!(at("/usr/lib/python3/site-packages/transformer_engine/pytorch/module/grouped_linear.py").contains(&TensorKind::MoeDispatch));
         // The training loop's own frames are not the set-up.
         for (file, function) in [("/w/megatron/training/training.py", "train_step"), ("/w/megatron/core/optimizer/optimizer.py", "step")] {
             let f = Frame { file: file.into(), line: 1, function: function.into(), what: String::new() };
