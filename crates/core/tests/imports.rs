@@ -1159,3 +1159,25 @@ fn an_unset_variable_after_a_switch_is_no_value_of_it() {
         assert!(note.contains(w), "{note}");
     }
 }
+
+/// Megatron-LM's argument dump prints `data_parallel_size`, which validate_args derives as world_size // (TP·PP·CP)
+/// (megatron/training/arguments.py l.442-448). A dump (or a W&B config) without `world_size` is sized from it: DP 2 ×
+/// TP 8 × PP 4 = 64 GPUs, 8 nodes of 8; with both, they are checked, and the name is never "not a setting".
+#[test]
+fn the_dumps_data_parallel_size_sizes_the_world() {
+    let dump = |extra: &str| {
+        format!(
+            "------------------------ arguments ------------------------\n  num_layers ......................... 80\n  \
+             hidden_size ........................ 8192\n  num_attention_heads ................ 64\n  seq_length ......................... 8192\n  \
+             micro_batch_size ................... 1\n  tensor_model_parallel_size ......... 8\n  pipeline_model_parallel_size ....... 4\n  \
+             data_parallel_size ................. 2\n{extra}-------------------- end of arguments ---------------------\n"
+        )
+    };
+    let (imported, plan, _) = imports::import_plan(&dump(""), &ImportOptions::default()).unwrap();
+    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (8, 8));
+    assert!(imported.notes.iter().any(|n| n.starts_with("world size 64: data_parallel_size 2 × TP 8 × PP 4")), "{:?}", imported.notes);
+    assert!(!imported.unrecognized.iter().any(|u| u.name.contains("data")), "{:?}", imported.unrecognized);
+    let (imported, plan, _) = imports::import_plan(&dump("  world_size ......................... 128\n"), &ImportOptions::default()).unwrap();
+    assert_eq!(plan.cluster.num_nodes * plan.cluster.gpus_per_node, 128);
+    assert!(imported.notes.iter().any(|n| n.starts_with("data_parallel_size 2 is not world_size 128")), "{:?}", imported.notes);
+}

@@ -95,6 +95,8 @@ pub(crate) struct Builder {
     pub precision: Option<&'static str>,
     /// Total GPUs, when the input gives only the world size.
     pub world_size: Option<u64>,
+    /// The data-parallel size Megatron-LM's argument dump prints (derived there from the world: `data_parallel_size`).
+    pub data_parallel: Option<u64>,
     /// The tokenizer arguments a Megatron-LM launch gives (`--tokenizer-type`, …), by flag.
     pub tokenizer: Vec<(String, String)>,
     /// Megatron-LM's `--num-layers-per-virtual-pipeline-stage`, as written: the virtual pipeline size it implies needs

@@ -261,6 +261,7 @@ fn finish(b: &mut Builder, gqa: bool) {
 /// d98e8a64dd), each said in a note: the imported plan is the run Megatron-LM launches.
 fn validate_args(b: &mut Builder, has_model: bool) {
     let tp = b.get("parallelism.tensor_model_parallel_size").and_then(crate::fields::as_uint).unwrap_or(1);
+    data_parallel(b, tp);
     // arguments.py:1433-1439: at TP 1, "Disabling sequence parallelism because tensor model parallelism is disabled".
     if tp == 1 && b.get("parallelism.sequence_parallel") == Some(&Value::Bool(true)) {
         b.set("parallelism.sequence_parallel", Value::Bool(false), 0);
@@ -649,6 +650,25 @@ fn setting(key: &str, values: &[String]) -> Option<(&'static Setting, Value)> {
     })
 }
 
+/// The dump's `data_parallel_size`, which validate_args derives as world_size // (TP · PP · CP) (arguments.py l.442-448):
+/// the world when the dump gives no `world_size` (a W&B config trimmed of it), else checked against it.
+fn data_parallel(b: &mut Builder, tp: u64) {
+    let Some(dp) = b.data_parallel else { return };
+    let size = |b: &Builder, k: &str| b.get(k).and_then(crate::fields::as_uint).unwrap_or(1).max(1);
+    let (pp, cp) = (size(b, "parallelism.pipeline_model_parallel_size"), size(b, "parallelism.context_parallel_size"));
+    let world = dp.saturating_mul(tp.max(1)).saturating_mul(pp).saturating_mul(cp);
+    match b.world_size {
+        None => {
+            b.world_size = Some(world);
+            b.notes.push(format!("world size {world}: data_parallel_size {dp} × TP {tp} × PP {pp} × CP {cp}, as Megatron-LM derives the one from the other"));
+        }
+        Some(w) if w != world => b.notes.push(format!(
+            "data_parallel_size {dp} is not world_size {w} / (TP {tp} × PP {pp} × CP {cp}): the plan takes the world size; the arguments may come from two runs"
+        )),
+        Some(_) => {}
+    }
+}
+
 /// Whether `text` is Megatron-LM's argument dump (its header, or at least three `name ..... value` lines).
 pub(crate) fn is_args_block(text: &str) -> bool {
     text.contains("---------- arguments ----------") || text.lines().filter(|l| l.contains(" ....")).take(3).count() == 3
@@ -677,6 +697,7 @@ fn arguments(pairs: Vec<(String, String)>, b: &mut Builder, gqa: &mut bool) {
         match (name, &v) {
             (_, Value::Null) => {}
             ("world_size", _) => b.world_size = crate::fields::as_uint(&v),
+            ("data_parallel_size", _) => b.data_parallel = crate::fields::as_uint(&v).filter(|&d| d > 0),
             ("virtual_pipeline_model_parallel_size", _) => b.set("parallelism.virtual_pipeline_model_parallel_size", v, 0),
             ("add_bias_linear", Value::Bool(on)) => b.set("model.add_bias_linear", Value::Bool(*on), 0),
             ("untie_embeddings_and_output_weights", Value::Bool(on)) => b.set("model.share_embeddings_and_output_weights", Value::Bool(!on), 0),
