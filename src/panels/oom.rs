@@ -40,6 +40,7 @@ pub fn cause_class(c: Cause) -> &'static str {
         Cause::DoesNotFit => "does-not-fit",
         Cause::OutsideAllocator => "outside-allocator",
         Cause::MemoryReport => "memory-report",
+        Cause::SharedDevice => "shared-device",
     }
 }
 

@@ -46,6 +46,10 @@ pub struct OomMessage {
     pub reserved_unallocated_bytes: Option<u64>,
     /// Everything the failing process holds on the device, PyTorch's and not ("this process has X memory in use").
     pub process_bytes: Option<u64>,
+    /// What each other process on the device holds ("Process 41230 has 40.12 GiB memory in use", which PyTorch ≥ 2.1
+    /// lists from NVML beside "this process"), at most [`MAX_OTHER_PROCESSES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_process_bytes: Vec<u64>,
     /// The device's backend as the message names it: CUDA, HIP (ROCm), XPU, NPU.
     #[serde(default)]
     pub device: String,
@@ -84,6 +88,29 @@ fn size_after(text: &str, marker: &str) -> Option<u64> {
     let rest = &text[text.find(marker)? + marker.len()..];
     let mut words = rest.split_whitespace();
     size(words.next()?, words.next()?)
+}
+
+/// The most other processes one message's figures are read for.
+pub const MAX_OTHER_PROCESSES: usize = 64;
+
+/// "Process 41230 has 40.12 GiB memory in use." for every process on the device but the failing one, which PyTorch's
+/// message lists from NVML ("Including non-PyTorch memory, this process has …" is the failing one).
+// Source: pytorch/pytorch PR #99699 (c10/cuda/CUDACachingAllocator.cpp: NVML's processes on the device, to tell "another
+// process (such as a data loader) has also allocated memory on the device").
+fn other_processes(msg: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    for (i, _) in msg.match_indices("Process ").take(MAX_OTHER_PROCESSES) {
+        let rest = &msg[i + "Process ".len()..];
+        let mut words = rest.split_whitespace();
+        let (id, has, number, unit) = (words.next(), words.next(), words.next(), words.next());
+        let in_use = words.next() == Some("memory") && words.next().is_some_and(|w| w == "in");
+        if id.is_some_and(|id| id.bytes().all(|c| c.is_ascii_digit())) && has == Some("has") && in_use {
+            if let Some(b) = number.zip(unit).and_then(|(n, u)| size(n, u)) {
+                out.push(b);
+            }
+        }
+    }
+    out
 }
 
 /// The size written right before `marker`.
@@ -159,13 +186,27 @@ fn sized(text: &str, start: usize, msg: &str) -> Option<OomMessage> {
             reserved_bytes: allocated.zip(unallocated).map(|(a, u)| a.saturating_add(u)),
             reserved_unallocated_bytes: unallocated,
             process_bytes: size_after(msg, "this process has "),
+            other_process_bytes: other_processes(msg),
             device,
             private_pool_bytes: size_after(msg, "PyTorch, with ").filter(|_| msg.contains("in private pools")),
             local_rank,
             ..OomMessage::default()
         }
     };
+    let mut m = m;
+    own_process(&mut m);
     (m.capacity_bytes.is_some() || m.allocated_bytes.is_some()).then_some(m)
+}
+
+/// A message without "this process has …" lists the failing process by its id too when NVML sees another pid namespace
+/// (a container): the listed process that holds the least above PyTorch's reserved figure (its own cache plus its
+/// CUDA context) is taken for it.
+fn own_process(m: &mut OomMessage) {
+    let Some(reserved) = m.reserved_bytes.filter(|_| m.process_bytes.is_none() && !m.other_process_bytes.is_empty()) else { return };
+    let own = m.other_process_bytes.iter().enumerate().filter(|(_, b)| **b >= reserved).min_by_key(|(_, b)| **b - reserved).map(|(i, _)| i);
+    if let Some(i) = own {
+        m.process_bytes = Some(m.other_process_bytes.remove(i));
+    }
 }
 
 /// Allocation failures outside PyTorch's allocator that carry no sizes: (marker, form, note).

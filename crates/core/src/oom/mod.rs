@@ -80,6 +80,9 @@ pub enum Cause {
     OutsideAllocator,
     /// No out-of-memory: the log's memory report (Megatron-LM's or Megatron Bridge's), its peaks beside the prediction.
     MemoryReport,
+    /// Other processes hold memory on the failing GPU, at least what the request was short by, and the plan fits: the
+    /// GPU is shared (another job, a process left running, other ranks' stray CUDA contexts).
+    SharedDevice,
 }
 
 /// The explanation of one failing rank.
@@ -253,6 +256,8 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     // least the request itself when free and cached memory add up to it but hold it in no block).
     let target = match cause {
         Cause::Overrun => capacity.min(basis.memory.peak_bytes.saturating_sub(shortfall.max(message.requested_bytes))),
+        // Beside the other processes, a fix fits in what they leave.
+        Cause::SharedDevice => capacity.saturating_sub(message.other_process_bytes.iter().sum()),
         _ => capacity,
     };
     let culprit = named.culprit.as_ref().map(|c| (c.kind, largest_of(basis, pipeline_stage, c.kind)));
@@ -337,8 +342,13 @@ fn setup_note(m: &OomMessage, stage: Option<&StageMemory>, f: &frames::Frame) ->
         cum += b;
         done += 1;
     }
-    let place = format!("{} ({}:{} in {})", f.what, f.file.rsplit("megatron/").next().unwrap_or(&f.file), f.line, f.function);
-    let names = |k: usize| steps[..k].iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" and ");
+    let place = format!("{}:{} in {}, {}", f.file.rsplit("megatron/").next().unwrap_or(&f.file), f.line, f.function, f.what);
+    // "a", "a and b", "a, b and c".
+    let names = |k: usize| match steps[..k].split_last() {
+        Some((last, [])) => last.0.to_string(),
+        Some((last, rest)) => format!("{} and {}", rest.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "), last.0),
+        None => String::new(),
+    };
     let next = steps.get(done).map(|(n, b)| format!("; the next to allocate, {n} ({}), did not fit", gib(*b))).unwrap_or_else(|| {
         "; that is all the set-up builds, so the failing allocation is outside meshplan's terms (a checkpoint's buffers, a framework's own)".into()
     });
@@ -347,7 +357,7 @@ fn setup_note(m: &OomMessage, stage: Option<&StageMemory>, f: &frames::Frame) ->
     } else {
         format!("{} (predicted {}, {:+.1}%)", names(done), gib(cum), (allocated as f64 / cum.max(1) as f64 - 1.0) * 100.0)
     };
-    Some(format!("the traceback places the failure in {place}: PyTorch's {} allocated is {covered}{next}", gib(allocated)))
+    Some(format!("the traceback places the failure at {place}: PyTorch's {} allocated is {covered}{next}", gib(allocated)))
 }
 
 /// The plan edit an implied value stands for.
@@ -465,14 +475,40 @@ fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated):
     let unallocated = m.reserved_unallocated_bytes.unwrap_or(0);
     let free = m.free_bytes.unwrap_or(0);
     let shortfall = m.requested_bytes.saturating_sub(free).saturating_sub(unallocated);
+    let others: u64 = m.other_process_bytes.iter().sum();
+    let others_text = |m: &OomMessage| {
+        let each: Vec<String> = m.other_process_bytes.iter().take(4).map(|&b| gib(b)).collect();
+        let more = if m.other_process_bytes.len() > 4 { format!(" and {} more", m.other_process_bytes.len() - 4) } else { String::new() };
+        format!("{} other process(es) hold {} on this GPU ({}{more})", m.other_process_bytes.len(), gib(others), each.join(", "))
+    };
     if predicted_peak > capacity {
+        let shared = if others > 0 { format!("; besides, {}", others_text(m)) } else { String::new() };
         let text = format!(
-            "the plan does not fit: meshplan predicts {} for the stage, {} over the {} device{what}",
+            "the plan does not fit: meshplan predicts {} for the stage, {} over the {} device{what}{shared}",
             gib(predicted_peak),
             gib(predicted_peak - capacity),
             gib(capacity)
         );
         return (Cause::DoesNotFit, text, shortfall);
+    }
+    // The request was short by what other processes hold: the plan fits a GPU of its own.
+    if shortfall > 0 && others >= shortfall {
+        // A CUDA context with its library workspaces is about 0.3–1 GiB; several that size are other ranks' contexts.
+        let contexts = m.other_process_bytes.len() >= 2 && m.other_process_bytes.iter().all(|&b| b <= 3 << 29);
+        let why = if contexts {
+            "each about one CUDA context: other ranks created a context on this GPU — each must select its own device (torch.cuda.set_device(LOCAL_RANK)) before any CUDA call"
+        } else {
+            "another job, a process left from an earlier run (nvidia-smi lists it), or two ranks on one GPU (more processes per node than GPUs, or CUDA_VISIBLE_DEVICES)"
+        };
+        let text = format!(
+            "the GPU is shared: {}, and the {} request was {} short; without them it fits, and meshplan predicts {} of {} for the stage: {why}{what}",
+            others_text(m),
+            gib(m.requested_bytes),
+            gib(shortfall),
+            gib(predicted_peak),
+            gib(capacity)
+        );
+        return (Cause::SharedDevice, text, shortfall);
     }
     let held_more = m.allocated_bytes.filter(|&a| a as f64 > predicted_allocated as f64 * (1.0 + ALLOCATED_BAND));
     if unallocated.saturating_add(free) >= m.requested_bytes && held_more.is_none() {
