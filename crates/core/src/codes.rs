@@ -99,6 +99,7 @@ rules! {
     UnknownModelPreset "unknown-model-preset" E "No model preset has this key (exit status 2)." "meshplan input";
     MissingCluster "missing-cluster" E "The plan has no cluster (exit status 2)." "meshplan input";
     UnknownGpu "unknown-gpu" E "No GPU in the catalogue has this key (exit status 2)." "meshplan input";
+    GpuNameRead "gpu-name-read" I "The cluster's GPU is named another way than by the catalogue's key (torch's or nvidia-smi's device name, a system's name); the plan reads it as the one entry it names." "meshplan input";
     UnknownRecipe "unknown-recipe" E "No Megatron Bridge recipe meshplan knows has this name; the plan was read without one." "meshplan input (data/bridge_recipes.json, read from Megatron Bridge src/megatron/bridge/recipes)";
     RecipesLoading "recipes-loading" E "The plan names a Megatron Bridge recipe and this build has not loaded the recipes yet (the page fetches them when a plan names one); the plan is planned once they are there." "meshplan page (bridge-recipes.json, crates/core/src/recipes.rs install)";
     RecipeModelDiffers "recipe-model-differs" W "The plan names a Bridge recipe and gives a different model: the plan's model is planned with the recipe's parallelism and settings." "meshplan input (data/bridge_recipes.json)";

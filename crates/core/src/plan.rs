@@ -311,14 +311,29 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
     }
     let mut f = Fields::new(value, "cluster", diags);
     let key = f.string("gpu").unwrap_or_else(|| presets::default_gpu_key().into());
-    let gpu = presets::gpu(&key).cloned().ok_or_else(|| {
-        let keys: Vec<&str> = presets::gpus().iter().map(|g| g.key.as_str()).collect();
-        let fix = match nearest(&key, &keys) {
-            Some(n) => format!("did you mean \"{n}\"? Known GPUs: {}", keys.join(", ")),
-            None => format!("use one of: {}", keys.join(", ")),
-        };
-        InputError::new(Code::UnknownGpu, format!("there is no GPU preset {:?}", key.chars().take(60).collect::<String>()), fix)
-    })?;
+    // The catalogue's key, else the one entry a name people write for the GPU means (a device name, a system's), said.
+    let named = presets::gpus_named(&key);
+    let mut read_as = None;
+    let gpu = match (presets::gpu(&key), named.as_slice()) {
+        (Some(g), _) => g.clone(),
+        (None, [g]) => {
+            read_as = Some(Diagnostic::new(
+                Code::GpuNameRead,
+                format!("cluster.gpu {:?} is read as the catalogue's {} ({})", key.chars().take(60).collect::<String>(), g.key, g.name),
+                format!("write \"gpu\": \"{}\" to say so", g.key),
+            ));
+            (*g).clone()
+        }
+        (None, several) => {
+            let keys: Vec<&str> = presets::gpus().iter().map(|g| g.key.as_str()).collect();
+            let fix = match (several, nearest(&key, &keys)) {
+                ([], Some(n)) => format!("did you mean \"{n}\"? Known GPUs: {}", keys.join(", ")),
+                ([], None) => format!("use one of: {}", keys.join(", ")),
+                (many, _) => format!("name one of {} (the name fits each); known GPUs: {}", many.iter().map(|g| g.key.as_str()).collect::<Vec<_>>().join(", "), keys.join(", ")),
+            };
+            return Err(InputError::new(Code::UnknownGpu, format!("there is no GPU preset {:?}", key.chars().take(60).collect::<String>()), fix));
+        }
+    };
     let gpus_per_node = f.uint("gpus_per_node", gpu.gpus_per_node, 1, MAX_PARALLEL);
     let total = f.opt_uint("num_gpus", 1, MAX_PARALLEL * MAX_PARALLEL);
     let num_nodes = match (f.opt_uint("num_nodes", 1, MAX_PARALLEL), total) {
@@ -332,6 +347,7 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
     let nvlink_domain_size = f.uint("nvlink_domain_size", default_domain.max(1), 1, MAX_PARALLEL * MAX_PARALLEL);
     let host_memory_per_node_gb = settings::read_value::<f64>(&mut f, &settings::HOST_MEMORY).or(gpu.host_memory_per_node_gb);
     f.finish();
+    diags.extend(read_as);
     Ok((Cluster { gpu: gpu.key.clone(), gpus_per_node, num_nodes, nvlink_domain_size, host_memory_per_node_gb }, gpu))
 }
 

@@ -301,6 +301,31 @@ pub fn gpu(key: &str) -> Option<&'static GpuSpec> {
     gpus().iter().find(|g| normalise(&g.key) == k)
 }
 
+/// The catalogue's GPUs a name people write for one can mean ("NVIDIA H100 80GB HBM3", torch's device name;
+/// "A100-SXM4-80GB", nvidia-smi's; "h800-sxm-80gb"; "gb200-nvl72", the system): the entries whose family (their key's
+/// first part: h100, gb200, mi300x) is a word of the name, or starts a word followed by a letter ("H100SXM5"), and
+/// whose memory size, where the key states one, is the size the name gives, if it gives one. A PCIe card or an H100
+/// NVL is none of the catalogue's (SXM and NVL72 parts, other clocks and power). Bounded: the name's first 120 chars.
+pub fn gpus_named(name: &str) -> Vec<&'static GpuSpec> {
+    let lower: String = name.chars().take(120).collect::<String>().to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    if words.iter().any(|w| *w == "pcie" || *w == "nvl") {
+        return Vec::new();
+    }
+    let size = words.iter().find(|w| w.len() > 2 && w.ends_with("gb") && w[..w.len() - 2].bytes().all(|c| c.is_ascii_digit()));
+    gpus()
+        .iter()
+        .filter(|g| {
+            let mut parts = g.key.split('-');
+            let family = parts.next().unwrap_or("");
+            let named = !family.is_empty()
+                && words.iter().any(|w| *w == family || (w.starts_with(family) && w[family.len()..].starts_with(|c: char| c.is_ascii_alphabetic())));
+            let key_size = parts.find(|p| p.ends_with("gb"));
+            named && key_size.zip(size).is_none_or(|(k, s)| k == *s)
+        })
+        .collect()
+}
+
 /// The catalogue's default GPU: the entry marked `"default": true` in `data/gpus.json` (tests/catalogue_read.rs
 /// checks there is exactly one); its key is what a plan without `cluster.gpu` and an import naming no GPU take.
 /// `None` only for an unreadable catalogue.

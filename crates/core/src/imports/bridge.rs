@@ -245,7 +245,10 @@ fn nemo_perf_script(b: &mut Builder, stem: &str, (gpu, dtype, fp8): (Option<&str
 
 /// The launch's GPU as the plan's (its GPUs per node, without -gn, are the GPU's node size: `Builder::cluster`).
 fn set_gpu(b: &mut Builder, g: &str) {
-    match presets::gpu(g) {
+    match presets::gpu(g).or_else(|| match presets::gpus_named(g).as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }) {
         Some(spec) => b.set("cluster.gpu", Value::from(spec.key.clone()), 0),
         None if g.is_empty() => {}
         None => b.unknown("--gpu", &Value::from(g), "not a GPU meshplan's catalogue has, nor the GPU of a perf recipe of that name"),
