@@ -1181,3 +1181,23 @@ fn the_dumps_data_parallel_size_sizes_the_world() {
     assert_eq!(plan.cluster.num_nodes * plan.cluster.gpus_per_node, 128);
     assert!(imported.notes.iter().any(|n| n.starts_with("data_parallel_size 2 is not world_size 128")), "{:?}", imported.notes);
 }
+
+/// Slurm's GPU type (sbatch(1): `--gres=gpu[:type]:count`, `--gpus[-per-node]=[type:]count`) names the GPU: a job script
+/// that asks for `gpu:h100:8` runs on H100s, not on whatever meshplan would assume; `a100` fits two catalogue entries
+/// (40 and 80 GB), said and left to --gpu; a type the catalogue lacks is said. Written here.
+#[test]
+fn slurms_gpu_type_names_the_gpu() {
+    let script = |gres: &str| {
+        format!("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH {gres}\nsrun torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \
+            --num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    };
+    let (imported, plan, _) = imports::import_plan(&script("--gres=gpu:b200:8"), &ImportOptions::default()).unwrap();
+    assert_eq!((plan.gpu.key.as_str(), plan.cluster.gpus_per_node, plan.cluster.num_nodes), ("b200", 8, 4));
+    assert!(imported.notes.iter().any(|n| n.starts_with("GPU: b200 from Slurm's --gres=gpu:b200:8")), "{:?}", imported.notes);
+    let (_, plan, _) = imports::import_plan(&script("--gpus-per-node=h200:8"), &ImportOptions::default()).unwrap();
+    assert_eq!(plan.gpu.key, "h200-sxm-141gb");
+    let (imported, _, _) = imports::import_plan(&script("--gres=gpu:a100:8"), &ImportOptions::default()).unwrap();
+    assert!(imported.notes.iter().any(|n| n.contains("fits a100-sxm-40gb and a100-sxm-80gb: give --gpu")), "{:?}", imported.notes);
+    let (imported, _, _) = imports::import_plan(&script("--gres=gpu:rtx6000:8"), &ImportOptions::default()).unwrap();
+    assert!(imported.notes.iter().any(|n| n.contains("`rtx6000`") && n.contains("no GPU of meshplan's catalogue")), "{:?}", imported.notes);
+}

@@ -593,6 +593,9 @@ fn launch_only(b: &mut Builder, key: &str) -> bool {
 /// The flags of the launchers that size the cluster (torchrun's, Slurm's in the long form `launchers` gives, an
 /// `#SBATCH` directive's); true when `key` is one.
 fn cluster_flag(b: &mut Builder, key: &str, first: &str) -> bool {
+    if matches!(key, "--gres" | "--gpus" | "--gpus-per-node") {
+        slurm_gpu_type(b, key, first);
+    }
     match key {
         // torchrun's `--nproc-per-node gpu` (or `auto` on a GPU node): one process per GPU of the node, the GPU's node
         // size, which the cluster takes when GPUs per node are unstated (builder.rs `cluster`).
@@ -631,6 +634,28 @@ fn cluster_flag(b: &mut Builder, key: &str, first: &str) -> bool {
         _ => return false,
     }
     true
+}
+
+/// Slurm's GPU type in `--gres=gpu:TYPE:N`, `--gpus=TYPE:N` or `--gpus-per-node=TYPE:N` (sbatch(1): `[type:]number`):
+/// the GPU, when it names one catalogue entry (`h100` → h100-sxm-80gb), said; a type that names two (`a100`) or none is
+/// said too, and the GPU left to the rest of the input.
+fn slurm_gpu_type(b: &mut Builder, key: &str, value: &str) {
+    let parts: Vec<&str> = value.split(':').collect();
+    let kind = match (key, parts.as_slice()) {
+        ("--gres", ["gpu", kind, _]) | ("--gpus" | "--gpus-per-node", [kind, _]) => *kind,
+        _ => return,
+    };
+    match crate::presets::gpus_named(kind).as_slice() {
+        [one] => {
+            b.set("cluster.gpu", Value::from(one.key.clone()), 1);
+            b.notes.push(format!("GPU: {} from Slurm's {key}={value} (its GPU type `{kind}`)", one.key));
+        }
+        [] => b.notes.push(format!("Slurm's GPU type `{kind}` ({key}={value}) is no GPU of meshplan's catalogue: give --gpu")),
+        many => b.notes.push(format!(
+            "Slurm's GPU type `{kind}` ({key}={value}) fits {}: give --gpu",
+            many.iter().map(|g| g.key.as_str()).collect::<Vec<_>>().join(" and ")
+        )),
+    }
 }
 
 /// The settings row that flag `key` sets, and the value it gives.
