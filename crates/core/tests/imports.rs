@@ -1201,3 +1201,19 @@ fn slurms_gpu_type_names_the_gpu() {
     let (imported, _, _) = imports::import_plan(&script("--gres=gpu:rtx6000:8"), &ImportOptions::default()).unwrap();
     assert!(imported.notes.iter().any(|n| n.contains("`rtx6000`") && n.contains("no GPU of meshplan's catalogue")), "{:?}", imported.notes);
 }
+
+/// A pod's node selector on NVIDIA GPU feature discovery's product label (`nvidia.com/gpu.product`, the device name
+/// with dashes: `NVIDIA-H200`, `NVIDIA-A100-SXM4-80GB`) names the GPU the pods run on. Written here.
+#[test]
+fn a_manifests_gpu_product_label_names_the_gpu() {
+    let manifest = |product: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          nodeSelector:\n            nvidia.com/gpu.product: {product}\n          containers:\n          - name: pytorch\n            command: [\"torchrun\", \"--nproc-per-node=8\", \"pretrain_gpt.py\", \"--num-layers\", \"32\", \"--hidden-size\", \"4096\", \"--num-attention-heads\", \"32\", \"--seq-length\", \"4096\", \"--max-position-embeddings\", \"4096\", \"--micro-batch-size\", \"1\", \"--global-batch-size\", \"64\", \"--bf16\"]\n            resources:\n              limits:\n                nvidia.com/gpu: 8\n"
+        )
+    };
+    let (imported, plan, _) = imports::import_plan(&manifest("NVIDIA-H200"), &ImportOptions::default()).unwrap();
+    assert_eq!((plan.gpu.key.as_str(), plan.cluster.num_nodes, plan.cluster.gpus_per_node), ("h200-sxm-141gb", 2, 8));
+    assert!(imported.notes.iter().any(|n| n.starts_with("GPU: h200-sxm-141gb from the pods' node selector")), "{:?}", imported.notes);
+    let (_, plan, _) = imports::import_plan(&manifest("NVIDIA-A100-SXM4-80GB"), &ImportOptions::default()).unwrap();
+    assert_eq!(plan.gpu.key, "a100-sxm-80gb");
+}

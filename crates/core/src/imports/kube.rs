@@ -24,6 +24,9 @@ pub(crate) struct Manifest {
     /// Pods that request GPUs (all the replica specs' pods when none says), and each one's GPUs.
     pub pods: Option<u64>,
     pub gpus_per_pod: Option<u64>,
+    /// The GPU the pods are placed on: a `nodeSelector`'s `nvidia.com/gpu.product` label (NVIDIA GPU feature
+    /// discovery's product name, `NVIDIA-H100-80GB-HBM3`).
+    pub gpu_product: Option<String>,
 }
 
 struct Line<'a> {
@@ -275,7 +278,8 @@ pub(crate) fn read(text: &str) -> Option<Manifest> {
         }
         shell.push('\n');
     }
-    Some(Manifest { kind, shell, pods, gpus_per_pod })
+    let gpu_product = ls.iter().find_map(|b| b.text.strip_prefix("nvidia.com/gpu.product:").map(unquote)).filter(|p| !p.is_empty());
+    Some(Manifest { kind, shell, pods, gpus_per_pod, gpu_product })
 }
 
 impl Manifest {
@@ -295,6 +299,16 @@ impl Manifest {
         };
         let kind = if self.kind.is_empty() { "manifest".to_string() } else { self.kind.clone() };
         b.notes.push(format!("read as a Kubernetes {kind}: its containers' command and args{pods}"));
+        // GPU feature discovery's product label names the GPU when it names one catalogue entry.
+        if let Some(p) = &self.gpu_product {
+            match crate::presets::gpus_named(p).as_slice() {
+                [one] => {
+                    b.set("cluster.gpu", Value::from(one.key.clone()), 3);
+                    b.notes.push(format!("GPU: {} from the pods' node selector nvidia.com/gpu.product: {p}", one.key));
+                }
+                _ => b.notes.push(format!("the pods' node selector nvidia.com/gpu.product: {p} names no one GPU of meshplan's catalogue: give --gpu")),
+            }
+        }
     }
 }
 
