@@ -223,6 +223,30 @@ test("Explain an OOM: issue 13's message on the README plan is an overrun on sta
   await context.close();
 });
 
+test("Explain an OOM: another process holding the GPU is the cause, and a set-up failure is read against the set-up's allocations", async () => {
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  await page.click("#oom-panel summary");
+  // Written here, in PyTorch's current form, which lists every process on the device (pytorch/pytorch PR #99699):
+  // another process holds 25.00 GiB, the request was 1.20 GiB short, the run holds what the README plan predicts, which fits.
+  const shared = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which 0.30 GiB is free. " +
+    "Process 81234 has 25.00 GiB memory in use. Including non-PyTorch memory, this process has 47.50 GiB memory in use. " +
+    "Of the allocated memory 46.00 GiB is allocated by PyTorch, and 0.50 GiB is reserved by PyTorch but unallocated.";
+  await page.fill("#oom-message", shared);
+  await page.click("#oom-explain");
+  assert.equal(await page.locator("#oom-cause").getAttribute("data-cause"), "shared-device");
+  assert.match(await text(page, "#oom-cause"), /the GPU is shared: 1 other process holds 25\.00 GiB on this GPU/);
+  // A traceback through setup_model_and_optimizer into the optimizer's constructor: the set-up, before the first step.
+  const setup = '[rank0]:   File "/w/megatron/training/training.py", line 2800, in setup_model_and_optimizer\n' +
+    '[rank0]:   File "/w/megatron/core/optimizer/optimizer.py", line 730, in __init__\n' +
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which 0.50 GiB is free. " +
+    "Of the allocated memory 78.00 GiB is allocated by PyTorch, and 0.02 GiB is reserved by PyTorch but unallocated.";
+  await page.fill("#oom-message", setup);
+  await page.click("#oom-explain");
+  assert.match(await text(page, "#oom-panel"), /the traceback places the failure at core\/optimizer\/optimizer\.py:730 in __init__, the set-up before the first step/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 test("Explain an OOM: the traceback's innermost Megatron frame is shown, and a memory report without an out-of-memory is compared", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
   await page.click("#oom-panel summary");

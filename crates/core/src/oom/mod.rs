@@ -479,7 +479,9 @@ fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated):
     let others_text = |m: &OomMessage| {
         let each: Vec<String> = m.other_process_bytes.iter().take(4).map(|&b| gib(b)).collect();
         let more = if m.other_process_bytes.len() > 4 { format!(" and {} more", m.other_process_bytes.len() - 4) } else { String::new() };
-        format!("{} other process(es) hold {} on this GPU ({}{more})", m.other_process_bytes.len(), gib(others), each.join(", "))
+        let n = m.other_process_bytes.len();
+        let who = if n == 1 { "1 other process holds".to_string() } else { format!("{n} other processes hold") };
+        format!("{who} {} on this GPU ({}{more})", gib(others), each.join(", "))
     };
     if predicted_peak > capacity {
         let shared = if others > 0 { format!("; besides, {}", others_text(m)) } else { String::new() };
@@ -491,8 +493,10 @@ fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated):
         );
         return (Cause::DoesNotFit, text, shortfall);
     }
-    // The request was short by what other processes hold: the plan fits a GPU of its own.
-    if shortfall > 0 && others >= shortfall {
+    let held_more = m.allocated_bytes.filter(|&a| a as f64 > predicted_allocated as f64 * (1.0 + ALLOCATED_BAND));
+    // The request was short by what other processes hold, and the run holds what the plan predicts: the plan fits a
+    // GPU of its own. (A run that holds more than the plan is its own overrun, the others said beside it.)
+    if shortfall > 0 && others >= shortfall && held_more.is_none() {
         // A CUDA context with its library workspaces is about 0.3–1 GiB; several that size are other ranks' contexts.
         let contexts = m.other_process_bytes.len() >= 2 && m.other_process_bytes.iter().all(|&b| b <= 3 << 29);
         let why = if contexts {
@@ -510,7 +514,6 @@ fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated):
         );
         return (Cause::SharedDevice, text, shortfall);
     }
-    let held_more = m.allocated_bytes.filter(|&a| a as f64 > predicted_allocated as f64 * (1.0 + ALLOCATED_BAND));
     if unallocated.saturating_add(free) >= m.requested_bytes && held_more.is_none() {
         let text = format!(
             "fragmentation: the {} request fits in the {} PyTorch reserved but did not allocate plus the {} free, but in no one block, and the plan fits ({} predicted of {}). Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True{what}",
@@ -523,8 +526,9 @@ fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated):
         return (Cause::Fragmentation, text, 0);
     }
     let held = held_more.map(|a| format!(", and PyTorch had allocated {} where the plan predicts at most {}", gib(a), gib(predicted_allocated))).unwrap_or_default();
+    let shared = if others > 0 { format!("; besides, {}", others_text(m)) } else { String::new() };
     let text = format!(
-        "a real overrun the plan does not predict: {} requested with {} free and {} reserved-unallocated ({} short){held}; meshplan predicts {} of {} for the stage, so the run holds more than the plan (a larger batch, vocabulary or sequence than planned, or what the assumptions below leave out){what}",
+        "a real overrun the plan does not predict: {} requested with {} free and {} reserved-unallocated ({} short){held}; meshplan predicts {} of {} for the stage, so the run holds more than the plan (a larger batch, vocabulary or sequence than planned, or what the assumptions below leave out){what}{shared}",
         gib(m.requested_bytes),
         gib(free),
         gib(unallocated),
