@@ -312,9 +312,10 @@ fn parse_cluster(value: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Result<(
     let mut f = Fields::new(value, "cluster", diags);
     let key = f.string("gpu").unwrap_or_else(|| presets::default_gpu_key().into());
     // The catalogue's key, else the one entry a name people write for the GPU means (a device name, a system's), said.
-    let named = presets::gpus_named(&key);
     let mut read_as = None;
-    let gpu = match (presets::gpu(&key), named.as_slice()) {
+    let exact = presets::gpu(&key);
+    let named = if exact.is_some() { Vec::new() } else { presets::gpus_named(&key) };
+    let gpu = match (exact, named.as_slice()) {
         (Some(g), _) => g.clone(),
         (None, [g]) => {
             read_as = Some(Diagnostic::new(
