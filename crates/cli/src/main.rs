@@ -109,7 +109,8 @@ enum Command {
         output: Output,
     },
     /// Explain a CUDA out-of-memory message for a plan: the failing rank's stage and groups, the prediction term by
-    /// term beside the message's numbers, fragmentation or overrun, and the cheapest fixes by predicted step time
+    /// term beside the message's numbers, fragmentation, overrun or a GPU shared with other processes, and the cheapest
+    /// fixes by predicted step time
     #[command(after_help = EXIT_STATUS)]
     Oom {
         /// The plan file of the run (meshplan import makes one from a launch command or config)
