@@ -41,6 +41,7 @@ pub fn cause_class(c: Cause) -> &'static str {
         Cause::OutsideAllocator => "outside-allocator",
         Cause::MemoryReport => "memory-report",
         Cause::SharedDevice => "shared-device",
+        Cause::HostMemory => "host-memory",
     }
 }
 

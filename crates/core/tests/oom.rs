@@ -868,3 +868,31 @@ fn another_process_on_the_gpu_is_the_cause() {
     assert!(x.message.other_process_bytes.is_empty());
     assert_ne!(x.cause, Cause::SharedDevice);
 }
+
+/// The host's out-of-memory, which users paste as "OOM" too: torchrun reporting a rank ended by SIGKILL ("failed
+/// (exitcode: -9) local_rank: 0", torch/distributed/elastic/multiprocessing/api.py), the kernel's "Out of memory: Killed
+/// process", Kubernetes' OOMKilled. It was "no CUDA out-of-memory message found"; now the verdict is the host's memory,
+/// with the plan's host memory per node (the README plan keeps nothing there) beside the node's, and what meshplan does
+/// not size there: this model's checkpoint, 70.55B parameters × 2 B = 131.4 GiB in bf16 (× 14 B = 919.8 GiB with the
+/// fp32 optimizer state). No fixes: the plan's GPU memory is not the cause. Written here.
+#[test]
+fn the_hosts_out_of_memory_is_said() {
+    use meshplan_core::oom::explain;
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    let torchrun = "E1207 12:00:02.000000 140 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) local_rank: 3 (pid: 1234) of binary: /usr/bin/python3\n";
+    let x = explain(&plan, &report, torchrun, None).unwrap();
+    assert_eq!((x.message.form.as_str(), x.cause, x.rank), ("host", Cause::HostMemory, 3));
+    assert!(x.cause_text.contains("SIGKILL") && x.cause_text.contains("meshplan predicts nothing of host memory per node"), "{}", x.cause_text);
+    let params = report.derived.total_parameters as f64;
+    assert!((params / 1e9 - 70.55).abs() < 0.01, "{params}");
+    assert!(x.cause_text.contains(&format!("this model is {:.2} GiB of bf16 weights", params * 2.0 / GIB)), "{}", x.cause_text);
+    assert!(x.fixes.is_empty());
+    for text in ["[12345.678] Out of memory: Killed process 4242 (python3) total-vm:900000000kB", "Last State: Terminated\n  Reason: OOMKilled\n"] {
+        let x = explain(&plan, &report, text, None).unwrap();
+        assert_eq!(x.cause, Cause::HostMemory, "{text}");
+    }
+    // A GPU out-of-memory in the same log is the one explained.
+    let both = format!("{torchrun}{}", current(Some(0), 0, "2.00 GiB", 79.11, 1.02, 74.21, 1.80));
+    assert_ne!(explain(&plan, &report, &both, None).unwrap().cause, Cause::HostMemory);
+}

@@ -309,8 +309,33 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
             keep(m, &mut out);
         }
     }
+    // With no GPU out-of-memory: the host's (the kernel's OOM killer, torchrun's SIGKILL exit, Kubernetes' OOMKilled).
+    if out.is_empty() {
+        for &(marker, note) in HOST {
+            if let Some(start) = text.find(marker) {
+                let line = &text[text[..start].rfind('\n').map_or(0, |i| i + 1)..];
+                let line = &line[..line.find('\n').unwrap_or(line.len())];
+                let (rank, local_rank) = prefixes(text, start);
+                let local_rank = local_rank.or_else(|| number_after(line, "local_rank: "));
+                keep(OomMessage { form: "host".into(), device: "host".into(), rank, local_rank, note: Some(note.into()), ..OomMessage::default() }, &mut out);
+                break;
+            }
+        }
+    }
     if out.is_empty() {
         return reports(text);
     }
     out
 }
+
+/// The host running out of memory, which users report as an out-of-memory too: (marker, what it says).
+// Sources: torch/distributed/elastic/multiprocessing/api.py ("failed (exitcode: -9)": the worker ended by SIGKILL, the
+// Linux OOM killer's signal); the kernel's oom_kill.c ("Out of memory: Killed process"); Kubernetes' container status
+// reason OOMKilled (its cgroup memory limit); torch/utils/data/_utils/signal_handling.py ("DataLoader worker (pid X) is
+// killed by signal: Killed").
+const HOST: &[(&str, &str)] = &[
+    ("Out of memory: Killed process", "the kernel's out-of-memory killer ended a process: the host ran out of memory"),
+    ("OOMKilled", "Kubernetes ended the container for exceeding its memory limit (OOMKilled): the host's memory, not the GPU's"),
+    ("is killed by signal: Killed", "a DataLoader worker was killed (signal: Killed), as the host's out-of-memory killer does"),
+    ("exitcode: -9", "a rank ended by SIGKILL (torchrun: exitcode -9), the signal of the host's out-of-memory killer (or of a scheduler enforcing a memory limit)"),
+];

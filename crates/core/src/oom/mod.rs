@@ -83,6 +83,9 @@ pub enum Cause {
     /// Other processes hold memory on the failing GPU, at least what the request was short by, and the plan fits: the
     /// GPU is shared (another job, a process left running, other ranks' stray CUDA contexts).
     SharedDevice,
+    /// The host ran out of memory (the kernel's OOM killer, a SIGKILL exit, Kubernetes' OOMKilled), not the GPU: the
+    /// plan's host memory per node beside the node's.
+    HostMemory,
 }
 
 /// The explanation of one failing rank.
@@ -250,7 +253,11 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     let compared = compare(&message, stage, capacity);
     let predicted_terms = stage.map(terms_of).unwrap_or_default();
     let predicted_allocated = stage.map_or(0, |s| s.allocated_bytes);
-    let (cause, cause_text, shortfall) = verdict(&message, &named, (predicted_peak, predicted_allocated), capacity);
+    let (cause, cause_text, shortfall) = if message.form == "host" {
+        host_verdict(&message, &basis.memory, basis.derived.total_parameters)
+    } else {
+        verdict(&message, &named, (predicted_peak, predicted_allocated), capacity)
+    };
     let over_budget = if cause == Cause::DoesNotFit { over_budget(stage, predicted_peak.saturating_sub(capacity)) } else { Vec::new() };
     // An overrun the plan does not predict: a fix must free at least what the run could not get (the shortfall, and at
     // least the request itself when free and cached memory add up to it but hold it in no block).
@@ -268,7 +275,7 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     let key = (pipeline_stage, target, culprit, corrections.clone());
     match cache.entries.iter().find(|(k, _)| *k == key) {
         // A run that did not run out needs no fix: a memory report is compared, not repaired.
-        _ if cause == Cause::MemoryReport => {}
+        _ if matches!(cause, Cause::MemoryReport | Cause::HostMemory) => {}
         Some((_, f)) => fixes.extend(f.iter().cloned()),
         None => {
             let ranked = fixes::ranked(basis_plan, basis, Target { peak_bytes: target, culprit, stage: pipeline_stage }, MAX_FIXES);
@@ -358,6 +365,24 @@ fn setup_note(m: &OomMessage, stage: Option<&StageMemory>, f: &frames::Frame) ->
         format!("{} (predicted {}, {:+.1}%)", names(done), gib(cum), (allocated as f64 / cum.max(1) as f64 - 1.0) * 100.0)
     };
     Some(format!("the traceback places the failure at {place}: PyTorch's {} allocated is {covered}{next}", gib(allocated)))
+}
+
+/// A host out-of-memory: what the plan keeps on each node's host beside its memory, and what meshplan does not size.
+fn host_verdict(m: &OomMessage, memory: &crate::memory::MemoryReport, parameters: u64) -> (Cause, String, u64) {
+    let gib = culprit::shown;
+    let what = m.note.clone().unwrap_or_else(|| "the host ran out of memory".into());
+    let host = if memory.host_bytes_per_node == 0 { "nothing".to_string() } else { gib(memory.host_bytes_per_node) };
+    let planned = match (memory.host_memory_per_node_bytes, memory.host_fits) {
+        (Some(cap), Some(false)) => format!("meshplan predicts {host} of host memory per node for what the plan keeps there (offloaded optimizer state or activations), over the node's {}: the plan itself does not fit the host", gib(cap)),
+        (Some(cap), _) => format!("meshplan predicts {host} of host memory per node for what the plan keeps there (offloaded optimizer state or activations) of the node's {}", gib(cap)),
+        (None, _) => format!("meshplan predicts {host} of host memory per node for what the plan keeps there (the node's memory is not known)"),
+    };
+    // A checkpoint's size: 2 B a parameter for bf16 weights, 12 more for fp32 master weights and Adam's two moments.
+    let checkpoint = format!("{} of bf16 weights, {} with the fp32 optimizer state", gib(parameters.saturating_mul(2)), gib(parameters.saturating_mul(14)));
+    let text = format!(
+        "{what}. The GPUs' memory is not what ran out: {planned}. What meshplan does not size on the host: a checkpoint loaded into CPU memory by every rank of the node at once (this model is {checkpoint}), data-loader workers and their prefetch, pinned staging buffers, and other jobs on the node"
+    );
+    (Cause::HostMemory, text, 0)
 }
 
 /// The plan edit an implied value stands for.
