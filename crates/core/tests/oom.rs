@@ -50,6 +50,13 @@ fn example() -> Value {
     serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/llama-3.1-70b.json")).unwrap()).unwrap()
 }
 
+/// The README plan and its report.
+fn readme() -> (Value, meshplan_core::Report) {
+    let plan = example();
+    let report = plan_value(&plan).unwrap();
+    (plan, report)
+}
+
 /// Issue 13's message on the README's Llama 3.1 70B plan (TP 8, PP 4, DP 2 on 64 GPUs, order tp-cp-ep-dp-pp):
 /// GPU 3 → rank 3 on node 0: tp digit 3, dp digit 0, pp = 3 / (TP·CP·DP = 16) = 0, so stage 0; its TP group is ranks
 /// 0–7, its DP group {3, 3+8} (stride TP = 8), its PP group {3, 19, 35, 51} (stride 16). The 2.00 GiB request fits in
@@ -828,9 +835,7 @@ fn a_set_up_failure_is_read_against_what_the_set_up_allocates() {
 /// device (the same plan at seq 16,384: about 69 GiB allocated predicted, 72 held) are named as such. Written here.
 #[test]
 fn another_process_on_the_gpu_is_the_cause() {
-    use meshplan_core::oom::explain;
-    let plan = example();
-    let report = plan_value(&plan).unwrap();
+    let (plan, report) = readme();
     let msg = |others: &str, mine: f64, allocated: f64| {
         format!(
             "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which 0.30 GiB is free. {others}Including non-PyTorch memory, this process has {mine:.2} GiB memory in use. Of the allocated memory {allocated:.2} GiB is allocated by PyTorch, and 0.50 GiB is reserved by PyTorch but unallocated."
@@ -877,9 +882,7 @@ fn another_process_on_the_gpu_is_the_cause() {
 /// fp32 optimizer state). No fixes: the plan's GPU memory is not the cause. Written here.
 #[test]
 fn the_hosts_out_of_memory_is_said() {
-    use meshplan_core::oom::explain;
-    let plan = example();
-    let report = plan_value(&plan).unwrap();
+    let (plan, report) = readme();
     let torchrun = "E1207 12:00:02.000000 140 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) local_rank: 3 (pid: 1234) of binary: /usr/bin/python3\n";
     let x = explain(&plan, &report, torchrun, None).unwrap();
     assert_eq!((x.message.form.as_str(), x.cause, x.rank), ("host", Cause::HostMemory, 3));
