@@ -178,7 +178,7 @@ fn rank_of(message: &OomMessage, rank: Option<u64>) -> (u64, String) {
     match (rank, message.rank, message.local_rank, message.gpu_index) {
         (Some(r), ..) => (r, "given".to_string()),
         (None, Some(r), ..) => (r, "the message's [rank] prefix".to_string()),
-        (None, None, Some(l), _) => (l, "the message's [default] prefix, a local rank (node 0 assumed; give --rank for another node)".to_string()),
+        (None, None, Some(l), _) => (l, "the message's local rank (a [defaultN] prefix, or torchrun's local_rank: N; node 0 assumed; give --rank for another node)".to_string()),
         (None, None, None, Some(g)) => (g, "the message's GPU index (a local device: node 0 assumed; give --rank for another node)".to_string()),
         (None, None, None, None) => (0, "none in the message: rank 0 assumed".to_string()),
     }
