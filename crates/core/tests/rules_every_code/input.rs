@@ -55,6 +55,14 @@ pub fn cases() -> Vec<Case> {
         case("missing-cluster", Kind::Input, without(dense_plan.clone(), "cluster"), probe(dense(), &[("cluster", json!({}))])),
         // h100-sxm-81gb is one letter off the catalogue's h100-sxm-80gb.
         case("unknown-gpu", Kind::Input, probe(dense(), &[("cluster.gpu", json!("h100-sxm-81gb"))]), probe(dense(), &[("cluster.gpu", json!("h100-sxm-80gb"))])),
+        // torch's device name for an H100 SXM names the one catalogue entry of that family and size: read as it, said;
+        // the catalogue's key is silent.
+        case(
+            "gpu-name-read",
+            Kind::Info,
+            probe(dense(), &[("cluster.gpu", json!("NVIDIA H100 80GB HBM3"))]),
+            probe(dense(), &[("cluster.gpu", json!("h100-sxm-80gb"))]),
+        ),
         // One letter dropped from a recipe name of data/bridge_recipes.json ("confg"): levenshtein 1 to
         // qwen3_8b_pretrain_4gpu_h100_bf16_config, the fix; the plan keeps its own model and cluster. Spelt right it is
         // silent (that recipe, TP 4 and micro-batch 2 at seq 4096, fits the 8 H100 of the probe's cluster).
