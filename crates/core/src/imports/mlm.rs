@@ -62,10 +62,11 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
             if values.is_empty() {
                 // A switch takes no value, and a flag's value is one word: a word that is an unset variable alone after
                 // them is an argument of its own (`--bf16 ${load_options}`), not their value.
-                let switch = takes_no_value(&names::canonical_flag(name));
+                // (Looked up only at such a word: most flags are followed by none.)
+                let switch = || takes_no_value(&names::canonical_flag(name));
                 // A launcher's flags end at the program it starts (`torchrun --master_port 6000 pretrain_gpt.py …`).
                 while i < words.len() && !words[i].starts_with("--") && words[i] != "\n" && !words[i].ends_with(".py") {
-                    if unset_word(&words[i]) && (switch || !values.is_empty()) {
+                    if unset_word(&words[i]) && (!values.is_empty() || switch()) {
                         break;
                     }
                     values.push(words[i].clone());
