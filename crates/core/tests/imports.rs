@@ -1110,80 +1110,36 @@ fn an_input_without_a_gpu_keeps_the_replaced_plans() {
     assert_eq!(plan.cluster.gpu, "h100-sxm-80gb");
 }
 
-/// A fine-tuning script of a Llama 2 7B shape (32 layers, hidden 4096, FFN 11008, 32 heads in 32 query groups, RMSNorm,
-/// SwiGLU, RoPE, untied, no bias), written here after the shell-variable scripts users paste into Megatron-LM's OOM
-/// threads (NVIDIA/Megatron-LM issue #606: `TP=1`, `NUM_KV_HEADS=32`, `torchrun $DISTRIBUTED_ARGS`). It gives no
-/// `--qk-layernorm`: Megatron-LM runs it without (TransformerConfig qk_layernorm = False). The shape is OLMo 2 7B's, whose
-/// preset has QK norm: the run is not that model, so the plan keeps Megatron-LM's defaults and no OLMo name.
+/// A Megatron-LM command states Megatron-LM's defaults for the architecture flags it leaves out, so a preset matched by
+/// shape lends none of its own (import corpus 49: a Llama 2 7B script is not OLMo 2 7B with QK layernorm). Here the other
+/// two sides: without `--normalization` the run is LayerNorm (Megatron-LM's default) whatever a preset of that shape
+/// uses, and a Llama 3 8B script that states every defining flag still names its preset.
 #[test]
 fn a_shape_match_keeps_megatron_lm_defaults_for_what_the_flags_leave_out() {
-    let script = "TP=1\nNUM_LAYERS=32\nHIDDEN=4096\nFFN=11008\nHEADS=32\n\
-        torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers $NUM_LAYERS \
-        --hidden-size $HIDDEN --ffn-hidden-size $FFN --num-attention-heads $HEADS --group-query-attention \
-        --num-query-groups 32 --seq-length 64 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 8 \
-        --tokenizer-type Llama2Tokenizer --swiglu --normalization RMSNorm --use-rotary-position-embeddings \
-        --untie-embeddings-and-output-weights --disable-bias-linear --bf16\n";
-    let (imported, plan, _) = imports::import_plan(script, &ImportOptions::default()).unwrap();
-    let m = &plan.model;
-    assert!(!m.qk_layernorm, "Megatron-LM's default: no QK layernorm");
-    assert_eq!((m.normalization.as_str(), m.position_embedding_type.as_str()), ("RMSNorm", "rope"));
-    assert_ne!(plan.model_key, "olmo-2-7b");
-    assert!(!plan.model_name.contains("OLMo"), "{}", plan.model_name);
+    let script = std::fs::read_to_string(format!("{}/tests/data/import_corpus/49_shape_of_a_qk_norm_preset.sh", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let (imported, plan, _) = imports::import_plan(&script, &ImportOptions::default()).unwrap();
+    assert!(!plan.model_name.contains("OLMo") && plan.model_key != "olmo-2-7b", "{}", plan.model_name);
     assert!(!imported.notes.iter().any(|n| n.contains("olmo-2-7b")), "{:?}", imported.notes);
-    // Without --normalization the run is LayerNorm (Megatron-LM's default), whatever a preset of that shape uses.
     let (_, plan, _) = imports::import_plan(&script.replace("--normalization RMSNorm ", ""), &ImportOptions::default()).unwrap();
     assert_eq!(plan.model.normalization, "LayerNorm");
-    // A Llama 3 8B script that states every defining flag still names its preset.
     let (_, plan, _) = imports::import_plan(&fixture("mlm_llama3_8b_fp8.sh"), &ImportOptions::default()).unwrap();
     assert!(plan.model_key.starts_with("llama-3"), "{}", plan.model_key);
 }
 
-/// Option groups held in variables that the script sets only on some branches, expanded after the last flag
-/// (`torchrun … ${megatron_options} ${pr_options} ${load_options} ${te_options}`, as Alibaba's Pai-Megatron-Patch
-/// example scripts assemble them; written here). An unset variable standing alone is an argument of its own: after the
-/// switch `--bf16` it is not the switch's value (the run trains in bf16, not the fp32 of a switch left unread), after
-/// `--micro-batch-size 2` not a second value; a value that is itself unset is still not evaluated.
+/// The argument dump's `data_parallel_size` (validate_args' world_size // (TP·PP·CP)) sizes a dump without `world_size`
+/// (import corpus 51); with both, they are checked: DP 2 × TP 8 × PP 4 is 64, not the dump's 128, which the plan takes.
 #[test]
-fn an_unset_variable_after_a_switch_is_no_value_of_it() {
-    let script = "MBS=2\nPR_OPTS=\"--bf16\"\nOPTS=\"--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 \
-        --max-position-embeddings 4096 --micro-batch-size ${MBS} ${EXTRA_OPTS} --global-batch-size 64\"\n\
-        torchrun --nproc_per_node 8 pretrain_gpt.py ${OPTS} ${PR_OPTS} ${load_options} ${te_options} --tensor-model-parallel-size ${TP_SIZE}\n";
-    let (imported, plan, _) = imports::import_plan(script, &ImportOptions::default()).unwrap();
-    assert_eq!(plan.training.settings.precision.key(), "bf16");
-    assert_eq!((plan.training.micro_batch_size, plan.training.global_batch_size), (2, Some(64)));
-    assert!(!imported.unrecognized.iter().any(|u| u.name == "--bf16" || u.name == "--micro-batch-size"), "{:?}", imported.unrecognized);
-    let tp = imported.unrecognized.iter().find(|u| u.name == "--tensor-model-parallel-size").expect("TP not evaluated");
-    assert!(tp.why.starts_with("not evaluated"), "{}", tp.why);
-    let note = imported.notes.iter().find(|n| n.starts_with("not set in the text:")).expect("note");
-    for w in ["${EXTRA_OPTS}", "${load_options}", "${te_options}"] {
-        assert!(note.contains(w), "{note}");
-    }
-}
-
-/// Megatron-LM's argument dump prints `data_parallel_size`, which validate_args derives as world_size // (TP·PP·CP)
-/// (megatron/training/arguments.py l.442-448). A dump (or a W&B config) without `world_size` is sized from it: DP 2 ×
-/// TP 8 × PP 4 = 64 GPUs, 8 nodes of 8; with both, they are checked, and the name is never "not a setting".
-#[test]
-fn the_dumps_data_parallel_size_sizes_the_world() {
-    let dump = |extra: &str| {
-        format!(
-            "------------------------ arguments ------------------------\n  num_layers ......................... 80\n  \
-             hidden_size ........................ 8192\n  num_attention_heads ................ 64\n  seq_length ......................... 8192\n  \
-             micro_batch_size ................... 1\n  tensor_model_parallel_size ......... 8\n  pipeline_model_parallel_size ....... 4\n  \
-             data_parallel_size ................. 2\n{extra}-------------------- end of arguments ---------------------\n"
-        )
-    };
-    let (imported, plan, _) = imports::import_plan(&dump(""), &ImportOptions::default()).unwrap();
-    assert_eq!((plan.cluster.num_nodes, plan.cluster.gpus_per_node), (8, 8));
-    assert!(imported.notes.iter().any(|n| n.starts_with("world size 64: data_parallel_size 2 × TP 8 × PP 4")), "{:?}", imported.notes);
-    assert!(!imported.unrecognized.iter().any(|u| u.name.contains("data")), "{:?}", imported.unrecognized);
-    let (imported, plan, _) = imports::import_plan(&dump("  world_size ......................... 128\n"), &ImportOptions::default()).unwrap();
+fn the_dumps_data_parallel_size_is_checked_against_its_world_size() {
+    let dump = std::fs::read_to_string(format!("{}/tests/data/import_corpus/51_args_dump_without_world_size.txt", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let dump = dump.replace("  vocab_size", "  world_size ...................................... 128\n  vocab_size");
+    let (imported, plan, _) = imports::import_plan(&dump, &ImportOptions::default()).unwrap();
     assert_eq!(plan.cluster.num_nodes * plan.cluster.gpus_per_node, 128);
     assert!(imported.notes.iter().any(|n| n.starts_with("data_parallel_size 2 is not world_size 128")), "{:?}", imported.notes);
+    assert!(!imported.unrecognized.iter().any(|u| u.name.contains("data")), "{:?}", imported.unrecognized);
 }
 
-/// Slurm's GPU type (sbatch(1): `--gres=gpu[:type]:count`, `--gpus[-per-node]=[type:]count`) names the GPU: a job script
-/// that asks for `gpu:h100:8` runs on H100s, not on whatever meshplan would assume; `a100` fits two catalogue entries
+/// Slurm's GPU type (sbatch(1): `--gres=gpu[:type]:count`, `--gpus[-per-node]=[type:]count`) names the GPU (`--gres`:
+/// import corpus 50); here `--gpus-per-node=h200:8`, and `a100`, which fits two catalogue entries
 /// (40 and 80 GB), said and left to --gpu; a type the catalogue lacks is said. Written here.
 #[test]
 fn slurms_gpu_type_names_the_gpu() {
@@ -1191,9 +1147,6 @@ fn slurms_gpu_type_names_the_gpu() {
         format!("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH {gres}\nsrun torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \
             --num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
     };
-    let (imported, plan, _) = imports::import_plan(&script("--gres=gpu:b200:8"), &ImportOptions::default()).unwrap();
-    assert_eq!((plan.gpu.key.as_str(), plan.cluster.gpus_per_node, plan.cluster.num_nodes), ("b200", 8, 4));
-    assert!(imported.notes.iter().any(|n| n.starts_with("GPU: b200 from Slurm's --gres=gpu:b200:8")), "{:?}", imported.notes);
     let (_, plan, _) = imports::import_plan(&script("--gpus-per-node=h200:8"), &ImportOptions::default()).unwrap();
     assert_eq!(plan.gpu.key, "h200-sxm-141gb");
     let (imported, _, _) = imports::import_plan(&script("--gres=gpu:a100:8"), &ImportOptions::default()).unwrap();
