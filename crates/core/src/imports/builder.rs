@@ -157,6 +157,20 @@ impl Builder {
         }
     }
 
+    /// The GPU a launcher names in its own words (Slurm's GPU type, a pod's product label): the one catalogue entry the
+    /// name means (`presets::gpus_named`), at `rank`, said with `whence`; a name meaning none or several is said and
+    /// leaves the GPU to the rest of the input.
+    pub fn gpu_named(&mut self, name: &str, rank: usize, whence: &str) {
+        match presets::gpus_named(name).as_slice() {
+            [one] => {
+                self.set("cluster.gpu", Value::from(one.key.clone()), rank);
+                self.notes.push(format!("GPU: {} from {whence}", one.key));
+            }
+            [] => self.notes.push(format!("{whence} names no GPU of meshplan's catalogue: give --gpu")),
+            many => self.notes.push(format!("{whence} fits {}: give --gpu", many.iter().map(|g| g.key.as_str()).collect::<Vec<_>>().join(" and "))),
+        }
+    }
+
     pub fn get(&self, path: &str) -> Option<&Value> {
         let (section, field) = path.split_once('.')?;
         self.plan.get(section)?.get(field)

@@ -301,13 +301,7 @@ impl Manifest {
         b.notes.push(format!("read as a Kubernetes {kind}: its containers' command and args{pods}"));
         // GPU feature discovery's product label names the GPU when it names one catalogue entry.
         if let Some(p) = &self.gpu_product {
-            match crate::presets::gpus_named(p).as_slice() {
-                [one] => {
-                    b.set("cluster.gpu", Value::from(one.key.clone()), 3);
-                    b.notes.push(format!("GPU: {} from the pods' node selector nvidia.com/gpu.product: {p}", one.key));
-                }
-                _ => b.notes.push(format!("the pods' node selector nvidia.com/gpu.product: {p} names no one GPU of meshplan's catalogue: give --gpu")),
-            }
+            b.gpu_named(p, 3, &format!("the pods' node selector nvidia.com/gpu.product: {p}"));
         }
     }
 }

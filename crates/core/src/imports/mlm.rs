@@ -646,17 +646,7 @@ fn slurm_gpu_type(b: &mut Builder, key: &str, value: &str) {
         ("--gres", ["gpu", kind, _]) | ("--gpus" | "--gpus-per-node", [kind, _]) => *kind,
         _ => return,
     };
-    match crate::presets::gpus_named(kind).as_slice() {
-        [one] => {
-            b.set("cluster.gpu", Value::from(one.key.clone()), 1);
-            b.notes.push(format!("GPU: {} from Slurm's {key}={value} (its GPU type `{kind}`)", one.key));
-        }
-        [] => b.notes.push(format!("Slurm's GPU type `{kind}` ({key}={value}) is no GPU of meshplan's catalogue: give --gpu")),
-        many => b.notes.push(format!(
-            "Slurm's GPU type `{kind}` ({key}={value}) fits {}: give --gpu",
-            many.iter().map(|g| g.key.as_str()).collect::<Vec<_>>().join(" and ")
-        )),
-    }
+    b.gpu_named(kind, 1, &format!("Slurm's {key}={value} (its GPU type `{kind}`)"));
 }
 
 /// The settings row that flag `key` sets, and the value it gives.
