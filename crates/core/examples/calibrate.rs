@@ -143,7 +143,19 @@ fn apply_recipe_settings(r: &Value, plan: &mut Value, tp_gt_1: bool) -> Option<S
     // (scripts/performance/configs/llama3/llama3_llm_pretrain.py:78 @ v0.2.0, `tp_comm_overlap = False if precision ==
     // "nvfp4"`, the same in configs/llama/llama3_llm_pretrain.py and llama31_llm_pretrain.py @ v0.3.0-v0.5.1, and every
     // *_nvfp4_config of perf_recipes/llama/{b200,b300,gb200,gb300}/llama3{,1}.py @ v0.6.0).
-    if t["precision"] == "fp4" && r["model"].as_str().unwrap_or("").to_ascii_lowercase().contains("llama") {
+    let model = r["model"].as_str().unwrap_or("").to_ascii_lowercase();
+    if t["precision"] == "fp4" && model.contains("llama") {
+        t["tp_comm_overlap"] = json!(false);
+    }
+    // Its Nemotron 3 Super and Ultra runs overlap no TP communication at any release of the tables: the library
+    // recipes leave `comm_overlap` at None (recipes/common.py:128 `comm_overlap=None` @ v0.6.0; no `comm_overlap` in
+    // recipes/nemotronh/nemotron_3_super.py @ v0.4.0-v0.5.1), neither the v0.4.0-v0.5.1 workload configs
+    // (scripts/performance/configs/nemotronh/nemotron_3_llm_pretrain.py) nor the v0.6.0 perf recipes
+    // (perf_recipes/nemotronh/common.py `_apply_nemotron_3_super_perf_defaults`) set it, and the one override that
+    // creates it, `_set_moe_a2a_overlap_overrides` (scripts/performance/utils/overrides.py:169 @ v0.5.0, :193
+    // @ v0.6.0), runs only with moe_a2a_overlap, which none of their workloads turns on. Megatron-Core's
+    // TransformerConfig.tp_comm_overlap then keeps its default, False.
+    if model.contains("nemotron_3_super") || model.contains("nemotron_3_ultra") {
         t["tp_comm_overlap"] = json!(false);
     }
     // Bridge's perf harness runs FP8 current scaling without the recipe's BF16 first/last layers at every release
