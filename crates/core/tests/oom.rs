@@ -899,3 +899,52 @@ fn the_hosts_out_of_memory_is_said() {
     let both = format!("{torchrun}{}", current(Some(0), 0, "2.00 GiB", 79.11, 1.02, 74.21, 1.80));
     assert_ne!(explain(&plan, &report, &both, None).unwrap().cause, Cause::HostMemory);
 }
+
+/// Before the first optimizer step the Adam moments do not exist: Megatron-Core's optimizer creates no state at set-up
+/// (optimizer/__init__.py init_state_fn runs only to load a checkpoint) and Adam fills it in its first `step()`. Llama 3
+/// 8B's shape with tied embeddings (8,030,261,248 − 128,256 × 4,096 = 7,504,924,672 parameters) on 8 H100s, DP 8, without
+/// the distributed optimizer, by hand: bf16 weights 2 B, the fp32 main-gradient buffer 4 B and the fp32 master weights
+/// 4 B a parameter = 75,049,246,720 B = 69.90 GiB before the first step; the two fp32 moments add 8 B = 55.92 GiB,
+/// 125.81 GiB from then on. A run that holds 76.10 GiB (+8.9%) is in
+/// its first iteration; a log that printed an iteration first is past it; a failure in Transformer Engine's FusedAdam
+/// is the first step creating the moments. Logs written here (the construct of threads where "the first iteration runs
+/// out of memory").
+#[test]
+fn the_first_iteration_holds_no_adam_moments() {
+    let plan = llama_8b(8, json!({"seq_length": 4096, "global_batch_size": 64, "use_distributed_optimizer": false}));
+    let report = plan_value(&plan).unwrap();
+    let frame = |file: &str, func: &str| format!("[rank0]:   File \"{file}\", line 100, in {func}\n");
+    let msg = current(Some(0), 0, "448.00 MiB", 79.11, 0.20, 76.10, 0.50);
+    let forward = format!("{}{msg}\n", frame("/opt/megatron-lm/megatron/core/transformer/mlp.py", "forward"));
+    let xs = explain_all(&plan, &report, &forward, None).unwrap();
+    assert_eq!(xs[0].phase.as_deref(), Some(meshplan_core::oom::FIRST_ITERATION_PHASE));
+    let note = xs[0].notes.iter().find(|n| n.contains("first iteration")).expect("a first-iteration note");
+    assert!(note.contains("69.90 GiB") && note.contains("55.92 GiB") && note.contains("125.81 GiB"), "{note}");
+    assert!(!note.contains("use_distributed_optimizer"), "the plan states it: {note}");
+    assert_eq!(xs[0].cause, Cause::DoesNotFit, "{}", xs[0].cause_text);
+
+    // A logged iteration: the moments exist, whatever the figures.
+    let later = format!(" [2026-01-01 10:00:00] iteration        1/     100 | consumed samples: 64 |\n{forward}");
+    let xs = explain_all(&plan, &report, &later, None).unwrap();
+    assert_eq!(xs[0].message.iterations_logged, Some(1));
+    assert!(xs[0].notes.iter().all(|n| !n.contains("first iteration")), "{:?}", xs[0].notes);
+
+    // In the fused Adam's step: the first step creating them.
+    let adam = format!("{}{msg}\n", frame("/usr/local/lib/python3.12/dist-packages/transformer_engine/pytorch/optimizers/fused_adam.py", "step"));
+    let xs = explain_all(&plan, &report, &adam, None).unwrap();
+    assert_eq!(xs[0].phase.as_deref(), Some(meshplan_core::oom::FIRST_STEP_PHASE));
+
+    // Left unstated, the same shortfall may be a sharded optimizer: said.
+    let mut open = plan.clone();
+    open["training"].as_object_mut().unwrap().remove("use_distributed_optimizer");
+    let r = plan_value(&open).unwrap();
+    let xs = explain_all(&open, &r, &forward, None).unwrap();
+    assert!(xs[0].notes.iter().any(|n| n.contains("first iteration") && n.contains("use_distributed_optimizer = false assumed")), "{:?}", xs[0].notes);
+
+    // With the distributed optimizer the moments are 1 B a parameter of 7.9: too little to tell the two apart, no reading.
+    let sharded = llama_8b(8, json!({"seq_length": 4096, "global_batch_size": 64, "use_distributed_optimizer": true}));
+    let r = plan_value(&sharded).unwrap();
+    let msg = current(Some(0), 0, "448.00 MiB", 79.11, 0.20, 50.00, 0.50);
+    let xs = explain_all(&sharded, &r, &format!("{}{msg}\n", frame("/opt/megatron-lm/megatron/core/transformer/mlp.py", "forward")), None).unwrap();
+    assert!(xs[0].notes.iter().all(|n| !n.contains("first iteration")), "{:?}", xs[0].notes);
+}

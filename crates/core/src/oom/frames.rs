@@ -51,6 +51,10 @@ const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     ("megatron/training.py", "get_model", SETUP, SETUP_KINDS),
     ("megatron/bridge/training/setup.py", "", SETUP, SETUP_KINDS),
     ("torch/optim/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
+    // The fused Adams Megatron-Core builds its optimizer on (optimizer/__init__.py: Transformer Engine's FusedAdam, else
+    // Apex's).
+    ("transformer_engine/pytorch/optimizers/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
+    ("apex/optimizers/", "", "the optimizer (its state, fp32 master weights and gradient copies)", &[TensorKind::OptimizerState, TensorKind::MasterWeights, TensorKind::GradCopies]),
     ("megatron/core/distributed/fsdp/", "", "Megatron-FSDP's parameter all-gather and gradient reduce-scatter", &[TensorKind::ParamAllGather, TensorKind::GradBucket]),
     ("megatron/core/distributed/", "", "the data-parallel gradient and parameter buffers (reduce-scatter, all-gather)", &[TensorKind::GradBucket, TensorKind::ParamAllGather]),
     ("megatron/core/transformer/cuda_graphs.py", "", "CUDA graph capture", &[TensorKind::CudaGraphs]),

@@ -66,6 +66,10 @@ pub struct OomMessage {
     /// code (`frames::innermost`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<super::frames::Frame>,
+    /// The last training iteration the log printed before the message (Megatron-LM's and Megatron Bridge's
+    /// ` iteration N/ M |` line), when it printed one: the run had taken N steps, so the optimizer's state exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations_logged: Option<u64>,
 }
 
 /// `12.34 GiB`, `786.00 MiB`, `0 bytes` → bytes.
@@ -289,6 +293,8 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
     };
     const MARKER: &str = "Tried to allocate ";
     let starts: Vec<usize> = text.match_indices(MARKER).map(|(i, _)| i).take(16 * MAX_MESSAGES).collect();
+    let iterations = iteration_lines(text);
+    let logged = |at: usize| iterations.partition_point(|(i, _)| *i < at).checked_sub(1).map(|k| iterations[k].1);
     // The traceback before a message runs from the previous message's line (or the window's start) to its own line.
     let line_start = |i: usize| text[..i].rfind('\n').map_or(0, |j| j + 1);
     for (n, &start) in starts.iter().enumerate() {
@@ -298,6 +304,7 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
         if let Some(mut m) = sized(text, start, msg) {
             let begin = n.checked_sub(1).map_or(0, |p| starts[p]);
             m.location = super::frames::innermost(text, begin, line_start(start), m.rank, m.local_rank);
+            m.iterations_logged = logged(start);
             keep(m, &mut out);
         }
     }
@@ -324,6 +331,25 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
     }
     if out.is_empty() {
         return reports(text);
+    }
+    out
+}
+
+/// The training log's iteration lines, in the log's order: (offset, N) of each ` iteration N/ M |`.
+// Source: megatron/training/training.py l.3568 training_log `' iteration {:8d}/{:8d} |'` @ NVIDIA/Megatron-LM
+// d98e8a64dd; Megatron Bridge training/utils/train_utils.py l.1089 (the same format) @ 067f987df03b. One pass over the
+// text; a number is at most 12 digits.
+fn iteration_lines(text: &str) -> Vec<(usize, u64)> {
+    let mut out = Vec::new();
+    for (i, w) in text.match_indices(" iteration ") {
+        let rest = text[i + w.len()..].trim_start_matches(' ');
+        let digits = &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())];
+        if digits.is_empty() || digits.len() > 12 || !rest[digits.len()..].starts_with('/') {
+            continue;
+        }
+        if let Ok(n) = digits.parse() {
+            out.push((i, n));
+        }
     }
     out
 }

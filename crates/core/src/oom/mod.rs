@@ -250,6 +250,10 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     // A failure in the set-up (the traceback says so): what PyTorch had allocated is the state built so far.
     let setup = message.location.as_ref().filter(|f| frames::is_setup(f)).and_then(|f| setup_note(&message, stage, f));
     notes.extend(setup.clone());
+    // A request named as the master weights is the set-up's (they are created before the first iteration).
+    let in_setup = setup.is_some() || named.culprit.as_ref().is_some_and(|c| c.kind == TensorKind::MasterWeights);
+    let first_step = if in_setup { None } else { first_step_note(&message, stage, plan, report) };
+    notes.extend(first_step.as_ref().map(|(n, _)| n.clone()));
     let compared = compare(&message, stage, capacity);
     let predicted_terms = stage.map(terms_of).unwrap_or_default();
     let predicted_allocated = stage.map_or(0, |s| s.allocated_bytes);
@@ -286,9 +290,10 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     if cause != Cause::MemoryReport && !fixes.iter().any(|f| f.fits) {
         notes.push("no single nearby change meshplan tried brings the peak under the device: run `meshplan search` for every layout".into());
     }
-    let phase = match setup {
-        Some(_) => Some(SETUP_PHASE.to_string()),
-        None => named.culprit.as_ref().map(|c| c.phase.clone()),
+    let phase = match (&setup, &first_step) {
+        (Some(_), _) => Some(SETUP_PHASE.to_string()),
+        (None, Some((_, p))) => Some(p.to_string()),
+        (None, None) => named.culprit.as_ref().map(|c| c.phase.clone()),
     };
     Explanation {
         assumptions: assumptions(plan, report),
@@ -365,6 +370,64 @@ fn setup_note(m: &OomMessage, stage: Option<&StageMemory>, f: &frames::Frame) ->
         format!("{} (predicted {}, {:+.1}%)", names(done), gib(cum), (allocated as f64 / cum.max(1) as f64 - 1.0) * 100.0)
     };
     Some(format!("the traceback places the failure at {place}: PyTorch's {} allocated is {covered}{next}", gib(allocated)))
+}
+
+/// The phase of a failure before the first optimizer step has created the Adam moments.
+pub const FIRST_ITERATION_PHASE: &str = "first iteration, before the first optimizer step";
+/// The phase of a failure in the first optimizer step, creating the Adam moments.
+pub const FIRST_STEP_PHASE: &str = "first optimizer step, creating the Adam moments";
+
+/// A failure in the training step whose allocated figure is short of what the plan holds from the first optimizer step
+/// on, by about the Adam moments: Megatron creates them at the first step (PyTorch's and Transformer Engine's Adam
+/// fill `optimizer.state` in their first `step()`; Megatron's init_state_fn runs only to load a checkpoint), so before
+/// it the run holds the weights, gradient buffers and fp32 master weights alone. Read only where the figures tell the two
+/// apart — held with the moments, at least the persistent state less [`ALLOCATED_BAND`]; without them, at most that
+/// state less the moments plus the band — and not after a logged iteration (the moments then exist). The note, and the
+/// phase: in the optimizer (the first step creating them) or before it.
+// Source: megatron/core/optimizer/__init__.py l.592 init_state_fn and optimizer.py l.1129/l.1146 (called only
+// `if is_loading`) @ NVIDIA/Megatron-LM d98e8a64dd; torch/optim/adam.py `_init_group` (state created when empty, in
+// step); transformer_engine/pytorch/optimizers/fused_adam.py step (initialize_state when the state is empty).
+fn first_step_note(m: &OomMessage, stage: Option<&StageMemory>, plan: &Value, report: &Report) -> Option<(String, &'static str)> {
+    let (allocated, s) = (m.allocated_bytes?, stage?);
+    if m.iterations_logged.is_some_and(|n| n > 0) || m.form == "memory-report" {
+        return None;
+    }
+    let on_device = |t: &&crate::memory::MemoryTerm| t.allocated && t.location == crate::memory::Location::Device;
+    let persistent: u64 = s.terms.iter().filter(on_device).filter(|t| t.phase == crate::memory::Phase::Persistent).map(|t| t.bytes).sum();
+    let moments: u64 = s.terms.iter().filter(on_device).filter(|t| t.key == TermKey::OptimizerMoments).map(|t| t.bytes).sum();
+    let without = persistent.saturating_sub(moments);
+    let a = allocated as f64;
+    let with_moments = a >= persistent as f64 * (1.0 - ALLOCATED_BAND);
+    let near_without = a >= without as f64 * (1.0 - ALLOCATED_BAND) && a <= (without + moments / 2) as f64;
+    if moments == 0 || with_moments || !near_without {
+        return None;
+    }
+    let gib = culprit::shown;
+    let in_optimizer = m.location.as_ref().is_some_and(|f| frames::kinds(f).contains(&TensorKind::OptimizerState));
+    let off = (a / without.max(1) as f64 - 1.0) * 100.0;
+    let held = format!(
+        "PyTorch's {} allocated is less than the plan holds from the first optimizer step on ({} of weights, gradient buffers and optimizer state), and about what it holds without the Adam moments ({}, {off:+.1}%)",
+        gib(allocated),
+        gib(persistent),
+        gib(without)
+    );
+    let why = "Adam creates its moments in its first step (unless a checkpoint's optimizer state was loaded)";
+    // The same shortfall is a run that shards its optimizer state where the plan assumed it does not.
+    let stated = |k: &str| plan.get("training").and_then(|t| t.get(k)).is_some();
+    let sharded = &report.plan.training.settings;
+    let why = if report.derived.data_parallel_size > 1 && !stated("use_distributed_optimizer") && !sharded.use_distributed_optimizer && !sharded.use_megatron_fsdp {
+        format!("{why}. Or the run shards its optimizer state over data parallelism, which the plan does not say (use_distributed_optimizer = false assumed): state what the run uses")
+    } else {
+        why.to_string()
+    };
+    Some(if in_optimizer {
+        (format!("{held}: the failure is the first optimizer step creating the moments ({} predicted): {why}", gib(moments)), FIRST_STEP_PHASE)
+    } else {
+        (
+            format!("{held}: the run failed in its first iteration, before the first optimizer step, which needs the moments' {} more: {why}", gib(moments)),
+            FIRST_ITERATION_PHASE,
+        )
+    })
 }
 
 /// A host out-of-memory: what the plan keeps on each node's host beside its memory, and what meshplan does not size.
