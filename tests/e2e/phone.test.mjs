@@ -88,3 +88,25 @@ test("phone: the sizing table's rows wrap, the long \"no layout fits\" reason in
   assert.deepEqual(problems, CLEAN);
   await context.close();
 });
+
+test("phone: an explained out-of-memory stays within the width, its first-iteration phase said", async () => {
+  // Llama 3.1 8B on 8 H100 without the distributed optimizer; a message whose allocated figure (76.10 GiB) is the
+  // weights, gradient buffer and fp32 master weights without the Adam moments: the first iteration (crates/core/tests/
+  // oom.rs works the figures by hand). The assumed settings name their tuned-default recipes by their long names, which
+  // ran past a phone's width before the panel's text wrapped. Message written here.
+  const plan = { model: "llama-3.1-8b", cluster: { gpu: "h100-sxm-80gb", gpus_per_node: 8, num_nodes: 1 },
+    training: { seq_length: 4096, micro_batch_size: 1, global_batch_size: 64, use_distributed_optimizer: false } };
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(plan)}`, { viewport: PHONE });
+  await page.click("#oom-panel summary");
+  await page.fill("#oom-message", [
+    '[rank0]:   File "/opt/megatron-lm/megatron/core/transformer/mlp.py", line 100, in forward',
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 0 has a total capacity of 79.11 GiB of which 200.00 MiB is free. Including non-PyTorch memory, this process has 78.91 GiB memory in use. Of the allocated memory 76.10 GiB is allocated by PyTorch, and 512.00 MiB is reserved by PyTorch but unallocated.",
+  ].join("\n"));
+  await page.click("#oom-explain");
+  await page.waitForSelector("#oom-where");
+  assert.match(await page.locator("#oom-where").textContent(), /first iteration, before the first optimizer step/);
+  assert.deepEqual(await outside(page, "#oom-panel, #oom-panel *:not(table *)"), []);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth));
+  assert.deepEqual(problems, CLEAN);
+  await context.close();
+});

@@ -381,9 +381,10 @@ pub const FIRST_STEP_PHASE: &str = "first optimizer step, creating the Adam mome
 /// on, by about the Adam moments: Megatron creates them at the first step (PyTorch's and Transformer Engine's Adam
 /// fill `optimizer.state` in their first `step()`; Megatron's init_state_fn runs only to load a checkpoint), so before
 /// it the run holds the weights, gradient buffers and fp32 master weights alone. Read only where the figures tell the two
-/// apart — held with the moments, at least the persistent state less [`ALLOCATED_BAND`]; without them, at most that
-/// state less the moments plus the band — and not after a logged iteration (the moments then exist). The note, and the
-/// phase: in the optimizer (the first step creating them) or before it.
+/// apart — from the first step on a failing forward or backward holds at least the persistent state (less
+/// [`ALLOCATED_BAND`]); before it, that state less the moments, plus at most one iteration's activations (within the
+/// band) — and not after a logged iteration (the moments then exist). The note, and the phase: in the optimizer (the
+/// first step creating them) or before it.
 // Source: megatron/core/optimizer/__init__.py l.592 init_state_fn and optimizer.py l.1129/l.1146 (called only
 // `if is_loading`) @ NVIDIA/Megatron-LM d98e8a64dd; torch/optim/adam.py `_init_group` (state created when empty, in
 // step); transformer_engine/pytorch/optimizers/fused_adam.py step (initialize_state when the state is empty).
@@ -395,21 +396,24 @@ fn first_step_note(m: &OomMessage, stage: Option<&StageMemory>, plan: &Value, re
     let on_device = |t: &&crate::memory::MemoryTerm| t.allocated && t.location == crate::memory::Location::Device;
     let persistent: u64 = s.terms.iter().filter(on_device).filter(|t| t.phase == crate::memory::Phase::Persistent).map(|t| t.bytes).sum();
     let moments: u64 = s.terms.iter().filter(on_device).filter(|t| t.key == TermKey::OptimizerMoments).map(|t| t.bytes).sum();
+    let transient: u64 = s.terms.iter().filter(on_device).filter(|t| t.phase == crate::memory::Phase::ForwardBackward).map(|t| t.bytes).sum();
     let without = persistent.saturating_sub(moments);
     let a = allocated as f64;
+    // From the first step on, a failing forward or backward holds at least the persistent state; before it, the state
+    // without the moments and up to one iteration's activations.
     let with_moments = a >= persistent as f64 * (1.0 - ALLOCATED_BAND);
-    let near_without = a >= without as f64 * (1.0 - ALLOCATED_BAND) && a <= (without + moments / 2) as f64;
-    if moments == 0 || with_moments || !near_without {
+    let before_step = a >= without as f64 * (1.0 - ALLOCATED_BAND) && a <= (without + transient) as f64 * (1.0 + ALLOCATED_BAND);
+    if moments == 0 || with_moments || !before_step {
         return None;
     }
     let gib = culprit::shown;
     let in_optimizer = m.location.as_ref().is_some_and(|f| frames::kinds(f).contains(&TensorKind::OptimizerState));
-    let off = (a / without.max(1) as f64 - 1.0) * 100.0;
     let held = format!(
-        "PyTorch's {} allocated is less than the plan holds from the first optimizer step on ({} of weights, gradient buffers and optimizer state), and about what it holds without the Adam moments ({}, {off:+.1}%)",
+        "PyTorch's {} allocated is less than the plan holds from the first optimizer step on ({} of weights, gradient buffers and optimizer state) and is what it holds without the Adam moments ({}), plus at most one iteration's activations ({})",
         gib(allocated),
         gib(persistent),
-        gib(without)
+        gib(without),
+        gib(transient)
     );
     let why = "Adam creates its moments in its first step (unless a checkpoint's optimizer state was loaded)";
     // The same shortfall is a run that shards its optimizer state where the plan assumed it does not.
