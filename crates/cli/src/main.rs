@@ -71,7 +71,7 @@ enum Command {
         kind: String,
     },
     /// Read a Megatron-LM command line (started by torchrun, srun, mpirun or deepspeed, or by a Kubernetes manifest's
-    /// containers), arguments block (or arguments as JSON, a W&B config, a --yaml-cfg file), Megatron Bridge overrides or config YAML (its recipe runner,
+    /// containers), arguments block (or arguments as JSON, a W&B config, a printed Namespace(…), a --yaml-cfg file), Megatron Bridge overrides or config YAML (its recipe runner,
     /// train.sh and performance launcher included), a NeMo 2 command, recipe script or performance script, a NeMo 1
     /// config, an NVIDIA MLPerf Training config_*.sh, or a meshplan export, and print the plan file (unrecognized
     /// settings and assumptions on stderr); the plan keeps the launcher's own defaults ("defaults": "megatron-core"),

@@ -19,7 +19,7 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         arguments(args_block(text), b, &mut gqa);
     } else if let Some(pairs) = args_by_name(text) {
         arguments(pairs, b, &mut gqa);
-        b.notes.push("read as Megatron-LM's arguments by name (a JSON object or a Weights & Biases config of `vars(args)`)".into());
+        b.notes.push("read as Megatron-LM's arguments by name (a JSON object or a Weights & Biases config of `vars(args)`, or the printed `Namespace(…)`)".into());
     } else if is_yaml_cfg(text) {
         arguments(yaml_cfg(text), b, &mut gqa);
         b.notes.push("read as Megatron-LM's --yaml-cfg file: language_model (TransformerConfig), model_parallel (ModelParallelConfig) and the other arguments by their names".into());
@@ -363,6 +363,9 @@ fn vocabulary(b: &mut Builder) {
 /// are sections).
 pub(crate) fn args_by_name(text: &str) -> Option<Vec<(String, String)>> {
     let t = text.trim_start();
+    if let Some(pairs) = namespace(text) {
+        return Some(pairs);
+    }
     let root = if t.starts_with('{') {
         serde_json::from_str::<Value>(t).ok()?
     } else if text.lines().any(|l| l.starts_with("wandb_version:")) {
@@ -396,6 +399,65 @@ pub(crate) fn args_by_name(text: &str) -> Option<Vec<(String, String)>> {
         Some((name, value))
     });
     Some(pairs.collect())
+}
+
+/// Megatron-LM's arguments as Python prints the `argparse.Namespace` (`Namespace(num_layers=32, bf16=True, …)`): what
+/// `print(args)` shows, and what a checkpoint holds (megatron/training/checkpointing.py l.1571 `state_dict['args'] =
+/// args`, printed after `torch.load`). Each `name=value` at the top level is an argument, its value spelled as the
+/// `arguments` block prints it: a quoted string unquoted, an enum's repr `<AttnBackend.auto: 5>` as `AttnBackend.auto`,
+/// everything else as written. None unless two of the arguments every run has are there. One pass over the text.
+fn namespace(text: &str) -> Option<Vec<(String, String)>> {
+    // The first of (at most 16) `Namespace(` that holds the arguments: prose before it may name the word.
+    text.match_indices("Namespace(").take(16).find_map(|(i, w)| namespace_at(&text[i + w.len()..]))
+}
+
+fn namespace_at(body: &str) -> Option<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    let (mut depth, mut quote, mut escaped) = (0usize, None::<char>, false);
+    let mut item = 0;
+    let close = |from: usize, to: usize, pairs: &mut Vec<(String, String)>| {
+        let Some((name, value)) = body[from..to].split_once('=') else { return };
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return;
+        }
+        let v = value.trim();
+        let unquoted = ['\'', '"'].iter().find_map(|q| v.strip_prefix(*q).and_then(|x| x.strip_suffix(*q)));
+        let v = match unquoted {
+            Some(inner) => inner.to_string(),
+            // `<AttnBackend.auto: 5>` → `AttnBackend.auto`.
+            None if v.starts_with('<') && v.ends_with('>') => v[1..v.len() - 1].split(':').next().unwrap_or("").trim().to_string(),
+            None => v.to_string(),
+        };
+        pairs.push((name.to_string(), v));
+    };
+    for (i, c) in body.char_indices() {
+        if let Some(q) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' if depth == 0 => {
+                close(item, i, &mut pairs);
+                break;
+            }
+            ')' | ']' | '}' | '>' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                close(item, i, &mut pairs);
+                item = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let args = ["num_layers", "hidden_size", "tensor_model_parallel_size", "micro_batch_size", "seq_length"];
+    (args.iter().filter(|a| pairs.iter().any(|(n, _)| n == *a)).count() >= 2).then_some(pairs)
 }
 
 /// Whether `text` is Megatron-LM's `--yaml-cfg` file (megatron/training/yaml_arguments.py, examples/gpt3/gpt_config.yaml):
