@@ -428,7 +428,8 @@ impl Shell {
         }
         let is_wrapper = |&(s, e): &(usize, usize)| {
             let ws = &raw[s..e];
-            let n = ws.iter().take_while(|w| assignment(w).is_some()).count();
+            let p = prompt_words(ws);
+            let n = p + ws[p..].iter().take_while(|w| assignment(w).is_some()).count();
             let rest = &ws[n..];
             let runner = rest.first().is_some_and(|w| ["bash", "sh", "zsh", "sbatch", "source", "."].iter().any(|r| w.is(r)));
             let script_at = usize::from(runner);
@@ -440,7 +441,7 @@ impl Shell {
         let (&(s, e), (n, script_at)) = [cmds[0], cmds[cmds.len() - 1]].iter().find_map(|c| is_wrapper(c).map(|x| (c, x)))?;
         let ws = &raw[s..e];
         let mut env = Vec::new();
-        for w in &ws[..n] {
+        for w in ws[..n].iter().filter(|w| assignment(w).is_some()) {
             self.assign(w);
             env.push(w.text.clone());
         }
@@ -714,6 +715,17 @@ fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
         }
     }
     env
+}
+
+/// How many words a pasted terminal prompt puts before a command: `$ bash run.sh …`, `% …`, `> …`, a shell's
+/// `user@host:~/dir$` or `root@host:/workspace#`, each after an optional `(venv)`.
+fn prompt_words(ws: &[Word]) -> usize {
+    let venv = usize::from(ws.first().is_some_and(|w| w.text.len() > 2 && w.text.starts_with('(') && w.text.ends_with(')')) && ws.len() > 1);
+    let prompt = ws.get(venv).is_some_and(|w| {
+        let t = w.text.as_str();
+        matches!(t, "$" | "%" | ">" | "#") || ((t.ends_with('$') || t.ends_with('#')) && t.contains('@') && t.contains(':'))
+    });
+    if prompt { venv + 1 } else { 0 }
 }
 
 /// A name's value: `$1` … from the positional parameters, else the text's variable (an array's first item).
