@@ -113,12 +113,14 @@ enum Command {
     /// fixes by predicted step time
     #[command(after_help = EXIT_STATUS)]
     Oom {
-        /// The plan file of the run (meshplan import makes one from a launch command or config)
+        /// The plan file of the run, or any launch artefact `meshplan import` reads (its launch script, the arguments
+        /// Megatron-LM printed, Bridge overrides or YAML), imported as that command does
         #[arg(value_name = "PLAN")]
         plan: PathBuf,
-        /// A file holding the out-of-memory message (a log excerpt is fine), or - for standard input
+        /// A file holding the out-of-memory message (a log excerpt is fine), or - for standard input; without it, PLAN is
+        /// the run's log, read for both: the arguments it printed and the message
         #[arg(value_name = "MESSAGE_FILE")]
-        message: PathBuf,
+        message: Option<PathBuf>,
         /// The global rank that failed (default: the message's [rankN] prefix, else its GPU index on node 0)
         #[arg(long, value_name = "N")]
         rank: Option<u64>,
@@ -314,7 +316,7 @@ fn main() -> ExitCode {
         Command::Export { input, kind } => cmd_export(input, kind),
         Command::Import { file, from, model, gpu, output } => trace::cmd_import(file, from.as_deref(), model.clone(), gpu.clone(), output.format),
         Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),
-        Command::Oom { plan, message, rank, output } => trace::cmd_oom(plan, message, *rank, output.format),
+        Command::Oom { plan, message, rank, output } => trace::cmd_oom(plan, message.as_deref(), *rank, output.format),
         Command::Schedule { input, width, output } => trace::cmd_schedule(input, *width as usize, output.format),
         Command::Presets { output } => cmd_presets(output.format),
         Command::Explain { code } => cmd_explain(code),

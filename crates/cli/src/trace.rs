@@ -160,13 +160,19 @@ fn diff_table(d: &meshplan_core::diff::Diff) -> String {
     out
 }
 
-pub fn cmd_oom(plan: &std::path::Path, message: &std::path::Path, rank: Option<u64>, format: Format) -> ExitCode {
+pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: Option<u64>, format: Format) -> ExitCode {
     let read = |p: &std::path::Path| read_input(p).map_err(unreadable);
-    let (plan_text, message_text) = match (read(plan), read(message)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(code), _) | (_, Err(code)) => return code,
+    let plan_text = match read(plan) {
+        Ok(t) => t,
+        Err(code) => return code,
     };
-    let value = match meshplan_core::plan::read_json(&plan_text) {
+    // Without a message file, PLAN is the run's log: the arguments it printed and the message after them.
+    let message_text = match message.map(read) {
+        None => plan_text.clone(),
+        Some(Ok(t)) => t,
+        Some(Err(code)) => return code,
+    };
+    let value = match plan_of(&plan_text) {
         Ok(v) => v,
         Err(e) => return unreadable(e),
     };
@@ -186,6 +192,22 @@ pub fn cmd_oom(plan: &std::path::Path, message: &std::path::Path, rank: Option<u
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The run's plan: a plan file, or any launch artefact `meshplan import` reads (a launch script, the printed arguments —
+/// a log holding them —, Bridge overrides or YAML), imported as `meshplan import` does, with what it read and assumed
+/// said on stderr.
+fn plan_of(text: &str) -> Result<serde_json::Value, meshplan_core::plan::InputError> {
+    if text.trim_start().starts_with('{') && imports::detect(text) == imports::Format::Plan {
+        return meshplan_core::plan::read_json(text);
+    }
+    let imported = imports::import(text, &ImportOptions::default())?;
+    let mut err = format!("meshplan oom: the plan is read from PLAN as {}, as `meshplan import` reads it\n", imported.format.key());
+    for n in &imported.notes {
+        err += &format!("meshplan oom: note: {n}\n");
+    }
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), err.as_bytes());
+    Ok(imported.plan)
 }
 
 fn opt_gib(b: Option<u64>) -> String {

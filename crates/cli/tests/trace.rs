@@ -63,6 +63,37 @@ fn oom_explains_a_message_and_refuses_text_without_one() {
     assert!(err.contains("no CUDA out-of-memory message"), "{err}");
 }
 
+/// A thread's paste is the run's log — the arguments Megatron-LM printed at start-up, then the out-of-memory — or its
+/// launch script beside the message: `meshplan oom LOG` reads the plan from the log itself, and PLAN may be any
+/// artefact `meshplan import` reads (before: "the plan is not valid JSON"). By hand: 80 layers, TP 8 · PP 4 on
+/// world_size 64 (DP 2); order tp-cp-ep-dp-pp puts rank 35 at tp 3, dp 0, pp 35 / 16 = 2. Log written here.
+#[test]
+fn oom_reads_the_plan_from_a_log_or_a_launch_script() {
+    let args = "------------------------ arguments ------------------------\n  global_batch_size ............................... 128\n  hidden_size ..................................... 8192\n  micro_batch_size ................................ 1\n  num_attention_heads ............................. 64\n  num_layers ...................................... 80\n  pipeline_model_parallel_size .................... 4\n  seq_length ...................................... 4096\n  tensor_model_parallel_size ...................... 8\n  vocab_size ...................................... 32000\n  world_size ...................................... 64\n-------------------- end of arguments ---------------------\n";
+    let msg = "[rank35]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 10.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.00 GiB is free. Of the allocated memory 67.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n";
+    let log = format!("{args}> building GPT model ...\n{msg}");
+    let (code, out, err) = run(&["oom", "-", "--format", "json"], Some(&log));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["rank"].as_u64(), v["pipeline_stage"].as_u64()), (Some(35), Some(2)));
+    assert!(err.contains("the plan is read from PLAN as megatron-args"), "{err}");
+
+    let script = "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py --num-layers 80 --hidden-size 8192 --num-attention-heads 64 --seq-length 4096 --micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --vocab-size 32000 --bf16\n";
+    let dir = std::env::temp_dir().join(format!("meshplan-oom-script-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("train.sh");
+    std::fs::write(&path, script).unwrap();
+    let (code, out, err) = run(&["oom", path.to_str().unwrap(), "-", "--format", "json"], Some(msg));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["rank"].as_u64(), v["pipeline_stage"].as_u64()), (Some(35), Some(2)));
+    // A plan file is read as before, silently.
+    let (code, _, err) = run(&["oom", EXAMPLE, "-"], Some(msg));
+    assert_eq!(code, 0);
+    assert!(!err.contains("read from PLAN"), "{err}");
+}
+
 /// The page's "Explain an OOM" renders the core's `oom::explain_all`, one explanation per failing rank; `meshplan oom
 /// --format json` prints the same explanations (the first at the top level, the others in `other_ranks`): for a log
 /// with two failing ranks (`[rank5]:` on stage 0, `[rank53]:` on stage 3 of the README plan) they agree value for value.
