@@ -12,6 +12,7 @@ use leptos::prelude::*;
 use crate::state::signal::memo;
 use meshplan_core::InputError;
 use meshplan_core::oom::{Cause, Explanation, Fix, explain_all};
+use meshplan_core::imports::{ImportOptions, has_printed_arguments, import};
 use serde_json::Value;
 
 /// The most ranks of a group listed; a longer group shows its first and last few and its size.
@@ -74,6 +75,27 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
             })
         })
     });
+    // A log that holds the arguments the run printed at start-up offers the run's own plan (imported as the import box
+    // does, the page's GPU kept when the log names none); the explanation then follows it.
+    let editor = editor();
+    let log_args = memo(move || submitted.with(|s| s.as_ref().is_some_and(|(m, _)| has_printed_arguments(m))));
+    // What using the log read: the plan it wrote and its notes (shown while that plan is the page's), or why not.
+    let log_read = RwSignal::new(None::<Result<(Value, Vec<String>), InputError>>);
+    let using_log = memo(move || log_read.with(|r| matches!(r, Some(Ok((plan, _))) if doc.plan.with(|p| p == plan))));
+    let use_log = move |_| {
+        let gpu = doc.plan.with_untracked(|p| p.get("cluster").and_then(|c| c.get("gpu")).and_then(Value::as_str).map(str::to_string));
+        let opts = ImportOptions { unnamed_gpu: gpu, ..ImportOptions::default() };
+        let read = submitted.with_untracked(|s| s.as_ref().map(|(m, _)| import(m, &opts)));
+        match read {
+            Some(Ok(i)) => {
+                let plan = i.plan;
+                log_read.set(Some(Ok((plan.clone(), i.notes))));
+                editor.update(move |p| *p = plan);
+            }
+            Some(Err(e)) => log_read.set(Some(Err(e))),
+            None => {}
+        }
+    };
     view! {
         <section class="panel" id="oom-panel" aria-labelledby="oom-h">
             <h2 id="oom-h">"Explain an OOM"</h2>
@@ -90,6 +112,20 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
                     <button id="oom-explain" on:click=run>"Explain"</button>
                 </div>
             </details>
+            {move || (log_args.get() && !using_log.get()).then(|| view! {
+                <p id="oom-log-args" class="hint">
+                    "This log holds the arguments the run printed at start-up. The explanation below is for the page's plan; "
+                    <button id="oom-use-log-plan" on:click=use_log>"Use the run's settings from the log"</button>
+                </p>
+            })}
+            {move || log_read.get().map(|r| match r {
+                Err(error) => view! { <InputErrorList id="oom-log-error" error /> }.into_any(),
+                Ok((_, notes)) => using_log.get().then(|| view! {
+                    <details id="oom-log-notes"><summary>"The plan is now the log's: what was read and assumed"</summary>
+                        <ul class="compare-list">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+                    </details>
+                }).into_any(),
+            })}
             {move || result.get().map(|r| match r {
                 Err(error) => view! { <InputErrorList id="oom-error" error /> }.into_any(),
                 Ok(xs) => {

@@ -326,3 +326,43 @@ test("the schedule drawn: 1F1B on the default plan, interleaved after VPP 2, bot
   assert.deepEqual(problems, clean);
   await context.close();
 });
+
+test("Explain an OOM: a log that holds the run's printed arguments offers the run's plan, and the explanation follows it", async () => {
+  // A log written here: Megatron-LM's arguments block at start-up (TP 8 · PP 4 on world_size 64), then the message of
+  // rank 35. On the README plan (TP 8 · PP 4 · VPP 5, 64 GPUs, DP 2) rank 35 is stage 2 too; the log's plan has 40 layers
+  // over 4 stages (10 a stage) where the README plan has 80. Before: the log's arguments were not read, and the
+  // explanation was for whatever plan the page held.
+  const log = [
+    "------------------------ arguments ------------------------",
+    "  global_batch_size ............................... 128",
+    "  hidden_size ..................................... 8192",
+    "  micro_batch_size ................................ 1",
+    "  num_attention_heads ............................. 64",
+    "  num_layers ...................................... 40",
+    "  pipeline_model_parallel_size .................... 4",
+    "  seq_length ...................................... 4096",
+    "  tensor_model_parallel_size ...................... 8",
+    "  vocab_size ...................................... 32000",
+    "  world_size ...................................... 64",
+    "-------------------- end of arguments ---------------------",
+    "> building GPT model ...",
+    "[rank35]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 10.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.00 GiB is free. Of the allocated memory 67.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.",
+  ].join("\n");
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  await page.click("#oom-panel summary");
+  await page.fill("#oom-message", log);
+  await page.click("#oom-explain");
+  assert.match(await text(page, "#oom-log-args"), /holds the arguments the run printed/);
+  assert.equal(await page.locator("#oom-log-notes").count(), 0);
+  await page.click("#oom-use-log-plan");
+  assert.equal(await page.locator("#f-model-num-layers").inputValue(), "40");
+  assert.match(await text(page, "#oom-where"), /Rank 35 .*pipeline stage 2/);
+  assert.match(await page.locator("#oom-log-notes summary").innerText(), /now the log's/);
+  assert.equal(await page.locator("#oom-log-args").count(), 0);
+  // An edit after it: the notes describe an earlier plan and go.
+  await page.fill("#f-training-micro-batch-size", "2");
+  await page.locator("#f-training-micro-batch-size").dispatchEvent("input");
+  await page.waitForFunction(() => !document.querySelector("#oom-log-notes") && document.querySelector("#oom-log-args"));
+  assert.deepEqual(problems, clean);
+  await context.close();
+});

@@ -119,6 +119,12 @@ pub fn import_plan(text: &str, opts: &ImportOptions) -> Result<(Imported, Plan, 
     Ok((imported, plan, diags))
 }
 
+/// Whether `text` (a log, say) holds the arguments a Megatron-LM run printed: its `arguments` block, or the
+/// `Namespace(…)` of `print(args)` — so that the run's own plan can be read from the log an out-of-memory is in.
+pub fn has_printed_arguments(text: &str) -> bool {
+    mlm::is_args_block(text) || (text.contains("Namespace(") && mlm::args_by_name(text).is_some())
+}
+
 /// The format `text` looks like.
 pub fn detect(text: &str) -> Format {
     let t = text.trim_start();
