@@ -363,6 +363,13 @@ test("Explain an OOM: a log that holds the run's printed arguments offers the ru
   await page.fill("#f-training-micro-batch-size", "2");
   await page.locator("#f-training-micro-batch-size").dispatchEvent("input");
   await page.waitForFunction(() => !document.querySelector("#oom-log-notes") && document.querySelector("#oom-log-args"));
+  // The log names no GPU; its message's device has 39.39 GiB, an A100 40GB's memory: taken instead of the page's H100.
+  await page.fill("#oom-message", log.replace("79.11 GiB of which", "39.39 GiB of which").replace("67.00 GiB is allocated", "37.00 GiB is allocated"));
+  await page.click("#oom-explain");
+  await page.click("#oom-use-log-plan");
+  assert.equal(await page.locator("#f-cluster-gpu").inputValue(), "a100-sxm-40gb");
+  await page.click("#oom-log-notes summary");
+  assert.match(await text(page, "#oom-log-notes"), /39\.39 GiB, the memory of the a100-sxm-40gb, taken/);
   assert.deepEqual(problems, clean);
   await context.close();
 });

@@ -88,6 +88,13 @@ fn oom_reads_the_plan_from_a_log_or_a_launch_script() {
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!((v["rank"].as_u64(), v["pipeline_stage"].as_u64()), (Some(35), Some(2)));
+    // The log names no GPU: the message's device (39.39 GiB) is an A100 40GB's memory, taken for the plan.
+    let small = log.replace("79.11 GiB of which 1.00", "39.39 GiB of which 1.00").replace("67.00 GiB is allocated", "37.00 GiB is allocated");
+    let (code, out, err) = run(&["oom", "-", "--format", "json"], Some(&small));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("the memory of the a100-sxm-40gb, taken"), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["capacity_bytes"].as_u64(), Some((39.39 * (1u64 << 30) as f64).round() as u64));
     // A plan file is read as before, silently.
     let (code, _, err) = run(&["oom", EXAMPLE, "-"], Some(msg));
     assert_eq!(code, 0);

@@ -948,3 +948,24 @@ fn the_first_iteration_holds_no_adam_moments() {
     let xs = explain_all(&sharded, &r, &format!("{}{msg}\n", frame("/opt/megatron-lm/megatron/core/transformer/mlp.py", "forward")), None).unwrap();
     assert!(xs[0].notes.iter().all(|n| !n.contains("first iteration")), "{:?}", xs[0].notes);
 }
+
+/// A plan read from a log (or the script beside it) that names no GPU takes the one whose memory the message's device
+/// capacity is: PyTorch reports an A100 40GB as 39.39 GiB (the catalogue's 40: 0.985 of it), which no other catalogue GPU
+/// has; 47.50 GiB is both the A40's and the L40S's 48 (0.990), so the default stays and both are named; 79.11 GiB is the
+/// default H100's 80 (0.989): nothing to say; 12.00 GiB is no catalogue GPU's.
+#[test]
+fn a_logs_device_capacity_names_its_gpu() {
+    let msg = |cap: f64| current(Some(0), 0, "1.00 GiB", cap, 0.10, cap - 2.0, 0.10);
+    let (key, note) = meshplan_core::oom::gpu_of_log(&msg(39.39), "h100-sxm-80gb").unwrap();
+    assert_eq!(key, "a100-sxm-40gb");
+    assert!(note.contains("39.39 GiB") && note.contains("by memory alone"), "{note}");
+    let (key, note) = meshplan_core::oom::gpu_of_log(&msg(47.50), "h100-sxm-80gb").unwrap();
+    assert_eq!(key, "h100-sxm-80gb");
+    assert!(note.contains("a40") && note.contains("l40s"), "{note}");
+    assert_eq!(meshplan_core::oom::gpu_of_log(&msg(79.11), "h100-sxm-80gb"), None);
+    let (key, note) = meshplan_core::oom::gpu_of_log(&msg(12.0), "h100-sxm-80gb").unwrap();
+    assert_eq!(key, "h100-sxm-80gb");
+    assert!(note.contains("no GPU in meshplan's catalogue"), "{note}");
+    // No capacity (a message without sizes): nothing.
+    assert_eq!(meshplan_core::oom::gpu_of_log("RuntimeError: CUDA error: out of memory", "h100-sxm-80gb"), None);
+}

@@ -74,6 +74,9 @@ pub struct ImportOptions {
     pub gpu: Option<String>,
     /// A GPU catalogue key for an input that names none: the page's plan's, kept (the catalogue's default otherwise).
     pub unnamed_gpu: Option<String>,
+    /// The note that says why `unnamed_gpu` was taken, when it is not the replaced plan's (the device of the log
+    /// beside the input: `oom::gpu_of_log`).
+    pub unnamed_gpu_note: Option<String>,
 }
 
 /// A plan under construction: values by plan path, each with the rank of the name it came from (0 decides).
@@ -420,7 +423,8 @@ impl Builder {
             (None, false) => match opts.unnamed_gpu.as_deref().filter(|g| presets::gpu(g).is_some()) {
                 Some(key) => {
                     self.set("cluster.gpu", Value::from(key), 0);
-                    self.notes.push(format!("cluster: the input does not name the GPU; the replaced plan's, {key}, kept"));
+                    let note = opts.unnamed_gpu_note.clone();
+                    self.notes.push(note.unwrap_or_else(|| format!("cluster: the input does not name the GPU; the replaced plan's, {key}, kept")));
                 }
                 None => {
                     let key = presets::default_gpu_key();

@@ -48,6 +48,33 @@ pub fn parse_messages(text: &str) -> Result<Vec<OomMessage>, InputError> {
     if found.is_empty() { Err(unreadable()) } else { Ok(found) }
 }
 
+/// A device's total capacity as PyTorch reports it, over the catalogue's memory size (GiB): the driver and ECC keep a
+/// little back (an H100 80GB reports 79.11–79.15 GiB, an A100 40GB 39.39, a 24 GB A10 22.05).
+const CAPACITY_OF_MEMORY: (f64, f64) = (0.90, 1.01);
+
+/// The GPU a log's device is, by the total capacity its first out-of-memory message states, for a plan read from that
+/// log (or the launch script beside it) that does not name its GPU: None when the message states no capacity or
+/// `assumed` (the GPU the plan would otherwise take) has that memory; else the one catalogue GPU of that memory (or
+/// `assumed` when none or several have it), with the note that says which and why. The capacity tells the memory, not
+/// the model of GPU: another GPU of that memory is sized the same.
+pub fn gpu_of_log(text: &str, assumed: &str) -> Option<(String, String)> {
+    let capacity = parse_messages(text).ok()?.iter().find_map(|m| m.capacity_bytes)?;
+    let gib = capacity as f64 / (1u64 << 30) as f64;
+    let fits = |g: &crate::presets::GpuSpec| g.memory_gb > 0.0 && (CAPACITY_OF_MEMORY.0..=CAPACITY_OF_MEMORY.1).contains(&(gib / g.memory_gb));
+    if crate::presets::gpu(assumed).is_some_and(fits) {
+        return None;
+    }
+    let matches: Vec<&str> = crate::presets::gpus().iter().filter(|g| fits(g)).map(|g| g.key.as_str()).collect();
+    Some(match matches.as_slice() {
+        [one] => (
+            one.to_string(),
+            format!("cluster: the input does not name the GPU; the message's device has {gib:.2} GiB, the memory of the {one}, taken (by memory alone: another GPU of that memory is sized the same, not timed the same)"),
+        ),
+        [] => (assumed.to_string(), format!("cluster: the input does not name the GPU, and the message's device ({gib:.2} GiB) has the memory of no GPU in meshplan's catalogue: {assumed} assumed, the verdict on the message's capacity")),
+        many => (assumed.to_string(), format!("cluster: the input does not name the GPU; the message's device ({gib:.2} GiB) has the memory of the {}: {assumed} assumed (name the GPU)", many.join(", "))),
+    })
+}
+
 /// One number of the message beside meshplan's prediction for the failing stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Compared {
