@@ -11,7 +11,7 @@ use crate::panels::diagnostics::InputErrorList;
 use leptos::prelude::*;
 use crate::state::signal::memo;
 use meshplan_core::InputError;
-use meshplan_core::oom::{Cause, Explanation, Fix, explain_all, gpu_of_log};
+use meshplan_core::oom::{Cause, Explanation, Fix, explain_all};
 use meshplan_core::imports::{ImportOptions, has_printed_arguments, import};
 use serde_json::Value;
 
@@ -84,17 +84,10 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
     let using_log = memo(move || log_read.with(|r| matches!(r, Some(Ok((plan, _))) if doc.plan.with(|p| p == plan))));
     let use_log = move |_| {
         let gpu = doc.plan.with_untracked(|p| p.get("cluster").and_then(|c| c.get("gpu")).and_then(Value::as_str).map(str::to_string));
-        let read = submitted.with_untracked(|s| {
-            s.as_ref().map(|(m, _)| {
-                // The page's GPU, unless the message's device capacity says another (oom::gpu_of_log).
-                let by_log = gpu.as_deref().and_then(|g| gpu_of_log(m, g));
-                let (unnamed_gpu, unnamed_gpu_note) = match by_log {
-                    Some((key, note)) => (Some(key), Some(note)),
-                    None => (gpu.clone(), None),
-                };
-                import(m, &ImportOptions { unnamed_gpu, unnamed_gpu_note, ..ImportOptions::default() })
-            })
-        });
+        // The page's GPU when the log names none, unless the message's device capacity says another (the import's
+        // oom::gpu_of_log).
+        let opts = ImportOptions { unnamed_gpu: gpu, ..ImportOptions::default() };
+        let read = submitted.with_untracked(|s| s.as_ref().map(|(m, _)| import(m, &opts)));
         match read {
             Some(Ok(i)) => {
                 let plan = i.plan;

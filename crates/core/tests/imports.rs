@@ -1170,3 +1170,17 @@ fn a_manifests_gpu_product_label_names_the_gpu() {
     let (_, plan, _) = imports::import_plan(&manifest("NVIDIA-A100-SXM4-80GB"), &ImportOptions::default()).unwrap();
     assert_eq!(plan.gpu.key, "a100-sxm-80gb");
 }
+
+/// A log pasted whole — the arguments the run printed, then its out-of-memory — names no GPU but its message states the
+/// device's capacity: 39.39 GiB is what PyTorch reports for an A100 40GB (0.985 of the catalogue's 40), the one catalogue
+/// GPU of that memory, so the import takes it and says why; a GPU given (`--gpu`) or named by the input decides instead.
+/// Log written here.
+#[test]
+fn a_log_with_an_out_of_memory_names_its_gpu_by_capacity() {
+    let log = "------------------------ arguments ------------------------\n  hidden_size ..................................... 4096\n  micro_batch_size ................................ 1\n  num_attention_heads ............................. 32\n  num_layers ...................................... 32\n  seq_length ...................................... 2048\n  tensor_model_parallel_size ...................... 2\n  vocab_size ...................................... 32000\n  world_size ...................................... 8\n-------------------- end of arguments ---------------------\n[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 500.00 MiB. GPU 1 has a total capacity of 39.39 GiB of which 100.00 MiB is free. Of the allocated memory 37.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n";
+    let i = imports::import(log, &ImportOptions::default()).unwrap();
+    assert_eq!(i.plan["cluster"]["gpu"], "a100-sxm-40gb");
+    assert!(i.notes.iter().any(|n| n.contains("39.39 GiB, the memory of the a100-sxm-40gb")), "{:?}", i.notes);
+    let given = imports::import(log, &ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..ImportOptions::default() }).unwrap();
+    assert_eq!(given.plan["cluster"]["gpu"], "h100-sxm-80gb");
+}

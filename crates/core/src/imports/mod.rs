@@ -51,6 +51,19 @@ pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> 
             "paste only the launch command, the arguments block or the config YAML",
         ));
     }
+    // An input that names no GPU, pasted with an out-of-memory message (a log holding the run's arguments and its
+    // failure), takes the GPU whose memory the message's device capacity is, as `meshplan oom` does.
+    let by_log;
+    let opts = match (&opts.gpu, &opts.unnamed_gpu_note) {
+        (None, None) => match crate::oom::gpu_of_log(text, opts.unnamed_gpu.as_deref().unwrap_or(crate::presets::default_gpu_key())) {
+            Some((key, note)) => {
+                by_log = ImportOptions { unnamed_gpu: Some(key), unnamed_gpu_note: Some(note), ..opts.clone() };
+                &by_log
+            }
+            None => opts,
+        },
+        _ => opts,
+    };
     // A Kubernetes manifest's containers run a command the other readers take (unless asked to read it as YAML).
     let manifest = if matches!(opts.from, None | Some(Format::MegatronArgs | Format::BridgeOverrides)) { kube::read(text) } else { None };
     let text = manifest.as_ref().map_or(text, |m| m.shell.as_str());
