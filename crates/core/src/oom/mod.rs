@@ -449,7 +449,8 @@ fn first_step_note(m: &OomMessage, stage: Option<&StageMemory>, plan: &Value, re
     let why = if report.derived.data_parallel_size > 1 && !stated("use_distributed_optimizer") && !sharded.use_distributed_optimizer && !sharded.use_megatron_fsdp {
         format!("{why}. Or the run shards its optimizer state over data parallelism, which the plan does not say (use_distributed_optimizer = false assumed): state what the run uses")
     } else {
-        why.to_string()
+        // The log printed no iteration here; were the run past its first step, it would hold less state than predicted.
+        format!("{why}; had the run taken a step already, it holds less state than the plan predicts (see what the numbers assume)")
     };
     Some(if in_optimizer {
         (format!("{held}: the failure is the first optimizer step creating the moments ({} predicted): {why}", gib(moments)), FIRST_STEP_PHASE)
