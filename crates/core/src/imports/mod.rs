@@ -13,6 +13,7 @@
 
 mod bridge;
 mod builder;
+mod devices;
 mod kube;
 mod launchers;
 mod mlm;
@@ -53,15 +54,19 @@ pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> 
     }
     // An input that names no GPU, pasted with an out-of-memory message (a log holding the run's arguments and its
     // failure), takes the GPU whose memory the message's device capacity is, as `meshplan oom` does.
+    // An environment report pasted with it (collect_env, nvidia-smi) names the GPU before that.
     let by_log;
     let opts = match (&opts.gpu, &opts.unnamed_gpu_note) {
-        (None, None) => match crate::oom::gpu_of_log(text, opts.unnamed_gpu.as_deref().unwrap_or(crate::presets::default_gpu_key())) {
-            Some((key, note)) => {
-                by_log = ImportOptions { unnamed_gpu: Some(key), unnamed_gpu_note: Some(note), ..opts.clone() };
-                &by_log
+        (None, None) => {
+            let assumed = opts.unnamed_gpu.as_deref().unwrap_or(crate::presets::default_gpu_key());
+            match devices::named(text).or_else(|| crate::oom::gpu_of_log(text, assumed)) {
+                Some((key, note)) => {
+                    by_log = ImportOptions { unnamed_gpu: Some(key), unnamed_gpu_note: Some(note), ..opts.clone() };
+                    &by_log
+                }
+                None => opts,
             }
-            None => opts,
-        },
+        }
         _ => opts,
     };
     // A Kubernetes manifest's containers run a command the other readers take (unless asked to read it as YAML).
