@@ -969,3 +969,25 @@ fn a_logs_device_capacity_names_its_gpu() {
     // No capacity (a message without sizes): nothing.
     assert_eq!(meshplan_core::oom::gpu_of_log("RuntimeError: CUDA error: out of memory", "h100-sxm-80gb"), None);
 }
+
+/// A message without a `[rankN]` prefix, and torchrun's failure summary at the end of the log (torch's elastic
+/// `ChildFailedError`: `rank      : 24 (local_rank: 0)` under each failure): the process that failed on the message's
+/// GPU is the global rank explained. On the README plan (TP 8, DP 2, PP 4: 16 ranks a stage) rank 24 is stage 1, rank
+/// 25 too; before, GPU 0 was read as rank 0 of node 0 (stage 0). Two nodes' summaries that both list local rank 0 leave
+/// it to the GPU index, as before. Logs written here in torchrun's format.
+#[test]
+fn torchruns_failure_summary_gives_the_global_rank() {
+    let (plan, report) = readme();
+    let msg = |gpu: u64| current(None, gpu, "10.00 GiB", 79.11, 1.00, 67.00, 1.00);
+    let failure = |rank: u64, local: u64| format!("[0]:\n  time      : 2026-12-07_10:00:00\n  host      : node-3\n  rank      : {rank} (local_rank: {local})\n  exitcode  : 1 (pid: 4242)\n  error_file: <N/A>\n");
+    let log = format!("{}\ntorch.distributed.elastic.multiprocessing.errors.ChildFailedError:\nRoot Cause (first observed failure):\n{}", msg(0), failure(24, 0));
+    let xs = explain_all(&plan, &report, &log, None).unwrap();
+    assert_eq!((xs[0].rank, xs[0].pipeline_stage), (24, 1));
+    assert!(xs[0].rank_source.contains("failure summary"), "{}", xs[0].rank_source);
+    let two = format!("{}\nFailures:\n{}Root Cause (first observed failure):\n{}", msg(1), failure(25, 1), failure(24, 0));
+    assert_eq!(explain_all(&plan, &report, &two, None).unwrap()[0].rank, 25);
+    let nodes = format!("{}\n{}{}", msg(0), failure(8, 0), failure(24, 0));
+    let xs = explain_all(&plan, &report, &nodes, None).unwrap();
+    assert_eq!(xs[0].rank, 0);
+    assert!(xs[0].rank_source.contains("GPU index"), "{}", xs[0].rank_source);
+}

@@ -70,6 +70,10 @@ pub struct OomMessage {
     /// ` iteration N/ M |` line), when it printed one: the run had taken N steps, so the optimizer's state exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations_logged: Option<u64>,
+    /// The global rank torchrun's failure summary gives the process that failed on this message's local rank (or GPU
+    /// index), when the message has no `[rankN]` prefix and the summary names one such process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_rank: Option<u64>,
 }
 
 /// `12.34 GiB`, `786.00 MiB`, `0 bytes` → bytes.
@@ -332,7 +336,34 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
     if out.is_empty() {
         return reports(text);
     }
+    summary_ranks(text, &mut out);
     out
+}
+
+/// torchrun's failure summary (torch/distributed/elastic/multiprocessing/errors/__init__.py `_FAILURE_FORMAT_TEMPLATE`:
+/// `  rank      : 24 (local_rank: 0)` under each failure and the root cause): each message without a `[rankN]` prefix
+/// gets the global rank of the one failure whose local rank is the message's (its `[defaultN]` prefix, else its GPU
+/// index); none when the summaries (one per node's torchrun) list several or none. One pass over the text.
+fn summary_ranks(text: &str, out: &mut [OomMessage]) {
+    const MARKER: &str = "rank      : ";
+    let mut failures: Vec<(u64, u64)> = Vec::new();
+    for (i, _) in text.match_indices(MARKER).take(4 * MAX_MESSAGES) {
+        let rest = &text[i + MARKER.len()..];
+        let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        let digits = &line[..line.find(|c: char| !c.is_ascii_digit()).unwrap_or(line.len())];
+        if let (Ok(rank), Some(local)) = (digits.get(..digits.len().min(12)).unwrap_or("").parse::<u64>(), number_after(line, "(local_rank: ")) {
+            if !failures.contains(&(rank, local)) {
+                failures.push((rank, local));
+            }
+        }
+    }
+    for m in out.iter_mut().filter(|m| m.rank.is_none()) {
+        let Some(local) = m.local_rank.or(m.gpu_index) else { continue };
+        let mut of = failures.iter().filter(|(_, l)| *l == local);
+        if let (Some(&(rank, _)), None) = (of.next(), of.next()) {
+            m.summary_rank = Some(rank);
+        }
+    }
 }
 
 /// The training log's iteration lines, in the log's order: (offset, N) of each ` iteration N/ M |`.

@@ -202,8 +202,11 @@ struct FixCache {
 
 /// The rank a message is about and where that came from.
 fn rank_of(message: &OomMessage, rank: Option<u64>) -> (u64, String) {
-    match (rank, message.rank, message.local_rank, message.gpu_index) {
+    match (rank, message.rank.or(message.summary_rank), message.local_rank, message.gpu_index) {
         (Some(r), ..) => (r, "given".to_string()),
+        (None, Some(r), ..) if message.rank.is_none() => {
+            (r, "torchrun's failure summary (the process that failed on the message's local rank)".to_string())
+        }
         (None, Some(r), ..) => (r, "the message's [rank] prefix".to_string()),
         (None, None, Some(l), _) => (l, "the message's local rank (a [defaultN] prefix, or torchrun's local_rank: N; node 0 assumed; give --rank for another node)".to_string()),
         (None, None, None, Some(g)) => (g, "the message's GPU index (a local device: node 0 assumed; give --rank for another node)".to_string()),
