@@ -589,6 +589,32 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
             b.notes.push("--checkpoint-activations is Megatron-LM's flag from before 2021 (each layer's activations recomputed: read as full, uniform, --checkpoint-num-layers of them, 1 by default); today's Megatron-LM exits on it: use --recompute-granularity full --recompute-method uniform".into());
         }
         "--checkpoint-num-layers" => b.set("training.recompute_num_layers", yaml::scalar(first), 1),
+        // Megatron-DeepSpeed (microsoft/Megatron-DeepSpeed megatron/arguments.py `_add_zero_args`: --zero-stage, which its
+        // scripts also write into the ds_config's zero_optimization.stage, the value DeepSpeed runs): ZeRO-1 shards the
+        // optimizer state over data parallelism, ZeRO-2 the gradients too, ZeRO-3 the parameters too — sized as
+        // Megatron-Core's distributed optimizer and Megatron-FSDP's optim_grads / optim_grads_params, which shard the same.
+        "--zero-stage" => {
+            let stage = first.trim_end_matches(".0");
+            // (Megatron-FSDP's sharding strategy, or none: the distributed optimizer), as what.
+            let sized = match stage {
+                "1" => (None, "the distributed optimizer"),
+                "2" => (Some("optim_grads"), "Megatron-FSDP optim_grads"),
+                "3" => (Some("optim_grads_params"), "Megatron-FSDP optim_grads_params"),
+                "0" => return,
+                _ => return b.unknown(&key, &Value::from(first), "not a ZeRO stage (0-3)"),
+            };
+            match sized.0 {
+                None => b.set("training.use_distributed_optimizer", Value::Bool(true), 1),
+                Some(strategy) => {
+                    b.set("training.use_megatron_fsdp", Value::Bool(true), 1);
+                    b.set("training.data_parallel_sharding_strategy", Value::from(strategy), 1);
+                }
+            }
+            b.notes.push(format!(
+                "--zero-stage {stage} is Megatron-DeepSpeed's DeepSpeed ZeRO stage (with --deepspeed; the ds_config's zero_optimization.stage is what runs): sized as {}, which shards the same state over data parallelism; DeepSpeed's own buffers and timing are not modelled",
+                sized.1
+            ));
+        }
         "--model-parallel-size" => {
             b.set("parallelism.tensor_model_parallel_size", yaml::scalar(first), 1);
             b.notes.push(format!("--model-parallel-size {first} is Megatron-LM's flag from before 2021 for the tensor-parallel size: read as --tensor-model-parallel-size; today's Megatron-LM stops on it"));
