@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use crate::state::signal::memo;
 use meshplan_core::InputError;
 use meshplan_core::oom::{Cause, Explanation, Fix, explain_all};
-use meshplan_core::imports::{ImportOptions, has_printed_arguments, import};
+use meshplan_core::imports::{ImportOptions, has_printed_arguments, import_log};
 use serde_json::Value;
 
 /// The most ranks of a group listed; a longer group shows its first and last few and its size.
@@ -87,7 +87,7 @@ pub fn OomPanel(doc: Doc) -> impl IntoView {
         // The page's GPU when the log names none, unless the message's device capacity says another (the import's
         // oom::gpu_of_log).
         let opts = ImportOptions { unnamed_gpu: gpu, ..ImportOptions::default() };
-        let read = submitted.with_untracked(|s| s.as_ref().map(|(m, _)| import(m, &opts)));
+        let read = submitted.with_untracked(|s| s.as_ref().map(|(m, _)| import_log(m, &opts)));
         match read {
             Some(Ok(i)) => {
                 let plan = i.plan;

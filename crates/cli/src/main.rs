@@ -121,7 +121,8 @@ enum Command {
         /// the run's log, read for both: the arguments it printed and the message
         #[arg(value_name = "MESSAGE_FILE")]
         message: Option<PathBuf>,
-        /// The global rank that failed (default: the message's [rankN] prefix, else its GPU index on node 0)
+        /// The global rank that failed (default: the message's [rankN] prefix, else torchrun's failure summary, else its
+        /// local rank or GPU index on node 0)
         #[arg(long, value_name = "N")]
         rank: Option<u64>,
         #[command(flatten)]

@@ -172,7 +172,7 @@ pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: 
         Some(Ok(t)) => t,
         Some(Err(code)) => return code,
     };
-    let value = match plan_of(&plan_text, &message_text) {
+    let value = match plan_of(&plan_text, message.map_or(&plan_text, |_| &message_text)) {
         Ok(v) => v,
         Err(e) => return unreadable(e),
     };
@@ -197,13 +197,17 @@ pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: 
 /// The run's plan: a plan file, or any launch artefact `meshplan import` reads (a launch script, the printed arguments —
 /// a log holding them —, Bridge overrides or YAML), imported as `meshplan import` does, with what it read and assumed
 /// said on stderr.
-/// An artefact that names no GPU takes the one the message's device capacity says (`oom::gpu_of_log`).
+/// An artefact that names no GPU takes the one the log beside it says (an environment report, else the message's device
+/// capacity); PLAN alone is the run's log, read for its printed arguments (`imports::import_log`).
 fn plan_of(text: &str, message: &str) -> Result<serde_json::Value, meshplan_core::plan::InputError> {
     if text.trim_start().starts_with('{') && imports::detect(text) == imports::Format::Plan {
         return meshplan_core::plan::read_json(text);
     }
-    let (unnamed_gpu, unnamed_gpu_note) = meshplan_core::oom::gpu_of_log(message, meshplan_core::presets::default_gpu_key()).unzip();
-    let imported = imports::import(text, &ImportOptions { unnamed_gpu, unnamed_gpu_note, ..ImportOptions::default() })?;
+    let imported = if std::ptr::eq(text, message) {
+        imports::import_log(text, &ImportOptions::default())?
+    } else {
+        imports::import_beside(text, message, &ImportOptions::default())?
+    };
     let mut err = format!("meshplan oom: the plan is read from PLAN as {}, as `meshplan import` reads it\n", imported.format.key());
     for n in &imported.notes {
         err += &format!("meshplan oom: note: {n}\n");

@@ -1184,3 +1184,39 @@ fn a_log_with_an_out_of_memory_names_its_gpu_by_capacity() {
     let given = imports::import(log, &ImportOptions { gpu: Some("h100-sxm-80gb".into()), ..ImportOptions::default() }).unwrap();
     assert_eq!(given.plan["cluster"]["gpu"], "h100-sxm-80gb");
 }
+
+/// Review findings of the fourteenth session, each a test that failed on the first version of its reader:
+/// - a terminal prompt after a virtualenv's `(venv)` (three words to the lexer) still hides nothing of the wrapper's
+///   invocation (corpus artefact 53's prompt so written);
+/// - Megatron-DeepSpeed prints `zero_stage ... 1.0` (its default) in every argument dump, DeepSpeed on or off: the stage
+///   is read only with `deepspeed ... True`;
+/// - a run's log longer than an import reads (an arguments block, a mebibyte and more of training lines, then the
+///   out-of-memory) is read for its printed arguments, its GPU from the message's device capacity;
+/// - an environment report beside the input names the GPU even where the message's capacity is several GPUs' memory.
+/// Texts written here.
+#[test]
+fn review_findings_on_the_fourteenth_sessions_readers() {
+    let corpus = std::fs::read_to_string(format!("{}/tests/data/import_corpus/53_prompt_then_wrapper_arguments.sh", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let venv = corpus.replace("root@dsw-4821:/workspace/Pai-Megatron-Patch# bash", "(venv) $ bash");
+    let i = imports::import(&venv, &ImportOptions::default()).unwrap();
+    assert_eq!(i.plan["parallelism"]["tensor_model_parallel_size"], 2);
+
+    let dump = |deepspeed: &str| format!("------------------------ arguments ------------------------\n  deepspeed ....................................... {deepspeed}\n  hidden_size ..................................... 4096\n  num_attention_heads ............................. 32\n  num_layers ...................................... 32\n  seq_length ...................................... 2048\n  world_size ...................................... 16\n  zero_stage ...................................... 1.0\n-------------------- end of arguments ---------------------\n");
+    let off = imports::import(&dump("False"), &ImportOptions::default()).unwrap();
+    assert_ne!(off.plan["training"]["use_distributed_optimizer"], true);
+    assert!(off.notes.iter().all(|n| !n.contains("ZeRO")), "{:?}", off.notes);
+    let on = imports::import(&dump("True"), &ImportOptions::default()).unwrap();
+    assert_eq!(on.plan["training"]["use_distributed_optimizer"], true);
+
+    let filler = " [2026-01-01 10:00:00] training ... |\n".repeat(40_000);
+    let message = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 500.00 MiB. GPU 1 has a total capacity of 39.39 GiB of which 100.00 MiB is free. Of the allocated memory 37.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n";
+    let log = format!("{}{filler}{message}", dump("False"));
+    assert!(log.len() > 1 << 20);
+    let i = imports::import_log(&log, &ImportOptions::default()).unwrap();
+    assert_eq!((i.plan["model"]["num_layers"].as_u64(), i.plan["cluster"]["gpu"].as_str()), (Some(32), Some("a100-sxm-40gb")));
+
+    let script = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --vocab-size 50304 --bf16\nGPU 0: NVIDIA L40S\nGPU 1: NVIDIA L40S\n";
+    let l40s = message.replace("39.39 GiB of which", "44.39 GiB of which");
+    let i = imports::import_beside(script, &l40s, &ImportOptions::default()).unwrap();
+    assert_eq!(i.plan["cluster"]["gpu"], "l40s");
+}

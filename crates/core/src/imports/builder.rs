@@ -102,6 +102,10 @@ pub(crate) struct Builder {
     pub data_parallel: Option<u64>,
     /// The tokenizer arguments a Megatron-LM launch gives (`--tokenizer-type`, …), by flag.
     pub tokenizer: Vec<(String, String)>,
+    /// Megatron-DeepSpeed's `--zero-stage`, as written, and whether `--deepspeed` is on: the stage applies only with
+    /// DeepSpeed (its arguments print `zero_stage 1.0`, the default, in every run).
+    pub zero_stage: Option<String>,
+    pub deepspeed: bool,
     /// Megatron-LM's `--num-layers-per-virtual-pipeline-stage`, as written: the virtual pipeline size it implies needs
     /// the layers and PP, which may come later in the text.
     pub layers_per_virtual_stage: Option<String>,

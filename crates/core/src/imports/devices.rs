@@ -8,7 +8,8 @@
 use crate::presets;
 
 /// The catalogue GPU every device line of `text` names, with the note that says where it was read; None when there
-/// is no device line, or the lines name no catalogue GPU, or more than one.
+/// is no device line, or any line names no catalogue GPU or several (an H100 PCIe, an "A100" without its size), or two
+/// lines name different ones.
 pub(crate) fn named(text: &str) -> Option<(String, String)> {
     let mut key: Option<&'static str> = None;
     let mut shown = String::new();

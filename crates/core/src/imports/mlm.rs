@@ -97,10 +97,10 @@ fn unset_word(w: &str) -> bool {
 /// Whether Megatron-LM's flag `key` takes no value (a store_true or store_false switch): a name table's or settings
 /// row's switch, or one of the switches `flag` reads itself.
 fn takes_no_value(key: &str) -> bool {
-    const OWN_SWITCHES: [&str; 14] = [
+    const OWN_SWITCHES: [&str; 15] = [
         "--bf16", "--fp16", "--swiglu", "--squared-relu", "--use-rotary-position-embeddings", "--no-position-embedding",
         "--recompute-activations", "--group-query-attention", "--no-check-for-nan-in-loss-and-grad", "--enable-cuda-graph",
-        "--external-cuda-graph", "--moe-enable-deepep", "--checkpoint-activations", "--overlap-p2p-communication",
+        "--external-cuda-graph", "--moe-enable-deepep", "--checkpoint-activations", "--overlap-p2p-communication", "--deepspeed",
     ];
     OWN_SWITCHES.contains(&key)
         || names::by_flag(key).and_then(|n| n.mlm).is_some_and(|(_, a)| matches!(a, Arg::Flag | Arg::FlagFalse))
@@ -275,6 +275,7 @@ fn validate_args(b: &mut Builder, has_model: bool) {
         b.notes.push(format!("cpu_offloading: on, as Megatron-LM's validate_args sets it for --cpu-offloading-num-layers {offload}"));
     }
     vpp_from_layers(b);
+    zero_stage(b);
     if !has_model {
         return;
     }
@@ -286,6 +287,38 @@ fn validate_args(b: &mut Builder, has_model: bool) {
         b.notes.push(format!("ffn_hidden_size: {ffn}, as Megatron-LM derives it under --swiglu without --ffn-hidden-size: int((4·{h}·2/3)/64)·64"));
     }
     vocabulary(b);
+}
+
+/// Megatron-DeepSpeed (microsoft/Megatron-DeepSpeed megatron/arguments.py `_add_zero_args`: --zero-stage, default 1,
+/// which its scripts also write into the ds_config's zero_optimization.stage, the value DeepSpeed runs), with
+/// `--deepspeed` on: ZeRO-1 shards the optimizer state over data parallelism, ZeRO-2 the gradients too, ZeRO-3 the
+/// parameters too — sized as Megatron-Core's distributed optimizer and Megatron-FSDP's optim_grads /
+/// optim_grads_params, which shard the same. Without DeepSpeed the stage does nothing (and every Megatron-DeepSpeed
+/// argument dump prints its default).
+fn zero_stage(b: &mut Builder) {
+    let Some(raw) = b.zero_stage.take() else { return };
+    if !b.deepspeed {
+        return;
+    }
+    let stage = raw.trim_end_matches(".0");
+    // (Megatron-FSDP's sharding strategy, or none: the distributed optimizer), as what.
+    let (strategy, as_what) = match stage {
+        "1" => (None, "the distributed optimizer"),
+        "2" => (Some("optim_grads"), "Megatron-FSDP optim_grads"),
+        "3" => (Some("optim_grads_params"), "Megatron-FSDP optim_grads_params"),
+        "0" => return,
+        _ => return b.unknown("--zero-stage", &Value::from(raw.as_str()), "not a ZeRO stage (0-3)"),
+    };
+    match strategy {
+        None => b.set("training.use_distributed_optimizer", Value::Bool(true), 1),
+        Some(s) => {
+            b.set("training.use_megatron_fsdp", Value::Bool(true), 1);
+            b.set("training.data_parallel_sharding_strategy", Value::from(s), 1);
+        }
+    }
+    b.notes.push(format!(
+        "--zero-stage {stage} with --deepspeed is Megatron-DeepSpeed's DeepSpeed ZeRO stage (the ds_config's zero_optimization.stage is what runs): sized as {as_what}, which shards the same state over data parallelism; DeepSpeed's own buffers and timing are not modelled"
+    ));
 }
 
 /// `--num-layers-per-virtual-pipeline-stage N`: Megatron-LM's validate_args sets virtual_pipeline_model_parallel_size
@@ -411,7 +444,11 @@ fn namespace(text: &str) -> Option<Vec<(String, String)>> {
     text.match_indices("Namespace(").take(16).find_map(|(i, w)| namespace_at(&text[i + w.len()..]))
 }
 
+/// The most bytes one `Namespace(` is read over: Megatron-LM's ~500 arguments print in about 30 KB.
+const MAX_NAMESPACE_BYTES: usize = 256 * 1024;
+
 fn namespace_at(body: &str) -> Option<Vec<(String, String)>> {
+    let body = crate::limits::prefix(body, MAX_NAMESPACE_BYTES);
     let mut pairs = Vec::new();
     let (mut depth, mut quote, mut escaped) = (0usize, None::<char>, false);
     let mut item = 0;
@@ -589,32 +626,9 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
             b.notes.push("--checkpoint-activations is Megatron-LM's flag from before 2021 (each layer's activations recomputed: read as full, uniform, --checkpoint-num-layers of them, 1 by default); today's Megatron-LM exits on it: use --recompute-granularity full --recompute-method uniform".into());
         }
         "--checkpoint-num-layers" => b.set("training.recompute_num_layers", yaml::scalar(first), 1),
-        // Megatron-DeepSpeed (microsoft/Megatron-DeepSpeed megatron/arguments.py `_add_zero_args`: --zero-stage, which its
-        // scripts also write into the ds_config's zero_optimization.stage, the value DeepSpeed runs): ZeRO-1 shards the
-        // optimizer state over data parallelism, ZeRO-2 the gradients too, ZeRO-3 the parameters too — sized as
-        // Megatron-Core's distributed optimizer and Megatron-FSDP's optim_grads / optim_grads_params, which shard the same.
-        "--zero-stage" => {
-            let stage = first.trim_end_matches(".0");
-            // (Megatron-FSDP's sharding strategy, or none: the distributed optimizer), as what.
-            let sized = match stage {
-                "1" => (None, "the distributed optimizer"),
-                "2" => (Some("optim_grads"), "Megatron-FSDP optim_grads"),
-                "3" => (Some("optim_grads_params"), "Megatron-FSDP optim_grads_params"),
-                "0" => return,
-                _ => return b.unknown(&key, &Value::from(first), "not a ZeRO stage (0-3)"),
-            };
-            match sized.0 {
-                None => b.set("training.use_distributed_optimizer", Value::Bool(true), 1),
-                Some(strategy) => {
-                    b.set("training.use_megatron_fsdp", Value::Bool(true), 1);
-                    b.set("training.data_parallel_sharding_strategy", Value::from(strategy), 1);
-                }
-            }
-            b.notes.push(format!(
-                "--zero-stage {stage} is Megatron-DeepSpeed's DeepSpeed ZeRO stage (with --deepspeed; the ds_config's zero_optimization.stage is what runs): sized as {}, which shards the same state over data parallelism; DeepSpeed's own buffers and timing are not modelled",
-                sized.1
-            ));
-        }
+        // Megatron-DeepSpeed's ZeRO stage and DeepSpeed switch: read once every flag is (`zero_stage`).
+        "--zero-stage" => b.zero_stage = Some(first.to_string()),
+        "--deepspeed" => b.deepspeed = !off,
         "--model-parallel-size" => {
             b.set("parallelism.tensor_model_parallel_size", yaml::scalar(first), 1);
             b.notes.push(format!("--model-parallel-size {first} is Megatron-LM's flag from before 2021 for the tensor-parallel size: read as --tensor-model-parallel-size; today's Megatron-LM stops on it"));
@@ -776,6 +790,23 @@ fn data_parallel(b: &mut Builder, tp: u64) {
 /// Whether `text` is Megatron-LM's argument dump (its header, or at least three `name ..... value` lines).
 pub(crate) fn is_args_block(text: &str) -> bool {
     text.contains("---------- arguments ----------") || text.lines().filter(|l| l.contains(" ....")).take(3).count() == 3
+}
+
+/// The part of a log that holds the arguments the run printed: its `arguments` block (from its header line to its end
+/// line, or the end of the log), or the `Namespace(…)` with what follows it (at most [`MAX_NAMESPACE_BYTES`]). None
+/// when the log holds neither.
+pub(crate) fn printed_arguments(text: &str) -> Option<&str> {
+    let line_start = |i: usize| text[..i].rfind('\n').map_or(0, |j| j + 1);
+    if let Some(i) = text.find("---------- arguments ----------") {
+        let from = line_start(i);
+        let end = text[from..].find("end of arguments").map_or(text.len(), |j| from + j + "end of arguments".len());
+        return Some(&text[from..end]);
+    }
+    if is_args_block(text) {
+        return Some(text);
+    }
+    let (i, _) = text.match_indices("Namespace(").take(16).find(|(i, w)| namespace_at(&text[i + w.len()..]).is_some())?;
+    Some(crate::limits::prefix(&text[i..], MAX_NAMESPACE_BYTES + "Namespace(".len()))
 }
 
 /// The `arguments` block Megatron-LM prints: each `name ..... value` line as (name, value).

@@ -52,22 +52,13 @@ pub fn import(text: &str, opts: &ImportOptions) -> Result<Imported, InputError> 
             "paste only the launch command, the arguments block or the config YAML",
         ));
     }
-    // An input that names no GPU, pasted with an out-of-memory message (a log holding the run's arguments and its
-    // failure), takes the GPU whose memory the message's device capacity is, as `meshplan oom` does.
-    // An environment report pasted with it (collect_env, nvidia-smi) names the GPU before that.
     let by_log;
-    let opts = match (&opts.gpu, &opts.unnamed_gpu_note) {
-        (None, None) => {
-            let assumed = opts.unnamed_gpu.as_deref().unwrap_or(crate::presets::default_gpu_key());
-            match devices::named(text).or_else(|| crate::oom::gpu_of_log(text, assumed)) {
-                Some((key, note)) => {
-                    by_log = ImportOptions { unnamed_gpu: Some(key), unnamed_gpu_note: Some(note), ..opts.clone() };
-                    &by_log
-                }
-                None => opts,
-            }
+    let opts = match gpu_beside(text, text, opts) {
+        Some(o) => {
+            by_log = o;
+            &by_log
         }
-        _ => opts,
+        None => opts,
     };
     // A Kubernetes manifest's containers run a command the other readers take (unless asked to read it as YAML).
     let manifest = if matches!(opts.from, None | Some(Format::MegatronArgs | Format::BridgeOverrides)) { kube::read(text) } else { None };
@@ -140,7 +131,36 @@ pub fn import_plan(text: &str, opts: &ImportOptions) -> Result<(Imported, Plan, 
 /// Whether `text` (a log, say) holds the arguments a Megatron-LM run printed: its `arguments` block, or the
 /// `Namespace(…)` of `print(args)` — so that the run's own plan can be read from the log an out-of-memory is in.
 pub fn has_printed_arguments(text: &str) -> bool {
-    mlm::is_args_block(text) || (text.contains("Namespace(") && mlm::args_by_name(text).is_some())
+    mlm::printed_arguments(text).is_some()
+}
+
+/// The options for an input that names no GPU, read beside `log` (the input itself, or the log the input came with):
+/// the GPU an environment report pasted there names (collect_env, nvidia-smi: `devices::named`), else the one its
+/// out-of-memory message's device capacity names (`oom::gpu_of_log`), with the note saying which. None when the options
+/// name the GPU, or the log says nothing of it.
+fn gpu_beside(input: &str, log: &str, opts: &ImportOptions) -> Option<ImportOptions> {
+    if opts.gpu.is_some() || opts.unnamed_gpu_note.is_some() {
+        return None;
+    }
+    let assumed = opts.unnamed_gpu.as_deref().unwrap_or(crate::presets::default_gpu_key());
+    let (key, note) = devices::named(input).or_else(|| devices::named(log)).or_else(|| crate::oom::gpu_of_log(log, assumed))?;
+    Some(ImportOptions { unnamed_gpu: Some(key), unnamed_gpu_note: Some(note), ..opts.clone() })
+}
+
+/// The plan a run's own log holds (the arguments it printed at start-up), for `meshplan oom LOG` and the page's OOM
+/// panel: the log read as [`import`] reads it; a log longer than an import reads (a training log is up to
+/// `MAX_OOM_LOG_BYTES`), its printed arguments alone, the GPU read beside them in the whole log.
+pub fn import_log(log: &str, opts: &ImportOptions) -> Result<Imported, InputError> {
+    match mlm::printed_arguments(log).filter(|_| log.len() > MAX_PLAN_BYTES) {
+        Some(args) => import(args, &gpu_beside(args, log, opts).unwrap_or_else(|| opts.clone())),
+        None => import(log, opts),
+    }
+}
+
+/// [`import`] of a launch artefact `input` given beside the run's `log` (its out-of-memory message, an environment
+/// report): the GPU, when the input names none, as the log says it.
+pub fn import_beside(input: &str, log: &str, opts: &ImportOptions) -> Result<Imported, InputError> {
+    import(input, &gpu_beside(input, log, opts).unwrap_or_else(|| opts.clone()))
 }
 
 /// The format `text` looks like.

@@ -720,7 +720,8 @@ fn slurm_environment(raw: &[Word]) -> Vec<(&'static str, String)> {
 /// How many words a pasted terminal prompt puts before a command: `$ bash run.sh …`, `% …`, `> …`, a shell's
 /// `user@host:~/dir$` or `root@host:/workspace#`, each after an optional `(venv)`.
 fn prompt_words(ws: &[Word]) -> usize {
-    let venv = usize::from(ws.first().is_some_and(|w| w.text.len() > 2 && w.text.starts_with('(') && w.text.ends_with(')')) && ws.len() > 1);
+    // The lexer makes `(venv)` three words: `(`, the name, `)`.
+    let venv = if ws.len() > 3 && ws[0].text == "(" && ws[2].text == ")" { 3 } else { 0 };
     let prompt = ws.get(venv).is_some_and(|w| {
         let t = w.text.as_str();
         matches!(t, "$" | "%" | ">" | "#") || ((t.ends_with('$') || t.ends_with('#')) && t.contains('@') && t.contains(':'))

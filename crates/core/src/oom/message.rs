@@ -342,13 +342,15 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
 
 /// torchrun's failure summary (torch/distributed/elastic/multiprocessing/errors/__init__.py `_FAILURE_FORMAT_TEMPLATE`:
 /// `  rank      : 24 (local_rank: 0)` under each failure and the root cause): each message without a `[rankN]` prefix
-/// gets the global rank of the one failure whose local rank is the message's (its `[defaultN]` prefix, else its GPU
-/// index); none when the summaries (one per node's torchrun) list several or none. One pass over the text.
+/// gets the global rank of the one failure whose local rank is its `[defaultN]` prefix's; a message with neither
+/// prefix, that of a summary listing one failure, when it is the only such message; none when the summaries (one per
+/// node's torchrun) list several or none. One pass over the text.
 fn summary_ranks(text: &str, out: &mut [OomMessage]) {
     const MARKER: &str = "rank      : ";
     let mut failures: Vec<(u64, u64)> = Vec::new();
     for (i, _) in text.match_indices(MARKER).take(4 * MAX_MESSAGES) {
-        let rest = &text[i + MARKER.len()..];
+        // The template's line is `24 (local_rank: 0)`: 64 bytes hold any of them.
+        let rest = crate::limits::prefix(&text[i + MARKER.len()..], 64);
         let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
         let digits = &line[..line.find(|c: char| !c.is_ascii_digit()).unwrap_or(line.len())];
         if let (Ok(rank), Some(local)) = (digits.get(..digits.len().min(12)).unwrap_or("").parse::<u64>(), number_after(line, "(local_rank: ")) {
@@ -357,12 +359,25 @@ fn summary_ranks(text: &str, out: &mut [OomMessage]) {
             }
         }
     }
+    // A message's GPU index is its local rank only when each process sees every GPU of its node; a launcher that gives
+    // each process its own GPU prints GPU 0 in all of them. So without a `[defaultN]` prefix, only a summary of one
+    // failure beside one such message is that message's.
+    let unprefixed = out.iter().filter(|m| m.rank.is_none() && m.local_rank.is_none()).count();
     for m in out.iter_mut().filter(|m| m.rank.is_none()) {
-        let Some(local) = m.local_rank.or(m.gpu_index) else { continue };
-        let mut of = failures.iter().filter(|(_, l)| *l == local);
-        if let (Some(&(rank, _)), None) = (of.next(), of.next()) {
-            m.summary_rank = Some(rank);
-        }
+        let rank = match m.local_rank {
+            Some(local) => {
+                let mut of = failures.iter().filter(|(_, l)| *l == local);
+                match (of.next(), of.next()) {
+                    (Some(&(rank, _)), None) => Some(rank),
+                    _ => None,
+                }
+            }
+            None => match failures.as_slice() {
+                [(rank, _)] if unprefixed == 1 => Some(*rank),
+                _ => None,
+            },
+        };
+        m.summary_rank = rank;
     }
 }
 

@@ -7,7 +7,8 @@
 #   models", the optimizer state a full copy on every GPU).
 # expect: world=16 nodes=2 tp=2 pp=2 layers=40 hidden=5120 mbs=2 gbs=256 precision=bf16
 # expect: training.use_distributed_optimizer=true
-# expect-note: --zero-stage 1 is Megatron-DeepSpeed's DeepSpeed ZeRO stage
+# expect-note: --zero-stage 1 with --deepspeed is Megatron-DeepSpeed's DeepSpeed ZeRO stage
+# expect-unread: --deepspeed-activation-checkpointing
 # expect-unread: --deepspeed-config
 MICRO_BATCH_SIZE=2
 GLOBAL_BATCH_SIZE=256
