@@ -95,6 +95,13 @@ fn oom_reads_the_plan_from_a_log_or_a_launch_script() {
     assert!(err.contains("the memory of the a100-sxm-40gb, taken"), "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["capacity_bytes"].as_u64(), Some((39.39 * (1u64 << 30) as f64).round() as u64));
+    // `meshplan import` of a log longer than an import reads: its printed arguments.
+    let long = format!("{args}{}{msg}", " [2026-01-01 10:00:00] iteration        0/     100 | training ...\n".repeat(20_000));
+    assert!(long.len() > 1 << 20);
+    let (code, out, err) = run(&["import", "-"], Some(&long));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["parallelism"]["tensor_model_parallel_size"], 8);
     // A plan file is read as before, silently.
     let (code, _, err) = run(&["oom", EXAMPLE, "-"], Some(msg));
     assert_eq!(code, 0);

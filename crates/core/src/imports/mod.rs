@@ -122,8 +122,9 @@ fn launcher_defaults(format: Format, plan: &mut Value, notes: &mut Vec<String>) 
 }
 
 /// Imports and resolves: the plan and the findings of reading it.
+/// A text longer than an import reads is read as a run's log, for the arguments it printed ([`import_log`]).
 pub fn import_plan(text: &str, opts: &ImportOptions) -> Result<(Imported, Plan, Vec<Diagnostic>), InputError> {
-    let imported = import(text, opts)?;
+    let imported = import_log(text, opts)?;
     let (plan, diags) = crate::plan::parse_plan(&imported.plan)?;
     Ok((imported, plan, diags))
 }
@@ -151,6 +152,7 @@ fn gpu_beside(input: &str, log: &str, opts: &ImportOptions) -> Option<ImportOpti
 /// panel: the log read as [`import`] reads it; a log longer than an import reads (a training log is up to
 /// `MAX_OOM_LOG_BYTES`), its printed arguments alone, the GPU read beside them in the whole log.
 pub fn import_log(log: &str, opts: &ImportOptions) -> Result<Imported, InputError> {
+    let log = crate::limits::prefix(log, crate::limits::MAX_OOM_LOG_BYTES);
     match mlm::printed_arguments(log).filter(|_| log.len() > MAX_PLAN_BYTES) {
         Some(args) => import(args, &gpu_beside(args, log, opts).unwrap_or_else(|| opts.clone())),
         None => import(log, opts),
