@@ -208,8 +208,8 @@ fn rank_of(message: &OomMessage, rank: Option<u64>) -> (u64, String) {
             (r, "torchrun's failure summary (the process that failed on the message's local rank)".to_string())
         }
         (None, Some(r), ..) => (r, "the message's [rank] prefix".to_string()),
-        (None, None, Some(l), _) => (l, "the message's local rank (a [defaultN] prefix, or torchrun's local_rank: N; node 0 assumed; give --rank for another node)".to_string()),
-        (None, None, None, Some(g)) => (g, "the message's GPU index (a local device: node 0 assumed; give --rank for another node)".to_string()),
+        (None, None, Some(l), _) => (l, "the message's local rank (a [defaultN] prefix, or torchrun's local_rank: N; node 0 assumed; give the failing global rank for another node)".to_string()),
+        (None, None, None, Some(g)) => (g, "the message's GPU index (a local device: node 0 assumed; give the failing global rank for another node)".to_string()),
         (None, None, None, None) => (0, "none in the message: rank 0 assumed".to_string()),
     }
 }
@@ -318,7 +318,7 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
         }
     }
     if cause != Cause::MemoryReport && !fixes.iter().any(|f| f.fits) {
-        notes.push("no single nearby change meshplan tried brings the peak under the device: run `meshplan search` for every layout".into());
+        notes.push("no single nearby change meshplan tried brings the peak under the device: a search over every layout may find one".into());
     }
     let phase = match (&setup, &first_step) {
         (Some(_), _) => Some(SETUP_PHASE.to_string()),
