@@ -282,7 +282,7 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     notes.extend(setup.clone());
     // A request named as the master weights is the set-up's (they are created before the first iteration).
     let in_setup = setup.is_some() || named.culprit.as_ref().is_some_and(|c| c.kind == TensorKind::MasterWeights);
-    let first_step = if in_setup { None } else { first_step_note(&message, stage, plan, report) };
+    let first_step = if in_setup { None } else { first_step_note(&message, stage, report) };
     notes.extend(first_step.as_ref().map(|(n, _)| n.clone()));
     let compared = compare(&message, stage, capacity);
     let predicted_terms = stage.map(terms_of).unwrap_or_default();
@@ -418,7 +418,7 @@ pub const FIRST_STEP_PHASE: &str = "first optimizer step, creating the Adam mome
 // Source: megatron/core/optimizer/__init__.py l.592 init_state_fn and optimizer.py l.1129/l.1146 (called only
 // `if is_loading`) @ NVIDIA/Megatron-LM d98e8a64dd; torch/optim/adam.py `_init_group` (state created when empty, in
 // step); transformer_engine/pytorch/optimizers/fused_adam.py step (initialize_state when the state is empty).
-fn first_step_note(m: &OomMessage, stage: Option<&StageMemory>, plan: &Value, report: &Report) -> Option<(String, &'static str)> {
+fn first_step_note(m: &OomMessage, stage: Option<&StageMemory>, report: &Report) -> Option<(String, &'static str)> {
     let (allocated, s) = (m.allocated_bytes?, stage?);
     if m.iterations_logged.is_some_and(|n| n > 0) || m.form == "memory-report" {
         return None;
@@ -449,11 +449,10 @@ fn first_step_note(m: &OomMessage, stage: Option<&StageMemory>, plan: &Value, re
         gib(transient)
     );
     let why = "Adam creates its moments in its first step (unless a checkpoint's optimizer state was loaded)";
-    // The same shortfall is a run that shards its optimizer state where the plan assumed it does not.
-    let stated = |k: &str| plan.get("training").and_then(|t| t.get(k)).is_some();
-    let sharded = &report.plan.training.settings;
-    let why = if report.derived.data_parallel_size > 1 && !stated("use_distributed_optimizer") && !sharded.use_distributed_optimizer && !sharded.use_megatron_fsdp {
-        format!("{why}. Or the run shards its optimizer state over data parallelism, which the plan does not say (use_distributed_optimizer = false assumed): state what the run uses")
+    // The same shortfall is a run that shards its optimizer state where the report assumed it does not.
+    let unsharded = report.assumptions.iter().find(|a| a.key == "use_distributed_optimizer" && a.value == Value::Bool(false));
+    let why = if let Some(a) = unsharded.filter(|_| report.derived.data_parallel_size > 1 && !report.plan.training.settings.use_megatron_fsdp) {
+        format!("{why}. Or the run shards its optimizer state over data parallelism, which the plan does not say (use_distributed_optimizer = false assumed: {}): state what the run uses", a.source)
     } else {
         // The log printed no iteration here; were the run past its first step, it would hold less state than predicted.
         format!("{why}; had the run taken a step already, it holds less state than the plan predicts (see what the numbers assume)")
