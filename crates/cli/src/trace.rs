@@ -172,7 +172,7 @@ pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: 
         Some(Ok(t)) => t,
         Some(Err(code)) => return code,
     };
-    let value = match plan_of(&plan_text, message.map_or(&plan_text, |_| &message_text)) {
+    let value = match plan_of(&plan_text, message.map(|_| message_text.as_str())) {
         Ok(v) => v,
         Err(e) => return unreadable(e),
     };
@@ -199,14 +199,13 @@ pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: 
 /// said on stderr.
 /// An artefact that names no GPU takes the one the log beside it says (an environment report, else the message's device
 /// capacity); PLAN alone is the run's log, read for its printed arguments (`imports::import_log`).
-fn plan_of(text: &str, message: &str) -> Result<serde_json::Value, meshplan_core::plan::InputError> {
+fn plan_of(text: &str, message: Option<&str>) -> Result<serde_json::Value, meshplan_core::plan::InputError> {
     if text.trim_start().starts_with('{') && imports::detect(text) == imports::Format::Plan {
         return meshplan_core::plan::read_json(text);
     }
-    let imported = if std::ptr::eq(text, message) {
-        imports::import_log(text, &ImportOptions::default())?
-    } else {
-        imports::import_beside(text, message, &ImportOptions::default())?
+    let imported = match message {
+        None => imports::import_log(text, &ImportOptions::default())?,
+        Some(log) => imports::import_beside(text, log, &ImportOptions::default())?,
     };
     let mut err = format!("meshplan oom: the plan is read from PLAN as {}, as `meshplan import` reads it\n", imported.format.key());
     for n in &imported.notes {

@@ -408,9 +408,8 @@ pub(crate) fn args_by_name(text: &str) -> Option<Vec<(String, String)>> {
     };
     let Value::Object(map) = root else { return None };
     // Two of the arguments every Megatron-LM run has, and none of a plan file's sections.
-    let args = ["num_layers", "hidden_size", "tensor_model_parallel_size", "micro_batch_size", "seq_length"];
     let sections = ["model", "cluster", "parallelism", "training", "recipe"];
-    if map.keys().any(|k| sections.contains(&k.as_str())) || args.iter().filter(|a| map.contains_key(**a)).count() < 2 {
+    if map.keys().any(|k| sections.contains(&k.as_str())) || !names_a_run(map.keys().map(String::as_str)) {
         return None;
     }
     let pairs = map.into_iter().filter(|(name, _)| name != "wandb_version").filter_map(|(name, v)| {
@@ -434,14 +433,26 @@ pub(crate) fn args_by_name(text: &str) -> Option<Vec<(String, String)>> {
     Some(pairs.collect())
 }
 
+/// Whether argument names include two of the arguments every Megatron-LM run has (so a text of them is a run's
+/// arguments, not another object's).
+fn names_a_run<'a>(names: impl Iterator<Item = &'a str>) -> bool {
+    const EVERY_RUN: [&str; 5] = ["num_layers", "hidden_size", "tensor_model_parallel_size", "micro_batch_size", "seq_length"];
+    names.filter(|n| EVERY_RUN.contains(n)).take(2).count() == 2
+}
+
 /// Megatron-LM's arguments as Python prints the `argparse.Namespace` (`Namespace(num_layers=32, bf16=True, …)`): what
 /// `print(args)` shows, and what a checkpoint holds (megatron/training/checkpointing.py l.1571 `state_dict['args'] =
 /// args`, printed after `torch.load`). Each `name=value` at the top level is an argument, its value spelled as the
 /// `arguments` block prints it: a quoted string unquoted, an enum's repr `<AttnBackend.auto: 5>` as `AttnBackend.auto`,
-/// everything else as written. None unless two of the arguments every run has are there. One pass over the text.
+/// everything else as written. None unless two of the arguments every run has are there.
 fn namespace(text: &str) -> Option<Vec<(String, String)>> {
-    // The first of (at most 16) `Namespace(` that holds the arguments: prose before it may name the word.
-    text.match_indices("Namespace(").take(16).find_map(|(i, w)| namespace_at(&text[i + w.len()..]))
+    namespace_found(text).map(|(_, pairs)| pairs)
+}
+
+/// Where the first of (at most 16) `Namespace(` that holds a run's arguments starts, and its arguments: prose before it
+/// may name the word. Each is read over at most [`MAX_NAMESPACE_BYTES`].
+fn namespace_found(text: &str) -> Option<(usize, Vec<(String, String)>)> {
+    text.match_indices("Namespace(").take(16).find_map(|(i, w)| namespace_at(&text[i + w.len()..]).map(|p| (i, p)))
 }
 
 /// The most bytes one `Namespace(` is read over: Megatron-LM's ~500 arguments print in about 30 KB.
@@ -493,8 +504,7 @@ fn namespace_at(body: &str) -> Option<Vec<(String, String)>> {
             _ => {}
         }
     }
-    let args = ["num_layers", "hidden_size", "tensor_model_parallel_size", "micro_batch_size", "seq_length"];
-    (args.iter().filter(|a| pairs.iter().any(|(n, _)| n == *a)).count() >= 2).then_some(pairs)
+    names_a_run(pairs.iter().map(|(n, _)| n.as_str())).then_some(pairs)
 }
 
 /// Whether `text` is Megatron-LM's `--yaml-cfg` file (megatron/training/yaml_arguments.py, examples/gpt3/gpt_config.yaml):
@@ -805,7 +815,7 @@ pub(crate) fn printed_arguments(text: &str) -> Option<&str> {
     if is_args_block(text) {
         return Some(text);
     }
-    let (i, _) = text.match_indices("Namespace(").take(16).find(|(i, w)| namespace_at(&text[i + w.len()..]).is_some())?;
+    let (i, _) = namespace_found(text)?;
     Some(crate::limits::prefix(&text[i..], MAX_NAMESPACE_BYTES + "Namespace(".len()))
 }
 
