@@ -1,7 +1,8 @@
 # source: a terminal paste in a thread: the prompt and the command that ran a wrapper with positional arguments, then the
 #   wrapper's text, as Pai-Megatron-Patch's run_mcore_*.sh scripts take their settings ($1 … ${15}: environment, model
 #   size, micro and global batch, learning rates, sequence and padding lengths, precision, TP, PP, CP, SP, distributed
-#   optimizer, flash attention). Written here, cut to what sizes the run.
+#   optimizer, flash attention). Written here, cut to what sizes the run (the script body's other constructs are
+#   artefacts 09 and 10; this one is the prompt).
 # Worked by hand: $1=dsw sets 8 GPUs on 1 node; $2=7B the 28-layer, 3584-wide shape (28 heads, 4 query groups, FFN
 #   18944); $3=1, $4=256 the batches; $7=4096 the sequence; $9=bf16; ${10}=2 TP, ${11}=1 PP, ${12}=1 CP; ${13}=true with
 #   TP 2 > 1 turns on sequence parallelism; ${14}=true the distributed optimizer (before: the prompt `user@host:dir#`
@@ -30,9 +31,6 @@ FL=${15}
 if [ $ENV = dsw ]; then
     GPUS_PER_NODE=8
     NNODES=1
-elif [ $ENV = dlc ]; then
-    GPUS_PER_NODE=${KUBERNETES_CONTAINER_RESOURCE_GPU}
-    NNODES=${WORLD_SIZE}
 fi
 if [ $MODEL_SIZE = 7B ]; then
     NUM_LAYERS=28
@@ -41,18 +39,9 @@ if [ $MODEL_SIZE = 7B ]; then
     INTERMEDIATE_SIZE=18944
     NUM_KEY_VALUE_HEADS=4
     gqa_options="--group-query-attention --num-query-groups ${NUM_KEY_VALUE_HEADS}"
-elif [ $MODEL_SIZE = 72B ]; then
-    NUM_LAYERS=80
-    HIDDEN_SIZE=8192
-    NUM_ATTN_HEADS=64
-    INTERMEDIATE_SIZE=29568
-    NUM_KEY_VALUE_HEADS=8
-    gqa_options="--group-query-attention --num-query-groups ${NUM_KEY_VALUE_HEADS}"
 fi
 if [ $PR = bf16 ]; then
     pr_options="--bf16"
-elif [ $PR = fp16 ]; then
-    pr_options="--fp16"
 fi
 if [ $SP = true ] && [ $TP -gt 1 ]; then
     sp_options="--sequence-parallel"
