@@ -195,6 +195,13 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("model.activations_checkpoint_method", "model.recompute_method"),
     ("model.activations_checkpoint_num_layers", "model.recompute_num_layers"),
     ("model.bias", "model.add_bias_linear"),
+    // NeMo 1's communication overlaps (megatron_gpt_config.yaml: ub_tp_comm_overlap, defer_embedding_wgrad_compute, and
+    // the optimizer's overlap_grad_sync / overlap_param_sync, which megatron_base_model.py passes to Megatron-Core's
+    // DistributedDataParallelConfig as overlap_grad_reduce / overlap_param_gather).
+    ("model.ub_tp_comm_overlap", "comm_overlap.tp_comm_overlap"),
+    ("model.defer_embedding_wgrad_compute", "comm_overlap.defer_embedding_wgrad_compute"),
+    ("model.optim.overlap_grad_sync", "ddp.overlap_grad_reduce"),
+    ("model.optim.overlap_param_sync", "ddp.overlap_param_gather"),
     // NVIDIA's MLPerf Training implementations (NeMo / Megatron Bridge): a `config_<SYSTEM>_<N>x<G>x<MINIBS>x….sh` exports
     // the run's sizes, which run.sub and the implementation's YAML pass on (mlcommons/training_results_v5.0 and v5.1
     // NVIDIA/benchmarks/llama31_405b, llama31_8b, gpt3: config_DGXH100_64x8x288xtp8pp8cp2.sh, config_common.sh). Their

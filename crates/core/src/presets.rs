@@ -295,6 +295,44 @@ pub fn model(key: &str) -> Option<&'static ModelPreset> {
     models().iter().find(|m| normalise(&m.key) == k || normalise(&m.hf_id) == k)
 }
 
+/// Words a checkpoint's name adds to its base model's for a post-training variant or a packaging of the same
+/// architecture (`Qwen3-8B-Base`, `Llama-3.1-8B-Instruct`, `gemma-2-9b-it`, ms-swift's `…-mcore` conversions), and
+/// 4-digit release dates (`-2507`): dropped from the end of a name to find its base model.
+const VARIANT_WORDS: &[&str] = &["base", "instruct", "chat", "it", "hf", "mcore", "megatron", "thinking", "sft", "dpo", "rlhf", "grpo"];
+
+/// The model a checkpoint's name or path means: [`model`] of the name as given, else of its last path component
+/// (`/root/Qwen3-8B`, `$HOME/models/Qwen3-8B`), else of that component with [`VARIANT_WORDS`] and release dates
+/// dropped from its end (`Qwen/Qwen3-4B-Instruct-2507` → Qwen3-4B), with the words dropped — fine-tuning and
+/// conversion keep the architecture, which is all a plan sizes. Bounded: names of at most 200 bytes.
+pub fn model_named(name: &str) -> Option<(&'static ModelPreset, Vec<String>)> {
+    if name.len() > 200 {
+        return None;
+    }
+    if let Some(p) = model(name) {
+        return Some((p, Vec::new()));
+    }
+    let last = name.trim_end_matches('/').rsplit(['/', '\\']).next().unwrap_or(name);
+    let by_last = |n: &str| {
+        let k = normalise(n);
+        (!k.is_empty()).then(|| models().iter().find(|m| normalise(&m.key) == k || normalise(m.hf_id.rsplit('/').next().unwrap_or(&m.hf_id)) == k)).flatten()
+    };
+    let mut rest = last;
+    let mut dropped = Vec::new();
+    loop {
+        if let Some(p) = by_last(rest) {
+            return Some((p, dropped));
+        }
+        let cut = rest.rfind(['-', '_', '.'])?;
+        let word = &rest[cut + 1..];
+        let date = word.len() == 4 && word.bytes().all(|b| b.is_ascii_digit());
+        if !date && !VARIANT_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word)) {
+            return None;
+        }
+        dropped.push(word.to_string());
+        rest = &rest[..cut];
+    }
+}
+
 /// A GPU by key, case and punctuation ignored ("H100-SXM-80GB" = "h100_sxm_80gb").
 pub fn gpu(key: &str) -> Option<&'static GpuSpec> {
     let k = normalise(key);

@@ -1220,3 +1220,23 @@ fn review_findings_on_the_fourteenth_sessions_readers() {
     let i = imports::import_beside(script, &l40s, &ImportOptions::default()).unwrap();
     assert_eq!(i.plan["cluster"]["gpu"], "l40s");
 }
+
+/// A checkpoint's name means its base model's architecture: the forms RL and fine-tuning scripts name models by
+/// (verl's MODEL_PATH, ms-swift's --model / --load, slime's --hf-checkpoint: a post-training variant's Hugging Face
+/// id, a local directory, a Megatron conversion's directory). Each by hand against the catalogue's Hugging Face ids.
+#[test]
+fn checkpoint_names_mean_their_base_model() {
+    use meshplan_core::presets::model_named;
+    let key = |n: &str| model_named(n).map(|(p, dropped)| (p.key.clone(), dropped.join(",")));
+    let k = |s: &str, d: &str| Some((s.to_string(), d.to_string()));
+    assert_eq!(key("Qwen/Qwen3-8B"), k("qwen3-8b", ""));
+    assert_eq!(key("Qwen/Qwen3-8B-Base"), k("qwen3-8b", "Base"));
+    assert_eq!(key("/root/models/Qwen3-8B/"), k("qwen3-8b", ""));
+    assert_eq!(key("meta-llama/Llama-3.1-8B-Instruct"), k("llama-3.1-8b", "Instruct"));
+    assert_eq!(key("Qwen2.5-7B-Instruct-mcore"), k("qwen2.5-7b", "mcore,Instruct"));
+    assert_eq!(key("Qwen/Qwen3-30B-A3B-Instruct-2507"), k("qwen3-30b-a3b", "2507,Instruct"));
+    // Not a variant word: another model (a long-context release, a distillation), or no model at all.
+    assert_eq!(key("Qwen/Qwen2.5-7B-Instruct-1M"), None);
+    assert_eq!(key("/checkpoints/run-17"), None);
+    assert_eq!(key(&"Qwen3-8B-".repeat(40)), None);
+}

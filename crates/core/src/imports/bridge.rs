@@ -118,6 +118,34 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
         }
     }
     decide_precision(b, &votes);
+    if b.verl {
+        verl_defaults(b);
+    }
+}
+
+/// verl's Megatron engine defaults for what its trainer config leaves out (verl/trainer/config/engine/megatron.yaml @
+/// volcengine/verl 0b8f32c7: sequence_parallel True — Megatron turns it off at TP 1 —, use_distributed_optimizer True,
+/// override_transformer_config.attention_backend flash and moe_token_dispatcher_type alltoall), said in one note.
+fn verl_defaults(b: &mut Builder) {
+    let tp = b.get("parallelism.tensor_model_parallel_size").and_then(crate::fields::as_uint).unwrap_or(1);
+    let mut defaults = vec![
+        ("training.use_distributed_optimizer", Value::Bool(true)),
+        ("training.attention_backend", Value::from("flash")),
+        ("training.moe_token_dispatcher_type", Value::from("alltoall")),
+    ];
+    if tp > 1 {
+        defaults.push(("parallelism.sequence_parallel", Value::Bool(true)));
+    }
+    let mut said = Vec::new();
+    for (path, v) in defaults {
+        if b.get(path).is_none() {
+            said.push(format!("{} = {v}", path.rsplit('.').next().unwrap_or(path)));
+            b.set(path, v, 5);
+        }
+    }
+    if !said.is_empty() {
+        b.notes.push(format!("verl: its Megatron engine's defaults for what the config leaves out (engine/megatron.yaml): {}", said.join(", ")));
+    }
 }
 
 /// What a launch of Megatron Bridge's performance scripts (`scripts/performance/setup_experiment.py`, which runs
@@ -333,7 +361,9 @@ fn nemo1(path: &str, v: &Value) -> Option<Vec<(&'static str, Value)>> {
             };
             vec![("model.activation_func", Value::from(func)), ("model.gated_linear_unit", Value::Bool(gated))]
         }
-        "model.optim.name" => vec![("optimizer.use_distributed_optimizer", Value::Bool(word.starts_with("distributed_fused_adam")))],
+        // NeMo's Apex distributed Adam, or Megatron-Core's distributed optimizer (`mcore_distributed_optim`, NeMo ≥ 1.23:
+        // megatron_base_model.py use_mcore_dist_optim).
+        "model.optim.name" => vec![("optimizer.use_distributed_optimizer", Value::Bool(word.starts_with("distributed_fused_adam") || word == "mcore_distributed_optim"))],
         // NeMo 1's training scripts copy the trainer's precision into the model config (megatron_gpt_pretraining.py).
         "trainer.precision" | "model.precision" => match word.trim_matches('"') {
             "bf16" | "bf16-mixed" | "bf16_mixed" => vec![("model.bf16", Value::Bool(true))],
@@ -580,6 +610,9 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
         };
         b.wrapper_setting(path, p, &raw);
         return;
+    }
+    if path.starts_with("actor_rollout_ref.") {
+        b.verl = true;
     }
     // A wrapper's name for a Megatron setting (an RL framework's `actor_rollout_ref.actor.megatron.*`, its GPU counts).
     if let Some(m) = names::wrapper(path) {

@@ -92,6 +92,8 @@ pub(crate) struct Builder {
     pub recipe: Option<String>,
     /// A Hugging Face id (Bridge's `model.hf_model_id`).
     pub hf_id: Option<String>,
+    /// The checkpoint directory Megatron loads (`--load`), a model's name when nothing else names one.
+    pub load_path: Option<String>,
     /// The model name a meshplan export's header gives.
     pub header_name: Option<String>,
     /// The precision, once decided.
@@ -106,6 +108,12 @@ pub(crate) struct Builder {
     /// DeepSpeed (its arguments print `zero_stage 1.0`, the default, in every run).
     pub zero_stage: Option<String>,
     pub deepspeed: bool,
+    /// ms-swift's Megatron entry point (`megatron sft|pt|rlhf`) runs the command: its own defaults fill what it leaves
+    /// out (`imports::mlm` `swift_defaults`).
+    pub ms_swift: bool,
+    /// verl's trainer config names the run (`actor_rollout_ref.…`): its engine defaults fill what it leaves out
+    /// (`imports::bridge` `verl_defaults`).
+    pub verl: bool,
     /// Megatron-LM's `--num-layers-per-virtual-pipeline-stage`, as written: the virtual pipeline size it implies needs
     /// the layers and PP, which may come later in the text.
     pub layers_per_virtual_stage: Option<String>,
@@ -236,7 +244,7 @@ impl Builder {
             .or_else(|| self.recipe.as_deref().and_then(recipe_preset))
             // A NeMo recipe stem is often a preset's key in other spelling (`mixtral_8x7b`, `nemotron4_340b`).
             .or_else(|| self.recipe_model.as_deref().and_then(|r| recipe_preset(&format!("{r}_pretrain_config")).or_else(|| presets::model(&r.replace('_', "-")))))
-            .or_else(|| self.hf_id.as_deref().and_then(presets::model))
+            .or_else(|| self.by_checkpoint_name())
             .or_else(|| self.header_name.as_deref().and_then(|n| presets::models().iter().find(|p| p.name == n)));
         if let Some(p) = named {
             if unset_in_preset(p) && seq.is_some() && fields.get("max_position_embeddings") == seq.as_ref() {
@@ -299,6 +307,26 @@ impl Builder {
             m.insert("name".into(), Value::from(name));
         }
         Some(Value::Object(m))
+    }
+
+    /// The preset a checkpoint's name means (`presets::model_named`): the Hugging Face id or path the input gives,
+    /// else, with no model fields, the directory Megatron loads (`--load Qwen2.5-7B-Instruct-mcore`, as ms-swift's
+    /// converted checkpoints are named); a note says which name and what was dropped from it.
+    fn by_checkpoint_name(&mut self) -> Option<&'static presets::ModelPreset> {
+        let fields_given = self.plan.contains_key("model");
+        let (name, from) = match (&self.hf_id, &self.load_path) {
+            (Some(id), _) => (id.clone(), "the Hugging Face id or path"),
+            (None, Some(load)) if !fields_given => (load.clone(), "the checkpoint directory it loads (--load)"),
+            _ => return None,
+        };
+        let (p, dropped) = presets::model_named(&name)?;
+        let mut words: Vec<&str> = dropped.iter().map(String::as_str).collect();
+        words.reverse();
+        if !words.is_empty() || from != "the Hugging Face id or path" || p.hf_id != name {
+            let without = if words.is_empty() { String::new() } else { format!(" without its variant suffix \"-{}\" (fine-tuning and conversion keep the architecture)", words.join("-")) };
+            self.notes.push(format!("model: {from} \"{name}\" read as the {} preset{without}", p.key));
+        }
+        Some(p)
     }
 
     /// The preset whose shape the fields give (and none of whose [`DEFINING_FIELDS`] differ from them) (layers, hidden size, heads, query groups, FFN and experts equal; of

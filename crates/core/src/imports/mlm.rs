@@ -46,6 +46,10 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
                 }
                 continue;
             }
+            // ms-swift's entry point: `megatron sft|pt|rlhf` (swift/cli/_megatron/).
+            if (w == "megatron" && words.get(i).is_some_and(|n| matches!(n.as_str(), "sft" | "pt" | "rlhf"))) || w.contains("swift/cli/_megatron/") {
+                b.ms_swift = true;
+            }
             // A wrapper's environment word (`NPROC_PER_NODE=8 megatron sft …`).
             if let Some((flag_name, v)) = w.split_once('=').and_then(|(n, v)| names::wrapper(n).map(|f| (f, v))) {
                 flag(b, &flag_name, &[v.to_string()], &mut gqa);
@@ -97,8 +101,8 @@ fn unset_word(w: &str) -> bool {
 /// Whether Megatron-LM's flag `key` takes no value (a store_true or store_false switch): a name table's or settings
 /// row's switch, or one of the switches `flag` reads itself.
 fn takes_no_value(key: &str) -> bool {
-    const OWN_SWITCHES: [&str; 15] = [
-        "--bf16", "--fp16", "--swiglu", "--squared-relu", "--use-rotary-position-embeddings", "--no-position-embedding",
+    const OWN_SWITCHES: [&str; 16] = [
+        "--bf16", "--fp16", "--swiglu", "--squared-relu", "--quick-geglu", "--use-rotary-position-embeddings", "--no-position-embedding",
         "--recompute-activations", "--group-query-attention", "--no-check-for-nan-in-loss-and-grad", "--enable-cuda-graph",
         "--external-cuda-graph", "--moe-enable-deepep", "--checkpoint-activations", "--overlap-p2p-communication", "--deepspeed",
     ];
@@ -251,11 +255,46 @@ fn finish(b: &mut Builder, gqa: bool) {
         let bias = b.get("model.add_bias_linear").cloned().unwrap_or(Value::Bool(true));
         b.set("model.add_qkv_bias", bias, 5);
     }
+    if b.ms_swift {
+        swift_defaults(b);
+    }
     if b.precision.is_none() {
         // Neither --bf16 nor --fp16: Megatron-LM trains in fp32.
         b.precision = Some("fp32");
     }
     validate_args(b, has_model);
+}
+
+/// ms-swift's own defaults for what a `megatron sft|pt|rlhf` command leaves out: its MegatronArguments dataclass sets
+/// them before Megatron-LM parses anything (swift/megatron/argument/megatron_args.py @ modelscope/ms-swift
+/// 00840e65: use_distributed_optimizer True, recompute_granularity "selective" with recompute_modules ["core_attn"],
+/// moe_token_dispatcher_type "alltoall", attention_backend "flash", expert_tensor_parallel_size 1, micro_batch_size 1,
+/// global_batch_size 16; bf16 / fp16 from the model's torch_dtype, `_init_mixed_precision`). Each is said in one note.
+fn swift_defaults(b: &mut Builder) {
+    let defaults: [(&str, Value); 8] = [
+        ("training.use_distributed_optimizer", Value::Bool(true)),
+        ("training.recompute_granularity", Value::from("selective")),
+        ("training.recompute_modules", Value::from(vec!["core_attn"])),
+        ("training.moe_token_dispatcher_type", Value::from("alltoall")),
+        ("training.attention_backend", Value::from("flash")),
+        ("parallelism.expert_tensor_parallel_size", Value::from(1)),
+        ("training.micro_batch_size", Value::from(1)),
+        ("training.global_batch_size", Value::from(16)),
+    ];
+    let mut said = Vec::new();
+    for (path, v) in defaults {
+        if b.get(path).is_none() {
+            said.push(format!("{} = {v}", path.rsplit('.').next().unwrap_or(path)));
+            b.set(path, v, 5);
+        }
+    }
+    if b.precision.is_none() {
+        b.precision = Some("bf16");
+        said.push("bf16 (ms-swift takes the model's torch_dtype, bfloat16 in the config.json of the models it trains; give --torch_dtype otherwise)".into());
+    }
+    if !said.is_empty() {
+        b.notes.push(format!("ms-swift (`megatron sft|pt|rlhf`): its own defaults for what the command leaves out: {}", said.join(", ")));
+    }
 }
 
 /// What Megatron-LM's `validate_args` derives or changes (megatron/training/arguments.py @ NVIDIA/Megatron-LM
@@ -554,6 +593,57 @@ fn yaml_of_flags(text: &str) -> Option<String> {
     any.then_some(out)
 }
 
+/// Words a wrapper or fork adds to Megatron-LM's: the checkpoint `--load` names (kept as a model name, and read on),
+/// ms-swift's `--torch_dtype`. True when the word is read whole.
+fn wrapper_word(b: &mut Builder, key: &str, values: &[String]) -> bool {
+    if key == "--load" {
+        b.load_path = values.first().cloned();
+    }
+    // ms-swift's `--torch_dtype`, from which it sets --bf16 / --fp16 (swift/llm/argument/base_args/model_args.py
+    // _init_mixed_precision, called by MegatronArguments._init_mixed_precision).
+    if key == "--torch-dtype" {
+        let v = values.first().map(|v| v.trim_start_matches("torch.").to_ascii_lowercase());
+        let precision = match v.as_deref() {
+            Some("bfloat16" | "bf16") => Some("bf16"),
+            Some("float16" | "fp16" | "half") => Some("fp16"),
+            Some("float32" | "fp32" | "float") => Some("fp32"),
+            _ => None,
+        };
+        if let Some(p) = precision {
+            b.precision.get_or_insert(p);
+            return true;
+        }
+    }
+    false
+}
+
+/// Flags of Megatron-LM's forks and of its newer model switches that `flag`'s table does not hold. True when read.
+fn fork_flag(b: &mut Builder, key: &str, values: &[String], gqa: &mut bool) -> bool {
+    let first = values.first().map(String::as_str).unwrap_or("");
+    match key {
+        // A gated MLP of quick-GELU (megatron/training/argument_utils.py:323-325 @ d98e8a64dd: gated_linear_unit True,
+        // activation quick_gelu): sized as a gated GELU, which has its shapes.
+        "--quick-geglu" => {
+            b.set("model.gated_linear_unit", Value::Bool(true), 0);
+            b.set("model.activation_func", Value::from("gelu"), 0);
+            b.notes.push("--quick-geglu: a gated MLP of quick-GELU, sized as gated GELU (the same shapes)".into());
+        }
+        // Megatron-DeepSpeed's grouped-query attention: the key-value heads, GQA whenever they are fewer than the heads
+        // (microsoft/Megatron-DeepSpeed megatron/arguments.py --num-key-value-heads, default the attention heads).
+        "--num-key-value-heads" => match first.parse::<u64>() {
+            Ok(n) => {
+                b.set("model.num_query_groups", Value::from(n), 0);
+                *gqa = true;
+            }
+            Err(_) => b.unknown(key, &Value::from(first), "not a whole number of key-value heads"),
+        },
+        // Megatron-DeepSpeed's expert parallelism (megatron/arguments.py --moe-expert-parallel-size, default 1).
+        "--moe-expert-parallel-size" => flag(b, "--expert-model-parallel-size", values, gqa),
+        _ => return false,
+    }
+    true
+}
+
 /// One `--flag values` pair.
 fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
     let mut key = names::canonical_flag(raw);
@@ -571,6 +661,9 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         Some(f) => key = f,
         None => {}
     }
+    if wrapper_word(b, &key, values) {
+        return;
+    }
     if launch_only(b, &key) {
         return;
     }
@@ -585,6 +678,9 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
     }
     // Wrappers pass store_true flags with a value (`--sequence_parallel true`); `false` leaves the flag off.
     let off = matches!(first, "false" | "False");
+    if fork_flag(b, &key, values, gqa) {
+        return;
+    }
     let low = |b: &Builder| matches!(b.precision, Some("fp8" | "fp4"));
     match key.as_str() {
         "--bf16" if !low(b) => b.precision = Some("bf16"),
@@ -596,6 +692,7 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
         // memory or step time.
         "--no-check-for-nan-in-loss-and-grad" => {}
         "--group-query-attention" => *gqa = true,
+
         "--tokenizer-type" | "--tokenizer-model" | "--vocab-file" | "--padded-vocab-size" => b.tokenizer.push((key.clone(), first.to_string())),
         "--merge-file" => {}
         // validate_args derives the virtual pipeline size from it once the layers and PP are known (see vpp_from_layers).
