@@ -1240,3 +1240,19 @@ fn checkpoint_names_mean_their_base_model() {
     assert_eq!(key("/checkpoints/run-17"), None);
     assert_eq!(key(&"Qwen3-8B-".repeat(40)), None);
 }
+
+/// A script that gives the model's own fields keeps them: `--load` names a checkpoint directory, not the model, when
+/// the flags give the shape (review finding: a GPT-2-small script loading from `/checkpoints/Qwen3-8B` became "Qwen3-8B
+/// (modified)" with Qwen3's query groups). And a wrapper's `--flag false` leaves a settings row's switch off
+/// (ms-swift's `--use_distributed_optimizer false`). Scripts written here.
+#[test]
+fn load_is_a_model_name_only_when_nothing_else_names_the_model() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let gpt2 = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 12 --hidden-size 768 --num-attention-heads 12 --seq-length 1024 --max-position-embeddings 1024 --vocab-size 50257 --micro-batch-size 4 --global-batch-size 32 --load /checkpoints/Qwen3-8B\n";
+    let x = import(gpt2, &ImportOptions::default()).unwrap();
+    assert!(x.plan["model"].get("preset").is_none_or(|p| p != "qwen3-8b"), "{}", x.plan["model"]);
+    assert_eq!(x.plan["model"]["num_layers"], 12);
+    let swift = "NPROC_PER_NODE=2 megatron sft --model Qwen/Qwen2.5-7B --tensor_model_parallel_size 2 --use_distributed_optimizer false\n";
+    let x = import(swift, &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["training"]["use_distributed_optimizer"], false, "{:?}", x.notes);
+}

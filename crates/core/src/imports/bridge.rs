@@ -123,6 +123,60 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
     }
 }
 
+/// verl's names that size the actor's training batch: the prompt and response lengths (a sample is at most both), the
+/// mini-batch of prompts per optimizer step, the responses per prompt, the micro-batch per GPU, and the token budget
+/// per GPU of its dynamic batching.
+const VERL_SIZES: [&str; 7] = [
+    "data.max_prompt_length",
+    "data.max_response_length",
+    "actor_rollout_ref.actor.ppo_mini_batch_size",
+    "actor_rollout_ref.rollout.n",
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
+    "actor_rollout_ref.actor.use_dynamic_bsz",
+    "actor_rollout_ref.actor.ppo_max_token_len_per_gpu",
+];
+
+/// The actor's batch from verl's sizes: a sample is a prompt and its response, so the sequence is
+/// `max_prompt_length + max_response_length`; an optimizer step takes `ppo_mini_batch_size` prompts × `rollout.n`
+/// responses (verl/workers/megatron_workers.py normalises the mini-batch as `ppo_mini_batch_size *= rollout.n`, then
+/// per data-parallel rank); a micro-batch is `ppo_micro_batch_size_per_gpu` samples — or, with `use_dynamic_bsz`,
+/// samples packed up to `ppo_max_token_len_per_gpu` tokens, sized as one sequence of that length. Said in a note.
+fn verl_batch(b: &mut Builder) -> Vec<String> {
+    let num = |b: &Builder, k: &str| b.verl_sizes.iter().find(|(p, _)| p == k).and_then(|(_, v)| crate::fields::as_uint(v).or_else(|| v.as_str()?.trim().parse().ok()));
+    let dynamic = b.verl_sizes.iter().any(|(p, v)| p.ends_with("use_dynamic_bsz") && (v == &Value::Bool(true) || v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("true"))));
+    let mut said = Vec::new();
+    let cap = crate::limits::MAX_FIELD;
+    let (prompt, response) = (num(b, "data.max_prompt_length"), num(b, "data.max_response_length"));
+    let tokens = num(b, "actor_rollout_ref.actor.ppo_max_token_len_per_gpu");
+    let seq = match (dynamic, tokens, prompt, response) {
+        (true, Some(t), ..) => Some((t, format!("seq_length = {t} (use_dynamic_bsz: samples packed up to ppo_max_token_len_per_gpu tokens, one micro-batch)"))),
+        (_, _, Some(p), Some(r)) => Some((p.saturating_add(r), format!("seq_length = {} (max_prompt_length {p} + max_response_length {r})", p.saturating_add(r)))),
+        _ => None,
+    };
+    if let Some((s, text)) = seq.filter(|(s, _)| *s <= cap) {
+        if b.get("training.seq_length").is_none() {
+            b.set("training.seq_length", Value::from(s), 5);
+            said.push(text);
+        }
+    }
+    let micro = if dynamic && tokens.is_some() { Some(1) } else { num(b, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu") };
+    if let Some(m) = micro.filter(|m| (1..=cap).contains(m)) {
+        if b.get("training.micro_batch_size").is_none() {
+            b.set("training.micro_batch_size", Value::from(m), 5);
+            said.push(format!("micro_batch_size = {m}"));
+        }
+    }
+    if let Some(mini) = num(b, "actor_rollout_ref.actor.ppo_mini_batch_size") {
+        let n = num(b, "actor_rollout_ref.rollout.n").unwrap_or(1);
+        let g = mini.saturating_mul(n);
+        if (1..=cap).contains(&g) && b.get("training.global_batch_size").is_none() {
+            b.set("training.global_batch_size", Value::from(g), 5);
+            said.push(format!("global_batch_size = {g} (ppo_mini_batch_size {mini} prompts × rollout.n {n} responses an optimizer step)"));
+        }
+    }
+    said
+}
+
 /// verl's Megatron engine defaults for what its trainer config leaves out (verl/trainer/config/engine/megatron.yaml @
 /// volcengine/verl 0b8f32c7: sequence_parallel True — Megatron turns it off at TP 1 —, use_distributed_optimizer True,
 /// override_transformer_config.attention_backend flash and moe_token_dispatcher_type alltoall), said in one note.
@@ -142,6 +196,10 @@ fn verl_defaults(b: &mut Builder) {
             said.push(format!("{} = {v}", path.rsplit('.').next().unwrap_or(path)));
             b.set(path, v, 5);
         }
+    }
+    let batch = verl_batch(b);
+    if !batch.is_empty() {
+        b.notes.push(format!("verl: the actor's training batch from its sizes: {}", batch.join(", ")));
     }
     if !said.is_empty() {
         b.notes.push(format!("verl: its Megatron engine's defaults for what the config leaves out (engine/megatron.yaml): {}", said.join(", ")));
@@ -613,6 +671,12 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
     }
     if path.starts_with("actor_rollout_ref.") {
         b.verl = true;
+    }
+    if VERL_SIZES.contains(&path) {
+        if b.verl_sizes.len() < VERL_SIZES.len() {
+            b.verl_sizes.push((path.to_string(), v));
+        }
+        return;
     }
     // A wrapper's name for a Megatron setting (an RL framework's `actor_rollout_ref.actor.megatron.*`, its GPU counts).
     if let Some(m) = names::wrapper(path) {

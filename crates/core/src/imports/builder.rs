@@ -114,6 +114,8 @@ pub(crate) struct Builder {
     /// verl's trainer config names the run (`actor_rollout_ref.…`): its engine defaults fill what it leaves out
     /// (`imports::bridge` `verl_defaults`).
     pub verl: bool,
+    /// verl's batch and length settings, read by `imports::bridge` `verl_defaults` (path, value).
+    pub verl_sizes: Vec<(String, Value)>,
     /// Megatron-LM's `--num-layers-per-virtual-pipeline-stage`, as written: the virtual pipeline size it implies needs
     /// the layers and PP, which may come later in the text.
     pub layers_per_virtual_stage: Option<String>,
@@ -244,7 +246,7 @@ impl Builder {
             .or_else(|| self.recipe.as_deref().and_then(recipe_preset))
             // A NeMo recipe stem is often a preset's key in other spelling (`mixtral_8x7b`, `nemotron4_340b`).
             .or_else(|| self.recipe_model.as_deref().and_then(|r| recipe_preset(&format!("{r}_pretrain_config")).or_else(|| presets::model(&r.replace('_', "-")))))
-            .or_else(|| self.by_checkpoint_name())
+            .or_else(|| self.by_checkpoint_name(!fields.is_empty()))
             .or_else(|| self.header_name.as_deref().and_then(|n| presets::models().iter().find(|p| p.name == n)));
         if let Some(p) = named {
             if unset_in_preset(p) && seq.is_some() && fields.get("max_position_embeddings") == seq.as_ref() {
@@ -312,8 +314,7 @@ impl Builder {
     /// The preset a checkpoint's name means (`presets::model_named`): the Hugging Face id or path the input gives,
     /// else, with no model fields, the directory Megatron loads (`--load Qwen2.5-7B-Instruct-mcore`, as ms-swift's
     /// converted checkpoints are named); a note says which name and what was dropped from it.
-    fn by_checkpoint_name(&mut self) -> Option<&'static presets::ModelPreset> {
-        let fields_given = self.plan.contains_key("model");
+    fn by_checkpoint_name(&mut self, fields_given: bool) -> Option<&'static presets::ModelPreset> {
         let (name, from) = match (&self.hf_id, &self.load_path) {
             (Some(id), _) => (id.clone(), "the Hugging Face id or path"),
             (None, Some(load)) if !fields_given => (load.clone(), "the checkpoint directory it loads (--load)"),

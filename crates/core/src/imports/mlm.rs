@@ -281,9 +281,11 @@ fn swift_defaults(b: &mut Builder) {
         ("training.micro_batch_size", Value::from(1)),
         ("training.global_batch_size", Value::from(16)),
     ];
+    let full = b.get("training.recompute_granularity").and_then(Value::as_str) == Some("full");
     let mut said = Vec::new();
     for (path, v) in defaults {
-        if b.get(path).is_none() {
+        // The modules are selective recompute's: under full recompute they do nothing.
+        if b.get(path).is_none() && !(full && path == "training.recompute_modules") {
             said.push(format!("{} = {v}", path.rsplit('.').next().unwrap_or(path)));
             b.set(path, v, 5);
         }
@@ -860,10 +862,13 @@ fn slurm_gpu_type(b: &mut Builder, key: &str, value: &str) {
 
 /// The settings row that flag `key` sets, and the value it gives.
 fn setting(key: &str, values: &[String]) -> Option<(&'static Setting, Value)> {
+    // A wrapper passes a store_true switch with a value (ms-swift's `--use_distributed_optimizer false`): `false` leaves
+    // it off, and turns a store_false switch's setting back on.
+    let off = matches!(values.first().map(String::as_str), Some("false" | "False"));
     SETTINGS.iter().find_map(|row| match row.doc().mlm {
-        Mlm::Flag(f) if f == key => Some((row, Value::Bool(true))),
-        Mlm::Switch(on, _) if on == Some(key) => Some((row, Value::Bool(true))),
-        Mlm::Switch(on, off) if off == Some(key) && on != Some(key) => Some((row, Value::Bool(false))),
+        Mlm::Flag(f) if f == key => Some((row, Value::Bool(!off))),
+        Mlm::Switch(on, _) if on == Some(key) => Some((row, Value::Bool(!off))),
+        Mlm::Switch(on, off_flag) if off_flag == Some(key) && on != Some(key) => Some((row, Value::Bool(off))),
         Mlm::Value(f) if f == key => Some((
             row,
             match row.ty {
