@@ -43,6 +43,7 @@ pub fn cause_class(c: Cause) -> &'static str {
         Cause::MemoryReport => "memory-report",
         Cause::SharedDevice => "shared-device",
         Cause::HostMemory => "host-memory",
+        Cause::OversizedRequest => "oversized-request",
     }
 }
 
@@ -211,8 +212,16 @@ fn ExplanationView(x: Explanation, many: bool) -> impl IntoView {
                 </tbody>
             </table>
         </details>
-        <h3>"Fixes: those that fit first, then those that shrink the named tensor, cheapest first"</h3>
-        <FixTable fixes=x.fixes.clone() />
+        {if x.fixes.is_empty() {
+            // A memory report, the host's memory, a request no layout holds, a checkpoint's or a library's failure on a
+            // plan that fits: the cause and the notes say why there is nothing to re-plan.
+            view! { <p class="hint" id="oom-no-fixes">"No layout change to offer: the cause and the notes above and below say why."</p> }.into_any()
+        } else {
+            view! {
+                <h3>"Fixes: those that fit first, then those that shrink the named tensor, cheapest first"</h3>
+                <FixTable fixes=x.fixes.clone() />
+            }.into_any()
+        }}
         {x.notes.into_iter().map(|n| view! { <p class="hint">{n}</p> }).collect_view()}
         </div>
     }

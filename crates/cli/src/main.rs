@@ -125,6 +125,13 @@ enum Command {
         /// local rank or GPU index on node 0)
         #[arg(long, value_name = "N")]
         rank: Option<u64>,
+        /// A model preset, for a PLAN artefact that names none (or instead of the one it names), as `meshplan import`
+        /// takes it
+        #[arg(long, value_name = "PRESET")]
+        model: Option<String>,
+        /// The GPU (catalogue key) the run used, for a PLAN artefact that does not name it, as `meshplan import` takes it
+        #[arg(long, value_name = "GPU")]
+        gpu: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -317,7 +324,9 @@ fn main() -> ExitCode {
         Command::Export { input, kind } => cmd_export(input, kind),
         Command::Import { file, from, model, gpu, output } => trace::cmd_import(file, from.as_deref(), model.clone(), gpu.clone(), output.format),
         Command::Diff { a, b, output } => trace::cmd_diff(a, b, output.format),
-        Command::Oom { plan, message, rank, output } => trace::cmd_oom(plan, message.as_deref(), *rank, output.format),
+        Command::Oom { plan, message, rank, model, gpu, output } => {
+            trace::cmd_oom(plan, message.as_deref(), *rank, (model.clone(), gpu.clone()), output.format)
+        }
         Command::Schedule { input, width, output } => trace::cmd_schedule(input, *width as usize, output.format),
         Command::Presets { output } => cmd_presets(output.format),
         Command::Explain { code } => cmd_explain(code),

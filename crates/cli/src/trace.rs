@@ -160,7 +160,7 @@ fn diff_table(d: &meshplan_core::diff::Diff) -> String {
     out
 }
 
-pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: Option<u64>, format: Format) -> ExitCode {
+pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: Option<u64>, (model, gpu): (Option<String>, Option<String>), format: Format) -> ExitCode {
     let read = |p: &std::path::Path| read_input(p).map_err(unreadable);
     let plan_text = match read(plan) {
         Ok(t) => t,
@@ -172,7 +172,8 @@ pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: 
         Some(Ok(t)) => t,
         Some(Err(code)) => return code,
     };
-    let value = match plan_of(&plan_text, message.map(|_| message_text.as_str())) {
+    let opts = ImportOptions { model, gpu, ..ImportOptions::default() };
+    let value = match plan_of(&plan_text, message.map(|_| message_text.as_str()), &opts) {
         Ok(v) => v,
         Err(e) => return unreadable(e),
     };
@@ -199,13 +200,17 @@ pub fn cmd_oom(plan: &std::path::Path, message: Option<&std::path::Path>, rank: 
 /// said on stderr.
 /// An artefact that names no GPU takes the one the log beside it says (an environment report, else the message's device
 /// capacity); PLAN alone is the run's log, read for its printed arguments (`imports::import_log`).
-fn plan_of(text: &str, message: Option<&str>) -> Result<serde_json::Value, meshplan_core::plan::InputError> {
+fn plan_of(text: &str, message: Option<&str>, opts: &ImportOptions) -> Result<serde_json::Value, meshplan_core::plan::InputError> {
+    // A plan file is the plan (its model and GPU stated); --model and --gpu are for artefacts that leave them out.
     if text.trim_start().starts_with('{') && imports::detect(text) == imports::Format::Plan {
+        if opts.model.is_some() || opts.gpu.is_some() {
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), b"meshplan oom: note: PLAN is a plan file: its own model and GPU are used, --model and --gpu are for launch artefacts\n");
+        }
         return meshplan_core::plan::read_json(text);
     }
     let imported = match message {
-        None => imports::import_log(text, &ImportOptions::default())?,
-        Some(log) => imports::import_beside(text, log, &ImportOptions::default())?,
+        None => imports::import_log(text, opts)?,
+        Some(log) => imports::import_beside(text, log, opts)?,
     };
     let mut err = format!("meshplan oom: the plan is read from PLAN as {}, as `meshplan import` reads it\n", imported.format.key());
     for n in &imported.notes {
@@ -272,7 +277,11 @@ fn oom_table(x: &meshplan_core::oom::Explanation) -> String {
             out += &format!("  {a}\n");
         }
     }
-    out += "\nFixes: those that fit first, then those that shrink the named tensor, then cheapest (predicted peak, step time and its change)\n";
+    if !x.fixes.is_empty() {
+        out += "\nFixes: those that fit first, then those that shrink the named tensor, then cheapest (predicted peak, step time and its change)\n";
+    } else if !matches!(x.cause, meshplan_core::oom::Cause::MemoryReport | meshplan_core::oom::Cause::HostMemory) {
+        out += "\nFixes: none (the cause and the notes say why)\n";
+    }
     for (i, f) in x.fixes.iter().enumerate() {
         let t = f.step_time_s.map_or("—".into(), |t| format!("{t:.3} s"));
         let dt = f.step_time_delta_s.map_or(String::new(), |d| format!(" ({d:+.3} s)"));

@@ -166,3 +166,28 @@ fn diff_pairs_stages_by_the_layers_they_hold() {
     assert_eq!(v["peak_stages"]["paired_by"], "peak");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `meshplan oom` takes `--model` and `--gpu` as `meshplan import` does, for a launch artefact that names neither
+/// (ms-swift #6387's construct: a run named only by a checkpoint path meshplan cannot read, on H20s, with a message
+/// that carries no capacity). Before: the import's "names no model" error, whose fix named `meshplan import --model`,
+/// and no way to give the GPU. Script written here.
+#[test]
+fn oom_takes_the_model_and_gpu_an_artefact_leaves_out() {
+    let script = "NPROC_PER_NODE=8 megatron sft --load /ckpt/run-17 --tensor_model_parallel_size 2 --micro_batch_size 1 --global_batch_size 16 --max_length 2048\n";
+    let msg = "[rank3]: RuntimeError: CUDA error: out of memory\n";
+    let dir = std::env::temp_dir().join(format!("meshplan-oom-opts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sft.sh");
+    std::fs::write(&path, script).unwrap();
+    let p = path.to_str().unwrap();
+    let (code, _, err) = run(&["oom", p, "-"], Some(msg));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("names no model"), "{err}");
+    let (code, out, err) = run(&["oom", p, "-", "--model", "qwen2.5-7b", "--gpu", "h20", "--format", "json"], Some(msg));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // H20: 96 GB of memory (the catalogue's), the capacity the verdict used.
+    assert_eq!(v["capacity_bytes"].as_u64(), Some(96 * (1u64 << 30)), "{err}");
+    assert!(err.contains("qwen2.5-7b"), "{err}");
+}

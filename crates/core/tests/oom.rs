@@ -996,3 +996,128 @@ fn torchruns_failure_summary_gives_the_global_rank() {
     assert_eq!(xs[0].rank, 0);
     assert!(xs[0].rank_source.contains("GPU index"), "{}", xs[0].rank_source);
 }
+
+/// Outer frames say when the allocation ran; the innermost one names the tensors. Written here after three threads:
+/// ms-swift #9191 (the traceback runs through `get_model` into Transformer Engine's grouped_linear.py `__init__`, the
+/// experts' weights being built: explained before as "a Transformer Engine linear layer's forward or backward", no
+/// phase), Megatron-LM #380 (`setup_model_and_optimizer` → checkpointing.py `load_checkpoint` → torch's
+/// `Optimizer.load_state_dict`: before, "the optimizer", no phase, layout fixes) and ms-swift #5966 (a CUDA error in
+/// `checkpoint_and_decide_exit` → `save_checkpoint` → the distributed optimizer's `sharded_state_dict`: before, the
+/// save unsaid and layout changes that only made the step faster offered as fixes).
+#[test]
+fn outer_frames_give_the_phase() {
+    use meshplan_core::oom::{CHECKPOINT_LOAD_PHASE, CHECKPOINT_SAVE_PHASE, SETUP_PHASE};
+    // A traceback of rank 3 through `frames` (file, line, function), then `tail`.
+    let trace = |frames: &[(&str, u64, &str)], tail: &str| {
+        let lines: String = frames.iter().map(|(file, line, func)| format!("[rank3]:   File \"{file}\", line {line}, in {func}\n")).collect();
+        format!("{lines}{tail}\n")
+    };
+    let (plan, report) = readme();
+
+    let build = trace(
+        &[
+            ("/opt/megatron-lm/megatron/training/training.py", 2400, "get_model"),
+            ("/opt/megatron-lm/megatron/core/transformer/spec_utils.py", 120, "build_module"),
+            ("/usr/lib/python3/site-packages/transformer_engine/pytorch/module/grouped_linear.py", 696, "__init__"),
+        ],
+        &current(Some(3), 3, "52.00 MiB", 79.11, 0.03, 1.50, 0.01),
+    );
+    let x = &explain_all(&plan, &report, &build, None).unwrap()[0];
+    assert_eq!(x.phase.as_deref(), Some(SETUP_PHASE));
+    let at = x.message.location.as_ref().unwrap();
+    assert!(at.file.ends_with("grouped_linear.py") && at.what.starts_with("building the model"), "{at:?}");
+    // 1.50 GiB allocated is less than the stage's weights: nothing after them is said to be "next".
+    let note = x.notes.iter().find(|n| n.contains("traceback places the failure")).unwrap();
+    assert!(note.contains("less than the weights alone") && !note.contains("next to allocate"), "{note}");
+
+    // 1.45 GiB requested; 1.02 free + 0.80 reserved-unallocated hold it together, in no one block; 76.80 GiB allocated
+    // is far more than the step's prediction: an overrun, in the load.
+    let load = trace(
+        &[
+            ("/opt/megatron-lm/megatron/training/training.py", 2868, "setup_model_and_optimizer"),
+            ("/opt/megatron-lm/megatron/training/checkpointing.py", 2600, "load_checkpoint"),
+            ("/opt/conda/lib/python3.10/site-packages/torch/optim/optimizer.py", 379, "load_state_dict"),
+        ],
+        &current(Some(3), 3, "1.45 GiB", 79.11, 1.02, 76.80, 0.80),
+    );
+    let x = &explain_all(&plan, &report, &load, None).unwrap()[0];
+    assert_eq!(x.phase.as_deref(), Some(format!("{CHECKPOINT_LOAD_PHASE} ({SETUP_PHASE})").as_str()));
+    assert_eq!(x.cause, Cause::Overrun);
+    assert!(x.cause_text.contains("in no one block") && !x.cause_text.contains("0.00 KiB"), "{}", x.cause_text);
+    assert!(x.fixes.is_empty(), "{:?}", x.fixes);
+    assert!(x.notes.iter().any(|n| n.contains("in loading a checkpoint") && n.contains("load_checkpoint")), "{:?}", x.notes);
+
+    let save = trace(
+        &[
+            ("/opt/megatron-lm/megatron/training/training.py", 4100, "checkpoint_and_decide_exit"),
+            ("/opt/megatron-lm/megatron/training/training.py", 3820, "save_checkpoint_and_time"),
+            ("/opt/megatron-lm/megatron/training/checkpointing.py", 700, "save_checkpoint"),
+            ("/opt/megatron-lm/megatron/core/optimizer/distrib_optimizer.py", 1100, "sharded_state_dict"),
+        ],
+        "[rank3]: RuntimeError: CUDA error: out of memory",
+    );
+    let x = &explain_all(&plan, &report, &save, None).unwrap()[0];
+    assert_eq!((x.phase.as_deref(), x.cause), (Some(CHECKPOINT_SAVE_PHASE), Cause::OutsideAllocator));
+    assert!(x.fixes.is_empty(), "{:?}", x.fixes);
+    // The same failure in the training step's own code keeps its fixes (the plan fits: ranked against the device).
+    let step = trace(&[("/opt/megatron-lm/megatron/core/transformer/moe/experts.py", 250, "forward")], "[rank3]: RuntimeError: CUDA error: out of memory");
+    let x = &explain_all(&plan, &report, &step, None).unwrap()[0];
+    assert!(x.phase.as_deref() != Some(CHECKPOINT_SAVE_PHASE) && x.message.context.is_empty());
+}
+
+/// One request larger than the device (Megatron-DeepSpeed PR #384's thread: 37,631.79 GiB asked in
+/// `get_ltor_masks_and_position_ids` on a 79.21 GiB GPU, a data shape bug) is no layout's overrun: before, "a real
+/// overrun" with ten layout fixes, each "still over". By hand, as one s×s matrix of 4-byte elements:
+/// s = √(37,631.79 × 2³⁰ / 4) = 3,178,318.2; of 1-byte elements 6,356,636.4.
+#[test]
+fn a_request_larger_than_the_device_is_a_shape() {
+
+    let (plan, report) = readme();
+    let text = format!(
+        "[rank3]:   File \"/mnt/Megatron-DeepSpeed/megatron/utils.py\", line 180, in get_ltor_masks_and_position_ids\n{}\n",
+        current(Some(3), 3, "37631.79 GiB", 79.21, 28.00, 50.52, 1.80)
+    );
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert_eq!(x.cause, Cause::OversizedRequest);
+    assert!(x.fixes.is_empty() && x.corrections.is_empty(), "{:?} {:?}", x.fixes, x.corrections);
+    assert!(x.cause_text.contains("s = 6,356,636 at 1 byte") && x.cause_text.contains("3,178,318 at 4"), "{}", x.cause_text);
+    assert!(x.message.location.as_ref().is_some_and(|f| f.what.contains("attention mask")));
+
+    // A request larger than the device that is a tensor of the plan is the plan's own: the README plan at micro-batch
+    // 256 on its last stage (rank 53), the loss's fp32 logits. By hand: the vocabulary 128,256 padded to a multiple of
+    // 128 · TP 8 = 129,024, 16,128 a TP rank; 256 · 8,192 · 16,128 · 4 B = 135,291,469,824 B = 126.00 GiB.
+    let mut plan = plan;
+    plan["training"]["micro_batch_size"] = serde_json::json!(256);
+    let report = plan_value(&plan).unwrap();
+    let text = format!(
+        "[rank53]:   File \"/opt/megatron-lm/megatron/core/models/common/language_module/language_module.py\", line 90, in compute_language_model_loss\n{}\n",
+        current(Some(53), 5, "126.00 GiB", 79.11, 10.00, 60.00, 1.00)
+    );
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert_eq!(x.named.culprit.as_ref().map(|c| c.kind), Some(TensorKind::LogitsFp32));
+    assert_eq!(x.cause, Cause::DoesNotFit, "{}", x.cause_text);
+    assert!(!x.fixes.is_empty());
+}
+
+/// A log can hold an earlier traceback of an exception the run handled (a checkpoint load that failed and was
+/// retried), then iterations, then the out-of-memory's own traceback: only the frames after the message's own
+/// "Traceback (most recent call last):" are its. Before, the earlier load's frames made it "loading a checkpoint", with
+/// no fixes. Log written here.
+#[test]
+fn an_earlier_traceback_is_not_the_messages() {
+    let (plan, report) = readme();
+    let f = |file: &str, line: u64, func: &str| format!("[rank3]:   File \"/opt/megatron-lm/megatron/{file}\", line {line}, in {func}\n");
+    let text = format!(
+        "[rank3]: Traceback (most recent call last):\n{}{}[rank3]: FileNotFoundError: latest_checkpointed_iteration.txt\n\
+         [rank3]:  iteration        1/     100 | consumed samples: 512\n[rank3]:  iteration        2/     100 | consumed samples: 1024\n\
+         [rank3]: Traceback (most recent call last):\n{}{}\n",
+        f("training/training.py", 2868, "setup_model_and_optimizer"),
+        f("training/checkpointing.py", 2600, "load_checkpoint"),
+        f("core/transformer/transformer_layer.py", 700, "forward"),
+        current(Some(3), 3, "2.00 GiB", 79.11, 0.10, 74.00, 0.05)
+    );
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert!(x.message.context.is_empty(), "{:?}", x.message.context);
+    assert!(x.phase.as_deref().is_none_or(|p| !p.contains("checkpoint")), "{:?}", x.phase);
+    assert!(x.message.location.as_ref().is_some_and(|l| l.file.ends_with("transformer_layer.py")));
+}

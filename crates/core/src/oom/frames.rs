@@ -29,6 +29,16 @@ pub struct Frame {
 /// with an empty function matches any function of the file. Paths are Megatron-Core's, Megatron-LM's and Transformer
 /// Engine's modules (NVIDIA/Megatron-LM @ d98e8a64dd), PyTorch's optimizers and CUDA graphs.
 const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
+    // A checkpoint's load or save (Megatron-LM megatron/training/checkpointing.py load_checkpoint / save_checkpoint,
+    // training.py checkpoint_and_decide_exit / save_checkpoint_and_time, dist_checkpointing/serialization.py load /
+    // save @ NVIDIA/Megatron-LM d98e8a64dd; Megatron Bridge's training/checkpointing.py has the same names).
+    ("checkpointing.py", "load_checkpoint", CHECKPOINT_LOAD, &[]),
+    ("checkpointing.py", "_load_base_checkpoint", CHECKPOINT_LOAD, &[]),
+    ("megatron/core/dist_checkpointing/serialization.py", "load", CHECKPOINT_LOAD, &[]),
+    ("checkpointing.py", "save_checkpoint", CHECKPOINT_SAVE, &[]),
+    ("megatron/training/training.py", "save_checkpoint_and_time", CHECKPOINT_SAVE, &[]),
+    ("megatron/training/training.py", "checkpoint_and_decide_exit", CHECKPOINT_SAVE, &[]),
+    ("megatron/core/dist_checkpointing/serialization.py", "save", CHECKPOINT_SAVE, &[]),
     ("megatron/core/models/common/language_module/language_module.py", "compute_language_model_loss", "the loss over the output layer's logits", &[TensorKind::LogitsFp32, TensorKind::Logits]),
     ("cross_entropy", "", "the vocabulary-parallel cross entropy over the logits", &[TensorKind::LogitsFp32, TensorKind::Logits]),
     // Constructors run in the set-up: the optimizer's fp32 main copies (optimizer.py Float16OptimizerWithFloat16Params,
@@ -60,6 +70,16 @@ const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     ("megatron/core/transformer/cuda_graphs.py", "", "CUDA graph capture", &[TensorKind::CudaGraphs]),
     ("transformer_engine/pytorch/graph.py", "", "CUDA graph capture", &[TensorKind::CudaGraphs]),
     ("torch/cuda/graphs.py", "", "CUDA graph capture", &[TensorKind::CudaGraphs]),
+    // Constructors of the model's modules run while the model is built (get_model), placing its weights: Megatron-Core's
+    // layers and models, its Transformer Engine wrappers, spec_utils.build_module, and Transformer Engine's modules
+    // (grouped_linear.py's experts allocate their weights in `__init__`); after the CUDA-graph
+    // rows, whose runners are built in the first training forward.
+    ("megatron/core/transformer/spec_utils.py", "build_module", BUILD, SETUP_KINDS),
+    ("megatron/core/transformer/", "__init__", BUILD, SETUP_KINDS),
+    ("megatron/core/models/", "__init__", BUILD, SETUP_KINDS),
+    ("megatron/core/tensor_parallel/layers.py", "__init__", BUILD, SETUP_KINDS),
+    ("megatron/core/extensions/transformer_engine.py", "__init__", BUILD, SETUP_KINDS),
+    ("transformer_engine/pytorch/module/", "__init__", BUILD, SETUP_KINDS),
     ("megatron/core/transformer/moe/", "", "the MoE layer (routing, token dispatch, the experts)", &[TensorKind::MoeDispatch, TensorKind::LayerActivations]),
     ("megatron/core/transformer/dot_product_attention.py", "", "core attention", &[TensorKind::AttentionScores, TensorKind::LayerActivations]),
     ("transformer_engine/pytorch/attention", "", "core attention (Transformer Engine)", &[TensorKind::AttentionScores, TensorKind::LayerActivations]),
@@ -73,17 +93,43 @@ const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     ("transformer_engine/pytorch/module/", "", "a Transformer Engine linear layer's forward or backward", &[TensorKind::LayerActivations, TensorKind::MoeDispatch]),
     ("megatron/core/pipeline_parallel/", "", "the pipeline schedule (a microbatch's forward or backward)", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores, TensorKind::Logits, TensorKind::LogitsFp32]),
     ("megatron/core/transformer/", "", "a transformer layer's forward or backward", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores]),
+    // The data's attention mask, a [b, 1, s, s] tensor (megatron/core/datasets/gpt_dataset.py
+    // _get_ltor_masks_and_position_ids, megatron/training/utils/common_utils.py get_ltor_masks_and_position_ids; before
+    // the package split and in Megatron-DeepSpeed, megatron/utils.py).
+    ("gpt_dataset.py", "_get_ltor_masks_and_position_ids", "the data's attention mask (b·s·s elements, built from the batch the data loader gives)", &[]),
+    ("utils.py", "get_ltor_masks_and_position_ids", "the data's attention mask (b·s·s elements, built from the batch the data loader gives)", &[]),
     ("megatron/core/dist_checkpointing/", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
     ("megatron/training/checkpointing.py", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
 ];
 
 /// What runs in the set-up frames of [`LOCATIONS`].
 const SETUP: &str = "the set-up before the first step (weights on the GPU, gradient buffers, the optimizer's fp32 copies)";
+/// What runs in a module's constructor: the set-up's first allocations.
+const BUILD: &str = "building the model, its weights placed on the GPU (the set-up, before the first step)";
 const SETUP_KINDS: &[TensorKind] = &[TensorKind::MasterWeights, TensorKind::GradBucket, TensorKind::ParamAllGather];
+/// What runs in a checkpoint's load and save frames.
+const CHECKPOINT_LOAD: &str = "loading a checkpoint (what it reads is held beside the state it fills: not in the training step's prediction)";
+const CHECKPOINT_SAVE: &str = "saving a checkpoint (the state it gathers or stages for the file: not in the training step's prediction)";
 
 /// Whether the frame is in the set-up before the first step (building the model, its buffers and its optimizer).
 pub fn is_setup(frame: &Frame) -> bool {
-    location(&frame.file, &frame.function).is_some_and(|l| l.2 == SETUP)
+    location(&frame.file, &frame.function).is_some_and(|l| l.2 == SETUP || l.2 == BUILD)
+}
+
+/// A checkpoint's load or save, when the frame is in one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checkpoint {
+    Load,
+    Save,
+}
+
+/// Whether the frame loads or saves a checkpoint.
+pub fn checkpoint(frame: &Frame) -> Option<Checkpoint> {
+    match location(&frame.file, &frame.function)?.2 {
+        CHECKPOINT_LOAD => Some(Checkpoint::Load),
+        CHECKPOINT_SAVE => Some(Checkpoint::Save),
+        _ => None,
+    }
 }
 
 /// The row of [`LOCATIONS`] a frame falls in.
@@ -113,19 +159,47 @@ fn frame_of(line: &str) -> Option<Frame> {
 /// Megatron or Transformer Engine. None when there is no such frame.
 /// With no global rank, the lines of local rank `local` when torchrun prefixes them `[defaultN]:`.
 pub fn innermost(text: &str, begin: usize, end: usize, rank: Option<u64>, local: Option<u64>) -> Option<Frame> {
+    read(text, begin, end, rank, local).0
+}
+
+/// The traceback before `end`: its innermost frame (as [`innermost`]) and the outer frames that place the failure in
+/// a phase of its own whatever runs inside them — the innermost checkpoint load or save, else the innermost set-up
+/// frame — when the innermost frame is not already in it (a checkpoint load in the set-up gives both). A load calls
+/// the optimizer's `load_state_dict`, a save the distributed optimizer's state gathering: the inner frame names the
+/// tensors, the outer one says when.
+pub fn read(text: &str, begin: usize, end: usize, rank: Option<u64>, local: Option<u64>) -> (Option<Frame>, Vec<Frame>) {
+    let frames = frames_of(text, begin, end, rank, local);
+    let known = |f: &Frame| location(&f.file, &f.function).map(|l| Frame { what: l.2.to_string(), ..f.clone() });
+    let inner = frames.iter().rev().find_map(known);
+    let innermost = inner.clone().or_else(|| frames.iter().rev().find(|f| f.file.contains("megatron") || f.file.contains("transformer_engine")).cloned());
+    let mut context = Vec::new();
+    let already = |test: &dyn Fn(&Frame) -> bool| inner.as_ref().is_some_and(test);
+    if !already(&|f| checkpoint(f).is_some()) {
+        context.extend(frames.iter().rev().find(|f| checkpoint(f).is_some()).and_then(known));
+    }
+    if !already(&is_setup) {
+        context.extend(frames.iter().rev().find(|f| is_setup(f)).and_then(known));
+    }
+    (innermost, context)
+}
+
+/// The frames printed between `begin` and `end` on the lines of the rank (outermost first, as Python prints them).
+fn frames_of(text: &str, begin: usize, end: usize, rank: Option<u64>, local: Option<u64>) -> Vec<Frame> {
     let mut from = begin.max(end.saturating_sub(FRAME_WINDOW)).min(end);
     while from < end && !text.is_char_boundary(from) {
         from += 1;
     }
-    let window = text.get(from..end)?;
+    let Some(window) = text.get(from..end) else { return Vec::new() };
     let tagged = |line: &str, tag: &str, want: Option<u64>| match (want, line.find(tag)) {
         (Some(r), Some(i)) => line[i + tag.len()..].split(']').next().and_then(|n| n.parse::<u64>().ok()) == Some(r),
         _ => true,
     };
     let own = |line: &str| tagged(line, "[rank", rank) && (rank.is_some() || tagged(line, "[default", local));
-    let frames: Vec<Frame> = window.lines().filter(|l| own(l)).filter_map(frame_of).collect();
-    let known = frames.iter().rev().find_map(|f| location(&f.file, &f.function).map(|l| Frame { what: l.2.to_string(), ..f.clone() }));
-    known.or_else(|| frames.iter().rev().find(|f| f.file.contains("megatron") || f.file.contains("transformer_engine")).cloned())
+    // The message's own traceback: the frames after the last "Traceback (most recent call last):" header of the rank
+    // (an earlier, handled exception's traceback in the same window is another failure's).
+    let lines: Vec<&str> = window.lines().filter(|l| own(l)).collect();
+    let from = lines.iter().rposition(|l| l.contains("Traceback (most recent call last)")).map_or(0, |i| i + 1);
+    lines[from..].iter().filter_map(|l| frame_of(l)).collect()
 }
 
 #[cfg(test)]

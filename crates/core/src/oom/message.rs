@@ -66,6 +66,10 @@ pub struct OomMessage {
     /// code (`frames::innermost`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<super::frames::Frame>,
+    /// The traceback's outer frames that place the failure in a phase the innermost frame does not say: a checkpoint's
+    /// load or save, the set-up (`frames::read`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<super::frames::Frame>,
     /// The last training iteration the log printed before the message (Megatron-LM's and Megatron Bridge's
     /// ` iteration N/ M |` line), when it printed one: the run had taken N steps, so the optimizer's state exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -307,7 +311,7 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
         let msg = &window[..window.find("\n\n").unwrap_or(window.len())];
         if let Some(mut m) = sized(text, start, msg) {
             let begin = n.checked_sub(1).map_or(0, |p| starts[p]);
-            m.location = super::frames::innermost(text, begin, line_start(start), m.rank, m.local_rank);
+            (m.location, m.context) = super::frames::read(text, begin, line_start(start), m.rank, m.local_rank);
             m.iterations_logged = logged(start);
             keep(m, &mut out);
         }
@@ -315,8 +319,8 @@ pub fn scan(text: &str) -> Vec<OomMessage> {
     for &(marker, form, note) in OUTSIDE {
         for (start, _) in text.match_indices(marker).take(MAX_MESSAGES) {
             let (rank, local_rank) = prefixes(text, start);
-            let location = super::frames::innermost(text, 0, line_start(start), rank, local_rank);
-            let m = OomMessage { form: form.into(), device: "CUDA".into(), rank, local_rank, note: Some(note.into()), location, ..OomMessage::default() };
+            let (location, context) = super::frames::read(text, 0, line_start(start), rank, local_rank);
+            let m = OomMessage { form: form.into(), device: "CUDA".into(), rank, local_rank, note: Some(note.into()), location, context, ..OomMessage::default() };
             keep(m, &mut out);
         }
     }

@@ -113,6 +113,9 @@ pub enum Cause {
     /// The host ran out of memory (the kernel's OOM killer, a SIGKILL exit, Kubernetes' OOMKilled), not the GPU: the
     /// plan's host memory per node beside the node's.
     HostMemory,
+    /// One request larger than the whole device: a tensor of a shape the plan does not have (a batch or sequence the
+    /// data gave, an s×s mask), which no layout holds.
+    OversizedRequest,
 }
 
 /// The explanation of one failing rank.
@@ -266,7 +269,11 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
         by_place
     };
     // The message's numbers bound the unknowns: re-plan at the value the request implies.
-    let corrections = named.implied.as_ref().and_then(|i| correction(i)).into_iter().collect::<Vec<_>>();
+    // (Not for a request larger than the device that no tensor of the plan is: no plan value makes it fit.) A request
+    // the plan names (the logits at a large micro-batch) is the plan's own, with its verdict and fixes; the device's
+    // size must be the message's, not an assumed GPU's.
+    let oversized = message.requested_bytes > capacity && message.capacity_bytes.is_some() && named.culprit.is_none();
+    let corrections = named.implied.as_ref().filter(|_| !oversized).and_then(|i| correction(i)).into_iter().collect::<Vec<_>>();
     let replanned = if corrections.is_empty() { None } else { replan(plan, &corrections) };
     let (basis_plan, basis) = match &replanned {
         Some((v, r)) => (v, r),
@@ -277,11 +284,17 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     if replanned.is_some() {
         notes.push(format!("predictions below are re-planned at the value the message implies ({}); Apply the correction to keep it", corrections.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")));
     }
-    // A failure in the set-up (the traceback says so): what PyTorch had allocated is the state built so far.
-    let setup = message.location.as_ref().filter(|f| frames::is_setup(f)).and_then(|f| setup_note(&message, stage, f));
+    // A failure in the set-up (the traceback says so, in its innermost frame or an outer one): what PyTorch had
+    // allocated is the state built so far.
+    let in_frames = || message.location.iter().chain(&message.context);
+    let setup_frame = in_frames().find(|f| frames::is_setup(f));
+    let setup = setup_frame.and_then(|f| setup_note(&message, stage, f));
     notes.extend(setup.clone());
+    // A checkpoint's load or save: transient copies the training step's prediction does not hold.
+    let checkpoint = in_frames().find_map(|f| frames::checkpoint(f).map(|c| (c, f)));
+    notes.extend(checkpoint.map(|(c, f)| checkpoint_note(c, f, predicted_peak, capacity)));
     // A request named as the master weights is the set-up's (they are created before the first iteration).
-    let in_setup = setup.is_some() || named.culprit.as_ref().is_some_and(|c| c.kind == TensorKind::MasterWeights);
+    let in_setup = setup_frame.is_some() || checkpoint.is_some() || named.culprit.as_ref().is_some_and(|c| c.kind == TensorKind::MasterWeights);
     let first_step = if in_setup { None } else { first_step_note(&message, stage, report) };
     notes.extend(first_step.as_ref().map(|(n, _)| n.clone()));
     let compared = compare(&message, stage, capacity);
@@ -289,6 +302,8 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     let predicted_allocated = stage.map_or(0, |s| s.allocated_bytes);
     let (cause, cause_text, shortfall) = if message.form == "host" {
         host_verdict(&message, &basis.memory, basis.derived.total_parameters)
+    } else if oversized {
+        oversized_verdict(&message, &named, predicted_peak, capacity)
     } else {
         verdict(&message, &named, (predicted_peak, predicted_allocated), capacity)
     };
@@ -307,9 +322,11 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
         fixes.push(allocator_fix(basis));
     }
     let key = (pipeline_stage, target, culprit, corrections.clone());
+    let outside_step = outside_step(cause, checkpoint.is_some(), (predicted_peak, capacity), &mut notes);
     match cache.entries.iter().find(|(k, _)| *k == key) {
-        // A run that did not run out needs no fix: a memory report is compared, not repaired.
-        _ if matches!(cause, Cause::MemoryReport | Cause::HostMemory) => {}
+        // A run that did not run out needs no fix: a memory report is compared, not repaired. A request larger than the
+        // device is a shape no layout holds.
+        _ if matches!(cause, Cause::MemoryReport | Cause::HostMemory | Cause::OversizedRequest) || outside_step => {}
         Some((_, f)) => fixes.extend(f.iter().cloned()),
         None => {
             let ranked = fixes::ranked(basis_plan, basis, Target { peak_bytes: target, culprit, stage: pipeline_stage }, MAX_FIXES);
@@ -317,14 +334,10 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
             cache.entries.push((key, ranked));
         }
     }
-    if cause != Cause::MemoryReport && !fixes.iter().any(|f| f.fits) {
+    if !matches!(cause, Cause::MemoryReport | Cause::OversizedRequest) && !outside_step && !fixes.iter().any(|f| f.fits) {
         notes.push("no single nearby change meshplan tried brings the peak under the device: a search over every layout may find one".into());
     }
-    let phase = match (&setup, &first_step) {
-        (Some(_), _) => Some(SETUP_PHASE.to_string()),
-        (None, Some((_, p))) => Some(p.to_string()),
-        (None, None) => named.culprit.as_ref().map(|c| c.phase.clone()),
-    };
+    let phase = phase_of(checkpoint.map(|c| c.0), setup_frame.is_some(), first_step.as_ref().map(|f| f.1), &named);
     Explanation {
         assumptions: assumptions(plan, report),
         message,
@@ -349,8 +362,66 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
     }
 }
 
+/// The phase: a checkpoint's load or save, the set-up, the first iteration (the traceback or the numbers say so), else
+/// the named tensor's.
+fn phase_of(checkpoint: Option<frames::Checkpoint>, setup: bool, first_step: Option<&str>, named: &Named) -> Option<String> {
+    Some(match (checkpoint, setup, first_step) {
+        (Some(frames::Checkpoint::Load), true, _) => format!("{CHECKPOINT_LOAD_PHASE} ({SETUP_PHASE})"),
+        (Some(frames::Checkpoint::Load), false, _) => CHECKPOINT_LOAD_PHASE.to_string(),
+        (Some(frames::Checkpoint::Save), ..) => CHECKPOINT_SAVE_PHASE.to_string(),
+        (None, true, _) => SETUP_PHASE.to_string(),
+        (None, false, Some(p)) => p.to_string(),
+        (None, false, None) => return named.culprit.as_ref().map(|c| c.phase.clone()),
+    })
+}
+
+/// Whether the failure is outside the step meshplan sizes while the plan fits — a checkpoint's load or save, an
+/// allocation outside PyTorch's allocator — so that no layout change is ranked: against the device every change would
+/// "fit" and the list would be sorted by speed alone. Says so in a note (not for fragmentation, whose fix is the
+/// allocator's).
+fn outside_step(cause: Cause, checkpoint: bool, (predicted_peak, capacity): (u64, u64), notes: &mut Vec<String>) -> bool {
+    let outside = cause != Cause::DoesNotFit && (checkpoint || cause == Cause::OutsideAllocator);
+    if outside && cause != Cause::Fragmentation {
+        notes.push(format!(
+            "no layout change is ranked: the plan fits (meshplan predicts {} of {} for the training step), and what failed allocated beside the step's own state — a checkpoint's transient copies, or a library's allocation outside PyTorch's cached blocks — so a smaller layout only leaves it more room; the cause says what to look at",
+            culprit::shown(predicted_peak),
+            culprit::shown(capacity)
+        ));
+    }
+    outside
+}
+
 /// The phase of a failure the traceback places in the set-up.
 pub const SETUP_PHASE: &str = "set-up, before the first step";
+/// The phases of a failure the traceback places in a checkpoint's load or save.
+pub const CHECKPOINT_LOAD_PHASE: &str = "loading a checkpoint";
+pub const CHECKPOINT_SAVE_PHASE: &str = "saving a checkpoint";
+
+/// A failure in a checkpoint's load or save: what the load or save holds besides the step's state, and the step's
+/// prediction beside the device.
+// Source: megatron/training/checkpointing.py load_checkpoint (the state read from the file, then the model's and the
+// optimizer's load_state_dict copy it in) and save_checkpoint (generate_state_dict, the distributed optimizer's
+// sharded state built for the writer) @ NVIDIA/Megatron-LM d98e8a64dd.
+fn checkpoint_note(c: frames::Checkpoint, f: &frames::Frame, predicted_peak: u64, capacity: u64) -> String {
+    let place = format!("{}:{} in {}", f.file.rsplit("megatron/").next().unwrap_or(&f.file), f.line, f.function);
+    let gib = culprit::shown;
+    let (what, helps) = match c {
+        frames::Checkpoint::Load => (
+            "a load holds what it read from the file beside the model's and optimizer's own tensors until they are copied in, and creates the Adam moments the first step would",
+            "loading once without the optimizer state (--no-load-optim) tells whether its copy is what did not fit",
+        ),
+        frames::Checkpoint::Save => (
+            "a save builds the state it writes (the model's and optimizer's tensors gathered or re-laid out for the file, staged for the writer) beside the step's own",
+            "an asynchronous save (--async-save) stages the tensors in host memory, and a save format that writes each rank's own shards (torch_dist) gathers less than one that gathers the optimizer state on a rank",
+        ),
+    };
+    format!(
+        "the traceback places the failure in {} ({place}): {what}, which meshplan's prediction of the training step ({} of {}) does not hold; what helps is the checkpoint's, not the layout's: {helps}",
+        if c == frames::Checkpoint::Load { CHECKPOINT_LOAD_PHASE } else { CHECKPOINT_SAVE_PHASE },
+        gib(predicted_peak),
+        gib(capacity)
+    )
+}
 
 /// The set-up's allocations in the order Megatron makes them: the weights on the GPU (get_model), the DDP main-gradient
 /// buffer (the DistributedDataParallel wrapper), the optimizer's fp32 main weights (get_megatron_optimizer), and the
@@ -391,9 +462,14 @@ fn setup_note(m: &OomMessage, stage: Option<&StageMemory>, f: &frames::Frame) ->
         Some((last, rest)) => format!("{} and {}", rest.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "), last.0),
         None => String::new(),
     };
-    let next = steps.get(done).map(|(n, b)| format!("; the next to allocate, {n} ({}), did not fit", gib(*b))).unwrap_or_else(|| {
+    // (With nothing covered, the covered text already names the weights as what did not fit.)
+    let next = if done == 0 {
+        String::new()
+    } else {
+        steps.get(done).map(|(n, b)| format!("; the next to allocate, {n} ({}), did not fit", gib(*b))).unwrap_or_else(|| {
         "; that is all the set-up builds, so the failing allocation is outside meshplan's terms (a checkpoint's buffers, a framework's own)".into()
-    });
+    })
+    };
     let covered = if done == 0 {
         format!("less than the weights alone ({}): it failed while the model was being placed", gib(steps.first().map_or(0, |s| s.1)))
     } else {
@@ -650,18 +726,39 @@ fn verdict(m: &OomMessage, named: &Named, (predicted_peak, predicted_allocated):
         );
         return (Cause::Fragmentation, text, 0);
     }
+    // Free and cached memory together held the request, in no one block (the run held more than the plan besides).
+    let short = if shortfall == 0 { "enough together, but in no one block".to_string() } else { format!("{} short", gib(shortfall)) };
     let held = held_more.map(|a| format!(", and PyTorch had allocated {} where the plan predicts at most {}", gib(a), gib(predicted_allocated))).unwrap_or_default();
     let shared = if others > 0 { format!("; besides, {}", others_text(m)) } else { String::new() };
     let text = format!(
-        "a real overrun the plan does not predict: {} requested with {} free and {} reserved-unallocated ({} short){held}; meshplan predicts {} of {} for the stage, so the run holds more than the plan (a larger batch, vocabulary or sequence than planned, or what the assumptions below leave out){what}{shared}",
+        "a real overrun the plan does not predict: {} requested with {} free and {} reserved-unallocated ({short}){held}; meshplan predicts {} of {} for the stage, so the run holds more than the plan (a larger batch, vocabulary or sequence than planned, or what the assumptions below leave out){what}{shared}",
         gib(m.requested_bytes),
         gib(free),
         gib(unallocated),
-        gib(shortfall),
         gib(predicted_peak),
         gib(capacity)
     );
     (Cause::Overrun, text, shortfall)
+}
+
+/// One request larger than the device: no layout holds it, so it is a shape the plan does not have. What the
+/// request would be as the plan's tensors scaled (the culprit's implied value), and as an s×s tensor (an attention mask
+/// or scores, b·s² elements: what s it implies at one byte and at four).
+// Source: megatron/core/datasets/gpt_dataset.py _get_ltor_masks_and_position_ids builds a [1, s, s] attention mask
+// when create_attention_mask_in_dataloader is set (its default) @ NVIDIA/Megatron-LM d98e8a64dd.
+fn oversized_verdict(m: &OomMessage, named: &Named, predicted_peak: u64, capacity: u64) -> (Cause, String, u64) {
+    let gib = culprit::shown;
+    let implied = named.implied.as_ref().map(|i| format!("; {}", i.text)).unwrap_or_default();
+    let side = |bytes_per: f64| ((m.requested_bytes as f64 / bytes_per).sqrt()).round() as u64;
+    let text = format!(
+        "one request of {} is larger than the whole {} device: no layout holds a single tensor that size, so it is a shape the plan does not have — a batch or sequence from the data other than the planned one, or a tensor quadratic in the sequence (as one s×s mask or score matrix it is s = {} at 1 byte an element, {} at 4){implied}; meshplan predicts {} for the stage's planned step. Check the sequence length and micro-batch the data loader gives, and whether an attention mask is built (create_attention_mask_in_dataloader)",
+        gib(m.requested_bytes),
+        gib(capacity),
+        culprit::thousands(side(1.0)),
+        culprit::thousands(side(4.0)),
+        gib(predicted_peak)
+    );
+    (Cause::OversizedRequest, text, m.requested_bytes.saturating_sub(m.free_bytes.unwrap_or(0)))
 }
 
 /// The plan values a request may bound that the plan file does not state (a custom model without its vocabulary, a
