@@ -215,7 +215,7 @@ fn ExplanationView(x: Explanation, many: bool) -> impl IntoView {
         {if x.fixes.is_empty() {
             // A memory report, the host's memory, a request no layout holds, a checkpoint's or a library's failure on a
             // plan that fits: the cause and the notes say why there is nothing to re-plan.
-            view! { <p class="hint" id="oom-no-fixes">"No layout change to offer: the cause and the notes above and below say why."</p> }.into_any()
+            view! { <p class="hint" id="oom-no-fixes">"No layout change to offer: the cause above and the notes below say why."</p> }.into_any()
         } else {
             view! {
                 <h3>"Fixes: those that fit first, then those that shrink the named tensor, cheapest first"</h3>

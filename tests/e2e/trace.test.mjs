@@ -223,6 +223,28 @@ test("Explain an OOM: issue 13's message on the README plan is an overrun on sta
   await context.close();
 });
 
+test("Explain an OOM: a failure while saving a checkpoint is said as such, and no layout change is offered for it", async () => {
+  // Written here after ms-swift #5966's construct: a CUDA error raised under checkpoint_and_decide_exit → save_checkpoint,
+  // inside the distributed optimizer's sharded_state_dict, on the README plan (which fits). Before: no phase, and six
+  // layout changes that only made the step faster, each "fits".
+  const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
+  await page.click("#oom-panel summary");
+  const frame = (file, line, fn) => `[rank3]:   File "/opt/megatron-lm/megatron/${file}", line ${line}, in ${fn}\n`;
+  const log = "[rank3]: Traceback (most recent call last):\n" +
+    frame("training/training.py", 4100, "checkpoint_and_decide_exit") +
+    frame("training/checkpointing.py", 700, "save_checkpoint") +
+    frame("core/optimizer/distrib_optimizer.py", 1100, "sharded_state_dict") +
+    "[rank3]: RuntimeError: CUDA error: out of memory\n";
+  await page.fill("#oom-message", log);
+  await page.click("#oom-explain");
+  assert.match(await text(page, "#oom-where"), /Rank 3 .*saving a checkpoint/);
+  assert.equal(await page.locator("#oom-cause").getAttribute("data-cause"), "outside-allocator");
+  assert.equal(await page.locator("#oom-fixes tr.fix-row").count(), 0);
+  assert.match(await text(page, "#oom-no-fixes"), /No layout change to offer/);
+  assert.deepEqual(problems, clean);
+  await context.close();
+});
+
 test("Explain an OOM: another process holding the GPU is the cause, and a set-up failure is read against the set-up's allocations", async () => {
   const { page, context, problems } = await openApp(browser, `${server.url}#plan=${encode(readme)}`);
   await page.click("#oom-panel summary");
