@@ -1255,4 +1255,7 @@ fn load_is_a_model_name_only_when_nothing_else_names_the_model() {
     let swift = "NPROC_PER_NODE=2 megatron sft --model Qwen/Qwen2.5-7B --tensor_model_parallel_size 2 --use_distributed_optimizer false\n";
     let x = import(swift, &ImportOptions::default()).unwrap();
     assert_eq!(x.plan["training"]["use_distributed_optimizer"], false, "{:?}", x.notes);
+    // ms-swift sets --fp16 from --torch_dtype float16 (its default, bf16, only when the command gives none).
+    let x = import("megatron sft --model Qwen/Qwen2.5-7B --torch_dtype float16\n", &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["training"]["precision"], "fp16");
 }

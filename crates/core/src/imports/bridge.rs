@@ -190,13 +190,7 @@ fn verl_defaults(b: &mut Builder) {
     if tp > 1 {
         defaults.push(("parallelism.sequence_parallel", Value::Bool(true)));
     }
-    let mut said = Vec::new();
-    for (path, v) in defaults {
-        if b.get(path).is_none() {
-            said.push(format!("{} = {v}", path.rsplit('.').next().unwrap_or(path)));
-            b.set(path, v, 5);
-        }
-    }
+    let said = b.defaults_unset(defaults);
     let batch = verl_batch(b);
     if !batch.is_empty() {
         b.notes.push(format!("verl: the actor's training batch from its sizes: {}", batch.join(", ")));

@@ -199,6 +199,19 @@ impl Builder {
         self.plan.get_mut(section)?.as_object_mut()?.remove(field)
     }
 
+    /// A launcher's own defaults: each path the input left unset is set (rank 5, below anything read); the ones set are
+    /// returned as `field = value` for the launcher's note.
+    pub(crate) fn defaults_unset(&mut self, defaults: Vec<(&str, Value)>) -> Vec<String> {
+        let mut said = Vec::new();
+        for (path, v) in defaults {
+            if self.get(path).is_none() {
+                said.push(format!("{} = {v}", path.rsplit('.').next().unwrap_or(path)));
+                self.set(path, v, 5);
+            }
+        }
+        said
+    }
+
     pub fn unknown(&mut self, name: &str, value: &Value, why: &str) {
         // Past MAX_UNRECOGNIZED entries, the last one counts the rest.
         if self.unrecognized.len() >= MAX_UNRECOGNIZED {

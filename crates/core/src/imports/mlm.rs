@@ -271,7 +271,7 @@ fn finish(b: &mut Builder, gqa: bool) {
 /// moe_token_dispatcher_type "alltoall", attention_backend "flash", expert_tensor_parallel_size 1, micro_batch_size 1,
 /// global_batch_size 16; bf16 / fp16 from the model's torch_dtype, `_init_mixed_precision`). Each is said in one note.
 fn swift_defaults(b: &mut Builder) {
-    let defaults: [(&str, Value); 8] = [
+    let defaults = vec![
         ("training.use_distributed_optimizer", Value::Bool(true)),
         ("training.recompute_granularity", Value::from("selective")),
         ("training.recompute_modules", Value::from(vec!["core_attn"])),
@@ -281,15 +281,10 @@ fn swift_defaults(b: &mut Builder) {
         ("training.micro_batch_size", Value::from(1)),
         ("training.global_batch_size", Value::from(16)),
     ];
+    // The modules are selective recompute's: under full recompute they do nothing.
     let full = b.get("training.recompute_granularity").and_then(Value::as_str) == Some("full");
-    let mut said = Vec::new();
-    for (path, v) in defaults {
-        // The modules are selective recompute's: under full recompute they do nothing.
-        if b.get(path).is_none() && !(full && path == "training.recompute_modules") {
-            said.push(format!("{} = {v}", path.rsplit('.').next().unwrap_or(path)));
-            b.set(path, v, 5);
-        }
-    }
+    let defaults = defaults.into_iter().filter(|(path, _)| !(full && *path == "training.recompute_modules")).collect();
+    let mut said = b.defaults_unset(defaults);
     if b.precision.is_none() {
         b.precision = Some("bf16");
         said.push("bf16 (ms-swift takes the model's torch_dtype, bfloat16 in the config.json of the models it trains; give --torch_dtype otherwise)".into());
@@ -604,14 +599,8 @@ fn wrapper_word(b: &mut Builder, key: &str, values: &[String]) -> bool {
     // ms-swift's `--torch_dtype`, from which it sets --bf16 / --fp16 (swift/llm/argument/base_args/model_args.py
     // _init_mixed_precision, called by MegatronArguments._init_mixed_precision).
     if key == "--torch-dtype" {
-        let v = values.first().map(|v| v.trim_start_matches("torch.").to_ascii_lowercase());
-        let precision = match v.as_deref() {
-            Some("bfloat16" | "bf16") => Some("bf16"),
-            Some("float16" | "fp16" | "half") => Some("fp16"),
-            Some("float32" | "fp32" | "float") => Some("fp32"),
-            _ => None,
-        };
-        if let Some(p) = precision {
+        let dtype = values.first().and_then(|v| super::builder::dtype_name(&v.to_ascii_lowercase()));
+        if let Some(p) = dtype.filter(|p| matches!(*p, "bf16" | "fp16" | "fp32")) {
             b.precision.get_or_insert(p);
             return true;
         }
