@@ -158,10 +158,20 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("NNODES", "--nnodes"),
     ("--max-length", "--seq-length"),
     ("--model", "model.hf_model_id"),
+    // verl's nested Megatron configs, matched before their section's prefix (verl/trainer/config/engine/megatron.yaml
+    // override_transformer_config — TransformerConfig fields, recompute among them — and override_ddp_config;
+    // actor.optim.override_optimizer_config, Megatron-Core's OptimizerConfig).
+    ("actor_rollout_ref.actor.megatron.override_transformer_config.", "model."),
+    ("actor_rollout_ref.actor.megatron.override_ddp_config.", "ddp."),
+    ("actor_rollout_ref.actor.optim.override_optimizer_config.", "optimizer."),
     ("actor_rollout_ref.actor.megatron.", "model."),
     ("actor_rollout_ref.model.path", "model.hf_model_id"),
     ("trainer.n_gpus_per_node", "--nproc-per-node"),
     ("trainer.nnodes", "--nnodes"),
+    // NeMo-RL's Megatron sections (examples/configs/grpo_math_1B_megatron.yaml: megatron_cfg.optimizer is Megatron-Core's
+    // OptimizerConfig, megatron_cfg.distributed_data_parallel_config its DistributedDataParallelConfig).
+    ("policy.megatron_cfg.optimizer.", "optimizer."),
+    ("policy.megatron_cfg.distributed_data_parallel_config.", "ddp."),
     ("policy.megatron_cfg.", "model."),
     ("policy.model_name", "model.hf_model_id"),
     ("policy.max_total_sequence_length", "dataset.seq_length"),

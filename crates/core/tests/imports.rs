@@ -1259,3 +1259,104 @@ fn load_is_a_model_name_only_when_nothing_else_names_the_model() {
     let x = import("megatron sft --model Qwen/Qwen2.5-7B --torch_dtype float16\n", &ImportOptions::default()).unwrap();
     assert_eq!(x.plan["training"]["precision"], "fp16");
 }
+
+/// slime's launcher (THUDM/slime 624b824a, slime/utils/arguments.py and slime/backends/megatron_utils/arguments.py):
+/// Megatron's world is `--actor-num-nodes × --actor-num-gpus-per-node`, the distributed optimizer is always on, bf16
+/// unless --fp16, allgather becomes alltoall, a dynamic micro-batch packs `--max-tokens-per-gpu × CP` tokens, the global
+/// batch is rollout prompts × samples // steps. The model is named by `--hf-checkpoint` when the flags give none. The
+/// construct is slime's scripts/run-qwen3-4B.sh (ray job submit … python3 train.py); the command is written here.
+#[test]
+fn slime_sizes_the_world_batch_and_defaults_as_slime_does() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let cmd = "ray job submit --address=http://127.0.0.1:8265 -- python3 train.py --actor-num-nodes 2 --actor-num-gpus-per-node 8 --colocate \
+        --hf-checkpoint /root/Qwen3-30B-A3B --load /root/Qwen3-30B-A3B_torch_dist --tensor-model-parallel-size 2 --sequence-parallel \
+        --expert-model-parallel-size 8 --context-parallel-size 2 --rollout-batch-size 32 --n-samples-per-prompt 8 --num-steps-per-rollout 2 \
+        --use-dynamic-batch-size --max-tokens-per-gpu 8192\n";
+    let x = import(cmd, &ImportOptions::default()).unwrap();
+    let (c, t) = (&x.plan["cluster"], &x.plan["training"]);
+    assert_eq!((c["num_nodes"].as_u64(), c["gpus_per_node"].as_u64()), (Some(2), Some(8)), "{:?}", x.notes);
+    assert_eq!(x.plan["model"]["preset"], "qwen3-30b-a3b", "{}", x.plan["model"]);
+    assert_eq!(t["use_distributed_optimizer"], true);
+    assert_eq!(t["precision"], "bf16");
+    assert_eq!(t["moe_token_dispatcher_type"], "alltoall");
+    // 8,192 tokens per GPU × CP 2 = 16,384 a micro-batch of one packed sequence; 32 × 8 // 2 = 128 samples a step.
+    assert_eq!((t["seq_length"].as_u64(), t["micro_batch_size"].as_u64(), t["global_batch_size"].as_u64()), (Some(16_384), Some(1), Some(128)));
+    // slime's defaults where the command leaves the placement out: 1 node of 8.
+    let x = import("python3 train.py --hf-checkpoint /root/Qwen3-4B --tensor-model-parallel-size 2 --fp16 --rollout-batch-size 8\n", &ImportOptions::default()).unwrap();
+    assert_eq!((x.plan["cluster"]["num_nodes"].as_u64(), x.plan["cluster"]["gpus_per_node"].as_u64()), (Some(1), Some(8)));
+    assert_eq!(x.plan["training"]["precision"], "fp16");
+    assert!(x.notes.iter().any(|n| n.contains("slime") && n.contains("--actor-num-gpus-per-node's default")), "{:?}", x.notes);
+}
+
+/// The world from an exported WORLD_SIZE when no launcher sizes it (Megatron-LM PR #2280's --fake-process-group memory
+/// runs export WORLD_SIZE and start one `python pretrain_gpt.py`); a launcher's sizing wins, and a fallback that is no
+/// whole number of replicas is not taken. And DeepSpeed's `--include host:slots` sizes the job. Scripts written here.
+#[test]
+fn an_exported_world_size_and_deepspeed_s_include_size_the_job() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let gpus = |x: &meshplan_core::imports::Imported| x.plan["cluster"]["num_nodes"].as_u64().unwrap_or(0) * x.plan["cluster"]["gpus_per_node"].as_u64().unwrap_or(0);
+    let base = "python pretrain_gpt.py --num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 --micro-batch-size 1 --global-batch-size 256 --bf16 --fake-process-group\n";
+    let x = import(&format!("export WORLD_SIZE=1024\nexport RANK=0\n{base}"), &ImportOptions::default()).unwrap();
+    assert_eq!(gpus(&x), 1024, "{:?}", x.notes);
+    let x = import(&format!("WORLD_SIZE=${{WORLD_SIZE:-1}}\n{base}"), &ImportOptions::default()).unwrap();
+    assert_eq!(gpus(&x), 8, "{:?}", x.notes);
+    assert!(x.notes.iter().any(|n| n.contains("WORLD_SIZE=1") && n.contains("not taken")), "{:?}", x.notes);
+    let x = import(&format!("export WORLD_SIZE=64\ntorchrun --nproc_per_node 8 --nnodes 2 {}", base.trim_start_matches("python ")), &ImportOptions::default()).unwrap();
+    assert_eq!(gpus(&x), 16);
+    let ds = "deepspeed --include localhost:0,1,2,3 pretrain_gpt.py --num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 8 --deepspeed\n";
+    assert_eq!(gpus(&import(ds, &ImportOptions::default()).unwrap()), 4);
+}
+
+/// Megatron-DeepSpeed's DeepSpeed-MoE (megatron/arguments.py l.608-616 @ f4157bea: --topk default 1, --expert-interval
+/// default 2, `--num-experts` one count per MoE layer in PR-MoE, --mlp-type residual), and an encoder-decoder (T5)
+/// command planned as its layers together with a note. Commands written here after examples_deepspeed/MoE's
+/// ds_pretrain_gpt_350M_PR-MoE32or64.sh and Megatron-LM's examples/t5/train_t5_220m_distributed.sh.
+#[test]
+fn deepspeed_moe_and_t5_read_as_their_programs_mean_them() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let prmoe = "deepspeed --num_nodes 1 --num_gpus 8 pretrain_gpt.py --num-layers 12 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 \
+        --num-experts 32 32 32 32 64 64 --mlp-type residual --moe-expert-parallel-size 8 --micro-batch-size 4 --global-batch-size 256 --fp16 --deepspeed\n";
+    let x = import(prmoe, &ImportOptions::default()).unwrap();
+    let m = &x.plan["model"];
+    assert_eq!(m["num_moe_experts"], 64, "{:?}", x.notes);
+    assert_eq!(m["moe_router_topk"], 1);
+    // 1-based layers 2, 4, …, 12 are MoE (layer_num % 2 == 0): 0-based 1, 3, …, 11.
+    assert_eq!(m["moe_layer_freq"], serde_json::json!([0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]));
+    // The residual MLP is the dense FFN, Megatron-LM's 4h = 4,096 here.
+    assert_eq!(m["moe_shared_expert_intermediate_size"], 4096);
+    assert_eq!(x.plan["parallelism"]["expert_model_parallel_size"], 8);
+    let t5 = "torchrun --nproc_per_node 8 pretrain_t5.py --encoder-num-layers 12 --decoder-num-layers 6 --hidden-size 768 --num-attention-heads 12 --kv-channels 64 --ffn-hidden-size 3072 \
+        --encoder-seq-length 512 --decoder-seq-length 128 --max-position-embeddings 512 --micro-batch-size 16 --global-batch-size 128 --bf16 --vocab-extra-ids 100\n";
+    let x = import(t5, &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["model"]["num_layers"], 18);
+    assert_eq!(x.plan["training"]["seq_length"], 512);
+    assert!(x.notes.iter().any(|n| n.contains("encoder-decoder (T5)") && n.contains("cross-attention")), "{:?}", x.notes);
+}
+
+/// RL frameworks' nested Megatron configs: verl's override_transformer_config (its only way to recompute) and
+/// override_optimizer_config (verl engine/megatron.yaml @ 0b8f32c7), NeMo-RL's megatron_cfg.optimizer and
+/// distributed_data_parallel_config in YAML flow mappings, and its activation_checkpointing switch (full, uniform, 1:
+/// nemo_rl/models/megatron/setup.py `_apply_performance_config`). Inputs written here.
+#[test]
+fn rl_frameworks_nested_megatron_configs_are_read() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let verl = "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 \
+        +actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full \
+        +actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=uniform \
+        +actor_rollout_ref.actor.megatron.override_transformer_config.recompute_num_layers=1 \
+        +actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_cpu_offload=True trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+    let x = import(verl, &ImportOptions::default()).unwrap();
+    let t = &x.plan["training"];
+    assert_eq!((t["recompute_granularity"].as_str(), t["recompute_method"].as_str(), t["recompute_num_layers"].as_u64()), (Some("full"), Some("uniform"), Some(1)), "{:?}", x.unrecognized);
+    assert_eq!(t["optimizer_cpu_offload"], true, "{:?}", x.unrecognized);
+    let nemo_rl = "policy:\n  model_name: Qwen/Qwen2.5-7B\n  train_global_batch_size: 512\n  train_micro_batch_size: 2\n  max_total_sequence_length: 4096\n  megatron_cfg:\n    enabled: true\n    activation_checkpointing: true\n    tensor_model_parallel_size: 2\n    optimizer: {use_distributed_optimizer: true, lr: 5.0e-6}\n    distributed_data_parallel_config: {overlap_grad_reduce: true, overlap_param_gather: false}\ncluster: {gpus_per_node: 8, num_nodes: 2}\n";
+    let x = import(nemo_rl, &ImportOptions::default()).unwrap();
+    let t = &x.plan["training"];
+    assert_eq!(t["use_distributed_optimizer"], true, "{:?}", x.unrecognized);
+    assert_eq!((t["recompute_granularity"].as_str(), t["recompute_method"].as_str(), t["recompute_num_layers"].as_u64()), (Some("full"), Some("uniform"), Some(1)));
+    assert_eq!((x.plan["cluster"]["num_nodes"].as_u64(), x.plan["cluster"]["gpus_per_node"].as_u64()), (Some(2), Some(8)));
+    assert_eq!(t["overlap_grad_reduce"], true, "{}", t);
+    // Off recomputes nothing.
+    let x = import(&nemo_rl.replace("activation_checkpointing: true", "activation_checkpointing: false"), &ImportOptions::default()).unwrap();
+    assert!(x.plan["training"].get("recompute_granularity").is_none_or(|g| g == "none" || g.is_null()), "{}", x.plan["training"]);
+}

@@ -118,9 +118,39 @@ pub(crate) fn read_overrides(text: &str, b: &mut Builder) {
         }
     }
     decide_precision(b, &votes);
+    wrappers(b);
+}
+
+/// What an RL framework's config means beyond its Megatron names, once the whole input is read: verl's engine
+/// defaults and batch, NeMo-RL's recompute switch.
+fn wrappers(b: &mut Builder) {
     if b.verl {
         verl_defaults(b);
     }
+    nemo_rl_checkpointing(b);
+}
+
+/// NeMo-RL's switch for activation recompute.
+const NEMO_RL_CHECKPOINTING: &str = "policy.megatron_cfg.activation_checkpointing";
+
+/// NeMo-RL's `megatron_cfg.activation_checkpointing: true` (nemo_rl/models/megatron/setup.py
+/// `_apply_performance_config` @ NVIDIA-NeMo/RL): recompute at `megatron_cfg.recompute_granularity` (full when
+/// unset); full recomputes uniformly, one layer at a time. False (its default) recomputes nothing, whatever else says.
+fn nemo_rl_checkpointing(b: &mut Builder) {
+    let Some((_, on)) = b.fork_args.iter().rev().find(|(k, _)| k == NEMO_RL_CHECKPOINTING) else { return };
+    if on != "true" {
+        b.remove("training.recompute_granularity");
+        return;
+    }
+    let granularity = b.get("training.recompute_granularity").and_then(Value::as_str).unwrap_or("full").to_string();
+    b.set("training.recompute_granularity", Value::from(granularity.as_str()), 0);
+    let mut said = format!("recompute_granularity = \"{granularity}\"");
+    if granularity == "full" {
+        b.set("training.recompute_method", Value::from("uniform"), 0);
+        b.set("training.recompute_num_layers", Value::from(1), 0);
+        said.push_str(", recompute_method = \"uniform\", recompute_num_layers = 1");
+    }
+    b.notes.push(format!("NeMo-RL: activation_checkpointing: true is {said}, as its Megatron set-up sets them"));
 }
 
 /// verl's names that size the actor's training batch: the prompt and response lengths (a sample is at most both), the
@@ -595,6 +625,7 @@ pub(crate) fn read_yaml(text: &str, b: &mut Builder) {
         }
     }
     decide_precision(b, &votes);
+    wrappers(b);
 }
 
 /// NeMo 1's saved model config as its `model` section: a run's `hparams.yaml` holds it under `cfg` (ModelPT.__init__
@@ -665,6 +696,10 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
     }
     if path.starts_with("actor_rollout_ref.") {
         b.verl = true;
+    }
+    if path == NEMO_RL_CHECKPOINTING {
+        b.fork_args.push((path.to_string(), v.to_string()));
+        return;
     }
     if VERL_SIZES.contains(&path) {
         if b.verl_sizes.len() < VERL_SIZES.len() {

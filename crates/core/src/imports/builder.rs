@@ -116,6 +116,11 @@ pub(crate) struct Builder {
     pub verl: bool,
     /// verl's batch and length settings, read by `imports::bridge` `verl_defaults` (path, value).
     pub verl_sizes: Vec<(String, Value)>,
+    /// slime's launcher names the run (`--actor-num-nodes`, `--rollout-batch-size`, …): its defaults and batch apply
+    /// (`imports::forks`).
+    pub slime: bool,
+    /// The words of Megatron-LM's forks and wrappers that `imports::forks` reads together at the end (flag, value).
+    pub fork_args: Vec<(String, String)>,
     /// Megatron-LM's `--num-layers-per-virtual-pipeline-stage`, as written: the virtual pipeline size it implies needs
     /// the layers and PP, which may come later in the text.
     pub layers_per_virtual_stage: Option<String>,

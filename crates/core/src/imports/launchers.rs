@@ -33,6 +33,9 @@ enum Size {
     MapBy,
     /// Docker's `--gpus N` or `--gpus '"device=0,1"'`: the container's GPUs (`all`: the node's, unsized here).
     DeviceGpus,
+    /// DeepSpeed's `--include NAME[:SLOT[,SLOT…]][@NAME…]`: one node per name, its listed GPUs (all of the node's
+    /// where none are listed).
+    Include,
 }
 
 use Launcher::{Container, DeepSpeed, Mpi, Slurm};
@@ -42,7 +45,8 @@ use Size::*;
 /// --ntasks-per-node, --gpus-per-node, --gres, -G/--gpus); Open MPI 4/5's mpirun(1) (-np/-n/-c/--np/--n the process
 /// count, -N/-npernode/--npernode per node, -H/--host/-host a host list with `:slots`, --map-by ppr:N:node); MPICH's and
 /// Intel MPI's Hydra mpiexec (-n/-np, -ppn/-perhost, -hosts); DeepSpeed's launcher (deepspeed/launcher/runner.py:
-/// --num_nodes, --num_gpus per node); Docker's and Podman's `run --gpus` (docker run(1): `all`, a count, or
+/// --num_nodes, --num_gpus per node, -i/--include `NODE_SPEC[@NODE_SPEC …]` with `NODE_SPEC = NAME[:SLOT[,SLOT …]]`);
+/// Docker's and Podman's `run --gpus` (docker run(1): `all`, a count, or
 /// `"device=0,1"`).
 const SIZING: &[(Launcher, &str, Size)] = &[
     (Slurm, "-N", Nodes),
@@ -74,6 +78,8 @@ const SIZING: &[(Launcher, &str, Size)] = &[
     (DeepSpeed, "--num-nodes", Nodes),
     (DeepSpeed, "--num_gpus", GpusPerNode),
     (DeepSpeed, "--num-gpus", GpusPerNode),
+    (DeepSpeed, "--include", Include),
+    (DeepSpeed, "-i", Include),
     (Container, "--gpus", DeviceGpus),
 ];
 
@@ -177,6 +183,17 @@ fn long_form(size: Size, value: &str) -> Vec<String> {
             Some(n) => vec![format!("--ntasks-per-node={n}")],
             None => Vec::new(),
         },
+        Include => {
+            let nodes: Vec<&str> = value.trim_matches(['"', '\'']).split('@').filter(|n| !n.is_empty()).collect();
+            let slots: Vec<Option<usize>> = nodes.iter().map(|n| n.split_once(':').map(|(_, s)| s.split(',').filter(|s| !s.is_empty()).count())).collect();
+            let mut out = vec![format!("--nodes={}", nodes.len())];
+            if let Some(Some(first)) = slots.first() {
+                if slots.iter().all(|s| s == &Some(*first)) {
+                    out.push(format!("--gpus-per-node={first}"));
+                }
+            }
+            out
+        }
         DeviceGpus => {
             let v = value.trim_matches(['"', '\'']);
             let n = match v.strip_prefix("device=") {
@@ -215,6 +232,10 @@ mod tests {
         // Open MPI's -N is per node (Slurm's is nodes).
         assert_eq!(sized(Mpi, "-N 8").0, ["--ntasks-per-node=8"]);
         assert_eq!(sized(DeepSpeed, "--num_nodes 2 --num_gpus 8 --master_port 29500").0, ["--nodes=2", "--gpus-per-node=8"]);
+        // deepspeed's resource filter: one node per name, its listed GPUs; a name alone is the node's GPUs.
+        assert_eq!(sized(DeepSpeed, "--include localhost:0,1,2,3").0, ["--nodes=1", "--gpus-per-node=4"]);
+        assert_eq!(sized(DeepSpeed, "-i worker-0:0,2@worker-1:1,3").0, ["--nodes=2", "--gpus-per-node=2"]);
+        assert_eq!(sized(DeepSpeed, "--include=worker-0@worker-1").0, ["--nodes=2"]);
         // docker run(1): a count or a device list is the container's GPUs; `all` is the node's.
         let (kept, dropped) = sized(Container, "run --rm --gpus 4 --ipc=host -v /d:/d nvcr.io/nvidia/pytorch:25.01-py3");
         assert_eq!((kept, dropped), (vec!["--gpus-per-node=4".to_string()], vec!["--rm".to_string(), "--ipc".into(), "-v".into()]));

@@ -28,7 +28,7 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         // read as its words.
         let split = |w: &String| (w.starts_with("--") && w.contains(' ')) || w.contains(" --");
         let flags_yaml = yaml_of_flags(text);
-        let keep = |n: &str| names::MLPERF_MARKERS.contains(&n) || names::MLPERF_VALUES.contains(&n) || names::wrapper(n).is_some();
+        let keep = |n: &str| names::MLPERF_MARKERS.contains(&n) || names::MLPERF_VALUES.contains(&n) || names::wrapper(n).is_some() || n == "WORLD_SIZE";
         let (words, notes, env) = shell::words_env(flags_yaml.as_deref().unwrap_or(text), keep);
         b.notes.extend(notes);
         mlperf(&env, b, &mut gqa);
@@ -79,6 +79,7 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
             }
             flag(b, name, &values, &mut gqa);
         }
+        world_from_env(&env, b);
         if !unset.is_empty() {
             b.notes.push(format!(
                 "not set in the text: {} — each expands to nothing or to flags meshplan cannot see, which are left out (give them)",
@@ -87,6 +88,30 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
         }
     }
     finish(b, gqa);
+}
+
+/// An exported `WORLD_SIZE` when nothing else sizes the job: torch.distributed's `env://` initialisation, which
+/// Megatron-LM uses, reads the world size from it where no launcher sets it — a `python pretrain_gpt.py` started once
+/// per rank by the user's own scheduler, or a single process with `--fake-process-group` sizing memory for that world
+/// (Megatron-LM PR #2280). Where torchrun or a scheduler sizes the job, theirs wins (torchrun sets WORLD_SIZE itself,
+/// and a Kubeflow PyTorchJob's WORLD_SIZE counts nodes, read through `--nnodes`). A value that is no whole number of
+/// TP·PP·CP replicas (a fallback such as `${WORLD_SIZE:-1}`) is not taken, said.
+fn world_from_env(env: &[(String, String)], b: &mut Builder) {
+    let Some((_, raw)) = env.iter().find(|(n, _)| n == "WORLD_SIZE") else { return };
+    if b.world_size.is_some() || b.get("cluster.num_nodes").is_some() || b.get("cluster.gpus_per_node").is_some() {
+        return;
+    }
+    let Some(world) = raw.trim().trim_matches(['"', '\'']).parse::<u64>().ok().filter(|w| (1..=crate::limits::MAX_PARALLEL).contains(w)) else { return };
+    let size = |p: &str| b.get(p).and_then(crate::fields::as_uint).unwrap_or(1).max(1);
+    let replica = size("parallelism.tensor_model_parallel_size")
+        .saturating_mul(size("parallelism.pipeline_model_parallel_size"))
+        .saturating_mul(size("parallelism.context_parallel_size"));
+    if world % replica != 0 {
+        b.notes.push(format!("WORLD_SIZE={world} in the text is not a whole number of TP·PP·CP = {replica} replicas: not taken as the world size"));
+        return;
+    }
+    b.world_size = Some(world);
+    b.notes.push(format!("cluster: {world} GPUs from WORLD_SIZE={world}, which torch.distributed reads when no launcher sets it (env:// initialisation)"));
 }
 
 /// The most unset-variable words one note names.
@@ -107,6 +132,7 @@ fn takes_no_value(key: &str) -> bool {
         "--external-cuda-graph", "--moe-enable-deepep", "--checkpoint-activations", "--overlap-p2p-communication", "--deepspeed",
     ];
     OWN_SWITCHES.contains(&key)
+        || super::forks::SWITCHES.contains(&key)
         || names::by_flag(key).and_then(|n| n.mlm).is_some_and(|(_, a)| matches!(a, Arg::Flag | Arg::FlagFalse))
         || names::switch_by_flag(key).is_some()
         || SETTINGS.iter().any(|row| match row.doc().mlm {
@@ -258,6 +284,7 @@ fn finish(b: &mut Builder, gqa: bool) {
     if b.ms_swift {
         swift_defaults(b);
     }
+    super::forks::finish(b);
     if b.precision.is_none() {
         // Neither --bf16 nor --fp16: Megatron-LM trains in fp32.
         b.precision = Some("fp32");
@@ -669,7 +696,7 @@ fn flag(b: &mut Builder, raw: &str, values: &[String], gqa: &mut bool) {
     }
     // Wrappers pass store_true flags with a value (`--sequence_parallel true`); `false` leaves the flag off.
     let off = matches!(first, "false" | "False");
-    if fork_flag(b, &key, values, gqa) {
+    if fork_flag(b, &key, values, gqa) || super::forks::word(b, &key, values) {
         return;
     }
     let low = |b: &Builder| matches!(b.precision, Some("fp8" | "fp4"));

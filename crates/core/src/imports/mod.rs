@@ -14,6 +14,7 @@
 mod bridge;
 mod builder;
 mod devices;
+mod forks;
 mod kube;
 mod launchers;
 mod mlm;

@@ -1,7 +1,7 @@
 //! The subset of YAML a Megatron Bridge run writes (`ConfigContainer.to_yaml`, OmegaConf's dump) and its example
 //! override files use: nested block mappings by indentation, block sequences of scalars (`- mlp`), flow sequences
-//! (`[0, 1]`), `{}`, plain and quoted scalars, comments. Anchors, tags, multi-document files and flow mappings with
-//! entries are not read (their lines become strings or are reported by the caller as unrecognized).
+//! (`[0, 1]`) and mappings (`{a: 1, b: true}`), plain and quoted scalars, comments. Anchors, tags and multi-document
+//! files are not read (their lines become strings or are reported by the caller as unrecognized).
 //!
 //! Bounded: nesting at most [`MAX_DEPTH`] deep; every line is visited once.
 
@@ -46,6 +46,11 @@ fn lines(text: &str) -> Vec<Line<'_>> {
 /// A YAML scalar (also the values of Hydra overrides and Megatron's argument dump, which spell them alike:
 /// `null`/`None`/`~`, `true`/`True`, numbers, quoted strings, `[a, b]` lists; anything else is a string).
 pub fn scalar(s: &str) -> Value {
+    scalar_at(s, 0)
+}
+
+/// [`scalar`] at nesting `depth`: flow collections deeper than [`MAX_DEPTH`] stay strings (no recursion without bound).
+fn scalar_at(s: &str, depth: usize) -> Value {
     let s = s.trim();
     match s {
         "" | "null" | "Null" | "NULL" | "None" | "~" => return Value::Null,
@@ -57,11 +62,27 @@ pub fn scalar(s: &str) -> Value {
     if s.len() >= 2 && ((s.starts_with('\'') && s.ends_with('\'')) || (s.starts_with('"') && s.ends_with('"'))) {
         return Value::String(s[1..s.len() - 1].to_string());
     }
+    let nested = |p: &str| scalar_at(p, depth + 1);
+    if depth >= MAX_DEPTH {
+        return Value::String(s.to_string());
+    }
     if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-        return Value::Array(split_top(inner).into_iter().filter(|p| !p.trim().is_empty()).map(scalar).collect());
+        return Value::Array(split_top(inner).into_iter().filter(|p| !p.trim().is_empty()).map(nested).collect());
     }
     if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')).filter(|i| i.contains(',')) {
-        return Value::Array(split_top(inner).into_iter().filter(|p| !p.trim().is_empty()).map(scalar).collect());
+        return Value::Array(split_top(inner).into_iter().filter(|p| !p.trim().is_empty()).map(nested).collect());
+    }
+    // A flow mapping (`{overlap_grad_reduce: true, overlap_param_gather: true}`): each `key: value` entry; one that is
+    // not leaves the whole a string.
+    if let Some(inner) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        let entries: Option<Map<String, Value>> = split_top(inner)
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| key_value(p.trim()).filter(|(k, _)| !k.is_empty()).map(|(k, v)| (k.to_string(), nested(v))))
+            .collect();
+        if let Some(map) = entries {
+            return Value::Object(map);
+        }
     }
     let plain = s.replace('_', "");
     if let Ok(n) = plain.parse::<u64>() {
@@ -212,6 +233,18 @@ mod tests {
     fn stray_indentation_moves_on() {
         assert_eq!(parse("a: 1\n      b: 2\nc: 3\n"), json!({"a": 1, "c": 3}));
         assert_eq!(parse("     x: 1\n  y: 2\n"), json!({"x": 1, "y": 2}));
+    }
+
+    #[test]
+    fn flow_mappings_and_their_depth() {
+        assert_eq!(scalar("{a: 1, b: [x, y], c: {d: true}}"), serde_json::json!({"a": 1, "b": ["x", "y"], "c": {"d": true}}));
+        // Not `key: value` entries: a string, as before.
+        assert_eq!(scalar("{a, b}"), Value::String("{a, b}".into()));
+        // A megabyte of brackets is read without recursion past MAX_DEPTH (it would overflow the stack).
+        let deep = format!("{}{}", "[".repeat(500_000), "]".repeat(500_000));
+        assert!(matches!(scalar(&deep), Value::Array(_)));
+        let deep = format!("{}1{}", "{a: ".repeat(100_000), "}".repeat(100_000));
+        assert!(matches!(scalar(&deep), Value::Object(_)));
     }
 
     #[test]

@@ -1,0 +1,233 @@
+//! What the programs that take Megatron-LM's command line and add to it mean by their own words: slime's Ray launcher
+//! and RL batch (`train.py --actor-num-nodes … --rollout-batch-size …`) with the defaults it sets before Megatron-LM
+//! validates, and Megatron-DeepSpeed's DeepSpeed-MoE (`--num-experts` per MoE layer, `--topk`, `--expert-interval`,
+//! `--mlp-type residual`); and an encoder-decoder (T5) command's layers, planned as a decoder's with a note.
+//! `imports::mlm` hands each such word here ([`word`]) and, once the whole command is read,
+//! calls [`finish`], which decides what the words mean together and says it in notes.
+
+use super::builder::Builder;
+use serde_json::Value;
+
+/// slime's own arguments (slime/utils/arguments.py @ THUDM/slime 624b824a): the training actor's Ray placement
+/// (`--actor-num-nodes`, default 1; `--actor-num-gpus-per-node`, default 8: Megatron's world is their product,
+/// slime/backends/megatron_utils/arguments.py `megatron_parse_args`), the rollout batch that makes the global batch,
+/// dynamic batching's token budget, the rollout lengths, and the Hugging Face checkpoint the run names its model by.
+const SLIME: [&str; 10] = [
+    "--actor-num-nodes",
+    "--actor-num-gpus-per-node",
+    "--rollout-batch-size",
+    "--n-samples-per-prompt",
+    "--num-steps-per-rollout",
+    "--use-dynamic-batch-size",
+    "--max-tokens-per-gpu",
+    "--rollout-max-prompt-len",
+    "--rollout-max-response-len",
+    "--hf-checkpoint",
+];
+
+/// Megatron-DeepSpeed's MoE arguments (microsoft/Megatron-DeepSpeed megatron/arguments.py l.608-616 @ f4157bea:
+/// `--num-experts` nargs '+' default [1], `--mlp-type` standard|residual, `--topk` default 1, `--expert-interval`
+/// default 2).
+const DS_MOE: [&str; 3] = ["--topk", "--expert-interval", "--mlp-type"];
+
+/// Megatron-LM's encoder-decoder (T5) arguments (megatron/training/arguments.py: `--encoder-num-layers` and
+/// `--decoder-num-layers`, each `--num-layers` when not given; `--decoder-seq-length`; `--vocab-extra-ids`, the
+/// sentinel tokens), which `pretrain_t5.py` takes.
+const T5: [&str; 4] = ["--encoder-num-layers", "--decoder-num-layers", "--decoder-seq-length", "--vocab-extra-ids"];
+
+/// The switches among them (store_true: no value follows).
+pub(super) const SWITCHES: [&str; 1] = ["--use-dynamic-batch-size"];
+
+/// The most values `--num-experts` keeps (one per MoE layer in PR-MoE).
+const MAX_EXPERT_COUNTS: usize = 4096;
+
+/// Reads one of these programs' own words; true when it is one (kept for [`finish`]).
+pub(super) fn word(b: &mut Builder, key: &str, values: &[String]) -> bool {
+    let first = values.first().cloned().unwrap_or_default();
+    if SLIME.contains(&key) {
+        b.slime = true;
+        b.fork_args.push((key.to_string(), first));
+        return true;
+    }
+    // `--decoder-num-layers` alone is also today's spelling of a decoder's --num-layers (arguments.py:957-960), read
+    // as that too.
+    if key == "--decoder-num-layers" {
+        b.fork_args.push((key.to_string(), first));
+        return false;
+    }
+    if DS_MOE.contains(&key) || T5.contains(&key) {
+        b.fork_args.push((key.to_string(), first));
+        return true;
+    }
+    // PR-MoE's experts per MoE layer (`--num-experts 32 32 … 64 64`): several numbers are Megatron-DeepSpeed's list.
+    if key == "--num-experts" && values.len() > 1 {
+        let counts: Vec<u64> = values.iter().take(MAX_EXPERT_COUNTS).filter_map(|v| v.parse().ok()).collect();
+        if counts.len() == values.len().min(MAX_EXPERT_COUNTS) {
+            b.fork_args.push((key.to_string(), values.join(" ")));
+            let most = counts.iter().copied().max().unwrap_or(1);
+            b.set("model.num_moe_experts", Value::from(most), 0);
+            b.notes.push(format!(
+                "--num-experts {}: Megatron-DeepSpeed's experts per MoE layer (PR-MoE); every MoE layer is sized with the most, {most} (one expert count for all layers is what meshplan models)",
+                values.join(" ")
+            ));
+            return true;
+        }
+    }
+    false
+}
+
+/// What the words [`word`] kept mean once the whole command is read: slime's placement, defaults and batch, and
+/// DeepSpeed-MoE's routing and MoE layers. Runs before Megatron-LM's own defaults and validate_args.
+pub(super) fn finish(b: &mut Builder) {
+    if b.slime {
+        slime(b);
+    }
+    let moe = b.get("model.num_moe_experts").and_then(crate::fields::as_uint).unwrap_or(0) > 1;
+    let ds = b.deepspeed || b.fork_args.iter().any(|(k, _)| DS_MOE.contains(&k.as_str()));
+    if moe && ds {
+        deepspeed_moe(b);
+    }
+    if b.fork_args.iter().any(|(k, _)| T5.contains(&k.as_str()) && k != "--decoder-num-layers") {
+        encoder_decoder(b);
+    }
+}
+
+/// An encoder-decoder (T5) model, which meshplan does not model: planned as a decoder-only GPT of the encoder's and
+/// decoder's layers together at the encoder's sequence length — about their weights, without the decoder's
+/// cross-attention — and said.
+fn encoder_decoder(b: &mut Builder) {
+    let both = b.get("model.num_layers").and_then(crate::fields::as_uint);
+    let (enc, dec) = (num(b, "--encoder-num-layers").or(both), num(b, "--decoder-num-layers").or(both));
+    let mut planned = String::from("its layers as given");
+    if let (Some(e), Some(d)) = (enc, dec) {
+        let l = e.saturating_add(d);
+        if l <= crate::limits::MAX_LAYERS {
+            b.set("model.num_layers", Value::from(l), 0);
+            planned = format!("{l} layers ({e} encoder + {d} decoder)");
+        }
+    }
+    let dec_seq = num(b, "--decoder-seq-length").map(|s| format!(", the decoder's {s}-token sequence")).unwrap_or_default();
+    b.notes.push(format!(
+        "an encoder-decoder (T5) model: meshplan plans decoder-only models, so this is planned as a GPT of {planned} at the encoder's sequence length; not counted: the decoder's cross-attention{dec_seq}, --vocab-extra-ids' sentinel tokens"
+    ));
+}
+
+/// The value of kept word `key` as a whole number.
+fn num(b: &Builder, key: &str) -> Option<u64> {
+    b.fork_args.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.trim().parse().ok())
+}
+
+/// Whether kept word `key` was given (a switch).
+fn given(b: &Builder, key: &str) -> bool {
+    b.fork_args.iter().any(|(k, v)| k == key && !matches!(v.as_str(), "false" | "False"))
+}
+
+/// slime (THUDM/slime 624b824a): Megatron's world is `--actor-num-nodes × --actor-num-gpus-per-node` (1 and 8 by
+/// default); `_set_default_megatron_args` always turns the distributed optimizer on and trains in bf16 unless
+/// `--fp16`; its validate_args turns the allgather dispatcher into alltoall (variable sequence lengths); the global
+/// batch is `rollout_batch_size × n_samples_per_prompt // num_steps_per_rollout` when the steps are given
+/// (slime/utils/arguments.py l.1971-1979); with `--use-dynamic-batch-size` a micro-batch is samples packed up to
+/// `--max-tokens-per-gpu × CP` tokens (slime/utils/dp_schedule.py l.120), sized as one sequence of that length, and
+/// else a sample is at most the rollout's prompt and response. The model's name is the Hugging Face checkpoint's.
+fn slime(b: &mut Builder) {
+    let mut said = Vec::new();
+    if let Some((_, path)) = b.fork_args.iter().find(|(k, _)| k == "--hf-checkpoint").filter(|(_, v)| !v.is_empty()) {
+        b.load_path = Some(path.clone());
+    }
+    let open_world = b.world_size.is_none() && b.get("cluster.num_nodes").is_none() && b.get("cluster.gpus_per_node").is_none();
+    if open_world {
+        for (key, path, default) in [("--actor-num-nodes", "cluster.num_nodes", 1), ("--actor-num-gpus-per-node", "cluster.gpus_per_node", 8)] {
+            let n = num(b, key).filter(|&n| (1..=crate::limits::MAX_FIELD).contains(&n));
+            b.set(path, Value::from(n.unwrap_or(default)), 0);
+            let field = path.rsplit('.').next().unwrap_or(path);
+            said.push(match n {
+                Some(n) => format!("{field} = {n} ({key})"),
+                None => format!("{field} = {default} ({key}'s default)"),
+            });
+        }
+    }
+    if b.get("training.use_distributed_optimizer") != Some(&Value::Bool(true)) {
+        b.set("training.use_distributed_optimizer", Value::Bool(true), 0);
+        said.push("use_distributed_optimizer = true (always)".into());
+    }
+    if matches!(b.precision, None | Some("fp32")) {
+        b.precision = Some("bf16");
+        said.push("bf16 (args.bf16 = not args.fp16)".into());
+    }
+    // Megatron's default dispatcher is allgather, so every slime run (MoE or not) has alltoall.
+    let dispatcher = b.get("training.moe_token_dispatcher_type").and_then(Value::as_str);
+    if matches!(dispatcher, None | Some("allgather")) {
+        b.set("training.moe_token_dispatcher_type", Value::from("alltoall"), 0);
+        said.push("moe_token_dispatcher_type = \"alltoall\" (allgather does not take variable lengths)".into());
+    }
+    said.extend(slime_batch(b));
+    b.notes.push(format!("slime: what it sets before Megatron-LM validates the arguments: {}", said.join(", ")));
+}
+
+/// slime's training batch (see [`slime`]); each value set is returned for the note.
+fn slime_batch(b: &mut Builder) -> Vec<String> {
+    let mut said = Vec::new();
+    let cap = crate::limits::MAX_FIELD;
+    let cp = b.get("parallelism.context_parallel_size").and_then(crate::fields::as_uint).unwrap_or(1).max(1);
+    match (given(b, "--use-dynamic-batch-size"), num(b, "--max-tokens-per-gpu")) {
+        (true, Some(t)) if (1..=cap).contains(&t.saturating_mul(cp)) => {
+            let seq = t * cp;
+            b.set("training.seq_length", Value::from(seq), 0);
+            b.set("training.micro_batch_size", Value::from(1), 0);
+            said.push(format!("seq_length = {seq} and micro_batch_size = 1 (--use-dynamic-batch-size: samples packed up to --max-tokens-per-gpu {t} × CP {cp} tokens a micro-batch)"));
+        }
+        _ => {
+            if let (Some(p), Some(r), None) = (num(b, "--rollout-max-prompt-len"), num(b, "--rollout-max-response-len"), b.get("training.seq_length")) {
+                let seq = p.saturating_add(r);
+                if (1..=cap).contains(&seq) {
+                    b.set("training.seq_length", Value::from(seq), 5);
+                    said.push(format!("seq_length = {seq} (--rollout-max-prompt-len {p} + --rollout-max-response-len {r})"));
+                }
+            }
+        }
+    }
+    if let (Some(steps), Some(prompts)) = (num(b, "--num-steps-per-rollout").filter(|&s| s > 0), num(b, "--rollout-batch-size")) {
+        let n = num(b, "--n-samples-per-prompt").unwrap_or(1);
+        let g = prompts.saturating_mul(n) / steps;
+        if (1..=cap).contains(&g) {
+            b.set("training.global_batch_size", Value::from(g), 0);
+            said.push(format!("global_batch_size = {g} (--rollout-batch-size {prompts} × --n-samples-per-prompt {n} // --num-steps-per-rollout {steps})"));
+        }
+    }
+    said
+}
+
+/// DeepSpeed-MoE in Megatron-DeepSpeed: top-1 routing unless `--topk`; an MoE layer every `--expert-interval` layers
+/// (default 2), the layers whose 1-based number it divides (megatron/model/transformer.py
+/// `get_num_experts_per_layer`: `layer_num % expert_interval == 0`), as Megatron-Core's per-layer `moe_layer_freq`
+/// list; PR-MoE's `--mlp-type residual` adds a dense MLP of the model's FFN size beside the experts, which every token
+/// passes, as a shared expert does.
+fn deepspeed_moe(b: &mut Builder) {
+    let mut said = Vec::new();
+    if b.get("model.moe_router_topk").is_none() {
+        let k = num(b, "--topk").unwrap_or(1);
+        b.set("model.moe_router_topk", Value::from(k), 0);
+        if num(b, "--topk").is_none() {
+            said.push("moe_router_topk = 1 (--topk's default)".to_string());
+        }
+    }
+    let layers = b.get("model.num_layers").and_then(crate::fields::as_uint);
+    let interval = num(b, "--expert-interval").unwrap_or(2).max(1);
+    if let (None, Some(l)) = (b.get("model.moe_layer_freq"), layers.filter(|&l| l <= crate::limits::MAX_LAYERS)) {
+        let freq: Vec<Value> = (1..=l).map(|n| Value::from(u64::from(n % interval == 0))).collect();
+        b.set("model.moe_layer_freq", Value::Array(freq), 0);
+        said.push(format!("an MoE layer every {interval} layers, layers {interval}, {}, … (1-based; --expert-interval{})", 2 * interval, if num(b, "--expert-interval").is_none() { "'s default" } else { "" }));
+    }
+    let residual = b.fork_args.iter().any(|(k, v)| k == "--mlp-type" && v == "residual");
+    // Megatron-LM's default FFN is 4h (arguments.py, without --ffn-hidden-size and not gated).
+    let ffn = b.get("model.ffn_hidden_size").and_then(crate::fields::as_uint).or_else(|| b.get("model.hidden_size").and_then(crate::fields::as_uint).map(|h| h.saturating_mul(4)));
+    if let (true, Some(ffn)) = (residual, ffn) {
+        if b.get("model.moe_shared_expert_intermediate_size").is_none() {
+            b.set("model.moe_shared_expert_intermediate_size", Value::from(ffn), 0);
+            said.push(format!("--mlp-type residual: a dense MLP of {ffn} beside the experts of each MoE layer, sized as a shared expert"));
+        }
+    }
+    if !said.is_empty() {
+        b.notes.push(format!("Megatron-DeepSpeed's MoE (DeepSpeed-MoE): {}", said.join("; ")));
+    }
+}
