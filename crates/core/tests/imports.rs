@@ -1360,3 +1360,23 @@ fn rl_frameworks_nested_megatron_configs_are_read() {
     let x = import(&nemo_rl.replace("activation_checkpointing: true", "activation_checkpointing: false"), &ImportOptions::default()).unwrap();
     assert!(x.plan["training"].get("recompute_granularity").is_none_or(|g| g == "none" || g.is_null()), "{}", x.plan["training"]);
 }
+
+/// ms-swift's LoRA rank is 8 when the command gives none (MegatronArguments.lora_rank, megatron_args.py l.465 @
+/// ms-swift 3602360a; Bridge's LoRA.dim is 32), and a multimodal command's language model runs at
+/// --decoder-seq-length (--seq-length is the image embeddings: examples/multimodal/model.py l.69-70, l.234 @ d98e8a64dd).
+/// Commands written here after ms-swift #9403's and Megatron-LM's examples/multimodal/pretrain_mistral_clip.sh.
+#[test]
+fn ms_swift_lora_rank_and_a_multimodal_language_sequence() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let x = import("NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen2.5-7B --train_type lora --tensor_model_parallel_size 2\n", &ImportOptions::default()).unwrap();
+    assert_eq!((x.plan["training"]["peft"].as_str(), x.plan["training"]["lora_dim"].as_u64()), (Some("lora"), Some(8)), "{:?}", x.notes);
+    let x = import("NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen2.5-7B --train_type lora --lora_rank 64\n", &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["training"]["lora_dim"], 64);
+    let vlm = "torchrun --nproc_per_node 8 examples/multimodal/train.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 \
+        --group-query-attention --num-query-groups 8 --swiglu --tensor-model-parallel-size 4 --seq-length 576 --decoder-seq-length 1024 \
+        --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 256 --bf16 --language-model-type mistral_7b --vision-model-type clip\n";
+    let x = import(vlm, &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["training"]["seq_length"], 1024);
+    assert!(x.notes.iter().any(|n| n.contains("multimodal") && n.contains("vision encoder (clip)")), "{:?}", x.notes);
+    assert!(!x.notes.iter().any(|n| n.contains("T5")), "{:?}", x.notes);
+}

@@ -1121,3 +1121,45 @@ fn an_earlier_traceback_is_not_the_messages() {
     assert!(x.phase.as_deref().is_none_or(|p| !p.contains("checkpoint")), "{:?}", x.phase);
     assert!(x.message.location.as_ref().is_some_and(|l| l.file.ends_with("transformer_layer.py")));
 }
+
+/// Float16Module's forward upcasts the last stage's output to fp32 (megatron/core/transformer/module.py
+/// float16_to_fp32 → conversion_helper → float_conversion @ d98e8a64dd): the logits, which RL frameworks take without
+/// labels (the traceback slime #1767, NeMo-RL #2859 and Megatron-Bridge #4402 print). Before, the catch-all
+/// `megatron/core/transformer/` row called it a transformer layer and its kinds left the fp32 logits unnamed. On the
+/// README plan's last stage (rank 53) at micro-batch 1, by hand: 1 · 8,192 · 16,128 (the padded vocabulary / TP 8) ·
+/// 4 B = 528,482,304 B = 504.00 MiB. Frames written here in the threads' order.
+#[test]
+fn float16_module_s_upcast_is_the_fp32_logits() {
+    let (plan, report) = readme();
+    assert_eq!(plan["training"]["micro_batch_size"], 1);
+    let f = |func: &str, line: u64| format!("[rank53]:   File \"/opt/megatron-lm/megatron/core/transformer/module.py\", line {line}, in {func}\n");
+    let text = format!(
+        "[rank53]: Traceback (most recent call last):\n{}{}{}{}{}\n",
+        f("forward", 567),
+        f("float16_to_fp32", 80),
+        f("conversion_helper", 60),
+        f("float_conversion", 373),
+        current(Some(53), 5, "504.00 MiB", 79.11, 0.30, 70.00, 0.10)
+    );
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert!(x.message.location.as_ref().is_some_and(|l| l.what.contains("Float16Module")), "{:?}", x.message.location);
+    assert_eq!(x.named.culprit.as_ref().map(|c| c.kind), Some(TensorKind::LogitsFp32), "{:?}", x.named);
+}
+
+/// An overrun whose one request is larger than the plan's whole predicted step is a tensor of a shape the plan does
+/// not have (slime #1951: 58.15 GiB of log-prob logits beside a 27.47 GiB prediction); ranking layouts against it made
+/// every fix "still over" — 19.5 GiB on a 139.8 GiB GPU. Now no layout change, and a note that says why and what to
+/// give. The README plan (its stage 0 predicted near 50 GiB, under the 79.11 GiB device) with a 75.00 GiB request.
+#[test]
+fn a_request_larger_than_the_whole_step_ranks_no_layout() {
+    let (plan, report) = readme();
+    let text = format!("{}\n", current(Some(3), 3, "75.00 GiB", 79.11, 4.00, 74.21, 0.50));
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert_eq!(x.cause, Cause::Overrun, "{}", x.cause_text);
+    assert!(x.fixes.is_empty(), "{:?}", x.fixes);
+    assert!(x.notes.iter().any(|n| n.contains("larger than the plan's whole predicted step")), "{:?}", x.notes);
+    // A request the step holds keeps its ranked fixes (issue 13's 2.00 GiB on the same stage).
+    let text = format!("{}\n", current(Some(3), 3, "20.00 GiB", 79.11, 4.00, 74.21, 0.50));
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert!(!x.notes.iter().any(|n| n.contains("larger than the plan's whole predicted step")), "{:?}", x.notes);
+}

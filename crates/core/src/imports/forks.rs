@@ -55,7 +55,7 @@ pub(super) fn word(b: &mut Builder, key: &str, values: &[String]) -> bool {
         b.fork_args.push((key.to_string(), first));
         return false;
     }
-    if DS_MOE.contains(&key) || T5.contains(&key) {
+    if DS_MOE.contains(&key) || T5.contains(&key) || MULTIMODAL.contains(&key) {
         b.fork_args.push((key.to_string(), first));
         return true;
     }
@@ -87,9 +87,34 @@ pub(super) fn finish(b: &mut Builder) {
     if moe && ds {
         deepspeed_moe(b);
     }
-    if b.fork_args.iter().any(|(k, _)| T5.contains(&k.as_str()) && k != "--decoder-num-layers") {
+    let has = |b: &Builder, keys: &[&str]| b.fork_args.iter().any(|(k, _)| keys.contains(&k.as_str()));
+    if has(b, &MULTIMODAL) {
+        multimodal(b);
+    } else if has(b, &["--encoder-num-layers", "--vocab-extra-ids"]) {
         encoder_decoder(b);
     }
+}
+
+/// Megatron-LM's multimodal models' own arguments (examples/multimodal/train.py, pretrain_vlm.py): the language and
+/// vision models by name.
+const MULTIMODAL: [&str; 2] = ["--language-model-type", "--vision-model-type"];
+
+/// A multimodal (LLaVA-style) command: `--seq-length` is the image embeddings' count and the language model runs at
+/// `--decoder-seq-length` (examples/multimodal/model.py l.69-70 sets seq_length to the image embeddings and l.234
+/// passes language_max_sequence_length = decoder_seq_length @ NVIDIA/Megatron-LM d98e8a64dd), so that is the plan's
+/// sequence; the vision encoder and projector are not counted, said.
+fn multimodal(b: &mut Builder) {
+    let mut said = String::new();
+    if let Some(d) = num(b, "--decoder-seq-length").filter(|&d| (1..=crate::limits::MAX_FIELD).contains(&d)) {
+        let images = b.get("training.seq_length").cloned();
+        b.set("training.seq_length", Value::from(d), 0);
+        said = format!(
+            "seq_length = {d}, the language model's --decoder-seq-length{}; ",
+            images.map(|i| format!(" (--seq-length {i} is the image embeddings' count)")).unwrap_or_default()
+        );
+    }
+    let vision = b.fork_args.iter().find(|(k, _)| k == "--vision-model-type").map(|(_, v)| format!(" ({v})")).unwrap_or_default();
+    b.notes.push(format!("a multimodal model: {said}planned as its language model; the vision encoder{vision} and projector are not counted"));
 }
 
 /// An encoder-decoder (T5) model, which meshplan does not model: planned as a decoder-only GPT of the encoder's and

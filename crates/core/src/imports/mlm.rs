@@ -312,6 +312,10 @@ fn swift_defaults(b: &mut Builder) {
     let full = b.get("training.recompute_granularity").and_then(Value::as_str) == Some("full");
     let defaults = defaults.into_iter().filter(|(path, _)| !(full && *path == "training.recompute_modules")).collect();
     let mut said = b.defaults_unset(defaults);
+    // MegatronArguments' lora_rank: 8 (megatron_args.py l.465 @ ms-swift 3602360a), where Bridge's LoRA.dim is 32.
+    if b.get("training.peft").and_then(Value::as_str) == Some("lora") {
+        said.extend(b.defaults_unset(vec![("training.lora_dim", Value::from(8))]));
+    }
     if b.precision.is_none() {
         b.precision = Some("bf16");
         said.push("bf16 (ms-swift takes the model's torch_dtype, bfloat16 in the config.json of the models it trains; give --torch_dtype otherwise)".into());

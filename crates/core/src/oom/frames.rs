@@ -92,6 +92,16 @@ const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     // experts) under the TE spec.
     ("transformer_engine/pytorch/module/", "", "a Transformer Engine linear layer's forward or backward", &[TensorKind::LayerActivations, TensorKind::MoeDispatch]),
     ("megatron/core/pipeline_parallel/", "", "the pipeline schedule (a microbatch's forward or backward)", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores, TensorKind::Logits, TensorKind::LogitsFp32]),
+    // Float16Module's forward upcasts the last stage's output to fp32 (megatron/core/transformer/module.py
+    // float16_to_fp32 → conversion_helper → float_conversion @ d98e8a64dd; megatron/model/module.py before the package
+    // split): the whole [s, b, V/TP] logits when the model is called without labels, as RL frameworks (slime, verl,
+    // NeMo-RL) do to take log-probs themselves. Before the catch-all row below.
+    ("megatron/core/transformer/module.py", "float_conversion", FP32_OUTPUT, &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    ("megatron/core/transformer/module.py", "conversion_helper", FP32_OUTPUT, &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    ("megatron/core/transformer/module.py", "float16_to_fp32", FP32_OUTPUT, &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    ("megatron/model/module.py", "float_conversion", FP32_OUTPUT, &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    ("megatron/model/module.py", "conversion_helper", FP32_OUTPUT, &[TensorKind::LogitsFp32, TensorKind::Logits]),
+    ("megatron/model/module.py", "float16_to_fp32", FP32_OUTPUT, &[TensorKind::LogitsFp32, TensorKind::Logits]),
     ("megatron/core/transformer/", "", "a transformer layer's forward or backward", &[TensorKind::LayerActivations, TensorKind::MoeDispatch, TensorKind::AttentionScores]),
     // The data's attention mask, a [b, 1, s, s] tensor (megatron/core/datasets/gpt_dataset.py
     // _get_ltor_masks_and_position_ids, megatron/training/utils/common_utils.py get_ltor_masks_and_position_ids; before
@@ -102,6 +112,8 @@ const LOCATIONS: &[(&str, &str, &str, &[TensorKind])] = &[
     ("megatron/training/checkpointing.py", "", "loading or saving a checkpoint (its buffers are not in the training step's prediction)", &[]),
 ];
 
+/// What Float16Module's upcast of the model's output allocates.
+const FP32_OUTPUT: &str = "Float16Module's fp32 copy of the last stage's output: the logits (b·s·V/TP × 4 B) when the model is called without labels, as RL frameworks call it";
 /// What runs in the set-up frames of [`LOCATIONS`].
 const SETUP: &str = "the set-up before the first step (weights on the GPU, gradient buffers, the optimizer's fp32 copies)";
 /// What runs in a module's constructor: the set-up's first allocations.

@@ -322,7 +322,8 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
         fixes.push(allocator_fix(basis));
     }
     let key = (pipeline_stage, target, culprit, corrections.clone());
-    let outside_step = outside_step(cause, checkpoint.is_some(), (predicted_peak, capacity), &mut notes);
+    let outside_step = outside_step(cause, checkpoint.is_some(), (predicted_peak, capacity), &mut notes)
+        || larger_than_the_step(cause, message.requested_bytes, predicted_peak, &mut notes);
     match cache.entries.iter().find(|(k, _)| *k == key) {
         // A run that did not run out needs no fix: a memory report is compared, not repaired. A request larger than the
         // device is a shape no layout holds.
@@ -389,6 +390,22 @@ fn outside_step(cause: Cause, checkpoint: bool, (predicted_peak, capacity): (u64
         ));
     }
     outside
+}
+
+/// One request larger than the plan's whole predicted step, in an overrun: a tensor of a shape the plan does not have
+/// (a longer sequence, a larger or packed micro-batch than planned — slime #1951's 58.15 GiB log-prob logits of a
+/// 205,280-token micro-batch beside a 27.47 GiB prediction), so no layout change is ranked against it: each would be
+/// "still over" a target the plan cannot reach. Said in a note; true when it applies.
+fn larger_than_the_step(cause: Cause, requested: u64, predicted_peak: u64, notes: &mut Vec<String>) -> bool {
+    let larger = cause == Cause::Overrun && predicted_peak > 0 && requested > predicted_peak;
+    if larger {
+        notes.push(format!(
+            "no layout change is ranked: the {} request is larger than the plan's whole predicted step ({}), so it is a tensor of a shape the plan does not have — a longer sequence or a larger (or packed) micro-batch than planned; give the plan the run's sequence length and micro-batch (or tokens per micro-batch) and explain again",
+            culprit::shown(requested),
+            culprit::shown(predicted_peak)
+        ));
+    }
+    larger
 }
 
 /// The phase of a failure the traceback places in the set-up.
