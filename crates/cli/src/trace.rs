@@ -48,7 +48,12 @@ pub fn cmd_import(file: &std::path::Path, from: Option<&str>, model: Option<Stri
             let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), err.as_bytes());
         }
     }
-    ExitCode::SUCCESS
+    // The plan file is printed either way; a value it could not take (an error diagnostic) is exit status 1, as for
+    // every command's plan with errors.
+    match diags.iter().any(|d| d.severity == meshplan_core::Severity::Error) {
+        true => ExitCode::from(1),
+        false => ExitCode::SUCCESS,
+    }
 }
 
 fn gib(bytes: u64) -> f64 {

@@ -30,6 +30,10 @@ fn import_lists_what_it_did_not_read_and_refuses_an_input_without_a_model() {
     assert_eq!(v["format"], "megatron-args");
     assert_eq!(v["unrecognized"][0]["name"], "--lr");
     assert_eq!(v["plan"]["training"]["precision"], "bf16");
+    // A value the plan cannot take is an error: the plan file is still printed, with exit status 1 (it was 0).
+    let (code, out, err) = run(&["import", "-"], Some("pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 4 --tensor-model-parallel-size abc"));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("invalid-value") && out.contains("\"model\""), "{err}");
     let (code, _, err) = run(&["import", "-", "--from", "bridge-overrides"], Some("train.global_batch_size=8"));
     assert_eq!(code, 2);
     assert!(err.contains("import-no-model") && err.contains("--model"), "{err}");

@@ -796,6 +796,9 @@ impl Shell {
                     let e = self.expand(&w.text, w.line);
                     self.emit(e, false);
                 }
+                if self.run_again(&c[n..]) {
+                    return;
+                }
                 for w in &c[n..] {
                     let e = self.expand(&w.text, w.line);
                     self.emit(e, w.quoted);
@@ -803,6 +806,40 @@ impl Shell {
                 self.out.push("\n".into());
             }
         }
+    }
+
+    /// `bash -c STRING` (or `sh`, `zsh`; after a launcher, `srun bash -c "$CMD"`) and `eval STRING…`: the string is shell
+    /// text that shell reads again, so its quotes are removed and its words split there — a Slurm script's
+    /// `CMD='… --tensor-model-parallel-size "$TP" …'` run by `bash -c "$CMD"` (Megatron Bridge's
+    /// examples/models/nemotron/nemotron_3/ultra/slurm_pretrain.sh) gives `4`, not `"4"`. The words before the shell
+    /// (the launcher's) are kept; the string's own words are read once (not run again if they hold another `-c`).
+    /// True when `c` was such a command and its words are out.
+    fn run_again(&mut self, c: &[Word]) -> bool {
+        fn base(w: &Word) -> &str {
+            if w.quoted { "" } else { w.text.rsplit('/').next().unwrap_or("") }
+        }
+        let shell_c = c.iter().position(|w| matches!(base(w), "bash" | "sh" | "zsh")).filter(|&i| c.get(i + 1).is_some_and(|w| w.is("-c")) && c.len() > i + 2);
+        let (before, string): (&[Word], Vec<&Word>) = match shell_c {
+            Some(i) => (&c[..i], vec![&c[i + 2]]),
+            None if c.first().is_some_and(|w| base(w) == "eval") && c.len() > 1 => (&[], c[1..].iter().collect()),
+            None => return false,
+        };
+        for w in before {
+            let e = self.expand(&w.text, w.line);
+            self.emit(e, w.quoted);
+        }
+        let line = c[0].line;
+        let text: Vec<String> = string.iter().map(|w| self.expand(&w.text, w.line)).collect();
+        for w in split(&text.join(" ")) {
+            if w.op {
+                self.out.push("\n".into());
+                continue;
+            }
+            let e = self.expand(&w.text, line);
+            self.emit(e, w.quoted);
+        }
+        self.out.push("\n".into());
+        true
     }
 
     fn emit(&mut self, e: String, quoted: bool) {
@@ -886,6 +923,29 @@ impl Shell {
         out
     }
 
+    /// A command substitution that only echoes a variable with its whitespace made single spaces —
+    /// `$(echo "$CLI_OVERRIDES" | tr '\n' ' ' | sed 's/  \+/ /g')` (Megatron Bridge's examples/models/gpt_oss/
+    /// slurm_sft.sh), `| xargs`, `| tr -s ' '` — is the variable's value so; anything else is a command's output.
+    fn echoed(&mut self, inner: &str, line: u32, depth: usize) -> Option<String> {
+        let mut stages = inner.split('|').map(str::trim);
+        let echo = stages.next()?.strip_prefix("echo ")?.trim_start();
+        let echo = echo.strip_prefix("-n ").unwrap_or(echo).trim();
+        let var = echo.trim_matches('"');
+        let simple = var.starts_with('$') && !var[1..].contains(['$', '(', '`', ' ', '"', '\'']);
+        // tr of newlines or spaces, squeezing spaces; sed substituting whitespace runs; xargs without a command.
+        let whitespace_only = |stage: &str| {
+            let s = stage.replace(['\'', '"'], "");
+            matches!(s.as_str(), "xargs" | "tr -s  " | "tr \\n  " | "tr -s \\n  " | "tr \\n" | "tr -d \\n")
+                || (s.starts_with("sed s/") && s[6..].chars().all(|c| matches!(c, ' ' | '\\' | '+' | '*' | '/' | 'g' | 's' | 't' | 'n' | '[' | ']' | ':' | 'a' | 'p' | 'c' | 'e')))
+        };
+        if !simple || depth >= MAX_DEFAULT_DEPTH || !stages.all(whitespace_only) {
+            return None;
+        }
+        let value = self.expand_at(var, line, depth + 1);
+        // A piece of it the text does not decide stays as written (and is noted where it was skipped).
+        Some(value.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
     /// What `$` followed by `after` expands to (None: stays as written), and how many bytes of `after` it used;
     /// `close`: where the `{` that `after` may start closes ([`brace_pairs`]).
     fn expansion(&mut self, after: &str, line: u32, depth: usize, close: Option<usize>) -> (Option<String>, usize) {
@@ -908,6 +968,9 @@ impl Shell {
         }
         if after.starts_with('(') {
             let end = matching_paren(after).map_or(after.len(), |e| e + 1);
+            if let Some(v) = after.get(1..end.saturating_sub(1)).and_then(|inner| self.echoed(inner, line, depth)) {
+                return (Some(v), end);
+            }
             self.skipped(line, format!("`${}` is a command's output, not in the text", clip(&after[..end])));
             return (None, end);
         }
@@ -1157,6 +1220,19 @@ mod tests {
     /// The words of the commands whose first word is `run`.
     fn runs(words: &[String]) -> Vec<String> {
         words.split(|w| w == "\n").filter(|c| c.first().is_some_and(|w| w == "run")).flatten().cloned().collect()
+    }
+
+    #[test]
+    fn a_string_run_again_loses_its_quotes() {
+        // bash -c (after a launcher) and eval read the string as shell again: "4" is 4, `;` separates commands.
+        let text = "TP=4\nCMD='cd /w && run --tp \"$TP\" --name \"a b\"'\nsrun --mpi=pmix bash -c \"$CMD\"\n";
+        assert_eq!(runs(&words(text)), ["run", "--tp", "4", "--name", "a b"]);
+        assert!(words(text).starts_with(&["srun".to_string(), "--mpi=pmix".to_string()]));
+        assert_eq!(runs(&words("A='--tp \"2\"'\neval run $A\n")), ["run", "--tp", "2"]);
+        // Whitespace made single by echo | tr | sed is the variable's value; another pipeline is a command's output.
+        assert_eq!(flat("X=\"--tp 2\n  --pp 4\"\nrun $(echo \"$X\" | tr '\\n' ' ' | sed 's/  \\+/ /g')\n"), ["run", "--tp", "2", "--pp", "4"]);
+        assert_eq!(flat("X=\"--tp 2\"\nrun $(echo \"$X\" | xargs)\n"), ["run", "--tp", "2"]);
+        assert!(flat("X=\"--tp 2\"\nrun $(echo \"$X\" | grep tp)\n").iter().any(|w| w.contains("$(")));
     }
 
     #[test]
