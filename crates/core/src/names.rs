@@ -173,6 +173,12 @@ pub const WRAPPERS: &[(&str, &str)] = &[
     ("policy.megatron_cfg.optimizer.", "optimizer."),
     ("policy.megatron_cfg.distributed_data_parallel_config.", "ddp."),
     ("policy.megatron_cfg.", "model."),
+    // inclusionAI/AReaL's actor (areal/api/cli_args.py: actor.megatron holds Megatron's names, its ddp section
+    // Megatron-Core's DistributedDataParallelConfig).
+    ("actor.megatron.ddp.", "ddp."),
+    ("actor.megatron.", "model."),
+    // alibaba/ROLL's actor (roll/distributed/strategy/megatron_strategy.py: strategy_config holds Megatron's names).
+    ("actor_train.strategy_args.strategy_config.", "model."),
     ("policy.model_name", "model.hf_model_id"),
     ("policy.max_total_sequence_length", "dataset.seq_length"),
     ("policy.train_global_batch_size", "train.global_batch_size"),

@@ -1380,3 +1380,27 @@ fn ms_swift_lora_rank_and_a_multimodal_language_sequence() {
     assert!(x.notes.iter().any(|n| n.contains("multimodal") && n.contains("vision encoder (clip)")), "{:?}", x.notes);
     assert!(!x.notes.iter().any(|n| n.contains("T5")), "{:?}", x.notes);
 }
+
+/// A wrapper's flat Megatron section names a setting by Megatron-LM's argument (verl's
+/// `actor_rollout_ref.actor.megatron.use_distributed_optimizer`, ROLL's strategy_config, AReaL's actor.megatron): read
+/// as the row whose flag it is — before, "not a setting". And AReaL's plain allocation `megatron:d4p1t2e2` (ETP 1:
+/// areal/api/alloc_mode.py's ParallelStrategy default). Inputs written here.
+#[test]
+fn flat_megatron_sections_and_areal_s_plain_allocation() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let verl = "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \
+        actor_rollout_ref.actor.megatron.use_distributed_optimizer=False trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+    let x = import(verl, &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["training"]["use_distributed_optimizer"], false, "{:?} {:?}", x.unrecognized, x.notes);
+    assert!(!x.unrecognized.iter().any(|u| u.name.contains("use_distributed_optimizer")), "{:?}", x.unrecognized);
+    let areal = "cluster:\n  n_nodes: 1\n  n_gpus_per_node: 8\nactor:\n  backend: \"megatron:d2p1t2e2\"\n  path: Qwen/Qwen3-30B-A3B\n";
+    let x = import(areal, &ImportOptions::default()).unwrap();
+    let p = &x.plan["parallelism"];
+    assert_eq!((p["tensor_model_parallel_size"].as_u64(), p["expert_model_parallel_size"].as_u64(), p["expert_tensor_parallel_size"].as_u64()), (Some(2), Some(2), Some(1)), "{p}");
+    // d2 · p1 · t2 = 4 GPUs of the node's 8.
+    assert_eq!(x.plan["cluster"]["num_nodes"].as_u64().unwrap_or(0) * x.plan["cluster"]["gpus_per_node"].as_u64().unwrap_or(0), 4, "{}", x.plan["cluster"]);
+    // Another backend, or a malformed allocation, is not read as a layout.
+    let tp = |x: &meshplan_core::imports::Imported| x.plan["parallelism"]["tensor_model_parallel_size"].as_u64().unwrap_or(1);
+    assert_eq!(tp(&import(&areal.replace("megatron:d2p1t2e2", "fsdp:d8"), &ImportOptions::default()).unwrap()), 1);
+    assert_eq!(tp(&import(&areal.replace("megatron:d2p1t2e2", "megatron:(attn:d2x3|ffn:e2)"), &ImportOptions::default()).unwrap()), 1);
+}

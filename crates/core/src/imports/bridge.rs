@@ -128,6 +128,192 @@ fn wrappers(b: &mut Builder) {
         verl_defaults(b);
     }
     nemo_rl_checkpointing(b);
+    roll(b);
+    areal(b);
+}
+
+/// inclusionAI/AReaL's experiment config names (@ 4aef98d8): the actor's backend and allocation, its model path, its
+/// micro-batches' token budget, and the cluster's GPUs per node.
+const AREAL: [&str; 4] = ["actor.backend", "actor.path", "actor.mb_spec.max_tokens_per_mb", "cluster.n_gpus_per_node"];
+
+/// An AReaL actor on Megatron (`actor.backend: "megatron:d4p2t2"` or `"megatron:(attn:d4p4t2|ffn:d2p4e4)"`, the
+/// grammar of areal/api/alloc_mode.py l.595-640): the layout from its dimensions — d, p, t, c for attention; in the
+/// FFN section e and t are EP and ETP (ETP 1 when omitted, and in the plain form; l.940-1040) —, the actor's world their
+/// product, SP at TP > 1 (areal/engine/megatron_engine.py l.1242), the model from `actor.path`, and a micro-batch
+/// packed up to `mb_spec.max_tokens_per_mb` tokens, sized as one sequence of that length.
+fn areal(b: &mut Builder) {
+    let get = |b: &Builder, k: &str| b.fork_args.iter().rev().find(|(p, _)| p == k).map(|(_, v)| v.trim_matches('"').to_string());
+    if let (Some(m), true) = (get(b, "actor.path"), b.hf_id.is_none()) {
+        b.hf_id = Some(m);
+    }
+    let Some(layout) = get(b, "actor.backend").and_then(|v| areal_layout(&v)) else { return };
+    let mut said = Vec::new();
+    for (path, v) in &layout {
+        b.set(path, Value::from(*v), 0);
+    }
+    let dim = |p: &str| layout.iter().find(|(q, _)| *q == p).map_or(1, |(_, v)| *v);
+    let world = ["data", "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"]
+        .iter()
+        .map(|d| if *d == "data" { layout.iter().find(|(q, _)| *q == "data").map_or(1, |(_, v)| *v) } else { dim(&format!("parallelism.{d}")) })
+        .fold(1u64, u64::saturating_mul);
+    b.world_size = Some(world);
+    let tp = dim("parallelism.tensor_model_parallel_size");
+    b.set("parallelism.sequence_parallel", Value::Bool(tp > 1), 0);
+    said.push(format!("the layout of {} ({world} GPUs), SP {}", get(b, "actor.backend").unwrap_or_default(), if tp > 1 { "on" } else { "off" }));
+    // An actor on part of one node (4 of its 8 GPUs) is one node of that many.
+    if let Some(g) = get(b, "cluster.n_gpus_per_node").and_then(|v| v.parse::<u64>().ok()).filter(|&g| g > 0 && b.get("cluster.gpus_per_node").is_none()) {
+        b.set("cluster.gpus_per_node", Value::from(g.min(world)), 0);
+    }
+    if let Some(t) = get(b, "actor.mb_spec.max_tokens_per_mb").and_then(|v| v.parse::<u64>().ok()).filter(|&t| (1..=crate::limits::MAX_FIELD).contains(&t)) {
+        b.set("training.seq_length", Value::from(t), 0);
+        b.set("training.micro_batch_size", Value::from(1), 0);
+        said.push(format!("seq_length = {t} and micro_batch_size = 1 (samples packed up to mb_spec.max_tokens_per_mb tokens)"));
+    }
+    b.notes.push(format!("AReaL (actor on Megatron): {}", said.join(", ")));
+}
+
+/// The layout of an AReaL Megatron allocation: plan paths and sizes, and ("data", DP); None for another backend or a
+/// malformed string.
+fn areal_layout(backend: &str) -> Option<Vec<(&'static str, u64)>> {
+    let rest = backend.trim().strip_prefix("megatron")?;
+    let rest = match rest.strip_prefix('[') {
+        Some(r) => r.split_once(']')?.1,
+        None => rest,
+    };
+    let spec: String = rest.strip_prefix(':')?.chars().filter(|c| !c.is_whitespace()).collect();
+    let dims = |s: &str| -> Option<Vec<(char, u64)>> {
+        let mut out = Vec::new();
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            let mut n = String::new();
+            while let Some(d) = chars.next_if(char::is_ascii_digit) {
+                n.push(d);
+            }
+            out.push((c, n.parse::<u64>().ok().filter(|&n| (1..=crate::limits::MAX_PARALLEL).contains(&n))?));
+        }
+        Some(out)
+    };
+    let path = |c: char| match c {
+        't' => Some("parallelism.tensor_model_parallel_size"),
+        'p' => Some("parallelism.pipeline_model_parallel_size"),
+        'c' => Some("parallelism.context_parallel_size"),
+        'e' => Some("parallelism.expert_model_parallel_size"),
+        'd' => Some("data"),
+        _ => None,
+    };
+    let mut out: Vec<(&'static str, u64)> = vec![("parallelism.expert_tensor_parallel_size", 1)];
+    let hybrid = spec.trim_start_matches('(').trim_end_matches(')');
+    if let Some((attn, ffn)) = hybrid.strip_prefix("attn:").and_then(|r| r.split_once("|ffn:")) {
+        for (c, n) in dims(attn)? {
+            out.push((path(c).filter(|_| c != 'e')?, n));
+        }
+        for (c, n) in dims(ffn)? {
+            match c {
+                'e' => out.push(("parallelism.expert_model_parallel_size", n)),
+                't' => out[0].1 = n,
+                'd' | 'p' => {}
+                _ => return None,
+            }
+        }
+    } else {
+        for (c, n) in dims(&spec)? {
+            out.push((path(c)?, n));
+        }
+    }
+    Some(out)
+}
+
+/// alibaba/ROLL's pipeline config names (roll/configs/base_config.py, worker_config.py @ 8eb27cc2): the model
+/// (`pretrain`), GPUs per node, the sequence (`sequence_length`, else `prompt_length + response_length`), the actor's
+/// training batch (`per_device_train_batch_size` micro-batches of `gradient_accumulation_steps`), its GPUs
+/// (`device_mapping`, a Python list or `list(range(a, b))`), its strategy (`megatron_train`, whose strategy_config holds
+/// Megatron's own names: names::WRAPPERS) and MoE-layer recompute.
+const ROLL: [&str; 10] = [
+    "pretrain",
+    "num_gpus_per_node",
+    "prompt_length",
+    "response_length",
+    "sequence_length",
+    "actor_train.training_args.per_device_train_batch_size",
+    "actor_train.training_args.gradient_accumulation_steps",
+    "actor_train.device_mapping",
+    "actor_train.strategy_args.strategy_name",
+    "actor_train.strategy_args.strategy_config.moe_layer_recompute",
+];
+
+/// A ROLL config whose actor trains with Megatron (`strategy_name: megatron_train`): each of [`ROLL`] as ROLL means it.
+/// A megatron_train worker is one GPU (worker_config.py l.278-282), so the actor's world is `len(device_mapping)`; the
+/// strategy merges strategy_config over training_args into mcore_adapter's TrainingArguments (megatron_strategy.py
+/// l.106-110), so the global batch is micro-batch × accumulation steps × DP; moe_layer_recompute checkpoints the MoE
+/// layers (docs_roll config_guide.md: "checkpointing moe_layer"), Megatron-Core's selective recompute of `moe`.
+fn roll(b: &mut Builder) {
+    let get = |b: &Builder, k: &str| b.fork_args.iter().rev().find(|(p, _)| p == k).map(|(_, v)| v.trim_matches('"').to_string());
+    if get(b, "actor_train.strategy_args.strategy_name").as_deref() != Some("megatron_train") {
+        return;
+    }
+    let num = |b: &Builder, k: &str| get(b, k).and_then(|v| v.parse::<u64>().ok()).filter(|&n| (1..=crate::limits::MAX_FIELD).contains(&n));
+    let mut said = Vec::new();
+    if let (Some(m), true) = (get(b, "pretrain"), b.hf_id.is_none()) {
+        b.hf_id = Some(m);
+    }
+    if let Some(g) = num(b, "num_gpus_per_node").filter(|_| b.get("cluster.gpus_per_node").is_none()) {
+        b.set("cluster.gpus_per_node", Value::from(g), 0);
+    }
+    if let Some(n) = get(b, "actor_train.device_mapping").and_then(|m| python_list_len(&m)).filter(|&n| n > 0) {
+        b.world_size = Some(n);
+        said.push(format!("{n} GPUs (len(device_mapping), one a worker)"));
+    }
+    let seq = num(b, "sequence_length").or_else(|| Some(num(b, "prompt_length")?.saturating_add(num(b, "response_length")?)));
+    if let Some(s) = seq.filter(|_| b.get("training.seq_length").is_none()) {
+        b.set("training.seq_length", Value::from(s), 0);
+        said.push(format!("seq_length = {s} (sequence_length, else prompt_length + response_length)"));
+    }
+    let micro = num(b, "actor_train.training_args.per_device_train_batch_size").unwrap_or(1);
+    b.set("training.micro_batch_size", Value::from(micro), 0);
+    if let (Some(gas), Some(world)) = (num(b, "actor_train.training_args.gradient_accumulation_steps"), b.world_size) {
+        let size = |p: &str| b.get(p).and_then(crate::fields::as_uint).unwrap_or(1).max(1);
+        let replica = size("parallelism.tensor_model_parallel_size").saturating_mul(size("parallelism.pipeline_model_parallel_size")).saturating_mul(size("parallelism.context_parallel_size"));
+        if world % replica == 0 {
+            let g = micro.saturating_mul(gas).saturating_mul(world / replica);
+            b.set("training.global_batch_size", Value::from(g), 0);
+            said.push(format!("global_batch_size = {g} (per_device_train_batch_size {micro} × gradient_accumulation_steps {gas} × DP {})", world / replica));
+        }
+    }
+    // mcore_adapter's ModelConfig turns SP off at TP 1, and on where TP > 1 meets EP > 1
+    // (mcore_adapter/src/mcore_adapter/models/model_config.py l.368-373).
+    let size = |b: &Builder, p: &str| b.get(p).and_then(crate::fields::as_uint).unwrap_or(1);
+    let (tp, ep) = (size(b, "parallelism.tensor_model_parallel_size"), size(b, "parallelism.expert_model_parallel_size"));
+    let sp = b.get("parallelism.sequence_parallel") == Some(&Value::Bool(true));
+    if tp == 1 && sp {
+        b.set("parallelism.sequence_parallel", Value::Bool(false), 0);
+        said.push("sequence_parallel = false (TP 1: mcore_adapter turns it off)".into());
+    } else if tp > 1 && ep > 1 && !sp {
+        b.set("parallelism.sequence_parallel", Value::Bool(true), 0);
+        said.push("sequence_parallel = true (TP > 1 with EP > 1: mcore_adapter turns it on)".into());
+    }
+    if get(b, "actor_train.strategy_args.strategy_config.moe_layer_recompute").as_deref() == Some("true") && b.get("training.recompute_granularity").is_none() {
+        b.set("training.recompute_granularity", Value::from("selective"), 0);
+        b.set("training.recompute_modules", Value::from(vec!["moe"]), 0);
+        said.push("moe_layer_recompute: selective recompute of the MoE layers (recompute_modules [\"moe\"])".into());
+    }
+    b.notes.push(format!("ROLL (actor_train with megatron_train): {}", said.join(", ")));
+}
+
+/// The length of a Python list literal or `list(range(a, b[, step]))` as ROLL writes a device mapping; None otherwise.
+fn python_list_len(text: &str) -> Option<u64> {
+    let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if let Some(args) = t.strip_prefix("list(range(").and_then(|r| r.strip_suffix("))")) {
+        let n: Vec<i64> = args.split(',').map(|a| a.parse().ok()).collect::<Option<_>>()?;
+        let (start, stop, step) = match n[..] {
+            [stop] => (0, stop, 1),
+            [start, stop] => (start, stop, 1),
+            [start, stop, step] if step > 0 => (start, stop, step),
+            _ => return None,
+        };
+        return u64::try_from((stop - start).max(0).div_euclid(step) + i64::from((stop - start).max(0) % step != 0)).ok();
+    }
+    let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+    Some(inner.split(',').filter(|x| !x.is_empty()).count() as u64)
 }
 
 /// NeMo-RL's switch for activation recompute.
@@ -697,7 +883,7 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
     if path.starts_with("actor_rollout_ref.") {
         b.verl = true;
     }
-    if path == NEMO_RL_CHECKPOINTING {
+    if path == NEMO_RL_CHECKPOINTING || ROLL.contains(&path) || AREAL.contains(&path) {
         b.fork_args.push((path.to_string(), v.to_string()));
         return;
     }

@@ -593,7 +593,17 @@ pub fn row_by_bridge(path: &str) -> Option<(&'static Setting, usize)> {
             return None;
         }
         let mp = format!("mixed_precision.{field}");
-        SETTINGS.iter().find(|r| r.doc().bridge.first() == Some(&mp.as_str())).map(|r| (r, 50))
+        // An RL framework's or trainer's flat Megatron section (verl's `…megatron.use_distributed_optimizer`, ROLL's
+        // strategy_config, AReaL's `actor.megatron.*`) names each setting as Megatron-LM's argument (its dest): the
+        // row whose flag it is.
+        let flag = format!("--{}", field.replace('_', "-"));
+        let by_flag = |r: &&Setting| match r.doc().mlm {
+            crate::settings::Mlm::Flag(f) => f == flag,
+            crate::settings::Mlm::Switch(on, _) => on == Some(flag.as_str()),
+            crate::settings::Mlm::Value(f) => f == flag,
+            _ => false,
+        };
+        SETTINGS.iter().find(|r| r.doc().bridge.first() == Some(&mp.as_str())).or_else(|| SETTINGS.iter().find(by_flag)).map(|r| (r, 50))
     })
 }
 
