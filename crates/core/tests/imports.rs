@@ -1404,3 +1404,24 @@ fn flat_megatron_sections_and_areal_s_plain_allocation() {
     assert_eq!(tp(&import(&areal.replace("megatron:d2p1t2e2", "fsdp:d8"), &ImportOptions::default()).unwrap()), 1);
     assert_eq!(tp(&import(&areal.replace("megatron:d2p1t2e2", "megatron:(attn:d2x3|ffn:e2)"), &ImportOptions::default()).unwrap()), 1);
 }
+
+/// Pai-Megatron-Patch's `pretrain_qwen3_next.py` builds the hybrid pattern's M as a Gated DeltaNet mixer and - as an
+/// MoE layer (megatron_patch/model/qwen3_next/layer_specs.py @ a098ca5a): read as Megatron-Core's G and E. Elsewhere,
+/// experts with a pattern that has no E are said to build none. And Mistral v0.3's tokenizer is 32,768 tokens
+/// (huggingface.co/mistralai/Mistral-7B-v0.3 config.json). Commands written here.
+#[test]
+fn a_fork_s_hybrid_symbols_and_mistral_v0_3_s_vocabulary() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let cmd = |program: &str| format!("torchrun --nproc_per_node 8 {program} --num-layers 8 --hidden-size 1024 --num-attention-heads 8 --group-query-attention --num-query-groups 2 \
+        --hybrid-override-pattern M-M-*-M- --is-hybrid-model --num-experts 64 --moe-ffn-hidden-size 256 --moe-router-topk 4 --expert-model-parallel-size 8 \
+        --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8 --bf16 --vocab-size 32000\n");
+    let x = import(&cmd("pretrain_qwen3_next.py"), &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["model"]["hybrid_override_pattern"], "GEGE*EGE", "{:?}", x.notes);
+    let x = import(&cmd("pretrain_mamba.py"), &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["model"]["hybrid_override_pattern"], "M-M-*-M-");
+    assert!(x.notes.iter().any(|n| n.contains("no E layer")), "{:?}", x.notes);
+    let m = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 \
+        --swiglu --seq-length 4096 --max-position-embeddings 32768 --micro-batch-size 1 --global-batch-size 64 --bf16 --tokenizer-type HuggingFaceTokenizer --tokenizer-model mistralai/Mistral-7B-Instruct-v0.3\n";
+    let x = import(m, &ImportOptions::default()).unwrap();
+    assert_eq!(x.plan["model"]["vocab_size"], 32768, "{:?}", x.notes);
+}

@@ -87,11 +87,38 @@ pub(super) fn finish(b: &mut Builder) {
     if moe && ds {
         deepspeed_moe(b);
     }
+    hybrid_symbols(b);
     let has = |b: &Builder, keys: &[&str]| b.fork_args.iter().any(|(k, _)| keys.contains(&k.as_str()));
     if has(b, &MULTIMODAL) {
         multimodal(b);
     } else if has(b, &["--encoder-num-layers", "--vocab-extra-ids"]) {
         encoder_decoder(b);
+    }
+}
+
+/// A hybrid layer pattern as the program builds it. Pai-Megatron-Patch's `pretrain_qwen3_next.py` builds Megatron-Core's
+/// MambaStack with its own spec (megatron_patch/model/qwen3_next/layer_specs.py `get_qwen3_next_layer_spec` @
+/// alibaba/Pai-Megatron-Patch a098ca5a): `M` is a Gated DeltaNet mixer and `-` an MoE layer with its shared expert —
+/// Megatron-Core's `G` and `E` — so the pattern is read in Megatron-Core's symbols, said. Elsewhere experts given with
+/// a pattern that has no `E` layer build none (Megatron-Core's hybrid model places MoE only at `E`), said.
+fn hybrid_symbols(b: &mut Builder) {
+    let key = ["model.hybrid_override_pattern", "model.hybrid_layer_pattern"].into_iter().find(|k| b.get(k).and_then(Value::as_str).is_some());
+    let Some(key) = key else { return };
+    let pattern = b.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let program = b.fork_args.iter().find(|(k, _)| k == "program").map(|(_, v)| v.as_str());
+    if program == Some("pretrain_qwen3_next.py") {
+        let read: String = pattern.chars().map(|c| match c {
+            'M' => 'G',
+            '-' => 'E',
+            c => c,
+        }).collect();
+        b.set(key, Value::from(read.as_str()), 0);
+        b.notes.push("pretrain_qwen3_next.py (Pai-Megatron-Patch): its layer spec builds the pattern's M as a Gated DeltaNet mixer and - as an MoE layer, read as Megatron-Core's G and E".into());
+        return;
+    }
+    let experts = b.get("model.num_moe_experts").and_then(crate::fields::as_uint).unwrap_or(0);
+    if experts > 1 && !pattern.contains('E') {
+        b.notes.push(format!("--num-experts {experts} with a hybrid layer pattern that has no E layer: Megatron-Core's hybrid model builds MoE only at E, so no layer has experts (a fork's own layer spec may read the symbols otherwise)"));
     }
 }
 

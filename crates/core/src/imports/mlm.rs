@@ -46,6 +46,10 @@ pub(crate) fn read(text: &str, b: &mut Builder) {
                 }
                 continue;
             }
+            // The training program (`pretrain_gpt.py`, a fork's `pretrain_qwen3_next.py`), for what forks read by it.
+            if w.ends_with(".py") && !b.fork_args.iter().any(|(k, _)| k == "program") {
+                b.fork_args.push(("program".into(), w.rsplit('/').next().unwrap_or(w).to_string()));
+            }
             // ms-swift's entry point: `megatron sft|pt|rlhf` (swift/cli/_megatron/).
             if (w == "megatron" && words.get(i).is_some_and(|n| matches!(n.as_str(), "sft" | "pt" | "rlhf"))) || w.contains("swift/cli/_megatron/") {
                 b.ms_swift = true;
