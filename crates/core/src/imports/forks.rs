@@ -35,8 +35,14 @@ const DS_MOE: [&str; 3] = ["--topk", "--expert-interval", "--mlp-type"];
 /// sentinel tokens), which `pretrain_t5.py` takes.
 const T5: [&str; 4] = ["--encoder-num-layers", "--decoder-num-layers", "--decoder-seq-length", "--vocab-extra-ids"];
 
+/// Ascend MindSpeed-LLM's model and pipeline arguments (@ Ascend/MindSpeed-LLM c77308a1): `--first-k-dense-replace`
+/// (features_manager/transformer/transformer_block.py), `--n-shared-experts` (features_manager/moe/shared_expert.py),
+/// `--noop-layers` (identity layers that pad a pipeline), `--num-layer-list` (each stage's layers,
+/// features_manager/pipeline_parallel/num_layer_list.py), `--geglu` and `--gelu-tanh` (features_manager/models/module.py).
+const MINDSPEED: [&str; 6] = ["--first-k-dense-replace", "--n-shared-experts", "--noop-layers", "--num-layer-list", "--geglu", "--gelu-tanh"];
+
 /// The switches among them (store_true: no value follows).
-pub(super) const SWITCHES: [&str; 1] = ["--use-dynamic-batch-size"];
+pub(super) const SWITCHES: [&str; 3] = ["--use-dynamic-batch-size", "--geglu", "--gelu-tanh"];
 
 /// The most values `--num-experts` keeps (one per MoE layer in PR-MoE).
 const MAX_EXPERT_COUNTS: usize = 4096;
@@ -55,7 +61,7 @@ pub(super) fn word(b: &mut Builder, key: &str, values: &[String]) -> bool {
         b.fork_args.push((key.to_string(), first));
         return false;
     }
-    if DS_MOE.contains(&key) || T5.contains(&key) || MULTIMODAL.contains(&key) {
+    if DS_MOE.contains(&key) || T5.contains(&key) || MULTIMODAL.contains(&key) || MINDSPEED.contains(&key) {
         b.fork_args.push((key.to_string(), first));
         return true;
     }
@@ -89,10 +95,72 @@ pub(super) fn finish(b: &mut Builder) {
     }
     hybrid_symbols(b);
     let has = |b: &Builder, keys: &[&str]| b.fork_args.iter().any(|(k, _)| keys.contains(&k.as_str()));
+    if has(b, &MINDSPEED) {
+        mindspeed(b);
+    }
     if has(b, &MULTIMODAL) {
         multimodal(b);
     } else if has(b, &["--encoder-num-layers", "--vocab-extra-ids"]) {
         encoder_decoder(b);
+    }
+}
+
+/// MindSpeed-LLM's arguments (see [`MINDSPEED`]), each as MindSpeed builds it: with `--first-k-dense-replace K` a layer
+/// (0-based l) is MoE when l ≥ K and l % moe_layer_freq == 0 (core/transformer/transformer_block.py l.163-166); the
+/// shared expert is n_shared_experts × the expert FFN; `--geglu` / `--gelu-tanh` make the MLP gated GELU
+/// (core/transformer/mlp.py l.85-96); `--num-layer-list` is each stage's layers, a pipeline layout; noop layers at the
+/// end are identity layers, so the model is that many layers shorter on its last stage. Said in one note.
+fn mindspeed(b: &mut Builder) {
+    let mut said = Vec::new();
+    if given(b, "--geglu") || given(b, "--gelu-tanh") {
+        b.set("model.gated_linear_unit", Value::Bool(true), 0);
+        b.set("model.activation_func", Value::from("gelu"), 0);
+        said.push("a gated GELU MLP (--geglu / --gelu-tanh)".to_string());
+    }
+    let uint = |b: &Builder, p: &str| b.get(p).and_then(crate::fields::as_uint);
+    let layers = uint(b, "model.num_layers").filter(|&l| l <= crate::limits::MAX_LAYERS);
+    if let (Some(k), Some(l), true) = (num(b, "--first-k-dense-replace"), layers, uint(b, "model.num_moe_experts").unwrap_or(0) > 1) {
+        let freq = uint(b, "model.moe_layer_freq").unwrap_or(1).max(1);
+        let list: Vec<Value> = (0..l).map(|i| Value::from(u64::from(i >= k && i % freq == 0))).collect();
+        b.set("model.moe_layer_freq", Value::Array(list), 0);
+        said.push(format!("the first {k} layers dense, then an MoE layer every {freq}"));
+    }
+    if let (Some(n), None) = (num(b, "--n-shared-experts"), b.get("model.moe_shared_expert_intermediate_size")) {
+        if let Some(f) = uint(b, "model.moe_ffn_hidden_size").or_else(|| uint(b, "model.ffn_hidden_size")) {
+            b.set("model.moe_shared_expert_intermediate_size", Value::from(n.saturating_mul(f)), 0);
+            said.push(format!("a shared expert of {n} × {f}"));
+        }
+    }
+    let pp = uint(b, "parallelism.pipeline_model_parallel_size").unwrap_or(1).max(1);
+    let list = b.fork_args.iter().find(|(k, _)| k == "--num-layer-list").map(|(_, v)| v.split(',').map(|n| n.trim().parse::<u64>().ok()).collect::<Option<Vec<u64>>>());
+    if let (Some(Some(stages)), Some(l)) = (list, layers) {
+        if stages.len() as u64 == pp && stages.iter().sum::<u64>() == l && stages.iter().all(|&n| n > 0) {
+            let body: Vec<String> = stages.iter().map(|&n| "t".repeat(n as usize)).collect();
+            b.set("parallelism.pipeline_model_parallel_layout", Value::from(format!("E{}L", body.join("|"))), 0);
+            said.push(format!("each stage's layers {} (--num-layer-list), as a pipeline layout", stages.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")));
+        }
+    }
+    if let (Some(noop), Some(l)) = (b.fork_args.iter().find(|(k, _)| k == "--noop-layers").map(|(_, v)| v.clone()), layers) {
+        let ids: Option<Vec<u64>> = noop.split(',').map(|n| n.trim().parse().ok()).collect();
+        let k = ids.as_ref().map_or(0, Vec::len) as u64;
+        // The last k layers, on the last stage of an even split without VPP: a shorter model whose last stage is short.
+        let at_end = ids.as_ref().is_some_and(|ids| ids.iter().all(|&i| i >= l.saturating_sub(k) && i < l));
+        let even = l % pp == 0 && l / pp > k && b.get("parallelism.virtual_pipeline_model_parallel_size").is_none_or(Value::is_null);
+        if k > 0 && at_end && even && b.get("parallelism.pipeline_model_parallel_layout").is_none() {
+            b.set("model.num_layers", Value::from(l - k), 0);
+            if let Some(Value::Array(freq)) = b.get("model.moe_layer_freq").cloned() {
+                b.set("model.moe_layer_freq", Value::Array(freq.into_iter().take((l - k) as usize).collect()), 0);
+            }
+            if pp > 1 {
+                b.set("parallelism.num_layers_in_last_pipeline_stage", Value::from(l / pp - k), 0);
+            }
+            said.push(format!("--noop-layers {noop}: {k} identity layers at the end, so {} layers{}", l - k, if pp > 1 { format!(", the last stage {}", l / pp - k) } else { String::new() }));
+        } else if k > 0 {
+            said.push(format!("--noop-layers {noop}: identity layers, counted here as full layers (not at the end of an even split)"));
+        }
+    }
+    if !said.is_empty() {
+        b.notes.push(format!("MindSpeed-LLM: {}", said.join("; ")));
     }
 }
 
