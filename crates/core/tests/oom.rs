@@ -1163,3 +1163,22 @@ fn a_request_larger_than_the_whole_step_ranks_no_layout() {
     let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
     assert!(!x.notes.iter().any(|n| n.contains("larger than the plan's whole predicted step")), "{:?}", x.notes);
 }
+
+/// A request exactly one copy of the stage's weights is a second copy of them (a checkpoint load or conversion, a LoRA
+/// merge, an export: ms-swift #9403's 26.44 GiB, a Qwen3-235B stage's local experts in bf16), named instead of
+/// "no tensor of the plan". By hand on the README plan's stage 0 (Llama 3.1 70B, TP 8, PP 4: 20 layers and the
+/// embedding): a layer's GEMMs 8192·(8192 + 2·1024 + 8192) + 3·8192·28672 = 855,638,016, its two norms 16,384 (not
+/// sharded); the embedding 129,024 (128,256 padded to a multiple of 128 · TP 8) · 8192 = 1,056,964,608. Per GPU:
+/// 20·855,638,016/8 + 20·16,384 + 1,056,964,608/8 = 2,271,543,296 parameters × 2 B = 4.23 GiB. (Without the
+/// distributed optimizer: its fp32 master shard over DP 2 is that size too, and is named first.)
+#[test]
+fn a_request_of_the_stage_s_weights_is_a_second_copy() {
+    let (mut plan, _) = readme();
+    plan["training"]["use_distributed_optimizer"] = serde_json::json!(false);
+    let report = plan_value(&plan).unwrap();
+    let text = format!("{}\n", current(Some(3), 3, "4.23 GiB", 79.11, 2.00, 70.00, 0.50));
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    let c = x.named.culprit.as_ref().expect("named");
+    assert_eq!(c.kind, TensorKind::StageWeights, "{c:?}");
+    assert!(c.label.contains("second copy") && c.phase.contains("outside the training step"), "{c:?}");
+}

@@ -35,6 +35,9 @@ pub enum TensorKind {
     MasterWeights,
     GradCopies,
     CudaGraphs,
+    /// A second copy of the stage's weights at once (all of them, or the routed experts'): a checkpoint's load or
+    /// conversion, a LoRA merge, an export — an allocation the training step itself never makes.
+    StageWeights,
 }
 
 /// A plan value the allocation's size is proportional to, for bounding it from a message's request.
@@ -167,6 +170,14 @@ fn tensors_of_terms((p, d): (&Plan, &Derived), run: &Run, st: &StageParams, sm: 
         push(TensorKind::MoeDispatch, "one MoE layer's dispatched tokens, one copy (permuted, exchanged or sorted): T_r·h".into(), copy, phase, Vec::new());
         push(TensorKind::MoeDispatch, "one MoE layer's tokens gathered over the EP·ETP group (allgather dispatcher)".into(), gathered, phase, Vec::new());
     }
+    // ms-swift #9403: 26.44 GiB asked on a Qwen3-235B LoRA stage, exactly its 47 layers' 16 local experts' bf16 weights
+    // (47·16·3·4096·1536 × 2 B). In the parameter dtype, per GPU as the stage holds them.
+    let copy = "a second copy at once (a checkpoint load or conversion, a LoRA merge, an export), not a training-step tensor";
+    let outside = "outside the training step (load, conversion, merge, export)";
+    if st.experts > 0.0 {
+        push(TensorKind::StageWeights, format!("the stage's routed-expert weights: {:.2}B parameters × {} B — {copy}", st.experts / 1e9, run.param), st.experts * run.param, outside, Vec::new());
+    }
+    push(TensorKind::StageWeights, format!("the stage's weights: {:.2}B parameters × {} B — {copy}", (st.dense + st.experts) / 1e9, run.param), (st.dense + st.experts) * run.param, outside, Vec::new());
     if term(TermKey::FsdpUnshardedBuffers).is_some_and(|t| t.bytes > 0) {
         let unit = st.largest_layer;
         let phase = "forward / backward (unit all-gather)";
