@@ -1182,3 +1182,20 @@ fn a_request_of_the_stage_s_weights_is_a_second_copy() {
     assert_eq!(c.kind, TensorKind::StageWeights, "{c:?}");
     assert!(c.label.contains("second copy") && c.phase.contains("outside the training step"), "{c:?}");
 }
+
+/// A request larger than the stage's fp32 logits that names no tensor: the tokens one micro-batch would have held were
+/// it their fp32 copy, said as a bound (slime #1951: 58.15 GiB, 205,280 tokens at V/TP 76,032 against a 9,216-token
+/// budget). By hand on the README plan's last stage (rank 53; V/TP = 16,128, 64,512 B a token in fp32): 16.00 GiB =
+/// 17,179,869,184 B / 64,512 = 266,305.02 → about 266,305 tokens, where the plan has 1 × 8,192.
+#[test]
+fn a_request_beyond_the_logits_bounds_the_tokens_of_a_micro_batch() {
+    let (plan, report) = readme();
+    let text = format!("{}\n", current(Some(53), 5, "16.00 GiB", 79.11, 2.00, 70.00, 0.50));
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert!(x.named.culprit.is_none(), "{:?}", x.named);
+    assert!(x.notes.iter().any(|n| n.contains("about 266,305 tokens where the plan has 8,192")), "{:?}", x.notes);
+    // A traceback in code that holds no logits (an optimizer step) says nothing of tokens.
+    let text = format!("[rank53]:   File \"/opt/megatron-lm/megatron/core/optimizer/distrib_optimizer.py\", line 700, in step\n{}\n", current(Some(53), 5, "16.00 GiB", 79.11, 2.00, 70.00, 0.50));
+    let x = &explain_all(&plan, &report, &text, None).unwrap()[0];
+    assert!(!x.notes.iter().any(|n| n.contains("tokens where the plan has")), "{:?}", x.notes);
+}

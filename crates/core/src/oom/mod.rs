@@ -268,6 +268,8 @@ fn explain_with(plan: &Value, report: &Report, message: OomMessage, rank: Option
         }
         by_place
     };
+    let planned_tokens = report.plan.training.micro_batch_size.max(1).saturating_mul(report.plan.training.seq_length.max(1));
+    notes.extend(logits_tokens_note(&tensors, &named, at, (message.requested_bytes, planned_tokens)));
     // The message's numbers bound the unknowns: re-plan at the value the request implies.
     // (Not for a request larger than the device that no tensor of the plan is: no plan value makes it fit.) A request
     // the plan names (the logits at a large micro-batch) is the plan's own, with its verdict and fixes; the device's
@@ -406,6 +408,29 @@ fn larger_than_the_step(cause: Cause, requested: u64, predicted_peak: u64, notes
         ));
     }
     larger
+}
+
+/// A request larger than the stage's fp32 logits that names no tensor, where the code could be the logits' (no known
+/// frame, or one whose tensors include them): the tokens one micro-batch would have held were it their fp32 copy,
+/// b·s = request / (V/TP × 4 B) — a bound, not a match (a token is a few hundred kilobytes, under the message's
+/// rounding). RL frameworks pack micro-batches by tokens (slime's --max-tokens-per-gpu, verl's dynamic batch) and take
+/// log-probs from the whole logits: slime #1951's 58.15 GiB is 205,280 tokens at V/TP 76,032, about 20× its budget.
+fn logits_tokens_note(tensors: &[crate::memory::Tensor], named: &Named, at: &[TensorKind], (requested, planned): (u64, u64)) -> Option<String> {
+    if named.culprit.is_some() || !(at.is_empty() || at.contains(&TensorKind::LogitsFp32)) {
+        return None;
+    }
+    let logits = tensors.iter().find(|t| t.kind == TensorKind::LogitsFp32)?;
+    let per = logits.bytes as f64 / planned.max(1) as f64;
+    if requested <= logits.bytes || per < 1.0 {
+        return None;
+    }
+    let tokens = (requested as f64 / per).round() as u64;
+    Some(format!(
+        "if the request is the fp32 logits (b·s·V/TP × 4 B, {} a token here), one micro-batch held about {} tokens where the plan has {} (micro-batch × sequence): a longer or packed micro-batch than planned — a wrapper's token budget (slime's --max-tokens-per-gpu, verl's ppo_max_token_len_per_gpu) or an over-long sample; a bound from the size, not a match",
+        culprit::shown(per as u64),
+        culprit::thousands(tokens),
+        culprit::thousands(planned)
+    ))
 }
 
 /// The phase of a failure the traceback places in the set-up.
