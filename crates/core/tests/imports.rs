@@ -1425,3 +1425,19 @@ fn a_fork_s_hybrid_symbols_and_mistral_v0_3_s_vocabulary() {
     let x = import(m, &ImportOptions::default()).unwrap();
     assert_eq!(x.plan["model"]["vocab_size"], 32768, "{:?}", x.notes);
 }
+
+/// NeMo 1's megatron_gpt_config.yaml (NVIDIA/NeMo examples/nlp/language_modeling/conf @ 000763d0) interpolates
+/// (`max_position_embeddings: ${.encoder_seq_length}`, `seq_length: ${model.encoder_seq_length}`) — before, an
+/// invalid-value error — and names its tokenizer in a section (library megatron, type GPT2BPETokenizer: 50,257, where
+/// 32,000 was assumed). A config written here in its shape.
+#[test]
+fn nemo1_interpolations_and_tokenizer_section() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let cfg = "trainer:\n  devices: 8\n  num_nodes: 1\n  precision: bf16\nmodel:\n  micro_batch_size: 4\n  global_batch_size: 64\n  encoder_seq_length: 1024\n  max_position_embeddings: ${.encoder_seq_length}\n  num_layers: 12\n  hidden_size: 768\n  ffn_hidden_size: 3072\n  num_attention_heads: 12\n  tensor_model_parallel_size: 1\n  data:\n    seq_length: ${model.encoder_seq_length}\n  tokenizer:\n    library: megatron\n    type: GPT2BPETokenizer\n    model: null\n    vocab_file: null\n";
+    let (x, plan, diags) = meshplan_core::imports::import_plan(cfg, &ImportOptions::default()).unwrap();
+    assert!(diags.iter().all(|d| d.severity != meshplan_core::Severity::Error), "{diags:?}");
+    assert_eq!((plan.model.max_position_embeddings, plan.training.seq_length), (Some(1024), 1024));
+    assert_eq!(x.plan["model"]["vocab_size"], 50257, "{:?}", x.notes);
+    let hf = cfg.replace("library: megatron\n    type: GPT2BPETokenizer", "library: huggingface\n    type: meta-llama/Llama-2-7b-hf");
+    assert_eq!(import(&hf, &ImportOptions::default()).unwrap().plan["model"]["vocab_size"], 32000);
+}

@@ -130,6 +130,28 @@ fn wrappers(b: &mut Builder) {
     nemo_rl_checkpointing(b);
     roll(b);
     areal(b);
+    nemo1_tokenizer(b);
+}
+
+/// NeMo 1's tokenizer section (examples/nlp/language_modeling/conf/megatron_gpt_config.yaml @ NVIDIA/NeMo 000763d0:
+/// `library` megatron with a Megatron tokenizer `type`, huggingface with a Hugging Face id as `type`, sentencepiece
+/// with a `model` file; `vocab_file`).
+const NEMO1_TOKENIZER: [&str; 4] = ["model.tokenizer.library", "model.tokenizer.type", "model.tokenizer.model", "model.tokenizer.vocab_file"];
+
+/// The vocabulary NeMo 1's tokenizer section names, from the tokenizers table (`imports::tokenizers`), when the config
+/// gives no vocab_size: a Megatron type (GPT2BPETokenizer), a Hugging Face id, or a vocab file's name. Said.
+fn nemo1_tokenizer(b: &mut Builder) {
+    let get = |b: &Builder, k: &str| b.fork_args.iter().rev().find(|(p, _)| p == k).map(|(_, v)| v.trim_matches('"').to_string()).filter(|v| v != "null");
+    if b.get("model.vocab_size").is_some() || !b.fork_args.iter().any(|(k, _)| NEMO1_TOKENIZER.contains(&k.as_str())) {
+        return;
+    }
+    let (library, ty) = (get(b, "model.tokenizer.library"), get(b, "model.tokenizer.type"));
+    let hf = library.as_deref() == Some("huggingface");
+    let (megatron_type, model) = if hf { (None, ty) } else { (ty, get(b, "model.tokenizer.model")) };
+    if let Some((t, by)) = super::tokenizers::find(megatron_type.as_deref(), model.as_deref(), get(b, "model.tokenizer.vocab_file").as_deref()) {
+        b.set("model.vocab_size", Value::from(t.vocab_size), 1);
+        b.notes.push(format!("vocab_size: {} from NeMo's tokenizer section ({by}): the {} tokenizer ({})", t.vocab_size, t.name, t.source));
+    }
 }
 
 /// inclusionAI/AReaL's experiment config names (@ 4aef98d8): the actor's backend and allocation, its model path, its
@@ -804,7 +826,9 @@ fn run_recipe_flag(flag: &str) -> Option<&'static str> {
 /// sections).
 pub(crate) fn read_yaml(text: &str, b: &mut Builder) {
     let mut votes = Vec::new();
-    if let Value::Object(root) = yaml::parse(text) {
+    let mut tree = yaml::parse(text);
+    yaml::interpolate(&mut tree);
+    if let Value::Object(root) = tree {
         for (section, v) in nemo1_saved(root, b) {
             let section = section.strip_suffix("_config").unwrap_or(&section).to_string();
             flatten(b, &section, v, &mut votes);
@@ -883,7 +907,7 @@ fn entry(b: &mut Builder, path: &str, v: Value, votes: &mut Vec<(String, Value)>
     if path.starts_with("actor_rollout_ref.") {
         b.verl = true;
     }
-    if path == NEMO_RL_CHECKPOINTING || ROLL.contains(&path) || AREAL.contains(&path) {
+    if path == NEMO_RL_CHECKPOINTING || ROLL.contains(&path) || AREAL.contains(&path) || NEMO1_TOKENIZER.contains(&path) {
         b.fork_args.push((path.to_string(), v.to_string()));
         return;
     }

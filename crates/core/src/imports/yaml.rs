@@ -212,6 +212,57 @@ pub fn parse(text: &str) -> Value {
     Value::Object(root)
 }
 
+/// The most interpolations one value follows (`${a}` whose node is `${b}` …): OmegaConf's chains are short.
+const MAX_INTERPOLATION_HOPS: usize = 8;
+
+/// OmegaConf's node interpolations, resolved as NeMo 1's configs use them: a string that is exactly `${a.b}` (from the
+/// root) or `${.b}` (relative: one dot the node's own mapping, each further dot one level up) becomes the scalar it
+/// names (`max_position_embeddings: ${.encoder_seq_length}` in NeMo's megatron_gpt_config.yaml). Resolvers
+/// (`${multiply:…}`, `${oc.env:…}`), text around an interpolation, and a path to no scalar stay strings.
+pub fn interpolate(root: &mut Value) {
+    let snapshot = root.clone();
+    let mut at = Vec::new();
+    walk(root, &mut at, &snapshot, 0);
+}
+
+fn walk(v: &mut Value, at: &mut Vec<String>, root: &Value, depth: usize) {
+    match v {
+        Value::Object(m) if depth < MAX_DEPTH => {
+            for (k, child) in m.iter_mut() {
+                at.push(k.clone());
+                walk(child, at, root, depth + 1);
+                at.pop();
+            }
+        }
+        Value::String(s) => {
+            if let Some(r) = resolve(s, at, root, 0) {
+                *v = r;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The scalar `${…}` names from the node at path `at`.
+fn resolve(s: &str, at: &[String], root: &Value, hops: usize) -> Option<Value> {
+    let inner = s.strip_prefix("${")?.strip_suffix('}')?;
+    if hops >= MAX_INTERPOLATION_HOPS || inner.is_empty() || inner.contains(['$', ':', '{', '}', ' ']) {
+        return None;
+    }
+    let dots = inner.len() - inner.trim_start_matches('.').len();
+    let base: &[String] = if dots > 0 { &at[..at.len().checked_sub(dots)?] } else { &[] };
+    let target: Vec<String> = base.iter().cloned().chain(inner[dots..].split('.').map(str::to_string)).collect();
+    let mut node = root;
+    for k in &target {
+        node = node.get(k.as_str())?;
+    }
+    match node {
+        Value::String(t) if t.starts_with("${") => resolve(t, &target, root, hops + 1),
+        Value::Object(_) | Value::Array(_) => None,
+        v => Some(v.clone()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +284,15 @@ mod tests {
     fn stray_indentation_moves_on() {
         assert_eq!(parse("a: 1\n      b: 2\nc: 3\n"), json!({"a": 1, "c": 3}));
         assert_eq!(parse("     x: 1\n  y: 2\n"), json!({"x": 1, "y": 2}));
+    }
+
+    #[test]
+    fn omegaconf_interpolations() {
+        let mut v = parse("model:\n  encoder_seq_length: 2048\n  max_position_embeddings: ${.encoder_seq_length}\n  data:\n    seq_length: ${model.encoder_seq_length}\n    up: ${..encoder_seq_length}\n  mp: ${multiply:${model.a}, 2}\n  loop: ${model.loop}\n  missing: ${.nope}\n");
+        interpolate(&mut v);
+        let m = &v["model"];
+        assert_eq!((&m["max_position_embeddings"], &m["data"]["seq_length"], &m["data"]["up"]), (&serde_json::json!(2048), &serde_json::json!(2048), &serde_json::json!(2048)));
+        assert_eq!((m["mp"].as_str(), m["loop"].as_str(), m["missing"].as_str()), (Some("${multiply:${model.a}, 2}"), Some("${model.loop}"), Some("${.nope}")));
     }
 
     #[test]
