@@ -1441,3 +1441,16 @@ fn nemo1_interpolations_and_tokenizer_section() {
     let hf = cfg.replace("library: megatron\n    type: GPT2BPETokenizer", "library: huggingface\n    type: meta-llama/Llama-2-7b-hf");
     assert_eq!(import(&hf, &ImportOptions::default()).unwrap().plan["model"]["vocab_size"], 32000);
 }
+
+/// A wrapper's names read only for its own shape are listed as not read elsewhere, never dropped: ROLL's without a
+/// megatron_train actor, AReaL's without a megatron backend, NeMo 1's tokenizer section naming a tokenizer the table
+/// does not know. Inputs written here.
+#[test]
+fn a_wrapper_s_names_outside_its_shape_are_listed_not_dropped() {
+    use meshplan_core::imports::{ImportOptions, import};
+    let opts = ImportOptions { model: Some("qwen3-8b".into()), ..ImportOptions::default() };
+    let listed = |text: &str, name: &str| import(text, &opts).unwrap().unrecognized.iter().any(|u| u.name == name);
+    assert!(listed("pretrain: Qwen/Qwen3-8B\nprompt_length: 1024\nactor_train:\n  strategy_args:\n    strategy_name: deepspeed_train\n", "prompt_length"));
+    assert!(listed("actor:\n  backend: \"fsdp:d8\"\n  path: Qwen/Qwen3-8B\n", "actor.backend"));
+    assert!(listed("model:\n  num_layers: 4\n  hidden_size: 256\n  num_attention_heads: 4\n  tokenizer:\n    library: sentencepiece\n    model: /data/custom.model\n", "model.tokenizer.model"));
+}

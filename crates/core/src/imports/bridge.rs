@@ -151,6 +151,16 @@ fn nemo1_tokenizer(b: &mut Builder) {
     if let Some((t, by)) = super::tokenizers::find(megatron_type.as_deref(), model.as_deref(), get(b, "model.tokenizer.vocab_file").as_deref()) {
         b.set("model.vocab_size", Value::from(t.vocab_size), 1);
         b.notes.push(format!("vocab_size: {} from NeMo's tokenizer section ({by}): the {} tokenizer ({})", t.vocab_size, t.name, t.source));
+    } else {
+        unread(b, &NEMO1_TOKENIZER, "a tokenizer meshplan's table does not know (data/tokenizers.json): give model.vocab_size");
+    }
+}
+
+/// The kept names of `keys` an input gave but its wrapper's reading did not take, listed as not read (never dropped).
+fn unread(b: &mut Builder, keys: &[&str], why: &str) {
+    let kept: Vec<(String, String)> = b.fork_args.iter().filter(|(k, _)| keys.contains(&k.as_str())).cloned().collect();
+    for (k, v) in kept {
+        b.unknown(&k, &Value::from(v), why);
     }
 }
 
@@ -168,7 +178,10 @@ fn areal(b: &mut Builder) {
     if let (Some(m), true) = (get(b, "actor.path"), b.hf_id.is_none()) {
         b.hf_id = Some(m);
     }
-    let Some(layout) = get(b, "actor.backend").and_then(|v| areal_layout(&v)) else { return };
+    let Some(layout) = get(b, "actor.backend").and_then(|v| areal_layout(&v)) else {
+        unread(b, &["actor.backend", "actor.mb_spec.max_tokens_per_mb", "cluster.n_gpus_per_node"], "not a setting meshplan models (AReaL's names are read for an actor.backend of megatron:…)");
+        return;
+    };
     let mut said = Vec::new();
     for (path, v) in &layout {
         b.set(path, Value::from(*v), 0);
@@ -271,6 +284,7 @@ const ROLL: [&str; 10] = [
 fn roll(b: &mut Builder) {
     let get = |b: &Builder, k: &str| b.fork_args.iter().rev().find(|(p, _)| p == k).map(|(_, v)| v.trim_matches('"').to_string());
     if get(b, "actor_train.strategy_args.strategy_name").as_deref() != Some("megatron_train") {
+        unread(b, &ROLL, "not a setting meshplan models (ROLL's names are read for an actor_train with strategy_name megatron_train)");
         return;
     }
     let num = |b: &Builder, k: &str| get(b, k).and_then(|v| v.parse::<u64>().ok()).filter(|&n| (1..=crate::limits::MAX_FIELD).contains(&n));
