@@ -818,7 +818,9 @@ impl Shell {
         fn base(w: &Word) -> &str {
             if w.quoted { "" } else { w.text.rsplit('/').next().unwrap_or("") }
         }
-        let shell_c = c.iter().position(|w| matches!(base(w), "bash" | "sh" | "zsh")).filter(|&i| c.get(i + 1).is_some_and(|w| w.is("-c")) && c.len() > i + 2);
+        // Only `-c STRING` alone: with arguments after it (`bash -c '… "$@"' NAME ARG…`, Megatron Bridge's Slurm launch)
+        // the string's "$@" is theirs, which the words as written already follow.
+        let shell_c = c.iter().position(|w| matches!(base(w), "bash" | "sh" | "zsh")).filter(|&i| c.get(i + 1).is_some_and(|w| w.is("-c")) && c.len() == i + 3);
         let (before, string): (&[Word], Vec<&Word>) = match shell_c {
             Some(i) => (&c[..i], vec![&c[i + 2]]),
             None if c.first().is_some_and(|w| base(w) == "eval") && c.len() > 1 => (&[], c[1..].iter().collect()),
@@ -1246,6 +1248,8 @@ mod tests {
         assert_eq!(runs(&words(text)), ["run", "--tp", "4", "--name", "a b"]);
         assert!(words(text).starts_with(&["srun".to_string(), "--mpi=pmix".to_string()]));
         assert_eq!(runs(&words("A='--tp \"2\"'\neval run $A\n")), ["run", "--tp", "2"]);
+        // With arguments after the string, the words as written (the string's "$@" is theirs).
+        assert!(flat("srun -N 2 bash -c 'exec run \"$@\"' run --tp 4\n").ends_with(&["run".to_string(), "--tp".into(), "4".into()]));
         // Whitespace made single by echo | tr | sed is the variable's value; another pipeline is a command's output.
         assert_eq!(flat("X=\"--tp 2\n  --pp 4\"\nrun $(echo \"$X\" | tr '\\n' ' ' | sed 's/  \\+/ /g')\n"), ["run", "--tp", "2", "--pp", "4"]);
         assert_eq!(flat("X=\"--tp 2\"\nrun $(echo \"$X\" | xargs)\n"), ["run", "--tp", "2"]);
